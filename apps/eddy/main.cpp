@@ -1,0 +1,167 @@
+// eddy: the command line. `eddy scenes`, `eddy run [SCENE] ...`.
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "eddy/error.hpp"
+#include "eddy/scene.hpp"
+#include "eddy/settings.hpp"
+#include "eddy/simulation.hpp"
+#include "eddy/wcsph.hpp"
+
+namespace {
+
+constexpr const char* kDefaultScene = "dam_break_3d";
+
+std::string format_duration(double s) {
+    if (!(s >= 0) || s > 1e7) return "--";
+    const int t = static_cast<int>(s + 0.5);
+    if (t >= 3600) return fmt::format("{}h{:02d}m", t / 3600, (t / 60) % 60);
+    if (t >= 60) return fmt::format("{}m{:02d}s", t / 60, t % 60);
+    return fmt::format("{}s", t);
+}
+
+// Progress on a terminal: one line redrawn in place. Piped: a plain line every 10% of the run.
+struct ProgressPrinter {
+    bool tty = false;
+    bool quiet = false;
+    int last_decile = 0;
+
+    void operator()(const eddy::Progress& p) {
+        if (quiet) return;
+        double frac = p.end_time > 0 ? p.time / p.end_time : 0.0;
+        if (p.max_steps > 0) frac = std::max(frac, double(p.steps) / double(p.max_steps));
+        frac = std::clamp(frac, 0.0, 1.0);
+        const std::string line =
+            fmt::format("t = {:.4f}/{:.4g} s  step {}  {:.0f} steps/s  {} particles  {} frames  ETA {}", p.time,
+                        p.end_time, p.steps, p.steps_per_second, p.particles, p.frames_written,
+                        p.finished ? "0s" : format_duration(p.eta_seconds));
+        if (tty) {
+            const int width = 24;
+            const int filled = static_cast<int>(frac * width);
+            std::fprintf(stderr, "\r\033[2K[%s%s] %3d%% %s", std::string(filled, '#').c_str(),
+                         std::string(width - filled, '.').c_str(), static_cast<int>(frac * 100), line.c_str());
+            if (p.finished) std::fputc('\n', stderr);
+        } else {
+            const int decile = static_cast<int>(frac * 10.0);
+            if (decile > last_decile || p.finished) {
+                last_decile = decile;
+                std::fprintf(stderr, "progress %3d%%: %s\n", static_cast<int>(frac * 100), line.c_str());
+            }
+        }
+        std::fflush(stderr);
+    }
+};
+
+std::string run_help_footer() {
+    std::string s = "\nSCENE is a bundled scene name (see `eddy scenes`) or a path to a .json scene file;\n"
+                    "without one, the default scene (" + std::string(kDefaultScene) + ") runs.\n\n";
+    s += "Exit codes: 0 done, 1 failure, 2 bad input (scene, flag, setting), 3 the simulation diverged.\n\n";
+    s += eddy::scene_keys_help();
+    s += "\nMethod \"wcsph\" settings (scene key \"settings\", or --set settings.KEY=VALUE):\n";
+    s += eddy::describe(eddy::wcsph_fields(), eddy::WcsphSettings{});
+    return s;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"eddy: fluid simulation toolkit (WCSPH; 2D and 3D)"};
+    app.require_subcommand(1);
+    app.set_version_flag("--version", "eddy 0.1.0");
+
+    auto* scenes_cmd = app.add_subcommand("scenes", "List the bundled scenes with a one-line description each");
+
+    auto* run_cmd = app.add_subcommand("run", "Run a scene and write its frames, pictures and summary.json");
+    std::string scene_arg;
+    std::string out_dir = "out";
+    double until = 0.0, fps = 0.0;
+    std::uint64_t steps = 0;
+    int threads = 0;
+    std::vector<std::string> formats, sets;
+    bool render = false, quiet = false;
+    std::size_t max_particles = 5'000'000;
+    run_cmd->add_option("scene", scene_arg, "Bundled scene name or scene file (default: " + std::string(kDefaultScene) + ")");
+    run_cmd->add_option("--out,-o", out_dir, "Output directory (frames/, summary.json, last_frame.png)")
+        ->capture_default_str();
+    run_cmd->add_option("--until", until, "Stop at this simulated time (s); default: the scene's duration")
+        ->check(CLI::PositiveNumber);
+    run_cmd->add_option("--steps", steps, "Stop after this many steps")->check(CLI::PositiveNumber);
+    run_cmd->add_option("--threads,-j", threads, "Worker threads (default: all cores); results do not depend on it")
+        ->check(CLI::PositiveNumber);
+    run_cmd->add_option("--fps", fps, "Frames per simulated second; default: the scene's output.fps")
+        ->check(CLI::PositiveNumber);
+    run_cmd->add_option("--format", formats, "Frame formats, comma separated: vtk (.vtp), csv, ply; default: the scene's")
+        ->delimiter(',')
+        ->check(CLI::IsMember({"vtk", "csv", "ply"}));
+    run_cmd->add_option("--set", sets, "Override a scene key: KEY.PATH=VALUE, e.g. settings.cfl=0.3 (repeatable)");
+    run_cmd->add_flag("--render", render, "Write a PNG picture of every frame (the last frame is always rendered)");
+    run_cmd->add_option("--max-particles", max_particles, "Refuse scenes with more fluid particles than this")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
+    run_cmd->add_flag("--quiet,-q", quiet, "No progress output");
+    run_cmd->footer(run_help_footer());
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForVersion& e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        app.exit(e);
+        return eddy::kExitBadInput;
+    }
+
+    try {
+        if (*scenes_cmd) {
+            for (const auto& s : eddy::list_bundled_scenes())
+                std::cout << fmt::format("{:<24} {}\n", s.name, s.description);
+            return eddy::kExitOk;
+        }
+        const auto file = eddy::resolve_scene(scene_arg.empty() ? kDefaultScene : scene_arg);
+        const eddy::Scene scene = eddy::load_scene(file, sets);
+        eddy::ExecContext exec(threads);
+        eddy::Simulation sim = eddy::make_simulation(scene, max_particles, exec);
+
+        eddy::RunOptions opts;
+        opts.out_dir = out_dir;
+        opts.until = until;
+        opts.max_steps = steps;
+        opts.fps = fps;
+        opts.formats = formats;
+        opts.render = render;
+        opts.threads = exec.threads();
+        ProgressPrinter printer;
+        printer.tty = isatty(STDERR_FILENO) != 0;
+        printer.quiet = quiet;
+        opts.on_progress = std::ref(printer);
+        if (!quiet)
+            std::fprintf(stderr, "eddy: %s (%s, %dD), %zu particles, %d threads -> %s\n", scene.name.c_str(),
+                         scene.method.c_str(), scene.dimension,
+                         std::visit([](const auto& s) { return s.fluid.size(); }, sim), exec.threads(), out_dir.c_str());
+        const eddy::RunResult r = eddy::run(sim, opts, exec);
+        if (r.exit_code != eddy::kExitOk) {
+            std::fprintf(stderr, "eddy: error: %s: %s\n", scene.where().c_str(), r.message.c_str());
+            return r.exit_code;
+        }
+        if (!quiet)
+            std::fprintf(stderr, "eddy: %s; %zu frames, summary in %s/summary.json\n", r.message.c_str(),
+                         r.frames.size(), out_dir.c_str());
+        return eddy::kExitOk;
+    } catch (const eddy::InputError& e) {
+        std::fprintf(stderr, "eddy: error: %s\n", e.what());
+        return eddy::kExitBadInput;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "eddy: error: %s\n", e.what());
+        return eddy::kExitFailure;
+    }
+}

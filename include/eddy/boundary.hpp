@@ -1,0 +1,56 @@
+// eddy: boundary particles (Akinci et al. 2012, "Versatile Rigid-Fluid Coupling for Incompressible
+// SPH"). Walls are sampled with particles that never move with the fluid (they may follow a prescribed
+// rigid motion, e.g. a rotating stirrer). Each carries a pseudo-mass
+//   psi_b = rho0 * V_b,   V_b = 1 / sum_k W(x_b - x_k)   (k: boundary neighbours of b, b included)
+// so that a fluid particle next to a wall, however densely the wall is sampled, sees the density it
+// would see inside the fluid: rho_i = sum_j m_j W_ij + sum_b psi_b W_ib.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "eddy/exec.hpp"
+#include "eddy/kernels.hpp"
+#include "eddy/math.hpp"
+
+namespace eddy {
+
+/// A prescribed rigid rotation of one boundary object about a pivot (and, in 3D, an axis).
+template <int D>
+struct BoundaryMotion {
+    Vec<D> pivot = Vec<D>::zero();           ///< Centre of rotation (m)
+    Vec3 axis = {{0.0f, 0.0f, 1.0f}};        ///< Unit rotation axis (3D; 2D rotates in the xy plane)
+    float angular_velocity = 0.0f;           ///< Angular velocity (rad/s), counter-clockwise about the axis
+    bool moving() const { return angular_velocity != 0.0f; }
+};
+
+template <int D>
+struct BoundarySet {
+    std::vector<Vec<D>> position;       ///< Current position (m)
+    std::vector<Vec<D>> rest_position;  ///< Position at t = 0 (m)
+    std::vector<Vec<D>> velocity;       ///< Velocity of the prescribed motion (m/s)
+    std::vector<float> psi;             ///< Pseudo-mass psi_b = rho0 V_b (kg; kg/m in 2D)
+    std::vector<std::uint16_t> object;  ///< Index of the boundary object (scene "boundaries" entry)
+    std::vector<BoundaryMotion<D>> motions;  ///< One per boundary object
+
+    std::size_t size() const { return position.size(); }
+    bool empty() const { return position.empty(); }
+    bool any_moving() const {
+        for (const auto& m : motions)
+            if (m.moving()) return true;
+        return false;
+    }
+    /// Appends a particle of object `obj` at x (at rest).
+    void push_back(const Vec<D>& x, std::uint16_t obj);
+    std::size_t memory_bytes() const;
+};
+
+/// Sets psi_b = rho0 / sum_k W(x_b - x_k) over the boundary neighbours k within the kernel support
+/// (b included). Gathers: each particle writes only its own value.
+template <int D>
+void compute_boundary_psi(BoundarySet<D>& b, const CubicSpline<D>& kernel, float rest_density, const ExecContext& exec);
+
+/// Moves every boundary particle of a moving object to its pose at time t (s) and sets its velocity.
+template <int D>
+void update_boundary_motion(BoundarySet<D>& b, double t, const ExecContext& exec);
+
+}  // namespace eddy

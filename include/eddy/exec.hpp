@@ -1,0 +1,83 @@
+// eddy: the execution context. The caller owns the threads (a oneTBB task arena) and passes them in;
+// there is no global pool. Every parallel loop splits its range into fixed-size blocks that do not
+// depend on the thread count, and every reduction combines those blocks in a fixed order, so results
+// are bit-identical whatever the number of threads ("gather, don't scatter").
+#pragma once
+#include <algorithm>
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <tbb/parallel_reduce.h>
+#include <tbb/partitioner.h>
+#include <tbb/task_arena.h>
+
+namespace eddy {
+
+class ExecContext {
+public:
+    /// threads <= 0 means all hardware threads.
+    explicit ExecContext(int threads = 0)
+        : m_threads(threads > 0 ? threads : tbb::this_task_arena::max_concurrency()),
+          m_arena(std::make_unique<tbb::task_arena>(m_threads)) {}
+
+    int threads() const { return m_threads; }
+
+    /// Runs f inside this context's arena (all parallel loops started from f use its threads).
+    template <class F>
+    decltype(auto) run(F&& f) const { return m_arena->execute(std::forward<F>(f)); }
+
+private:
+    int m_threads;
+    std::unique_ptr<tbb::task_arena> m_arena;
+};
+
+/// Default block size for per-particle loops.
+inline constexpr std::size_t kBlock = 1024;
+
+/// Calls f(begin, end) for consecutive blocks of [0, n) of size `block` (the last may be shorter),
+/// in parallel on the context's threads. Blocks never depend on the thread count.
+template <class F>
+void parallel_blocks(const ExecContext& exec, std::size_t n, F&& f, std::size_t block = kBlock) {
+    if (n == 0) return;
+    const std::size_t blocks = (n + block - 1) / block;
+    if (blocks == 1 || exec.threads() == 1) {
+        for (std::size_t b = 0; b < blocks; ++b) f(b * block, std::min(n, (b + 1) * block));
+        return;
+    }
+    exec.run([&] {
+        tbb::parallel_for(
+            tbb::blocked_range<std::size_t>(0, blocks, 1),
+            [&](const tbb::blocked_range<std::size_t>& r) {
+                for (std::size_t b = r.begin(); b != r.end(); ++b) f(b * block, std::min(n, (b + 1) * block));
+            },
+            tbb::simple_partitioner());
+    });
+}
+
+/// Per-element loop over [0, n) on fixed blocks.
+template <class F>
+void parallel_for_each_index(const ExecContext& exec, std::size_t n, F&& f, std::size_t block = kBlock) {
+    parallel_blocks(exec, n, [&](std::size_t b, std::size_t e) {
+        for (std::size_t i = b; i < e; ++i) f(i);
+    }, block);
+}
+
+/// Deterministic reduction: map(begin, end) -> T on fixed blocks, combined with join in block order.
+template <class T, class Map, class Join>
+T parallel_reduce_blocks(const ExecContext& exec, std::size_t n, T identity, Map&& map, Join&& join,
+                         std::size_t block = kBlock) {
+    if (n == 0) return identity;
+    const std::size_t blocks = (n + block - 1) / block;
+    std::vector<T> partial(blocks, identity);
+    parallel_blocks(exec, blocks, [&](std::size_t b0, std::size_t b1) {
+        for (std::size_t b = b0; b < b1; ++b) partial[b] = map(b * block, std::min(n, (b + 1) * block));
+    }, 1);
+    T acc = identity;
+    for (const T& p : partial) acc = join(acc, p);
+    return acc;
+}
+
+}  // namespace eddy

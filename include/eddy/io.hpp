@@ -1,0 +1,50 @@
+// eddy: file formats. Every writer is atomic: it writes "<name>.tmp-<pid>" and renames it over the
+// target, so a crash never leaves a half-written file.
+#pragma once
+#include <filesystem>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "eddy/particles.hpp"
+
+namespace eddy::io {
+
+/// Writes bytes to path atomically (temporary file + fsync + rename). Throws std::runtime_error
+/// naming the path on failure.
+void write_atomic(const std::filesystem::path& path, std::string_view bytes);
+
+/// JSON, pretty-printed, atomically.
+void write_json(const std::filesystem::path& path, const nlohmann::json& j);
+
+/// VTK XML PolyData (.vtp), binary appended raw data (UInt64 headers), points as vertices, with point
+/// data: velocity (vector), density, pressure, id. 2D points get z = 0.
+template <int D>
+void write_vtp(const std::filesystem::path& path, const ParticleSet<D>& p);
+
+/// CSV with header id,x,y[,z],vx,vy[,vz],density,pressure (full float precision, "%.9g").
+template <int D>
+void write_csv(const std::filesystem::path& path, const ParticleSet<D>& p);
+
+/// Binary little-endian PLY point cloud: x y z (float), vx vy vz, density, pressure (float), id (uint).
+template <int D>
+void write_ply(const std::filesystem::path& path, const ParticleSet<D>& p);
+
+/// ParaView collection (.pvd) of (time, relative file) entries.
+void write_pvd(const std::filesystem::path& path, const std::vector<std::pair<double, std::string>>& entries);
+
+/// Readers for the files above (positions, velocities, density, pressure, id where present).
+/// Throw InputError naming the file on a missing file or bad content. The dimension is read from the
+/// file (csv: presence of z; vtp/ply: 3 components; all-zero z in vtp/ply reads fine as 3D).
+template <int D>
+ParticleSet<D> read_csv(const std::filesystem::path& path);
+template <int D>
+ParticleSet<D> read_vtp(const std::filesystem::path& path);
+template <int D>
+ParticleSet<D> read_ply(const std::filesystem::path& path);
+
+}  // namespace eddy::io

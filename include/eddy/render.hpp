@@ -1,0 +1,34 @@
+// eddy: software pictures of particles (PNG through stb_image_write), no OpenGL needed.
+// 2D: particles as disks in an orthographic view of the domain. 3D: shaded spheres (Blinn-Phong) from
+// a fixed perspective camera, depth-tested. Colour by speed, blue -> yellow -> red through a sigmoid
+// as in seed 003. Boundary particles (walls) are drawn in grey, small, behind the fluid.
+#pragma once
+#include <filesystem>
+
+#include "eddy/boundary.hpp"
+#include "eddy/math.hpp"
+#include "eddy/particles.hpp"
+
+namespace eddy {
+
+struct RenderSettings {
+    int width = 1280;            ///< Picture width (px)
+    int height = 720;            ///< Picture height (px)
+    float particle_radius = 0;   ///< Drawn radius (m); 0: the scene's particle radius
+    float speed_scale = 1.0f;    ///< Speed (m/s) at the middle of the colour map (sigmoid centre)
+    bool draw_boundary = true;   ///< Draw the boundary particles
+    // 3D camera; if eye == target, a default view of `bounds` from the front-right-above.
+    Vec3 eye = {{0, 0, 0}};
+    Vec3 target = {{0, 0, 0}};
+    float fov_deg = 40.0f;       ///< Vertical field of view (deg)
+};
+
+/// The seed's colour map: sigmoid of speed/scale, blue -> yellow -> red. RGB in [0, 1].
+Vec3 speed_color(float speed, float scale);
+
+/// Renders the particles (and the boundary, if given) over `bounds` and writes a PNG atomically.
+template <int D>
+void render_png(const std::filesystem::path& path, const ParticleSet<D>& fluid, const BoundarySet<D>* boundary,
+                const Aabb<D>& bounds, float particle_radius, const RenderSettings& rs = {});
+
+}  // namespace eddy

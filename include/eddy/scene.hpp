@@ -1,0 +1,115 @@
+// eddy: scenes. A JSON file (docs/scenes.md) becomes a validated Scene; builders turn a Scene into
+// particles and boundary particles. All validation happens here, once, when the input becomes a
+// solver: every error is an InputError naming the file and the key.
+#pragma once
+#include <array>
+#include <cstddef>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "eddy/boundary.hpp"
+#include "eddy/math.hpp"
+#include "eddy/particles.hpp"
+
+namespace eddy {
+
+/// A solid shape of a scene's "boundaries" list. Vectors are stored with 3 components (z = 0 in 2D).
+struct BoundarySpec {
+    std::string shape;                 ///< "box" | "circle" (2D) | "sphere" (3D) | "cylinder" (3D, axis y)
+    bool solid = false;                ///< false: a container, fluid inside; true: an obstacle, fluid outside
+    std::array<double, 3> min{};       ///< box: lower corner (m)
+    std::array<double, 3> max{};       ///< box: upper corner (m)
+    std::array<double, 3> center{};    ///< circle/sphere: centre; cylinder: centre of the bottom disc (m)
+    double radius = 0.0;               ///< circle/sphere/cylinder radius (m)
+    double height = 0.0;               ///< cylinder height along y (m)
+    double angular_velocity = 0.0;     ///< rigid rotation (rad/s), counter-clockwise; 0: fixed
+    std::array<double, 3> pivot{};     ///< centre of rotation (m); default: the shape's centre
+    std::array<double, 3> axis{0, 0, 1};  ///< rotation axis (3D); 2D rotates in the xy plane
+    bool open_top = false;             ///< box/cylinder containers: no lid (the top face is not sampled)
+};
+
+/// A block of fluid of a scene's "fluids" list, sampled on a lattice of spacing 2r.
+struct FluidSpec {
+    std::string shape;                 ///< "box" | "circle" (2D) | "sphere" (3D)
+    std::array<double, 3> min{};       ///< box lower corner (m)
+    std::array<double, 3> max{};       ///< box upper corner (m)
+    std::array<double, 3> center{};    ///< circle/sphere centre (m)
+    double radius = 0.0;               ///< circle/sphere radius (m)
+    std::array<double, 3> velocity{};  ///< initial velocity (m/s)
+};
+
+struct OutputSpec {
+    double fps = 25.0;                          ///< frames per simulated second
+    std::vector<std::string> formats{"vtk"};    ///< any of "vtk", "csv", "ply"
+    bool render = false;                        ///< a PNG per frame
+    bool render_last = true;                    ///< always render the last frame
+};
+
+/// Optional fixed camera for pictures (3D): eye and target (m), vertical field of view (deg).
+struct CameraSpec {
+    std::array<double, 3> eye{};
+    std::array<double, 3> target{};
+    double fov_deg = 40.0;
+    bool given = false;
+};
+
+struct Scene {
+    std::filesystem::path source;       ///< File it came from ("" for scenes built in code)
+    std::string name;                   ///< Scene name
+    std::string description;            ///< One line, shown by `eddy scenes`
+    int dimension = 2;                  ///< 2 or 3
+    std::string method = "wcsph";       ///< Solver: "wcsph" (more come with later issues)
+    double particle_radius = 0.01;      ///< Particle radius r (m); lattice spacing 2r
+    std::array<double, 3> gravity{0, -9.81, 0};  ///< Gravity (m/s^2)
+    double duration = 1.0;              ///< Simulated time (s)
+    OutputSpec output;
+    CameraSpec camera;
+    nlohmann::json settings = nlohmann::json::object();  ///< Method settings, checked by the method's table
+    std::vector<BoundarySpec> boundaries;
+    std::vector<FluidSpec> fluids;
+
+    /// "file.json" or the scene name, for error messages.
+    std::string where() const { return source.empty() ? name : source.string(); }
+};
+
+/// Reads and validates a scene file. overrides are "key.path=value" strings applied to the JSON before
+/// validation (value parsed as JSON when it parses, else taken as a string), e.g. "settings.cfl=0.3".
+/// Throws InputError (file missing, broken JSON, unknown key, wrong type, bad value).
+Scene load_scene(const std::filesystem::path& file, const std::vector<std::string>& overrides = {});
+/// The same from JSON already in memory; `where` names it in errors.
+Scene parse_scene(nlohmann::json j, const std::string& where, const std::vector<std::string>& overrides = {});
+
+/// Help text documenting every top-level, boundary, fluid and output key.
+std::string scene_keys_help();
+
+/// The folder of bundled scenes: $EDDY_SCENES_DIR, else <exe>/../share/eddy/scenes, else the source tree.
+std::filesystem::path bundled_scenes_dir();
+/// A scene argument (a file path, or the name of a bundled scene) -> the file. Throws InputError.
+std::filesystem::path resolve_scene(const std::string& name_or_file);
+/// The bundled scenes, sorted by name: (name, description, file).
+struct SceneEntry { std::string name, description; std::filesystem::path file; };
+std::vector<SceneEntry> list_bundled_scenes();
+
+/// The fluid particles of the scene: lattice of spacing 2r inside each fluid shape, particle centres at
+/// least r inside the shape, minus points inside solid obstacles. Throws InputError if a fluid lies
+/// outside every container, or if the count exceeds max_particles.
+template <int D>
+ParticleSet<D> build_fluid(const Scene& s, std::size_t max_particles);
+
+/// The boundary particles: two layers of spacing 2r outside every container wall (inside every solid
+/// obstacle's surface), their motions set. psi is left for the solver.
+template <int D>
+BoundarySet<D> build_boundary(const Scene& s);
+
+/// Box around everything the scene contains (containers, obstacles, fluids) (m).
+template <int D>
+Aabb<D> scene_bounds(const Scene& s);
+
+/// Height of the fluid: highest fluid point minus lowest, along gravity (m). Used for the speed of sound.
+double fluid_height(const Scene& s);
+
+}  // namespace eddy

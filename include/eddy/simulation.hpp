@@ -1,0 +1,99 @@
+// eddy: a scene turned into a running simulation, and the run loop shared by the CLI, the tests and
+// the benchmarks: steps to frame times exactly, writes frames atomically, watches for divergence,
+// reports progress through a callback and writes summary.json.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "eddy/boundary.hpp"
+#include "eddy/exec.hpp"
+#include "eddy/particles.hpp"
+#include "eddy/render.hpp"
+#include "eddy/scene.hpp"
+#include "eddy/wcsph.hpp"
+
+namespace eddy {
+
+/// The closed set of particle methods (std::variant, not a virtual base): one alternative per method.
+template <int D>
+using ParticleMethod = std::variant<WcsphSolver<D>>;
+
+/// The state of a particle simulation: the fluid, the walls, the method, the clock.
+template <int D>
+struct ParticleSimulation {
+    static constexpr int kDimension = D;
+    Scene scene;
+    ParticleSet<D> fluid;
+    BoundarySet<D> boundary;
+    ParticleMethod<D> method;
+    Aabb<D> bounds;           ///< Scene bounds; a particle beyond them (plus a margin) has escaped
+    double time = 0.0;        ///< Simulated time (s)
+    std::uint64_t steps = 0;  ///< Steps taken
+};
+
+using Simulation = std::variant<ParticleSimulation<2>, ParticleSimulation<3>>;
+
+/// Builds the particles, the boundary and the method of a validated scene. Throws InputError (bad
+/// method settings, too many particles, fluid outside every container).
+Simulation make_simulation(const Scene& scene, std::size_t max_particles, const ExecContext& exec);
+
+/// One step of whatever the simulation holds. The time step comes from the method (and is cut so
+/// that the clock lands exactly on `until` when it is > 0).
+StepStats step(Simulation& sim, const ExecContext& exec, double until = 0.0);
+
+/// Progress of a run, reported to RunOptions::on_progress.
+struct Progress {
+    double time = 0.0, end_time = 0.0;  ///< Simulated time and the time the run stops at (s)
+    std::uint64_t steps = 0;
+    std::uint64_t max_steps = 0;        ///< 0: no step limit
+    std::size_t particles = 0;
+    double wall_seconds = 0.0;          ///< Since the run started
+    double steps_per_second = 0.0;
+    double eta_seconds = 0.0;           ///< Estimated wall time left (s)
+    int frames_written = 0;
+    bool finished = false;
+};
+
+struct RunOptions {
+    std::filesystem::path out_dir = "out";  ///< Output directory (created)
+    double until = 0.0;                     ///< Stop at this simulated time (s); 0: the scene's duration
+    std::uint64_t max_steps = 0;            ///< Stop after this many steps; 0: no limit
+    double fps = 0.0;                       ///< Frames per simulated second; 0: the scene's
+    std::vector<std::string> formats;       ///< "vtk", "csv", "ply"; empty: the scene's
+    bool render = false;                    ///< A PNG per frame (the last frame is always rendered)
+    RenderSettings render_settings;
+    double progress_interval = 0.25;        ///< Seconds of wall time between progress reports
+    std::function<void(const Progress&)> on_progress;  ///< Called periodically and at the end
+    int threads = 0;                        ///< Only recorded in the summary
+};
+
+struct FrameRecord {
+    int index = 0;
+    double time = 0.0;
+    std::vector<std::string> files;  ///< Relative to the output directory
+};
+
+struct RunResult {
+    int exit_code = kExitOk;        ///< kExitOk or kExitDiverged
+    std::string status;             ///< "completed" | "diverged"
+    std::string message;            ///< What happened, one line
+    nlohmann::json summary;         ///< As written to summary.json
+    std::vector<FrameRecord> frames;
+};
+
+/// Runs the simulation to the end (or until it diverges), writing frames, pictures and summary.json
+/// into opts.out_dir. Divergence (NaN, a particle beyond the scene bounds, a time step below dt_min)
+/// stops the run at once; frames written so far stay valid and the summary says what happened.
+RunResult run(Simulation& sim, const RunOptions& opts, const ExecContext& exec);
+
+/// A 64-bit hash (FNV-1a) of the particle state: positions, velocities, ids, bit for bit.
+std::uint64_t state_hash(const Simulation& sim);
+
+}  // namespace eddy

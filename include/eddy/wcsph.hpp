@@ -1,0 +1,104 @@
+// eddy: weakly compressible SPH (seed 003; Becker & Teschner 2007, "Weakly compressible SPH for free
+// surface flows"; Monaghan 1992/1994; boundaries after Akinci et al. 2012).
+//
+// Per step (symplectic Euler, operator splitting as in the seed):
+//   1. neighbours: fluid-fluid and fluid-boundary CSR lists (hashed grid, Morton reordering);
+//   2. density     rho_i = sum_j m W_ij + sum_b psi_b W_ib                          (seed eq. d)
+//   3. pressure    p_i = B ((rho_i / rho0)^gamma - 1), B = rho0 c0^2 / gamma          (Tait, seed eq. h)
+//   4. accel.      a_i = -sum_j m (p_i/rho_i^2 + p_j/rho_j^2) grad W_ij                (seed eq. f)
+//                        - sum_b psi_b (2 p_i / rho_i^2) grad W_ib   (pressure mirrored onto the wall)
+//                        + viscosity + g
+//   5. v += a dt, x += v dt.
+// Time step: dt = cfl * min(2r / v_max, h / (c0 + v_max), sqrt(h / a_max)), clamped to [dt_min, dt_max].
+#pragma once
+#include <span>
+#include <string>
+
+#include "eddy/boundary.hpp"
+#include "eddy/kernels.hpp"
+#include "eddy/neighbors.hpp"
+#include "eddy/particles.hpp"
+#include "eddy/settings.hpp"
+
+namespace eddy {
+
+struct WcsphSettings {
+    float rest_density = 1000.0f;    ///< Rest density rho0 (kg/m^3; kg/m^2 in 2D)
+    float speed_of_sound = 0.0f;     ///< Numerical speed of sound c0 (m/s); 0: 10 sqrt(2 g H), H the fluid height (Mach <= 0.1)
+    float stiffness = 0.0f;          ///< Tait stiffness B (Pa); 0: rho0 c0^2 / gamma. Setting it fixes c0 = sqrt(gamma B / rho0)
+    float exponent = 7.0f;           ///< Tait exponent gamma
+    bool clamp_pressure = true;      ///< Clamp negative pressure to 0 (no tensile instability at the free surface)
+    float viscosity = 0.0f;          ///< Seed viscosity nu (1/s): a_i += nu sum_j m 2/(rho_i+rho_j) (v_j - v_i) W_ij
+    float artificial_viscosity = 0.02f;  ///< Monaghan artificial viscosity alpha (dimensionless)
+    float cfl = 0.4f;                ///< CFL number lambda
+    float dt_min = 1e-6f;            ///< Smallest time step (s); a run that needs less has diverged
+    float dt_max = 5e-3f;            ///< Largest time step (s)
+    float fixed_dt = 0.0f;           ///< Fixed time step (s); 0: adaptive
+    float support_ratio = 4.0f;      ///< Kernel support h / particle radius r
+    int sort_interval = 32;          ///< Steps between Morton reorderings of the particles (0: never)
+};
+
+/// The field table of WcsphSettings (keys of the scene's "settings" object for "method": "wcsph").
+std::span<const Field<WcsphSettings>> wcsph_fields();
+
+/// What one step measured. Flags, never printed warnings: the caller decides what to do.
+struct StepStats {
+    float dt = 0.0f;                  ///< Time step taken (s)
+    float max_speed = 0.0f;           ///< Largest |v| after the step (m/s)
+    float max_density_error = 0.0f;   ///< max (rho_i - rho0) / rho0 over the fluid, compression only
+    float mean_density_error = 0.0f;  ///< mean of max(0, rho_i - rho0) / rho0
+    bool non_finite = false;          ///< A position or velocity became NaN or infinite
+    bool dt_underflow = false;        ///< The method needed a time step below its dt_min
+};
+
+template <int D>
+class WcsphSolver {
+public:
+    /// Validates the settings (throws InputError naming `where` and the key) and derives c0 and B.
+    /// fluid_height (m) sets the automatic speed of sound; gravity (m/s^2); particle_radius r (m).
+    WcsphSolver(const WcsphSettings& s, float particle_radius, const Vec<D>& gravity, float fluid_height,
+                const std::string& where = "settings");
+
+    /// Mass of a fluid particle, m = rho0 / sum_j W over a full lattice of spacing 2r, so that the
+    /// density of fluid at rest on its initial lattice is exactly rho0.
+    float particle_mass() const { return m_mass; }
+
+    /// Prepares the boundary (pseudo-masses) and the fluid (mass, reorder); call once before stepping.
+    void init(ParticleSet<D>& fluid, BoundarySet<D>& boundary, const ExecContext& exec);
+
+    /// The next time step (s) from the current state (CFL, acoustic and force limits).
+    float suggest_dt(const ParticleSet<D>& fluid) const;
+
+    /// Advances by dt (s); time t (s) is the start of the step (for moving boundaries).
+    StepStats step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, double t, float dt, const ExecContext& exec);
+
+    const WcsphSettings& settings() const { return m_s; }
+    const CubicSpline<D>& kernel() const { return m_kernel; }
+    float speed_of_sound() const { return m_c0; }
+    float stiffness() const { return m_B; }
+    std::size_t memory_bytes() const;
+    const NeighborLists& fluid_neighbors() const { return m_fluid_nbrs; }
+
+private:
+    void find_neighbors(ParticleSet<D>& fluid, BoundarySet<D>& boundary, bool boundary_moved, const ExecContext& exec);
+
+    WcsphSettings m_s;
+    float m_r, m_mass = 0.0f, m_c0 = 0.0f, m_B = 0.0f;
+    Vec<D> m_g;
+    CubicSpline<D> m_kernel;
+    NeighborGrid<D> m_fluid_grid, m_boundary_grid;
+    NeighborLists m_fluid_nbrs, m_boundary_nbrs;
+    int m_steps_since_sort = 0;
+    float m_vmax = 0.0f;  // largest speed after the last step (m/s)
+    float m_amax = 0.0f;  // largest acceleration of the last step (m/s^2)
+    bool m_boundary_built = false;
+};
+
+extern template class WcsphSolver<2>;
+extern template class WcsphSolver<3>;
+
+/// Mass that gives density rho0 on a full lattice of spacing `spacing`, with `kernel`.
+template <int D>
+float lattice_mass(const CubicSpline<D>& kernel, float spacing, float rest_density);
+
+}  // namespace eddy

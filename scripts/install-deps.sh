@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs what eddy needs to build and test, from Debian 12 packages only.
+# Idempotent and quiet when everything is already there.
+set -euo pipefail
+
+# Build and library dependencies (see docs/dependencies.md for why each one is here).
+PKGS=(
+  build-essential cmake ninja-build pkg-config
+  libtbb-dev            # oneTBB: task arenas, parallel_for, deterministic reduce
+  nlohmann-json3-dev    # scene files and summary.json
+  libcli11-dev          # the command line
+  libfmt-dev            # formatting of messages and file names
+  libstb-dev            # stb_image_write: PNG pictures
+  libgtest-dev libgmock-dev  # unit, validation and regression tests
+  libbenchmark-dev      # bench/
+)
+PKGS+=("$@")
+
+missing=()
+for p in "${PKGS[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "install-deps: installing ${missing[*]}"
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else
+    echo "install-deps: need root (or sudo) to install: ${missing[*]}" >&2; exit 1; fi
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq >/dev/null
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "install-deps: done"

@@ -1,0 +1,302 @@
+#include "eddy/simulation.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "eddy/error.hpp"
+#include "eddy/io.hpp"
+
+namespace eddy {
+
+namespace {
+
+template <int D>
+ParticleSimulation<D> make_particle_simulation(const Scene& scene, std::size_t max_particles, const ExecContext& exec) {
+    const std::string where = scene.where() + ": settings";
+    const float r = static_cast<float>(scene.particle_radius);
+    const Vec<D> g = from_array<D>(scene.gravity);
+    auto make_method = [&]() -> ParticleMethod<D> {
+        if (scene.method == "wcsph") {
+            WcsphSettings s;
+            apply_json(s, wcsph_fields(), scene.settings, where);
+            return WcsphSolver<D>(s, r, g, static_cast<float>(fluid_height(scene)), where);
+        }
+        throw InputError(fmt::format("{}: key 'method' = \"{}\" is not implemented; allowed: wcsph", scene.where(),
+                                     scene.method));
+    };
+    // Settings first: a bad setting is reported before any particle is built.
+    ParticleMethod<D> method = make_method();
+    ParticleSimulation<D> sim{scene, build_fluid<D>(scene, max_particles), build_boundary<D>(scene), std::move(method),
+                              {}, 0.0, 0};
+    std::visit([&](auto& m) { m.init(sim.fluid, sim.boundary, exec); }, sim.method);
+    if (scene.boundaries.empty()) {
+        // Nothing holds the fluid: no particle can leave "every boundary".
+        sim.bounds.lo = Vec<D>::filled(-std::numeric_limits<float>::infinity());
+        sim.bounds.hi = Vec<D>::filled(std::numeric_limits<float>::infinity());
+    } else {
+        const Aabb<D> b = scene_bounds<D>(scene);
+        float extent = 0.0f;
+        for (int a = 0; a < D; ++a) extent = std::max(extent, b.hi[a] - b.lo[a]);
+        const float margin = std::max(0.25f * extent, 16.0f * r);
+        sim.bounds.lo = b.lo - Vec<D>::filled(margin);
+        sim.bounds.hi = b.hi + Vec<D>::filled(margin);
+    }
+    return sim;
+}
+
+template <int D>
+float method_dt_min(const ParticleMethod<D>& m) {
+    return std::visit([](const auto& s) { return s.settings().fixed_dt > 0.0f ? 0.0f : s.settings().dt_min; }, m);
+}
+
+template <int D>
+std::size_t count_escaped(const ParticleSimulation<D>& sim, const ExecContext& exec) {
+    if (!std::isfinite(sim.bounds.lo[0])) return 0;
+    return parallel_reduce_blocks(
+        exec, sim.fluid.size(), std::size_t{0},
+        [&](std::size_t b, std::size_t e) {
+            std::size_t c = 0;
+            for (std::size_t i = b; i < e; ++i) c += sim.bounds.contains(sim.fluid.position[i]) ? 0 : 1;
+            return c;
+        },
+        [](std::size_t a, std::size_t b) { return a + b; });
+}
+
+std::string frame_name(int index, const char* ext) { return fmt::format("frames/particles_{:05d}.{}", index, ext); }
+
+}  // namespace
+
+Simulation make_simulation(const Scene& scene, std::size_t max_particles, const ExecContext& exec) {
+    if (scene.dimension == 2) return make_particle_simulation<2>(scene, max_particles, exec);
+    if (scene.dimension == 3) return make_particle_simulation<3>(scene, max_particles, exec);
+    throw InputError(fmt::format("{}: key 'dimension' = {}: allowed: 2, 3", scene.where(), scene.dimension));
+}
+
+StepStats step(Simulation& simulation, const ExecContext& exec, double until) {
+    return std::visit(
+        [&](auto& sim) {
+            return std::visit(
+                [&](auto& method) {
+                    float dt = method.suggest_dt(sim.fluid);
+                    const bool underflow = dt < method_dt_min(sim.method);
+                    if (until > 0.0) {
+                        // Land exactly on `until`, without leaving a sliver of a step before it.
+                        const double left = until - sim.time;
+                        if (left <= dt) dt = static_cast<float>(left);
+                        else if (left < 2.0 * dt) dt = static_cast<float>(0.5 * left);
+                    }
+                    StepStats st = method.step(sim.fluid, sim.boundary, sim.time, dt, exec);
+                    st.dt_underflow = underflow;
+                    if (until > 0.0 && std::abs(until - (sim.time + dt)) < 1e-12 * std::max(1.0, until)) sim.time = until;
+                    else sim.time += dt;
+                    ++sim.steps;
+                    return st;
+                },
+                sim.method);
+        },
+        simulation);
+}
+
+RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext& exec) {
+    return std::visit(
+        [&](auto& sim) -> RunResult {
+            constexpr int D = std::remove_reference_t<decltype(sim)>::kDimension;
+            const Scene& scene = sim.scene;
+            const double end_time = opts.until > 0.0 ? opts.until : scene.duration;
+            const double fps = opts.fps > 0.0 ? opts.fps : scene.output.fps;
+            const std::vector<std::string> formats = opts.formats.empty() ? scene.output.formats : opts.formats;
+            const bool render_all = opts.render || scene.output.render;
+            const auto& out = opts.out_dir;
+            std::filesystem::create_directories(out / "frames");
+
+            RenderSettings rs = opts.render_settings;
+            if (scene.camera.given) {
+                rs.eye = from_array<3>(scene.camera.eye);
+                rs.target = from_array<3>(scene.camera.target);
+                rs.fov_deg = static_cast<float>(scene.camera.fov_deg);
+            }
+            const Aabb<D> view = scene_bounds<D>(scene);
+            const float r = static_cast<float>(scene.particle_radius);
+
+            RunResult result;
+            std::vector<std::pair<double, std::string>> pvd;
+            auto write_frame = [&](bool render) {
+                FrameRecord fr;
+                fr.index = static_cast<int>(result.frames.size());
+                fr.time = sim.time;
+                for (const auto& f : formats) {
+                    if (f == "vtk") {
+                        const std::string name = frame_name(fr.index, "vtp");
+                        io::write_vtp(out / name, sim.fluid);
+                        fr.files.push_back(name);
+                        pvd.emplace_back(sim.time, name);
+                    } else if (f == "csv") {
+                        const std::string name = frame_name(fr.index, "csv");
+                        io::write_csv(out / name, sim.fluid);
+                        fr.files.push_back(name);
+                    } else if (f == "ply") {
+                        const std::string name = frame_name(fr.index, "ply");
+                        io::write_ply(out / name, sim.fluid);
+                        fr.files.push_back(name);
+                    }
+                }
+                if (render) {
+                    const std::string name = frame_name(fr.index, "png");
+                    render_png(out / name, sim.fluid, &sim.boundary, view, r, rs);
+                    fr.files.push_back(name);
+                }
+                if (!pvd.empty()) io::write_pvd(out / "particles.pvd", pvd);
+                result.frames.push_back(std::move(fr));
+            };
+
+            using clock = std::chrono::steady_clock;
+            const auto t0 = clock::now();
+            auto last_report = t0;
+            const std::uint64_t steps0 = sim.steps;
+            const double time0 = sim.time;
+            double step_seconds = 0.0;
+            float max_err = 0.0f, max_speed = 0.0f;
+            double sum_err = 0.0;
+            std::uint64_t stat_steps = 0;
+
+            auto progress = [&](bool finished) {
+                if (!opts.on_progress) return;
+                Progress p;
+                p.time = sim.time;
+                p.end_time = end_time;
+                p.steps = sim.steps - steps0;
+                p.max_steps = opts.max_steps;
+                p.particles = sim.fluid.size();
+                p.wall_seconds = std::chrono::duration<double>(clock::now() - t0).count();
+                p.steps_per_second = p.wall_seconds > 0 ? p.steps / p.wall_seconds : 0.0;
+                double frac = end_time > time0 ? (sim.time - time0) / (end_time - time0) : 1.0;
+                if (opts.max_steps > 0) frac = std::max(frac, double(p.steps) / double(opts.max_steps));
+                p.eta_seconds = frac > 0 ? p.wall_seconds * (1.0 - frac) / frac : 0.0;
+                p.frames_written = static_cast<int>(result.frames.size());
+                p.finished = finished;
+                opts.on_progress(p);
+            };
+
+            write_frame(render_all);
+            const double frame_dt = 1.0 / fps;
+            int next_frame = 1;
+            result.status = "completed";
+            result.exit_code = kExitOk;
+            const double eps = 1e-9 * std::max(1.0, end_time);
+            while (sim.time < end_time - eps && (opts.max_steps == 0 || sim.steps - steps0 < opts.max_steps)) {
+                const double target = std::min(time0 + next_frame * frame_dt, end_time);
+                const auto s0 = clock::now();
+                const StepStats st = step(simulation, exec, target);
+                step_seconds += std::chrono::duration<double>(clock::now() - s0).count();
+                max_err = std::max(max_err, st.max_density_error);
+                max_speed = std::max(max_speed, st.max_speed);
+                sum_err += st.mean_density_error;
+                ++stat_steps;
+                std::string problem;
+                if (st.non_finite) problem = "a position or velocity is not finite (NaN or infinite)";
+                else if (st.dt_underflow)
+                    problem = fmt::format("the time step fell below dt_min = {:g} s", method_dt_min(sim.method));
+                else if (const std::size_t esc = count_escaped(sim, exec))
+                    problem = fmt::format("{} particle(s) left every boundary", esc);
+                if (!problem.empty()) {
+                    result.status = "diverged";
+                    result.exit_code = kExitDiverged;
+                    result.message = fmt::format("diverged at step {} (t = {:.6g} s): {}; the {} frame(s) written so far are valid",
+                                                 sim.steps, sim.time, problem, result.frames.size());
+                    break;
+                }
+                if (sim.time >= target - eps) {
+                    write_frame(render_all);
+                    ++next_frame;
+                }
+                const auto now = clock::now();
+                if (std::chrono::duration<double>(now - last_report).count() >= opts.progress_interval) {
+                    last_report = now;
+                    progress(false);
+                }
+            }
+            // A run stopped by --steps between frames still ends with a frame of its last state.
+            if (result.exit_code == kExitOk && result.frames.back().time < sim.time) write_frame(render_all);
+            // The last good frame always gets a picture.
+            std::string picture;
+            if (result.exit_code == kExitOk || !result.frames.empty()) {
+                if (result.exit_code == kExitOk) {
+                    picture = "last_frame.png";
+                    render_png(out / picture, sim.fluid, &sim.boundary, view, r, rs);
+                }
+            }
+            if (result.message.empty())
+                result.message = fmt::format("completed {} steps to t = {:.6g} s", sim.steps - steps0, sim.time);
+            progress(true);
+
+            const double wall = std::chrono::duration<double>(clock::now() - t0).count();
+            const std::uint64_t nsteps = sim.steps - steps0;
+            nlohmann::json j;
+            j["scene"] = scene.name;
+            j["scene_file"] = scene.source.string();
+            j["method"] = scene.method;
+            j["dimension"] = D;
+            j["particles"] = sim.fluid.size();
+            j["boundary_particles"] = sim.boundary.size();
+            j["particle_radius"] = scene.particle_radius;
+            j["steps"] = nsteps;
+            j["simulated_time"] = sim.time;
+            j["wall_time"] = wall;
+            j["threads"] = opts.threads > 0 ? opts.threads : exec.threads();
+            j["mean_ms_per_step"] = nsteps ? 1e3 * step_seconds / double(nsteps) : 0.0;
+            j["ns_per_particle_step"] =
+                nsteps && sim.fluid.size() ? 1e9 * step_seconds / double(nsteps) / double(sim.fluid.size()) : 0.0;
+            j["max_density_error"] = max_err;
+            j["mean_density_error"] = stat_steps ? sum_err / double(stat_steps) : 0.0;
+            j["max_speed"] = max_speed;
+            j["status"] = result.status;
+            j["message"] = result.message;
+            std::visit(
+                [&](const auto& m) {
+                    nlohmann::json s = to_json(m.settings(), wcsph_fields());
+                    s["derived_speed_of_sound"] = m.speed_of_sound();
+                    s["derived_stiffness"] = m.stiffness();
+                    s["derived_particle_mass"] = m.particle_mass();
+                    s["derived_support_radius"] = m.kernel().h;
+                    j["settings"] = s;
+                    j["memory_bytes_per_particle"] =
+                        sim.fluid.size() ? double(sim.fluid.memory_bytes() + m.memory_bytes()) / double(sim.fluid.size()) : 0.0;
+                },
+                sim.method);
+            nlohmann::json frames = nlohmann::json::array();
+            for (const auto& f : result.frames) frames.push_back({{"index", f.index}, {"time", f.time}, {"files", f.files}});
+            j["frames"] = frames;
+            if (!picture.empty()) j["picture"] = picture;
+            result.summary = j;
+            io::write_json(out / "summary.json", j);
+            return result;
+        },
+        simulation);
+}
+
+std::uint64_t state_hash(const Simulation& simulation) {
+    return std::visit(
+        [](const auto& sim) {
+            std::uint64_t h = 1469598103934665603ull;
+            auto mix = [&](const void* data, std::size_t bytes) {
+                const auto* p = static_cast<const unsigned char*>(data);
+                for (std::size_t i = 0; i < bytes; ++i) {
+                    h ^= p[i];
+                    h *= 1099511628211ull;
+                }
+            };
+            const auto& f = sim.fluid;
+            mix(f.position.data(), f.position.size() * sizeof(f.position[0]));
+            mix(f.velocity.data(), f.velocity.size() * sizeof(f.velocity[0]));
+            mix(f.id.data(), f.id.size() * sizeof(f.id[0]));
+            return h;
+        },
+        simulation);
+}
+
+}  // namespace eddy

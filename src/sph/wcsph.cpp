@@ -1,0 +1,267 @@
+#include "eddy/wcsph.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "eddy/error.hpp"
+
+namespace eddy {
+
+std::span<const Field<WcsphSettings>> wcsph_fields() {
+    using S = WcsphSettings;
+    static const Field<S> table[] = {
+        {"rest_density", &S::rest_density, "kg/m^3", 0, kInf, "rest density rho0 (kg/m^2 in 2D)", {}, true},
+        {"speed_of_sound", &S::speed_of_sound, "m/s", 0, kInf,
+         "numerical speed of sound c0; 0: 10 sqrt(2 g H), H the initial fluid height (Mach <= 0.1)"},
+        {"stiffness", &S::stiffness, "Pa", 0, kInf,
+         "Tait stiffness B; 0: rho0 c0^2 / gamma; when set, c0 = sqrt(gamma B / rho0)"},
+        {"exponent", &S::exponent, "", 1, 15, "Tait exponent gamma"},
+        {"clamp_pressure", &S::clamp_pressure, "", 0, 1, "clamp negative pressures to 0 (free-surface stability)"},
+        {"viscosity", &S::viscosity, "1/s", 0, kInf,
+         "seed viscosity nu: a_i += nu sum_j m 2/(rho_i+rho_j) (v_j - v_i) W_ij"},
+        {"artificial_viscosity", &S::artificial_viscosity, "", 0, 10, "Monaghan artificial viscosity alpha"},
+        {"cfl", &S::cfl, "", 0, 1, "CFL number lambda: dt <= lambda 2r / v_max and <= lambda h / (c0 + v_max)", {}, true},
+        {"dt_min", &S::dt_min, "s", 0, kInf, "smallest time step; needing less means the run diverged", {}, true},
+        {"dt_max", &S::dt_max, "s", 0, kInf, "largest time step", {}, true},
+        {"fixed_dt", &S::fixed_dt, "s", 0, kInf, "fixed time step; 0: adaptive (CFL)"},
+        {"support_ratio", &S::support_ratio, "", 2, 8, "kernel support radius h in particle radii r"},
+        {"sort_interval", &S::sort_interval, "steps", 0, 1e6, "steps between Morton reorderings (0: never)"},
+    };
+    return table;
+}
+
+template <int D>
+float lattice_mass(const CubicSpline<D>& kernel, float spacing, float rest_density) {
+    // Sum of W over a full lattice around one point (itself included).
+    const int n = static_cast<int>(std::ceil(kernel.h / spacing)) + 1;
+    double sum = 0.0;
+    if constexpr (D == 2) {
+        for (int i = -n; i <= n; ++i)
+            for (int j = -n; j <= n; ++j) sum += kernel.value(Vec2{{i * spacing, j * spacing}});
+    } else {
+        for (int i = -n; i <= n; ++i)
+            for (int j = -n; j <= n; ++j)
+                for (int k = -n; k <= n; ++k) sum += kernel.value(Vec3{{i * spacing, j * spacing, k * spacing}});
+    }
+    return static_cast<float>(rest_density / sum);
+}
+
+template <int D>
+WcsphSolver<D>::WcsphSolver(const WcsphSettings& s, float particle_radius, const Vec<D>& gravity, float fluid_height,
+                            const std::string& where)
+    : m_s(s), m_r(particle_radius), m_g(gravity) {
+    validate(s, wcsph_fields(), where);
+    if (!(particle_radius > 0.0f)) throw InputError(fmt::format("{}: particle_radius must be > 0", where));
+    if (s.dt_min > s.dt_max)
+        throw InputError(fmt::format("{}: key 'dt_min' = {:g} is larger than 'dt_max' = {:g}", where, s.dt_min, s.dt_max));
+    m_kernel = CubicSpline<D>(s.support_ratio * particle_radius);
+    m_mass = lattice_mass(m_kernel, 2.0f * particle_radius, s.rest_density);
+    const float g = norm(gravity);
+    if (s.stiffness > 0.0f) {
+        m_B = s.stiffness;
+        m_c0 = std::sqrt(s.exponent * m_B / s.rest_density);
+    } else {
+        m_c0 = s.speed_of_sound > 0.0f ? s.speed_of_sound : 10.0f * std::sqrt(2.0f * g * std::max(fluid_height, 0.0f));
+        if (!(m_c0 > 0.0f))
+            throw InputError(fmt::format(
+                "{}: cannot derive the speed of sound without gravity or fluid height; set 'speed_of_sound' or 'stiffness'",
+                where));
+        m_B = s.rest_density * m_c0 * m_c0 / s.exponent;
+    }
+    m_fluid_grid.set_cell_size(m_kernel.h);
+    m_boundary_grid.set_cell_size(m_kernel.h);
+}
+
+template <int D>
+void WcsphSolver<D>::init(ParticleSet<D>& fluid, BoundarySet<D>& boundary, const ExecContext& exec) {
+    fluid.mass = m_mass;
+    compute_boundary_psi(boundary, m_kernel, m_s.rest_density, exec);
+    m_boundary_grid.build(boundary.position, exec);
+    m_boundary_built = true;
+    if (!fluid.empty()) {
+        m_fluid_grid.build(fluid.position, exec);
+        fluid.reorder(m_fluid_grid.morton_order(fluid.position, exec), exec);
+    }
+    m_steps_since_sort = 0;
+    m_vmax = 0.0f;
+    for (const auto& v : fluid.velocity) m_vmax = std::max(m_vmax, norm(v));
+    m_amax = norm(m_g);
+}
+
+template <int D>
+float WcsphSolver<D>::suggest_dt(const ParticleSet<D>&) const {
+    if (m_s.fixed_dt > 0.0f) return m_s.fixed_dt;
+    const float h = m_kernel.h;
+    float dt = m_s.cfl * h / (m_c0 + m_vmax);                                  // acoustic limit
+    if (m_vmax > 0.0f) dt = std::min(dt, m_s.cfl * 2.0f * m_r / m_vmax);       // CFL (seed)
+    if (m_amax > 0.0f) dt = std::min(dt, 0.25f * std::sqrt(h / m_amax));       // force limit (Monaghan 1992)
+    return std::min(dt, m_s.dt_max);
+}
+
+template <int D>
+void WcsphSolver<D>::find_neighbors(ParticleSet<D>& fluid, BoundarySet<D>& boundary, bool boundary_moved,
+                                    const ExecContext& exec) {
+    if (m_s.sort_interval > 0 && ++m_steps_since_sort >= m_s.sort_interval) {
+        // Reorder along a Z curve of the current cells; the build below then sees the new order.
+        m_fluid_grid.build(fluid.position, exec);
+        fluid.reorder(m_fluid_grid.morton_order(fluid.position, exec), exec);
+        m_steps_since_sort = 0;
+    }
+    m_fluid_grid.build(fluid.position, exec);
+    m_fluid_grid.find_neighbors(fluid.position, m_kernel.h, true, m_fluid_nbrs, exec);
+    if (boundary_moved || !m_boundary_built) {
+        m_boundary_grid.build(boundary.position, exec);
+        m_boundary_built = true;
+    }
+    m_boundary_grid.find_neighbors(fluid.position, m_kernel.h, false, m_boundary_nbrs, exec);
+}
+
+namespace {
+// Per-block statistics, combined in block order.
+struct Stats {
+    float vmax = 0.0f, amax = 0.0f, emax = 0.0f;
+    double esum = 0.0;
+    bool bad = false;
+};
+}  // namespace
+
+template <int D>
+StepStats WcsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, double t, float dt,
+                               const ExecContext& exec) {
+    const bool moved = boundary.any_moving();
+    if (moved) update_boundary_motion(boundary, t, exec);
+    find_neighbors(fluid, boundary, moved, exec);
+
+    const std::size_t n = fluid.size();
+    const float m = m_mass, rho0 = m_s.rest_density, inv_rho0 = 1.0f / rho0, B = m_B, gamma = m_s.exponent;
+    const bool tait7 = gamma == 7.0f, clamp = m_s.clamp_pressure;
+    const CubicSpline<D> W = m_kernel;
+    const auto& fn = m_fluid_nbrs;
+    const auto& bn = m_boundary_nbrs;
+    auto& x = fluid.position;
+    auto& v = fluid.velocity;
+    auto& a = fluid.acceleration;
+    auto& rho = fluid.density;
+    auto& p = fluid.pressure;
+    const auto& xb = boundary.position;
+    const auto& vb = boundary.velocity;
+    const auto& psi = boundary.psi;
+
+    // Density (seed eq. d, Akinci 2012 eq. 6) and Tait pressure (seed eq. h).
+    const float w0 = W.value(0.0f);
+    parallel_blocks(exec, n, [&](std::size_t b0, std::size_t b1) {
+        for (std::size_t i = b0; i < b1; ++i) {
+            const Vec<D> xi = x[i];
+            float sf = w0;
+            for (std::uint32_t j : fn[i]) sf += W.value(norm(xi - x[j]));
+            float sb = 0.0f;
+            for (std::uint32_t k : bn[i]) sb += psi[k] * W.value(norm(xi - xb[k]));
+            const float r = m * sf + sb;
+            rho[i] = r;
+            const float q = r * inv_rho0;
+            float pr;
+            if (tait7) {
+                const float q2 = q * q, q4 = q2 * q2;
+                pr = B * (q4 * q2 * q - 1.0f);
+            } else {
+                pr = B * (std::pow(q, gamma) - 1.0f);
+            }
+            p[i] = clamp ? std::max(pr, 0.0f) : pr;
+        }
+    });
+
+    // Accelerations: symmetric pressure force (seed eq. f), pressure mirrored onto boundary particles,
+    // Monaghan artificial viscosity, the seed's viscosity, gravity. Each particle gathers its own.
+    const float alpha_c_h = m_s.artificial_viscosity * m_c0 * W.h;
+    const float eps_h2 = 0.01f * W.h * W.h;
+    const float nu = m_s.viscosity;
+    const Vec<D> g = m_g;
+    parallel_blocks(exec, n, [&](std::size_t b0, std::size_t b1) {
+        for (std::size_t i = b0; i < b1; ++i) {
+            const Vec<D> xi = x[i], vi = v[i];
+            const float rhoi = rho[i];
+            const float pi_term = p[i] / (rhoi * rhoi);
+            Vec<D> acc = g;
+            for (std::uint32_t j : fn[i]) {
+                const Vec<D> r = xi - x[j];
+                const float d2 = norm2(r);
+                if (d2 == 0.0f) continue;  // coincident particles: no direction, no force
+                const float d = std::sqrt(d2);
+                const float dw = W.derivative(d) / d;  // grad W = r * dw
+                const float rhoj = rho[j];
+                float s = pi_term + p[j] / (rhoj * rhoj);
+                const Vec<D> vij = vi - v[j];
+                const float vr = dot(vij, r);
+                if (vr < 0.0f && alpha_c_h > 0.0f) s += -alpha_c_h * vr / ((d2 + eps_h2) * 0.5f * (rhoi + rhoj));
+                acc -= r * (m * s * dw);
+                if (nu > 0.0f) acc -= vij * (nu * m * 2.0f / (rhoi + rhoj) * W.value(d));
+            }
+            for (std::uint32_t k : bn[i]) {
+                const Vec<D> r = xi - xb[k];
+                const float d2 = norm2(r);
+                if (d2 == 0.0f) continue;
+                const float d = std::sqrt(d2);
+                const float dw = W.derivative(d) / d;
+                float s = 2.0f * pi_term;
+                const float vr = dot(vi - vb[k], r);
+                if (vr < 0.0f && alpha_c_h > 0.0f) s += -alpha_c_h * vr / ((d2 + eps_h2) * rhoi);
+                acc -= r * (psi[k] * s * dw);
+            }
+            a[i] = acc;
+        }
+    });
+
+    // Symplectic Euler, and the statistics for the next time step.
+    const Stats st = parallel_reduce_blocks(
+        exec, n, Stats{},
+        [&](std::size_t b0, std::size_t b1) {
+            Stats s;
+            for (std::size_t i = b0; i < b1; ++i) {
+                const Vec<D> vi = v[i] + a[i] * dt;
+                v[i] = vi;
+                x[i] += vi * dt;
+                const float sp = norm(vi), ac = norm(a[i]);
+                if (!std::isfinite(sp) || !is_finite(x[i])) s.bad = true;
+                s.vmax = std::max(s.vmax, sp);
+                s.amax = std::max(s.amax, ac);
+                const float e = std::max(0.0f, rho[i] * inv_rho0 - 1.0f);
+                s.emax = std::max(s.emax, e);
+                s.esum += e;
+            }
+            return s;
+        },
+        [](Stats l, const Stats& r) {
+            l.vmax = std::max(l.vmax, r.vmax);
+            l.amax = std::max(l.amax, r.amax);
+            l.emax = std::max(l.emax, r.emax);
+            l.esum += r.esum;
+            l.bad = l.bad || r.bad;
+            return l;
+        });
+    m_vmax = st.vmax;
+    m_amax = st.amax;
+    StepStats out;
+    out.dt = dt;
+    out.max_speed = st.vmax;
+    out.max_density_error = st.emax;
+    out.mean_density_error = n ? static_cast<float>(st.esum / static_cast<double>(n)) : 0.0f;
+    out.non_finite = st.bad || !std::isfinite(st.vmax) || !std::isfinite(st.amax);
+    return out;
+}
+
+template <int D>
+std::size_t WcsphSolver<D>::memory_bytes() const {
+    return m_fluid_grid.memory_bytes() + m_boundary_grid.memory_bytes() + m_fluid_nbrs.memory_bytes() +
+           m_boundary_nbrs.memory_bytes();
+}
+
+template class WcsphSolver<2>;
+template class WcsphSolver<3>;
+template float lattice_mass<2>(const CubicSpline<2>&, float, float);
+template float lattice_mass<3>(const CubicSpline<3>&, float, float);
+
+}  // namespace eddy

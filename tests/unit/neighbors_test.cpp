@@ -1,0 +1,163 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+
+#include "eddy/neighbors.hpp"
+
+using namespace eddy;
+
+namespace {
+
+template <int D>
+std::vector<std::vector<std::uint32_t>> brute_force(const std::vector<Vec<D>>& q, const std::vector<Vec<D>>& p,
+                                                    float radius, bool same) {
+    std::vector<std::vector<std::uint32_t>> out(q.size());
+    const float r2 = radius * radius;
+    for (std::size_t i = 0; i < q.size(); ++i)
+        for (std::size_t j = 0; j < p.size(); ++j)
+            if ((!same || i != j) && norm2(q[i] - p[j]) < r2) out[i].push_back(static_cast<std::uint32_t>(j));
+    return out;
+}
+
+template <int D>
+void expect_equal_to_brute_force(const std::vector<Vec<D>>& pts, float h, int threads) {
+    ExecContext exec(threads);
+    NeighborGrid<D> grid(h);
+    grid.build(pts, exec);
+    NeighborLists lists;
+    grid.find_neighbors(pts, h, true, lists, exec);
+    const auto ref = brute_force<D>(pts, pts, h, true);
+    ASSERT_EQ(lists.size(), pts.size());
+    for (std::size_t i = 0; i < pts.size(); ++i) {
+        auto got = std::vector<std::uint32_t>(lists[i].begin(), lists[i].end());
+        std::sort(got.begin(), got.end());
+        ASSERT_EQ(got, ref[i]) << "particle " << i;
+    }
+}
+
+template <int D>
+std::vector<Vec<D>> random_cloud(std::size_t n, float extent, unsigned seed) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> u(-extent, extent);
+    std::vector<Vec<D>> p(n);
+    for (auto& x : p)
+        for (int a = 0; a < D; ++a) x[a] = u(rng);
+    return p;
+}
+
+}  // namespace
+
+TEST(NeighborGrid, RandomCloudMatchesBruteForce3D) {
+    expect_equal_to_brute_force<3>(random_cloud<3>(3000, 1.0f, 1), 0.15f, 2);
+}
+
+TEST(NeighborGrid, RandomCloudMatchesBruteForce2D) {
+    expect_equal_to_brute_force<2>(random_cloud<2>(4000, 1.0f, 2), 0.08f, 2);
+}
+
+TEST(NeighborGrid, ClusteredCloudMatchesBruteForce) {
+    // Dense clusters (many points per cell) plus sparse outliers.
+    auto p = random_cloud<3>(500, 0.02f, 3);
+    auto q = random_cloud<3>(500, 5.0f, 4);
+    auto c = random_cloud<3>(1000, 0.3f, 5);
+    for (auto& x : c) x += Vec3{{2.0f, -1.0f, 0.5f}};
+    p.insert(p.end(), q.begin(), q.end());
+    p.insert(p.end(), c.begin(), c.end());
+    expect_equal_to_brute_force<3>(p, 0.1f, 1);
+    expect_equal_to_brute_force<3>(p, 0.1f, 2);
+}
+
+TEST(NeighborGrid, PairsAtTheSupportRadius) {
+    const float h = 0.1f;
+    // Offsets of 0.9999 h are neighbours; exactly h and 1.0001 h are not.
+    for (float f : {0.9999f, 1.0f, 1.0001f}) {
+        for (int axis = 0; axis < 3; ++axis) {
+            std::vector<Vec3> p(2, Vec3{{0.35f, 0.123f, -0.71f}});
+            p[1][axis] += f * h;
+            ExecContext exec(2);
+            NeighborGrid<3> grid(h);
+            grid.build(p, exec);
+            NeighborLists l;
+            grid.find_neighbors(p, h, true, l, exec);
+            const bool expect = norm2(p[0] - p[1]) < h * h;
+            EXPECT_EQ(l[0].size(), expect ? 1u : 0u) << "f = " << f << " axis " << axis;
+            EXPECT_EQ(l[1].size(), expect ? 1u : 0u);
+            if (f == 0.9999f) EXPECT_TRUE(expect);
+            if (f == 1.0001f) EXPECT_FALSE(expect);
+        }
+    }
+    expect_equal_to_brute_force<3>({Vec3{{0, 0, 0}}, Vec3{{0.09999f, 0, 0}}, Vec3{{0.1f, 0, 0}}, Vec3{{-0.10001f, 0, 0}}},
+                                   0.1f, 1);
+}
+
+TEST(NeighborGrid, FarAwayAndNonFinitePointsDoNotBlowUp) {
+    auto p = random_cloud<3>(2000, 1.0f, 6);
+    p.push_back(Vec3{{1e6f, 0, 0}});
+    p.push_back(Vec3{{1e6f, 0.01f, 0}});  // neighbour of the previous one
+    p.push_back(Vec3{{-3e30f, 1e25f, 7e37f}});
+    p.push_back(Vec3{{0, 0, 1e38f}});
+    ExecContext exec(2);
+    NeighborGrid<3> grid(0.1f);
+    grid.build(p, exec);
+    // Memory is proportional to the points, not to the extent of the cloud.
+    EXPECT_LT(grid.memory_bytes(), 200u * p.size());
+    expect_equal_to_brute_force<3>(p, 0.1f, 2);
+    // Non-finite positions must not crash the build or the queries.
+    p.push_back(Vec3{{std::nanf(""), 0, 0}});
+    p.push_back(Vec3{{INFINITY, -INFINITY, 0}});
+    grid.build(p, exec);
+    NeighborLists l;
+    grid.find_neighbors(p, 0.1f, true, l, exec);
+    EXPECT_EQ(l.size(), p.size());
+}
+
+TEST(NeighborGrid, QueriesAgainstAnotherSet) {
+    auto pts = random_cloud<2>(1500, 1.0f, 7);
+    auto qs = random_cloud<2>(700, 1.2f, 8);
+    ExecContext exec(2);
+    NeighborGrid<2> grid(0.1f);
+    grid.build(pts, exec);
+    NeighborLists l;
+    grid.find_neighbors(qs, 0.07f, false, l, exec);
+    const auto ref = brute_force<2>(qs, pts, 0.07f, false);
+    for (std::size_t i = 0; i < qs.size(); ++i) {
+        std::vector<std::uint32_t> got(l[i].begin(), l[i].end());
+        std::sort(got.begin(), got.end());
+        EXPECT_EQ(got, ref[i]);
+    }
+}
+
+TEST(NeighborGrid, ListsAreIdenticalAcrossThreadCounts) {
+    auto p = random_cloud<3>(20000, 1.0f, 9);
+    NeighborLists l1, l2;
+    ExecContext e1(1), e2(2);
+    NeighborGrid<3> g1(0.08f), g2(0.08f);
+    g1.build(p, e1);
+    g1.find_neighbors(p, 0.08f, true, l1, e1);
+    g2.build(p, e2);
+    g2.find_neighbors(p, 0.08f, true, l2, e2);
+    EXPECT_EQ(l1.offsets, l2.offsets);
+    EXPECT_EQ(l1.indices, l2.indices);
+}
+
+TEST(NeighborGrid, MortonOrderIsAPermutationThatGroupsCells) {
+    auto p = random_cloud<3>(5000, 1.0f, 10);
+    ExecContext exec(2);
+    NeighborGrid<3> grid(0.1f);
+    const auto order = grid.morton_order(p, exec);
+    std::vector<std::uint32_t> sorted = order;
+    std::sort(sorted.begin(), sorted.end());
+    for (std::uint32_t i = 0; i < sorted.size(); ++i) ASSERT_EQ(sorted[i], i);
+    // Consecutive points in Morton order are mostly in the same or adjacent cells.
+    std::size_t near = 0;
+    for (std::size_t i = 1; i < order.size(); ++i) {
+        const auto a = grid.cell_of(p[order[i - 1]]), b = grid.cell_of(p[order[i]]);
+        bool adj = true;
+        for (int k = 0; k < 3; ++k) adj = adj && std::abs(a[k] - b[k]) <= 1;
+        near += adj;
+    }
+    EXPECT_GT(near, order.size() * 8 / 10);
+    ExecContext e1(1);
+    EXPECT_EQ(order, grid.morton_order(p, e1));
+}
