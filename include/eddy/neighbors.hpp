@@ -1,12 +1,15 @@
 // eddy: neighbour search on a hashed uniform grid.
 //
-// Cells have the size of the search radius. Cell (i, j, k) goes to bucket
-// (i*p1 XOR j*p2 XOR k*p3) mod M (seed 003, after Teschner et al. 2003), M a power of two about twice
-// the point count, so memory is proportional to the points, never to the extent of the domain: a
-// particle far away cannot blow up memory. Buckets are filled by a stable counting sort into CSR
-// arrays; candidates from a colliding cell are rejected by their stored cell coordinates, so the result
-// equals a brute-force search exactly: j is a neighbour of i iff |x_i - x_j|^2 < r^2 (pairs at exactly
-// r are not neighbours; their kernel weight is zero anyway).
+// Cells have the size of the search radius. Two layouts, chosen at each build from the points alone:
+// - dense: when the points' bounding box holds at most about 4 cells per point (a fluid), a bucket per
+//   cell in row-major order, so the 3^D cells around a query form 3^(D-1) contiguous runs;
+// - hashed: otherwise (a splash flung far away, a huge domain), cell (i, j, k) goes to bucket
+//   (i*p1 XOR j*p2 XOR k*p3) mod M (seed 003, after Teschner et al. 2003), M a power of two about
+//   twice the point count; candidates from a colliding cell are rejected by their stored cells.
+// Either way memory is proportional to the points, never to the extent of the domain. Buckets are
+// filled by a stable counting sort into CSR arrays. The result equals a brute-force search exactly:
+// j is a neighbour of i iff |x_i - x_j|^2 < r^2, summed axis by axis without fused multiply-adds
+// (pairs at exactly r are not neighbours; their kernel weight is zero anyway).
 //
 // Neighbour lists are CSR (offsets + indices), each list in a deterministic order (neighbouring cells in
 // a fixed order, points in a cell by index), built in parallel over fixed blocks of query points.
@@ -79,19 +82,37 @@ public:
 
     std::size_t point_count() const { return m_sorted_index.size(); }
     std::size_t bucket_count() const { return m_bucket_start.empty() ? 0 : m_bucket_start.size() - 1; }
+    /// True when the last build used the dense layout, false when it hashed.
+    bool dense() const { return m_dense; }
     std::size_t memory_bytes() const;
 
     Cell cell_of(const Vec<D>& x) const;
+    static bool same_cell(const Cell& a, const Cell& b) {
+        bool eq = a[0] == b[0] && a[1] == b[1];
+        if constexpr (D == 3) eq = eq && a[2] == b[2];
+        return eq;
+    }
     std::uint32_t bucket_of(const Cell& c) const;
+    /// Calls f(s0, s1, cell) for runs [s0, s1) of sorted points that cover the 3^D cells around c, in a
+    /// fixed order; cell is null when every point of the run is in one of those cells (dense layout),
+    /// else the one cell the run's points must match (hashed layout: buckets may be shared).
+    template <class F>
+    void for_each_candidate_run(const Cell& c, F&& f) const;
+    /// Calls f(cell) for the 3^D cells around c (c included), in a fixed order.
+    template <class F>
+    static void for_each_cell_around(const Cell& c, F&& f);
 
 private:
     float m_cell_size = 1.0f;
     float m_inv_cell = 1.0f;
-    std::uint32_t m_mask = 0;                   // M - 1
-    std::vector<std::uint32_t> m_bucket_start;  // M + 1 offsets into the sorted arrays
+    bool m_dense = false;                       // dense row-major cells, else hashed buckets
+    std::int64_t m_origin[D] = {};              // dense: lowest cell
+    std::int64_t m_dims[D] = {};                // dense: cells per axis
+    std::uint32_t m_mask = 0;                   // hashed: M - 1
+    std::vector<std::uint32_t> m_bucket_start;  // buckets + 1 offsets into the sorted arrays
     std::vector<std::uint32_t> m_sorted_index;  // point index, in bucket order
-    std::vector<Vec<D>> m_sorted_pos;           // positions, in bucket order
-    std::vector<Cell> m_sorted_cell;            // cells, in bucket order
+    std::vector<float> m_sorted_x[D];           // coordinates, in bucket order (one array per axis)
+    std::vector<Cell> m_sorted_cell;            // hashed: cells, in bucket order
     std::vector<std::uint32_t> m_point_bucket;  // scratch: bucket of each point
 };
 
@@ -127,23 +148,55 @@ template <class F>
 inline void NeighborGrid<D>::for_each_neighbor(const Vec<D>& x, float radius, F&& f) const {
     if (m_sorted_index.empty()) return;
     const float r2 = radius * radius;
-    const Cell c = cell_of(x);
-    Cell n{};
-    auto visit_cell = [&](const Cell& cc) {
-        const std::uint32_t b = bucket_of(cc);
-        const std::uint32_t end = m_bucket_start[b + 1];
-        for (std::uint32_t s = m_bucket_start[b]; s < end; ++s) {
-            if (m_sorted_cell[s] != cc) continue;
-            const Vec<D> d = x - m_sorted_pos[s];
-            if (norm2(d) < r2) f(m_sorted_index[s]);
+    for_each_candidate_run(cell_of(x), [&](std::uint32_t s0, std::uint32_t s1, const Cell* cell) {
+        for (std::uint32_t s = s0; s < s1; ++s) {
+            if (cell && !same_cell(m_sorted_cell[s], *cell)) continue;
+            float d2 = 0.0f;
+            for (int a = 0; a < D; ++a) {
+                const float d = x[a] - m_sorted_x[a][s];
+                d2 = d2 + d * d;
+            }
+            if (d2 < r2) f(m_sorted_index[s]);
         }
-    };
+    });
+}
+
+template <int D>
+template <class F>
+inline void NeighborGrid<D>::for_each_candidate_run(const Cell& c, F&& f) const {
+    if (m_dense) {
+        // Runs along x of up to three cells, clipped to the grid; cells outside it are empty.
+        std::int64_t lo[D], hi[D];
+        for (int a = 0; a < D; ++a) {
+            const std::int64_t rel = std::int64_t(c[a]) - m_origin[a];
+            lo[a] = std::max<std::int64_t>(rel - 1, 0);
+            hi[a] = std::min<std::int64_t>(rel + 1, m_dims[a] - 1);
+            if (lo[a] > hi[a]) return;
+        }
+        const std::int64_t z0 = D == 3 ? lo[D - 1] : 0, z1 = D == 3 ? hi[D - 1] : 0;
+        for (std::int64_t z = z0; z <= z1; ++z)
+            for (std::int64_t y = lo[1]; y <= hi[1]; ++y) {
+                const std::int64_t row = (z * m_dims[1] + y) * m_dims[0];
+                f(m_bucket_start[row + lo[0]], m_bucket_start[row + hi[0] + 1], nullptr);
+            }
+        return;
+    }
+    for_each_cell_around(c, [&](const Cell& cc) {
+        const std::uint32_t b = bucket_of(cc);
+        f(m_bucket_start[b], m_bucket_start[b + 1], &cc);
+    });
+}
+
+template <int D>
+template <class F>
+inline void NeighborGrid<D>::for_each_cell_around(const Cell& c, F&& f) {
+    Cell n{};
     if constexpr (D == 2) {
         for (int dy = -1; dy <= 1; ++dy)
             for (int dx = -1; dx <= 1; ++dx) {
                 n[0] = c[0] + dx;
                 n[1] = c[1] + dy;
-                visit_cell(n);
+                f(n);
             }
     } else {
         for (int dz = -1; dz <= 1; ++dz)
@@ -152,7 +205,7 @@ inline void NeighborGrid<D>::for_each_neighbor(const Vec<D>& x, float radius, F&
                     n[0] = c[0] + dx;
                     n[1] = c[1] + dy;
                     n[2] = c[2] + dz;
-                    visit_cell(n);
+                    f(n);
                 }
     }
 }

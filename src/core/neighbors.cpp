@@ -6,6 +6,9 @@
 #include <limits>
 
 #include <tbb/parallel_sort.h>
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 
 #include "eddy/error.hpp"
 
@@ -22,15 +25,64 @@ template <int D>
 void NeighborGrid<D>::build(std::span<const Vec<D>> points, const ExecContext& exec) {
     const std::size_t n = points.size();
     EDDY_ASSERT(n < 0xffffffffu);
-    // About two buckets per point keeps collisions rare; memory is O(n) whatever the extent.
-    const std::size_t buckets = std::bit_ceil(std::max<std::size_t>(16, 2 * n));
-    m_mask = static_cast<std::uint32_t>(buckets - 1);
+
+    // Bounding box of the cells: dense layout when it holds at most about 4 cells per point.
+    struct Box { std::int64_t lo[D], hi[D]; };
+    Box init;
+    for (int a = 0; a < D; ++a) {
+        init.lo[a] = std::numeric_limits<std::int64_t>::max();
+        init.hi[a] = std::numeric_limits<std::int64_t>::min();
+    }
+    const Box box = parallel_reduce_blocks(
+        exec, n, init,
+        [&](std::size_t b, std::size_t e) {
+            Box m = init;
+            for (std::size_t i = b; i < e; ++i) {
+                const Cell c = cell_of(points[i]);
+                for (int a = 0; a < D; ++a) {
+                    m.lo[a] = std::min<std::int64_t>(m.lo[a], c[a]);
+                    m.hi[a] = std::max<std::int64_t>(m.hi[a], c[a]);
+                }
+            }
+            return m;
+        },
+        [](Box l, const Box& r) {
+            for (int a = 0; a < D; ++a) {
+                l.lo[a] = std::min(l.lo[a], r.lo[a]);
+                l.hi[a] = std::max(l.hi[a], r.hi[a]);
+            }
+            return l;
+        });
+    const double limit = 4.0 * double(n) + 64.0;
+    double cells = n ? 1.0 : limit + 1.0;
+    for (int a = 0; a < D && n; ++a) cells *= double(box.hi[a] - box.lo[a] + 1);
+    m_dense = cells <= limit;
+    std::size_t buckets;
+    if (m_dense) {
+        for (int a = 0; a < D; ++a) {
+            m_origin[a] = box.lo[a];
+            m_dims[a] = box.hi[a] - box.lo[a] + 1;
+        }
+        buckets = static_cast<std::size_t>(cells);
+    } else {
+        buckets = std::bit_ceil(std::max<std::size_t>(16, 2 * n));
+        m_mask = static_cast<std::uint32_t>(buckets - 1);
+    }
 
     m_point_bucket.resize(n);
     m_sorted_index.resize(n);
-    m_sorted_pos.resize(n);
-    m_sorted_cell.resize(n);
-    parallel_for_each_index(exec, n, [&](std::size_t i) { m_point_bucket[i] = bucket_of(cell_of(points[i])); });
+    for (int a = 0; a < D; ++a) m_sorted_x[a].resize(n);
+    m_sorted_cell.resize(m_dense ? 0 : n);
+    parallel_for_each_index(exec, n, [&](std::size_t i) {
+        const Cell c = cell_of(points[i]);
+        if (m_dense) {
+            std::int64_t lin = 0;
+            for (int a = D - 1; a >= 0; --a) lin = lin * m_dims[a] + (c[a] - m_origin[a]);
+            m_point_bucket[i] = static_cast<std::uint32_t>(lin);
+        } else {
+            m_point_bucket[i] = bucket_of(c);
+        }
+    });
 
     // Stable counting sort. end[b] starts as the inclusive prefix sum of the counts; scattering
     // backwards with --end[b] keeps points of a bucket in index order and leaves end[b] = start of b.
@@ -47,10 +99,56 @@ void NeighborGrid<D>::build(std::span<const Vec<D>> points, const ExecContext& e
 
     parallel_for_each_index(exec, n, [&](std::size_t s) {
         const Vec<D> x = points[m_sorted_index[s]];
-        m_sorted_pos[s] = x;
-        m_sorted_cell[s] = cell_of(x);
+        for (int a = 0; a < D; ++a) m_sorted_x[a][s] = x[a];
+        if (!m_dense) m_sorted_cell[s] = cell_of(x);
     });
 }
+
+namespace {
+
+// Writes to dst the candidates k with |x - c_k|^2 < r2 and index != self, in candidate order; returns
+// how many. d^2 is summed axis by axis without fused multiply-adds (this file is compiled with
+// -ffp-contract=off), so every code path, and a brute-force check, decide borderline pairs alike.
+template <int D>
+std::size_t filter_within(const Vec<D>& x, const float* const (&cx)[D], const std::uint32_t* ci, std::size_t nc,
+                          float r2, std::uint32_t self, std::uint32_t* dst) {
+    std::size_t count = 0;
+    std::size_t k = 0;
+#if defined(__AVX512F__)
+    // 16 candidates at a time; the survivors are packed with a compress-store.
+    __m512 q[D];
+    for (int a = 0; a < D; ++a) q[a] = _mm512_set1_ps(x[a]);
+    const __m512 vr2 = _mm512_set1_ps(r2);
+    const __m512i vself = _mm512_set1_epi32(static_cast<int>(self));
+    for (; k < nc; k += 16) {
+        // The last, partial vector uses masked loads (lanes past nc are never selected).
+        const __mmask16 live = nc - k >= 16 ? __mmask16(0xffff) : __mmask16((1u << (nc - k)) - 1u);
+        __m512 d2 = _mm512_setzero_ps();
+        for (int a = 0; a < D; ++a) {
+            const __m512 d = _mm512_sub_ps(q[a], _mm512_maskz_loadu_ps(live, cx[a] + k));
+            d2 = _mm512_add_ps(d2, _mm512_mul_ps(d, d));
+        }
+        const __m512i idx = _mm512_maskz_loadu_epi32(live, ci + k);
+        const __mmask16 m = live & _mm512_cmp_ps_mask(d2, vr2, _CMP_LT_OQ) & _mm512_cmpneq_epi32_mask(idx, vself);
+        // Compress in a register, then a plain store (dst has 16 spare slots): a compress-store to
+        // memory is microcoded and slow on some processors (AMD Zen 4).
+        _mm512_storeu_si512(dst + count, _mm512_maskz_compress_epi32(m, idx));
+        count += static_cast<std::size_t>(__builtin_popcount(m));
+    }
+#endif
+    for (; k < nc; ++k) {
+        float d2 = 0.0f;
+        for (int a = 0; a < D; ++a) {
+            const float d = x[a] - cx[a][k];
+            d2 = d2 + d * d;
+        }
+        dst[count] = ci[k];
+        count += (d2 < r2) & (ci[k] != self);
+    }
+    return count;
+}
+
+}  // namespace
 
 template <int D>
 void NeighborGrid<D>::find_neighbors(std::span<const Vec<D>> queries, float radius, bool same_set, NeighborLists& out,
@@ -65,16 +163,51 @@ void NeighborGrid<D>::find_neighbors(std::span<const Vec<D>> queries, float radi
     if (out.block_scratch.size() < blocks) out.block_scratch.resize(blocks);
 
     // Pass 1: each block of queries collects its lists into its own buffer, counts per query.
+    const float r2 = radius * radius;
     parallel_blocks(exec, nq, [&](std::size_t b0, std::size_t b1) {
         auto& buf = out.block_scratch[b0 / block];
-        buf.clear();
+        std::size_t used = 0;  // buf's size is its capacity: growing never zero-fills per query
+        // Hashed layout: consecutive queries in the same cell (the common case once particles are in
+        // Morton order) share one gathered candidate set. Dense layout: the runs are used in place.
+        std::vector<float> cand_x[D];
+        std::vector<std::uint32_t> cand_i;
+        Cell current{};
+        bool have = false;
         for (std::size_t i = b0; i < b1; ++i) {
-            const std::size_t before = buf.size();
-            const auto self = static_cast<std::uint32_t>(i);
-            for_each_neighbor(queries[i], radius, [&](std::uint32_t j) {
-                if (!same_set || j != self) buf.push_back(j);
-            });
-            out.offsets[i + 1] = static_cast<std::uint32_t>(buf.size() - before);
+            const Vec<D> x = queries[i];
+            const Cell c = cell_of(x);
+            const auto self = same_set ? static_cast<std::uint32_t>(i) : 0xffffffffu;
+            std::size_t count = 0;
+            auto filter = [&](const float* const (&cx)[D], const std::uint32_t* ci, std::size_t nc) {
+                if (buf.size() < used + count + nc + 16) buf.resize(std::max(2 * buf.size(), used + count + nc + 16));
+                count += filter_within(x, cx, ci, nc, r2, self, buf.data() + used + count);
+            };
+            if (m_dense) {
+                for_each_candidate_run(c, [&](std::uint32_t s0, std::uint32_t s1, const Cell*) {
+                    const float* cx[D];
+                    for (int a = 0; a < D; ++a) cx[a] = m_sorted_x[a].data() + s0;
+                    filter(cx, m_sorted_index.data() + s0, s1 - s0);
+                });
+            } else {
+                if (!have || !same_cell(c, current)) {
+                    current = c;
+                    have = true;
+                    for (int a = 0; a < D; ++a) cand_x[a].clear();
+                    cand_i.clear();
+                    for_each_candidate_run(c, [&](std::uint32_t s0, std::uint32_t s1, const Cell* cell) {
+                        for (std::uint32_t s = s0; s < s1; ++s) {
+                            if (!same_cell(m_sorted_cell[s], *cell)) continue;
+                            for (int a = 0; a < D; ++a) cand_x[a].push_back(m_sorted_x[a][s]);
+                            cand_i.push_back(m_sorted_index[s]);
+                        }
+                    });
+                }
+                const float* cx[D];
+                for (int a = 0; a < D; ++a) cx[a] = cand_x[a].data();
+                filter(cx, cand_i.data(), cand_i.size());
+            }
+            used += count;
+            out.offsets[i + 1] = static_cast<std::uint32_t>(count);
         }
     }, block);
 
@@ -83,7 +216,8 @@ void NeighborGrid<D>::find_neighbors(std::span<const Vec<D>> queries, float radi
     out.indices.resize(out.offsets[nq]);
     parallel_blocks(exec, nq, [&](std::size_t b0, std::size_t) {
         const auto& buf = out.block_scratch[b0 / block];
-        if (!buf.empty()) std::memcpy(out.indices.data() + out.offsets[b0], buf.data(), buf.size() * sizeof(std::uint32_t));
+        const std::size_t used = out.offsets[std::min(nq, b0 + block)] - out.offsets[b0];
+        if (used) std::memcpy(out.indices.data() + out.offsets[b0], buf.data(), used * sizeof(std::uint32_t));
     }, block);
 }
 
@@ -152,7 +286,7 @@ std::vector<std::uint32_t> NeighborGrid<D>::morton_order(std::span<const Vec<D>>
 template <int D>
 std::size_t NeighborGrid<D>::memory_bytes() const {
     return m_bucket_start.capacity() * sizeof(std::uint32_t) + m_sorted_index.capacity() * sizeof(std::uint32_t) +
-           m_sorted_pos.capacity() * sizeof(Vec<D>) + m_sorted_cell.capacity() * sizeof(Cell) +
+           m_sorted_x[0].capacity() * sizeof(float) * D + m_sorted_cell.capacity() * sizeof(Cell) +
            m_point_bucket.capacity() * sizeof(std::uint32_t);
 }
 

@@ -161,3 +161,27 @@ TEST(NeighborGrid, MortonOrderIsAPermutationThatGroupsCells) {
     ExecContext e1(1);
     EXPECT_EQ(order, grid.morton_order(p, e1));
 }
+
+TEST(NeighborGrid, BothLayoutsAreExercisedAndAgree) {
+    // A compact cloud uses the dense layout; the same cloud with one far outlier hashes. Both must
+    // give the brute-force lists.
+    auto p = random_cloud<3>(3000, 0.5f, 11);
+    ExecContext exec(2);
+    NeighborGrid<3> grid(0.1f);
+    grid.build(p, exec);
+    EXPECT_TRUE(grid.dense());
+    expect_equal_to_brute_force<3>(p, 0.1f, 2);
+    p.push_back(Vec3{{500.0f, 0.0f, 0.0f}});
+    grid.build(p, exec);
+    EXPECT_FALSE(grid.dense());
+    expect_equal_to_brute_force<3>(p, 0.1f, 2);
+    auto p2 = random_cloud<2>(3000, 0.5f, 12);
+    NeighborGrid<2> g2(0.05f);
+    g2.build(p2, exec);
+    EXPECT_TRUE(g2.dense());
+    expect_equal_to_brute_force<2>(p2, 0.05f, 2);
+    p2.push_back(Vec2{{-1e4f, 3.0f}});
+    g2.build(p2, exec);
+    EXPECT_FALSE(g2.dense());
+    expect_equal_to_brute_force<2>(p2, 0.05f, 2);
+}

@@ -1,0 +1,125 @@
+// eddy benchmarks (Google Benchmark). Not part of the test suite: speed is measured, never asserted.
+//   build/bin/eddy-bench --benchmark_counters_tabular=true
+// Counters: ns_per_particle (per step or per search), bytes_per_particle (all per-particle arrays,
+// the grid and the neighbour lists).
+#include <benchmark/benchmark.h>
+
+#include <cmath>
+#include <random>
+
+#include "eddy/neighbors.hpp"
+#include "eddy/scene.hpp"
+#include "eddy/simulation.hpp"
+#include "eddy/wcsph.hpp"
+
+using namespace eddy;
+
+namespace {
+
+constexpr float kRadius = 0.0125f;  // particle radius r (m), as in bench_dam_break_3d
+constexpr float kSupport = 4.0f * kRadius;
+
+// A cube of n particles on a lattice of spacing 2r (fluid at rest density).
+std::vector<Vec3> lattice_cube(std::size_t n) {
+    const int side = static_cast<int>(std::ceil(std::cbrt(double(n))));
+    std::vector<Vec3> p;
+    p.reserve(n);
+    for (int k = 0; k < side && p.size() < n; ++k)
+        for (int j = 0; j < side && p.size() < n; ++j)
+            for (int i = 0; i < side && p.size() < n; ++i)
+                p.push_back(Vec3{{(2 * i + 1) * kRadius, (2 * j + 1) * kRadius, (2 * k + 1) * kRadius}});
+    return p;
+}
+
+// n uniformly random particles at the same mean density as the lattice.
+std::vector<Vec3> random_cube(std::size_t n) {
+    const float side = 2.0f * kRadius * static_cast<float>(std::cbrt(double(n)));
+    std::mt19937 rng(42);
+    std::uniform_real_distribution<float> u(0.0f, side);
+    std::vector<Vec3> p(n);
+    for (auto& x : p) x = Vec3{{u(rng), u(rng), u(rng)}};
+    return p;
+}
+
+void neighbor_search(benchmark::State& state, std::vector<Vec3> pts, bool morton) {
+    ExecContext exec(static_cast<int>(state.range(1)));
+    NeighborGrid<3> grid(kSupport);
+    NeighborLists lists;
+    if (morton) {
+        // As in a simulation: particles kept in Z-order (the solver reorders them periodically).
+        grid.build(pts, exec);
+        const auto order = grid.morton_order(pts, exec);
+        std::vector<Vec3> sorted(pts.size());
+        for (std::size_t i = 0; i < pts.size(); ++i) sorted[i] = pts[order[i]];
+        pts.swap(sorted);
+    }
+    for (auto _ : state) {
+        grid.build(pts, exec);
+        grid.find_neighbors(pts, kSupport, true, lists, exec);
+        benchmark::DoNotOptimize(lists.indices.data());
+    }
+    const double n = double(pts.size());
+    state.counters["ns_per_particle"] =
+        benchmark::Counter(n * double(state.iterations()), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+    state.counters["ns_per_particle"] = state.counters["ns_per_particle"] * 1e9;
+    state.counters["neighbors"] = double(lists.total()) / n;
+    state.counters["bytes_per_particle"] = double(grid.memory_bytes() + lists.memory_bytes()) / n;
+}
+
+void BM_NeighborSearchLattice(benchmark::State& state) {
+    neighbor_search(state, lattice_cube(static_cast<std::size_t>(state.range(0))), true);
+}
+void BM_NeighborSearchRandom(benchmark::State& state) {
+    neighbor_search(state, random_cube(static_cast<std::size_t>(state.range(0))), false);
+}
+void BM_NeighborSearchRandomMorton(benchmark::State& state) {
+    neighbor_search(state, random_cube(static_cast<std::size_t>(state.range(0))), true);
+}
+
+void BM_WcsphStep(benchmark::State& state) {
+    ExecContext exec(static_cast<int>(state.range(1)));
+    ParticleSet<3> fluid;
+    for (const auto& x : lattice_cube(static_cast<std::size_t>(state.range(0)))) fluid.push_back(x, Vec3::zero());
+    BoundarySet<3> boundary;
+    WcsphSettings s;
+    s.speed_of_sound = 30.0f;
+    WcsphSolver<3> solver(s, kRadius, Vec3{{0.0f, 0.0f, 0.0f}}, 1.0f);
+    solver.init(fluid, boundary, exec);
+    double t = 0.0;
+    for (auto _ : state) {
+        const float dt = solver.suggest_dt(fluid);
+        solver.step(fluid, boundary, t, dt, exec);
+        t += dt;
+    }
+    const double n = double(fluid.size());
+    state.counters["ns_per_particle"] = benchmark::Counter(n * double(state.iterations()),
+                                                           benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+    state.counters["ns_per_particle"] = state.counters["ns_per_particle"] * 1e9;
+    state.counters["bytes_per_particle"] = double(fluid.memory_bytes() + solver.memory_bytes()) / n;
+}
+
+// The peer-comparison scene: bench_dam_break_3d, stepped from its initial state.
+void BM_SceneBenchDamBreak3D(benchmark::State& state) {
+    ExecContext exec(static_cast<int>(state.range(0)));
+    const Scene scene = load_scene(std::filesystem::path(EDDY_SOURCE_DIR) / "scenes/bench_dam_break_3d.json");
+    Simulation sim = make_simulation(scene, 5'000'000, exec);
+    const std::size_t n = std::visit([](const auto& s) { return s.fluid.size(); }, sim);
+    // Skip the first instants (the column starts at rest) so that steps see a moving fluid.
+    for (int i = 0; i < 20; ++i) step(sim, exec);
+    for (auto _ : state) step(sim, exec);
+    state.counters["particles"] = double(n);
+    state.counters["ms_per_step"] =
+        benchmark::Counter(double(state.iterations()), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+    state.counters["ms_per_step"] = state.counters["ms_per_step"] * 1e3;
+    state.counters["ns_per_particle"] = state.counters["ms_per_step"] * 1e6 / double(n);
+}
+
+}  // namespace
+
+BENCHMARK(BM_NeighborSearchLattice)->ArgsProduct({{10'000, 100'000, 1'000'000}, {1, 2}})->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_NeighborSearchRandom)->ArgsProduct({{1'000'000}, {1, 2}})->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_NeighborSearchRandomMorton)->ArgsProduct({{1'000'000}, {1, 2}})->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_WcsphStep)->ArgsProduct({{10'000, 100'000, 1'000'000}, {1, 2}})->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_SceneBenchDamBreak3D)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+BENCHMARK_MAIN();
