@@ -7,6 +7,11 @@
 #include <cmath>
 #include <random>
 
+#if __has_include(<nanoflann.hpp>)
+#include <nanoflann.hpp>
+#define EDDY_HAVE_NANOFLANN 1
+#endif
+
 #include "eddy/neighbors.hpp"
 #include "eddy/scene.hpp"
 #include "eddy/simulation.hpp"
@@ -76,6 +81,49 @@ void BM_NeighborSearchRandomMorton(benchmark::State& state) {
     neighbor_search(state, random_cube(static_cast<std::size_t>(state.range(0))), true);
 }
 
+#ifdef EDDY_HAVE_NANOFLANN
+// Peer: nanoflann (Debian's libnanoflann-dev), a widely used k-d tree. Build + a radius search per
+// particle, in parallel over the same fixed blocks; results counted into CSR-sized arrays.
+struct Cloud {
+    const std::vector<Vec3>* p;
+    std::size_t kdtree_get_point_count() const { return p->size(); }
+    float kdtree_get_pt(std::size_t i, std::size_t d) const { return (*p)[i][static_cast<int>(d)]; }
+    template <class B>
+    bool kdtree_get_bbox(B&) const { return false; }
+};
+using KdTree = nanoflann::KDTreeSingleIndexAdaptor<nanoflann::L2_Simple_Adaptor<float, Cloud>, Cloud, 3, std::uint32_t>;
+
+void BM_PeerNanoflannRadiusSearch(benchmark::State& state) {
+    std::vector<Vec3> pts = state.range(2) ? random_cube(static_cast<std::size_t>(state.range(0)))
+                                           : lattice_cube(static_cast<std::size_t>(state.range(0)));
+    ExecContext exec(static_cast<int>(state.range(1)));
+    Cloud cloud{&pts};
+    std::vector<std::uint32_t> counts(pts.size());
+    std::size_t total = 0;
+    for (auto _ : state) {
+        KdTree tree(3, cloud, nanoflann::KDTreeSingleIndexAdaptorParams(10));
+        tree.buildIndex();
+        parallel_blocks(exec, pts.size(), [&](std::size_t b, std::size_t e) {
+            std::vector<std::pair<std::uint32_t, float>> hits;
+            nanoflann::SearchParams params;
+            params.sorted = false;
+            for (std::size_t i = b; i < e; ++i) {
+                tree.radiusSearch(pts[i].v, kSupport * kSupport, hits, params);
+                counts[i] = static_cast<std::uint32_t>(hits.size());
+            }
+        });
+        total = 0;
+        for (auto c : counts) total += c;
+        benchmark::DoNotOptimize(total);
+    }
+    const double n = double(pts.size());
+    state.counters["ns_per_particle"] =
+        benchmark::Counter(n * double(state.iterations()), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+    state.counters["ns_per_particle"] = state.counters["ns_per_particle"] * 1e9;
+    state.counters["neighbors"] = double(total) / n - 1.0;  // nanoflann counts the point itself
+}
+#endif
+
 void BM_WcsphStep(benchmark::State& state) {
     ExecContext exec(static_cast<int>(state.range(1)));
     ParticleSet<3> fluid;
@@ -119,6 +167,10 @@ void BM_SceneBenchDamBreak3D(benchmark::State& state) {
 BENCHMARK(BM_NeighborSearchLattice)->ArgsProduct({{10'000, 100'000, 1'000'000}, {1, 2}})->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_NeighborSearchRandom)->ArgsProduct({{1'000'000}, {1, 2}})->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_NeighborSearchRandomMorton)->ArgsProduct({{1'000'000}, {1, 2}})->Unit(benchmark::kMillisecond)->UseRealTime();
+#ifdef EDDY_HAVE_NANOFLANN
+// Args: particles, threads, random (1) or lattice (0).
+BENCHMARK(BM_PeerNanoflannRadiusSearch)->Args({1'000'000, 2, 0})->Args({1'000'000, 2, 1})->Args({100'000, 2, 0})->Unit(benchmark::kMillisecond)->UseRealTime();
+#endif
 BENCHMARK(BM_WcsphStep)->ArgsProduct({{10'000, 100'000, 1'000'000}, {1, 2}})->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_SceneBenchDamBreak3D)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 

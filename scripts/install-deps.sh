@@ -13,6 +13,7 @@ PKGS=(
   libstb-dev            # stb_image_write: PNG pictures
   libgtest-dev libgmock-dev  # unit, validation and regression tests
   libbenchmark-dev      # bench/
+  libnanoflann-dev      # bench/: a k-d tree peer for the neighbour-search benchmark (header only)
 )
 PKGS+=("$@")
 

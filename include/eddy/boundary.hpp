@@ -44,10 +44,24 @@ struct BoundarySet {
     std::size_t memory_bytes() const;
 };
 
-/// Sets psi_b = rho0 / sum_k W(x_b - x_k) over the boundary neighbours k within the kernel support
-/// (b included). Gathers: each particle writes only its own value.
+/// Sets psi_b = gamma rho0 / sum_k W(x_b - x_k) over the boundary neighbours k within the kernel
+/// support (b included). Gathers: each particle writes only its own value.
+///
+/// Akinci's volume 1 / sum_k W_bk assumes the boundary's own neighbourhood stands for a full one,
+/// which holds for their single layer but overestimates the volume of our double layer (the sum misses
+/// the fluid side): a fluid particle resting on a flat wall would see rho = 1.03 rho0, and the Tait
+/// pressure would push it off the wall. gamma corrects this once for the walls eddy builds: it is the
+/// ratio of the kernel sum of an inner-layer particle of a flat double-layer wall of spacing
+/// `spacing` to the kernel sum of a full lattice, so that fluid resting on such a wall has exactly
+/// rho0 while curved or unevenly sampled walls keep Akinci's adaptive volumes. spacing <= 0: gamma = 1
+/// (Akinci's formula as published).
 template <int D>
-void compute_boundary_psi(BoundarySet<D>& b, const CubicSpline<D>& kernel, float rest_density, const ExecContext& exec);
+void compute_boundary_psi(BoundarySet<D>& b, const CubicSpline<D>& kernel, float rest_density, const ExecContext& exec,
+                          float spacing = 0.0f);
+
+/// gamma of compute_boundary_psi for a double layer of the given spacing (1 when spacing <= 0).
+template <int D>
+float double_layer_volume_correction(const CubicSpline<D>& kernel, float spacing);
 
 /// Moves every boundary particle of a moving object to its pose at time t (s) and sets its velocity.
 template <int D>

@@ -43,10 +43,8 @@ template <class F>
 void parallel_blocks(const ExecContext& exec, std::size_t n, F&& f, std::size_t block = kBlock) {
     if (n == 0) return;
     const std::size_t blocks = (n + block - 1) / block;
-    if (blocks == 1 || exec.threads() == 1) {
-        for (std::size_t b = 0; b < blocks; ++b) f(b * block, std::min(n, (b + 1) * block));
-        return;
-    }
+    // Always through the same TBB body, even on one thread: a separate serial loop would be a second
+    // inlined copy of f, which the compiler may vectorise differently (and round differently).
     exec.run([&] {
         tbb::parallel_for(
             tbb::blocked_range<std::size_t>(0, blocks, 1),

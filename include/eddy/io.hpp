@@ -46,5 +46,8 @@ template <int D>
 ParticleSet<D> read_vtp(const std::filesystem::path& path);
 template <int D>
 ParticleSet<D> read_ply(const std::filesystem::path& path);
+/// Any of the above, chosen by the extension (.csv, .vtp, .ply); other extensions are an InputError.
+template <int D>
+ParticleSet<D> read_particles(const std::filesystem::path& path);
 
 }  // namespace eddy::io

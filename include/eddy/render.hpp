@@ -16,6 +16,7 @@ struct RenderSettings {
     int height = 720;            ///< Picture height (px)
     float particle_radius = 0;   ///< Drawn radius (m); 0: the scene's particle radius
     float speed_scale = 1.0f;    ///< Speed (m/s) at the middle of the colour map (sigmoid centre)
+    bool speed_scale_set = false;  ///< run(): false lets it pick half the free-fall speed of the fluid height
     bool draw_boundary = true;   ///< Draw the boundary particles
     // 3D camera; if eye == target, a default view of `bounds` from the front-right-above.
     Vec3 eye = {{0, 0, 0}};

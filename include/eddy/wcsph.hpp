@@ -29,7 +29,8 @@ struct WcsphSettings {
     float exponent = 7.0f;           ///< Tait exponent gamma
     bool clamp_pressure = true;      ///< Clamp negative pressure to 0 (no tensile instability at the free surface)
     float viscosity = 0.0f;          ///< Seed viscosity nu (1/s): a_i += nu sum_j m 2/(rho_i+rho_j) (v_j - v_i) W_ij
-    float artificial_viscosity = 0.02f;  ///< Monaghan artificial viscosity alpha (dimensionless)
+    float artificial_viscosity = 0.05f;  ///< Monaghan artificial viscosity alpha (dimensionless)
+    float boundary_viscosity = 0.05f;    ///< The same between fluid and walls (dimensionless)
     float cfl = 0.4f;                ///< CFL number lambda
     float dt_min = 1e-6f;            ///< Smallest time step (s); a run that needs less has diverged
     float dt_max = 5e-3f;            ///< Largest time step (s)

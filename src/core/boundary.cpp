@@ -1,5 +1,7 @@
 #include "eddy/boundary.hpp"
 
+#include <cmath>
+
 #include "eddy/neighbors.hpp"
 
 namespace eddy {
@@ -20,15 +22,38 @@ std::size_t BoundarySet<D>::memory_bytes() const {
 }
 
 template <int D>
-void compute_boundary_psi(BoundarySet<D>& b, const CubicSpline<D>& kernel, float rest_density, const ExecContext& exec) {
+float double_layer_volume_correction(const CubicSpline<D>& kernel, float spacing) {
+    if (!(spacing > 0.0f)) return 1.0f;
+    // Lattice points within the support around the origin: all of them (full), and those of the two
+    // wall layers y = 0 and y = -spacing (the origin is an inner-layer particle).
+    const int n = static_cast<int>(std::ceil(kernel.h / spacing)) + 1;
+    double full = 0.0, wall = 0.0;
+    for (int i = -n; i <= n; ++i)
+        for (int j = -n; j <= n; ++j)
+            for (int k = (D == 3 ? -n : 0); k <= (D == 3 ? n : 0); ++k) {
+                Vec<D> x;
+                x[0] = i * spacing;
+                x[1] = j * spacing;
+                if constexpr (D == 3) x[2] = k * spacing;
+                const double w = kernel.value(x);
+                full += w;
+                if (j == 0 || j == -1) wall += w;
+            }
+    return static_cast<float>(wall / full);
+}
+
+template <int D>
+void compute_boundary_psi(BoundarySet<D>& b, const CubicSpline<D>& kernel, float rest_density, const ExecContext& exec,
+                          float spacing) {
     if (b.empty()) return;
+    const float gamma = double_layer_volume_correction(kernel, spacing);
     NeighborGrid<D> grid(kernel.h);
     grid.build(b.position, exec);
     parallel_for_each_index(exec, b.size(), [&](std::size_t i) {
         const Vec<D> xi = b.position[i];
         float sum = 0.0f;  // includes b itself (j == i: W(0))
         grid.for_each_neighbor(xi, kernel.h, [&](std::uint32_t j) { sum += kernel.value(xi - b.position[j]); });
-        b.psi[i] = rest_density / sum;
+        b.psi[i] = gamma * rest_density / sum;
     });
 }
 
@@ -67,8 +92,10 @@ void update_boundary_motion(BoundarySet<D>& b, double t, const ExecContext& exec
 
 template struct BoundarySet<2>;
 template struct BoundarySet<3>;
-template void compute_boundary_psi<2>(BoundarySet<2>&, const CubicSpline<2>&, float, const ExecContext&);
-template void compute_boundary_psi<3>(BoundarySet<3>&, const CubicSpline<3>&, float, const ExecContext&);
+template void compute_boundary_psi<2>(BoundarySet<2>&, const CubicSpline<2>&, float, const ExecContext&, float);
+template void compute_boundary_psi<3>(BoundarySet<3>&, const CubicSpline<3>&, float, const ExecContext&, float);
+template float double_layer_volume_correction<2>(const CubicSpline<2>&, float);
+template float double_layer_volume_correction<3>(const CubicSpline<3>&, float);
 template void update_boundary_motion<2>(BoundarySet<2>&, double, const ExecContext&);
 template void update_boundary_motion<3>(BoundarySet<3>&, double, const ExecContext&);
 

@@ -84,16 +84,20 @@ StepStats step(Simulation& simulation, const ExecContext& exec, double until) {
                 [&](auto& method) {
                     float dt = method.suggest_dt(sim.fluid);
                     const bool underflow = dt < method_dt_min(sim.method);
+                    bool lands = false;
                     if (until > 0.0) {
                         // Land exactly on `until`, without leaving a sliver of a step before it.
                         const double left = until - sim.time;
-                        if (left <= dt) dt = static_cast<float>(left);
-                        else if (left < 2.0 * dt) dt = static_cast<float>(0.5 * left);
+                        if (left <= dt) {
+                            dt = static_cast<float>(left);
+                            lands = true;
+                        } else if (left < 2.0 * dt) {
+                            dt = static_cast<float>(0.5 * left);
+                        }
                     }
                     StepStats st = method.step(sim.fluid, sim.boundary, sim.time, dt, exec);
                     st.dt_underflow = underflow;
-                    if (until > 0.0 && std::abs(until - (sim.time + dt)) < 1e-12 * std::max(1.0, until)) sim.time = until;
-                    else sim.time += dt;
+                    sim.time = lands ? until : sim.time + dt;
                     ++sim.steps;
                     return st;
                 },
@@ -121,6 +125,11 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
                 rs.fov_deg = static_cast<float>(scene.camera.fov_deg);
             }
             const Aabb<D> view = scene_bounds<D>(scene);
+            // Colour scale: the middle of the map at half the free-fall speed of the fluid's height.
+            if (!opts.render_settings.speed_scale_set) {
+                const double v = std::sqrt(2.0 * norm(from_array<3>(scene.gravity)) * fluid_height(scene));
+                if (v > 0.0) rs.speed_scale = static_cast<float>(0.5 * v);
+            }
             const float r = static_cast<float>(scene.particle_radius);
 
             RunResult result;

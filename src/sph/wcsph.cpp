@@ -24,6 +24,8 @@ std::span<const Field<WcsphSettings>> wcsph_fields() {
         {"viscosity", &S::viscosity, "1/s", 0, kInf,
          "seed viscosity nu: a_i += nu sum_j m 2/(rho_i+rho_j) (v_j - v_i) W_ij"},
         {"artificial_viscosity", &S::artificial_viscosity, "", 0, 10, "Monaghan artificial viscosity alpha"},
+        {"boundary_viscosity", &S::boundary_viscosity, "", 0, 10,
+         "artificial viscosity alpha between fluid and walls (damps motion towards them)"},
         {"cfl", &S::cfl, "", 0, 1, "CFL number lambda: dt <= lambda 2r / v_max and <= lambda h / (c0 + v_max)", {}, true},
         {"dt_min", &S::dt_min, "s", 0, kInf, "smallest time step; needing less means the run diverged", {}, true},
         {"dt_max", &S::dt_max, "s", 0, kInf, "largest time step", {}, true},
@@ -79,7 +81,7 @@ WcsphSolver<D>::WcsphSolver(const WcsphSettings& s, float particle_radius, const
 template <int D>
 void WcsphSolver<D>::init(ParticleSet<D>& fluid, BoundarySet<D>& boundary, const ExecContext& exec) {
     fluid.mass = m_mass;
-    compute_boundary_psi(boundary, m_kernel, m_s.rest_density, exec);
+    compute_boundary_psi(boundary, m_kernel, m_s.rest_density, exec, 2.0f * m_r);
     m_boundary_grid.build(boundary.position, exec);
     m_boundary_built = true;
     if (!fluid.empty()) {
@@ -177,6 +179,7 @@ StepStats WcsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
     // Accelerations: symmetric pressure force (seed eq. f), pressure mirrored onto boundary particles,
     // Monaghan artificial viscosity, the seed's viscosity, gravity. Each particle gathers its own.
     const float alpha_c_h = m_s.artificial_viscosity * m_c0 * W.h;
+    const float wall_alpha_c_h = m_s.boundary_viscosity * m_c0 * W.h;
     const float eps_h2 = 0.01f * W.h * W.h;
     const float nu = m_s.viscosity;
     const Vec<D> g = m_g;
@@ -208,7 +211,9 @@ StepStats WcsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
                 const float dw = W.derivative(d) / d;
                 float s = 2.0f * pi_term;
                 const float vr = dot(vi - vb[k], r);
-                if (vr < 0.0f && alpha_c_h > 0.0f) s += -alpha_c_h * vr / ((d2 + eps_h2) * rhoi);
+                // Artificial viscosity against the wall's own velocity (Akinci et al. 2012, eq. 11, with
+                // Monaghan's form), with its own coefficient.
+                if (vr < 0.0f && wall_alpha_c_h > 0.0f) s += -wall_alpha_c_h * vr / ((d2 + eps_h2) * rhoi);
                 acc -= r * (psi[k] * s * dw);
             }
             a[i] = acc;

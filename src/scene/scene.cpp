@@ -1,0 +1,447 @@
+// Scene files: JSON -> validated Scene. Every error names the file, the key path and what is allowed.
+#include "eddy/scene.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "eddy/error.hpp"
+
+namespace eddy {
+
+namespace {
+
+// The methods a scene may name; adding a method is one entry here and one in make_simulation.
+constexpr const char* kMethods[] = {"wcsph"};
+constexpr const char* kFormats[] = {"vtk", "csv", "ply"};
+
+struct Ctx {
+    std::string file;
+    [[noreturn]] void fail(const std::string& path, const std::string& what) const {
+        throw InputError(fmt::format("{}: {}: {}", file, path, what));
+    }
+};
+
+std::string join(std::initializer_list<const char*> keys) {
+    std::string s;
+    for (const char* k : keys) s += (s.empty() ? "" : ", ") + std::string(k);
+    return s;
+}
+
+void check_keys(const Ctx& c, const nlohmann::json& obj, const std::string& path,
+                std::initializer_list<const char*> allowed) {
+    if (!obj.is_object()) c.fail(path.empty() ? "scene" : path, fmt::format("expected an object, got {}", obj.type_name()));
+    for (auto it = obj.begin(); it != obj.end(); ++it) {
+        bool ok = false;
+        for (const char* k : allowed) ok = ok || it.key() == k;
+        if (!ok) {
+            const std::string where = path.empty() ? "" : path + ": ";
+            throw InputError(fmt::format("{}: {}unknown key '{}'; allowed: {}", c.file, where, it.key(), join(allowed)));
+        }
+    }
+}
+
+std::string sub(const std::string& path, const std::string& key) { return path.empty() ? key : path + "." + key; }
+
+double number(const Ctx& c, const nlohmann::json& obj, const std::string& path, const char* key, double fallback,
+              bool required, bool positive) {
+    const std::string p = sub(path, key);
+    if (!obj.contains(key)) {
+        if (required) c.fail(p, "missing; it is required");
+        return fallback;
+    }
+    const auto& v = obj.at(key);
+    if (!v.is_number()) c.fail(p, fmt::format("must be a number, got {}", v.dump()));
+    const double d = v.get<double>();
+    if (!std::isfinite(d)) c.fail(p, "must be finite");
+    if (positive && !(d > 0.0)) c.fail(p, fmt::format("= {:g}: must be > 0", d));
+    return d;
+}
+
+std::string text(const Ctx& c, const nlohmann::json& obj, const std::string& path, const char* key,
+                 const std::string& fallback, bool required) {
+    const std::string p = sub(path, key);
+    if (!obj.contains(key)) {
+        if (required) c.fail(p, "missing; it is required");
+        return fallback;
+    }
+    if (!obj.at(key).is_string()) c.fail(p, fmt::format("must be a string, got {}", obj.at(key).dump()));
+    return obj.at(key).get<std::string>();
+}
+
+bool flag(const Ctx& c, const nlohmann::json& obj, const std::string& path, const char* key, bool fallback) {
+    if (!obj.contains(key)) return fallback;
+    if (!obj.at(key).is_boolean()) c.fail(sub(path, key), fmt::format("must be true or false, got {}", obj.at(key).dump()));
+    return obj.at(key).get<bool>();
+}
+
+std::array<double, 3> vec(const Ctx& c, const nlohmann::json& obj, const std::string& path, const char* key, int dim,
+                          std::array<double, 3> fallback, bool required, int components = 0) {
+    const std::string p = sub(path, key);
+    const int n = components ? components : dim;
+    if (!obj.contains(key)) {
+        if (required) c.fail(p, fmt::format("missing; it is required ({} numbers)", n));
+        return fallback;
+    }
+    const auto& v = obj.at(key);
+    if (!v.is_array() || static_cast<int>(v.size()) != n)
+        c.fail(p, fmt::format("expected {} numbers, got {}", n, v.dump()));
+    std::array<double, 3> r{0, 0, 0};
+    for (int i = 0; i < n; ++i) {
+        if (!v[i].is_number() || !std::isfinite(v[i].get<double>()))
+            c.fail(p, fmt::format("expected {} finite numbers, got {}", n, v.dump()));
+        r[i] = v[i].get<double>();
+    }
+    return r;
+}
+
+void check_box(const Ctx& c, const std::string& path, const std::array<double, 3>& lo, const std::array<double, 3>& hi,
+               int dim) {
+    static const char* axis[] = {"x", "y", "z"};
+    for (int a = 0; a < dim; ++a)
+        if (!(lo[a] < hi[a]))
+            c.fail(path, fmt::format("min.{} = {:g} must be below max.{} = {:g}", axis[a], lo[a], axis[a], hi[a]));
+}
+
+void check_shape_dim(const Ctx& c, const std::string& path, const std::string& shape, int dim, bool fluid) {
+    const bool ok = shape == "box" || (dim == 2 && shape == "circle") || (dim == 3 && shape == "sphere") ||
+                    (!fluid && dim == 3 && shape == "cylinder");
+    if (!ok) {
+        const char* allowed = fluid ? (dim == 2 ? "box, circle" : "box, sphere")
+                                    : (dim == 2 ? "box, circle" : "box, sphere, cylinder");
+        c.fail(sub(path, "shape"), fmt::format("\"{}\" is not allowed in {}D; allowed: {}", shape, dim, allowed));
+    }
+}
+
+// Applies "a.b.0.c=value" to j.
+void apply_override(nlohmann::json& j, const std::string& ov, const std::string& where) {
+    const auto eq = ov.find('=');
+    if (eq == std::string::npos || eq == 0)
+        throw InputError(fmt::format("{}: --set '{}': expected KEY.PATH=VALUE, e.g. settings.cfl=0.3", where, ov));
+    const std::string path = ov.substr(0, eq), value = ov.substr(eq + 1);
+    nlohmann::json v;
+    try {
+        v = nlohmann::json::parse(value);
+    } catch (const nlohmann::json::exception&) {
+        v = value;  // not JSON: a plain string
+    }
+    nlohmann::json* cur = &j;
+    std::size_t start = 0;
+    while (true) {
+        const auto dot = path.find('.', start);
+        const std::string seg = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+        if (seg.empty()) throw InputError(fmt::format("{}: --set '{}': empty key in the path", where, ov));
+        nlohmann::json* next;
+        if (cur->is_array()) {
+            char* end = nullptr;
+            const long idx = std::strtol(seg.c_str(), &end, 10);
+            if (*end || idx < 0 || idx >= static_cast<long>(cur->size()))
+                throw InputError(fmt::format("{}: --set '{}': '{}' is not an index of a list of {} entries", where, ov, seg,
+                                             cur->size()));
+            next = &(*cur)[static_cast<std::size_t>(idx)];
+        } else {
+            if (!cur->is_object()) *cur = nlohmann::json::object();
+            next = &(*cur)[seg];
+        }
+        if (dot == std::string::npos) {
+            *next = v;
+            return;
+        }
+        cur = next;
+        start = dot + 1;
+    }
+}
+
+std::filesystem::path exe_dir() {
+    char buf[4096];
+    const ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+    if (n <= 0) return {};
+    buf[n] = 0;
+    return std::filesystem::path(buf).parent_path();
+}
+
+}  // namespace
+
+Scene parse_scene(nlohmann::json j, const std::string& where, const std::vector<std::string>& overrides) {
+    for (const auto& ov : overrides) apply_override(j, ov, where);
+    const Ctx c{where};
+    check_keys(c, j, "", {"name", "description", "dimension", "method", "particle_radius", "gravity", "duration",
+                          "output", "camera", "settings", "boundaries", "fluids"});
+    Scene s;
+    s.source = where;
+    s.name = text(c, j, "", "name", "", true);
+    s.description = text(c, j, "", "description", "", false);
+    if (!j.contains("dimension")) c.fail("dimension", "missing; it is required (2 or 3)");
+    if (!j["dimension"].is_number_integer() || (j["dimension"] != 2 && j["dimension"] != 3))
+        c.fail("dimension", fmt::format("= {}: allowed: 2, 3", j["dimension"].dump()));
+    s.dimension = j["dimension"].get<int>();
+    const int dim = s.dimension;
+    s.method = text(c, j, "", "method", "wcsph", false);
+    if (std::none_of(std::begin(kMethods), std::end(kMethods), [&](const char* m) { return s.method == m; })) {
+        std::string allowed;
+        for (const char* m : kMethods) allowed += (allowed.empty() ? "" : ", ") + std::string(m);
+        c.fail("method", fmt::format("\"{}\" is not a method; allowed: {}", s.method, allowed));
+    }
+    s.particle_radius = number(c, j, "", "particle_radius", 0.0, true, true);
+    s.gravity = vec(c, j, "", "gravity", dim, dim == 2 ? std::array<double, 3>{0, -9.81, 0} : std::array<double, 3>{0, -9.81, 0},
+                    false);
+    s.duration = number(c, j, "", "duration", 1.0, false, true);
+
+    if (j.contains("output")) {
+        const auto& o = j["output"];
+        check_keys(c, o, "output", {"fps", "formats", "render"});
+        s.output.fps = number(c, o, "output", "fps", 25.0, false, true);
+        s.output.render = flag(c, o, "output", "render", false);
+        if (o.contains("formats")) {
+            const auto& f = o["formats"];
+            if (!f.is_array()) c.fail("output.formats", "must be a list, e.g. [\"vtk\", \"csv\"]");
+            s.output.formats.clear();
+            for (const auto& e : f) {
+                if (!e.is_string() || std::none_of(std::begin(kFormats), std::end(kFormats),
+                                                   [&](const char* k) { return e.get<std::string>() == k; }))
+                    c.fail("output.formats", fmt::format("{} is not a format; allowed: vtk, csv, ply", e.dump()));
+                s.output.formats.push_back(e.get<std::string>());
+            }
+        }
+    }
+    if (j.contains("camera")) {
+        const auto& o = j["camera"];
+        check_keys(c, o, "camera", {"eye", "target", "fov"});
+        s.camera.eye = vec(c, o, "camera", "eye", dim, {}, true, 3);
+        s.camera.target = vec(c, o, "camera", "target", dim, {}, true, 3);
+        s.camera.fov_deg = number(c, o, "camera", "fov", 40.0, false, true);
+        if (s.camera.fov_deg >= 180.0) c.fail("camera.fov", "must be below 180 degrees");
+        s.camera.given = true;
+    }
+    if (j.contains("settings")) {
+        if (!j["settings"].is_object()) c.fail("settings", "must be an object of the method's settings");
+        s.settings = j["settings"];
+    }
+
+    if (j.contains("boundaries")) {
+        if (!j["boundaries"].is_array()) c.fail("boundaries", "must be a list");
+        for (std::size_t i = 0; i < j["boundaries"].size(); ++i) {
+            const auto& b = j["boundaries"][i];
+            const std::string p = fmt::format("boundaries[{}]", i);
+            check_keys(c, b, p, {"shape", "solid", "min", "max", "center", "radius", "height", "angular_velocity",
+                                 "pivot", "axis", "open_top"});
+            BoundarySpec bs;
+            bs.shape = text(c, b, p, "shape", "", true);
+            check_shape_dim(c, p, bs.shape, dim, false);
+            bs.solid = flag(c, b, p, "solid", false);
+            bs.open_top = flag(c, b, p, "open_top", false);
+            if (bs.shape == "box") {
+                bs.min = vec(c, b, p, "min", dim, {}, true);
+                bs.max = vec(c, b, p, "max", dim, {}, true);
+                check_box(c, p, bs.min, bs.max, dim);
+                for (int a = 0; a < 3; ++a) bs.pivot[a] = 0.5 * (bs.min[a] + bs.max[a]);
+            } else {
+                bs.center = vec(c, b, p, "center", dim, {}, true);
+                bs.radius = number(c, b, p, "radius", 0.0, true, true);
+                bs.pivot = bs.center;
+                if (bs.shape == "cylinder") {
+                    bs.height = number(c, b, p, "height", 0.0, true, true);
+                    bs.pivot[1] += 0.5 * bs.height;
+                    if (bs.solid) c.fail(sub(p, "solid"), "cylinders are containers only; allowed: false");
+                }
+            }
+            if (bs.open_top && (bs.solid || (bs.shape != "box" && bs.shape != "cylinder")))
+                c.fail(sub(p, "open_top"), "only box and cylinder containers have a top to open");
+            bs.angular_velocity = number(c, b, p, "angular_velocity", 0.0, false, false);
+            bs.pivot = vec(c, b, p, "pivot", dim, bs.pivot, false);
+            bs.axis = vec(c, b, p, "axis", dim, {0, 0, 1}, false, 3);
+            if (dim == 3 && bs.axis[0] == 0 && bs.axis[1] == 0 && bs.axis[2] == 0)
+                c.fail(sub(p, "axis"), "must not be zero");
+            if (dim == 2 && b.contains("axis")) c.fail(sub(p, "axis"), "2D rotations are in the xy plane; remove 'axis'");
+            s.boundaries.push_back(bs);
+        }
+    }
+    if (!j.contains("fluids")) c.fail("fluids", "missing; at least one fluid block is required");
+    if (!j["fluids"].is_array() || j["fluids"].empty()) c.fail("fluids", "must be a non-empty list");
+    for (std::size_t i = 0; i < j["fluids"].size(); ++i) {
+        const auto& f = j["fluids"][i];
+        const std::string p = fmt::format("fluids[{}]", i);
+        check_keys(c, f, p, {"shape", "min", "max", "center", "radius", "velocity"});
+        FluidSpec fs;
+        fs.shape = text(c, f, p, "shape", "", true);
+        check_shape_dim(c, p, fs.shape, dim, true);
+        if (fs.shape == "box") {
+            fs.min = vec(c, f, p, "min", dim, {}, true);
+            fs.max = vec(c, f, p, "max", dim, {}, true);
+            check_box(c, p, fs.min, fs.max, dim);
+        } else {
+            fs.center = vec(c, f, p, "center", dim, {}, true);
+            fs.radius = number(c, f, p, "radius", 0.0, true, true);
+        }
+        fs.velocity = vec(c, f, p, "velocity", dim, {0, 0, 0}, false);
+        s.fluids.push_back(fs);
+    }
+    return s;
+}
+
+Scene load_scene(const std::filesystem::path& file, const std::vector<std::string>& overrides) {
+    std::ifstream in(file, std::ios::binary);
+    if (!in) throw InputError(fmt::format("{}: cannot open file: {}", file.string(), std::strerror(errno)));
+    std::stringstream ss;
+    ss << in.rdbuf();
+    const std::string content = ss.str();
+    nlohmann::json j;
+    try {
+        j = nlohmann::json::parse(content);
+    } catch (const nlohmann::json::parse_error& e) {
+        // Line and column from the byte offset.
+        const std::size_t at = std::min<std::size_t>(e.byte ? e.byte - 1 : 0, content.size());
+        std::size_t line = 1, col = 1;
+        for (std::size_t i = 0; i < at; ++i) {
+            if (content[i] == '\n') {
+                ++line;
+                col = 1;
+            } else {
+                ++col;
+            }
+        }
+        std::string msg = e.what();
+        if (const auto p = msg.find("]: "); p != std::string::npos) msg = msg.substr(p + 3);
+        throw InputError(fmt::format("{}: line {} column {}: JSON syntax error: {}", file.string(), line, col, msg));
+    }
+    return parse_scene(std::move(j), file.string(), overrides);
+}
+
+std::string scene_keys_help() {
+    return R"(Scene file keys (JSON; vectors have 2 or 3 numbers as "dimension" says; SI units):
+  name (text, required)            scene name
+  description (text)               one line, shown by `eddy scenes`
+  dimension (2|3, required)        2D or 3D
+  method (text; default "wcsph")   solver: wcsph
+  particle_radius (m, > 0, required)  particle radius r; fluid is sampled on a lattice of spacing 2r
+  gravity (m/s^2; default [0,-9.81(,0)])
+  duration (s, > 0; default 1)     simulated time of `eddy run`
+  output.fps (1/s, > 0; default 25)   frames per simulated second
+  output.formats (list of vtk|csv|ply; default ["vtk"])
+  output.render (true|false; default false)  a PNG per frame
+  camera.eye, camera.target (m, 3 numbers), camera.fov (deg; default 40)  3D pictures
+  settings (object)                the method's settings, listed below
+  boundaries[] (list)              walls, sampled with two layers of boundary particles:
+    shape: box | circle (2D) | sphere (3D) | cylinder (3D, axis y)
+    solid (true|false; default false)  false: a container (fluid inside); true: an obstacle (fluid outside)
+    min, max (m)                   box corners
+    center (m), radius (m, > 0)    circle/sphere centre; cylinder: centre of the bottom disc
+    height (m, > 0)                cylinder height along y
+    open_top (true|false)          box/cylinder container without a lid
+    angular_velocity (rad/s; default 0)  rigid rotation, counter-clockwise
+    pivot (m; default the shape's centre), axis (3 numbers, 3D; default [0,0,1])
+  fluids[] (list, at least one)    blocks of fluid:
+    shape: box | circle (2D) | sphere (3D); min, max or center, radius (m); velocity (m/s; default 0)
+)";
+}
+
+std::filesystem::path bundled_scenes_dir() {
+    namespace fs = std::filesystem;
+    if (const char* env = std::getenv("EDDY_SCENES_DIR"); env && *env) return env;
+    const fs::path exe = exe_dir();
+    if (!exe.empty()) {
+        if (fs::is_directory(exe / "../share/eddy/scenes")) return fs::weakly_canonical(exe / "../share/eddy/scenes");
+        if (fs::is_directory(exe / "../../scenes") && fs::exists(exe / "../../scenes/dam_break_3d.json"))
+            return fs::weakly_canonical(exe / "../../scenes");
+    }
+    if (fs::is_directory(EDDY_SOURCE_SCENES_DIR)) return EDDY_SOURCE_SCENES_DIR;
+    return EDDY_INSTALL_SCENES_DIR;
+}
+
+std::vector<SceneEntry> list_bundled_scenes() {
+    namespace fs = std::filesystem;
+    std::vector<SceneEntry> out;
+    const fs::path dir = bundled_scenes_dir();
+    if (!fs::is_directory(dir)) throw InputError(fmt::format("{}: the bundled scenes folder is missing", dir.string()));
+    for (const auto& e : fs::directory_iterator(dir)) {
+        if (e.path().extension() != ".json") continue;
+        const Scene s = load_scene(e.path());
+        out.push_back({s.name, s.description, e.path()});
+    }
+    std::sort(out.begin(), out.end(), [](const SceneEntry& a, const SceneEntry& b) { return a.name < b.name; });
+    return out;
+}
+
+std::filesystem::path resolve_scene(const std::string& arg) {
+    namespace fs = std::filesystem;
+    if (fs::is_regular_file(arg)) return arg;
+    const fs::path dir = bundled_scenes_dir();
+    for (const fs::path& cand : {dir / arg, dir / (arg + ".json")})
+        if (fs::is_regular_file(cand)) return cand;
+    if (arg.find('/') != std::string::npos || fs::path(arg).extension() == ".json")
+        throw InputError(fmt::format("{}: cannot open file: No such file or directory", arg));
+    std::string names;
+    if (fs::is_directory(dir))
+        for (const auto& e : fs::directory_iterator(dir))
+            if (e.path().extension() == ".json") names += (names.empty() ? "" : ", ") + e.path().stem().string();
+    throw InputError(fmt::format("{}: no such scene file or bundled scene; bundled: {}", arg, names));
+}
+
+double fluid_height(const Scene& s) {
+    Vec3 down = from_array<3>(s.gravity);
+    const float g = norm(down);
+    down = g > 0.0f ? down * (1.0f / g) : Vec3{{0.0f, -1.0f, 0.0f}};
+    double lo = 1e300, hi = -1e300;
+    for (const auto& f : s.fluids) {
+        if (f.shape == "box") {
+            for (int corner = 0; corner < 8; ++corner) {
+                Vec3 p{{float(corner & 1 ? f.max[0] : f.min[0]), float(corner & 2 ? f.max[1] : f.min[1]),
+                        float(s.dimension == 3 && (corner & 4) ? f.max[2] : f.min[2])}};
+                const double h = -dot(p, down);
+                lo = std::min(lo, h);
+                hi = std::max(hi, h);
+            }
+        } else {
+            const double h = -dot(from_array<3>(f.center), down);
+            lo = std::min(lo, h - f.radius);
+            hi = std::max(hi, h + f.radius);
+        }
+    }
+    return hi > lo ? hi - lo : 0.0;
+}
+
+template <int D>
+Aabb<D> scene_bounds(const Scene& s) {
+    Aabb<D> b;
+    b.lo = Vec<D>::filled(std::numeric_limits<float>::max());
+    b.hi = Vec<D>::filled(-std::numeric_limits<float>::max());
+    auto grow = [&](const std::array<double, 3>& lo, const std::array<double, 3>& hi) {
+        for (int a = 0; a < D; ++a) {
+            b.lo[a] = std::min(b.lo[a], float(lo[a]));
+            b.hi[a] = std::max(b.hi[a], float(hi[a]));
+        }
+    };
+    auto round_shape = [&](const std::array<double, 3>& c, double r, double height) {
+        std::array<double, 3> lo = c, hi = c;
+        for (int a = 0; a < 3; ++a) {
+            lo[a] -= r;
+            hi[a] += r;
+        }
+        if (height > 0) {
+            lo[1] = c[1];
+            hi[1] = c[1] + height;
+        }
+        grow(lo, hi);
+    };
+    for (const auto& x : s.boundaries) {
+        if (x.shape == "box") grow(x.min, x.max);
+        else round_shape(x.center, x.radius, x.shape == "cylinder" ? x.height : 0.0);
+    }
+    for (const auto& f : s.fluids) {
+        if (f.shape == "box") grow(f.min, f.max);
+        else round_shape(f.center, f.radius, 0.0);
+    }
+    return b;
+}
+
+template Aabb<2> scene_bounds<2>(const Scene&);
+template Aabb<3> scene_bounds<3>(const Scene&);
+
+}  // namespace eddy

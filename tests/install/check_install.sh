@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs the built tree into a temporary prefix and builds a consumer with find_package(eddy).
+set -euo pipefail
+build_dir=$1; source_dir=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cmake --install "$build_dir" --prefix "$work/prefix" >/dev/null
+test -x "$work/prefix/bin/eddy"
+test -f "$work/prefix/share/eddy/scenes/dam_break_3d.json"
+cmake -S "$source_dir/tests/install/consumer" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+      -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
+cmake --build "$work/build" >/dev/null
+"$work/build/consumer"
+# The installed CLI finds its bundled scenes without the source tree.
+env -u EDDY_SCENES_DIR "$work/prefix/bin/eddy" scenes | grep -q dam_break_3d
+echo "install + find_package(eddy): ok"
