@@ -145,7 +145,7 @@ void render_png(const std::filesystem::path& path, const ParticleSet<D>& fluid, 
         // translucent backdrop; the near walls would hide the fluid.
         if (boundary && rs.draw_boundary)
             for (const auto& p : boundary->position)
-                if (dot(p - eye, f) > center_depth) sphere(p, grey * 0.8f, false, 1.0f);
+                if (dot(p - eye, f) > center_depth) sphere(p, grey * 0.7f, false, 0.35f);
         for (std::size_t i = 0; i < fluid.size(); ++i)
             sphere(fluid.position[i], speed_color(norm(fluid.velocity[i]), rs.speed_scale), true, 1.0f);
     }
