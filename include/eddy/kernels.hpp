@@ -17,6 +17,20 @@
 
 namespace eddy {
 
+/// sigma_d of the cubic spline for support radius h in d = 1, 2 or 3 dimensions (1/m^d).
+inline double cubic_spline_sigma(int d, double h) {
+    if (d == 1) return 4.0 / (3.0 * h);
+    if (d == 2) return 40.0 / (7.0 * std::numbers::pi * h * h);
+    return 8.0 / (std::numbers::pi * h * h * h);
+}
+
+/// The kernel's shape without normalisation: f(q) = 6 (q^3 - q^2) + 1 (q <= 1/2), 2 (1 - q)^3 (q < 1).
+inline double cubic_spline_shape(double q) {
+    if (q <= 0.5) return 6.0 * (q * q * q - q * q) + 1.0;
+    if (q < 1.0) return 2.0 * (1.0 - q) * (1.0 - q) * (1.0 - q);
+    return 0.0;
+}
+
 template <int D>
 struct CubicSpline {
     float h = 1.0f;      ///< Support radius (m): W = 0 for |r| >= h
@@ -24,11 +38,8 @@ struct CubicSpline {
     float sigma = 0.0f;  ///< Normalisation sigma_d (1/m^D)
 
     CubicSpline() = default;
-    explicit CubicSpline(float support) : h(support), inv_h(1.0f / support) {
-        const double hd = support;
-        if constexpr (D == 2) sigma = static_cast<float>(40.0 / (7.0 * std::numbers::pi * hd * hd));
-        else sigma = static_cast<float>(8.0 / (std::numbers::pi * hd * hd * hd));
-    }
+    explicit CubicSpline(float support)
+        : h(support), inv_h(1.0f / support), sigma(static_cast<float>(cubic_spline_sigma(D, support))) {}
 
     /// W(r) from the distance r (m). Returns 0 for r >= h.
     float value(float r) const {

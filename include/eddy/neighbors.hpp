@@ -103,6 +103,10 @@ public:
     static void for_each_cell_around(const Cell& c, F&& f);
 
 private:
+    struct CellBox { std::int64_t lo[D], hi[D]; };
+    // Lowest and highest cell over the points (deterministic reduction).
+    CellBox cell_box(std::span<const Vec<D>> points, const ExecContext& exec) const;
+
     float m_cell_size = 1.0f;
     float m_inv_cell = 1.0f;
     bool m_dense = false;                       // dense row-major cells, else hashed buckets

@@ -22,21 +22,16 @@ void NeighborGrid<D>::set_cell_size(float cell_size) {
 }
 
 template <int D>
-void NeighborGrid<D>::build(std::span<const Vec<D>> points, const ExecContext& exec) {
-    const std::size_t n = points.size();
-    EDDY_ASSERT(n < 0xffffffffu);
-
-    // Bounding box of the cells: dense layout when it holds at most about 4 cells per point.
-    struct Box { std::int64_t lo[D], hi[D]; };
-    Box init;
+typename NeighborGrid<D>::CellBox NeighborGrid<D>::cell_box(std::span<const Vec<D>> points, const ExecContext& exec) const {
+    CellBox init;
     for (int a = 0; a < D; ++a) {
         init.lo[a] = std::numeric_limits<std::int64_t>::max();
         init.hi[a] = std::numeric_limits<std::int64_t>::min();
     }
-    const Box box = parallel_reduce_blocks(
-        exec, n, init,
+    return parallel_reduce_blocks(
+        exec, points.size(), init,
         [&](std::size_t b, std::size_t e) {
-            Box m = init;
+            CellBox m = init;
             for (std::size_t i = b; i < e; ++i) {
                 const Cell c = cell_of(points[i]);
                 for (int a = 0; a < D; ++a) {
@@ -46,13 +41,22 @@ void NeighborGrid<D>::build(std::span<const Vec<D>> points, const ExecContext& e
             }
             return m;
         },
-        [](Box l, const Box& r) {
+        [](CellBox l, const CellBox& r) {
             for (int a = 0; a < D; ++a) {
                 l.lo[a] = std::min(l.lo[a], r.lo[a]);
                 l.hi[a] = std::max(l.hi[a], r.hi[a]);
             }
             return l;
         });
+}
+
+template <int D>
+void NeighborGrid<D>::build(std::span<const Vec<D>> points, const ExecContext& exec) {
+    const std::size_t n = points.size();
+    EDDY_ASSERT(n < 0xffffffffu);
+
+    // Bounding box of the cells: dense layout when it holds at most about 4 cells per point.
+    const CellBox box = cell_box(points, exec);
     const double limit = 4.0 * double(n) + 64.0;
     double cells = n ? 1.0 : limit + 1.0;
     for (int a = 0; a < D && n; ++a) cells *= double(box.hi[a] - box.lo[a] + 1);
@@ -246,24 +250,9 @@ inline std::uint64_t spread2(std::uint64_t v) {
 template <int D>
 std::vector<std::uint32_t> NeighborGrid<D>::morton_order(std::span<const Vec<D>> points, const ExecContext& exec) const {
     const std::size_t n = points.size();
-    using Cell3 = std::array<std::int64_t, D>;
-    // Lowest cell over the points: codes are relative to it so that negative cells sort correctly.
-    Cell3 init{};
-    init.fill(std::numeric_limits<std::int64_t>::max());
-    const Cell3 lo = parallel_reduce_blocks(
-        exec, n, init,
-        [&](std::size_t b, std::size_t e) {
-            Cell3 m = init;
-            for (std::size_t i = b; i < e; ++i) {
-                const Cell c = cell_of(points[i]);
-                for (int a = 0; a < D; ++a) m[a] = std::min<std::int64_t>(m[a], c[a]);
-            }
-            return m;
-        },
-        [](Cell3 a, const Cell3& b) {
-            for (int k = 0; k < D; ++k) a[k] = std::min(a[k], b[k]);
-            return a;
-        });
+    // Codes are relative to the lowest cell, so that negative cells sort correctly.
+    const CellBox box = cell_box(points, exec);
+    const std::int64_t* lo = box.lo;
     std::vector<std::pair<std::uint64_t, std::uint32_t>> keys(n);
     parallel_for_each_index(exec, n, [&](std::size_t i) {
         const Cell c = cell_of(points[i]);

@@ -24,6 +24,19 @@ double integrate(float h, int n, F&& f) {
 }
 }  // namespace
 
+TEST(Kernels, CubicSplineIntegratesToOne1D) {
+    // The 1D normalisation of the seed (sigma_1 = 4 / (3h)), with the same kernel shape.
+    for (double h : {0.01, 1.0, 3.0}) {
+        const int n = 100000;
+        double sum = 0.0;
+        for (int i = 0; i < n; ++i) {
+            const double x = -h + (i + 0.5) * 2.0 * h / n;
+            sum += cubic_spline_sigma(1, h) * cubic_spline_shape(std::abs(x) / h) * 2.0 * h / n;
+        }
+        EXPECT_NEAR(sum, 1.0, 1e-6) << "h = " << h;
+    }
+}
+
 TEST(Kernels, CubicSplineIntegratesToOne2D) {
     for (float h : {0.01f, 0.5f, 2.0f}) {
         CubicSpline<2> W(h);
