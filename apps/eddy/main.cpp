@@ -1,6 +1,8 @@
 // eddy: the command line. `eddy scenes`, `eddy run [SCENE] ...`.
 #include <unistd.h>
 
+#include <atomic>
+#include <csignal>
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -16,6 +18,10 @@
 #include "eddy/wcsph.hpp"
 
 namespace {
+
+// Set by SIGINT/SIGTERM; the run loop stops after the current step and writes its summary.
+std::atomic<bool> g_stop{false};
+extern "C" void on_signal(int) { g_stop.store(true); }
 
 constexpr const char* kDefaultScene = "dam_break_3d";
 
@@ -62,7 +68,8 @@ struct ProgressPrinter {
 std::string run_help_footer() {
     std::string s = "\nSCENE is a bundled scene name (see `eddy scenes`) or a path to a .json scene file;\n"
                     "without one, the default scene (" + std::string(kDefaultScene) + ") runs.\n\n";
-    s += "Exit codes: 0 done, 1 failure, 2 bad input (scene, flag, setting), 3 the simulation diverged.\n\n";
+    s += "Exit codes: 0 done, 1 failure, 2 bad input (scene, flag, setting), 3 the simulation diverged,\n"
+         "130 interrupted (Ctrl-C: the run stops after the current step, writes a last frame and the summary).\n\n";
     s += eddy::scene_keys_help();
     s += "\nMethod \"wcsph\" settings (scene key \"settings\", or --set settings.KEY=VALUE):\n";
     s += eddy::describe(eddy::wcsph_fields(), eddy::WcsphSettings{});
@@ -140,6 +147,9 @@ int main(int argc, char** argv) {
         opts.formats = formats;
         opts.render = render;
         opts.threads = exec.threads();
+        opts.stop = &g_stop;
+        std::signal(SIGINT, on_signal);
+        std::signal(SIGTERM, on_signal);
         ProgressPrinter printer;
         printer.tty = isatty(STDERR_FILENO) != 0;
         printer.quiet = quiet;
@@ -149,6 +159,11 @@ int main(int argc, char** argv) {
                          scene.method.c_str(), scene.dimension,
                          std::visit([](const auto& s) { return s.fluid.size(); }, sim), exec.threads(), out_dir.c_str());
         const eddy::RunResult r = eddy::run(sim, opts, exec);
+        if (r.exit_code == eddy::kExitInterrupted) {
+            std::fprintf(stderr, "eddy: %s; %zu frames and the summary are in %s\n", r.message.c_str(), r.frames.size(),
+                         out_dir.c_str());
+            return r.exit_code;
+        }
         if (r.exit_code != eddy::kExitOk) {
             std::fprintf(stderr, "eddy: error: %s: %s\n", scene.where().c_str(), r.message.c_str());
             return r.exit_code;

@@ -13,7 +13,7 @@ public:
 };
 
 /// Exit codes of the eddy command line.
-enum ExitCode : int { kExitOk = 0, kExitFailure = 1, kExitBadInput = 2, kExitDiverged = 3 };
+enum ExitCode : int { kExitOk = 0, kExitFailure = 1, kExitBadInput = 2, kExitDiverged = 3, kExitInterrupted = 130 };
 
 }  // namespace eddy
 

@@ -2,6 +2,7 @@
 // the benchmarks: steps to frame times exactly, writes frames atomically, watches for divergence,
 // reports progress through a callback and writes summary.json.
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -72,6 +73,9 @@ struct RunOptions {
     double progress_interval = 0.25;        ///< Seconds of wall time between progress reports
     std::function<void(const Progress&)> on_progress;  ///< Called periodically and at the end
     int threads = 0;                        ///< Only recorded in the summary
+    /// When set and true, the run stops after the current step (e.g. from a SIGINT handler), writes a
+    /// frame of that state and the summary, and returns status "interrupted".
+    const std::atomic<bool>* stop = nullptr;
 };
 
 struct FrameRecord {
@@ -81,15 +85,16 @@ struct FrameRecord {
 };
 
 struct RunResult {
-    int exit_code = kExitOk;        ///< kExitOk or kExitDiverged
-    std::string status;             ///< "completed" | "diverged"
+    int exit_code = kExitOk;        ///< kExitOk, kExitDiverged or kExitInterrupted
+    std::string status;             ///< "completed" | "diverged" | "interrupted"
     std::string message;            ///< What happened, one line
     nlohmann::json summary;         ///< As written to summary.json
     std::vector<FrameRecord> frames;
 };
 
 /// Runs the simulation to the end (or until it diverges), writing frames, pictures and summary.json
-/// into opts.out_dir. Divergence (NaN, a particle beyond the scene bounds, a time step below dt_min)
+/// into opts.out_dir. Frame files of an earlier run in the same folder (frames/particles_*) are
+/// removed first, so the folder never mixes two runs. Divergence (NaN, a particle beyond the scene bounds, a time step below dt_min)
 /// stops the run at once; frames written so far stay valid and the summary says what happened.
 RunResult run(Simulation& sim, const RunOptions& opts, const ExecContext& exec);
 

@@ -117,6 +117,9 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
             const bool render_all = opts.render || scene.output.render;
             const auto& out = opts.out_dir;
             std::filesystem::create_directories(out / "frames");
+            // Stale frames of an earlier run would mix with this one's in the folder.
+            for (const auto& e : std::filesystem::directory_iterator(out / "frames"))
+                if (e.path().filename().string().rfind("particles_", 0) == 0) std::filesystem::remove(e.path());
 
             RenderSettings rs = opts.render_settings;
             if (scene.camera.given) {
@@ -223,21 +226,25 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
                     write_frame(render_all);
                     ++next_frame;
                 }
+                if (opts.stop && opts.stop->load()) {
+                    result.status = "interrupted";
+                    result.exit_code = kExitInterrupted;
+                    result.message = fmt::format("interrupted at step {} (t = {:.6g} s)", sim.steps, sim.time);
+                    break;
+                }
                 const auto now = clock::now();
                 if (std::chrono::duration<double>(now - last_report).count() >= opts.progress_interval) {
                     last_report = now;
                     progress(false);
                 }
             }
-            // A run stopped by --steps between frames still ends with a frame of its last state.
-            if (result.exit_code == kExitOk && result.frames.back().time < sim.time) write_frame(render_all);
+            // A run stopped by --steps (or interrupted) between frames still ends with a frame of its last state.
+            if (result.exit_code != kExitDiverged && result.frames.back().time < sim.time) write_frame(render_all);
             // The last good frame always gets a picture.
             std::string picture;
-            if (result.exit_code == kExitOk || !result.frames.empty()) {
-                if (result.exit_code == kExitOk) {
-                    picture = "last_frame.png";
-                    render_png(out / picture, sim.fluid, &sim.boundary, view, r, rs);
-                }
+            if (result.exit_code != kExitDiverged) {
+                picture = "last_frame.png";
+                render_png(out / picture, sim.fluid, &sim.boundary, view, r, rs);
             }
             if (result.message.empty())
                 result.message = fmt::format("completed {} steps to t = {:.6g} s", sim.steps - steps0, sim.time);

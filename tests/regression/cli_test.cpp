@@ -162,3 +162,32 @@ TEST_F(Cli, DivergenceStopsWithExitCode3AndKeepsFrames) {
     for (const auto& f : s["frames"])
         for (const auto& file : f["files"]) EXPECT_TRUE(fs::exists(dir / "d" / file.get<std::string>()));
 }
+
+TEST_F(Cli, InterruptStopsCleanlyWithSummaryAndExitCode130) {
+    const std::string out = (dir / "i").string();
+    // Interrupt a long run after a second: it finishes the step, writes a frame and the summary.
+    const std::string cmd = "sh -c '" + std::string(EDDY_CLI) + " run dam_break_2d --quiet --until 100 --out " + out +
+                            " & pid=$!; sleep 1.5; kill -INT $pid; wait $pid; echo exit=$?'";
+    FILE* p = popen(cmd.c_str(), "r");
+    ASSERT_NE(p, nullptr);
+    std::string text;
+    std::array<char, 256> buf{};
+    while (std::fgets(buf.data(), buf.size(), p)) text += buf.data();
+    pclose(p);
+    EXPECT_NE(text.find("exit=130"), std::string::npos) << text;
+    nlohmann::json s = nlohmann::json::parse(std::ifstream(dir / "i/summary.json"));
+    EXPECT_EQ(s["status"], "interrupted");
+    EXPECT_GT(s["steps"].get<int>(), 0);
+    EXPECT_TRUE(fs::exists(dir / "i/last_frame.png"));
+    for (const auto& f : s["frames"])
+        for (const auto& file : f["files"]) EXPECT_TRUE(fs::exists(dir / "i" / file.get<std::string>()));
+}
+
+TEST_F(Cli, ARerunReplacesTheFramesOfTheLastRun) {
+    const fs::path scene = write("small.json", kSmallScene);
+    ASSERT_EQ(run_cli("run " + scene.string() + " --quiet --out " + (dir / "r").string()).code, 0);
+    ASSERT_TRUE(fs::exists(dir / "r/frames/particles_00005.vtp"));
+    ASSERT_EQ(run_cli("run " + scene.string() + " --quiet --until 0.02 --out " + (dir / "r").string()).code, 0);
+    EXPECT_TRUE(fs::exists(dir / "r/frames/particles_00001.vtp"));
+    EXPECT_FALSE(fs::exists(dir / "r/frames/particles_00005.vtp"));
+}
