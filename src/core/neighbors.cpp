@@ -1,12 +1,13 @@
 #include "eddy/neighbors.hpp"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstring>
 #include <limits>
 
 #include <tbb/parallel_sort.h>
-#if defined(__AVX512F__)
+#if defined(__AVX2__)
 #include <immintrin.h>
 #endif
 
@@ -118,25 +119,44 @@ std::size_t filter_within(const Vec<D>& x, const float* const (&cx)[D], const st
                           float r2, std::uint32_t self, std::uint32_t* dst) {
     std::size_t count = 0;
     std::size_t k = 0;
-#if defined(__AVX512F__)
-    // 16 candidates at a time; the survivors are packed with a compress-store.
-    __m512 q[D];
-    for (int a = 0; a < D; ++a) q[a] = _mm512_set1_ps(x[a]);
-    const __m512 vr2 = _mm512_set1_ps(r2);
-    const __m512i vself = _mm512_set1_epi32(static_cast<int>(self));
-    for (; k < nc; k += 16) {
-        // The last, partial vector uses masked loads (lanes past nc are never selected).
-        const __mmask16 live = nc - k >= 16 ? __mmask16(0xffff) : __mmask16((1u << (nc - k)) - 1u);
-        __m512 d2 = _mm512_setzero_ps();
-        for (int a = 0; a < D; ++a) {
-            const __m512 d = _mm512_sub_ps(q[a], _mm512_maskz_loadu_ps(live, cx[a] + k));
-            d2 = _mm512_add_ps(d2, _mm512_mul_ps(d, d));
+#if defined(__AVX2__)
+    // 8 candidates at a time. The survivors are packed by a permutation looked up from their 8-bit
+    // mask, then stored whole (dst has spare slots). Measured on AMD Zen 4 this is as fast as a
+    // 16-wide AVX-512 compress (which must not be a compress-store to memory: that one is microcoded
+    // there and was 45% slower), and it runs on every x86-64 processor of the last ten years.
+    static constexpr auto kPack = [] {
+        std::array<std::array<std::uint8_t, 8>, 256> t{};
+        for (int m = 0; m < 256; ++m) {
+            int n = 0;
+            for (int b = 0; b < 8; ++b)
+                if (m & (1 << b)) t[m][n++] = static_cast<std::uint8_t>(b);
         }
-        const __m512i idx = _mm512_maskz_loadu_epi32(live, ci + k);
-        const __mmask16 m = live & _mm512_cmp_ps_mask(d2, vr2, _CMP_LT_OQ) & _mm512_cmpneq_epi32_mask(idx, vself);
-        // Compress in a register, then a plain store (dst has 16 spare slots): a compress-store to
-        // memory is microcoded and slow on some processors (AMD Zen 4).
-        _mm512_storeu_si512(dst + count, _mm512_maskz_compress_epi32(m, idx));
+        return t;
+    }();
+    __m256 q[D];
+    for (int a = 0; a < D; ++a) q[a] = _mm256_set1_ps(x[a]);
+    const __m256 vr2 = _mm256_set1_ps(r2);
+    const __m256i vself = _mm256_set1_epi32(static_cast<int>(self));
+    for (; k < nc; k += 8) {
+        // The last, partial vector loads with a mask (lanes past nc read nothing and are dropped).
+        const bool full = k + 8 <= nc;
+        const __m256i live = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(nc - k)),
+                                                _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+        __m256 d2 = _mm256_setzero_ps();
+        for (int a = 0; a < D; ++a) {
+            const __m256 c = full ? _mm256_loadu_ps(cx[a] + k) : _mm256_maskload_ps(cx[a] + k, live);
+            const __m256 d = _mm256_sub_ps(q[a], c);
+            d2 = _mm256_add_ps(d2, _mm256_mul_ps(d, d));
+        }
+        const __m256i idx = full ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ci + k))
+                                 : _mm256_maskload_epi32(reinterpret_cast<const int*>(ci + k), live);
+        const int near = _mm256_movemask_ps(_mm256_cmp_ps(d2, vr2, _CMP_LT_OQ));
+        const int self_lane = _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(idx, vself)));
+        const int m = near & ~self_lane & _mm256_movemask_ps(_mm256_castsi256_ps(live));
+        std::uint64_t lanes;
+        std::memcpy(&lanes, kPack[m].data(), 8);
+        const __m256i perm = _mm256_cvtepu8_epi32(_mm_cvtsi64_si128(static_cast<long long>(lanes)));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + count), _mm256_permutevar8x32_epi32(idx, perm));
         count += static_cast<std::size_t>(__builtin_popcount(m));
     }
 #endif
