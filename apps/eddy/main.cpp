@@ -115,6 +115,10 @@ int main(int argc, char** argv) {
     run_cmd->add_flag("--quiet,-q", quiet, "No progress output");
     run_cmd->footer(run_help_footer());
 
+    if (argc == 1) {  // a newcomer typing `eddy`: the overview, not an error
+        std::cout << app.help();
+        return eddy::kExitOk;
+    }
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
@@ -124,7 +128,8 @@ int main(int argc, char** argv) {
     } catch (const CLI::CallForVersion& e) {
         return app.exit(e);
     } catch (const CLI::ParseError& e) {
-        app.exit(e);
+        // One line, like every other input error (CLI11's own report adds a second).
+        std::fprintf(stderr, "eddy: error: %s (see eddy --help, eddy run --help)\n", e.what());
         return eddy::kExitBadInput;
     }
 

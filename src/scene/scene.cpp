@@ -372,6 +372,8 @@ std::vector<SceneEntry> list_bundled_scenes() {
 std::filesystem::path resolve_scene(const std::string& arg) {
     namespace fs = std::filesystem;
     if (fs::is_regular_file(arg)) return arg;
+    if (fs::is_directory(arg))
+        throw InputError(fmt::format("{}: is a folder, not a scene file; give a .json file or a bundled scene name", arg));
     const fs::path dir = bundled_scenes_dir();
     for (const fs::path& cand : {dir / arg, dir / (arg + ".json")})
         if (fs::is_regular_file(cand)) return cand;

@@ -116,7 +116,13 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
             const std::vector<std::string> formats = opts.formats.empty() ? scene.output.formats : opts.formats;
             const bool render_all = opts.render || scene.output.render;
             const auto& out = opts.out_dir;
-            std::filesystem::create_directories(out / "frames");
+            {
+                std::error_code ec;
+                std::filesystem::create_directories(out / "frames", ec);
+                if (ec || !std::filesystem::is_directory(out / "frames"))
+                    throw InputError(fmt::format("{}: cannot create the output folder: {}", out.string(),
+                                                 ec ? ec.message() : "a file is in the way"));
+            }
             // Stale frames of an earlier run would mix with this one's in the folder.
             for (const auto& e : std::filesystem::directory_iterator(out / "frames"))
                 if (e.path().filename().string().rfind("particles_", 0) == 0) std::filesystem::remove(e.path());

@@ -3,6 +3,7 @@
 
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <fstream>
@@ -140,13 +141,23 @@ TEST_F(Cli, BadInputGivesOneLineAndExitCode2) {
         {good.string() + " --max-particles 10", "max-particles"},
         {good.string() + " --format obj", "obj"},
         {"no_such_scene", "no_such_scene"},
+        {dir.string(), "is a folder"},
     };
     for (const auto& c : cases) {
         const Result r = run_cli("run " + c.args + " --quiet --out " + (dir / "o").string());
+        EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << "one line: " << r.output;
         EXPECT_EQ(r.code, 2) << c.args << "\n" << r.output;
         EXPECT_NE(r.output.find(c.expect), std::string::npos) << c.args << "\n" << r.output;
         EXPECT_EQ(r.output.find("terminate"), std::string::npos) << r.output;
     }
+}
+
+TEST_F(Cli, AnUnwritableOutputFolderIsBadInput) {
+    const fs::path scene = write("small.json", kSmallScene);
+    std::ofstream(dir / "afile") << "x";
+    const Result r = run_cli("run " + scene.string() + " --quiet --out " + (dir / "afile").string());
+    EXPECT_EQ(r.code, 2) << r.output;
+    EXPECT_NE(r.output.find("cannot create the output folder"), std::string::npos) << r.output;
 }
 
 TEST_F(Cli, DivergenceStopsWithExitCode3AndKeepsFrames) {
