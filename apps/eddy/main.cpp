@@ -79,7 +79,7 @@ std::string run_help_footer() {
 }  // namespace
 
 int main(int argc, char** argv) {
-    CLI::App app{"eddy: fluid simulation toolkit (WCSPH; 2D and 3D)"};
+    CLI::App app{"eddy: fluid simulation toolkit (WCSPH; 2D and 3D)", "eddy"};
     app.require_subcommand(1);
     app.set_version_flag("--version", "eddy 0.1.0");
 

@@ -14,6 +14,8 @@
 #include <span>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "eddy/boundary.hpp"
 #include "eddy/kernels.hpp"
 #include "eddy/neighbors.hpp"
@@ -72,6 +74,12 @@ public:
 
     /// Advances by dt (s); time t (s) is the start of the step (for moving boundaries).
     StepStats step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, double t, float dt, const ExecContext& exec);
+
+    /// The smallest time step the adaptive control may take before the run counts as diverged (s);
+    /// 0 with a fixed time step.
+    float min_dt() const { return m_s.fixed_dt > 0.0f ? 0.0f : m_s.dt_min; }
+    /// The settings and the values derived from them (c0, B, mass, h), for summary.json.
+    nlohmann::json describe() const;
 
     const WcsphSettings& settings() const { return m_s; }
     const CubicSpline<D>& kernel() const { return m_kernel; }

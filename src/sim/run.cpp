@@ -51,7 +51,7 @@ ParticleSimulation<D> make_particle_simulation(const Scene& scene, std::size_t m
 
 template <int D>
 float method_dt_min(const ParticleMethod<D>& m) {
-    return std::visit([](const auto& s) { return s.settings().fixed_dt > 0.0f ? 0.0f : s.settings().dt_min; }, m);
+    return std::visit([](const auto& s) { return s.min_dt(); }, m);
 }
 
 template <int D>
@@ -280,12 +280,7 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
             j["message"] = result.message;
             std::visit(
                 [&](const auto& m) {
-                    nlohmann::json s = to_json(m.settings(), wcsph_fields());
-                    s["derived_speed_of_sound"] = m.speed_of_sound();
-                    s["derived_stiffness"] = m.stiffness();
-                    s["derived_particle_mass"] = m.particle_mass();
-                    s["derived_support_radius"] = m.kernel().h;
-                    j["settings"] = s;
+                    j["settings"] = m.describe();
                     j["memory_bytes_per_particle"] =
                         sim.fluid.size() ? double(sim.fluid.memory_bytes() + m.memory_bytes()) / double(sim.fluid.size()) : 0.0;
                 },

@@ -259,6 +259,16 @@ StepStats WcsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
 }
 
 template <int D>
+nlohmann::json WcsphSolver<D>::describe() const {
+    nlohmann::json s = to_json(m_s, wcsph_fields());
+    s["derived_speed_of_sound"] = m_c0;
+    s["derived_stiffness"] = m_B;
+    s["derived_particle_mass"] = m_mass;
+    s["derived_support_radius"] = m_kernel.h;
+    return s;
+}
+
+template <int D>
 std::size_t WcsphSolver<D>::memory_bytes() const {
     return m_fluid_grid.memory_bytes() + m_boundary_grid.memory_bytes() + m_fluid_nbrs.memory_bytes() +
            m_boundary_nbrs.memory_bytes();
