@@ -95,8 +95,9 @@ struct SceneEntry { std::string name, description; std::filesystem::path file; }
 std::vector<SceneEntry> list_bundled_scenes();
 
 /// The fluid particles of the scene: lattice of spacing 2r inside each fluid shape, particle centres at
-/// least r inside the shape, minus points inside solid obstacles. Throws InputError if a fluid lies
-/// outside every container, or if the count exceeds max_particles.
+/// least r inside the shape and at least r inside a container (a block reaching past a wall is clipped),
+/// minus points inside solid obstacles. Throws InputError if a fluid lies entirely outside every
+/// container, or if the count exceeds max_particles.
 template <int D>
 ParticleSet<D> build_fluid(const Scene& s, std::size_t max_particles);
 

@@ -177,7 +177,7 @@ ParticleSet<D> build_fluid(const Scene& s, std::size_t max_particles) {
         if (before) earlier.build(out.position, serial);
         const Vec<D> vel = from_array<D>(f.velocity);
         const Vec<D> centre = from_array<D>(f.center);
-        std::size_t made = 0;
+        std::size_t made = 0, outside = 0;
         std::size_t idx[3] = {0, 0, 0};
         if (count[0] && count[1] && (D == 2 || count[2])) {
             while (true) {
@@ -185,11 +185,15 @@ ParticleSet<D> build_fluid(const Scene& s, std::size_t max_particles) {
                 for (int a = 0; a < D; ++a) p[a] = static_cast<float>(lo[a] + r + 2.0 * r * idx[a]);
                 bool keep = f.shape == "box" || norm(p - centre) <= f.radius - r + 1e-6 * r;
                 if (keep && !containers.empty()) {
+                    // Centres at least r inside a container: a block reaching past a wall is clipped
+                    // there (a box of water filling the lower half of a round tank).
                     bool in = false;
-                    for (const auto* b : containers) in = in || inside_shape<D>(*b, p);
-                    if (!in)
-                        throw InputError(fmt::format("{} lies outside every container (particle at {})", where,
-                                                     fmt::join(p.v, ", ")));
+                    const float margin = -0.9999f * static_cast<float>(r);
+                    for (const auto* b : containers) in = in || inside_shape<D>(*b, p, margin);
+                    if (!in) {
+                        keep = false;
+                        ++outside;
+                    }
                 }
                 for (const auto* b : solids) keep = keep && !inside_shape<D>(*b, p, static_cast<float>(r));
                 if (keep && before) {
@@ -206,6 +210,8 @@ ParticleSet<D> build_fluid(const Scene& s, std::size_t max_particles) {
                 if (a == D) break;
             }
         }
+        if (made == 0 && outside > 0)
+            throw InputError(fmt::format("{} lies outside every container", where));
         if (made == 0)
             throw InputError(fmt::format("{} holds no particle: it is smaller than one particle (2r = {:g} m) or "
                                          "entirely inside solids or other fluids",

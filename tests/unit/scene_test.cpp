@@ -207,3 +207,13 @@ TEST(Scene, BundledScenesResolveByName) {
     EXPECT_TRUE(std::is_sorted(list.begin(), list.end(), [](const auto& a, const auto& b) { return a.name < b.name; }));
     EXPECT_FALSE(scene_keys_help().empty());
 }
+
+TEST(Scene, ABlockReachingPastAWallIsClipped) {
+    nlohmann::json j = {{"name", "half"}, {"dimension", 2}, {"particle_radius", 0.01},
+                        {"boundaries", {{{"shape", "circle"}, {"center", {0.5, 0.5}}, {"radius", 0.5}}}},
+                        {"fluids", {{{"shape", "box"}, {"min", {0, 0}}, {"max", {1, 0.5}}}}}};
+    const auto f = build_fluid<2>(parse_scene(j, "half"), 100000);
+    EXPECT_GT(f.size(), 800u);  // about half the disc: pi 0.49^2 / 2 / 0.02^2 = 943
+    EXPECT_LT(f.size(), 1000u);
+    for (const auto& x : f.position) EXPECT_LE(norm(x - Vec2{{0.5f, 0.5f}}), 0.5f - 0.0099f);
+}
