@@ -56,7 +56,7 @@ struct ProgressPrinter {
             if (p.finished) std::fputc('\n', stderr);
         } else {
             const int decile = static_cast<int>(frac * 10.0);
-            if (decile > last_decile || p.finished) {
+            if (decile > last_decile || (p.finished && last_decile < 10)) {
                 last_decile = decile;
                 std::fprintf(stderr, "progress %3d%%: %s\n", static_cast<int>(frac * 100), line.c_str());
             }
