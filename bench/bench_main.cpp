@@ -14,6 +14,7 @@
 #endif
 
 #include "eddy/neighbors.hpp"
+#include "eddy/pbf.hpp"
 #include "eddy/scene.hpp"
 #include "eddy/simulation.hpp"
 #include "eddy/wcsph.hpp"
@@ -147,10 +148,34 @@ void BM_WcsphStep(benchmark::State& state) {
     state.counters["bytes_per_particle"] = double(fluid.memory_bytes() + solver.memory_bytes()) / n;
 }
 
-// The peer-comparison scene: bench_dam_break_3d, stepped from its initial state.
+// PBF step (4 iterations) on the same cube of fluid at rest density, no walls, no gravity.
+void BM_PbfStep(benchmark::State& state) {
+    ExecContext exec(static_cast<int>(state.range(1)));
+    ParticleSet<3> fluid;
+    for (const auto& x : lattice_cube(static_cast<std::size_t>(state.range(0)))) fluid.push_back(x, Vec3::zero());
+    BoundarySet<3> boundary;
+    PbfSettings s;
+    s.time_step = 0.002f;
+    PbfSolver<3> solver(s, kRadius, Vec3{{0.0f, 0.0f, 0.0f}}, 1.0f);
+    solver.init(fluid, boundary, exec);
+    double t = 0.0;
+    const auto t0 = Clock::now();
+    for (auto _ : state) {
+        solver.step(fluid, boundary, t, solver.suggest_dt(fluid), exec);
+        t += solver.suggest_dt(fluid);
+    }
+    const double n = double(fluid.size());
+    state.counters["ns_per_particle"] = 1e9 * seconds_since(t0) / (n * double(state.iterations()));
+    state.counters["bytes_per_particle"] = double(fluid.memory_bytes() + solver.memory_bytes()) / n;
+}
+
+// The peer-comparison scene: bench_dam_break_3d, stepped from its initial state; range(1) = 1 runs
+// it with PBF (4 iterations) instead of WCSPH.
 void BM_SceneBenchDamBreak3D(benchmark::State& state) {
     ExecContext exec(static_cast<int>(state.range(0)));
-    const Scene scene = load_scene(std::filesystem::path(EDDY_SOURCE_DIR) / "scenes/bench_dam_break_3d.json");
+    std::vector<std::string> sets;
+    if (state.range(1) == 1) sets = {"method=pbf", "settings.time_step=0.002"};
+    const Scene scene = load_scene(std::filesystem::path(EDDY_SOURCE_DIR) / "scenes/bench_dam_break_3d.json", sets);
     Simulation sim = make_simulation(scene, 5'000'000, exec);
     const std::size_t n = std::visit([](const auto& s) { return s.fluid.size(); }, sim);
     // Skip the first instants (the column starts at rest) so that steps see a moving fluid.
@@ -173,6 +198,8 @@ BENCHMARK(BM_NeighborSearchRandomMorton)->ArgsProduct({{1'000'000}, {1, 2}})->Un
 BENCHMARK(BM_PeerNanoflannRadiusSearch)->Args({1'000'000, 2, 0})->Args({1'000'000, 2, 1})->Args({100'000, 2, 0})->Unit(benchmark::kMillisecond)->UseRealTime();
 #endif
 BENCHMARK(BM_WcsphStep)->ArgsProduct({{10'000, 100'000, 1'000'000}, {1, 2}})->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_SceneBenchDamBreak3D)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_PbfStep)->ArgsProduct({{10'000, 100'000, 1'000'000}, {1, 2}})->Unit(benchmark::kMillisecond)->UseRealTime();
+// Args: threads, method (0 WCSPH, 1 PBF).
+BENCHMARK(BM_SceneBenchDamBreak3D)->ArgsProduct({{1, 2}, {0, 1}})->Unit(benchmark::kMillisecond)->UseRealTime();
 
 BENCHMARK_MAIN();

@@ -73,13 +73,15 @@ std::string run_help_footer() {
     s += eddy::scene_keys_help();
     s += "\nMethod \"wcsph\" settings (scene key \"settings\", or --set settings.KEY=VALUE):\n";
     s += eddy::describe(eddy::wcsph_fields(), eddy::WcsphSettings{});
+    s += "\nMethod \"pbf\" settings (Position Based Fluids):\n";
+    s += eddy::describe(eddy::pbf_fields(), eddy::PbfSettings{});
     return s;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-    CLI::App app{"eddy: fluid simulation toolkit (WCSPH; 2D and 3D)", "eddy"};
+    CLI::App app{"eddy: fluid simulation toolkit (WCSPH, PBF; 2D and 3D)", "eddy"};
     app.require_subcommand(1);
     app.set_version_flag("--version", "eddy 0.1.0");
 

@@ -63,6 +63,24 @@ void compute_boundary_psi(BoundarySet<D>& b, const CubicSpline<D>& kernel, float
 template <int D>
 float double_layer_volume_correction(const CubicSpline<D>& kernel, float spacing);
 
+/// An analytic wall, for position-based methods' collision step: a container keeps particles inside,
+/// a solid obstacle keeps them outside. Only walls that do not move are listed.
+template <int D>
+struct Wall {
+    enum class Shape { box, ball, cylinder } shape = Shape::box;  ///< ball: circle (2D) or sphere (3D)
+    bool solid = false;               ///< false: container (keep inside); true: obstacle (keep outside)
+    Vec<D> lo = Vec<D>::zero();       ///< box corners (m)
+    Vec<D> hi = Vec<D>::zero();
+    Vec<D> center = Vec<D>::zero();   ///< ball centre; cylinder: centre of the bottom disc (m)
+    float radius = 0.0f;              ///< ball/cylinder radius (m)
+    float height = 0.0f;              ///< cylinder height along y (m)
+};
+
+/// Moves x to the nearest point at least `margin` inside the containers (if it is inside none) and
+/// `margin` outside every solid. Returns true if x moved. No walls: x is left alone.
+template <int D>
+bool keep_inside(Vec<D>& x, const std::vector<Wall<D>>& walls, float margin);
+
 /// Moves every boundary particle of a moving object to its pose at time t (s) and sets its velocity.
 template <int D>
 void update_boundary_motion(BoundarySet<D>& b, double t, const ExecContext& exec);

@@ -101,10 +101,11 @@ std::vector<SceneEntry> list_bundled_scenes();
 template <int D>
 ParticleSet<D> build_fluid(const Scene& s, std::size_t max_particles);
 
-/// The boundary particles: two layers of spacing 2r outside every container wall (inside every solid
-/// obstacle's surface), their motions set. psi is left for the solver.
+/// The boundary particles: `layers` layers of spacing 2r, at r, 3r, ... outside every container wall
+/// (inside every solid obstacle's surface), their motions set. psi is left for the solver. WCSPH uses
+/// two layers (the kernel support never reaches past them), PBF Akinci's single layer.
 template <int D>
-BoundarySet<D> build_boundary(const Scene& s);
+BoundarySet<D> build_boundary(const Scene& s, int layers = 2);
 
 /// Box around everything the scene contains (containers, obstacles, fluids) (m).
 template <int D>

@@ -16,6 +16,7 @@
 #include "eddy/boundary.hpp"
 #include "eddy/exec.hpp"
 #include "eddy/particles.hpp"
+#include "eddy/pbf.hpp"
 #include "eddy/render.hpp"
 #include "eddy/scene.hpp"
 #include "eddy/wcsph.hpp"
@@ -24,7 +25,7 @@ namespace eddy {
 
 /// The closed set of particle methods (std::variant, not a virtual base): one alternative per method.
 template <int D>
-using ParticleMethod = std::variant<WcsphSolver<D>>;
+using ParticleMethod = std::variant<WcsphSolver<D>, PbfSolver<D>>;
 
 /// The state of a particle simulation: the fluid, the walls, the method, the clock.
 template <int D>

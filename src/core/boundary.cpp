@@ -1,6 +1,8 @@
 #include "eddy/boundary.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "eddy/neighbors.hpp"
 
@@ -58,6 +60,114 @@ void compute_boundary_psi(BoundarySet<D>& b, const CubicSpline<D>& kernel, float
 }
 
 namespace {
+
+template <int D>
+bool inside_wall(const Wall<D>& w, const Vec<D>& x, float m) {
+    switch (w.shape) {
+        case Wall<D>::Shape::box:
+            for (int a = 0; a < D; ++a)
+                if (x[a] < w.lo[a] + m || x[a] > w.hi[a] - m) return false;
+            return true;
+        case Wall<D>::Shape::ball: return norm(x - w.center) <= w.radius - m;
+        case Wall<D>::Shape::cylinder: {
+            if constexpr (D == 3) {
+                const float dx = x[0] - w.center[0], dz = x[2] - w.center[2];
+                return std::sqrt(dx * dx + dz * dz) <= w.radius - m && x[1] >= w.center[1] + m &&
+                       x[1] <= w.center[1] + w.height - m;
+            }
+            return false;
+        }
+    }
+    return false;
+}
+
+// The point of the container at least m inside it that is nearest to x.
+template <int D>
+Vec<D> project_into(const Wall<D>& w, Vec<D> x, float m) {
+    switch (w.shape) {
+        case Wall<D>::Shape::box:
+            for (int a = 0; a < D; ++a) x[a] = std::clamp(x[a], w.lo[a] + m, std::max(w.lo[a] + m, w.hi[a] - m));
+            return x;
+        case Wall<D>::Shape::ball: {
+            const Vec<D> d = x - w.center;
+            const float n = norm(d), R = std::max(0.0f, w.radius - m);
+            return n > R && n > 0.0f ? w.center + d * (R / n) : x;
+        }
+        case Wall<D>::Shape::cylinder: {
+            if constexpr (D == 3) {
+                const float dx = x[0] - w.center[0], dz = x[2] - w.center[2], n = std::sqrt(dx * dx + dz * dz);
+                const float R = std::max(0.0f, w.radius - m);
+                if (n > R && n > 0.0f) {
+                    x[0] = w.center[0] + dx * (R / n);
+                    x[2] = w.center[2] + dz * (R / n);
+                }
+                x[1] = std::clamp(x[1], w.center[1] + m, std::max(w.center[1] + m, w.center[1] + w.height - m));
+            }
+            return x;
+        }
+    }
+    return x;
+}
+
+// The point outside the solid (by m) nearest to x, when x is inside it.
+template <int D>
+Vec<D> push_out_of(const Wall<D>& w, Vec<D> x, float m) {
+    if (w.shape == Wall<D>::Shape::box) {
+        int best_axis = 0;
+        float best = std::numeric_limits<float>::max(), target = 0.0f;
+        for (int a = 0; a < D; ++a) {
+            const float to_lo = x[a] - (w.lo[a] - m), to_hi = (w.hi[a] + m) - x[a];
+            if (to_lo < best) { best = to_lo; best_axis = a; target = w.lo[a] - m; }
+            if (to_hi < best) { best = to_hi; best_axis = a; target = w.hi[a] + m; }
+        }
+        x[best_axis] = target;
+        return x;
+    }
+    const Vec<D> d = x - w.center;
+    const float n = norm(d);
+    if (n == 0.0f) {
+        x[0] = w.center[0] + w.radius + m;  // exactly at the centre: any direction will do
+        return x;
+    }
+    return w.center + d * ((w.radius + m) / n);
+}
+
+}  // namespace
+
+template <int D>
+bool keep_inside(Vec<D>& x, const std::vector<Wall<D>>& walls, float margin) {
+    bool moved = false;
+    bool any_container = false, inside = false;
+    for (const auto& w : walls)
+        if (!w.solid) {
+            any_container = true;
+            inside = inside || inside_wall(w, x, margin);
+        }
+    if (any_container && !inside) {
+        Vec<D> best = x;
+        float best_d = std::numeric_limits<float>::max();
+        for (const auto& w : walls) {
+            if (w.solid) continue;
+            const Vec<D> p = project_into(w, x, margin);
+            const float d = norm2(p - x);
+            if (d < best_d) { best_d = d; best = p; }
+        }
+        x = best;
+        moved = true;
+    }
+    for (const auto& w : walls) {
+        if (!w.solid) continue;
+        const bool in_solid = w.shape == Wall<D>::Shape::box ? inside_wall(Wall<D>{w.shape, false, w.lo - Vec<D>::filled(margin), w.hi + Vec<D>::filled(margin), w.center, 0, 0}, x, 0.0f)
+                                                             : norm(x - w.center) < w.radius + margin;
+        if (in_solid) {
+            x = push_out_of(w, x, margin);
+            moved = true;
+        }
+    }
+    return moved;
+}
+
+namespace {
 // Rodrigues' rotation of v about unit axis k by angle a.
 inline Vec3 rotate(const Vec3& v, const Vec3& k, float a) {
     const float c = std::cos(a), s = std::sin(a);
@@ -96,6 +206,8 @@ template void compute_boundary_psi<2>(BoundarySet<2>&, const CubicSpline<2>&, fl
 template void compute_boundary_psi<3>(BoundarySet<3>&, const CubicSpline<3>&, float, const ExecContext&, float);
 template float double_layer_volume_correction<2>(const CubicSpline<2>&, float);
 template float double_layer_volume_correction<3>(const CubicSpline<3>&, float);
+template bool keep_inside<2>(Vec<2>&, const std::vector<Wall<2>>&, float);
+template bool keep_inside<3>(Vec<3>&, const std::vector<Wall<3>>&, float);
 template void update_boundary_motion<2>(BoundarySet<2>&, double, const ExecContext&);
 template void update_boundary_motion<3>(BoundarySet<3>&, double, const ExecContext&);
 

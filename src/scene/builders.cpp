@@ -1,4 +1,4 @@
-// Scene -> particles: fluid blocks on a lattice of spacing 2r, walls as two layers of boundary particles.
+// Scene -> particles: fluid blocks on a lattice of spacing 2r, walls as layers of boundary particles.
 #include <algorithm>
 #include <cmath>
 #include <numbers>
@@ -91,22 +91,22 @@ void disc(std::vector<Vec3>& out, const Vec3& c, double R, double s, double y0) 
 }
 
 template <int D>
-std::vector<Vec<D>> sample_boundary(const BoundarySpec& b, double r) {
+std::vector<Vec<D>> sample_boundary(const BoundarySpec& b, double r, int layers) {
     std::vector<Vec<D>> pts;
     const double s = 2.0 * r;
     if (b.shape == "box") {
         std::vector<double> axes[D];
         for (int a = 0; a < D; ++a)
-            axes[a] = b.solid ? axis_coords(b.min[a], b.max[a], r, 0) : axis_coords(b.min[a], b.max[a], r, 2);
+            axes[a] = b.solid ? axis_coords(b.min[a], b.max[a], r, 0) : axis_coords(b.min[a], b.max[a], r, layers);
         std::size_t idx[D] = {};
         while (true) {
             Vec<D> p;
             for (int a = 0; a < D; ++a) p[a] = static_cast<float>(axes[a][idx[a]]);
             if (b.solid) {
-                // Keep the outer two layers of the solid: depth below the surface less than 4r.
+                // Keep the outer layers of the solid: depth below the surface less than 2r per layer.
                 double depth = 1e300;
                 for (int a = 0; a < D; ++a) depth = std::min({depth, p[a] - b.min[a], b.max[a] - p[a]});
-                if (depth < 4.0 * r - 1e-6 * r) pts.push_back(p);
+                if (depth < 2.0 * r * layers - 1e-6 * r) pts.push_back(p);
             } else {
                 bool outside = false, above_top = p[1] > b.max[1];
                 for (int a = 0; a < D; ++a) outside = outside || p[a] < b.min[a] || p[a] > b.max[a];
@@ -118,7 +118,7 @@ std::vector<Vec<D>> sample_boundary(const BoundarySpec& b, double r) {
         }
     } else if (b.shape == "circle" || b.shape == "sphere") {
         const Vec<D> c = from_array<D>(b.center);
-        for (int layer = 0; layer < 2; ++layer) {
+        for (int layer = 0; layer < layers; ++layer) {
             const double R = b.solid ? b.radius - (2 * layer + 1) * r : b.radius + (2 * layer + 1) * r;
             if (R <= 0.0) {
                 if (layer == 0) pts.push_back(c);  // a solid smaller than a particle: one particle
@@ -130,11 +130,11 @@ std::vector<Vec<D>> sample_boundary(const BoundarySpec& b, double r) {
     } else if constexpr (D == 3) {  // cylinder container, axis y
         const Vec3 c = from_array<3>(b.center);
         const double y_lo = b.center[1], y_hi = b.center[1] + b.height;
-        for (int layer = 0; layer < 2; ++layer) {
+        for (int layer = 0; layer < layers; ++layer) {
             const double R = b.radius + (2 * layer + 1) * r;
             for (double y = y_lo + r; y <= y_hi - r + 1e-6 * r; y += s) ring<3>(pts, c, R, s, y);
-            // Caps: discs out to the outer wall layer, two layers below (and above) the fluid.
-            const double cap = b.radius + 3 * r;
+            // Caps: discs out to the outer wall layer, `layers` layers below (and above) the fluid.
+            const double cap = b.radius + (2 * layers - 1) * r;
             disc(pts, c, cap, s, y_lo - (2 * layer + 1) * r);
             if (!b.open_top) disc(pts, c, cap, s, y_hi + (2 * layer + 1) * r);
             else ring<3>(pts, c, R, s, y_hi + r);  // a rim above the open top
@@ -221,11 +221,11 @@ ParticleSet<D> build_fluid(const Scene& s, std::size_t max_particles) {
 }
 
 template <int D>
-BoundarySet<D> build_boundary(const Scene& s) {
+BoundarySet<D> build_boundary(const Scene& s, int layers) {
     BoundarySet<D> out;
     for (std::size_t i = 0; i < s.boundaries.size(); ++i) {
         const BoundarySpec& b = s.boundaries[i];
-        for (const auto& p : sample_boundary<D>(b, s.particle_radius)) out.push_back(p, static_cast<std::uint16_t>(i));
+        for (const auto& p : sample_boundary<D>(b, s.particle_radius, layers)) out.push_back(p, static_cast<std::uint16_t>(i));
         BoundaryMotion<D> m;
         m.pivot = from_array<D>(b.pivot);
         Vec3 axis = from_array<3>(b.axis);
@@ -239,7 +239,7 @@ BoundarySet<D> build_boundary(const Scene& s) {
 
 template ParticleSet<2> build_fluid<2>(const Scene&, std::size_t);
 template ParticleSet<3> build_fluid<3>(const Scene&, std::size_t);
-template BoundarySet<2> build_boundary<2>(const Scene&);
-template BoundarySet<3> build_boundary<3>(const Scene&);
+template BoundarySet<2> build_boundary<2>(const Scene&, int);
+template BoundarySet<3> build_boundary<3>(const Scene&, int);
 
 }  // namespace eddy

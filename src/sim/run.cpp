@@ -15,24 +15,56 @@ namespace eddy {
 
 namespace {
 
+// The scene's walls that do not move, as analytic shapes for position-based collision.
+template <int D>
+std::vector<Wall<D>> scene_walls(const Scene& scene) {
+    std::vector<Wall<D>> walls;
+    for (const auto& b : scene.boundaries) {
+        if (b.angular_velocity != 0.0) continue;
+        Wall<D> w;
+        w.solid = b.solid;
+        if (b.shape == "box") {
+            w.shape = Wall<D>::Shape::box;
+            w.lo = from_array<D>(b.min);
+            w.hi = from_array<D>(b.max);
+            if (b.open_top) w.hi[1] = std::numeric_limits<float>::max();
+        } else {
+            w.shape = b.shape == "cylinder" ? Wall<D>::Shape::cylinder : Wall<D>::Shape::ball;
+            w.center = from_array<D>(b.center);
+            w.radius = static_cast<float>(b.radius);
+            w.height = b.open_top ? std::numeric_limits<float>::max() : static_cast<float>(b.height);
+        }
+        walls.push_back(w);
+    }
+    return walls;
+}
+
 template <int D>
 ParticleSimulation<D> make_particle_simulation(const Scene& scene, std::size_t max_particles, const ExecContext& exec) {
     const std::string where = scene.where() + ": settings";
     const float r = static_cast<float>(scene.particle_radius);
     const Vec<D> g = from_array<D>(scene.gravity);
+    const float height = static_cast<float>(fluid_height(scene));
+    int layers = 2;  // WCSPH: the kernel support never reaches past two layers
     auto make_method = [&]() -> ParticleMethod<D> {
         if (scene.method == "wcsph") {
             WcsphSettings s;
             apply_json(s, wcsph_fields(), scene.settings, where);
-            return WcsphSolver<D>(s, r, g, static_cast<float>(fluid_height(scene)), where);
+            return WcsphSolver<D>(s, r, g, height, where);
         }
-        throw InputError(fmt::format("{}: key 'method' = \"{}\" is not implemented; allowed: wcsph", scene.where(),
-                                     scene.method));
+        if (scene.method == "pbf") {
+            PbfSettings s;
+            apply_json(s, pbf_fields(), scene.settings, where);
+            layers = 1;  // Akinci's single layer, as seed 002 describes
+            return PbfSolver<D>(s, r, g, height, scene_walls<D>(scene), where);
+        }
+        throw InputError(fmt::format("{}: key 'method' = \"{}\" is not implemented; allowed: wcsph, pbf",
+                                     scene.where(), scene.method));
     };
     // Settings first: a bad setting is reported before any particle is built.
     ParticleMethod<D> method = make_method();
-    ParticleSimulation<D> sim{scene, build_fluid<D>(scene, max_particles), build_boundary<D>(scene), std::move(method),
-                              {}, 0.0, 0};
+    ParticleSimulation<D> sim{scene, build_fluid<D>(scene, max_particles), build_boundary<D>(scene, layers),
+                              std::move(method), {}, 0.0, 0};
     std::visit([&](auto& m) { m.init(sim.fluid, sim.boundary, exec); }, sim.method);
     if (scene.boundaries.empty()) {
         // Nothing holds the fluid: no particle can leave "every boundary".

@@ -1,0 +1,105 @@
+// eddy: Position Based Fluids (seed 002; Macklin & Mueller 2013, "Position Based Fluids", ACM TOG 32(4))
+// with single-layer boundary particles (Akinci et al. 2012).
+//
+// Per substep of length dt (Macklin & Mueller, Algorithm 1):
+//   v += dt g;  x* = x + dt v                                   (prediction)
+//   neighbours of x* (fluid-fluid, fluid-boundary CSR lists)
+//   repeat `iterations` times (or until the mean density error <= target):
+//     rho_i  = sum_j m W_ij + sum_b psi_b W_ib                   (eq. 2, Akinci's boundary term)
+//     C_i    = max(rho_i / rho0 - 1, 0)                           (eq. 1; clamped: no attraction at the surface)
+//     lambda_i = -C_i / (sum_k |grad_k C_i|^2 + eps)              (eq. 11), eps = relaxation * S_lattice
+//     dp_i   = (1/rho0) [ sum_j m (lambda_i + lambda_j + s_corr) grad W_ij + sum_b psi_b lambda_i grad W_ib ]  (eq. 12, 14)
+//     s_corr = -k (W(r_ij) / W(dq h))^n * lambda_ref              (eq. 13, Monaghan 2000), lambda_ref = 1 / S_lattice
+//     x* += dp; keep x* inside the walls                          (collision)
+//   v = (x* - x) / dt
+//   vorticity confinement: omega_i = sum_j (m/rho_j) v_ij x grad_j W_ij, eta = grad |omega|,
+//     N = eta / |eta|, v += dt eps_v (N x omega)                  (eq. 15, 16)
+//   XSPH: v_i += c sum_j (m/rho_j) (v_j - v_i) W_ij              (eq. 17)
+//   x = x*
+// S_lattice = sum_k |grad_k C_i|^2 for a particle inside a full lattice of spacing 2r: the constraint
+// relaxation and the tensile term are given relative to it, so their defaults hold at any scale.
+// All loops gather (Jacobi): every particle writes only its own values, whatever the thread count.
+#pragma once
+#include <span>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "eddy/boundary.hpp"
+#include "eddy/kernels.hpp"
+#include "eddy/neighbors.hpp"
+#include "eddy/particles.hpp"
+#include "eddy/settings.hpp"
+#include "eddy/wcsph.hpp"  // StepStats
+
+namespace eddy {
+
+struct PbfSettings {
+    float rest_density = 1000.0f;       ///< Rest density rho0 (kg/m^3; kg/m^2 in 2D)
+    int iterations = 4;                 ///< Constraint iterations per substep
+    float density_error_target = 0.0f;  ///< Mean density error to iterate down to (fraction); 0: fixed iterations
+    int max_iterations = 20;            ///< Bound on iterations when a target is set
+    float relaxation = 0.01f;           ///< eps of eq. 11, relative to S_lattice (dimensionless)
+    float tensile_k = 0.1f;             ///< s_corr strength k (eq. 13)
+    int tensile_n = 4;                  ///< s_corr exponent n
+    float tensile_dq = 0.2f;            ///< s_corr reference distance |dq| as a fraction of h
+    float xsph = 0.01f;                 ///< XSPH viscosity c (eq. 17)
+    float vorticity = 0.0f;             ///< Vorticity confinement eps (m/s): a = eps N x omega
+    float time_step = 0.0f;             ///< Time step (s); 0: 0.5 * 2r / sqrt(2 g H), H the initial fluid height
+    int substeps = 1;                   ///< Substeps per time step
+    float support_ratio = 4.0f;         ///< Kernel support h / particle radius r
+    int sort_interval = 32;             ///< Steps between Morton reorderings (0: never)
+};
+
+/// The field table of PbfSettings (scene "settings" for "method": "pbf").
+std::span<const Field<PbfSettings>> pbf_fields();
+
+template <int D>
+class PbfSolver {
+public:
+    /// Validates the settings (InputError naming `where` and the key). fluid_height (m) sets the automatic
+    /// time step; walls are the analytic containers and obstacles for the collision step.
+    PbfSolver(const PbfSettings& s, float particle_radius, const Vec<D>& gravity, float fluid_height,
+              std::vector<Wall<D>> walls = {}, const std::string& where = "settings");
+
+    /// Boundary pseudo-masses (Akinci, single layer), particle mass, first reorder.
+    void init(ParticleSet<D>& fluid, BoundarySet<D>& boundary, const ExecContext& exec);
+    /// The fixed time step (s).
+    float suggest_dt(const ParticleSet<D>&) const { return m_dt; }
+    /// PBF has no adaptive step to fall below.
+    float min_dt() const { return 0.0f; }
+    /// Advances by dt (s) in `substeps` substeps; t (s) is the start (for moving boundaries).
+    StepStats step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, double t, float dt, const ExecContext& exec);
+
+    nlohmann::json describe() const;
+    const PbfSettings& settings() const { return m_s; }
+    const CubicSpline<D>& kernel() const { return m_kernel; }
+    float particle_mass() const { return m_mass; }
+    /// Constraint iterations taken by the last substep.
+    int last_iterations() const { return m_last_iterations; }
+    std::size_t memory_bytes() const;
+
+private:
+    void substep(ParticleSet<D>& fluid, BoundarySet<D>& boundary, double t, float dt, const ExecContext& exec,
+                 StepStats& stats);
+
+    PbfSettings m_s;
+    float m_r, m_mass = 0.0f, m_dt = 0.0f, m_eps = 0.0f, m_lambda_ref = 0.0f, m_w_dq = 0.0f;
+    Vec<D> m_g;
+    std::vector<Wall<D>> m_walls;
+    CubicSpline<D> m_kernel;
+    NeighborGrid<D> m_fluid_grid, m_boundary_grid;
+    NeighborLists m_fluid_nbrs, m_boundary_nbrs;
+    std::vector<Vec<D>> m_old_x, m_dx, m_scratch_v;
+    std::vector<Vec3> m_omega;  // vorticity; in 2D only z is used
+    std::vector<float> m_lambda, m_omega_len;
+    int m_steps_since_sort = 0;
+    int m_last_iterations = 0;
+    bool m_boundary_built = false;
+};
+
+extern template class PbfSolver<2>;
+extern template class PbfSolver<3>;
+
+}  // namespace eddy

@@ -1,0 +1,333 @@
+#include "eddy/pbf.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "eddy/error.hpp"
+
+namespace eddy {
+
+std::span<const Field<PbfSettings>> pbf_fields() {
+    using S = PbfSettings;
+    static const Field<S> table[] = {
+        {"rest_density", &S::rest_density, "kg/m^3", 0, kInf, "rest density rho0 (kg/m^2 in 2D)", {}, true},
+        {"iterations", &S::iterations, "", 1, 1000, "constraint iterations per substep"},
+        {"density_error_target", &S::density_error_target, "", 0, 1,
+         "iterate until the mean density error is below this (0: fixed iterations)"},
+        {"max_iterations", &S::max_iterations, "", 1, 1000, "bound on iterations when a target is set"},
+        {"relaxation", &S::relaxation, "", 0, 100, "constraint relaxation eps, relative to a full lattice's sum |grad C|^2",
+         {}, true},
+        {"tensile_k", &S::tensile_k, "", 0, 10, "tensile instability term s_corr strength k"},
+        {"tensile_n", &S::tensile_n, "", 1, 16, "s_corr exponent n"},
+        {"tensile_dq", &S::tensile_dq, "", 0, 0.99, "s_corr reference distance |dq| as a fraction of h (must be < 1)",
+         {}, true},
+        {"xsph", &S::xsph, "", 0, 1, "XSPH viscosity c"},
+        {"vorticity", &S::vorticity, "m/s", 0, kInf, "vorticity confinement eps: a = eps N x omega"},
+        {"time_step", &S::time_step, "s", 0, kInf, "time step; 0: 0.5 * 2r / sqrt(2 g H)"},
+        {"substeps", &S::substeps, "", 1, 1000, "substeps per time step"},
+        {"support_ratio", &S::support_ratio, "", 2, 8, "kernel support radius h in particle radii r"},
+        {"sort_interval", &S::sort_interval, "steps", 0, 1e6, "steps between Morton reorderings (0: never)"},
+    };
+    return table;
+}
+
+template <int D>
+PbfSolver<D>::PbfSolver(const PbfSettings& s, float particle_radius, const Vec<D>& gravity, float fluid_height,
+                        std::vector<Wall<D>> walls, const std::string& where)
+    : m_s(s), m_r(particle_radius), m_g(gravity), m_walls(std::move(walls)) {
+    validate(s, pbf_fields(), where);
+    if (!(particle_radius > 0.0f)) throw InputError(fmt::format("{}: particle_radius must be > 0", where));
+    if (s.density_error_target > 0.0f && s.max_iterations < s.iterations)
+        throw InputError(fmt::format("{}: key 'max_iterations' = {} is below 'iterations' = {}", where, s.max_iterations,
+                                     s.iterations));
+    m_kernel = CubicSpline<D>(s.support_ratio * particle_radius);
+    const float spacing = 2.0f * particle_radius;
+    m_mass = lattice_mass(m_kernel, spacing, s.rest_density);
+    // S_lattice = |grad_i C_i|^2 + sum_j |grad_j C_i|^2 on a full lattice (the first term vanishes there).
+    const int n = static_cast<int>(std::ceil(m_kernel.h / spacing)) + 1;
+    double sum = 0.0;
+    for (int i = -n; i <= n; ++i)
+        for (int j = -n; j <= n; ++j)
+            for (int k = (D == 3 ? -n : 0); k <= (D == 3 ? n : 0); ++k) {
+                Vec<D> x;
+                x[0] = i * spacing;
+                x[1] = j * spacing;
+                if constexpr (D == 3) x[2] = k * spacing;
+                const Vec<D> g = m_kernel.gradient(x) * (m_mass / s.rest_density);
+                sum += norm2(g);
+            }
+    m_eps = static_cast<float>(s.relaxation * sum);
+    m_lambda_ref = static_cast<float>(1.0 / sum);
+    m_w_dq = m_kernel.value(s.tensile_dq * m_kernel.h);
+    if (s.time_step > 0.0f) {
+        m_dt = s.time_step;
+    } else {
+        const float v = std::sqrt(2.0f * norm(gravity) * std::max(fluid_height, 0.0f));
+        if (!(v > 0.0f))
+            throw InputError(fmt::format("{}: cannot derive the time step without gravity or fluid height; set 'time_step'",
+                                         where));
+        m_dt = 0.5f * spacing / v;
+    }
+    m_fluid_grid.set_cell_size(m_kernel.h);
+    m_boundary_grid.set_cell_size(m_kernel.h);
+}
+
+template <int D>
+void PbfSolver<D>::init(ParticleSet<D>& fluid, BoundarySet<D>& boundary, const ExecContext& exec) {
+    fluid.mass = m_mass;
+    compute_boundary_psi(boundary, m_kernel, m_s.rest_density, exec);  // Akinci as published: single layer
+    m_boundary_grid.build(boundary.position, exec);
+    m_boundary_built = true;
+    if (!fluid.empty()) {
+        m_fluid_grid.build(fluid.position, exec);
+        fluid.reorder(m_fluid_grid.morton_order(fluid.position, exec), exec);
+    }
+    m_steps_since_sort = 0;
+}
+
+template <int D>
+StepStats PbfSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, double t, float dt,
+                             const ExecContext& exec) {
+    StepStats stats;
+    stats.dt = dt;
+    const float h = dt / static_cast<float>(m_s.substeps);
+    for (int k = 0; k < m_s.substeps; ++k) substep(fluid, boundary, t + k * double(h), h, exec, stats);
+    return stats;
+}
+
+namespace {
+
+struct Stats {
+    float vmax = 0.0f, emax = 0.0f;
+    double esum = 0.0;
+    bool bad = false;
+};
+
+inline Vec3 as3(const Vec2& v) { return Vec3{{v[0], v[1], 0.0f}}; }
+inline Vec3 as3(const Vec3& v) { return v; }
+inline Vec3 cross(const Vec3& a, const Vec3& b) {
+    return Vec3{{a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]}};
+}
+template <int D>
+Vec<D> from3(const Vec3& v) {
+    Vec<D> r;
+    for (int a = 0; a < D; ++a) r[a] = v[a];
+    return r;
+}
+
+}  // namespace
+
+template <int D>
+void PbfSolver<D>::substep(ParticleSet<D>& fluid, BoundarySet<D>& boundary, double t, float dt,
+                           const ExecContext& exec, StepStats& stats) {
+    const std::size_t n = fluid.size();
+    auto& x = fluid.position;
+    auto& v = fluid.velocity;
+    auto& rho = fluid.density;
+    const bool moved = boundary.any_moving();
+    if (moved) update_boundary_motion(boundary, t, exec);
+
+    // Reorder first (before x_old is taken), so that every per-particle array is in the new order.
+    if (m_s.sort_interval > 0 && ++m_steps_since_sort >= m_s.sort_interval) {
+        m_fluid_grid.build(x, exec);
+        fluid.reorder(m_fluid_grid.morton_order(x, exec), exec);
+        m_steps_since_sort = 0;
+    }
+    m_old_x.resize(n);
+    m_dx.resize(n);
+    m_lambda.resize(n);
+    m_scratch_v.resize(n);
+
+    // Prediction (external forces only).
+    const Vec<D> g = m_g;
+    const float margin = 0.5f * m_r;
+    parallel_for_each_index(exec, n, [&](std::size_t i) {
+        m_old_x[i] = x[i];
+        v[i] += g * dt;
+        x[i] += v[i] * dt;
+        keep_inside(x[i], m_walls, margin);
+    });
+
+    m_fluid_grid.build(x, exec);
+    m_fluid_grid.find_neighbors(x, m_kernel.h, true, m_fluid_nbrs, exec);
+    if (moved || !m_boundary_built) {
+        m_boundary_grid.build(boundary.position, exec);
+        m_boundary_built = true;
+    }
+    m_boundary_grid.find_neighbors(x, m_kernel.h, false, m_boundary_nbrs, exec);
+
+    const CubicSpline<D> W = m_kernel;
+    const float m = m_mass, inv_rho0 = 1.0f / m_s.rest_density, w0 = W.value(0.0f);
+    const auto& fn = m_fluid_nbrs;
+    const auto& bn = m_boundary_nbrs;
+    const auto& xb = boundary.position;
+    const auto& psi = boundary.psi;
+    const float k_corr = m_s.tensile_k * m_lambda_ref, inv_w_dq = 1.0f / m_w_dq;
+    const int n_corr = m_s.tensile_n;
+
+    const int max_iter = m_s.density_error_target > 0.0f ? m_s.max_iterations : m_s.iterations;
+    int iter = 0;
+    Stats dens;
+    for (; iter < max_iter; ++iter) {
+        // Density, constraint and lambda (eq. 2, 1, 11).
+        dens = parallel_reduce_blocks(
+            exec, n, Stats{},
+            [&](std::size_t b0, std::size_t b1) {
+                Stats s;
+                for (std::size_t i = b0; i < b1; ++i) {
+                    const Vec<D> xi = x[i];
+                    float r = m * w0;
+                    Vec<D> grad_i = Vec<D>::zero();
+                    float sum_grad2 = 0.0f;
+                    for (std::uint32_t j : fn[i]) {
+                        const Vec<D> d = xi - x[j];
+                        const float len = norm(d);
+                        r += m * W.value(len);
+                        if (len > 0.0f) {
+                            const Vec<D> gj = d * (W.derivative(len) / len * m * inv_rho0);
+                            grad_i += gj;
+                            sum_grad2 += norm2(gj);
+                        }
+                    }
+                    for (std::uint32_t k : bn[i]) {
+                        const Vec<D> d = xi - xb[k];
+                        const float len = norm(d);
+                        r += psi[k] * W.value(len);
+                        if (len > 0.0f) grad_i += d * (W.derivative(len) / len * psi[k] * inv_rho0);
+                    }
+                    rho[i] = r;
+                    const float c = std::max(r * inv_rho0 - 1.0f, 0.0f);
+                    m_lambda[i] = -c / (norm2(grad_i) + sum_grad2 + m_eps);
+                    s.emax = std::max(s.emax, c);
+                    s.esum += c;
+                }
+                return s;
+            },
+            [](Stats l, const Stats& r) {
+                l.emax = std::max(l.emax, r.emax);
+                l.esum += r.esum;
+                return l;
+            });
+        if (m_s.density_error_target > 0.0f && iter >= 1 &&
+            dens.esum / double(std::max<std::size_t>(n, 1)) <= m_s.density_error_target)
+            break;
+        // Position corrections (eq. 12-14), then collision.
+        parallel_for_each_index(exec, n, [&](std::size_t i) {
+            const Vec<D> xi = x[i];
+            const float li = m_lambda[i];
+            Vec<D> dp = Vec<D>::zero();
+            for (std::uint32_t j : fn[i]) {
+                const Vec<D> d = xi - x[j];
+                const float len = norm(d);
+                if (len == 0.0f) continue;
+                float corr = W.value(len) * inv_w_dq;
+                float p = corr;
+                for (int e = 1; e < n_corr; ++e) p *= corr;
+                const float s_corr = -k_corr * p;
+                dp += d * ((li + m_lambda[j] + s_corr) * m * W.derivative(len) / len);
+            }
+            for (std::uint32_t k : bn[i]) {
+                const Vec<D> d = xi - xb[k];
+                const float len = norm(d);
+                if (len == 0.0f) continue;
+                dp += d * (li * psi[k] * W.derivative(len) / len);
+            }
+            m_dx[i] = dp * inv_rho0;
+        });
+        parallel_for_each_index(exec, n, [&](std::size_t i) {
+            x[i] += m_dx[i];
+            keep_inside(x[i], m_walls, margin);
+        });
+    }
+    m_last_iterations = iter;
+
+    // Velocities from positions.
+    const float inv_dt = 1.0f / dt;
+    parallel_for_each_index(exec, n, [&](std::size_t i) { v[i] = (x[i] - m_old_x[i]) * inv_dt; });
+
+    // Vorticity confinement (eq. 15, 16).
+    if (m_s.vorticity > 0.0f) {
+        m_omega.resize(n);
+        m_omega_len.resize(n);
+        parallel_for_each_index(exec, n, [&](std::size_t i) {
+            Vec3 w = Vec3::zero();
+            for (std::uint32_t j : fn[i]) {
+                const Vec<D> d = x[i] - x[j];
+                const float len = norm(d);
+                if (len == 0.0f) continue;
+                // grad_j W_ij = -grad_i W_ij
+                const Vec<D> gj = d * (-W.derivative(len) / len);
+                w += cross(as3(Vec<D>(v[j] - v[i])), as3(gj)) * (m / rho[j]);
+            }
+            m_omega[i] = w;
+            m_omega_len[i] = norm(w);
+        });
+        const float eps = m_s.vorticity;
+        parallel_for_each_index(exec, n, [&](std::size_t i) {
+            Vec<D> eta = Vec<D>::zero();
+            for (std::uint32_t j : fn[i]) {
+                const Vec<D> d = x[i] - x[j];
+                const float len = norm(d);
+                if (len == 0.0f) continue;
+                eta += d * (W.derivative(len) / len * m / rho[j] * m_omega_len[j]);
+            }
+            const float el = norm(eta);
+            m_scratch_v[i] = el > 1e-12f ? from3<D>(cross(as3(Vec<D>(eta * (1.0f / el))), m_omega[i])) * (eps * dt)
+                                         : Vec<D>::zero();
+        });
+        parallel_for_each_index(exec, n, [&](std::size_t i) { v[i] += m_scratch_v[i]; });
+    }
+
+    // XSPH viscosity (eq. 17).
+    const float c = m_s.xsph;
+    const Stats st = parallel_reduce_blocks(
+        exec, n, Stats{},
+        [&](std::size_t b0, std::size_t b1) {
+            Stats s;
+            for (std::size_t i = b0; i < b1; ++i) {
+                Vec<D> dv = Vec<D>::zero();
+                if (c > 0.0f)
+                    for (std::uint32_t j : fn[i]) dv += (v[j] - v[i]) * (m / rho[j] * W.value(norm(x[i] - x[j])));
+                m_scratch_v[i] = v[i] + dv * c;
+                const float sp = norm(m_scratch_v[i]);
+                if (!std::isfinite(sp) || !is_finite(x[i])) s.bad = true;
+                s.vmax = std::max(s.vmax, sp);
+            }
+            return s;
+        },
+        [](Stats l, const Stats& r) {
+            l.vmax = std::max(l.vmax, r.vmax);
+            l.bad = l.bad || r.bad;
+            return l;
+        });
+    v.swap(m_scratch_v);
+
+    stats.max_speed = std::max(stats.max_speed, st.vmax);
+    stats.max_density_error = std::max(stats.max_density_error, dens.emax);
+    stats.mean_density_error = n ? static_cast<float>(dens.esum / double(n)) : 0.0f;
+    stats.non_finite = stats.non_finite || st.bad;
+}
+
+template <int D>
+nlohmann::json PbfSolver<D>::describe() const {
+    nlohmann::json s = to_json(m_s, pbf_fields());
+    s["derived_time_step"] = m_dt;
+    s["derived_particle_mass"] = m_mass;
+    s["derived_support_radius"] = m_kernel.h;
+    s["derived_epsilon"] = m_eps;
+    return s;
+}
+
+template <int D>
+std::size_t PbfSolver<D>::memory_bytes() const {
+    return m_fluid_grid.memory_bytes() + m_boundary_grid.memory_bytes() + m_fluid_nbrs.memory_bytes() +
+           m_boundary_nbrs.memory_bytes() + (m_old_x.capacity() + m_dx.capacity() + m_scratch_v.capacity()) * sizeof(Vec<D>) +
+           m_omega.capacity() * sizeof(Vec3) + (m_lambda.capacity() + m_omega_len.capacity()) * sizeof(float);
+}
+
+template class PbfSolver<2>;
+template class PbfSolver<3>;
+
+}  // namespace eddy
