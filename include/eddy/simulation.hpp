@@ -82,7 +82,9 @@ struct RunOptions {
 struct FrameRecord {
     int index = 0;
     double time = 0.0;
-    std::vector<std::string> files;  ///< Relative to the output directory
+    std::vector<std::string> files;   ///< Relative to the output directory
+    float max_density_error = 0.0f;   ///< Largest compression over the steps since the previous frame
+    float mean_density_error = 0.0f;  ///< Mean over those steps of the mean compression
 };
 
 struct RunResult {

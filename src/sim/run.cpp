@@ -175,10 +175,18 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
 
             RunResult result;
             std::vector<std::pair<double, std::string>> pvd;
+            float frame_max_err = 0.0f;  // since the previous frame
+            double frame_sum_err = 0.0;
+            std::uint64_t frame_steps = 0;
             auto write_frame = [&](bool render) {
                 FrameRecord fr;
                 fr.index = static_cast<int>(result.frames.size());
                 fr.time = sim.time;
+                fr.max_density_error = frame_max_err;
+                fr.mean_density_error = frame_steps ? static_cast<float>(frame_sum_err / double(frame_steps)) : 0.0f;
+                frame_max_err = 0.0f;
+                frame_sum_err = 0.0;
+                frame_steps = 0;
                 for (const auto& f : formats) {
                     if (f == "vtk") {
                         const std::string name = frame_name(fr.index, "vtp");
@@ -244,6 +252,9 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
                 const StepStats st = step(simulation, exec, target);
                 step_seconds += std::chrono::duration<double>(clock::now() - s0).count();
                 max_err = std::max(max_err, st.max_density_error);
+                frame_max_err = std::max(frame_max_err, st.max_density_error);
+                frame_sum_err += st.mean_density_error;
+                ++frame_steps;
                 max_speed = std::max(max_speed, st.max_speed);
                 sum_err += st.mean_density_error;
                 ++stat_steps;
@@ -318,7 +329,12 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
                 },
                 sim.method);
             nlohmann::json frames = nlohmann::json::array();
-            for (const auto& f : result.frames) frames.push_back({{"index", f.index}, {"time", f.time}, {"files", f.files}});
+            for (const auto& f : result.frames)
+                frames.push_back({{"index", f.index},
+                                  {"time", f.time},
+                                  {"files", f.files},
+                                  {"max_density_error", f.max_density_error},
+                                  {"mean_density_error", f.mean_density_error}});
             j["frames"] = frames;
             if (!picture.empty()) j["picture"] = picture;
             result.summary = j;

@@ -85,8 +85,11 @@ TEST_F(Cli, RunWritesFramesSummaryAndPictures) {
     EXPECT_NEAR(s["simulated_time"].get<double>(), 0.1, 1e-9);
     EXPECT_EQ(s["frames"].size(), 6u);  // t = 0, 0.02, ..., 0.1
     EXPECT_NEAR(s["frames"][5]["time"].get<double>(), 0.1, 1e-9);
-    for (const auto& f : s["frames"])
+    for (const auto& f : s["frames"]) {
         for (const auto& file : f["files"]) EXPECT_TRUE(fs::exists(out / file.get<std::string>())) << file;
+        EXPECT_TRUE(f.contains("max_density_error") && f.contains("mean_density_error"));
+    }
+    EXPECT_GT(s["frames"][5]["max_density_error"].get<double>(), 0.0);
     for (const char* k : {"steps", "wall_time", "mean_ms_per_step", "max_density_error", "mean_density_error", "max_speed"})
         EXPECT_TRUE(s.contains(k)) << k;
     // No temporary file is left behind.
