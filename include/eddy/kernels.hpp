@@ -64,6 +64,22 @@ struct CubicSpline {
         return 0.0f;
     }
 
+    /// W(r) and dW/dr together (one branch, shared powers), for loops that need both.
+    void value_and_derivative(float r, float& w, float& dw) const {
+        const float q = r * inv_h;
+        if (q <= 0.5f) {
+            w = sigma * (6.0f * (q * q * q - q * q) + 1.0f);
+            dw = sigma * inv_h * 6.0f * (3.0f * q * q - 2.0f * q);
+        } else if (q < 1.0f) {
+            const float t = 1.0f - q;
+            w = sigma * 2.0f * t * t * t;
+            dw = -sigma * inv_h * 6.0f * t * t;
+        } else {
+            w = 0.0f;
+            dw = 0.0f;
+        }
+    }
+
     /// grad W(r) = dW/dr * r / |r| (1/m^(D+1)); zero at r = 0 and for |r| >= h. Antisymmetric.
     Vec<D> gradient(const Vec<D>& r) const {
         const float d = norm(r);

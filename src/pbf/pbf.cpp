@@ -184,9 +184,11 @@ void PbfSolver<D>::substep(ParticleSet<D>& fluid, BoundarySet<D>& boundary, doub
                     for (std::uint32_t j : fn[i]) {
                         const Vec<D> d = xi - x[j];
                         const float len = norm(d);
-                        r += m * W.value(len);
+                        float w, dw;
+                        W.value_and_derivative(len, w, dw);
+                        r += m * w;
                         if (len > 0.0f) {
-                            const Vec<D> gj = d * (W.derivative(len) / len * m * inv_rho0);
+                            const Vec<D> gj = d * (dw / len * m * inv_rho0);
                             grad_i += gj;
                             sum_grad2 += norm2(gj);
                         }
@@ -194,8 +196,10 @@ void PbfSolver<D>::substep(ParticleSet<D>& fluid, BoundarySet<D>& boundary, doub
                     for (std::uint32_t k : bn[i]) {
                         const Vec<D> d = xi - xb[k];
                         const float len = norm(d);
-                        r += psi[k] * W.value(len);
-                        if (len > 0.0f) grad_i += d * (W.derivative(len) / len * psi[k] * inv_rho0);
+                        float w, dw;
+                        W.value_and_derivative(len, w, dw);
+                        r += psi[k] * w;
+                        if (len > 0.0f) grad_i += d * (dw / len * psi[k] * inv_rho0);
                     }
                     rho[i] = r;
                     const float c = std::max(r * inv_rho0 - 1.0f, 0.0f);
@@ -222,11 +226,13 @@ void PbfSolver<D>::substep(ParticleSet<D>& fluid, BoundarySet<D>& boundary, doub
                 const Vec<D> d = xi - x[j];
                 const float len = norm(d);
                 if (len == 0.0f) continue;
-                float corr = W.value(len) * inv_w_dq;
+                float w, dw;
+                W.value_and_derivative(len, w, dw);
+                const float corr = w * inv_w_dq;
                 float p = corr;
                 for (int e = 1; e < n_corr; ++e) p *= corr;
                 const float s_corr = -k_corr * p;
-                dp += d * ((li + m_lambda[j] + s_corr) * m * W.derivative(len) / len);
+                dp += d * ((li + m_lambda[j] + s_corr) * m * dw / len);
             }
             for (std::uint32_t k : bn[i]) {
                 const Vec<D> d = xi - xb[k];
