@@ -10,6 +10,7 @@
 // (The seed's text prints the middle branch as 2(1 - q^3); the kernel is 2(1 - q)^3, which is C^2
 // and integrates to 1 - see tests/unit/kernels_test.cpp.)
 #pragma once
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 
@@ -64,20 +65,16 @@ struct CubicSpline {
         return 0.0f;
     }
 
-    /// W(r) and dW/dr together (one branch, shared powers), for loops that need both.
+    /// W(r) and dW/dr together, without branches (both pieces computed, then selected): neighbour
+    /// distances are random, and a mispredicted q <= 1/2 test costs more than the arithmetic.
     void value_and_derivative(float r, float& w, float& dw) const {
         const float q = r * inv_h;
-        if (q <= 0.5f) {
-            w = sigma * (6.0f * (q * q * q - q * q) + 1.0f);
-            dw = sigma * inv_h * 6.0f * (3.0f * q * q - 2.0f * q);
-        } else if (q < 1.0f) {
-            const float t = 1.0f - q;
-            w = sigma * 2.0f * t * t * t;
-            dw = -sigma * inv_h * 6.0f * t * t;
-        } else {
-            w = 0.0f;
-            dw = 0.0f;
-        }
+        const float t = std::max(1.0f - q, 0.0f);
+        const bool inner = q <= 0.5f;
+        const float w_in = 6.0f * (q * q * q - q * q) + 1.0f, w_out = 2.0f * t * t * t;
+        const float d_in = 6.0f * (3.0f * q * q - 2.0f * q), d_out = -6.0f * t * t;
+        w = sigma * (inner ? w_in : w_out);
+        dw = sigma * inv_h * (inner ? d_in : d_out);
     }
 
     /// grad W(r) = dW/dr * r / |r| (1/m^(D+1)); zero at r = 0 and for |r| >= h. Antisymmetric.

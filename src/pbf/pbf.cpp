@@ -218,21 +218,31 @@ void PbfSolver<D>::substep(ParticleSet<D>& fluid, BoundarySet<D>& boundary, doub
             dens.esum / double(std::max<std::size_t>(n, 1)) <= m_s.density_error_target)
             break;
         // Position corrections (eq. 12-14), then collision.
+        // Plain pointers: the compiler cannot prove that the members do not alias the outputs.
+        const Vec<D>* xs = x.data();
+        const float* lam = m_lambda.data();
+        Vec<D>* out = m_dx.data();
         parallel_for_each_index(exec, n, [&](std::size_t i) {
-            const Vec<D> xi = x[i];
-            const float li = m_lambda[i];
+            const Vec<D> xi = xs[i];
+            const float li = lam[i];
             Vec<D> dp = Vec<D>::zero();
             for (std::uint32_t j : fn[i]) {
-                const Vec<D> d = xi - x[j];
+                const Vec<D> d = xi - xs[j];
                 const float len = norm(d);
                 if (len == 0.0f) continue;
                 float w, dw;
                 W.value_and_derivative(len, w, dw);
                 const float corr = w * inv_w_dq;
-                float p = corr;
-                for (int e = 1; e < n_corr; ++e) p *= corr;
+                float p;
+                if (n_corr == 4) {
+                    p = corr * corr;
+                    p *= p;
+                } else {
+                    p = corr;
+                    for (int e = 1; e < n_corr; ++e) p *= corr;
+                }
                 const float s_corr = -k_corr * p;
-                dp += d * ((li + m_lambda[j] + s_corr) * m * dw / len);
+                dp += d * ((li + lam[j] + s_corr) * m * dw / len);
             }
             for (std::uint32_t k : bn[i]) {
                 const Vec<D> d = xi - xb[k];
@@ -240,7 +250,7 @@ void PbfSolver<D>::substep(ParticleSet<D>& fluid, BoundarySet<D>& boundary, doub
                 if (len == 0.0f) continue;
                 dp += d * (li * psi[k] * W.derivative(len) / len);
             }
-            m_dx[i] = dp * inv_rho0;
+            out[i] = dp * inv_rho0;
         });
         parallel_for_each_index(exec, n, [&](std::size_t i) {
             x[i] += m_dx[i];
