@@ -87,4 +87,21 @@ struct CubicSpline {
     Vec<D> gradient(const Vec<D>& r, float d) const { return r * (derivative(d) / d); }
 };
 
+/// Calls f(offset) for every point of a square (cubic) lattice of spacing `spacing` around the origin
+/// that may lie within `radius` of it (the origin included). Lattice sums of kernel quantities (rest
+/// masses, boundary volume corrections, PBF's constraint scale) all go through it.
+template <int D, class F>
+void for_each_lattice_offset(float spacing, float radius, F&& f) {
+    const int n = static_cast<int>(std::ceil(radius / spacing)) + 1;
+    for (int i = -n; i <= n; ++i)
+        for (int j = -n; j <= n; ++j)
+            for (int k = (D == 3 ? -n : 0); k <= (D == 3 ? n : 0); ++k) {
+                Vec<D> x;
+                x[0] = i * spacing;
+                x[1] = j * spacing;
+                if constexpr (D == 3) x[2] = k * spacing;
+                f(x);
+            }
+}
+
 }  // namespace eddy

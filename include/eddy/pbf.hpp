@@ -28,7 +28,7 @@
 
 #include "eddy/boundary.hpp"
 #include "eddy/kernels.hpp"
-#include "eddy/neighbors.hpp"
+#include "eddy/neighborhood.hpp"
 #include "eddy/particles.hpp"
 #include "eddy/settings.hpp"
 #include "eddy/wcsph.hpp"  // StepStats
@@ -89,14 +89,11 @@ private:
     Vec<D> m_g;
     std::vector<Wall<D>> m_walls;
     CubicSpline<D> m_kernel;
-    NeighborGrid<D> m_fluid_grid, m_boundary_grid;
-    NeighborLists m_fluid_nbrs, m_boundary_nbrs;
+    FluidNeighborhood<D> m_neighbors;
     std::vector<Vec<D>> m_old_x, m_dx, m_scratch_v;
     std::vector<Vec3> m_omega;  // vorticity; in 2D only z is used
     std::vector<float> m_lambda, m_omega_len;
-    int m_steps_since_sort = 0;
     int m_last_iterations = 0;
-    bool m_boundary_built = false;
 };
 
 extern template class PbfSolver<2>;

@@ -18,7 +18,7 @@
 
 #include "eddy/boundary.hpp"
 #include "eddy/kernels.hpp"
-#include "eddy/neighbors.hpp"
+#include "eddy/neighborhood.hpp"
 #include "eddy/particles.hpp"
 #include "eddy/settings.hpp"
 
@@ -86,21 +86,16 @@ public:
     float speed_of_sound() const { return m_c0; }
     float stiffness() const { return m_B; }
     std::size_t memory_bytes() const;
-    const NeighborLists& fluid_neighbors() const { return m_fluid_nbrs; }
+    const NeighborLists& fluid_neighbors() const { return m_neighbors.fluid(); }
 
 private:
-    void find_neighbors(ParticleSet<D>& fluid, BoundarySet<D>& boundary, bool boundary_moved, const ExecContext& exec);
-
     WcsphSettings m_s;
     float m_r, m_mass = 0.0f, m_c0 = 0.0f, m_B = 0.0f;
     Vec<D> m_g;
     CubicSpline<D> m_kernel;
-    NeighborGrid<D> m_fluid_grid, m_boundary_grid;
-    NeighborLists m_fluid_nbrs, m_boundary_nbrs;
-    int m_steps_since_sort = 0;
+    FluidNeighborhood<D> m_neighbors;
     float m_vmax = 0.0f;  // largest speed after the last step (m/s)
     float m_amax = 0.0f;  // largest acceleration of the last step (m/s^2)
-    bool m_boundary_built = false;
 };
 
 extern template class WcsphSolver<2>;

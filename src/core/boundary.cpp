@@ -28,19 +28,13 @@ float double_layer_volume_correction(const CubicSpline<D>& kernel, float spacing
     if (!(spacing > 0.0f)) return 1.0f;
     // Lattice points within the support around the origin: all of them (full), and those of the two
     // wall layers y = 0 and y = -spacing (the origin is an inner-layer particle).
-    const int n = static_cast<int>(std::ceil(kernel.h / spacing)) + 1;
     double full = 0.0, wall = 0.0;
-    for (int i = -n; i <= n; ++i)
-        for (int j = -n; j <= n; ++j)
-            for (int k = (D == 3 ? -n : 0); k <= (D == 3 ? n : 0); ++k) {
-                Vec<D> x;
-                x[0] = i * spacing;
-                x[1] = j * spacing;
-                if constexpr (D == 3) x[2] = k * spacing;
-                const double w = kernel.value(x);
-                full += w;
-                if (j == 0 || j == -1) wall += w;
-            }
+    for_each_lattice_offset<D>(spacing, kernel.h, [&](const Vec<D>& x) {
+        const double w = kernel.value(x);
+        full += w;
+        const long layer = std::lround(x[1] / spacing);
+        if (layer == 0 || layer == -1) wall += w;
+    });
     return static_cast<float>(wall / full);
 }
 

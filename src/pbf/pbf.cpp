@@ -46,18 +46,10 @@ PbfSolver<D>::PbfSolver(const PbfSettings& s, float particle_radius, const Vec<D
     const float spacing = 2.0f * particle_radius;
     m_mass = lattice_mass(m_kernel, spacing, s.rest_density);
     // S_lattice = |grad_i C_i|^2 + sum_j |grad_j C_i|^2 on a full lattice (the first term vanishes there).
-    const int n = static_cast<int>(std::ceil(m_kernel.h / spacing)) + 1;
     double sum = 0.0;
-    for (int i = -n; i <= n; ++i)
-        for (int j = -n; j <= n; ++j)
-            for (int k = (D == 3 ? -n : 0); k <= (D == 3 ? n : 0); ++k) {
-                Vec<D> x;
-                x[0] = i * spacing;
-                x[1] = j * spacing;
-                if constexpr (D == 3) x[2] = k * spacing;
-                const Vec<D> g = m_kernel.gradient(x) * (m_mass / s.rest_density);
-                sum += norm2(g);
-            }
+    for_each_lattice_offset<D>(spacing, m_kernel.h, [&](const Vec<D>& x) {
+        sum += norm2(m_kernel.gradient(x) * (m_mass / s.rest_density));
+    });
     m_eps = static_cast<float>(s.relaxation * sum);
     m_lambda_ref = static_cast<float>(1.0 / sum);
     m_w_dq = m_kernel.value(s.tensile_dq * m_kernel.h);
@@ -70,21 +62,14 @@ PbfSolver<D>::PbfSolver(const PbfSettings& s, float particle_radius, const Vec<D
                                          where));
         m_dt = 0.5f * spacing / v;
     }
-    m_fluid_grid.set_cell_size(m_kernel.h);
-    m_boundary_grid.set_cell_size(m_kernel.h);
+    m_neighbors.configure(m_kernel.h, s.sort_interval);
 }
 
 template <int D>
 void PbfSolver<D>::init(ParticleSet<D>& fluid, BoundarySet<D>& boundary, const ExecContext& exec) {
     fluid.mass = m_mass;
     compute_boundary_psi(boundary, m_kernel, m_s.rest_density, exec);  // Akinci as published: single layer
-    m_boundary_grid.build(boundary.position, exec);
-    m_boundary_built = true;
-    if (!fluid.empty()) {
-        m_fluid_grid.build(fluid.position, exec);
-        fluid.reorder(m_fluid_grid.morton_order(fluid.position, exec), exec);
-    }
-    m_steps_since_sort = 0;
+    m_neighbors.init(fluid, boundary, exec);
 }
 
 template <int D>
@@ -130,11 +115,7 @@ void PbfSolver<D>::substep(ParticleSet<D>& fluid, BoundarySet<D>& boundary, doub
     if (moved) update_boundary_motion(boundary, t, exec);
 
     // Reorder first (before x_old is taken), so that every per-particle array is in the new order.
-    if (m_s.sort_interval > 0 && ++m_steps_since_sort >= m_s.sort_interval) {
-        m_fluid_grid.build(x, exec);
-        fluid.reorder(m_fluid_grid.morton_order(x, exec), exec);
-        m_steps_since_sort = 0;
-    }
+    m_neighbors.reorder_if_due(fluid, exec);
     m_old_x.resize(n);
     m_dx.resize(n);
     m_lambda.resize(n);
@@ -150,18 +131,12 @@ void PbfSolver<D>::substep(ParticleSet<D>& fluid, BoundarySet<D>& boundary, doub
         keep_inside(x[i], m_walls, margin);
     });
 
-    m_fluid_grid.build(x, exec);
-    m_fluid_grid.find_neighbors(x, m_kernel.h, true, m_fluid_nbrs, exec);
-    if (moved || !m_boundary_built) {
-        m_boundary_grid.build(boundary.position, exec);
-        m_boundary_built = true;
-    }
-    m_boundary_grid.find_neighbors(x, m_kernel.h, false, m_boundary_nbrs, exec);
+    m_neighbors.update(fluid, boundary, moved, exec);
 
     const CubicSpline<D> W = m_kernel;
     const float m = m_mass, inv_rho0 = 1.0f / m_s.rest_density, w0 = W.value(0.0f);
-    const auto& fn = m_fluid_nbrs;
-    const auto& bn = m_boundary_nbrs;
+    const auto& fn = m_neighbors.fluid();
+    const auto& bn = m_neighbors.boundary();
     const auto& xb = boundary.position;
     const auto& psi = boundary.psi;
     const float k_corr = m_s.tensile_k * m_lambda_ref, inv_w_dq = 1.0f / m_w_dq;
@@ -338,8 +313,7 @@ nlohmann::json PbfSolver<D>::describe() const {
 
 template <int D>
 std::size_t PbfSolver<D>::memory_bytes() const {
-    return m_fluid_grid.memory_bytes() + m_boundary_grid.memory_bytes() + m_fluid_nbrs.memory_bytes() +
-           m_boundary_nbrs.memory_bytes() + (m_old_x.capacity() + m_dx.capacity() + m_scratch_v.capacity()) * sizeof(Vec<D>) +
+    return m_neighbors.memory_bytes() + (m_old_x.capacity() + m_dx.capacity() + m_scratch_v.capacity()) * sizeof(Vec<D>) +
            m_omega.capacity() * sizeof(Vec3) + (m_lambda.capacity() + m_omega_len.capacity()) * sizeof(float);
 }
 

@@ -39,16 +39,8 @@ std::span<const Field<WcsphSettings>> wcsph_fields() {
 template <int D>
 float lattice_mass(const CubicSpline<D>& kernel, float spacing, float rest_density) {
     // Sum of W over a full lattice around one point (itself included).
-    const int n = static_cast<int>(std::ceil(kernel.h / spacing)) + 1;
     double sum = 0.0;
-    if constexpr (D == 2) {
-        for (int i = -n; i <= n; ++i)
-            for (int j = -n; j <= n; ++j) sum += kernel.value(Vec2{{i * spacing, j * spacing}});
-    } else {
-        for (int i = -n; i <= n; ++i)
-            for (int j = -n; j <= n; ++j)
-                for (int k = -n; k <= n; ++k) sum += kernel.value(Vec3{{i * spacing, j * spacing, k * spacing}});
-    }
+    for_each_lattice_offset<D>(spacing, kernel.h, [&](const Vec<D>& x) { sum += kernel.value(x); });
     return static_cast<float>(rest_density / sum);
 }
 
@@ -74,21 +66,14 @@ WcsphSolver<D>::WcsphSolver(const WcsphSettings& s, float particle_radius, const
                 where));
         m_B = s.rest_density * m_c0 * m_c0 / s.exponent;
     }
-    m_fluid_grid.set_cell_size(m_kernel.h);
-    m_boundary_grid.set_cell_size(m_kernel.h);
+    m_neighbors.configure(m_kernel.h, s.sort_interval);
 }
 
 template <int D>
 void WcsphSolver<D>::init(ParticleSet<D>& fluid, BoundarySet<D>& boundary, const ExecContext& exec) {
     fluid.mass = m_mass;
     compute_boundary_psi(boundary, m_kernel, m_s.rest_density, exec, 2.0f * m_r);
-    m_boundary_grid.build(boundary.position, exec);
-    m_boundary_built = true;
-    if (!fluid.empty()) {
-        m_fluid_grid.build(fluid.position, exec);
-        fluid.reorder(m_fluid_grid.morton_order(fluid.position, exec), exec);
-    }
-    m_steps_since_sort = 0;
+    m_neighbors.init(fluid, boundary, exec);
     m_vmax = 0.0f;
     for (const auto& v : fluid.velocity) m_vmax = std::max(m_vmax, norm(v));
     m_amax = norm(m_g);
@@ -102,24 +87,6 @@ float WcsphSolver<D>::suggest_dt(const ParticleSet<D>&) const {
     if (m_vmax > 0.0f) dt = std::min(dt, m_s.cfl * 2.0f * m_r / m_vmax);       // CFL (seed)
     if (m_amax > 0.0f) dt = std::min(dt, 0.25f * std::sqrt(h / m_amax));       // force limit (Monaghan 1992)
     return std::min(dt, m_s.dt_max);
-}
-
-template <int D>
-void WcsphSolver<D>::find_neighbors(ParticleSet<D>& fluid, BoundarySet<D>& boundary, bool boundary_moved,
-                                    const ExecContext& exec) {
-    if (m_s.sort_interval > 0 && ++m_steps_since_sort >= m_s.sort_interval) {
-        // Reorder along a Z curve of the current cells; the build below then sees the new order.
-        m_fluid_grid.build(fluid.position, exec);
-        fluid.reorder(m_fluid_grid.morton_order(fluid.position, exec), exec);
-        m_steps_since_sort = 0;
-    }
-    m_fluid_grid.build(fluid.position, exec);
-    m_fluid_grid.find_neighbors(fluid.position, m_kernel.h, true, m_fluid_nbrs, exec);
-    if (boundary_moved || !m_boundary_built) {
-        m_boundary_grid.build(boundary.position, exec);
-        m_boundary_built = true;
-    }
-    m_boundary_grid.find_neighbors(fluid.position, m_kernel.h, false, m_boundary_nbrs, exec);
 }
 
 namespace {
@@ -136,14 +103,15 @@ StepStats WcsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
                                const ExecContext& exec) {
     const bool moved = boundary.any_moving();
     if (moved) update_boundary_motion(boundary, t, exec);
-    find_neighbors(fluid, boundary, moved, exec);
+    m_neighbors.reorder_if_due(fluid, exec);
+    m_neighbors.update(fluid, boundary, moved, exec);
 
     const std::size_t n = fluid.size();
     const float m = m_mass, rho0 = m_s.rest_density, inv_rho0 = 1.0f / rho0, B = m_B, gamma = m_s.exponent;
     const bool tait7 = gamma == 7.0f, clamp = m_s.clamp_pressure;
     const CubicSpline<D> W = m_kernel;
-    const auto& fn = m_fluid_nbrs;
-    const auto& bn = m_boundary_nbrs;
+    const auto& fn = m_neighbors.fluid();
+    const auto& bn = m_neighbors.boundary();
     auto& x = fluid.position;
     auto& v = fluid.velocity;
     auto& a = fluid.acceleration;
@@ -270,8 +238,7 @@ nlohmann::json WcsphSolver<D>::describe() const {
 
 template <int D>
 std::size_t WcsphSolver<D>::memory_bytes() const {
-    return m_fluid_grid.memory_bytes() + m_boundary_grid.memory_bytes() + m_fluid_nbrs.memory_bytes() +
-           m_boundary_nbrs.memory_bytes();
+    return m_neighbors.memory_bytes();
 }
 
 template class WcsphSolver<2>;

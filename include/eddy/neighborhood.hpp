@@ -1,0 +1,45 @@
+// eddy: the neighbourhood of a particle fluid, as every particle method needs it: fluid-fluid and
+// fluid-boundary CSR lists within the kernel support, the grids they come from, and the periodic
+// Morton reordering of the fluid (through ParticleSet::reorder, so every field follows).
+#pragma once
+#include <cstddef>
+
+#include "eddy/boundary.hpp"
+#include "eddy/neighbors.hpp"
+#include "eddy/particles.hpp"
+
+namespace eddy {
+
+template <int D>
+class FluidNeighborhood {
+public:
+    /// radius (m): the kernel support h; sort_interval: steps between reorderings (0: never).
+    void configure(float radius, int sort_interval);
+
+    /// Builds the boundary grid and puts the fluid in Morton order. Call once before the first update.
+    void init(ParticleSet<D>& fluid, const BoundarySet<D>& boundary, const ExecContext& exec);
+    /// Reorders the fluid every sort_interval calls. Call first in a step, before any per-step arrays
+    /// of the solver are filled.
+    void reorder_if_due(ParticleSet<D>& fluid, const ExecContext& exec);
+    /// Lists of the fluid's current positions; the boundary grid is rebuilt when the boundary moved.
+    void update(const ParticleSet<D>& fluid, const BoundarySet<D>& boundary, bool boundary_moved,
+                const ExecContext& exec);
+
+    const NeighborLists& fluid() const { return m_fluid_lists; }
+    const NeighborLists& boundary() const { return m_boundary_lists; }
+    float radius() const { return m_radius; }
+    std::size_t memory_bytes() const;
+
+private:
+    float m_radius = 1.0f;
+    int m_sort_interval = 0;
+    int m_steps_since_sort = 0;
+    bool m_boundary_built = false;
+    NeighborGrid<D> m_fluid_grid, m_boundary_grid;
+    NeighborLists m_fluid_lists, m_boundary_lists;
+};
+
+extern template class FluidNeighborhood<2>;
+extern template class FluidNeighborhood<3>;
+
+}  // namespace eddy
