@@ -13,6 +13,7 @@
 #define EDDY_HAVE_NANOFLANN 1
 #endif
 
+#include "eddy/clavet.hpp"
 #include "eddy/neighbors.hpp"
 #include "eddy/pbf.hpp"
 #include "eddy/scene.hpp"
@@ -169,6 +170,39 @@ void BM_PbfStep(benchmark::State& state) {
     state.counters["bytes_per_particle"] = double(fluid.memory_bytes() + solver.memory_bytes()) / n;
 }
 
+// Clavet double density relaxation, parallel (Jacobi) mode, quadratic viscosity on, no springs: a
+// block of fluid at rest without gravity or walls, in 2D (the target: 10^5 particles at 30
+// steps/s) and 3D. Counter steps_per_second as well as ns per particle.
+template <int D>
+void clavet_step(benchmark::State& state) {
+    ExecContext exec(static_cast<int>(state.range(1)));
+    const std::size_t n = static_cast<std::size_t>(state.range(0));
+    ParticleSet<D> fluid;
+    const int side = static_cast<int>(std::ceil(std::pow(double(n), 1.0 / D)));
+    for (int i = 0; i < side && fluid.size() < n; ++i)
+        for (int j = 0; j < side && fluid.size() < n; ++j)
+            for (int k = 0; k < (D == 3 ? side : 1) && fluid.size() < n; ++k) {
+                Vec<D> x;
+                x[0] = (2 * i + 1) * kRadius;
+                x[1] = (2 * j + 1) * kRadius;
+                if constexpr (D == 3) x[2] = (2 * k + 1) * kRadius;
+                fluid.push_back(x, Vec<D>::zero());
+            }
+    BoundarySet<D> boundary;
+    ClavetSettings s;
+    s.speed_of_sound = 10.0f;
+    ClavetSolver<D> solver(s, kRadius, Vec<D>::zero(), 1.0f);
+    solver.init(fluid, boundary, exec);
+    const auto t0 = Clock::now();
+    for (auto _ : state) solver.step(fluid, boundary, 0.0, solver.suggest_dt(fluid), exec);
+    const double secs = seconds_since(t0), it = double(state.iterations());
+    state.counters["ns_per_particle"] = 1e9 * secs / (double(fluid.size()) * it);
+    state.counters["steps_per_second"] = it / secs;
+    state.counters["bytes_per_particle"] = double(fluid.memory_bytes() + solver.memory_bytes()) / double(fluid.size());
+}
+void BM_ClavetStep2D(benchmark::State& state) { clavet_step<2>(state); }
+void BM_ClavetStep3D(benchmark::State& state) { clavet_step<3>(state); }
+
 // The peer-comparison scene: bench_dam_break_3d, stepped from its initial state; range(1) = 1 runs
 // it with PBF (4 iterations) instead of WCSPH.
 void BM_SceneBenchDamBreak3D(benchmark::State& state) {
@@ -199,6 +233,8 @@ BENCHMARK(BM_PeerNanoflannRadiusSearch)->Args({1'000'000, 2, 0})->Args({1'000'00
 #endif
 BENCHMARK(BM_WcsphStep)->ArgsProduct({{10'000, 100'000, 1'000'000}, {1, 2}})->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_PbfStep)->ArgsProduct({{10'000, 100'000, 1'000'000}, {1, 2}})->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_ClavetStep2D)->ArgsProduct({{10'000, 100'000, 1'000'000}, {1, 2}})->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_ClavetStep3D)->ArgsProduct({{10'000, 100'000}, {1, 2}})->Unit(benchmark::kMillisecond)->UseRealTime();
 // Args: threads, method (0 WCSPH, 1 PBF).
 BENCHMARK(BM_SceneBenchDamBreak3D)->ArgsProduct({{1, 2}, {0, 1}})->Unit(benchmark::kMillisecond)->UseRealTime();
 

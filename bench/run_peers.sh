@@ -8,7 +8,7 @@ build=${1:-build}
 here=$(cd "$(dirname "$0")" && pwd)
 echo "== machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(date -u +%F)"
 "$build/bin/eddy-bench" --benchmark_counters_tabular=true \
-  --benchmark_filter='NeighborSearch|PeerNanoflann|WcsphStep|PbfStep|SceneBenchDamBreak3D' 2>&1 | grep -v WARNING
+  --benchmark_filter='NeighborSearch|PeerNanoflann|WcsphStep|PbfStep|ClavetStep|SceneBenchDamBreak3D' 2>&1 | grep -v WARNING
 if /usr/bin/python3 -c 'import pysph' 2>/dev/null; then
   bash "$here/peers/pysph_dam_break.sh" 30 2
 else

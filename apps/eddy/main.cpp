@@ -75,13 +75,15 @@ std::string run_help_footer() {
     s += eddy::describe(eddy::wcsph_fields(), eddy::WcsphSettings{});
     s += "\nMethod \"pbf\" settings (Position Based Fluids):\n";
     s += eddy::describe(eddy::pbf_fields(), eddy::PbfSettings{});
+    s += "\nMethod \"clavet\" settings (Clavet et al. 2005 viscoelastic fluid):\n";
+    s += eddy::describe(eddy::clavet_fields(), eddy::ClavetSettings{});
     return s;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-    CLI::App app{"eddy: fluid simulation toolkit (WCSPH, PBF; 2D and 3D)", "eddy"};
+    CLI::App app{"eddy: fluid simulation toolkit (WCSPH, PBF, Clavet; 2D and 3D)", "eddy"};
     app.require_subcommand(1);
     app.set_version_flag("--version", "eddy 0.1.0");
 

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "eddy/boundary.hpp"
+#include "eddy/clavet.hpp"
 #include "eddy/exec.hpp"
 #include "eddy/particles.hpp"
 #include "eddy/pbf.hpp"
@@ -25,7 +26,7 @@ namespace eddy {
 
 /// The closed set of particle methods (std::variant, not a virtual base): one alternative per method.
 template <int D>
-using ParticleMethod = std::variant<WcsphSolver<D>, PbfSolver<D>>;
+using ParticleMethod = std::variant<WcsphSolver<D>, PbfSolver<D>, ClavetSolver<D>>;
 
 /// The state of a particle simulation: the fluid, the walls, the method, the clock.
 template <int D>

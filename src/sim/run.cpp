@@ -58,7 +58,13 @@ ParticleSimulation<D> make_particle_simulation(const Scene& scene, std::size_t m
             layers = 1;  // Akinci's single layer, as seed 002 describes
             return PbfSolver<D>(s, r, g, height, scene_walls<D>(scene), where);
         }
-        throw InputError(fmt::format("{}: key 'method' = \"{}\" is not implemented; allowed: wcsph, pbf",
+        if (scene.method == "clavet") {
+            ClavetSettings s;
+            apply_json(s, clavet_fields(), scene.settings, where);
+            layers = 1;  // drawn only: Clavet's walls are the analytic shapes
+            return ClavetSolver<D>(s, r, g, height, scene_walls<D>(scene), where);
+        }
+        throw InputError(fmt::format("{}: key 'method' = \"{}\" is not implemented; allowed: wcsph, pbf, clavet",
                                      scene.where(), scene.method));
     };
     // Settings first: a bad setting is reported before any particle is built.

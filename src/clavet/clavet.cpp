@@ -1,0 +1,399 @@
+#include "eddy/clavet.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "eddy/error.hpp"
+
+namespace eddy {
+
+std::span<const Field<ClavetSettings>> clavet_fields() {
+    using S = ClavetSettings;
+    static const Field<S> table[] = {
+        {"mode", &S::mode, "", 0, 0, "parallel (Jacobi gather, deterministic) or sequential (the seed's Gauss-Seidel)",
+         {"parallel", "sequential"}},
+        {"rest_density", &S::rest_density, "", 0, kInf, "rho0 (dimensionless neighbour sum); 0: the initial lattice's"},
+        {"speed_of_sound", &S::speed_of_sound, "m/s", 0, kInf, "c0 giving k when stiffness = 0; 0: 10 sqrt(2 g H)"},
+        {"stiffness", &S::stiffness, "m/s^2", 0, kInf, "pressure stiffness k; 0: c0^2 / B"},
+        {"near_stiffness", &S::near_stiffness, "m/s^2", 0, kInf, "near-pressure stiffness k_near; 0: k / 4"},
+        {"linear_viscosity", &S::linear_viscosity, "", 0, kInf, "viscosity impulse sigma (linear in u)"},
+        {"quadratic_viscosity", &S::quadratic_viscosity, "s/m", 0, kInf, "viscosity impulse beta (quadratic in u)"},
+        {"spring_stiffness", &S::spring_stiffness, "1/s^2", 0, kInf, "elastic springs k_spring; 0: no springs"},
+        {"yield_ratio", &S::yield_ratio, "", 0, 1, "gamma: deformation ratio beyond which springs yield"},
+        {"plasticity", &S::plasticity, "1/s", 0, kInf, "alpha: rate of plastic rest-length change"},
+        {"stickiness", &S::stickiness, "1/s^2", 0, kInf, "k_stick: attraction to walls; 0: none"},
+        {"stick_distance", &S::stick_distance, "", 0, 1, "d_stick as a fraction of h", {}, true},
+        {"anti_stick", &S::anti_stick, "m/s", 0, kInf, "push off walls after a collision; 0: h per second (the seed)"},
+        {"time_step", &S::time_step, "s", 0, kInf, "fixed step; 0: 0.4 h / c0"},
+        {"support_ratio", &S::support_ratio, "", 2, 12, "interaction radius h in particle radii r"},
+        {"sort_interval", &S::sort_interval, "steps", 0, 1e6, "steps between Morton reorderings (0: never)"},
+    };
+    return table;
+}
+
+template <int D>
+ClavetSolver<D>::ClavetSolver(const ClavetSettings& s, float particle_radius, const Vec<D>& gravity, float fluid_height,
+                              std::vector<Wall<D>> walls, const std::string& where)
+    : m_s(s), m_r(particle_radius), m_g(gravity), m_walls(std::move(walls)) {
+    validate(s, clavet_fields(), where);
+    if (!(particle_radius > 0.0f)) throw InputError(fmt::format("{}: particle_radius must be > 0", where));
+    m_parallel = s.mode == "parallel";
+    m_h = s.support_ratio * particle_radius;
+    const float spacing = 2.0f * particle_radius;
+    // The initial lattice: rho0, and the geometric factor B of the sound speed c^2 = k B (the double
+    // density relaxation linearised about a uniform lattice: B = (1/D^2) sum (1-q)|x| * sum (1-q) q).
+    double rho = 0.0, s1 = 0.0, s2 = 0.0;
+    for_each_lattice_offset<D>(spacing, m_h, [&](const Vec<D>& x) {
+        const double len = norm(x), q = len / m_h;
+        if (len == 0.0 || q >= 1.0) return;
+        rho += (1.0 - q) * (1.0 - q);
+        s1 += (1.0 - q) * len;
+        s2 += (1.0 - q) * q;
+    });
+    m_rho0 = s.rest_density > 0.0f ? s.rest_density : static_cast<float>(rho);
+    const double B = s1 * s2 / (D * D);
+    const float g = norm(gravity);
+    m_c0 = s.speed_of_sound > 0.0f ? s.speed_of_sound : 10.0f * std::sqrt(2.0f * g * std::max(fluid_height, 0.0f));
+    if (s.stiffness > 0.0f) {
+        m_k = s.stiffness;
+        m_c0 = static_cast<float>(std::sqrt(m_k * B));
+    } else {
+        if (!(m_c0 > 0.0f))
+            throw InputError(fmt::format(
+                "{}: cannot derive the stiffness without gravity or fluid height; set 'stiffness' or 'speed_of_sound'",
+                where));
+        m_k = static_cast<float>(m_c0 * m_c0 / B);
+    }
+    m_k_near = s.near_stiffness > 0.0f ? s.near_stiffness : 0.25f * m_k;
+    m_dt = s.time_step > 0.0f ? s.time_step : 0.4f * m_h / m_c0;
+    m_anti_stick = s.anti_stick > 0.0f ? s.anti_stick : m_h;
+    m_neighbors.configure(m_h, s.sort_interval);
+}
+
+template <int D>
+void ClavetSolver<D>::init(ParticleSet<D>& fluid, BoundarySet<D>& boundary, const ExecContext& exec) {
+    fluid.mass = 0.0f;  // the method has no mass: rho is a neighbour sum
+    m_neighbors.init(fluid, boundary, exec);
+}
+
+template <int D>
+void ClavetSolver<D>::viscosity(ParticleSet<D>& fluid, float dt, const ExecContext& exec) {
+    const auto& fn = m_neighbors.fluid();
+    auto& x = fluid.position;
+    auto& v = fluid.velocity;
+    const float sigma = m_s.linear_viscosity, beta = m_s.quadratic_viscosity, inv_h = 1.0f / m_h;
+    if (sigma == 0.0f && beta == 0.0f) return;
+    auto impulse = [&](std::size_t i, std::uint32_t j, Vec<D>& rhat) -> float {
+        const Vec<D> d = x[j] - x[i];
+        const float len = norm(d);
+        if (len == 0.0f) return 0.0f;
+        rhat = d * (1.0f / len);
+        const float u = dot(v[i] - v[j], rhat);  // inward radial speed
+        if (u <= 0.0f) return 0.0f;
+        return dt * (1.0f - len * inv_h) * (sigma * u + beta * u * u);
+    };
+    if (m_parallel) {
+        m_dx.resize(x.size());
+        parallel_for_each_index(exec, x.size(), [&](std::size_t i) {
+            Vec<D> dv = Vec<D>::zero();
+            for (std::uint32_t j : fn[i]) {
+                Vec<D> rhat = Vec<D>::zero();
+                const float I = impulse(i, j, rhat);
+                dv -= rhat * (0.5f * I);
+            }
+            m_dx[i] = dv;
+        });
+        parallel_for_each_index(exec, x.size(), [&](std::size_t i) { v[i] += m_dx[i]; });
+    } else {
+        for (std::size_t i = 0; i < x.size(); ++i)
+            for (std::uint32_t j : fn[i]) {
+                if (j < i) continue;  // each pair once, as the paper's loop
+                Vec<D> rhat = Vec<D>::zero();
+                const float I = impulse(i, j, rhat);
+                v[i] -= rhat * (0.5f * I);
+                v[j] += rhat * (0.5f * I);
+            }
+    }
+}
+
+template <int D>
+void ClavetSolver<D>::springs(ParticleSet<D>& fluid, float dt) {
+    const auto& fn = m_neighbors.fluid();
+    auto& x = fluid.position;
+    const std::size_t n = x.size();
+    m_index_of_id.assign(fluid.next_id, 0xffffffffu);
+    for (std::size_t i = 0; i < n; ++i) m_index_of_id[fluid.id[i]] = static_cast<std::uint32_t>(i);
+    auto key = [&](std::uint32_t a, std::uint32_t b) {
+        const std::uint32_t ia = fluid.id[a], ib = fluid.id[b];
+        return ia < ib ? (std::uint64_t(ia) << 32 | ib) : (std::uint64_t(ib) << 32 | ia);
+    };
+    // New springs between neighbours (rest length: their distance now).
+    for (std::size_t i = 0; i < n; ++i)
+        for (std::uint32_t j : fn[i])
+            if (j > i) m_springs.try_emplace(key(static_cast<std::uint32_t>(i), j), norm(x[j] - x[i]));
+    // Plasticity (Algorithm 3) and removal, then the spring displacements (Algorithm 2), in key order.
+    const float gamma = m_s.yield_ratio, alpha = m_s.plasticity, ks = m_s.spring_stiffness;
+    for (auto it = m_springs.begin(); it != m_springs.end();) {
+        const std::uint32_t a = m_index_of_id[it->first >> 32], b = m_index_of_id[it->first & 0xffffffffu];
+        if (a == 0xffffffffu || b == 0xffffffffu) {
+            it = m_springs.erase(it);
+            continue;
+        }
+        float& L = it->second;
+        const Vec<D> d = x[b] - x[a];
+        const float r = norm(d), tol = gamma * L;
+        if (r > L + tol) L += dt * alpha * (r - L - tol);
+        else if (r < L - tol) L -= dt * alpha * (L - tol - r);
+        if (L > m_h || r == 0.0f) {
+            it = m_springs.erase(it);
+            continue;
+        }
+        const Vec<D> D2 = d * (dt * dt * ks * (1.0f - L / m_h) * (L - r) / r * 0.5f);
+        x[a] -= D2;
+        x[b] += D2;
+        ++it;
+    }
+}
+
+template <int D>
+void ClavetSolver<D>::relax_parallel(ParticleSet<D>& fluid, float dt, const ExecContext& exec) {
+    const auto& fn = m_neighbors.fluid();
+    auto& x = fluid.position;
+    const std::size_t n = x.size();
+    const float inv_h = 1.0f / m_h, k = m_k, kn = m_k_near, rho0 = m_rho0;
+    m_p.resize(n);
+    m_p_near.resize(n);
+    m_dx.resize(n);
+    parallel_for_each_index(exec, n, [&](std::size_t i) {
+        float rho = 0.0f, rho_near = 0.0f;
+        for (std::uint32_t j : fn[i]) {
+            const float q = norm(x[j] - x[i]) * inv_h;
+            if (q >= 1.0f) continue;
+            const float t = 1.0f - q;
+            rho += t * t;
+            rho_near += t * t * t;
+        }
+        fluid.density[i] = rho;
+        m_p[i] = k * (rho - rho0);
+        m_p_near[i] = kn * rho_near;
+        fluid.pressure[i] = m_p[i];
+    });
+    const float half_dt2 = 0.5f * dt * dt;
+    m_pair_len.resize(n);
+    parallel_for_each_index(exec, n, [&](std::size_t i) {
+        Vec<D> dx = Vec<D>::zero();
+        float pair_len = 0.0f;  // sum of the pair terms' lengths: the scale of dx_i's round-off
+        for (std::uint32_t j : fn[i]) {
+            const Vec<D> d = x[j] - x[i];
+            const float len = norm(d), q = len * inv_h;
+            if (len == 0.0f || q >= 1.0f) continue;
+            const float t = 1.0f - q;
+            const float s = half_dt2 * ((m_p[i] + m_p[j]) * t + (m_p_near[i] + m_p_near[j]) * t * t);
+            dx -= d * (s / len);
+            pair_len += std::abs(s);
+        }
+        m_dx[i] = dx;
+        m_pair_len[i] = pair_len;
+    });
+    // Newton's third law check (serial, fixed order) and application.
+    double sum[D] = {}, abs_sum = 0.0;
+    for (std::size_t i = 0; i < n; ++i) {
+        for (int a = 0; a < D; ++a) sum[a] += m_dx[i][a];
+        abs_sum += m_pair_len[i];
+    }
+    for (int a = 0; a < D; ++a) m_disp_sum[a] = static_cast<float>(sum[a]);
+    m_disp_abs = abs_sum;
+    parallel_for_each_index(exec, n, [&](std::size_t i) { x[i] += m_dx[i]; });
+}
+
+template <int D>
+void ClavetSolver<D>::relax_sequential(ParticleSet<D>& fluid, float dt) {
+    // The seed's loop, exactly: densities from the current (partly relaxed) positions, displacements
+    // applied at once, half to each particle of a pair.
+    const auto& fn = m_neighbors.fluid();
+    auto& x = fluid.position;
+    const float inv_h = 1.0f / m_h, dt2 = dt * dt;
+    double sum[D] = {}, abs_sum = 0.0;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        float rho = 0.0f, rho_near = 0.0f;
+        for (std::uint32_t j : fn[i]) {
+            const float q = norm(x[j] - x[i]) * inv_h;
+            if (q >= 1.0f) continue;
+            const float t = 1.0f - q;
+            rho += t * t;
+            rho_near += t * t * t;
+        }
+        const float P = m_k * (rho - m_rho0), Pn = m_k_near * rho_near;
+        fluid.density[i] = rho;
+        fluid.pressure[i] = P;
+        Vec<D> dx = Vec<D>::zero();
+        for (std::uint32_t j : fn[i]) {
+            const Vec<D> d = x[j] - x[i];
+            const float len = norm(d), q = len * inv_h;
+            if (len == 0.0f || q >= 1.0f) continue;
+            const float t = 1.0f - q;
+            const Vec<D> Dv = d * (dt2 * (P * t + Pn * t * t) / len);
+            x[j] += Dv * 0.5f;
+            dx -= Dv * 0.5f;
+            for (int a = 0; a < D; ++a) sum[a] += 0.5 * Dv[a];
+            abs_sum += norm(Dv);
+        }
+        x[i] += dx;
+        for (int a = 0; a < D; ++a) sum[a] += dx[a];
+    }
+    for (int a = 0; a < D; ++a) m_disp_sum[a] = static_cast<float>(sum[a]);
+    m_disp_abs = abs_sum;
+}
+
+namespace {
+
+// Distance from x to the wall's surface on the fluid's side (m), and the unit normal from x towards it.
+template <int D>
+float distance_to_wall(const Wall<D>& w, const Vec<D>& x, Vec<D>& towards) {
+    towards = Vec<D>::zero();
+    if (w.shape == Wall<D>::Shape::box && !w.solid) {
+        float best = std::numeric_limits<float>::max();
+        for (int a = 0; a < D; ++a) {
+            const float lo = x[a] - w.lo[a], hi = w.hi[a] - x[a];
+            if (lo < best) { best = lo; towards = Vec<D>::zero(); towards[a] = -1.0f; }
+            if (hi < best) { best = hi; towards = Vec<D>::zero(); towards[a] = 1.0f; }
+        }
+        return best;
+    }
+    if (w.shape == Wall<D>::Shape::box) {  // solid box: distance outside it
+        Vec<D> c;
+        for (int a = 0; a < D; ++a) c[a] = std::clamp(x[a], w.lo[a], w.hi[a]);
+        const Vec<D> d = c - x;
+        const float len = norm(d);
+        if (len > 0.0f) towards = d * (1.0f / len);
+        return len;
+    }
+    Vec<D> rel = x - w.center;
+    if constexpr (D == 3)
+        if (w.shape == Wall<D>::Shape::cylinder) rel[1] = 0.0f;  // radial distance only
+    const float len = norm(rel);
+    if (len == 0.0f) return w.radius;
+    const Vec<D> out = rel * (1.0f / len);
+    if (w.solid) {
+        towards = -out;
+        return len - w.radius;
+    }
+    towards = out;
+    return w.radius - len;
+}
+
+}  // namespace
+
+template <int D>
+void ClavetSolver<D>::walls(ParticleSet<D>& fluid, float dt, const ExecContext& exec) {
+    if (m_walls.empty()) return;
+    auto& x = fluid.position;
+    const float d_stick = m_s.stick_distance * m_h, k_stick = m_s.stickiness, margin = 0.5f * m_r;
+    parallel_for_each_index(exec, x.size(), [&](std::size_t i) {
+        // Stickiness (section 6.1), as a displacement: dt * (dt k_stick d (1 - d/d_stick)) towards the wall.
+        if (k_stick > 0.0f)
+            for (const auto& w : m_walls) {
+                Vec<D> n;
+                const float d = distance_to_wall(w, x[i], n);
+                if (d > 0.0f && d < d_stick) x[i] += n * (dt * dt * k_stick * d * (1.0f - d / d_stick));
+            }
+        // Containment with the seed's anti-stick: after projecting back, the previous position is moved
+        // outwards, so that the new velocity points away from the wall.
+        const Vec<D> before = x[i];
+        if (keep_inside(x[i], m_walls, margin)) {
+            const Vec<D> push = x[i] - before;
+            const float len = norm(push);
+            if (len > 0.0f) m_prev[i] -= push * (m_anti_stick * dt / len);
+        }
+    });
+}
+
+template <int D>
+StepStats ClavetSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, double, float dt,
+                                const ExecContext& exec) {
+    m_neighbors.reorder_if_due(fluid, exec);
+    const std::size_t n = fluid.size();
+    auto& x = fluid.position;
+    auto& v = fluid.velocity;
+    const Vec<D> g = m_g;
+    m_prev.resize(n);
+    parallel_for_each_index(exec, n, [&](std::size_t i) {
+        v[i] += g * dt;
+        m_prev[i] = x[i];
+        x[i] += v[i] * dt;
+    });
+    // One neighbour search, on the predicted positions, serves the viscosity, the springs and the
+    // relaxation (the paper searches before its viscosity step; the impulses then redo the prediction).
+    m_neighbors.update(fluid, boundary, false, exec);
+    if (m_s.linear_viscosity > 0.0f || m_s.quadratic_viscosity > 0.0f) {
+        viscosity(fluid, dt, exec);
+        parallel_for_each_index(exec, n, [&](std::size_t i) { x[i] = m_prev[i] + v[i] * dt; });
+    }
+    if (m_s.spring_stiffness > 0.0f) springs(fluid, dt);
+    if (m_parallel) relax_parallel(fluid, dt, exec);
+    else relax_sequential(fluid, dt);
+    walls(fluid, dt, exec);
+    struct Acc {
+        float vmax = 0.0f, emax = 0.0f;
+        double esum = 0.0;
+        bool bad = false;
+    };
+    const float inv_dt = 1.0f / dt, inv_rho0 = 1.0f / m_rho0;
+    const Acc a = parallel_reduce_blocks(
+        exec, n, Acc{},
+        [&](std::size_t b0, std::size_t b1) {
+            Acc s;
+            for (std::size_t i = b0; i < b1; ++i) {
+                v[i] = (x[i] - m_prev[i]) * inv_dt;
+                const float sp = norm(v[i]);
+                if (!std::isfinite(sp) || !is_finite(x[i])) s.bad = true;
+                s.vmax = std::max(s.vmax, sp);
+                const float e = std::max(0.0f, fluid.density[i] * inv_rho0 - 1.0f);
+                s.emax = std::max(s.emax, e);
+                s.esum += e;
+            }
+            return s;
+        },
+        [](Acc l, const Acc& r) {
+            l.vmax = std::max(l.vmax, r.vmax);
+            l.emax = std::max(l.emax, r.emax);
+            l.esum += r.esum;
+            l.bad = l.bad || r.bad;
+            return l;
+        });
+    StepStats st;
+    st.dt = dt;
+    st.max_speed = a.vmax;
+    st.max_density_error = a.emax;
+    st.mean_density_error = n ? static_cast<float>(a.esum / double(n)) : 0.0f;
+    st.non_finite = a.bad;
+    return st;
+}
+
+template <int D>
+nlohmann::json ClavetSolver<D>::describe() const {
+    nlohmann::json s = to_json(m_s, clavet_fields());
+    s["derived_rest_density"] = m_rho0;
+    s["derived_stiffness"] = m_k;
+    s["derived_near_stiffness"] = m_k_near;
+    s["derived_speed_of_sound"] = m_c0;
+    s["derived_time_step"] = m_dt;
+    s["derived_interaction_radius"] = m_h;
+    s["springs"] = m_springs.size();
+    return s;
+}
+
+template <int D>
+std::size_t ClavetSolver<D>::memory_bytes() const {
+    return m_neighbors.memory_bytes() + (m_prev.capacity() + m_dx.capacity()) * sizeof(Vec<D>) +
+           (m_p.capacity() + m_p_near.capacity()) * sizeof(float) + m_springs.size() * 48 +
+           m_index_of_id.capacity() * sizeof(std::uint32_t);
+}
+
+template class ClavetSolver<2>;
+template class ClavetSolver<3>;
+
+}  // namespace eddy
