@@ -158,6 +158,23 @@ void ClavetSolver<D>::springs(ParticleSet<D>& fluid, float dt) {
     }
 }
 
+namespace {
+// rho = sum (1-q)^2 and rho_near = sum (1-q)^3 over the neighbours of i (Clavet et al. 2005, eq. 1, 4).
+template <int D>
+void double_density(const std::vector<Vec<D>>& x, std::span<const std::uint32_t> nbrs, std::size_t i, float inv_h,
+                    float& rho, float& rho_near) {
+    rho = 0.0f;
+    rho_near = 0.0f;
+    for (std::uint32_t j : nbrs) {
+        const float q = norm(x[j] - x[i]) * inv_h;
+        if (q >= 1.0f) continue;
+        const float t = 1.0f - q;
+        rho += t * t;
+        rho_near += t * t * t;
+    }
+}
+}  // namespace
+
 template <int D>
 void ClavetSolver<D>::relax_parallel(ParticleSet<D>& fluid, float dt, const ExecContext& exec) {
     const auto& fn = m_neighbors.fluid();
@@ -168,14 +185,8 @@ void ClavetSolver<D>::relax_parallel(ParticleSet<D>& fluid, float dt, const Exec
     m_p_near.resize(n);
     m_dx.resize(n);
     parallel_for_each_index(exec, n, [&](std::size_t i) {
-        float rho = 0.0f, rho_near = 0.0f;
-        for (std::uint32_t j : fn[i]) {
-            const float q = norm(x[j] - x[i]) * inv_h;
-            if (q >= 1.0f) continue;
-            const float t = 1.0f - q;
-            rho += t * t;
-            rho_near += t * t * t;
-        }
+        float rho, rho_near;
+        double_density(x, fn[i], i, inv_h, rho, rho_near);
         fluid.density[i] = rho;
         m_p[i] = k * (rho - rho0);
         m_p_near[i] = kn * rho_near;
@@ -218,14 +229,8 @@ void ClavetSolver<D>::relax_sequential(ParticleSet<D>& fluid, float dt) {
     const float inv_h = 1.0f / m_h, dt2 = dt * dt;
     double sum[D] = {}, abs_sum = 0.0;
     for (std::size_t i = 0; i < x.size(); ++i) {
-        float rho = 0.0f, rho_near = 0.0f;
-        for (std::uint32_t j : fn[i]) {
-            const float q = norm(x[j] - x[i]) * inv_h;
-            if (q >= 1.0f) continue;
-            const float t = 1.0f - q;
-            rho += t * t;
-            rho_near += t * t * t;
-        }
+        float rho, rho_near;
+        double_density(x, fn[i], i, inv_h, rho, rho_near);
         const float P = m_k * (rho - m_rho0), Pn = m_k_near * rho_near;
         fluid.density[i] = rho;
         fluid.pressure[i] = P;
