@@ -21,8 +21,9 @@
 // dx_i = -(dt^2/2) sum_j [(P_i + P_j)(1-q) + (Pn_i + Pn_j)(1-q)^2] r_ij, every particle writing only its
 // own displacement - deterministic on any number of threads; the sum of all displacements is zero.
 //
-// Units (SI): k and k_near in m/s^2 (D = dt^2 k (...)), sigma dimensionless, beta s/m, k_spring 1/s^2,
-// alpha 1/s, k_stick 1/s^2. rho and rho0 are the paper's dimensionless neighbour sums.
+// Units (SI): k and k_near in m/s^2 (D = dt^2 k (...)), sigma 1/s, beta 1/m, k_spring 1/s^2,
+// alpha 1/s, k_stick 1/s^2. rho and rho0 are the paper's dimensionless neighbour sums. The paper's
+// per-frame values convert as sigma_SI = sigma / frame time, beta_SI = beta / h.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -46,8 +47,8 @@ struct ClavetSettings {
     float speed_of_sound = 0.0f;      ///< c0 (m/s) setting k when k = 0; 0: 10 sqrt(2 g H)
     float stiffness = 0.0f;           ///< k (m/s^2); 0: from c0 (k = c0^2 / B, B the lattice's geometric factor)
     float near_stiffness = 0.0f;      ///< k_near (m/s^2); 0: k / 4 (stable with the Jacobi mode at the automatic step)
-    float linear_viscosity = 0.0f;    ///< sigma (dimensionless)
-    float quadratic_viscosity = 0.1f; ///< beta (s/m)
+    float linear_viscosity = 0.0f;    ///< sigma (1/s): I = dt (1-q)(sigma u + beta u^2) is a velocity
+    float quadratic_viscosity = 10.0f;///< beta (1/m)
     float spring_stiffness = 0.0f;    ///< k_spring (1/s^2); 0: no springs (no elasticity)
     float yield_ratio = 0.1f;         ///< gamma: a spring deforms plastically beyond this fraction of L
     float plasticity = 0.3f;          ///< alpha (1/s): rate at which rest lengths follow the deformation
