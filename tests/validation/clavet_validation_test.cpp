@@ -145,3 +145,26 @@ TEST(ClavetValidation, BadSettingsNameTheKey) {
     expect_error("settings.stick_distance=0", "'stick_distance'");
     expect_error("settings.yield_ratio=2", "'yield_ratio'");
 }
+
+// Stickiness (section 6.1): a film of fluid on a wall that gravity pulls away from it (a ceiling) stays
+// attached longer with k_stick > 0 than without.
+TEST(ClavetValidation, StickinessHoldsFluidOnAWall) {
+    auto attached = [](float stickiness) {
+        const float r = 0.004f;
+        nlohmann::json j = {{"name", "ceiling"}, {"dimension", 2}, {"method", "clavet"}, {"particle_radius", r},
+                            {"gravity", {0, -9.81}},
+                            {"settings", {{"stickiness", stickiness}, {"speed_of_sound", 5.0}}},
+                            {"boundaries", {{{"shape", "box"}, {"min", {0, 0}}, {"max", {0.4, 0.3}}}}},
+                            {"fluids", {{{"shape", "box"}, {"min", {0.1, 0.276}}, {"max", {0.3, 0.3}}}}}};  // top row r below
+        ExecContext exec(2);
+        Simulation sim = make_simulation(parse_scene(j, "ceiling"), 100000, exec);
+        auto& s = std::get<ParticleSimulation<2>>(sim);
+        while (s.time < 0.3) step(sim, exec);
+        std::size_t near = 0;
+        for (const auto& x : s.fluid.position) near += x[1] > 0.3f - 6 * r;
+        return double(near) / double(s.fluid.size());
+    };
+    const double with = attached(1e6f), without = attached(0.0f);
+    std::printf("Clavet: fraction still on the ceiling after 0.3 s: with stickiness %.2f, without %.2f\n", with, without);
+    EXPECT_GT(with, without + 0.3);
+}
