@@ -15,6 +15,7 @@
 //   vorticity confinement: omega_i = sum_j (m/rho_j) v_ij x grad_j W_ij, eta = grad |omega|,
 //     N = eta / |eta|, v += dt eps_v (N x omega)                  (eq. 15, 16)
 //   XSPH: v_i += c sum_j (m/rho_j) (v_j - v_i) W_ij              (eq. 17)
+//         + c_wall sum_b (psi_b/rho0) (v_b - v_i) W_ib            (the same against the walls: friction)
 //   x = x*
 // S_lattice = sum_k |grad_k C_i|^2 for a particle inside a full lattice of spacing 2r: the constraint
 // relaxation and the tensile term are given relative to it, so their defaults hold at any scale.
@@ -45,6 +46,7 @@ struct PbfSettings {
     int tensile_n = 4;                  ///< s_corr exponent n
     float tensile_dq = 0.2f;            ///< s_corr reference distance |dq| as a fraction of h
     float xsph = 0.01f;                 ///< XSPH viscosity c (eq. 17)
+    float wall_xsph = 0.1f;             ///< The same smoothing towards the walls' velocity (wall friction)
     float vorticity = 0.0f;             ///< Vorticity confinement eps (m/s): a = eps N x omega
     float time_step = 0.0f;             ///< Time step (s); 0: 0.5 * 2r / sqrt(2 g H), H the initial fluid height
     int substeps = 1;                   ///< Substeps per time step

@@ -24,6 +24,7 @@ std::span<const Field<PbfSettings>> pbf_fields() {
         {"tensile_dq", &S::tensile_dq, "", 0, 0.99, "s_corr reference distance |dq| as a fraction of h (must be < 1)",
          {}, true},
         {"xsph", &S::xsph, "", 0, 1, "XSPH viscosity c"},
+        {"wall_xsph", &S::wall_xsph, "", 0, 1, "XSPH smoothing towards the walls' velocity (wall friction)"},
         {"vorticity", &S::vorticity, "m/s", 0, kInf, "vorticity confinement eps: a = eps N x omega"},
         {"time_step", &S::time_step, "s", 0, kInf, "time step; 0: 0.5 * 2r / sqrt(2 g H)"},
         {"substeps", &S::substeps, "", 1, 1000, "substeps per time step"},
@@ -271,17 +272,20 @@ void PbfSolver<D>::substep(ParticleSet<D>& fluid, BoundarySet<D>& boundary, doub
         parallel_for_each_index(exec, n, [&](std::size_t i) { v[i] += m_scratch_v[i]; });
     }
 
-    // XSPH viscosity (eq. 17).
-    const float c = m_s.xsph;
+    // XSPH viscosity (eq. 17), and its wall counterpart (friction against the boundary particles).
+    const float c = m_s.xsph, c_wall = m_s.wall_xsph;
+    const auto& vb = boundary.velocity;
     const Stats st = parallel_reduce_blocks(
         exec, n, Stats{},
         [&](std::size_t b0, std::size_t b1) {
             Stats s;
             for (std::size_t i = b0; i < b1; ++i) {
-                Vec<D> dv = Vec<D>::zero();
+                Vec<D> dv = Vec<D>::zero(), dw = Vec<D>::zero();
                 if (c > 0.0f)
                     for (std::uint32_t j : fn[i]) dv += (v[j] - v[i]) * (m / rho[j] * W.value(norm(x[i] - x[j])));
-                m_scratch_v[i] = v[i] + dv * c;
+                if (c_wall > 0.0f)  // walls: the same smoothing towards the wall's velocity
+                    for (std::uint32_t k : bn[i]) dw += (vb[k] - v[i]) * (psi[k] * inv_rho0 * W.value(norm(x[i] - xb[k])));
+                m_scratch_v[i] = v[i] + dv * c + dw * c_wall;
                 const float sp = norm(m_scratch_v[i]);
                 if (!std::isfinite(sp) || !is_finite(x[i])) s.bad = true;
                 s.vmax = std::max(s.vmax, sp);

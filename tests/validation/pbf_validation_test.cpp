@@ -46,10 +46,10 @@ TEST(PbfValidation, SettledTankKeepsDensityAndWalls2D) {
     }
 }
 
-// The dam-break front against Martin & Moyce (1952). Measured: +12.5, +18.2, +12.3, +10.6, +5.2% at
-// T = 0.85, 1.21, 1.60, 2.28, 2.95 (r = 1 mm, 4 iterations) - ahead of the experiment like WCSPH, more
-// so; the issue's 10% is not met yet at T = 1.6 and 2.3. This test holds the figures we have (15% from
-// T = 1.5 on, 25% before) so that a regression shows; see the note of issue 3.
+// The dam-break front against Martin & Moyce (1952), with the same bounds as WCSPH's test: 10% from
+// T = 1.5 on, 20% before (their gate delays the start; see wcsph_validation_test.cpp). Measured with
+// the default wall friction (wall_xsph 0.1): +12.2, +16.1, +8.3, +6.1, +0.7% at T = 0.85 .. 2.95;
+// without it the free-slip front runs +12.3% ahead at T = 1.6.
 TEST(PbfValidation, DamBreakFrontMartinMoyce2D) {
     const double a = 0.1, r = 0.001, g = 9.81;
     nlohmann::json j = {{"name", "pbf_dam"}, {"dimension", 2}, {"method", "pbf"}, {"particle_radius", r},
@@ -65,7 +65,7 @@ TEST(PbfValidation, DamBreakFrontMartinMoyce2D) {
         for (const auto& x : std::get<ParticleSimulation<2>>(sim).fluid.position) front = std::max(front, double(x[0]) + r);
         const double z = front / a;
         std::printf("PBF T = %.3f: Z/a = %.3f, Martin & Moyce %.3f (%+.1f%%)\n", d[0], z, d[1], 100.0 * (z - d[1]) / d[1]);
-        EXPECT_NEAR(z, d[1], (d[0] < 1.5 ? 0.25 : 0.15) * d[1]) << "T = " << d[0];
+        EXPECT_NEAR(z, d[1], (d[0] < 1.5 ? 0.20 : 0.10) * d[1]) << "T = " << d[0];
     }
 }
 
