@@ -1,7 +1,9 @@
 // eddy: software pictures of particles (PNG through stb_image_write), no OpenGL needed.
 // 2D: particles as disks in an orthographic view of the domain. 3D: shaded spheres (Blinn-Phong) from
 // a fixed perspective camera, depth-tested. Colour by speed, blue -> yellow -> red through a sigmoid
-// as in seed 003. Boundary particles (walls) are drawn in grey, small, behind the fluid.
+// as in seed 003. Boundary particles (walls) are drawn in grey behind the fluid: small disks in 2D;
+// in 3D the farthest wall surface (floor, back walls) is opaque and the nearest one a faint glass
+// tint, so that the front walls of a tank never hide the fluid.
 #pragma once
 #include <filesystem>
 

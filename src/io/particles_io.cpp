@@ -1,8 +1,17 @@
 // Particle files: VTK XML PolyData (.vtp, binary appended), CSV, binary PLY, ParaView .pvd.
+//
+// Writers build the whole file in memory and hand it to write_atomic. Readers load the whole file,
+// then check everything a user could get wrong (missing columns, truncated data, non-finite
+// positions, 3D data asked for as 2D) and report it as one InputError line "<file>: <problem>".
 #include <algorithm>
+#include <bit>
+#include <charconv>
+#include <cctype>
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <limits>
+#include <optional>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -12,7 +21,15 @@
 
 namespace eddy::io {
 
+// The binary formats are written by copying memory; both declare little-endian data.
+static_assert(std::endian::native == std::endian::little, "eddy's binary writers assume a little-endian machine");
+
 namespace {
+
+template <class... Args>
+InputError input_error(const std::filesystem::path& path, fmt::format_string<Args...> f, Args&&... args) {
+    return InputError(path.string() + ": " + fmt::format(f, std::forward<Args>(args)...));
+}
 
 template <class T>
 void append_raw(std::string& s, const T& v) {
@@ -20,34 +37,175 @@ void append_raw(std::string& s, const T& v) {
 }
 
 std::string slurp(const std::filesystem::path& path) {
+    std::error_code ec;
+    const auto st = std::filesystem::status(path, ec);
+    if (!std::filesystem::exists(st)) throw input_error(path, "no such file");
+    if (std::filesystem::is_directory(st)) throw input_error(path, "is a folder, not a particle file");
     std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError(fmt::format("{}: cannot open file: {}", path.string(), std::strerror(errno)));
+    if (!in) throw input_error(path, "cannot open: {}", std::strerror(errno));
     std::stringstream ss;
     ss << in.rdbuf();
-    return ss.str();
+    std::string s = ss.str();
+    if (s.empty()) throw input_error(path, "no particles (the file is empty)");
+    return s;
 }
 
-template <int D>
-void check_finite(const std::filesystem::path& path, const ParticleSet<D>& p, std::size_t i, const std::string& where) {
-    if (!is_finite(p.position[i]))
-        throw InputError(fmt::format("{}: {}: position is not finite", path.string(), where));
+std::string_view trim(std::string_view s) {
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+    return s;
+}
+
+// A number in C locale; "nan" and "inf" parse (and are caught later where they matter).
+std::optional<double> parse_double(std::string_view s) {
+    s = trim(s);
+    if (!s.empty() && s.front() == '+') s.remove_prefix(1);
+    double v = 0.0;
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc() || end != s.data() + s.size() || s.empty()) return std::nullopt;
+    return v;
+}
+
+// double -> float without the undefined behaviour of out-of-range conversions: values that would
+// round past the largest float become +-inf (and are then caught where finiteness matters).
+float narrow(double v) {
+    constexpr double overflow = 0x1.ffffffp127;  // halfway between FLT_MAX and the next power of two
+    if (v >= overflow) return std::numeric_limits<float>::infinity();
+    if (v <= -overflow) return -std::numeric_limits<float>::infinity();
+    return static_cast<float>(v);
+}
+
+// Ids are stored as uint32; anything else in an id column is a user error, not a cast.
+std::optional<std::uint32_t> to_id(double v) {
+    if (!(v >= 0.0 && v <= double(std::numeric_limits<std::uint32_t>::max()) && v == std::floor(v))) return std::nullopt;
+    return static_cast<std::uint32_t>(v);
 }
 
 template <int D>
 void finish(ParticleSet<D>& p, const std::filesystem::path& path) {
-    if (p.empty()) throw InputError(fmt::format("{}: no particles", path.string()));
-    std::uint32_t next = 0;
-    for (auto id : p.id) next = std::max(next, id + 1);
-    p.next_id = next;
+    if (p.empty()) throw input_error(path, "no particles");
+    // Ids must stay unique: they are how particles are followed across frames and reorderings.
+    std::vector<std::uint32_t> ids = p.id;
+    std::sort(ids.begin(), ids.end());
+    if (const auto dup = std::adjacent_find(ids.begin(), ids.end()); dup != ids.end())
+        throw input_error(path, "id {} is used by more than one particle", *dup);
+    if (ids.back() == std::numeric_limits<std::uint32_t>::max())
+        throw input_error(path, "id {} leaves no id for new particles", ids.back());
+    p.next_id = ids.back() + 1;
 }
 
-// Sets particle i from a 3-component position, refusing z != 0 for 2D.
+// Particle i from a 3-component position; a 2D set only accepts z = 0. `where` names the line or
+// vertex in messages and is only called on error.
+template <int D, class Where>
+void set_position(ParticleSet<D>& p, std::size_t i, const double (&x)[3], const std::filesystem::path& path,
+                  Where&& where) {
+    const float f[3] = {narrow(x[0]), narrow(x[1]), narrow(x[2])};
+    if (!std::isfinite(f[0]) || !std::isfinite(f[1]) || !std::isfinite(f[2]))
+        throw input_error(path, "{}: position is not finite", where());
+    if (D == 2 && f[2] != 0.0f)
+        throw input_error(path, "{}: z = {} but a 2D particle set was asked for (the file holds 3D particles)",
+                          where(), f[2]);
+    for (int a = 0; a < D; ++a) p.position[i][a] = f[a];
+}
+
 template <int D>
-void set_position(ParticleSet<D>& p, std::size_t i, const float (&x)[3], const std::filesystem::path& path,
-                  const std::string& where) {
-    if (D == 2 && x[2] != 0.0f)
-        throw InputError(fmt::format("{}: {}: z = {} but a 2D particle set was asked for", path.string(), where, x[2]));
-    for (int a = 0; a < D; ++a) p.position[i][a] = x[a];
+void set_velocity(ParticleSet<D>& p, std::size_t i, const double (&v)[3]) {
+    for (int a = 0; a < D; ++a) p.velocity[i][a] = narrow(v[a]);
+}
+
+// ---- a very small XML tag reader, enough for VTK headers ----
+
+struct Tag {
+    std::size_t begin = std::string::npos;  // position of '<'
+    std::size_t end = std::string::npos;    // position after '>'
+    explicit operator bool() const { return begin != std::string::npos; }
+};
+
+Tag find_tag(std::string_view s, std::string_view name, std::size_t from = 0, std::size_t until = std::string::npos) {
+    std::string open(1, '<');
+    open += name;
+    for (std::size_t t = s.find(open, from); t != std::string::npos && t < until; t = s.find(open, t + 1)) {
+        const char c = t + open.size() < s.size() ? s[t + open.size()] : '\0';
+        if (c != ' ' && c != '>' && c != '/' && c != '\n' && c != '\t' && c != '\r') continue;  // <Points vs <PointData
+        const auto e = s.find('>', t);
+        if (e == std::string::npos) return {};
+        return {t, e + 1};
+    }
+    return {};
+}
+
+std::optional<std::string> attribute(std::string_view s, const Tag& tag, std::string_view name) {
+    const std::string_view text = s.substr(tag.begin, tag.end - tag.begin);
+    for (std::size_t a = text.find(name); a != std::string::npos; a = text.find(name, a + 1)) {
+        const char before = a > 0 ? text[a - 1] : '<';
+        std::size_t q = a + name.size();
+        while (q < text.size() && text[q] == ' ') ++q;
+        if ((before != ' ' && before != '\n' && before != '\t') || q >= text.size() || text[q] != '=') continue;
+        ++q;
+        while (q < text.size() && text[q] == ' ') ++q;
+        if (q >= text.size() || (text[q] != '"' && text[q] != '\'')) return std::nullopt;
+        const auto close = text.find(text[q], q + 1);
+        if (close == std::string::npos) return std::nullopt;
+        return std::string(text.substr(q + 1, close - q - 1));
+    }
+    return std::nullopt;
+}
+
+std::optional<std::uint64_t> parse_u64(std::string_view s) {
+    s = trim(s);
+    std::uint64_t v = 0;
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc() || end != s.data() + s.size() || s.empty()) return std::nullopt;
+    return v;
+}
+
+// Size in bytes of a VTK or PLY scalar type (0 if unknown).
+std::size_t scalar_size(std::string_view t) {
+    if (t == "Int8" || t == "UInt8" || t == "char" || t == "uchar" || t == "int8" || t == "uint8") return 1;
+    if (t == "Int16" || t == "UInt16" || t == "short" || t == "ushort" || t == "int16" || t == "uint16") return 2;
+    if (t == "Int32" || t == "UInt32" || t == "Float32" || t == "int" || t == "uint" || t == "int32" || t == "uint32" ||
+        t == "float" || t == "float32")
+        return 4;
+    if (t == "Int64" || t == "UInt64" || t == "Float64" || t == "double" || t == "float64") return 8;
+    return 0;
+}
+
+enum class Scalar { i8, u8, i16, u16, i32, u32, i64, u64, f32, f64 };
+
+Scalar scalar_kind(std::string_view t) {
+    if (t == "Int8" || t == "char" || t == "int8") return Scalar::i8;
+    if (t == "UInt8" || t == "uchar" || t == "uint8") return Scalar::u8;
+    if (t == "Int16" || t == "short" || t == "int16") return Scalar::i16;
+    if (t == "UInt16" || t == "ushort" || t == "uint16") return Scalar::u16;
+    if (t == "Int32" || t == "int" || t == "int32") return Scalar::i32;
+    if (t == "UInt32" || t == "uint" || t == "uint32") return Scalar::u32;
+    if (t == "Int64") return Scalar::i64;
+    if (t == "UInt64") return Scalar::u64;
+    if (t == "Float64" || t == "double" || t == "float64") return Scalar::f64;
+    return Scalar::f32;
+}
+
+template <class T>
+double load_as_double(const char* d) {
+    T v;
+    std::memcpy(&v, d, sizeof(T));
+    return static_cast<double>(v);
+}
+
+double load_scalar(Scalar k, const char* d) {
+    switch (k) {
+        case Scalar::i8: return load_as_double<std::int8_t>(d);
+        case Scalar::u8: return load_as_double<std::uint8_t>(d);
+        case Scalar::i16: return load_as_double<std::int16_t>(d);
+        case Scalar::u16: return load_as_double<std::uint16_t>(d);
+        case Scalar::i32: return load_as_double<std::int32_t>(d);
+        case Scalar::u32: return load_as_double<std::uint32_t>(d);
+        case Scalar::i64: return load_as_double<std::int64_t>(d);
+        case Scalar::u64: return load_as_double<std::uint64_t>(d);
+        case Scalar::f32: return load_as_double<float>(d);
+        case Scalar::f64: return load_as_double<double>(d);
+    }
+    return 0.0;
 }
 
 }  // namespace
@@ -57,9 +215,10 @@ void set_position(ParticleSet<D>& p, std::size_t i, const float (&x)[3], const s
 template <int D>
 void write_vtp(const std::filesystem::path& path, const ParticleSet<D>& p) {
     const std::uint64_t n = p.size();
-    // Appended arrays, each preceded by its byte count (UInt64 header).
+    // Appended arrays, each preceded by its byte count (the UInt64 header); offsets count from the '_'.
     struct Array { const char* name; const char* type; int comps; std::uint64_t offset; };
     std::string data;
+    data.reserve(7 * 8 + n * (12 + 8 + 8 + 12 + 4 + 4 + 4));
     std::vector<Array> arrays;
     auto begin_array = [&](const char* name, const char* type, int comps, std::uint64_t bytes) {
         arrays.push_back({name, type, comps, data.size()});
@@ -73,6 +232,7 @@ void write_vtp(const std::filesystem::path& path, const ParticleSet<D>& p) {
     };
     begin_array("Points", "Float32", 3, n * 12);
     vec3(p.position);
+    // One vertex cell per point, so that ParaView shows the points without a Glyph filter.
     begin_array("connectivity", "Int64", 1, n * 8);
     for (std::uint64_t i = 0; i < n; ++i) append_raw(data, static_cast<std::int64_t>(i));
     begin_array("offsets", "Int64", 1, n * 8);
@@ -92,6 +252,7 @@ void write_vtp(const std::filesystem::path& path, const ParticleSet<D>& p) {
                            a.type, a.name, a.comps, a.offset);
     };
     std::string xml;
+    xml.reserve(2048 + data.size());
     xml += "<?xml version=\"1.0\"?>\n";
     xml += "<VTKFile type=\"PolyData\" version=\"1.0\" byte_order=\"LittleEndian\" header_type=\"UInt64\">\n";
     xml += "  <PolyData>\n";
@@ -111,74 +272,129 @@ void write_vtp(const std::filesystem::path& path, const ParticleSet<D>& p) {
 template <int D>
 ParticleSet<D> read_vtp(const std::filesystem::path& path) {
     const std::string s = slurp(path);
-    auto bad = [&](const std::string& what) { return InputError(fmt::format("{}: {}", path.string(), what)); };
-    if (s.find("<VTKFile") == std::string::npos || s.find("type=\"PolyData\"") == std::string::npos)
-        throw bad("not a VTK XML PolyData file");
-    if (s.find("header_type=\"UInt64\"") == std::string::npos || s.find("encoding=\"raw\"") == std::string::npos ||
-        s.find("compressor=") != std::string::npos)
-        throw bad("only uncompressed raw appended data with UInt64 headers is read (as eddy writes it)");
-    const auto app = s.find("<AppendedData");
-    const auto underscore = app == std::string::npos ? app : s.find('_', s.find('>', app));
-    if (underscore == std::string::npos) throw bad("no appended data");
-    const std::size_t base = underscore + 1;
-    auto attr = [&](std::size_t tag, const char* name) -> std::string {
-        const auto end = s.find('>', tag);
-        const std::string key = std::string(" ") + name + "=\"";
-        const auto a = s.find(key, tag);
-        if (a == std::string::npos || a > end) return {};
-        const auto b = s.find('"', a + key.size());
-        return s.substr(a + key.size(), b - a - key.size());
+    const std::string_view sv = s;
+    // The XML part ends at the '_' that starts the raw data: never search the binary bytes for tags.
+    const Tag file = find_tag(sv, "VTKFile");
+    if (!file) throw input_error(path, "not a VTK XML file (no <VTKFile> tag)");
+    if (attribute(sv, file, "type").value_or("") != "PolyData")
+        throw input_error(path, "not VTK PolyData (type=\"{}\")", attribute(sv, file, "type").value_or(""));
+    if (attribute(sv, file, "compressor"))
+        throw input_error(path, "compressed VTK data ({}) is not read; save uncompressed raw appended data",
+                          *attribute(sv, file, "compressor"));
+    if (const auto bo = attribute(sv, file, "byte_order"); bo && *bo != "LittleEndian")
+        throw input_error(path, "byte_order=\"{}\" is not read; only LittleEndian", *bo);
+    const std::string header_type = attribute(sv, file, "header_type").value_or("UInt32");
+    if (header_type != "UInt64")
+        throw input_error(path, "header_type=\"{}\" is not read; only UInt64 (as eddy writes it)", header_type);
+    const Tag appended = find_tag(sv, "AppendedData", file.end);
+    const std::size_t head_end = appended ? appended.end : s.size();
+    const Tag piece = find_tag(sv, "Piece", file.end, head_end);
+    if (!piece) throw input_error(path, "no <Piece> in the PolyData");
+    if (find_tag(sv, "Piece", piece.end, head_end)) throw input_error(path, "more than one <Piece> is not read");
+    const auto n_attr = attribute(sv, piece, "NumberOfPoints");
+    const auto n64 = n_attr ? parse_u64(*n_attr) : std::nullopt;
+    if (!n64) throw input_error(path, "<Piece> has no valid NumberOfPoints");
+    if (*n64 == 0) throw input_error(path, "no particles");
+    const std::size_t n = *n64;
+
+    struct ArrayInfo { Tag tag; std::string name, type, format; int comps; };
+    auto info = [&](const Tag& t) {
+        ArrayInfo a{t, attribute(sv, t, "Name").value_or(""), attribute(sv, t, "type").value_or(""),
+                    attribute(sv, t, "format").value_or("ascii"), 1};
+        if (const auto c = attribute(sv, t, "NumberOfComponents")) {
+            const auto v = parse_u64(*c);
+            if (!v || *v == 0 || *v > 16) throw input_error(path, "array '{}': bad NumberOfComponents=\"{}\"", a.name, *c);
+            a.comps = static_cast<int>(*v);
+        }
+        return a;
     };
-    const auto piece = s.find("<Piece");
-    if (piece == std::string::npos) throw bad("no <Piece>");
-    const std::size_t n = std::stoull(attr(piece, "NumberOfPoints").empty() ? "0" : attr(piece, "NumberOfPoints"));
+    std::optional<ArrayInfo> points;
+    if (const Tag pts = find_tag(sv, "Points", piece.end, head_end))
+        if (const Tag t = find_tag(sv, "DataArray", pts.end, sv.find("</Points>", pts.end))) points = info(t);
+    if (!points) throw input_error(path, "no <Points> array");
+    std::vector<ArrayInfo> point_data;
+    if (const Tag pd = find_tag(sv, "PointData", piece.end, head_end); pd && sv[pd.end - 2] != '/') {
+        const auto close = sv.find("</PointData>", pd.end);
+        for (Tag t = find_tag(sv, "DataArray", pd.end, close); t; t = find_tag(sv, "DataArray", t.end, close))
+            point_data.push_back(info(t));
+    }
+    auto named = [&](std::string_view name) -> const ArrayInfo* {
+        for (const auto& a : point_data)
+            if (a.name == name) return &a;
+        return nullptr;
+    };
+
+    if (points->format != "appended")
+        throw input_error(path, "format=\"{}\" data arrays are not read; only raw appended data (as eddy writes it)",
+                          points->format);
+    if (!appended) throw input_error(path, "no <AppendedData> block");
+    if (const auto enc = attribute(sv, appended, "encoding"); enc.value_or("") != "raw")
+        throw input_error(path, "<AppendedData encoding=\"{}\"> is not read; only raw", enc.value_or(""));
+    const std::size_t underscore = s.find('_', appended.end);
+    if (underscore == std::string::npos) throw input_error(path, "<AppendedData> has no '_' marker");
+    const std::size_t base = underscore + 1;
+
+    // Returns the first byte of the array's values after checking type, size and bounds.
+    auto array_data = [&](const ArrayInfo& a, int comps) -> const char* {
+        const std::string label = a.name.empty() ? std::string("Points") : a.name;
+        if (a.format != "appended")
+            throw input_error(path, "array '{}': format=\"{}\" is not read; only raw appended data", label, a.format);
+        const std::size_t elem = scalar_size(a.type);
+        if (elem == 0) throw input_error(path, "array '{}': unsupported type \"{}\"", label, a.type);
+        if (a.comps != comps)
+            throw input_error(path, "array '{}' has {} components, {} expected", label, a.comps, comps);
+        const auto off = parse_u64(attribute(sv, a.tag, "offset").value_or(""));
+        if (!off) throw input_error(path, "array '{}' has no valid offset", label);
+        if (*off > s.size() - base || s.size() - base - *off < 8) throw input_error(path, "array '{}' is truncated", label);
+        std::uint64_t bytes = 0;
+        std::memcpy(&bytes, s.data() + base + *off, 8);
+        const std::uint64_t want = std::uint64_t(n) * std::uint64_t(comps) * elem;
+        if (bytes != want)
+            throw input_error(path, "array '{}' holds {} bytes, {} expected for {} points", label, bytes, want, n);
+        if (s.size() - base - *off - 8 < want) throw input_error(path, "array '{}' is truncated", label);
+        return s.data() + base + *off + 8;
+    };
+    // Checked before allocating: a corrupt NumberOfPoints must not become a huge allocation.
+    const char* pts_data = array_data(*points, 3);
+
     ParticleSet<D> p;
     p.resize(n);
-    p.next_id = 0;
-    // Reads an appended array by its name (Points: the first array inside <Points>).
-    auto read_array = [&](const std::string& name, int comps, const char* type, auto&& store) -> bool {
-        std::size_t tag = std::string::npos;
-        if (name == "Points") {
-            const auto pts = s.find("<Points>");
-            if (pts != std::string::npos) tag = s.find("<DataArray", pts);
-        } else {
-            for (auto t = s.find("<DataArray"); t != std::string::npos && t < app; t = s.find("<DataArray", t + 1))
-                if (attr(t, "Name") == name) {
-                    tag = t;
-                    break;
-                }
-        }
-        if (tag == std::string::npos || tag > app) return false;
-        if (attr(tag, "type") != type || std::stoi(attr(tag, "NumberOfComponents").empty() ? "1" : attr(tag, "NumberOfComponents")) != comps)
-            throw bad(fmt::format("array '{}' must be {} with {} components", name, type, comps));
-        const std::size_t off = base + std::stoull(attr(tag, "offset"));
-        std::uint64_t bytes = 0;
-        if (off + 8 > s.size()) throw bad(fmt::format("array '{}' is truncated", name));
-        std::memcpy(&bytes, s.data() + off, 8);
-        const std::size_t elem = std::strcmp(type, "Float32") == 0 || std::strcmp(type, "UInt32") == 0 ? 4 : 8;
-        if (bytes != n * comps * elem || off + 8 + bytes > s.size()) throw bad(fmt::format("array '{}' is truncated", name));
-        store(s.data() + off + 8);
-        return true;
-    };
-    if (!read_array("Points", 3, "Float32", [&](const char* d) {
-            for (std::size_t i = 0; i < n; ++i) {
-                float x[3];
-                std::memcpy(x, d + 12 * i, 12);
-                set_position(p, i, x, path, fmt::format("point {}", i));
-                check_finite(path, p, i, fmt::format("point {}", i));
-            }
-        }))
-        throw bad("no Points array");
-    read_array("velocity", 3, "Float32", [&](const char* d) {
+    {
+        const Scalar k = scalar_kind(points->type);
+        const std::size_t e = scalar_size(points->type);
         for (std::size_t i = 0; i < n; ++i) {
-            float v[3];
-            std::memcpy(v, d + 12 * i, 12);
-            for (int a = 0; a < D; ++a) p.velocity[i][a] = v[a];
+            const char* d = pts_data + 3 * e * i;
+            const double x[3] = {load_scalar(k, d), load_scalar(k, d + e), load_scalar(k, d + 2 * e)};
+            set_position(p, i, x, path, [&] { return fmt::format("point {}", i); });
         }
+    }
+    if (const ArrayInfo* a = named("velocity")) {
+        const char* d = array_data(*a, 3);
+        const Scalar k = scalar_kind(a->type);
+        const std::size_t e = scalar_size(a->type);
+        for (std::size_t i = 0; i < n; ++i, d += 3 * e) {
+            const double v[3] = {load_scalar(k, d), load_scalar(k, d + e), load_scalar(k, d + 2 * e)};
+            set_velocity(p, i, v);
+        }
+    }
+    auto scalar = [&](const char* name, auto&& store) {
+        if (const ArrayInfo* a = named(name)) {
+            const char* d = array_data(*a, 1);
+            const Scalar k = scalar_kind(a->type);
+            const std::size_t e = scalar_size(a->type);
+            for (std::size_t i = 0; i < n; ++i) store(i, load_scalar(k, d + e * i));
+            return true;
+        }
+        return false;
+    };
+    scalar("density", [&](std::size_t i, double v) { p.density[i] = narrow(v); });
+    scalar("pressure", [&](std::size_t i, double v) { p.pressure[i] = narrow(v); });
+    const bool has_id = scalar("id", [&](std::size_t i, double v) {
+        const auto id = to_id(v);
+        if (!id) throw input_error(path, "point {}: id {} is not a whole number in [0, 2^32)", i, v);
+        p.id[i] = *id;
     });
-    read_array("density", 1, "Float32", [&](const char* d) { std::memcpy(p.density.data(), d, 4 * n); });
-    read_array("pressure", 1, "Float32", [&](const char* d) { std::memcpy(p.pressure.data(), d, 4 * n); });
-    if (!read_array("id", 1, "UInt32", [&](const char* d) { std::memcpy(p.id.data(), d, 4 * n); }))
+    if (!has_id)
         for (std::size_t i = 0; i < n; ++i) p.id[i] = static_cast<std::uint32_t>(i);
     finish(p, path);
     return p;
@@ -188,12 +404,12 @@ ParticleSet<D> read_vtp(const std::filesystem::path& path) {
 
 template <int D>
 void write_csv(const std::filesystem::path& path, const ParticleSet<D>& p) {
-    std::string s = D == 2 ? "id,x,y,vx,vy,density,pressure\n" : "id,x,y,z,vx,vy,vz,density,pressure\n";
-    s.reserve(s.size() + p.size() * (D == 2 ? 80 : 110));
     fmt::memory_buffer buf;
+    buf.reserve(64 + p.size() * (D == 2 ? 90 : 125));
+    fmt::format_to(std::back_inserter(buf), "{}",
+                   D == 2 ? "id,x,y,vx,vy,density,pressure\n" : "id,x,y,z,vx,vy,vz,density,pressure\n");
     for (std::size_t i = 0; i < p.size(); ++i) {
-        buf.clear();
-        // %.9g: nine significant digits round-trip every float exactly.
+        // %.9g: nine significant digits read back to the same float, every time.
         if constexpr (D == 2)
             fmt::format_to(std::back_inserter(buf), "{},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g}\n", p.id[i],
                            p.position[i][0], p.position[i][1], p.velocity[i][0], p.velocity[i][1], p.density[i],
@@ -202,65 +418,76 @@ void write_csv(const std::filesystem::path& path, const ParticleSet<D>& p) {
             fmt::format_to(std::back_inserter(buf), "{},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g}\n",
                            p.id[i], p.position[i][0], p.position[i][1], p.position[i][2], p.velocity[i][0],
                            p.velocity[i][1], p.velocity[i][2], p.density[i], p.pressure[i]);
-        s.append(buf.data(), buf.size());
     }
-    write_atomic(path, s);
+    write_atomic(path, std::string_view(buf.data(), buf.size()));
 }
 
 template <int D>
 ParticleSet<D> read_csv(const std::filesystem::path& path) {
     const std::string s = slurp(path);
-    std::istringstream in(s);
-    std::string header;
-    if (!std::getline(in, header)) throw InputError(fmt::format("{}: no particles", path.string()));
-    if (!header.empty() && header.back() == '\r') header.pop_back();
-    std::vector<std::string> cols;
-    {
-        std::stringstream hs(header);
-        for (std::string c; std::getline(hs, c, ',');) cols.push_back(c);
+    std::string_view rest = s;
+    if (rest.starts_with("\xEF\xBB\xBF")) rest.remove_prefix(3);  // spreadsheets like to add a UTF-8 BOM
+    auto next_line = [&]() -> std::string_view {
+        const auto nl = rest.find('\n');
+        std::string_view line = rest.substr(0, nl);
+        rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        return line;
+    };
+    const std::string_view header = next_line();
+    std::vector<std::string_view> cols;
+    for (std::size_t a = 0;;) {
+        const auto c = header.find(',', a);
+        cols.push_back(trim(header.substr(a, c == std::string_view::npos ? std::string_view::npos : c - a)));
+        if (c == std::string_view::npos) break;
+        a = c + 1;
     }
-    auto col = [&](const char* name) {
+    auto col = [&](std::string_view name) {
         const auto it = std::find(cols.begin(), cols.end(), name);
         return it == cols.end() ? -1 : static_cast<int>(it - cols.begin());
     };
     const int cx = col("x"), cy = col("y"), cz = col("z");
     if (cx < 0 || cy < 0)
-        throw InputError(fmt::format("{}: line 1: header must name the columns x and y (and z in 3D), got '{}'",
-                                     path.string(), header));
-    const int cvx = col("vx"), cvy = col("vy"), cvz = col("vz"), cd = col("density"), cp = col("pressure"), cid = col("id");
+        throw input_error(path, "line 1: the header must name the columns x and y (and z in 3D), got '{}'", header);
+    const int cv[3] = {col("vx"), col("vy"), col("vz")};
+    const int cd = col("density"), cp = col("pressure"), cid = col("id");
+
     ParticleSet<D> p;
-    std::string line;
+    std::vector<double> vals(cols.size());
     std::size_t lineno = 1;
-    std::vector<double> vals;
-    while (std::getline(in, line)) {
+    while (!rest.empty()) {
+        const std::string_view line = next_line();
         ++lineno;
-        if (!line.empty() && line.back() == '\r') line.pop_back();
-        if (line.empty()) continue;
-        vals.clear();
-        const char* c = line.c_str();
-        while (true) {
-            char* end = nullptr;
-            const double v = std::strtod(c, &end);
-            if (end == c) throw InputError(fmt::format("{}: line {}: not a number in '{}'", path.string(), lineno, line));
-            vals.push_back(v);
-            if (*end == ',') c = end + 1;
-            else if (*end == 0) break;
-            else throw InputError(fmt::format("{}: line {}: unexpected '{}'", path.string(), lineno, *end));
+        if (trim(line).empty()) continue;
+        std::size_t k = 0;
+        for (std::size_t a = 0;; ++k) {
+            const auto c = line.find(',', a);
+            const std::string_view field = line.substr(a, c == std::string_view::npos ? std::string_view::npos : c - a);
+            if (k >= vals.size())
+                throw input_error(path, "line {}: more than the {} values the header names", lineno, cols.size());
+            const auto v = parse_double(field);
+            if (!v) throw input_error(path, "line {}: '{}' is not a number (column {})", lineno, trim(field), cols[k]);
+            vals[k] = *v;
+            if (c == std::string_view::npos) break;
+            a = c + 1;
         }
-        if (vals.size() != cols.size())
-            throw InputError(fmt::format("{}: line {}: {} values for {} columns", path.string(), lineno, vals.size(), cols.size()));
+        if (k + 1 != vals.size())
+            throw input_error(path, "line {}: {} values for the {} columns of the header", lineno, k + 1, cols.size());
         const std::size_t i = p.size();
         p.push_back(Vec<D>::zero(), Vec<D>::zero());
-        const float x[3] = {float(vals[cx]), float(vals[cy]), cz >= 0 ? float(vals[cz]) : 0.0f};
-        const std::string where = fmt::format("line {}", lineno);
-        set_position(p, i, x, path, where);
-        check_finite(path, p, i, where);
-        const int vc[3] = {cvx, cvy, cvz};
-        for (int a = 0; a < D; ++a)
-            if (vc[a] >= 0) p.velocity[i][a] = float(vals[vc[a]]);
-        if (cd >= 0) p.density[i] = float(vals[cd]);
-        if (cp >= 0) p.pressure[i] = float(vals[cp]);
-        p.id[i] = cid >= 0 ? static_cast<std::uint32_t>(vals[cid]) : static_cast<std::uint32_t>(i);
+        const double x[3] = {vals[cx], vals[cy], cz >= 0 ? vals[cz] : 0.0};
+        set_position(p, i, x, path, [&] { return fmt::format("line {}", lineno); });
+        const double v[3] = {cv[0] >= 0 ? vals[cv[0]] : 0.0, cv[1] >= 0 ? vals[cv[1]] : 0.0, cv[2] >= 0 ? vals[cv[2]] : 0.0};
+        set_velocity(p, i, v);
+        if (cd >= 0) p.density[i] = narrow(vals[cd]);
+        if (cp >= 0) p.pressure[i] = narrow(vals[cp]);
+        if (cid >= 0) {
+            const auto id = to_id(vals[cid]);
+            if (!id) throw input_error(path, "line {}: id {} is not a whole number in [0, 2^32)", lineno, vals[cid]);
+            p.id[i] = *id;
+        } else {
+            p.id[i] = static_cast<std::uint32_t>(i);
+        }
     }
     finish(p, path);
     return p;
@@ -290,85 +517,124 @@ void write_ply(const std::filesystem::path& path, const ParticleSet<D>& p) {
 template <int D>
 ParticleSet<D> read_ply(const std::filesystem::path& path) {
     const std::string s = slurp(path);
-    auto bad = [&](const std::string& what) { return InputError(fmt::format("{}: {}", path.string(), what)); };
-    if (s.rfind("ply", 0) != 0) throw bad("not a PLY file");
-    const auto end = s.find("end_header\n");
-    if (end == std::string::npos) throw bad("no end_header");
-    std::istringstream hs(s.substr(0, end));
-    std::string line, format;
-    std::size_t n = 0;
-    bool in_vertex = false;
-    struct Prop { std::string name, type; std::size_t size; };
+    const std::string_view sv = s;
+    if (!sv.starts_with("ply\n") && !sv.starts_with("ply\r\n")) throw input_error(path, "not a PLY file (no 'ply' line)");
+    // Header lines up to end_header.
+    std::size_t pos = 0, body = std::string::npos, lineno = 0;
+    std::string format;
+    struct Prop { std::string name, type; std::size_t size; Scalar kind; };
     std::vector<Prop> props;
-    auto type_size = [&](const std::string& t) -> std::size_t {
-        if (t == "float" || t == "float32" || t == "int" || t == "int32" || t == "uint" || t == "uint32") return 4;
-        if (t == "double" || t == "float64") return 8;
-        if (t == "uchar" || t == "uint8" || t == "char" || t == "int8") return 1;
-        if (t == "short" || t == "ushort" || t == "int16" || t == "uint16") return 2;
-        throw bad("unsupported property type '" + t + "'");
-    };
-    while (std::getline(hs, line)) {
-        std::istringstream ls(line);
+    std::size_t n = 0;
+    bool seen_vertex = false, in_vertex = false;
+    while (pos < s.size()) {
+        const auto nl = sv.find('\n', pos);
+        if (nl == std::string_view::npos) break;
+        const std::string_view line = trim(sv.substr(pos, nl - pos));
+        pos = nl + 1;
+        ++lineno;
+        std::istringstream ls{std::string(line)};
         std::string w;
         ls >> w;
-        if (w == "format") ls >> format;
-        else if (w == "element") {
+        if (w == "end_header") {
+            body = pos;
+            break;
+        }
+        if (w == "format") {
+            ls >> format;
+        } else if (w == "element") {
             std::string name;
-            ls >> name;
+            std::string count;
+            ls >> name >> count;
+            const auto c = parse_u64(count);
+            if (!c) throw input_error(path, "line {}: bad element count '{}'", lineno, count);
             in_vertex = name == "vertex";
-            if (in_vertex) ls >> n;
+            if (in_vertex) {
+                n = *c;
+                seen_vertex = true;
+            } else if (!seen_vertex && *c > 0) {
+                // Data comes element by element: anything before the vertices would have to be skipped.
+                throw input_error(path, "line {}: element '{}' comes before 'vertex'; vertices must come first", lineno, name);
+            }
         } else if (w == "property" && in_vertex) {
             std::string type, name;
-            ls >> type;
-            if (type == "list") throw bad("list properties in vertices are not supported");
-            ls >> name;
-            props.push_back({name, type, type_size(type)});
+            ls >> type >> name;
+            if (type == "list") throw input_error(path, "line {}: list properties in vertices are not read", lineno);
+            const std::size_t size = scalar_size(type);
+            // PLY type names are lower case; scalar_size also knows VTK's (Float32, ...), which PLY has not.
+            if (size == 0 || !std::islower(static_cast<unsigned char>(type[0])))
+                throw input_error(path, "line {}: unknown property type '{}'", lineno, type);
+            props.push_back({name, type, size, scalar_kind(type)});
         }
     }
-    if (format != "binary_little_endian" && format != "ascii") throw bad("format must be binary_little_endian or ascii");
-    auto find = [&](const char* name) {
+    if (body == std::string::npos) throw input_error(path, "no end_header line");
+    if (format != "binary_little_endian" && format != "ascii")
+        throw input_error(path, "format '{}' is not read; only binary_little_endian and ascii", format);
+    if (!seen_vertex) throw input_error(path, "no vertex element");
+    if (n == 0) throw input_error(path, "no particles");
+    auto find = [&](std::string_view name) {
         for (std::size_t k = 0; k < props.size(); ++k)
             if (props[k].name == name) return static_cast<int>(k);
         return -1;
     };
     const int ix = find("x"), iy = find("y"), iz = find("z");
-    if (ix < 0 || iy < 0) throw bad("vertices need x and y properties");
+    if (ix < 0 || iy < 0) throw input_error(path, "vertices need x and y properties (and z in 3D)");
+    const int iv[3] = {find("vx"), find("vy"), find("vz")};
+    const int id_density = find("density"), id_pressure = find("pressure"), id_id = find("id");
+
+    std::size_t stride = 0;
+    for (const auto& pr : props) stride += pr.size;
+    const bool binary = format == "binary_little_endian";
+    // Checked before allocating: a corrupt vertex count must not become a huge allocation.
+    if (binary && (s.size() - body) / stride < n)
+        throw input_error(path, "vertex data is truncated: {} vertices announced, {} bytes for them", n, s.size() - body);
+    if (!binary && (s.size() - body + 1) / (2 * props.size()) < n)
+        throw input_error(path, "vertex data is truncated: {} vertices announced", n);
+
     ParticleSet<D> p;
     p.resize(n);
     std::vector<double> vals(props.size());
-    const char* d = s.data() + end + 11;
-    std::size_t stride = 0;
-    for (const auto& pr : props) stride += pr.size;
-    std::istringstream body(format == "ascii" ? s.substr(end + 11) : std::string());
+    const char* d = s.data() + body;
+    std::size_t apos = body;
+    std::size_t aline = lineno + 1;
     for (std::size_t i = 0; i < n; ++i) {
-        if (format == "ascii") {
-            for (auto& v : vals)
-                if (!(body >> v)) throw bad(fmt::format("vertex {} is truncated", i));
-        } else {
-            if (d + stride > s.data() + s.size()) throw bad(fmt::format("vertex {} is truncated", i));
+        std::size_t where_line = aline;
+        if (binary) {
             for (std::size_t k = 0; k < props.size(); ++k) {
-                const auto& t = props[k].type;
-                if (t == "float" || t == "float32") { float f; std::memcpy(&f, d, 4); vals[k] = f; }
-                else if (t == "double" || t == "float64") { double f; std::memcpy(&f, d, 8); vals[k] = f; }
-                else if (t == "uint" || t == "uint32") { std::uint32_t f; std::memcpy(&f, d, 4); vals[k] = f; }
-                else if (t == "int" || t == "int32") { std::int32_t f; std::memcpy(&f, d, 4); vals[k] = f; }
-                else if (t == "short" || t == "int16") { std::int16_t f; std::memcpy(&f, d, 2); vals[k] = f; }
-                else if (t == "ushort" || t == "uint16") { std::uint16_t f; std::memcpy(&f, d, 2); vals[k] = f; }
-                else if (t == "char" || t == "int8") { std::int8_t f; std::memcpy(&f, d, 1); vals[k] = f; }
-                else { std::uint8_t f; std::memcpy(&f, d, 1); vals[k] = f; }
+                vals[k] = load_scalar(props[k].kind, d);
                 d += props[k].size;
             }
+        } else {
+            // One token per property, whitespace separated; lines only matter for messages.
+            for (std::size_t k = 0; k < props.size(); ++k) {
+                while (apos < s.size() && std::isspace(static_cast<unsigned char>(s[apos]))) {
+                    if (s[apos] == '\n') ++aline;
+                    ++apos;
+                }
+                if (k == 0) where_line = aline;
+                if (apos >= s.size()) throw input_error(path, "vertex data is truncated at vertex {}", i);
+                std::size_t e = apos;
+                while (e < s.size() && !std::isspace(static_cast<unsigned char>(s[e]))) ++e;
+                const auto v = parse_double(sv.substr(apos, e - apos));
+                if (!v) throw input_error(path, "line {}: '{}' is not a number", aline, sv.substr(apos, e - apos));
+                vals[k] = *v;
+                apos = e;
+            }
         }
-        const float x[3] = {float(vals[ix]), float(vals[iy]), iz >= 0 ? float(vals[iz]) : 0.0f};
-        const std::string where = fmt::format("vertex {}", i);
-        set_position(p, i, x, path, where);
-        check_finite(path, p, i, where);
-        const int iv[3] = {find("vx"), find("vy"), find("vz")};
-        for (int a = 0; a < D; ++a)
-            if (iv[a] >= 0) p.velocity[i][a] = float(vals[iv[a]]);
-        if (find("density") >= 0) p.density[i] = float(vals[find("density")]);
-        if (find("pressure") >= 0) p.pressure[i] = float(vals[find("pressure")]);
-        p.id[i] = find("id") >= 0 ? static_cast<std::uint32_t>(vals[find("id")]) : static_cast<std::uint32_t>(i);
+        const double x[3] = {vals[ix], vals[iy], iz >= 0 ? vals[iz] : 0.0};
+        set_position(p, i, x, path, [&] {
+            return binary ? fmt::format("vertex {}", i) : fmt::format("line {}", where_line);
+        });
+        const double v[3] = {iv[0] >= 0 ? vals[iv[0]] : 0.0, iv[1] >= 0 ? vals[iv[1]] : 0.0, iv[2] >= 0 ? vals[iv[2]] : 0.0};
+        set_velocity(p, i, v);
+        if (id_density >= 0) p.density[i] = narrow(vals[id_density]);
+        if (id_pressure >= 0) p.pressure[i] = narrow(vals[id_pressure]);
+        if (id_id >= 0) {
+            const auto id = to_id(vals[id_id]);
+            if (!id) throw input_error(path, "vertex {}: id {} is not a whole number in [0, 2^32)", i, vals[id_id]);
+            p.id[i] = *id;
+        } else {
+            p.id[i] = static_cast<std::uint32_t>(i);
+        }
     }
     finish(p, path);
     return p;
@@ -376,22 +642,40 @@ ParticleSet<D> read_ply(const std::filesystem::path& path) {
 
 // ---- ParaView collection ----------------------------------------------------------------------
 
+namespace {
+std::string xml_escape(std::string_view s) {
+    std::string r;
+    for (const char c : s) {
+        switch (c) {
+            case '&': r += "&amp;"; break;
+            case '<': r += "&lt;"; break;
+            case '>': r += "&gt;"; break;
+            case '"': r += "&quot;"; break;
+            default: r += c;
+        }
+    }
+    return r;
+}
+}  // namespace
+
 void write_pvd(const std::filesystem::path& path, const std::vector<std::pair<double, std::string>>& entries) {
     std::string s = "<?xml version=\"1.0\"?>\n<VTKFile type=\"Collection\" version=\"1.0\" byte_order=\"LittleEndian\">\n"
                     "  <Collection>\n";
+    // "{}" is the shortest text that reads back as the same double: frame times stay exact.
     for (const auto& [t, file] : entries)
-        s += fmt::format("    <DataSet timestep=\"{:.9g}\" group=\"\" part=\"0\" file=\"{}\"/>\n", t, file);
+        s += fmt::format("    <DataSet timestep=\"{}\" group=\"\" part=\"0\" file=\"{}\"/>\n", t, xml_escape(file));
     s += "  </Collection>\n</VTKFile>\n";
     write_atomic(path, s);
 }
 
 template <int D>
 ParticleSet<D> read_particles(const std::filesystem::path& path) {
-    const std::string ext = path.extension().string();
+    std::string ext = path.extension().string();
+    std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     if (ext == ".csv") return read_csv<D>(path);
     if (ext == ".vtp") return read_vtp<D>(path);
     if (ext == ".ply") return read_ply<D>(path);
-    throw InputError(fmt::format("{}: unknown particle file type '{}'; allowed: .csv, .vtp, .ply", path.string(), ext));
+    throw input_error(path, "unknown particle file type '{}'; allowed: .csv, .vtp, .ply", ext);
 }
 
 #define EDDY_IO_INSTANTIATE(D)                                                        \

@@ -1,4 +1,12 @@
 // Scene -> particles: fluid blocks on a lattice of spacing 2r, walls as layers of boundary particles.
+//
+// Conventions (docs/scenes.md):
+// - a fluid particle owns a cube of side 2r: a box [min, max] is filled with min + r + 2r k on each axis
+//   while <= max - r, so a box whose sides are multiples of 2r holds exactly prod (max - min) / 2r
+//   particles; round blocks use the lattice c + 2r k through their centre (symmetric about it);
+// - wall layer l (l = 0, 1, ...) lies at distance (2l + 1) r outside a container's surface, inside an
+//   obstacle's, so that fluid resting on a wall (centre r inside) is 2r from the first layer, exactly
+//   its lattice spacing.
 #include <algorithm>
 #include <cmath>
 #include <numbers>
@@ -15,17 +23,28 @@ namespace {
 
 constexpr double kPi = std::numbers::pi;
 
-// Coordinates along one axis of a box: the lattice min + r + 2rk inside, plus `extra` layers at
-// distances r, 3r, ... outside (container) each side. The last inner coordinate is max - r when the
-// box is a whole number of spacings; otherwise the outer layers sit a little closer to it.
+// Coordinates along one axis of a box: the lattice lo + r + 2r k inside (what a fluid block filling
+// the box would use), plus `outside_layers` layers at r, 3r, ... beyond each end. When the side is not
+// a multiple of 2r, the lattice stops short of hi - r; a last coordinate at hi - r closes what would
+// otherwise be a gap of up to 4r at the hi corners. A side thinner than 2r gets one coordinate in its
+// middle (a thin plate is one row of particles, not none).
 std::vector<double> axis_coords(double lo, double hi, double r, int outside_layers) {
     std::vector<double> c;
     for (int k = outside_layers; k >= 1; --k) c.push_back(lo - (2 * k - 1) * r);
-    for (double x = lo + r; x <= hi - r + 1e-6 * r; x += 2 * r) c.push_back(x);
+    const std::size_t first = c.size();
+    for (long k = 0;; ++k) {
+        const double x = lo + r + 2.0 * r * static_cast<double>(k);
+        if (x > hi - r + 1e-6 * r) break;
+        c.push_back(x);
+    }
+    if (c.size() == first) c.push_back(0.5 * (lo + hi));
+    else if (hi - r - c.back() > 0.1 * r) c.push_back(hi - r);
     for (int k = 1; k <= outside_layers; ++k) c.push_back(hi + (2 * k - 1) * r);
     return c;
 }
 
+// Is x inside the shape grown by `margin` (shrunk when negative)? Boxes grow along each axis (so a
+// grown box has square corners), round shapes radially.
 template <int D>
 bool inside_shape(const BoundarySpec& b, const Vec<D>& x, float margin = 0.0f) {
     if (b.shape == "box") {
@@ -44,7 +63,8 @@ bool inside_shape(const BoundarySpec& b, const Vec<D>& x, float margin = 0.0f) {
     return norm(x - c) <= b.radius + margin;
 }
 
-// Evenly spaced points on a circle of radius R about c (2D) or in the plane y = y0 (3D).
+// n = round(2 pi R / spacing) evenly spaced points on a circle of radius R about c (2D: in the xy
+// plane; 3D: in the plane y = y0). R ~ 0: the centre alone.
 template <int D>
 void ring(std::vector<Vec<D>>& out, const Vec<D>& c, double R, double spacing, double y0 = 0.0) {
     if (R <= 1e-9) {
@@ -69,7 +89,7 @@ void ring(std::vector<Vec<D>>& out, const Vec<D>& c, double R, double spacing, d
     }
 }
 
-// Fibonacci spiral on a sphere of radius R: n = 4 pi R^2 / spacing^2 nearly uniform points.
+// Fibonacci spiral on a sphere of radius R: n = round(4 pi R^2 / spacing^2) nearly uniform points.
 void sphere_shell(std::vector<Vec3>& out, const Vec3& c, double R, double spacing) {
     if (R <= 1e-9) {
         out.push_back(c);
@@ -83,11 +103,11 @@ void sphere_shell(std::vector<Vec3>& out, const Vec3& c, double R, double spacin
     }
 }
 
-// A disc of radius R in the plane y = y0 as concentric rings of spacing s (3D cylinder caps).
+// A disc of radius R in the plane y = y0 (cylinder caps): the centre and ceil(R / s) concentric rings
+// evenly spaced out to exactly R (so the cap reaches the outer wall layer: no gap at the rim).
 void disc(std::vector<Vec3>& out, const Vec3& c, double R, double s, double y0) {
-    const int rings = static_cast<int>(std::floor(R / s + 1e-6));
-    for (int k = 0; k <= rings; ++k) ring<3>(out, c, k * s, s, y0);
-    if (R - rings * s > 0.5 * s) ring<3>(out, c, R, s, y0);
+    const int rings = std::max(1, static_cast<int>(std::ceil(R / s - 1e-6)));
+    for (int k = 0; k <= rings; ++k) ring<3>(out, c, R * k / rings, s, y0);
 }
 
 template <int D>
@@ -95,21 +115,24 @@ std::vector<Vec<D>> sample_boundary(const BoundarySpec& b, double r, int layers)
     std::vector<Vec<D>> pts;
     const double s = 2.0 * r;
     if (b.shape == "box") {
+        // Container: the lattice frame of `layers` layers around the box, corners and edges included
+        // (every lattice point with some coordinate outside the box). Obstacle: the lattice points
+        // inside the box whose depth below the surface is less than 2r per layer (a hollow shell; a
+        // box thinner than that is filled).
         std::vector<double> axes[D];
-        for (int a = 0; a < D; ++a)
-            axes[a] = b.solid ? axis_coords(b.min[a], b.max[a], r, 0) : axis_coords(b.min[a], b.max[a], r, layers);
+        for (int a = 0; a < D; ++a) axes[a] = axis_coords(b.min[a], b.max[a], r, b.solid ? 0 : layers);
         std::size_t idx[D] = {};
         while (true) {
             Vec<D> p;
             for (int a = 0; a < D; ++a) p[a] = static_cast<float>(axes[a][idx[a]]);
             if (b.solid) {
-                // Keep the outer layers of the solid: depth below the surface less than 2r per layer.
                 double depth = 1e300;
-                for (int a = 0; a < D; ++a) depth = std::min({depth, p[a] - b.min[a], b.max[a] - p[a]});
+                for (int a = 0; a < D; ++a) depth = std::min({depth, axes[a][idx[a]] - b.min[a], b.max[a] - axes[a][idx[a]]});
                 if (depth < 2.0 * r * layers - 1e-6 * r) pts.push_back(p);
             } else {
-                bool outside = false, above_top = p[1] > b.max[1];
-                for (int a = 0; a < D; ++a) outside = outside || p[a] < b.min[a] || p[a] > b.max[a];
+                bool outside = false;
+                for (int a = 0; a < D; ++a) outside = outside || axes[a][idx[a]] < b.min[a] || axes[a][idx[a]] > b.max[a];
+                const bool above_top = axes[1][idx[1]] > b.max[1];
                 if (outside && !(b.open_top && above_top)) pts.push_back(p);
             }
             int a = 0;
@@ -117,30 +140,59 @@ std::vector<Vec<D>> sample_boundary(const BoundarySpec& b, double r, int layers)
             if (a == D) break;
         }
     } else if (b.shape == "circle" || b.shape == "sphere") {
+        // Rings (2D) or Fibonacci shells (3D) at R + r, R + 3r, ... (container) or R - r, R - 3r, ...
+        // (obstacle; radii <= 0 skipped, an obstacle smaller than a particle is its centre point).
         const Vec<D> c = from_array<D>(b.center);
         for (int layer = 0; layer < layers; ++layer) {
             const double R = b.solid ? b.radius - (2 * layer + 1) * r : b.radius + (2 * layer + 1) * r;
             if (R <= 0.0) {
-                if (layer == 0) pts.push_back(c);  // a solid smaller than a particle: one particle
+                if (layer == 0) pts.push_back(c);
                 break;
             }
             if constexpr (D == 2) ring<2>(pts, c, R, s);
             else sphere_shell(pts, c, R, s);
         }
-    } else if constexpr (D == 3) {  // cylinder container, axis y
+    } else if constexpr (D == 3) {  // cylinder container, axis y from center.y to center.y + height
         const Vec3 c = from_array<3>(b.center);
         const double y_lo = b.center[1], y_hi = b.center[1] + b.height;
+        const std::vector<double> heights = axis_coords(y_lo, y_hi, r, 0);
+        // Caps: discs out to the outer wall layer's radius, at r, 3r, ... below the bottom (and above
+        // the top), so that the caps and the side rings meet without a gap at the rim.
+        const double cap = b.radius + (2 * layers - 1) * r;
         for (int layer = 0; layer < layers; ++layer) {
             const double R = b.radius + (2 * layer + 1) * r;
-            for (double y = y_lo + r; y <= y_hi - r + 1e-6 * r; y += s) ring<3>(pts, c, R, s, y);
-            // Caps: discs out to the outer wall layer, `layers` layers below (and above) the fluid.
-            const double cap = b.radius + (2 * layers - 1) * r;
+            for (double y : heights) ring<3>(pts, c, R, s, y);
             disc(pts, c, cap, s, y_lo - (2 * layer + 1) * r);
             if (!b.open_top) disc(pts, c, cap, s, y_hi + (2 * layer + 1) * r);
-            else ring<3>(pts, c, R, s, y_hi + r);  // a rim above the open top
+            else ring<3>(pts, c, R, s, y_hi + r);  // a rim level with a lid's first layer
         }
     }
     return pts;
+}
+
+// Lattice of one fluid block: x_a = origin_a + 2r k, k in [0, count_a).
+struct Lattice {
+    double origin[3] = {0, 0, 0};
+    long count[3] = {1, 1, 1};
+};
+
+template <int D>
+Lattice fluid_lattice(const FluidSpec& f, double r) {
+    Lattice l;
+    const double s = 2.0 * r;
+    for (int a = 0; a < D; ++a) {
+        if (f.shape == "box") {
+            l.origin[a] = f.min[a] + r;
+            l.count[a] = static_cast<long>(std::floor((f.max[a] - f.min[a] - s) / s + 1e-6)) + 1;
+        } else {
+            // Through the centre: c + 2r k, |k| <= m, m = floor((R - r) / 2r).
+            const long m = static_cast<long>(std::floor((f.radius - r) / s + 1e-6));
+            l.origin[a] = f.center[a] - s * static_cast<double>(m);
+            l.count[a] = 2 * m + 1;
+        }
+        l.count[a] = std::max(0L, l.count[a]);
+    }
+    return l;
 }
 
 }  // namespace
@@ -151,70 +203,72 @@ ParticleSet<D> build_fluid(const Scene& s, std::size_t max_particles) {
     ParticleSet<D> out;
     std::vector<const BoundarySpec*> containers, solids;
     for (const auto& b : s.boundaries) (b.solid ? solids : containers).push_back(&b);
+    const float fr = static_cast<float>(r);
     for (std::size_t fi = 0; fi < s.fluids.size(); ++fi) {
         const FluidSpec& f = s.fluids[fi];
         const std::string where = fmt::format("{}: fluids[{}]", s.where(), fi);
-        // Lattice bounds and the test for "inside this fluid shape".
-        double lo[3], hi[3];
-        for (int a = 0; a < D; ++a) {
-            lo[a] = f.shape == "box" ? f.min[a] : f.center[a] - f.radius;
-            hi[a] = f.shape == "box" ? f.max[a] : f.center[a] + f.radius;
-        }
-        std::size_t count[3] = {1, 1, 1};
-        double estimate = 1.0;
-        for (int a = 0; a < D; ++a) {
-            const double n = std::floor((hi[a] - lo[a] - 2.0 * r) / (2.0 * r) + 1e-6) + 1.0;
-            count[a] = n > 0 ? static_cast<std::size_t>(n) : 0;
-            estimate *= std::max(n, 0.0);
-        }
-        if (estimate + double(out.size()) > double(max_particles))
+        const Lattice lat = fluid_lattice<D>(f, r);
+        double lattice_points = 1.0;
+        for (int a = 0; a < D; ++a) lattice_points *= static_cast<double>(lat.count[a]);
+        if (lattice_points == 0.0)
+            throw InputError(fmt::format("{} is smaller than one particle (2r = {:g} m)", where, 2.0 * r));
+        // A block so large that even heavy clipping could not bring it under the limit: refuse before
+        // visiting its lattice (a typo in particle_radius must not hang the loader).
+        if (double(out.size()) + lattice_points > 16.0 * double(max_particles) + 1e4) {
+            const double fraction = f.shape == "box" ? 1.0 : (D == 2 ? kPi / 4.0 : kPi / 6.0);
             throw InputError(fmt::format("{} would create about {:.0f} particles, more than --max-particles {}", where,
-                                         estimate + double(out.size()), max_particles));
-        // Earlier blocks: a later block does not put particles where one already is.
-        NeighborGrid<D> earlier(static_cast<float>(r));
-        ExecContext serial(1);
-        const std::size_t before = out.size();
-        if (before) earlier.build(out.position, serial);
-        const Vec<D> vel = from_array<D>(f.velocity);
-        const Vec<D> centre = from_array<D>(f.center);
-        std::size_t made = 0, outside = 0;
-        std::size_t idx[3] = {0, 0, 0};
-        if (count[0] && count[1] && (D == 2 || count[2])) {
-            while (true) {
-                Vec<D> p;
-                for (int a = 0; a < D; ++a) p[a] = static_cast<float>(lo[a] + r + 2.0 * r * idx[a]);
-                bool keep = f.shape == "box" || norm(p - centre) <= f.radius - r + 1e-6 * r;
-                if (keep && !containers.empty()) {
-                    // Centres at least r inside a container: a block reaching past a wall is clipped
-                    // there (a box of water filling the lower half of a round tank).
-                    bool in = false;
-                    const float margin = -0.9999f * static_cast<float>(r);
-                    for (const auto* b : containers) in = in || inside_shape<D>(*b, p, margin);
-                    if (!in) {
-                        keep = false;
-                        ++outside;
-                    }
-                }
-                for (const auto* b : solids) keep = keep && !inside_shape<D>(*b, p, static_cast<float>(r));
-                if (keep && before) {
-                    bool dup = false;
-                    earlier.for_each_neighbor(p, static_cast<float>(r), [&](std::uint32_t) { dup = true; });
-                    keep = !dup;
-                }
-                if (keep) {
-                    out.push_back(p, vel);
-                    ++made;
-                }
-                int a = 0;
-                while (a < D && ++idx[a] == count[a]) idx[a++] = 0;
-                if (a == D) break;
-            }
+                                         double(out.size()) + fraction * lattice_points, max_particles));
         }
-        if (made == 0 && outside > 0)
-            throw InputError(fmt::format("{} lies outside every container", where));
+        // Points of earlier blocks: a later block puts no particle closer than r to one of them.
+        NeighborGrid<D> earlier(fr);
+        const std::size_t before = out.size();
+        if (before) earlier.build(out.position, ExecContext(1));
+        const Vec<D> vel = from_array<D>(f.velocity);
+        std::size_t made = 0, outside = 0, over = 0;
+        long idx[3] = {0, 0, 0};
+        while (true) {
+            Vec<D> p;
+            double d2 = 0.0;  // squared distance from a round block's centre, in double: no rounding loss
+            for (int a = 0; a < D; ++a) {
+                const double x = lat.origin[a] + 2.0 * r * static_cast<double>(idx[a]);
+                d2 += (x - f.center[a]) * (x - f.center[a]);
+                p[a] = static_cast<float>(x);
+            }
+            bool keep = f.shape == "box" || std::sqrt(d2) <= f.radius - r + 1e-6 * r;
+            if (keep && !containers.empty()) {
+                // Centres at least r inside a container: a block reaching past a wall is clipped
+                // there (a box of water filling the lower half of a round tank).
+                bool in = false;
+                for (const auto* b : containers) in = in || inside_shape<D>(*b, p, -0.9999f * fr);
+                if (!in) {
+                    keep = false;
+                    ++outside;
+                }
+            }
+            // Points within r of a solid obstacle are dropped: that is how an obstacle is placed in
+            // a block of fluid.
+            for (const auto* b : solids) keep = keep && !inside_shape<D>(*b, p, fr);
+            if (keep && before) {
+                bool dup = false;
+                earlier.for_each_neighbor(p, fr, [&](std::uint32_t) { dup = true; });
+                keep = !dup;
+            }
+            if (keep) {
+                ++made;
+                if (out.size() < max_particles) out.push_back(p, vel);
+                else ++over;  // counted for the message, not stored
+            }
+            int a = 0;
+            while (a < D && ++idx[a] == lat.count[a]) idx[a++] = 0;
+            if (a == D) break;
+        }
+        if (over > 0)
+            throw InputError(fmt::format("{} would create {} particles, more than --max-particles {}", where,
+                                         out.size() + over, max_particles));
+        if (made == 0 && outside > 0) throw InputError(fmt::format("{} lies outside every container", where));
         if (made == 0)
             throw InputError(fmt::format("{} holds no particle: it is smaller than one particle (2r = {:g} m) or "
-                                         "entirely inside solids or other fluids",
+                                         "entirely inside solids or earlier fluids",
                                          where, 2.0 * r));
     }
     return out;

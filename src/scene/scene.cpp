@@ -24,8 +24,10 @@ constexpr const char* kFormats[] = {"vtk", "csv", "ply"};
 
 struct Ctx {
     std::string file;
+    // "file: path: what", or "file: path = value: what" when `what` starts with "= ".
     [[noreturn]] void fail(const std::string& path, const std::string& what) const {
-        throw InputError(fmt::format("{}: {}: {}", file, path, what));
+        const bool value = what.rfind("= ", 0) == 0;
+        throw InputError(fmt::format("{}: {}{}{}", file, path, value ? " " : ": ", what));
     }
 };
 
@@ -91,8 +93,8 @@ std::array<double, 3> vec(const Ctx& c, const nlohmann::json& obj, const std::st
         return fallback;
     }
     const auto& v = obj.at(key);
-    if (!v.is_array() || static_cast<int>(v.size()) != n)
-        c.fail(p, fmt::format("expected {} numbers, got {}", n, v.dump()));
+    if (!v.is_array()) c.fail(p, fmt::format("expected a list of {} numbers, got {}", n, v.dump()));
+    if (static_cast<int>(v.size()) != n) c.fail(p, fmt::format("expected {} numbers, got {} ({})", n, v.size(), v.dump()));
     std::array<double, 3> r{0, 0, 0};
     for (int i = 0; i < n; ++i) {
         if (!v[i].is_number() || !std::isfinite(v[i].get<double>()))
@@ -117,6 +119,17 @@ void check_shape_dim(const Ctx& c, const std::string& path, const std::string& s
         const char* allowed = fluid ? (dim == 2 ? "box, circle" : "box, sphere")
                                     : (dim == 2 ? "box, circle" : "box, sphere, cylinder");
         c.fail(sub(path, "shape"), fmt::format("\"{}\" is not allowed in {}D; allowed: {}", shape, dim, allowed));
+    }
+}
+
+// Keys that are known but mean nothing for this shape (a box's "radius") are errors too: they would
+// be silently ignored otherwise.
+void check_shape_keys(const Ctx& c, const nlohmann::json& obj, const std::string& path, const std::string& shape,
+                      std::initializer_list<const char*> allowed) {
+    for (auto it = obj.begin(); it != obj.end(); ++it) {
+        bool ok = false;
+        for (const char* k : allowed) ok = ok || it.key() == k;
+        if (!ok) c.fail(sub(path, it.key()), fmt::format("a {} has no '{}'; its keys: {}", shape, it.key(), join(allowed)));
     }
 }
 
@@ -190,8 +203,7 @@ Scene parse_scene(nlohmann::json j, const std::string& where, const std::vector<
         c.fail("method", fmt::format("\"{}\" is not a method; allowed: {}", s.method, allowed));
     }
     s.particle_radius = number(c, j, "", "particle_radius", 0.0, true, true);
-    s.gravity = vec(c, j, "", "gravity", dim, dim == 2 ? std::array<double, 3>{0, -9.81, 0} : std::array<double, 3>{0, -9.81, 0},
-                    false);
+    s.gravity = vec(c, j, "", "gravity", dim, {0, -9.81, 0}, false);
     s.duration = number(c, j, "", "duration", 1.0, false, true);
 
     if (j.contains("output")) {
@@ -217,7 +229,7 @@ Scene parse_scene(nlohmann::json j, const std::string& where, const std::vector<
         s.camera.eye = vec(c, o, "camera", "eye", dim, {}, true, 3);
         s.camera.target = vec(c, o, "camera", "target", dim, {}, true, 3);
         s.camera.fov_deg = number(c, o, "camera", "fov", 40.0, false, true);
-        if (s.camera.fov_deg >= 180.0) c.fail("camera.fov", "must be below 180 degrees");
+        if (s.camera.fov_deg >= 180.0) c.fail("camera.fov", fmt::format("= {:g}: must be in (0, 180) degrees", s.camera.fov_deg));
         s.camera.given = true;
     }
     if (j.contains("settings")) {
@@ -235,6 +247,13 @@ Scene parse_scene(nlohmann::json j, const std::string& where, const std::vector<
             BoundarySpec bs;
             bs.shape = text(c, b, p, "shape", "", true);
             check_shape_dim(c, p, bs.shape, dim, false);
+            if (bs.shape == "box")
+                check_shape_keys(c, b, p, "box", {"shape", "solid", "min", "max", "angular_velocity", "pivot", "axis", "open_top"});
+            else if (bs.shape == "cylinder")
+                check_shape_keys(c, b, p, "cylinder", {"shape", "solid", "center", "radius", "height", "angular_velocity",
+                                                       "pivot", "axis", "open_top"});
+            else
+                check_shape_keys(c, b, p, bs.shape, {"shape", "solid", "center", "radius", "angular_velocity", "pivot", "axis"});
             bs.solid = flag(c, b, p, "solid", false);
             bs.open_top = flag(c, b, p, "open_top", false);
             if (bs.shape == "box") {
@@ -252,14 +271,13 @@ Scene parse_scene(nlohmann::json j, const std::string& where, const std::vector<
                     if (bs.solid) c.fail(sub(p, "solid"), "cylinders are containers only; allowed: false");
                 }
             }
-            if (bs.open_top && (bs.solid || (bs.shape != "box" && bs.shape != "cylinder")))
-                c.fail(sub(p, "open_top"), "only box and cylinder containers have a top to open");
+            if (bs.open_top && bs.solid) c.fail(sub(p, "open_top"), "only containers have a top to open, not solids");
             bs.angular_velocity = number(c, b, p, "angular_velocity", 0.0, false, false);
             bs.pivot = vec(c, b, p, "pivot", dim, bs.pivot, false);
+            if (dim == 2 && b.contains("axis")) c.fail(sub(p, "axis"), "2D rotations are in the xy plane; remove 'axis'");
             bs.axis = vec(c, b, p, "axis", dim, {0, 0, 1}, false, 3);
             if (dim == 3 && bs.axis[0] == 0 && bs.axis[1] == 0 && bs.axis[2] == 0)
                 c.fail(sub(p, "axis"), "must not be zero");
-            if (dim == 2 && b.contains("axis")) c.fail(sub(p, "axis"), "2D rotations are in the xy plane; remove 'axis'");
             s.boundaries.push_back(bs);
         }
     }
@@ -272,6 +290,8 @@ Scene parse_scene(nlohmann::json j, const std::string& where, const std::vector<
         FluidSpec fs;
         fs.shape = text(c, f, p, "shape", "", true);
         check_shape_dim(c, p, fs.shape, dim, true);
+        if (fs.shape == "box") check_shape_keys(c, f, p, "box", {"shape", "min", "max", "velocity"});
+        else check_shape_keys(c, f, p, fs.shape, {"shape", "center", "radius", "velocity"});
         if (fs.shape == "box") {
             fs.min = vec(c, f, p, "min", dim, {}, true);
             fs.max = vec(c, f, p, "max", dim, {}, true);
@@ -307,8 +327,13 @@ Scene load_scene(const std::filesystem::path& file, const std::vector<std::strin
                 ++col;
             }
         }
+        // nlohmann's text is "[json.exception.parse_error.101] parse error at line L, column C: what";
+        // keep only `what` (the position is given above, from the same byte offset).
         std::string msg = e.what();
-        if (const auto p = msg.find("]: "); p != std::string::npos) msg = msg.substr(p + 3);
+        if (const auto p = msg.find("parse error"); p != std::string::npos)
+            if (const auto q = msg.find(": ", p); q != std::string::npos) msg = msg.substr(q + 2);
+        if (msg.rfind("syntax error ", 0) == 0) msg = msg.substr(13);
+        std::replace(msg.begin(), msg.end(), '\n', ' ');
         throw InputError(fmt::format("{}: line {} column {}: JSON syntax error: {}", file.string(), line, col, msg));
     }
     return parse_scene(std::move(j), file.string(), overrides);
@@ -337,6 +362,7 @@ std::string scene_keys_help() {
     open_top (true|false)          box/cylinder container without a lid
     angular_velocity (rad/s; default 0)  rigid rotation, counter-clockwise
     pivot (m; default the shape's centre), axis (3 numbers, 3D; default [0,0,1])
+    (a key that does not belong to the shape, e.g. a box's radius, is an error)
   fluids[] (list, at least one)    blocks of fluid:
     shape: box | circle (2D) | sphere (3D); min, max or center, radius (m); velocity (m/s; default 0)
 )";

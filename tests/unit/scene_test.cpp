@@ -1,6 +1,15 @@
+// Scenes: loading and validation (every error one line naming the file and the key), overrides, the
+// bundled scenes, and the particles the builders make from them.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
 #include <fstream>
+#include <functional>
+#include <optional>
+#include <regex>
 
 #include "eddy/error.hpp"
 #include "eddy/neighbors.hpp"
@@ -13,7 +22,7 @@ namespace {
 
 fs::path scenes_dir() { return fs::path(EDDY_SOURCE_DIR) / "scenes"; }
 
-// Expects an InputError whose message contains every one of `needles`.
+// Expects an InputError whose message is one line containing every one of `needles`.
 template <class F>
 void expect_input_error(F&& f, std::initializer_list<std::string> needles) {
     try {
@@ -26,27 +35,129 @@ void expect_input_error(F&& f, std::initializer_list<std::string> needles) {
     }
 }
 
+// A folder of its own per test process (ctest runs test cases in parallel processes).
+class TempDir {
+public:
+    explicit TempDir(const std::string& tag)
+        : m_dir(fs::temp_directory_path() / ("eddy_scene_test_" + tag + "_" + std::to_string(::getpid()))) {
+        fs::remove_all(m_dir);
+        fs::create_directories(m_dir);
+    }
+    ~TempDir() { fs::remove_all(m_dir); }
+    fs::path write(const std::string& name, const std::string& text) const {
+        std::ofstream(m_dir / name, std::ios::binary) << text;
+        return m_dir / name;
+    }
+    const fs::path& path() const { return m_dir; }
+
+private:
+    fs::path m_dir;
+};
+
+// A 1 x 1 m tank with a 0.2 x 0.2 m block (r = 0.01: 10 x 10 particles).
 nlohmann::json base2d() {
     return {{"name", "t"}, {"dimension", 2}, {"method", "wcsph"}, {"particle_radius", 0.01},
             {"boundaries", {{{"shape", "box"}, {"min", {0, 0}}, {"max", {1, 1}}}}},
             {"fluids", {{{"shape", "box"}, {"min", {0, 0}}, {"max", {0.2, 0.2}}}}}};
 }
 
+nlohmann::json base3d() {
+    return {{"name", "t3"}, {"dimension", 3}, {"particle_radius", 0.02},
+            {"boundaries", {{{"shape", "box"}, {"min", {0, 0, 0}}, {"max", {0.6, 0.4, 0.4}}}}},
+            {"fluids", {{{"shape", "box"}, {"min", {0, 0, 0}}, {"max", {0.2, 0.2, 0.2}}}}}};
+}
+
+// Smallest distance between a fluid particle and a boundary particle (searched up to 8r).
 template <int D>
-float closest_fluid_boundary(const ParticleSet<D>& f, const BoundarySet<D>& b) {
+float closest_fluid_boundary(const ParticleSet<D>& f, const BoundarySet<D>& b, float r) {
     ExecContext exec(2);
-    NeighborGrid<D> g(0.2f);
+    NeighborGrid<D> g(8.0f * r);
     g.build(b.position, exec);
     float best = 1e30f;
-    for (const auto& x : f.position) {
-        g.for_each_neighbor(x, 0.2f, [&](std::uint32_t j) { best = std::min(best, norm(x - b.position[j])); });
-    }
+    for (const auto& x : f.position)
+        g.for_each_neighbor(x, 8.0f * r, [&](std::uint32_t j) { best = std::min(best, norm(x - b.position[j])); });
     return best;
 }
 
+// Distance from p to the nearest boundary particle (brute force: small test scenes only).
+template <int D>
+float nearest(const BoundarySet<D>& b, const Vec<D>& p) {
+    float best = 1e30f;
+    for (const auto& x : b.position) best = std::min(best, norm(x - p));
+    return best;
+}
+
+// Is x inside the container b (shrunk by `inset`)? Written independently of the builders.
+template <int D>
+bool inside_container(const BoundarySpec& b, const Vec<D>& x, double inset) {
+    if (b.shape == "box") {
+        for (int a = 0; a < D; ++a)
+            if (x[a] < b.min[a] + inset || x[a] > b.max[a] - inset) return false;
+        return true;
+    }
+    if (b.shape == "cylinder") {
+        const double dx = x[0] - b.center[0], dz = x[D - 1] - b.center[2];
+        return std::hypot(dx, dz) <= b.radius - inset && x[1] >= b.center[1] + inset &&
+               x[1] <= b.center[1] + b.height - inset;
+    }
+    double d2 = 0.0;
+    for (int a = 0; a < D; ++a) d2 += (x[a] - b.center[a]) * (x[a] - b.center[a]);
+    return std::sqrt(d2) <= b.radius - inset;
+}
+
+template <int D>
+void check_bundled(const Scene& s) {
+    const float r = static_cast<float>(s.particle_radius);
+    const auto f = build_fluid<D>(s, 5'000'000);
+    const auto b = build_boundary<D>(s);
+    EXPECT_GT(f.size(), 100u);
+    EXPECT_GT(b.size(), 100u);
+    EXPECT_EQ(b.motions.size(), s.boundaries.size());
+    for (auto o : b.object) ASSERT_LT(o, s.boundaries.size());
+    // Fluid resting on a wall is 2r from its first layer; nothing starts closer than that.
+    EXPECT_GE(closest_fluid_boundary(f, b, r), 1.9f * r);
+    // Every particle starts at least r (to rounding) inside some container.
+    bool any_container = false;
+    for (const auto& c : s.boundaries) any_container = any_container || !c.solid;
+    if (any_container) {
+        for (const auto& x : f.position) {
+            bool in = false;
+            for (const auto& c : s.boundaries) in = in || (!c.solid && inside_container<D>(c, x, 0.99 * r));
+            ASSERT_TRUE(in) << "a fluid particle outside every container at " << x[0] << " " << x[1];
+        }
+    }
+    // A description that states a particle count states the right one.
+    static const std::regex count_re("([0-9][0-9,]*) particles");
+    std::smatch m;
+    if (std::regex_search(s.description, m, count_re)) {
+        std::string digits = m[1];
+        digits.erase(std::remove(digits.begin(), digits.end(), ','), digits.end());
+        EXPECT_EQ(f.size(), std::stoul(digits)) << s.description;
+    }
+}
+
+// Sets an environment variable for the lifetime of the object, then restores it.
+class ScopedEnv {
+public:
+    ScopedEnv(const char* name, const std::string& value) : m_name(name) {
+        if (const char* old = std::getenv(name)) m_old = old;
+        ::setenv(name, value.c_str(), 1);
+    }
+    ~ScopedEnv() {
+        if (m_old) ::setenv(m_name, m_old->c_str(), 1);
+        else ::unsetenv(m_name);
+    }
+
+private:
+    const char* m_name;
+    std::optional<std::string> m_old;
+};
+
 }  // namespace
 
-TEST(Scene, EveryBundledSceneLoadsAndBuilds) {
+// ---- bundled scenes -------------------------------------------------------------------------------
+
+TEST(SceneBundled, EveryBundledSceneLoadsAndBuilds) {
     std::size_t count = 0;
     for (const auto& e : fs::directory_iterator(scenes_dir())) {
         if (e.path().extension() != ".json") continue;
@@ -54,161 +165,418 @@ TEST(Scene, EveryBundledSceneLoadsAndBuilds) {
         SCOPED_TRACE(e.path().string());
         const Scene s = load_scene(e.path());
         EXPECT_FALSE(s.description.empty());
-        const float r = static_cast<float>(s.particle_radius);
-        if (s.dimension == 2) {
-            const auto f = build_fluid<2>(s, 5'000'000);
-            const auto b = build_boundary<2>(s);
-            EXPECT_GT(f.size(), 100u);
-            EXPECT_GT(b.size(), 100u);
-            EXPECT_GE(closest_fluid_boundary(f, b), 0.95f * r);
-        } else {
-            const auto f = build_fluid<3>(s, 5'000'000);
-            const auto b = build_boundary<3>(s);
-            EXPECT_GT(f.size(), 1000u);
-            EXPECT_GT(b.size(), 1000u);
-            EXPECT_GE(closest_fluid_boundary(f, b), 0.95f * r);
-        }
+        EXPECT_EQ(s.name, e.path().stem().string());
+        if (s.dimension == 2) check_bundled<2>(s);
+        else check_bundled<3>(s);
     }
     EXPECT_GE(count, 10u);
 }
 
-TEST(Scene, ParticleCountsFollowTheLatticeRule) {
+TEST(SceneBundled, ParticleCountsFollowTheLatticeRule) {
+    // 0.3 m / 2r = 30 per axis; the benchmark block is 1 m / 2.5 cm = 40 per axis.
     EXPECT_EQ(build_fluid<3>(load_scene(scenes_dir() / "dam_break_3d.json"), 5'000'000).size(), 27000u);
     EXPECT_EQ(build_fluid<3>(load_scene(scenes_dir() / "bench_dam_break_3d.json"), 5'000'000).size(), 64000u);
+    EXPECT_EQ(build_fluid<2>(load_scene(scenes_dir() / "dam_break_2d.json"), 5'000'000).size(), 3200u);
     EXPECT_EQ(build_fluid<2>(parse_scene(base2d(), "t"), 5'000'000).size(), 100u);
+    // A side that is not a multiple of 2r: 0.01 + 0.02 k <= 0.24 (k = 0..11).
+    nlohmann::json j = base2d();
+    j["fluids"][0]["max"] = {0.25, 0.2};
+    const auto f = build_fluid<2>(parse_scene(j, "t"), 1000);
+    EXPECT_EQ(f.size(), 120u);
+    float xmax = 0.0f;
+    for (const auto& x : f.position) xmax = std::max(xmax, x[0]);
+    EXPECT_NEAR(xmax, 0.23f, 1e-6f);
 }
 
-TEST(Scene, BoxContainerWallsHaveNoGaps) {
-    const Scene s = parse_scene(base2d(), "t");
-    const auto b = build_boundary<2>(s);
-    // Every point on the inner wall line and around the corners has a wall particle within 1.5 r.
-    const float r = 0.01f;
-    auto covered = [&](Vec2 p) {
-        for (const auto& x : b.position)
-            if (norm(x - p) <= 1.5f * r) return true;
-        return false;
+TEST(SceneBundled, BundledScenesResolveByName) {
+    EXPECT_EQ(resolve_scene("dam_break_2d").filename(), "dam_break_2d.json");
+    EXPECT_EQ(resolve_scene("dam_break_2d.json").filename(), "dam_break_2d.json");
+    const fs::path file = scenes_dir() / "square_2d.json";
+    EXPECT_EQ(resolve_scene(file.string()), file);  // an existing file as is
+    expect_input_error([] { resolve_scene("no_such_scene"); }, {"no_such_scene", "dam_break_3d", "square_2d"});
+    expect_input_error([] { resolve_scene("nowhere/x.json"); }, {"nowhere/x.json", "cannot open"});
+    const auto list = list_bundled_scenes();
+    EXPECT_GE(list.size(), 10u);
+    EXPECT_TRUE(std::is_sorted(list.begin(), list.end(), [](const auto& a, const auto& b) { return a.name < b.name; }));
+    for (const auto& e : list) EXPECT_FALSE(e.description.empty()) << e.name;
+    EXPECT_FALSE(scene_keys_help().empty());
+    for (const char* key : {"particle_radius", "open_top", "angular_velocity", "formats", "fov", "velocity"})
+        EXPECT_NE(scene_keys_help().find(key), std::string::npos) << key;
+}
+
+TEST(SceneBundled, ScenesFolderFromTheEnvironment) {
+    const TempDir dir("env");
+    nlohmann::json j = base2d();
+    j["name"] = "mine";
+    j["description"] = "a test scene";
+    dir.write("mine.json", j.dump());
+    const ScopedEnv env("EDDY_SCENES_DIR", dir.path().string());
+    EXPECT_EQ(bundled_scenes_dir(), dir.path());
+    EXPECT_EQ(resolve_scene("mine"), dir.path() / "mine.json");
+    auto list = list_bundled_scenes();
+    ASSERT_EQ(list.size(), 1u);
+    EXPECT_EQ(list[0].name, "mine");
+    EXPECT_EQ(list[0].description, "a test scene");
+    // A broken bundled scene is a bug: reported, not skipped.
+    dir.write("broken.json", "{ \"name\": ");
+    expect_input_error([] { list_bundled_scenes(); }, {"broken.json", "JSON syntax error"});
+}
+
+// ---- validation -------------------------------------------------------------------------------------
+
+TEST(SceneErrors, MessagesAsDocumented) {
+    const TempDir dir("messages");
+    expect_input_error([&] { load_scene(dir.path() / "missing.json"); },
+                       {"missing.json: cannot open file: No such file or directory"});
+    // Line and column of the offending character.
+    const auto broken = dir.write("broken.json", "{\n  \"name\": \"x\",\n  \"dimension\": 2,\n  \"a\": ,\n}");
+    expect_input_error([&] { load_scene(broken); }, {"broken.json: line 4 column 8: JSON syntax error:", "','"});
+
+    nlohmann::json j = base2d();
+    j["boundaries"].push_back({{"shape", "circle"}, {"center", {0.5, 0.5}}, {"radius", -0.2}});
+    expect_input_error([&] { load_scene(dir.write("x.json", j.dump(2))); },
+                       {"x.json: boundaries[1].radius = -0.2: must be > 0"});
+    j = base2d();
+    j["fluid"] = nlohmann::json::array();
+    expect_input_error([&] { load_scene(dir.write("x.json", j.dump(2))); },
+                       {"x.json: unknown key 'fluid'; allowed: name, description, dimension, method, particle_radius, "
+                        "gravity, duration, output, camera, settings, boundaries, fluids"});
+    j = base2d();
+    j["fluids"][0]["min"] = {0, 0, 0};
+    expect_input_error([&] { load_scene(dir.write("x.json", j.dump(2))); },
+                       {"x.json: fluids[0].min: expected 2 numbers, got 3"});
+}
+
+TEST(SceneErrors, BadScenesNameTheFileAndTheKey) {
+    const TempDir dir("bad");
+    struct Case {
+        std::function<void(nlohmann::json&)> edit;
+        std::vector<std::string> needles;
     };
-    for (float t = -0.02f; t <= 1.02f; t += 0.002f) {
-        EXPECT_TRUE(covered(Vec2{{t, -r}})) << t;
-        EXPECT_TRUE(covered(Vec2{{t, 1.0f + r}})) << t;
-        EXPECT_TRUE(covered(Vec2{{-r, t}})) << t;
-        EXPECT_TRUE(covered(Vec2{{1.0f + r, t}})) << t;
-    }
-    // Two layers: at r and 3r outside the floor, none inside the box.
-    for (const auto& x : b.position) EXPECT_FALSE(x[0] > 0 && x[0] < 1 && x[1] > 0 && x[1] < 1);
-}
-
-TEST(Scene, CurvedContainersStayOutsideTheFluid) {
-    nlohmann::json j = {{"name", "c"}, {"dimension", 3}, {"particle_radius", 0.02},
-                        {"boundaries", {{{"shape", "cylinder"}, {"center", {0, 0, 0}}, {"radius", 0.3}, {"height", 0.5}}}},
-                        {"fluids", {{{"shape", "box"}, {"min", {-0.2, 0, -0.2}}, {"max", {0.2, 0.3, 0.2}}}}}};
-    const Scene s = parse_scene(j, "c");
-    const auto b = build_boundary<3>(s);
-    for (const auto& x : b.position) {
-        const float rad = std::hypot(x[0], x[2]);
-        EXPECT_TRUE(rad > 0.3f || x[1] < 0.0f || x[1] > 0.5f) << x[0] << " " << x[1] << " " << x[2];
-    }
-    nlohmann::json k = {{"name", "s"}, {"dimension", 3}, {"particle_radius", 0.02},
-                        {"boundaries", {{{"shape", "sphere"}, {"center", {0, 0, 0}}, {"radius", 0.3}}}},
-                        {"fluids", {{{"shape", "sphere"}, {"center", {0, 0, 0}}, {"radius", 0.2}}}}};
-    const auto bs = build_boundary<3>(parse_scene(k, "s"));
-    for (const auto& x : bs.position) EXPECT_GT(norm(x), 0.3f);
-}
-
-TEST(Scene, OverridesApplyBeforeValidation) {
-    const Scene s = parse_scene(base2d(), "t", {"settings.cfl=0.3", "particle_radius=0.02", "boundaries.0.max=[2,1]",
-                                                "description=hello world"});
-    EXPECT_EQ(s.settings["cfl"], 0.3);
-    EXPECT_EQ(s.particle_radius, 0.02);
-    EXPECT_EQ(s.boundaries[0].max[0], 2.0);
-    EXPECT_EQ(s.description, "hello world");
-    expect_input_error([] { parse_scene(base2d(), "t", {"settings.cfl"}); }, {"settings.cfl", "KEY.PATH=VALUE"});
-    expect_input_error([] { parse_scene(base2d(), "t", {"boundaries.5.max=[1,1]"}); }, {"boundaries.5.max"});
-    expect_input_error([] { parse_scene(base2d(), "t", {"fluid.min=[0,0]"}); }, {"unknown key 'fluid'"});
-}
-
-TEST(Scene, BadScenesNameTheFileAndTheKey) {
-    const fs::path dir = fs::temp_directory_path() / "eddy_scene_test";
-    fs::create_directories(dir);
-    auto write = [&](const std::string& name, const std::string& text) {
-        std::ofstream(dir / name) << text;
-        return dir / name;
-    };
-    expect_input_error([&] { load_scene(dir / "missing.json"); }, {"missing.json", "cannot open"});
-    const auto broken = write("broken.json", "{\n  \"name\": \"x\",\n  \"dimension\": 2,,\n}");
-    expect_input_error([&] { load_scene(broken); }, {"broken.json", "line 3", "JSON syntax error"});
-    struct Case { std::function<void(nlohmann::json&)> edit; std::vector<std::string> needles; };
     const std::vector<Case> cases = {
+        // unknown keys at every level
         {[](auto& j) { j["durration"] = 1; }, {"unknown key 'durration'", "duration"}},
-        {[](auto& j) { j["fluids"][0]["velocty"] = {0, 0}; }, {"fluids[0]", "unknown key 'velocty'"}},
-        {[](auto& j) { j["particle_radius"] = -0.01; }, {"particle_radius", "> 0"}},
+        {[](auto& j) { j["fluids"][0]["velocty"] = {0, 0}; }, {"fluids[0]", "unknown key 'velocty'", "velocity"}},
+        {[](auto& j) { j["boundaries"][0]["radiuss"] = 1; }, {"boundaries[0]", "unknown key 'radiuss'", "open_top"}},
+        {[](auto& j) { j["output"] = {{"fsp", 10}}; }, {"output", "unknown key 'fsp'", "fps"}},
+        {[](auto& j) { j["camera"] = {{"eye", {1, 1, 1}}, {"target", {0, 0, 0}}, {"zoom", 2}}; },
+         {"camera", "unknown key 'zoom'", "fov"}},
+        // missing required keys
+        {[](auto& j) { j.erase("name"); }, {"name", "required"}},
+        {[](auto& j) { j.erase("dimension"); }, {"dimension", "required"}},
+        {[](auto& j) { j.erase("particle_radius"); }, {"particle_radius", "required"}},
+        {[](auto& j) { j.erase("fluids"); }, {"fluids", "required"}},
+        {[](auto& j) { j["fluids"] = nlohmann::json::array(); }, {"fluids", "non-empty"}},
+        {[](auto& j) { j["boundaries"][0].erase("max"); }, {"boundaries[0].max", "required"}},
+        {[](auto& j) { j["fluids"][0].erase("shape"); }, {"fluids[0].shape", "required"}},
+        // wrong types
         {[](auto& j) { j["particle_radius"] = "big"; }, {"particle_radius", "number"}},
-        {[](auto& j) { j["dimension"] = 4; }, {"dimension", "2, 3"}},
+        {[](auto& j) { j["name"] = 3; }, {"name", "string"}},
+        {[](auto& j) { j["dimension"] = 2.5; }, {"dimension", "2, 3"}},
+        {[](auto& j) { j["gravity"] = {0, "down"}; }, {"gravity", "numbers"}},
+        {[](auto& j) { j["gravity"] = -9.81; }, {"gravity", "2 numbers"}},
+        {[](auto& j) { j["settings"] = {1, 2}; }, {"settings", "object"}},
+        {[](auto& j) { j["boundaries"] = {{"shape", "box"}}; }, {"boundaries"}},
+        {[](auto& j) { j["boundaries"] = 1; }, {"boundaries", "list"}},
+        {[](auto& j) { j["boundaries"][0]["solid"] = "yes"; }, {"boundaries[0].solid", "true or false"}},
+        {[](auto& j) { j["output"] = {{"render", 1}}; }, {"output.render", "true or false"}},
+        {[](auto& j) { j["output"] = {{"formats", "vtk"}}; }, {"output.formats", "list"}},
+        // values out of range
+        {[](auto& j) { j["particle_radius"] = -0.01; }, {"particle_radius = -0.01", "> 0"}},
+        {[](auto& j) { j["particle_radius"] = 0; }, {"particle_radius = 0", "> 0"}},
+        {[](auto& j) { j["duration"] = 0; }, {"duration = 0", "> 0"}},
+        {[](auto& j) { j["output"] = {{"fps", 0}}; }, {"output.fps", "> 0"}},
+        {[](auto& j) { j["output"] = {{"formats", {"vtk", "obj"}}}; }, {"output.formats", "vtk, csv, ply"}},
+        {[](auto& j) { j["camera"] = {{"eye", {1, 1, 1}}, {"target", {0, 0, 0}}, {"fov", 180}}; }, {"camera.fov", "180"}},
+        {[](auto& j) { j["camera"] = {{"eye", {1, 1}}, {"target", {0, 0, 0}}}; }, {"camera.eye", "3 numbers"}},
+        {[](auto& j) { j["dimension"] = 4; }, {"dimension = 4", "2, 3"}},
         {[](auto& j) { j["method"] = "sph2"; }, {"method", "wcsph"}},
         {[](auto& j) { j["fluids"][0]["min"] = {0, 0, 0}; }, {"fluids[0].min", "expected 2 numbers"}},
-        {[](auto& j) { j["boundaries"][0]["max"] = {0, 1}; }, {"boundaries[0]", "min.x"}},
-        {[](auto& j) { j["boundaries"][0]["shape"] = "sphere"; }, {"boundaries[0].shape", "2D"}},
+        {[](auto& j) { j["boundaries"][0]["max"] = {0, 1}; }, {"boundaries[0]", "min.x", "below max.x"}},
+        {[](auto& j) { j["fluids"][0]["max"] = {0.2, 0}; }, {"fluids[0]", "min.y", "below max.y"}},
         {[](auto& j) { j["boundaries"].push_back({{"shape", "circle"}, {"center", {0, 0}}, {"radius", -1}}); },
-         {"boundaries[1].radius", "> 0"}},
-        {[](auto& j) { j["output"] = {{"formats", {"obj"}}}; }, {"output.formats", "vtk, csv, ply"}},
-        {[](auto& j) { j["output"] = {{"fps", 0}}; }, {"output.fps", "> 0"}},
-        {[](auto& j) { j.erase("fluids"); }, {"fluids", "required"}},
-        {[](auto& j) { j["gravity"] = {0, "down"}; }, {"gravity"}},
+         {"boundaries[1].radius = -1", "> 0"}},
+        {[](auto& j) { j["boundaries"][0]["open_top"] = "no"; }, {"boundaries[0].open_top"}},
+        {[](auto& j) { j["boundaries"][0]["axis"] = {0, 0, 1}; }, {"boundaries[0].axis", "2D"}},
+        {[](auto& j) { j["boundaries"].push_back({{"shape", "circle"}, {"center", {0, 0}}, {"radius", 1}, {"open_top", true}}); },
+         {"boundaries[1].open_top", "a circle has no 'open_top'"}},
+        {[](auto& j) { j["boundaries"][0]["solid"] = true; j["boundaries"][0]["open_top"] = true; }, {"boundaries[0].open_top", "solid"}},
+        {[](auto& j) { j["boundaries"][0]["radius"] = 0.3; }, {"boundaries[0].radius", "a box has no 'radius'"}},
+        {[](auto& j) { j["fluids"][0]["center"] = {0.1, 0.1}; }, {"fluids[0].center", "a box has no 'center'", "min, max"}},
+        // shapes not allowed in this dimension
+        {[](auto& j) { j["boundaries"][0]["shape"] = "sphere"; }, {"boundaries[0].shape", "2D", "box, circle"}},
+        {[](auto& j) { j["boundaries"][0]["shape"] = "cylinder"; }, {"boundaries[0].shape", "2D"}},
+        {[](auto& j) { j["boundaries"][0]["shape"] = "triangle"; }, {"boundaries[0].shape", "triangle"}},
+        {[](auto& j) { j["fluids"][0] = {{"shape", "sphere"}, {"center", {0.5, 0.5}}, {"radius", 0.1}}; },
+         {"fluids[0].shape", "2D", "box, circle"}},
     };
     for (const auto& c : cases) {
         nlohmann::json j = base2d();
         c.edit(j);
-        const auto file = write("bad.json", j.dump(2));
+        const auto file = dir.write("bad.json", j.dump(2));
         try {
             load_scene(file);
             ADD_FAILURE() << "no error for " << j.dump();
         } catch (const InputError& e) {
             const std::string msg = e.what();
-            EXPECT_NE(msg.find("bad.json"), std::string::npos) << msg;
+            EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+            EXPECT_EQ(msg.rfind(file.string() + ": ", 0), 0u) << msg;
             for (const auto& n : c.needles) EXPECT_NE(msg.find(n), std::string::npos) << "'" << n << "' not in: " << msg;
         }
     }
-    fs::remove_all(dir);
+    // 3D-only and 2D-only shapes the other way round.
+    nlohmann::json j = base3d();
+    j["boundaries"][0] = {{"shape", "circle"}, {"center", {0, 0, 0}}, {"radius", 1}};
+    expect_input_error([&] { parse_scene(j, "d3.json"); }, {"d3.json", "boundaries[0].shape", "3D", "box, sphere, cylinder"});
+    j = base3d();
+    j["fluids"][0] = {{"shape", "cylinder"}, {"center", {0, 0, 0}}, {"radius", 1}};
+    expect_input_error([&] { parse_scene(j, "d3.json"); }, {"d3.json", "fluids[0].shape", "box, sphere"});
+    j = base3d();
+    j["boundaries"][0] = {{"shape", "cylinder"}, {"center", {0, 0, 0}}, {"radius", 1}, {"height", -1}};
+    expect_input_error([&] { parse_scene(j, "d3.json"); }, {"d3.json", "boundaries[0].height = -1", "> 0"});
+    j = base3d();
+    j["boundaries"][0]["axis"] = {0, 0, 0};
+    expect_input_error([&] { parse_scene(j, "d3.json"); }, {"d3.json", "boundaries[0].axis"});
+    expect_input_error([&] { parse_scene(nlohmann::json::array(), "arr.json"); }, {"arr.json", "object"});
 }
 
-TEST(Scene, FluidOutsideEveryContainerOrTooManyParticles) {
+TEST(SceneErrors, FluidOutsideEveryContainerOrTooManyParticles) {
     nlohmann::json j = base2d();
     j["fluids"][0]["min"] = {2, 2};
     j["fluids"][0]["max"] = {2.5, 2.5};
-    expect_input_error([&] { build_fluid<2>(parse_scene(j, "out.json"), 1000); }, {"out.json", "fluids[0]", "outside every container"});
-    expect_input_error([&] { build_fluid<2>(parse_scene(base2d(), "many.json"), 50); }, {"many.json", "fluids[0]", "max-particles 50"});
+    expect_input_error([&] { build_fluid<2>(parse_scene(j, "out.json"), 1000); },
+                       {"out.json: fluids[0]", "outside every container"});
+    // Without containers a block may be anywhere.
+    j["boundaries"] = nlohmann::json::array();
+    EXPECT_EQ(build_fluid<2>(parse_scene(j, "free.json"), 10000).size(), 625u);
+    expect_input_error([&] { build_fluid<2>(parse_scene(base2d(), "many.json"), 50); },
+                       {"many.json: fluids[0]", "would create 100 particles", "more than --max-particles 50"});
     nlohmann::json k = base2d();
-    k["fluids"][0]["max"] = {0.005, 0.2};
-    expect_input_error([&] { build_fluid<2>(parse_scene(k, "tiny.json"), 1000); }, {"tiny.json", "fluids[0]", "smaller than one particle"});
+    k["fluids"][0]["max"] = {0.015, 0.2};
+    expect_input_error([&] { build_fluid<2>(parse_scene(k, "tiny.json"), 1000); },
+                       {"tiny.json: fluids[0]", "smaller than one particle (2r = 0.02"});
+    // The limit counts the particles made, not the lattice of a block's bounding box: a box clipped to
+    // the lower half of a round tank has 1250 lattice points but fewer than 1000 particles.
+    nlohmann::json h = {{"name", "half"}, {"dimension", 2}, {"particle_radius", 0.01},
+                        {"boundaries", {{{"shape", "circle"}, {"center", {0.5, 0.5}}, {"radius", 0.5}}}},
+                        {"fluids", {{{"shape", "box"}, {"min", {0, 0}}, {"max", {1, 0.5}}}}}};
+    EXPECT_LT(build_fluid<2>(parse_scene(h, "half"), 1000).size(), 1000u);
+    // A particle radius typo is refused at once, not after visiting 10^12 lattice points.
+    h["particle_radius"] = 1e-7;
+    expect_input_error([&] { build_fluid<2>(parse_scene(h, "typo.json"), 5'000'000); },
+                       {"typo.json: fluids[0]", "more than --max-particles 5000000"});
 }
 
-TEST(Scene, SolidObstaclesAndOverlappingFluids) {
+// ---- overrides -------------------------------------------------------------------------------------
+
+TEST(SceneOverrides, ApplyBeforeValidation) {
+    const Scene s = parse_scene(base2d(), "t", {"settings.cfl=0.3", "particle_radius=0.02", "boundaries.0.max=[2,1]",
+                                                "description=hello world", "output.formats=[\"csv\"]",
+                                                "fluids.0.velocity=[1,0]"});
+    EXPECT_EQ(s.settings["cfl"], 0.3);
+    EXPECT_EQ(s.particle_radius, 0.02);
+    EXPECT_EQ(s.boundaries[0].max[0], 2.0);
+    EXPECT_EQ(s.boundaries[0].max[1], 1.0);
+    EXPECT_EQ(s.description, "hello world");
+    ASSERT_EQ(s.output.formats.size(), 1u);
+    EXPECT_EQ(s.output.formats[0], "csv");
+    EXPECT_EQ(s.fluids[0].velocity[0], 1.0);
+    // Later overrides win; a value that is not JSON is a string.
+    EXPECT_EQ(parse_scene(base2d(), "t", {"name=a", "name=b"}).name, "b");
+    EXPECT_EQ(parse_scene(base2d(), "t", {"name=[oops"}).name, "[oops");
+    // load_scene applies them too.
+    const Scene d = load_scene(scenes_dir() / "dam_break_2d.json", {"settings.cfl=0.3", "duration=0.1"});
+    EXPECT_EQ(d.settings["cfl"], 0.3);
+    EXPECT_EQ(d.duration, 0.1);
+}
+
+TEST(SceneOverrides, BadOverridesAreReported) {
+    expect_input_error([] { parse_scene(base2d(), "t.json", {"settings.cfl"}); }, {"t.json", "settings.cfl", "KEY.PATH=VALUE"});
+    expect_input_error([] { parse_scene(base2d(), "t.json", {"=3"}); }, {"t.json", "'=3'"});
+    expect_input_error([] { parse_scene(base2d(), "t.json", {"boundaries.5.max=[1,1]"}); }, {"boundaries.5.max"});
+    expect_input_error([] { parse_scene(base2d(), "t.json", {"boundaries.x.max=[1,1]"}); }, {"boundaries.x.max"});
+    // A path that does not exist is created, so the validator names it.
+    expect_input_error([] { parse_scene(base2d(), "t.json", {"fluid.min=[0,0]"}); }, {"t.json", "unknown key 'fluid'"});
+    expect_input_error([] { parse_scene(base2d(), "t.json", {"boundaries.0.radiuss=0.3"}); },
+                       {"t.json", "boundaries[0]", "unknown key 'radiuss'"});
+    expect_input_error([] { parse_scene(base2d(), "t.json", {"boundaries.0.radius=0.3"}); },
+                       {"t.json", "boundaries[0].radius", "a box has no 'radius'"});
+    expect_input_error([] { parse_scene(base2d(), "t.json", {"particle_radius=-1"}); }, {"particle_radius = -1"});
+}
+
+// ---- builders ---------------------------------------------------------------------------------------
+
+TEST(SceneBuild, BoxContainerWallsHaveNoGaps) {
+    // Sides that are multiples of 2r and sides that are not (1.03 = 51.5 spacings).
+    for (const auto& hi : {std::array<double, 2>{1.0, 1.0}, std::array<double, 2>{1.03, 0.97}}) {
+        nlohmann::json j = base2d();
+        j["boundaries"][0]["max"] = hi;
+        const Scene s = parse_scene(j, "t");
+        const auto b = build_boundary<2>(s);
+        const float r = 0.01f, X = static_cast<float>(hi[0]), Y = static_cast<float>(hi[1]);
+        // Every point of both layer lines, corners included, has a wall particle within 1.5 r... and
+        // within r along the line itself (spacing at most 2r).
+        for (float layer : {r, 3.0f * r}) {
+            for (float t = -layer; t <= X + layer; t += 0.002f) {
+                EXPECT_LE(nearest(b, Vec2{{t, -layer}}), 1.01f * r) << t;
+                EXPECT_LE(nearest(b, Vec2{{t, Y + layer}}), 1.01f * r) << t;
+            }
+            for (float t = -layer; t <= Y + layer; t += 0.002f) {
+                EXPECT_LE(nearest(b, Vec2{{-layer, t}}), 1.01f * r) << t;
+                EXPECT_LE(nearest(b, Vec2{{X + layer, t}}), 1.01f * r) << t;
+            }
+        }
+        // None inside the box, none beyond the second layer.
+        for (const auto& x : b.position) {
+            EXPECT_FALSE(x[0] > 0 && x[0] < X && x[1] > 0 && x[1] < Y) << x[0] << " " << x[1];
+            EXPECT_TRUE(x[0] > -3.01f * r && x[0] < X + 3.01f * r && x[1] > -3.01f * r && x[1] < Y + 3.01f * r);
+        }
+    }
+    // Open top: no lid, walls up to the top.
+    nlohmann::json j = base2d();
+    j["boundaries"][0]["open_top"] = true;
+    const auto b = build_boundary<2>(parse_scene(j, "t"));
+    float top = -1.0f;
+    for (const auto& x : b.position) top = std::max(top, x[1]);
+    EXPECT_LT(top, 1.0f);
+    EXPECT_GT(top, 0.98f);
+    // One layer when asked (position-based methods).
+    const auto one = build_boundary<2>(parse_scene(base2d(), "t"), 1);
+    for (const auto& x : one.position) EXPECT_TRUE(x[0] > -0.011f && x[1] > -0.011f && x[0] < 1.011f && x[1] < 1.011f);
+    EXPECT_LT(one.size(), b.size());
+}
+
+TEST(SceneBuild, BoxContainerEdgesAndCornersIn3D) {
+    const Scene s = parse_scene(base3d(), "t3");
+    const auto b = build_boundary<3>(s);
+    const float r = 0.02f;
+    // The edge lines of the outer layer at the origin corner, and a fine grid across the floor.
+    for (float t = -3 * r; t <= 0.4f + 3 * r; t += 0.005f) {
+        EXPECT_LE(nearest(b, Vec3{{-3 * r, -3 * r, t}}), 1.01f * r) << t;
+        EXPECT_LE(nearest(b, Vec3{{-r, t, -r}}), 1.01f * r) << t;
+    }
+    for (float x = -3 * r; x <= 0.6f + 3 * r; x += 0.01f)
+        for (float z = -3 * r; z <= 0.4f + 3 * r; z += 0.01f) EXPECT_LE(nearest(b, Vec3{{x, -r, z}}), 1.42f * r);
+    for (const auto& x : b.position) EXPECT_FALSE(x[0] > 0 && x[0] < 0.6f && x[1] > 0 && x[1] < 0.4f && x[2] > 0 && x[2] < 0.4f);
+}
+
+TEST(SceneBuild, CurvedContainersStayOutsideTheFluid) {
+    const double R = 0.3, H = 0.5, r = 0.02;
+    nlohmann::json j = {{"name", "c"}, {"dimension", 3}, {"particle_radius", r},
+                        {"boundaries", {{{"shape", "cylinder"}, {"center", {0, 0, 0}}, {"radius", R}, {"height", H}}}},
+                        {"fluids", {{{"shape", "box"}, {"min", {-0.2, 0, -0.2}}, {"max", {0.2, 0.3, 0.2}}}}}};
+    const Scene s = parse_scene(j, "c");
+    const auto b = build_boundary<3>(s);
+    for (const auto& x : b.position) {
+        const double rad = std::hypot(x[0], x[2]);
+        EXPECT_TRUE(rad >= R + 0.99 * r || x[1] <= -0.99 * r || x[1] >= H + 0.99 * r) << x[0] << " " << x[1] << " " << x[2];
+        EXPECT_LE(rad, R + 3.01 * r);
+    }
+    // Side wall and caps: the first-layer cylinder and the first-layer bottom disc are covered out to
+    // the rim; the caps reach the outer layer's radius.
+    const float fr = static_cast<float>(r);
+    for (double a = 0.0; a < 6.283; a += 0.05)
+        for (double y = -3 * r; y <= H + 3 * r; y += 0.01)
+            EXPECT_LE(nearest(b, Vec3{{float((R + r) * std::cos(a)), float(y), float((R + r) * std::sin(a))}}), 1.5f * fr);
+    for (double a = 0.0; a < 6.283; a += 0.1)
+        for (double rho = 0.0; rho <= R + 3 * r; rho += 0.01)
+            for (double y : {-r, H + r})
+                EXPECT_LE(nearest(b, Vec3{{float(rho * std::cos(a)), float(y), float(rho * std::sin(a))}}), 1.5f * fr);
+    const auto f = build_fluid<3>(s, 100000);
+    EXPECT_GE(closest_fluid_boundary(f, b, fr), 1.99f * fr);
+
+    nlohmann::json k = {{"name", "s"}, {"dimension", 3}, {"particle_radius", r},
+                        {"boundaries", {{{"shape", "sphere"}, {"center", {0, 0, 0}}, {"radius", R}}}},
+                        {"fluids", {{{"shape", "sphere"}, {"center", {0, 0, 0}}, {"radius", 0.2}}}}};
+    const auto bs = build_boundary<3>(parse_scene(k, "s"));
+    for (const auto& x : bs.position) {
+        EXPECT_NEAR(std::min(std::abs(norm(x) - (R + r)), std::abs(norm(x) - (R + 3 * r))), 0.0, 1e-5);
+    }
+    // Shell counts: 4 pi R^2 / (2r)^2 for each layer.
+    const auto shell = [&](double Rs) { return std::lround(4.0 * 3.14159265358979 * Rs * Rs / (4 * r * r)); };
+    EXPECT_EQ(static_cast<long>(bs.size()), shell(R + r) + shell(R + 3 * r));
+
+    nlohmann::json c = base2d();
+    c["boundaries"][0] = {{"shape", "circle"}, {"center", {0.5, 0.5}}, {"radius", 0.5}};
+    c["fluids"][0] = {{"shape", "box"}, {"min", {0.3, 0.1}}, {"max", {0.7, 0.5}}};
+    const auto bc = build_boundary<2>(parse_scene(c, "c"));
+    for (const auto& x : bc.position) EXPECT_GT(norm(x - Vec2{{0.5f, 0.5f}}), 0.5f);
+    for (double a = 0.0; a < 6.283; a += 0.01)
+        EXPECT_LE(nearest(bc, Vec2{{float(0.5 + 0.51 * std::cos(a)), float(0.5 + 0.51 * std::sin(a))}}), 1.01f * 0.01f);
+}
+
+TEST(SceneBuild, SolidObstaclesAndOverlappingFluids) {
     nlohmann::json j = base2d();
     j["boundaries"].push_back({{"shape", "circle"}, {"solid", true}, {"center", {0.1, 0.1}}, {"radius", 0.05}});
     j["fluids"].push_back({{"shape", "box"}, {"min", {0.1, 0}}, {"max", {0.3, 0.2}}});
     const Scene s = parse_scene(j, "t");
     const auto f = build_fluid<2>(s, 100000);
-    for (const auto& x : f.position) EXPECT_GT(norm(x - Vec2{{0.1f, 0.1f}}), 0.05f);
+    // Points within r of the obstacle are dropped.
+    for (const auto& x : f.position) EXPECT_GT(norm(x - Vec2{{0.1f, 0.1f}}), 0.06f);
     // No two fluid particles closer than r (the second block's overlap is dropped).
     for (std::size_t a = 0; a < f.size(); ++a)
         for (std::size_t b = a + 1; b < f.size(); ++b) ASSERT_GE(norm(f.position[a] - f.position[b]), 0.01f);
+    // 150 distinct lattice points (the second block's 5 overlapping columns are dropped), minus the 32
+    // at odd multiples of 0.01 from (0.1, 0.1) within R + r = 0.06 of it.
+    EXPECT_EQ(f.size(), 150u - 32u);
     const auto b = build_boundary<2>(s);
     EXPECT_EQ(b.motions.size(), 2u);
     std::size_t obstacle = 0;
-    for (auto o : b.object) obstacle += o == 1;
-    EXPECT_GT(obstacle, 10u);
+    for (std::size_t i = 0; i < b.size(); ++i) {
+        if (b.object[i] != 1) continue;
+        ++obstacle;
+        const float d = norm(b.position[i] - Vec2{{0.1f, 0.1f}});
+        EXPECT_TRUE(std::abs(d - 0.04f) < 1e-5f || std::abs(d - 0.02f) < 1e-5f) << d;  // R - r, R - 3r
+    }
+    EXPECT_EQ(obstacle, static_cast<std::size_t>(std::lround(2 * 3.14159265 * 0.04 / 0.02) + std::lround(2 * 3.14159265 * 0.02 / 0.02)));
+    EXPECT_GE(closest_fluid_boundary(f, b, 0.01f), 1.99f * 0.01f);
 }
 
-TEST(Scene, BundledScenesResolveByName) {
-    EXPECT_EQ(resolve_scene("dam_break_2d").filename(), "dam_break_2d.json");
-    EXPECT_EQ(resolve_scene("dam_break_2d.json").filename(), "dam_break_2d.json");
-    expect_input_error([] { resolve_scene("no_such_scene"); }, {"no_such_scene", "dam_break_3d"});
-    const auto list = list_bundled_scenes();
-    EXPECT_TRUE(std::is_sorted(list.begin(), list.end(), [](const auto& a, const auto& b) { return a.name < b.name; }));
-    EXPECT_FALSE(scene_keys_help().empty());
+TEST(SceneBuild, SolidBoxIsAHollowShellOfTwoLayers) {
+    nlohmann::json j = base2d();
+    j["boundaries"].push_back({{"shape", "box"}, {"solid", true}, {"min", {0.4, 0.4}}, {"max", {0.6, 0.6}}});
+    j["boundaries"].push_back({{"shape", "box"}, {"solid", true}, {"min", {0.7, 0.1}}, {"max", {0.9, 0.115}}});  // thinner than 2r
+    j["boundaries"].push_back({{"shape", "circle"}, {"solid", true}, {"center", {0.2, 0.8}}, {"radius", 0.005}});  // tiny
+    const auto b = build_boundary<2>(parse_scene(j, "t"));
+    std::size_t shell = 0, plate = 0, tiny = 0;
+    for (std::size_t i = 0; i < b.size(); ++i) {
+        const Vec2 x = b.position[i];
+        if (b.object[i] == 1) {
+            ++shell;
+            const float depth = std::min({x[0] - 0.4f, 0.6f - x[0], x[1] - 0.4f, 0.6f - x[1]});
+            EXPECT_TRUE(std::abs(depth - 0.01f) < 1e-5f || std::abs(depth - 0.03f) < 1e-5f) << depth;
+        } else if (b.object[i] == 2) {
+            ++plate;
+            EXPECT_NEAR(x[1], 0.1075f, 1e-5f);
+        } else if (b.object[i] == 3) {
+            ++tiny;
+            EXPECT_NEAR(x[0], 0.2f, 1e-6f);
+        }
+    }
+    EXPECT_EQ(shell, 10u * 10u - 6u * 6u);  // the 10 x 10 lattice minus its 6 x 6 core
+    EXPECT_EQ(plate, 10u);
+    EXPECT_EQ(tiny, 1u);
 }
 
-TEST(Scene, ABlockReachingPastAWallIsClipped) {
+TEST(SceneBuild, RoundFluidsSitOnALatticeThroughTheirCentre) {
+    // R - r = 2 spacings: the points (i, j) with i^2 + j^2 <= 4, 13 of them, symmetric about the centre.
+    nlohmann::json j = base2d();
+    j["fluids"][0] = {{"shape", "circle"}, {"center", {0.5, 0.5}}, {"radius", 0.05}, {"velocity", {0, -1}}};
+    const auto f = build_fluid<2>(parse_scene(j, "c"), 1000);
+    EXPECT_EQ(f.size(), 13u);
+    Vec2 sum = Vec2::zero();
+    for (std::size_t i = 0; i < f.size(); ++i) {
+        sum += f.position[i] - Vec2{{0.5f, 0.5f}};
+        EXPECT_EQ(f.velocity[i][1], -1.0f);
+    }
+    EXPECT_NEAR(sum[0], 0.0f, 1e-5f);
+    EXPECT_NEAR(sum[1], 0.0f, 1e-5f);
+    nlohmann::json k = base3d();
+    k["fluids"][0] = {{"shape", "sphere"}, {"center", {0.3, 0.2, 0.2}}, {"radius", 0.07}};  // R - r = 1.25 spacings
+    EXPECT_EQ(build_fluid<3>(parse_scene(k, "s"), 1000).size(), 7u);
+}
+
+TEST(SceneBuild, ABlockReachingPastAWallIsClipped) {
     nlohmann::json j = {{"name", "half"}, {"dimension", 2}, {"particle_radius", 0.01},
                         {"boundaries", {{{"shape", "circle"}, {"center", {0.5, 0.5}}, {"radius", 0.5}}}},
                         {"fluids", {{{"shape", "box"}, {"min", {0, 0}}, {"max", {1, 0.5}}}}}};
@@ -216,4 +584,67 @@ TEST(Scene, ABlockReachingPastAWallIsClipped) {
     EXPECT_GT(f.size(), 800u);  // about half the disc: pi 0.49^2 / 2 / 0.02^2 = 943
     EXPECT_LT(f.size(), 1000u);
     for (const auto& x : f.position) EXPECT_LE(norm(x - Vec2{{0.5f, 0.5f}}), 0.5f - 0.0099f);
+}
+
+TEST(SceneBuild, MotionsOnePerBoundaryWithDefaultPivots) {
+    const Scene rc = load_scene(scenes_dir() / "rotating_circle_2d.json");
+    const auto b = build_boundary<2>(rc);
+    ASSERT_EQ(b.motions.size(), 2u);
+    EXPECT_FALSE(b.motions[0].moving());
+    EXPECT_FLOAT_EQ(b.motions[1].angular_velocity, 2.0f);
+    EXPECT_FLOAT_EQ(b.motions[1].pivot[0], 0.5f);
+    EXPECT_FLOAT_EQ(b.motions[1].pivot[1], 0.5f);
+    EXPECT_TRUE(b.any_moving());
+    for (float p : b.psi) EXPECT_EQ(p, 0.0f);  // left to the solver
+
+    nlohmann::json j = base3d();
+    j["boundaries"].push_back({{"shape", "box"}, {"solid", true}, {"min", {0.3, 0.1, 0.1}}, {"max", {0.5, 0.2, 0.3}},
+                               {"angular_velocity", 1.5}, {"axis", {0, 2, 0}}});
+    j["boundaries"].push_back({{"shape", "cylinder"}, {"center", {1, 0, 1}}, {"radius", 0.2}, {"height", 0.4}});
+    j["boundaries"].push_back({{"shape", "sphere"}, {"solid", true}, {"center", {0.1, 0.3, 0.3}}, {"radius", 0.05},
+                               {"pivot", {0, 0, 0}}});
+    const auto m = build_boundary<3>(parse_scene(j, "t3")).motions;
+    ASSERT_EQ(m.size(), 4u);
+    EXPECT_FLOAT_EQ(m[1].pivot[0], 0.4f);  // box centre
+    EXPECT_FLOAT_EQ(m[1].pivot[1], 0.15f);
+    EXPECT_FLOAT_EQ(m[1].pivot[2], 0.2f);
+    EXPECT_FLOAT_EQ(m[1].axis[1], 1.0f);  // normalised
+    EXPECT_FLOAT_EQ(m[1].angular_velocity, 1.5f);
+    EXPECT_FLOAT_EQ(m[2].pivot[1], 0.2f);  // cylinder: middle of its axis
+    EXPECT_FLOAT_EQ(m[3].pivot[0], 0.0f);  // given
+}
+
+// ---- derived quantities -----------------------------------------------------------------------------
+
+TEST(SceneGeometry, FluidHeightAlongGravity) {
+    EXPECT_NEAR(fluid_height(load_scene(scenes_dir() / "dam_break_3d.json")), 0.3, 1e-6);
+    EXPECT_NEAR(fluid_height(load_scene(scenes_dir() / "pool_2d.json")), 0.65, 1e-6);  // floor to the dropped block's top
+    nlohmann::json j = base2d();
+    j["fluids"][0]["max"] = {0.3, 0.2};
+    EXPECT_NEAR(fluid_height(parse_scene(j, "t")), 0.2, 1e-6);
+    j["gravity"] = {-9.81, 0};
+    EXPECT_NEAR(fluid_height(parse_scene(j, "t")), 0.3, 1e-6);
+    j["gravity"] = {0, 0};
+    EXPECT_NEAR(fluid_height(parse_scene(j, "t")), 0.2, 1e-6);
+    j["gravity"] = {-1, -1};  // diagonal: the box's extent along (1, 1)/sqrt(2)
+    EXPECT_NEAR(fluid_height(parse_scene(j, "t")), 0.5 / std::sqrt(2.0), 1e-6);
+    j["gravity"] = {0, -9.81};
+    j["fluids"].push_back({{"shape", "circle"}, {"center", {0.5, 0.7}}, {"radius", 0.1}});
+    EXPECT_NEAR(fluid_height(parse_scene(j, "t")), 0.8, 1e-6);
+}
+
+TEST(SceneGeometry, BoundsCoverEveryShape) {
+    const auto b = scene_bounds<3>(load_scene(scenes_dir() / "cylinder_3d.json"));
+    EXPECT_FLOAT_EQ(b.lo[0], -0.4f);
+    EXPECT_FLOAT_EQ(b.lo[1], 0.0f);
+    EXPECT_FLOAT_EQ(b.hi[1], 0.8f);
+    EXPECT_FLOAT_EQ(b.hi[2], 0.4f);
+    nlohmann::json j = base2d();
+    j["boundaries"].push_back({{"shape", "circle"}, {"solid", true}, {"center", {1.0, 0.5}}, {"radius", 0.2}});
+    j["fluids"].push_back({{"shape", "box"}, {"min", {-0.5, 0.1}}, {"max", {0.1, 0.2}}});
+    const auto c = scene_bounds<2>(parse_scene(j, "t"));
+    EXPECT_FLOAT_EQ(c.lo[0], -0.5f);
+    EXPECT_FLOAT_EQ(c.lo[1], 0.0f);
+    EXPECT_FLOAT_EQ(c.hi[0], 1.2f);
+    EXPECT_FLOAT_EQ(c.hi[1], 1.0f);
 }
