@@ -14,6 +14,7 @@
 #include "eddy/error.hpp"
 #include "eddy/scene.hpp"
 #include "eddy/settings.hpp"
+#include "eddy/shallow_water.hpp"
 #include "eddy/simulation.hpp"
 #include "eddy/wcsph.hpp"
 
@@ -45,8 +46,8 @@ struct ProgressPrinter {
         if (p.max_steps > 0) frac = std::max(frac, double(p.steps) / double(p.max_steps));
         frac = std::clamp(frac, 0.0, 1.0);
         const std::string line =
-            fmt::format("t = {:.4f}/{:.4g} s  step {}  {:.0f} steps/s  {} particles  {} frames  ETA {}", p.time,
-                        p.end_time, p.steps, p.steps_per_second, p.particles, p.frames_written,
+            fmt::format("t = {:.4f}/{:.4g} s  step {}  {:.0f} steps/s  {} {}  {} frames  ETA {}", p.time,
+                        p.end_time, p.steps, p.steps_per_second, p.particles, p.counted, p.frames_written,
                         p.finished ? "0s" : format_duration(p.eta_seconds));
         if (tty) {
             const int width = 24;
@@ -77,13 +78,57 @@ std::string run_help_footer() {
     s += eddy::describe(eddy::pbf_fields(), eddy::PbfSettings{});
     s += "\nMethod \"clavet\" settings (Clavet et al. 2005 viscoelastic fluid):\n";
     s += eddy::describe(eddy::clavet_fields(), eddy::ClavetSettings{});
+    s += "\nMethod \"shallow_water\" settings (heightfield water over terrain; grid keys in docs/scenes.md):\n";
+    s += eddy::describe(eddy::shallow_water_fields(), eddy::ShallowWaterSettings{});
     return s;
+}
+
+// `eddy run` for a shallow-water scene: the same options, output and exit codes as for particles.
+int run_grid(const eddy::Scene& scene, const eddy::ExecContext& exec, const std::string& out_dir, double until,
+             std::uint64_t steps, double fps, const std::vector<std::string>& formats, bool render, bool quiet) {
+    for (const auto& f : formats)
+        if (f == "vtk")
+            throw eddy::InputError(fmt::format("--format vtk: {} is a grid; allowed: vti, csv, obj, ply", scene.where()));
+    eddy::ShallowWaterSimulation sim = eddy::make_shallow_water(scene);
+    eddy::RunOptions opts;
+    opts.out_dir = out_dir;
+    opts.until = until;
+    opts.max_steps = steps;
+    opts.fps = fps;
+    opts.formats = formats;
+    opts.render = render;
+    opts.threads = exec.threads();
+    opts.stop = &g_stop;
+    std::signal(SIGINT, on_signal);
+    std::signal(SIGTERM, on_signal);
+    ProgressPrinter printer;
+    printer.tty = isatty(STDERR_FILENO) != 0;
+    printer.quiet = quiet;
+    opts.on_progress = std::ref(printer);
+    const auto& spec = sim.spec;
+    if (!quiet)
+        std::fprintf(stderr, "eddy: %s (shallow_water, %s), %d x %d cells of %g m, %d threads -> %s\n", scene.name.c_str(),
+                     spec.settings.precision.c_str(), spec.nx, spec.ny, spec.dx, exec.threads(), out_dir.c_str());
+    const eddy::RunResult r = eddy::run(sim, opts, exec);
+    if (r.exit_code == eddy::kExitInterrupted) {
+        std::fprintf(stderr, "eddy: %s; %zu frames and the summary are in %s\n", r.message.c_str(), r.frames.size(),
+                     out_dir.c_str());
+        return r.exit_code;
+    }
+    if (r.exit_code != eddy::kExitOk) {
+        std::fprintf(stderr, "eddy: error: %s: %s\n", scene.where().c_str(), r.message.c_str());
+        return r.exit_code;
+    }
+    if (!quiet)
+        std::fprintf(stderr, "eddy: %s; %zu frames, summary in %s/summary.json\n", r.message.c_str(), r.frames.size(),
+                     out_dir.c_str());
+    return eddy::kExitOk;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-    CLI::App app{"eddy: fluid simulation toolkit (WCSPH, PBF, Clavet; 2D and 3D)", "eddy"};
+    CLI::App app{"eddy: fluid simulation toolkit (WCSPH, PBF, Clavet in 2D and 3D; shallow water over terrain)", "eddy"};
     app.require_subcommand(1);
     app.set_version_flag("--version", "eddy 0.1.0");
 
@@ -108,9 +153,11 @@ int main(int argc, char** argv) {
         ->check(CLI::PositiveNumber);
     run_cmd->add_option("--fps", fps, "Frames per simulated second; default: the scene's output.fps")
         ->check(CLI::PositiveNumber);
-    run_cmd->add_option("--format", formats, "Frame formats, comma separated: vtk (.vtp), csv, ply; default: the scene's")
+    run_cmd->add_option("--format", formats,
+                        "Frame formats, comma separated: particles vtk (.vtp), csv, ply; shallow water vti, csv, obj, ply; "
+                        "default: the scene's")
         ->delimiter(',')
-        ->check(CLI::IsMember({"vtk", "csv", "ply"}));
+        ->check(CLI::IsMember({"vtk", "csv", "ply", "vti", "obj"}));
     run_cmd->add_option("--set", sets, "Override a scene key: KEY.PATH=VALUE, e.g. settings.cfl=0.3 (repeatable)");
     run_cmd->add_flag("--render", render, "Write a PNG picture of every frame (the last frame is always rendered)");
     run_cmd->add_option("--max-particles", max_particles, "Refuse scenes with more fluid particles than this")
@@ -146,6 +193,10 @@ int main(int argc, char** argv) {
         const auto file = eddy::resolve_scene(scene_arg.empty() ? kDefaultScene : scene_arg);
         const eddy::Scene scene = eddy::load_scene(file, sets);
         eddy::ExecContext exec(threads);
+        if (scene.method == "shallow_water") return run_grid(scene, exec, out_dir, until, steps, fps, formats, render, quiet);
+        for (const auto& f : formats)
+            if (f == "vti" || f == "obj")
+                throw eddy::InputError(fmt::format("--format {}: {} is a particle scene; allowed: vtk, csv, ply", f, scene.where()));
         eddy::Simulation sim = eddy::make_simulation(scene, max_particles, exec);
 
         eddy::RunOptions opts;

@@ -6,6 +6,7 @@
 // tint, so that the front walls of a tank never hide the fluid.
 #pragma once
 #include <filesystem>
+#include <vector>
 
 #include "eddy/boundary.hpp"
 #include "eddy/math.hpp"
@@ -28,6 +29,9 @@ struct RenderSettings {
 
 /// The seed's colour map: sigmoid of speed/scale, blue -> yellow -> red. RGB in [0, 1].
 Vec3 speed_color(float speed, float scale);
+
+/// Writes an RGB picture (row 0 at the top, components in [0, 1]) as a PNG, atomically.
+void write_png(const std::filesystem::path& path, int width, int height, const std::vector<Vec3>& rgb);
 
 /// Renders the particles (and the boundary, if given) over `bounds` and writes a PNG atomically.
 template <int D>

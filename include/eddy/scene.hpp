@@ -62,7 +62,7 @@ struct Scene {
     std::string name;                   ///< Scene name
     std::string description;            ///< One line, shown by `eddy scenes`
     int dimension = 2;                  ///< 2 or 3
-    std::string method = "wcsph";       ///< Solver: "wcsph" (more come with later issues)
+    std::string method = "wcsph";       ///< Solver: "wcsph" | "pbf" | "clavet" | "shallow_water"
     double particle_radius = 0.01;      ///< Particle radius r (m); lattice spacing 2r
     std::array<double, 3> gravity{0, -9.81, 0};  ///< Gravity (m/s^2)
     double duration = 1.0;              ///< Simulated time (s)
@@ -71,6 +71,9 @@ struct Scene {
     nlohmann::json settings = nlohmann::json::object();  ///< Method settings, checked by the method's table
     std::vector<BoundarySpec> boundaries;
     std::vector<FluidSpec> fluids;
+    /// "method": "shallow_water": the grid's keys (grid, terrain, water, borders, ink, sources, drops,
+    /// obstacles) as given, checked by parse_shallow_water (shallow_water.hpp). Null for particle scenes.
+    nlohmann::json shallow_water;
 
     /// "file.json" or the scene name, for error messages.
     std::string where() const { return source.empty() ? name : source.string(); }

@@ -56,7 +56,8 @@ struct Progress {
     double time = 0.0, end_time = 0.0;  ///< Simulated time and the time the run stops at (s)
     std::uint64_t steps = 0;
     std::uint64_t max_steps = 0;        ///< 0: no step limit
-    std::size_t particles = 0;
+    std::size_t particles = 0;          ///< Particles, or cells for a grid
+    const char* counted = "particles";  ///< What `particles` counts: "particles" | "cells"
     double wall_seconds = 0.0;          ///< Since the run started
     double steps_per_second = 0.0;
     double eta_seconds = 0.0;           ///< Estimated wall time left (s)

@@ -309,6 +309,12 @@ Vec3 speed_color(float speed, float scale) {
     return lerp(yellow, red, 2.0f * s - 1.0f);
 }
 
+void write_png(const std::filesystem::path& path, int width, int height, const std::vector<Vec3>& rgb) {
+    if (width <= 0 || height <= 0 || rgb.size() != std::size_t(width) * std::size_t(height))
+        throw std::invalid_argument(fmt::format("write_png: {} pixels for a {}x{} picture", rgb.size(), width, height));
+    io::write_atomic(path, encode_png(width, height, rgb));
+}
+
 template <int D>
 void render_png(const std::filesystem::path& path, const ParticleSet<D>& fluid, const BoundarySet<D>* boundary,
                 const Aabb<D>& bounds, float particle_radius, const RenderSettings& rs) {

@@ -19,7 +19,7 @@ namespace eddy {
 namespace {
 
 // The methods a scene may name; adding a method is one entry here and one in make_simulation.
-constexpr const char* kMethods[] = {"wcsph", "pbf", "clavet"};
+constexpr const char* kMethods[] = {"wcsph", "pbf", "clavet", "shallow_water"};
 constexpr const char* kFormats[] = {"vtk", "csv", "ply"};
 
 struct Ctx {
@@ -180,11 +180,55 @@ std::filesystem::path exe_dir() {
     return std::filesystem::path(buf).parent_path();
 }
 
+// A shallow-water scene: the keys shared with particle scenes are checked here, the grid's own keys by
+// parse_shallow_water (src/shallow/scene.cpp), which make_shallow_water calls before anything runs.
+Scene parse_grid_scene(const Ctx& c, const nlohmann::json& j, const std::string& where) {
+    check_keys(c, j, "", {"name", "description", "dimension", "method", "gravity", "duration", "output", "settings",
+                          "grid", "terrain", "water", "borders", "ink", "sources", "drops", "obstacles"});
+    Scene s;
+    s.source = where;
+    s.method = "shallow_water";
+    s.name = text(c, j, "", "name", "", true);
+    s.description = text(c, j, "", "description", "", false);
+    if (j.contains("dimension") && j["dimension"] != 2)
+        c.fail("dimension", fmt::format("= {}: shallow water is a 2D grid (a heightfield); allowed: 2", j["dimension"].dump()));
+    s.dimension = 2;
+    s.gravity = {0, 0, -number(c, j, "", "gravity", 9.81, false, true)};
+    s.duration = number(c, j, "", "duration", 1.0, false, true);
+    s.output.formats = {"vti"};
+    if (j.contains("output")) {
+        const auto& o = j["output"];
+        check_keys(c, o, "output", {"fps", "formats", "render"});
+        s.output.fps = number(c, o, "output", "fps", 25.0, false, true);
+        s.output.render = flag(c, o, "output", "render", false);
+        if (o.contains("formats")) {
+            const auto& f = o["formats"];
+            if (!f.is_array()) c.fail("output.formats", "must be a list, e.g. [\"vti\", \"csv\"]");
+            s.output.formats.clear();
+            for (const auto& e : f) {
+                if (!e.is_string() || (e != "vti" && e != "csv" && e != "obj" && e != "ply"))
+                    c.fail("output.formats", fmt::format("{} is not a grid format; allowed: vti, csv, obj, ply", e.dump()));
+                s.output.formats.push_back(e.get<std::string>());
+            }
+        }
+    }
+    if (j.contains("settings")) {
+        if (!j["settings"].is_object()) c.fail("settings", "must be an object of the method's settings");
+        s.settings = j["settings"];
+    }
+    s.shallow_water = nlohmann::json::object();
+    for (const char* k : {"grid", "terrain", "water", "borders", "ink", "sources", "drops", "obstacles"})
+        if (j.contains(k)) s.shallow_water[k] = j[k];
+    if (!j.contains("grid")) c.fail("grid", "missing; it is required for shallow water, e.g. {\"cells\": [400, 4], \"dx\": 0.025}");
+    return s;
+}
+
 }  // namespace
 
 Scene parse_scene(nlohmann::json j, const std::string& where, const std::vector<std::string>& overrides) {
     for (const auto& ov : overrides) apply_override(j, ov, where);
     const Ctx c{where};
+    if (j.is_object() && j.contains("method") && j["method"] == "shallow_water") return parse_grid_scene(c, j, where);
     check_keys(c, j, "", {"name", "description", "dimension", "method", "particle_radius", "gravity", "duration",
                           "output", "camera", "settings", "boundaries", "fluids"});
     Scene s;

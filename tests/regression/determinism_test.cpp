@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "eddy/scene.hpp"
+#include "eddy/shallow_water.hpp"
 #include "eddy/simulation.hpp"
 
 using namespace eddy;
@@ -48,6 +49,18 @@ TEST(Determinism, EveryBundledSceneSameBitsOn1And2Threads) {
         if (e.path().extension() != ".json") continue;
         const std::string name = e.path().stem().string();
         SCOPED_TRACE(name);
+        if (name.rfind("shallow_", 0) == 0) {
+            // Grids: 30 steps with 1-row tasks, so that 2 threads really split the rows.
+            auto grid_hash = [&](int threads) {
+                const Scene scene = load_scene(e.path(), {"settings.rows_per_task=1"});
+                ShallowWaterSimulation sim = make_shallow_water(scene);
+                ExecContext exec(threads);
+                std::visit([&](auto& s) { for (int k = 0; k < 30; ++k) s.step(s.suggest_dt(), exec); }, sim.solver);
+                return state_hash(sim);
+            };
+            EXPECT_EQ(grid_hash(1), grid_hash(2));
+            continue;
+        }
         const std::vector<std::string> sets = {"settings.sort_interval=4"};
         EXPECT_EQ(run_hash(name, 1, 9, sets), run_hash(name, 2, 9, sets));
     }

@@ -1,0 +1,212 @@
+// eddy: heightfield shallow water over terrain on a staggered (MAC) grid, seed 001 after
+// Chentanez & Mueller 2010, "Real-time Simulation of Large Bodies of Water with Small Scale Details".
+//
+// Unknowns: terrain (bed) height H and water depth h at cell centres, surface eta = H + h; velocity u on
+// the x-faces, w on the y-faces; cell size dx. One step of length dt (the seed's order: advection first,
+// boundary conditions last, so that advection sees zero velocity where there is no water):
+//   sources        h += rate dt (water sources, drops), ink += rate dt (ink sources)
+//   advection      (u, w, ink) by the seed's semi-Lagrangian "gather" or its direct upwind scheme
+//   vorticity      v += dt eps dx (N x omega), N = grad|omega| / |grad|omega||   (Fedkiw et al. 2001)
+//   height         h_ij -= dt/dx [ (hbar u)_{i+1/2} - (hbar u)_{i-1/2} + (hbar w)_{j+1/2} - (hbar w)_{j-1/2} ]
+//                  hbar the upwind face depth (paper eq. 6), lowered by the depth limiter (sec. 2.1.5)
+//                  h_adj = max(0, mean of the cell's 4 hbar - beta dx / (g dt)); outflow scaled so that
+//                  no cell gives more than it holds (h >= 0 without a clamp that would create water)
+//   overshooting   wave edges (eta_C - eta_L > lambda_edge dx and eta_C > eta_R) pass a part alpha_edge of
+//                  their excess over the lower neighbour to it (sec. 2.2; as a transfer, so volume is kept)
+//   velocity       u_{i+1/2} += -g dt/dx (eta_{i+1} - eta_i) + a_x dt   (paper eq. 7), likewise w
+//                  |u| <= alpha dx / dt   (sec. 2.1.5)
+//   boundaries     walls: zero normal velocity on the border and on obstacle faces; open borders:
+//                  free outflow (zero-gradient velocity, outward only; water leaves, none enters); shore rule: u_{i+1/2} = 0 when
+//                  (h_i <= eps and H_i > eta_{i+1}) or (h_{i+1} <= eps and H_{i+1} > eta_i), eps = 1e-4 dx
+// Every pass is a gather over rows of cells: each thread writes only its own cells, so the result has
+// the same bits on any number of threads.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <span>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "eddy/exec.hpp"
+#include "eddy/scene.hpp"
+#include "eddy/settings.hpp"
+
+namespace eddy {
+
+struct ShallowWaterSettings {
+    /// "semi_lagrangian" (the seed's gather) | "upwind" (the seed's direct scheme) | "conservative"
+    /// (momentum conservative, Stelling & Duinmeijer 2003: right shock speeds and dry fronts) | "none"
+    std::string advection = "conservative";
+    float advection_step = 1.0f;   ///< Back-trace length as a fraction of dt (the seed shortens it to 0.5)
+    float advection_blend = 1.0f;  ///< Fraction of the advected value blended in (the seed uses 0.5)
+    int advection_iterations = 1;  ///< Advection passes per step (the seed: 2 with a 0.5 step)
+    float alpha = 0.5f;            ///< Velocity clamp |u| <= alpha dx / dt (sec. 2.1.5)
+    float beta = 2.0f;             ///< Depth limiter: face depths above beta dx / (g dt) are lowered (sec. 2.1.5)
+    float edge_threshold = 2.0f;   ///< lambda_edge of the overshooting reduction, in cells (sec. 2.2)
+    float edge_alpha = 0.3f;       ///< alpha_edge: share of a wave edge's excess passed on (0: off)
+    float dry_depth = 1e-4f;       ///< eps of the shore rule, as a fraction of dx
+    float vorticity = 0.0f;        ///< Vorticity confinement eps (1/s): dv = dt eps dx (N x omega)
+    float acceleration_x = 0.0f;   ///< External horizontal acceleration along x (m/s^2)
+    float acceleration_y = 0.0f;   ///< External horizontal acceleration along y (m/s^2)
+    float time_step = 0.0f;        ///< Fixed time step (s); 0: adaptive from the wave speed
+    float cfl = 0.25f;             ///< Adaptive step: dt = cfl dx / max(sqrt(g h) + |v|)
+    float max_time_step = 0.02f;   ///< Upper bound of the adaptive step (s)
+    std::string precision = "float";  ///< "float" | "double": the grid's number type
+    int rows_per_task = 8;         ///< Rows of cells per parallel task (results do not depend on it)
+};
+
+/// The field table of ShallowWaterSettings (scene "settings" for "method": "shallow_water").
+std::span<const Field<ShallowWaterSettings>> shallow_water_fields();
+
+/// A rectangle of cells adding water or ink: all cells whose centre lies in [min, max] (m).
+struct GridSource {
+    std::array<double, 2> min{}, max{};
+    double rate = 0.0;                 ///< Water: depth per second (m/s); ink: concentration per second (1/s)
+    double start = 0.0, end = 1e300;   ///< Active while start <= t < end (s)
+};
+
+/// Random drops falling into the water: each adds a cosine bump of the given height and radius.
+struct DropSpec {
+    double rate = 0.0;       ///< Drops per second
+    double radius = 0.1;     ///< m
+    double height = 0.05;    ///< m of water at the drop's centre
+    double start = 0.0, end = 1e300;
+    std::uint64_t seed = 1;  ///< Random positions are reproducible
+    double ink = 0.0;        ///< Ink added at the centre with each drop
+};
+
+/// A shallow-water scene, from the JSON keys that a particle scene does not have (docs/scenes.md).
+struct ShallowWaterScene {
+    int nx = 0, ny = 0;      ///< Cells along x and y
+    double dx = 0.0;         ///< Cell size (m)
+    double gravity = 9.81;   ///< g (m/s^2), acting along -z (the height)
+    std::string terrain = "0";         ///< Expression of x, y (m), or empty when a heightmap is given
+    std::filesystem::path heightmap;   ///< Grayscale PNG: terrain = offset + scale * gray (0..1)
+    double heightmap_scale = 1.0, heightmap_offset = 0.0;
+    std::string surface;               ///< Initial eta(x, y); or
+    std::string depth;                 ///< initial h(x, y); one of the two (default: depth 0)
+    std::string u = "0", v = "0";      ///< Initial cell-centred velocity (m/s)
+    std::string ink_initial = "0";     ///< Initial ink
+    std::string obstacles;             ///< Expression, non-zero inside solid cells; empty: none
+    bool open_x = false, open_y = false;  ///< Borders: wall (false) or open (true)
+    std::vector<GridSource> water_sources, ink_sources;
+    std::vector<DropSpec> drops;
+    ShallowWaterSettings settings;
+};
+
+/// Reads and checks the shallow-water keys of a scene (s.method == "shallow_water"). Throws InputError
+/// naming the file and the key (bad grid, bad expression, heightmap not found, unknown key...).
+ShallowWaterScene parse_shallow_water(const Scene& s);
+
+/// The grid: row-major cells (index j * nx + i), x-faces ((nx + 1) * ny, index j * (nx + 1) + i is
+/// the face at x = i dx), y-faces (nx * (ny + 1), index j * nx + i is the face at y = j dx).
+template <class Real>
+struct ShallowWaterGrid {
+    int nx = 0, ny = 0;
+    Real dx = 1;
+    std::vector<Real> terrain, depth, ink;  ///< Cell centres: H (m), h (m), ink
+    std::vector<Real> u, w;                 ///< Face velocities (m/s)
+    std::vector<std::uint8_t> solid;        ///< 1: an obstacle cell (no water, walls on its faces)
+
+    std::size_t cells() const { return std::size_t(nx) * std::size_t(ny); }
+    std::size_t cell(int i, int j) const { return std::size_t(j) * nx + i; }
+    std::size_t uface(int i, int j) const { return std::size_t(j) * (nx + 1) + i; }
+    std::size_t wface(int i, int j) const { return std::size_t(j) * nx + i; }
+    Real eta(std::size_t c) const { return terrain[c] + depth[c]; }
+    /// Cell-centred velocity: the mean of the two faces along each axis.
+    Real uc(int i, int j) const { return Real(0.5) * (u[uface(i, j)] + u[uface(i + 1, j)]); }
+    Real wc(int i, int j) const { return Real(0.5) * (w[wface(i, j)] + w[wface(i, j + 1)]); }
+    /// Water volume (m^3), summed in double in a fixed order.
+    double volume() const;
+};
+
+struct ShallowWaterStats {
+    double dt = 0.0;
+    double max_speed = 0.0;     ///< Largest face speed after the step (m/s)
+    double max_depth = 0.0;
+    double outflow = 0.0;       ///< Volume that left through open borders during the step (m^3)
+    double inflow = 0.0;        ///< Volume added by sources and drops (m^3)
+    std::size_t clamped = 0;    ///< Faces whose speed hit the alpha dx/dt clamp
+    bool non_finite = false;
+};
+
+/// The solver: the grid, its scene and the clock. Holds scratch arrays; one per simulation.
+template <class Real>
+class ShallowWaterSolver {
+public:
+    /// Builds the grid (expressions evaluated at cell centres). Throws InputError on bad input.
+    ShallowWaterSolver(const ShallowWaterScene& scene, const std::string& where);
+    /// The next time step (s): fixed, or cfl dx / max(sqrt(g h) + |v|), at most max_time_step.
+    double suggest_dt() const;
+    /// Advances by dt (s).
+    ShallowWaterStats step(double dt, const ExecContext& exec);
+
+    const ShallowWaterGrid<Real>& grid() const { return m_g; }
+    ShallowWaterGrid<Real>& grid() { return m_g; }
+    const ShallowWaterScene& scene() const { return m_scene; }
+    double time() const { return m_time; }
+    std::uint64_t steps() const { return m_steps; }
+    double total_inflow() const { return m_inflow; }
+    double total_outflow() const { return m_outflow; }
+    /// Adds a cosine bump of water (and ink) at (x, y): used by drops and by the viewer's clicks.
+    void add_drop(double x, double y, double radius, double height, double ink);
+
+private:
+    void apply_sources(double dt, ShallowWaterStats& st);
+    void advect_semi_lagrangian(Real dt, const ExecContext& exec);
+    void advect_upwind(Real dt, const ExecContext& exec);
+    void advect_conservative(Real dt, const ExecContext& exec);
+    void vorticity_confinement(Real dt, const ExecContext& exec);
+    void integrate_height(Real dt, const ExecContext& exec, ShallowWaterStats& st);
+    void reduce_overshooting(const ExecContext& exec);
+    void integrate_velocity(Real dt, const ExecContext& exec, ShallowWaterStats& st);
+
+    ShallowWaterScene m_scene;
+    ShallowWaterGrid<Real> m_g;
+    std::vector<Real> m_a, m_b, m_c;  // scratch: cell-sized
+    std::vector<Real> m_u2, m_w2;     // scratch: face-sized
+    double m_time = 0.0, m_inflow = 0.0, m_outflow = 0.0;
+    std::uint64_t m_steps = 0, m_drop_counter = 0;
+    double m_max_wave_speed = 0.0;    // for the adaptive step, from the last velocity pass
+};
+
+/// A shallow-water simulation as the CLI runs it: the scene, and the solver in the chosen precision.
+struct ShallowWaterSimulation {
+    Scene scene;
+    ShallowWaterScene spec;
+    std::variant<ShallowWaterSolver<float>, ShallowWaterSolver<double>> solver;
+};
+
+ShallowWaterSimulation make_shallow_water(const Scene& scene);
+
+struct RunOptions;
+struct RunResult;
+/// The run loop for grids: frames (vti, csv, obj, ply), pictures, summary.json with the water volume per
+/// frame; the same options, progress, divergence and interrupt handling as the particle run.
+RunResult run(ShallowWaterSimulation& sim, const RunOptions& opts, const ExecContext& exec);
+
+namespace io {
+/// VTK ImageData (.vti, binary appended): cell data terrain, depth, eta, velocity (cell-centred), ink.
+template <class Real>
+void write_vti(const std::filesystem::path& path, const ShallowWaterGrid<Real>& g);
+/// CSV, header i,j,x,y,terrain,depth,u,v,ink (cell-centred velocity).
+template <class Real>
+void write_grid_csv(const std::filesystem::path& path, const ShallowWaterGrid<Real>& g);
+/// The water surface over wet cells as a triangle mesh (z up: vertex (x, y, eta)); .obj or .ply.
+template <class Real>
+void write_water_mesh(const std::filesystem::path& path, const ShallowWaterGrid<Real>& g);
+}  // namespace io
+
+/// A shaded picture of the grid: terrain (hill-shaded), water by depth, ink. Grids at most 8 cells wide
+/// are drawn as a side view (terrain and surface along x).
+template <class Real>
+void render_grid_png(const std::filesystem::path& path, const ShallowWaterGrid<Real>& g, int max_size = 1024);
+
+/// A 64-bit hash (FNV-1a) of depth, velocities and ink, bit for bit.
+std::uint64_t state_hash(const ShallowWaterSimulation& sim);
+
+}  // namespace eddy

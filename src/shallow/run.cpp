@@ -1,0 +1,223 @@
+// The run loop of a shallow-water simulation: steps to frame times exactly, frames (vti, csv, obj, ply),
+// pictures, progress, divergence and interrupts, summary.json with the water volume of every frame.
+#include <chrono>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "eddy/error.hpp"
+#include "eddy/io.hpp"
+#include "eddy/shallow_water.hpp"
+#include "eddy/simulation.hpp"
+
+namespace eddy {
+
+namespace {
+std::string frame_name(int index, const char* stem, const char* ext) { return fmt::format("frames/{}_{:05d}.{}", stem, index, ext); }
+}  // namespace
+
+RunResult run(ShallowWaterSimulation& sim, const RunOptions& opts, const ExecContext& exec) {
+    return std::visit(
+        [&](auto& solver) -> RunResult {
+            const Scene& scene = sim.scene;
+            const auto& g = solver.grid();
+            const double end_time = opts.until > 0.0 ? opts.until : scene.duration;
+            const double fps = opts.fps > 0.0 ? opts.fps : scene.output.fps;
+            const std::vector<std::string> formats = opts.formats.empty() ? scene.output.formats : opts.formats;
+            for (const auto& f : formats)
+                if (f != "vti" && f != "csv" && f != "obj" && f != "ply")
+                    throw InputError(fmt::format("{}: format '{}' is not a grid format; allowed: vti, csv, obj, ply",
+                                                 scene.where(), f));
+            const bool render_all = opts.render || scene.output.render;
+            const auto& out = opts.out_dir;
+            {
+                std::error_code ec;
+                std::filesystem::create_directories(out / "frames", ec);
+                if (ec || !std::filesystem::is_directory(out / "frames"))
+                    throw InputError(fmt::format("{}: cannot create the output folder: {}", out.string(),
+                                                 ec ? ec.message() : "a file is in the way"));
+            }
+            for (const auto& e : std::filesystem::directory_iterator(out / "frames")) {
+                const std::string name = e.path().filename().string();
+                if (name.rfind("grid_", 0) == 0 || name.rfind("surface_", 0) == 0) std::filesystem::remove(e.path());
+            }
+
+            RunResult result;
+            std::vector<std::pair<double, std::string>> pvd;
+            std::vector<double> volumes;
+            const double volume0 = g.volume();
+            auto write_frame = [&](bool render) {
+                FrameRecord fr;
+                fr.index = static_cast<int>(result.frames.size());
+                fr.time = solver.time();
+                for (const auto& f : formats) {
+                    std::string name;
+                    if (f == "vti") {
+                        name = frame_name(fr.index, "grid", "vti");
+                        io::write_vti(out / name, g);
+                        pvd.emplace_back(solver.time(), name);
+                    } else if (f == "csv") {
+                        name = frame_name(fr.index, "grid", "csv");
+                        io::write_grid_csv(out / name, g);
+                    } else {
+                        name = frame_name(fr.index, "surface", f.c_str());
+                        io::write_water_mesh(out / name, g);
+                    }
+                    fr.files.push_back(name);
+                }
+                if (render) {
+                    const std::string name = frame_name(fr.index, "grid", "png");
+                    render_grid_png(out / name, g);
+                    fr.files.push_back(name);
+                }
+                if (!pvd.empty()) io::write_pvd(out / "grid.pvd", pvd);
+                volumes.push_back(g.volume());
+                result.frames.push_back(std::move(fr));
+            };
+
+            using clock = std::chrono::steady_clock;
+            const auto t0 = clock::now();
+            auto last_report = t0;
+            const std::uint64_t steps0 = solver.steps();
+            const double time0 = solver.time();
+            double step_seconds = 0.0, max_speed = 0.0, max_depth = 0.0;
+            std::size_t clamped = 0;
+            auto progress = [&](bool finished) {
+                if (!opts.on_progress) return;
+                Progress p;
+                p.time = solver.time();
+                p.end_time = end_time;
+                p.steps = solver.steps() - steps0;
+                p.max_steps = opts.max_steps;
+                p.particles = g.cells();
+                p.counted = "cells";
+                p.wall_seconds = std::chrono::duration<double>(clock::now() - t0).count();
+                p.steps_per_second = p.wall_seconds > 0 ? p.steps / p.wall_seconds : 0.0;
+                double frac = end_time > time0 ? (solver.time() - time0) / (end_time - time0) : 1.0;
+                if (opts.max_steps > 0) frac = std::max(frac, double(p.steps) / double(opts.max_steps));
+                p.eta_seconds = frac > 0 ? p.wall_seconds * (1.0 - frac) / frac : 0.0;
+                p.frames_written = static_cast<int>(result.frames.size());
+                p.finished = finished;
+                opts.on_progress(p);
+            };
+
+            write_frame(render_all);
+            const double frame_dt = 1.0 / fps;
+            int next_frame = 1;
+            result.status = "completed";
+            result.exit_code = kExitOk;
+            const double eps = 1e-9 * std::max(1.0, end_time);
+            const double dt_min = 1e-9;
+            while (solver.time() < end_time - eps && (opts.max_steps == 0 || solver.steps() - steps0 < opts.max_steps)) {
+                const double target = std::min(time0 + next_frame * frame_dt, end_time);
+                double dt = solver.suggest_dt();
+                const bool underflow = dt < dt_min;
+                const double left = target - solver.time();
+                if (left <= dt) dt = left;
+                else if (left < 2.0 * dt) dt = 0.5 * left;
+                const auto s0 = clock::now();
+                const ShallowWaterStats st = solver.step(dt, exec);
+                step_seconds += std::chrono::duration<double>(clock::now() - s0).count();
+                max_speed = std::max(max_speed, st.max_speed);
+                max_depth = std::max(max_depth, st.max_depth);
+                clamped += st.clamped;
+                std::string problem;
+                if (st.non_finite) problem = "a depth or velocity is not finite (NaN or infinite)";
+                else if (underflow) problem = fmt::format("the time step fell below {:g} s", dt_min);
+                if (!problem.empty()) {
+                    result.status = "diverged";
+                    result.exit_code = kExitDiverged;
+                    result.message = fmt::format("diverged at step {} (t = {:.6g} s): {}; the {} frame(s) written so far are valid",
+                                                 solver.steps(), solver.time(), problem, result.frames.size());
+                    break;
+                }
+                // Land exactly on the frame time (the last step was cut to reach it).
+                if (solver.time() >= target - eps) {
+                    write_frame(render_all);
+                    ++next_frame;
+                }
+                if (opts.stop && opts.stop->load()) {
+                    result.status = "interrupted";
+                    result.exit_code = kExitInterrupted;
+                    result.message = fmt::format("interrupted at step {} (t = {:.6g} s)", solver.steps(), solver.time());
+                    break;
+                }
+                const auto now = clock::now();
+                if (std::chrono::duration<double>(now - last_report).count() >= opts.progress_interval) {
+                    last_report = now;
+                    progress(false);
+                }
+            }
+            if (result.exit_code != kExitDiverged && result.frames.back().time < solver.time()) write_frame(render_all);
+            std::string picture;
+            if (result.exit_code != kExitDiverged) {
+                picture = "last_frame.png";
+                render_grid_png(out / picture, g);
+            }
+            if (result.message.empty())
+                result.message = fmt::format("completed {} steps to t = {:.6g} s", solver.steps() - steps0, solver.time());
+            progress(true);
+
+            const double wall = std::chrono::duration<double>(clock::now() - t0).count();
+            const std::uint64_t nsteps = solver.steps() - steps0;
+            nlohmann::json j;
+            j["scene"] = scene.name;
+            j["scene_file"] = scene.source.string();
+            j["method"] = scene.method;
+            j["dimension"] = 2;
+            j["cells"] = {g.nx, g.ny};
+            j["dx"] = double(g.dx);
+            j["steps"] = nsteps;
+            j["simulated_time"] = solver.time();
+            j["wall_time"] = wall;
+            j["threads"] = opts.threads > 0 ? opts.threads : exec.threads();
+            j["mean_ms_per_step"] = nsteps ? 1e3 * step_seconds / double(nsteps) : 0.0;
+            j["cell_updates_per_second"] = step_seconds > 0 ? double(g.cells()) * double(nsteps) / step_seconds : 0.0;
+            j["max_speed"] = max_speed;
+            j["max_depth"] = max_depth;
+            j["clamped_face_updates"] = clamped;
+            j["volume_initial"] = volume0;
+            j["volume_final"] = g.volume();
+            j["volume_added"] = solver.total_inflow();
+            j["volume_outflow"] = solver.total_outflow();
+            const double expected = volume0 + solver.total_inflow() - solver.total_outflow();
+            j["volume_balance_relative_error"] = expected > 0 ? (g.volume() - expected) / expected : 0.0;
+            j["status"] = result.status;
+            j["message"] = result.message;
+            j["settings"] = to_json(solver.scene().settings, shallow_water_fields());
+            nlohmann::json frames = nlohmann::json::array();
+            for (std::size_t k = 0; k < result.frames.size(); ++k) {
+                const auto& f = result.frames[k];
+                frames.push_back({{"index", f.index}, {"time", f.time}, {"files", f.files}, {"volume", volumes[k]}});
+            }
+            j["frames"] = frames;
+            if (!picture.empty()) j["picture"] = picture;
+            result.summary = j;
+            io::write_json(out / "summary.json", j);
+            return result;
+        },
+        sim.solver);
+}
+
+std::uint64_t state_hash(const ShallowWaterSimulation& sim) {
+    return std::visit(
+        [](const auto& solver) {
+            std::uint64_t h = 1469598103934665603ull;
+            auto mix = [&](const auto& v) {
+                const auto* p = reinterpret_cast<const unsigned char*>(v.data());
+                for (std::size_t i = 0; i < v.size() * sizeof(v[0]); ++i) {
+                    h ^= p[i];
+                    h *= 1099511628211ull;
+                }
+            };
+            const auto& g = solver.grid();
+            mix(g.depth);
+            mix(g.u);
+            mix(g.w);
+            mix(g.ink);
+            return h;
+        },
+        sim.solver);
+}
+
+}  // namespace eddy

@@ -1,0 +1,770 @@
+// Heightfield shallow water (seed 001; Chentanez & Mueller 2010): the step. See shallow_water.hpp for
+// the equations; each pass below names the one it implements. Every pass is a gather over rows: a task
+// writes only the cells (or faces) of its own rows, reading the previous pass's arrays.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include <fmt/format.h>
+
+#define STB_IMAGE_STATIC
+#define STB_IMAGE_IMPLEMENTATION
+#define STBI_ONLY_PNG
+#define STBI_NO_STDIO_WARNINGS
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-function"
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+#pragma GCC diagnostic ignored "-Wsign-compare"
+#endif
+#include <stb/stb_image.h>
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
+
+#include "eddy/error.hpp"
+#include "eddy/shallow_water.hpp"
+#include "shallow/expression.hpp"
+
+namespace eddy {
+
+namespace {
+
+// Rows [0, n) in tasks of `rows` rows: f(j0, j1).
+template <class F>
+void for_rows(const ExecContext& exec, int n, int rows, F&& f) {
+    parallel_blocks(exec, std::size_t(n), [&](std::size_t b, std::size_t e) { f(int(b), int(e)); }, std::size_t(rows));
+}
+
+std::uint64_t splitmix(std::uint64_t& s) {
+    std::uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+double uniform01(std::uint64_t& s) { return double(splitmix(s) >> 11) * (1.0 / 9007199254740992.0); }
+
+// A grayscale PNG (8 or 16 bit, any channel count: the first is used) sampled bilinearly at the cell
+// centres; image column 0 is x = 0, image row 0 is the far edge y = Ly (north up, as a map).
+std::vector<double> load_heightmap(const ShallowWaterScene& s, const std::string& where) {
+    int w = 0, h = 0, channels = 0;
+    stbi_us* data = stbi_load_16(s.heightmap.string().c_str(), &w, &h, &channels, 1);
+    if (!data)
+        throw InputError(fmt::format("{}: terrain.heightmap = \"{}\": cannot read it as a PNG ({})", where,
+                                     s.heightmap.string(), stbi_failure_reason() ? stbi_failure_reason() : "unknown"));
+    std::vector<double> out(std::size_t(s.nx) * s.ny);
+    for (int j = 0; j < s.ny; ++j) {
+        for (int i = 0; i < s.nx; ++i) {
+            const double fx = std::clamp((i + 0.5) / s.nx * w - 0.5, 0.0, double(w - 1));
+            const double fy = std::clamp((1.0 - (j + 0.5) / s.ny) * h - 0.5, 0.0, double(h - 1));
+            const int x0 = int(fx), y0 = int(fy), x1 = std::min(x0 + 1, w - 1), y1 = std::min(y0 + 1, h - 1);
+            const double tx = fx - x0, ty = fy - y0;
+            auto px = [&](int x, int y) { return data[std::size_t(y) * w + x] / 65535.0; };
+            const double v = (1 - ty) * ((1 - tx) * px(x0, y0) + tx * px(x1, y0)) + ty * ((1 - tx) * px(x0, y1) + tx * px(x1, y1));
+            out[std::size_t(j) * s.nx + i] = s.heightmap_offset + s.heightmap_scale * v;
+        }
+    }
+    stbi_image_free(data);
+    return out;
+}
+
+}  // namespace
+
+template <class Real>
+double ShallowWaterGrid<Real>::volume() const {
+    double v = 0.0;
+    for (Real h : depth) v += double(h);
+    return v * double(dx) * double(dx);
+}
+
+template <class Real>
+ShallowWaterSolver<Real>::ShallowWaterSolver(const ShallowWaterScene& scene, const std::string& where) : m_scene(scene) {
+    validate(scene.settings, shallow_water_fields(), where + ": settings");
+    if (scene.nx < 1 || scene.ny < 1) throw InputError(fmt::format("{}: grid.cells: at least 1 x 1 cells", where));
+    if (!(scene.dx > 0.0)) throw InputError(fmt::format("{}: grid.dx = {:g}: must be > 0", where, scene.dx));
+    auto& g = m_g;
+    g.nx = scene.nx;
+    g.ny = scene.ny;
+    g.dx = Real(scene.dx);
+    const std::size_t n = g.cells();
+    g.terrain.assign(n, 0);
+    g.depth.assign(n, 0);
+    g.ink.assign(n, 0);
+    g.solid.assign(n, 0);
+    g.u.assign(std::size_t(g.nx + 1) * g.ny, 0);
+    g.w.assign(std::size_t(g.nx) * (g.ny + 1), 0);
+    m_a.assign(n, 0);
+    m_b.assign(n, 0);
+    m_c.assign(n, 0);
+    m_u2.assign(g.u.size(), 0);
+    m_w2.assign(g.w.size(), 0);
+
+    const double dx = scene.dx, lx = g.nx * dx, ly = g.ny * dx;
+    auto eval = [&](const std::string& text, const char* key, auto&& store) {
+        detail::Expression e(text, lx, ly, dx, where, key);
+        for (int j = 0; j < g.ny; ++j)
+            for (int i = 0; i < g.nx; ++i) store(i, j, e((i + 0.5) * dx, (j + 0.5) * dx));
+    };
+    if (!scene.heightmap.empty()) {
+        const auto t = load_heightmap(scene, where);
+        for (std::size_t c = 0; c < n; ++c) g.terrain[c] = Real(t[c]);
+    } else {
+        eval(scene.terrain, "terrain", [&](int i, int j, double v) { g.terrain[g.cell(i, j)] = Real(v); });
+    }
+    if (!scene.obstacles.empty())
+        eval(scene.obstacles, "obstacles", [&](int i, int j, double v) { g.solid[g.cell(i, j)] = v != 0.0; });
+    if (!scene.surface.empty()) {
+        // Depth from the surface; where eta - H rounds, keep H + h == eta exactly when it can be (lake at rest).
+        eval(scene.surface, "water.surface", [&](int i, int j, double v) {
+            const std::size_t c = g.cell(i, j);
+            const Real eta = Real(v);
+            Real h = std::max(Real(0), eta - g.terrain[c]);
+            if (h > 0 && g.terrain[c] + h != eta) {
+                const Real up = std::nextafter(h, std::numeric_limits<Real>::max());
+                const Real down = std::nextafter(h, Real(0));
+                if (g.terrain[c] + up == eta) h = up;
+                else if (g.terrain[c] + down == eta) h = down;
+            }
+            g.depth[c] = h;
+        });
+    } else {
+        eval(scene.depth, "water.depth", [&](int i, int j, double v) { g.depth[g.cell(i, j)] = Real(std::max(0.0, v)); });
+    }
+    eval(scene.ink_initial, "water.ink", [&](int i, int j, double v) { g.ink[g.cell(i, j)] = Real(v); });
+    {
+        detail::Expression eu(scene.u, lx, ly, dx, where, "water.u"), ev(scene.v, lx, ly, dx, where, "water.v");
+        for (int j = 0; j < g.ny; ++j)
+            for (int i = 0; i <= g.nx; ++i) g.u[g.uface(i, j)] = Real(eu(i * dx, (j + 0.5) * dx));
+        for (int j = 0; j <= g.ny; ++j)
+            for (int i = 0; i < g.nx; ++i) g.w[g.wface(i, j)] = Real(ev((i + 0.5) * dx, j * dx));
+    }
+    for (std::size_t c = 0; c < n; ++c)
+        if (g.solid[c]) g.depth[c] = 0;
+    // Boundary conditions on the initial state, and the wave speed for the first step.
+    ShallowWaterStats st;
+    ExecContext serial(1);
+    integrate_velocity(Real(0), serial, st);
+}
+
+template <class Real>
+double ShallowWaterSolver<Real>::suggest_dt() const {
+    const auto& s = m_scene.settings;
+    if (s.time_step > 0.0f) return s.time_step;
+    const double c = m_max_wave_speed;
+    const double dt = c > 0.0 ? s.cfl * m_scene.dx / c : s.max_time_step;
+    return std::min<double>(dt, s.max_time_step);
+}
+
+template <class Real>
+void ShallowWaterSolver<Real>::add_drop(double x, double y, double radius, double height, double ink) {
+    auto& g = m_g;
+    const double dx = g.dx;
+    const int i0 = std::max(0, int(std::floor((x - radius) / dx))), i1 = std::min(g.nx - 1, int(std::ceil((x + radius) / dx)));
+    const int j0 = std::max(0, int(std::floor((y - radius) / dx))), j1 = std::min(g.ny - 1, int(std::ceil((y + radius) / dx)));
+    double added = 0.0;
+    for (int j = j0; j <= j1; ++j) {
+        for (int i = i0; i <= i1; ++i) {
+            const std::size_t c = g.cell(i, j);
+            if (g.solid[c]) continue;
+            const double r = std::hypot((i + 0.5) * dx - x, (j + 0.5) * dx - y);
+            if (r >= radius) continue;
+            const double bump = 0.5 * (1.0 + std::cos(M_PI * r / radius));
+            const Real before = g.depth[c];
+            g.depth[c] += Real(height * bump);
+            added += double(g.depth[c]) - double(before);
+            g.ink[c] += Real(ink * bump);
+        }
+    }
+    m_inflow += added * dx * dx;
+}
+
+template <class Real>
+void ShallowWaterSolver<Real>::apply_sources(double dt, ShallowWaterStats& st) {
+    auto& g = m_g;
+    const double dx = g.dx;
+    const double t0 = m_time, t1 = m_time + dt;
+    auto cells_of = [&](const GridSource& s, auto&& f) {
+        const int i0 = std::max(0, int(std::ceil(s.min[0] / dx - 0.5))), i1 = std::min(g.nx - 1, int(std::floor(s.max[0] / dx - 0.5)));
+        const int j0 = std::max(0, int(std::ceil(s.min[1] / dx - 0.5))), j1 = std::min(g.ny - 1, int(std::floor(s.max[1] / dx - 0.5)));
+        for (int j = j0; j <= j1; ++j)
+            for (int i = i0; i <= i1; ++i)
+                if (!g.solid[g.cell(i, j)]) f(g.cell(i, j));
+    };
+    // The part of [t0, t1) during which a source is on.
+    auto active = [&](double start, double end) { return std::max(0.0, std::min(t1, end) - std::max(t0, start)); };
+    const double before = m_inflow;
+    for (const auto& s : m_scene.water_sources) {
+        const double on = active(s.start, s.end);
+        if (on <= 0.0) continue;
+        cells_of(s, [&](std::size_t c) {
+            const Real old = g.depth[c];
+            g.depth[c] = std::max(Real(0), Real(g.depth[c] + s.rate * on));
+            m_inflow += (double(g.depth[c]) - double(old)) * dx * dx;
+        });
+    }
+    for (const auto& s : m_scene.ink_sources) {
+        const double on = active(s.start, s.end);
+        if (on > 0.0) cells_of(s, [&](std::size_t c) { g.ink[c] += Real(s.rate * on); });
+    }
+    for (const auto& d : m_scene.drops) {
+        // Drop k falls at start + (k + 0.5) / rate; its position comes from (seed, k).
+        const double a = std::max(0.0, t0 - d.start) * d.rate, b = std::max(0.0, std::min(t1, d.end) - d.start) * d.rate;
+        for (auto k = std::uint64_t(std::ceil(a - 0.5)); double(k) + 0.5 < b; ++k) {
+            if (double(k) + 0.5 < a) continue;
+            std::uint64_t state = d.seed * 0x632BE59BD9B4E019ull + k;
+            const double x = uniform01(state) * g.nx * dx, y = uniform01(state) * g.ny * dx;
+            add_drop(x, y, d.radius, d.height, d.ink);
+        }
+    }
+    st.inflow = m_inflow - before;
+}
+
+// ---- advection: the seed's gather (semi-Lagrangian) --------------------------------------------------
+// Pass 1: cell velocity from the faces (mean of the two faces). Pass 2: per cell, a 3x3 weighted mean of
+// the cell velocities (1-2-1 weights, cells past the border left out) traced back by
+// step * dt; the cell velocity and ink there (bilinear) replace the cell's, blended by `blend`; a
+// back-trace leaving the domain leaves the cell as it is (the seed's border rule). Pass 3: each face
+// takes the mean change of its two cells, so that without pass 2 the faces are exactly unchanged (the
+// seed's check that passes 1 and 3 are inverse).
+template <class Real>
+void ShallowWaterSolver<Real>::advect_semi_lagrangian(Real dt, const ExecContext& exec) {
+    auto& g = m_g;
+    const auto& s = m_scene.settings;
+    const int nx = g.nx, ny = g.ny;
+    const Real trace = Real(s.advection_step) * dt / g.dx, blend = Real(s.advection_blend);
+    Real* du = m_a.data();
+    Real* dw = m_b.data();
+    Real* ink2 = m_c.data();
+    for_rows(exec, ny, s.rows_per_task, [&](int j0, int j1) {
+        for (int j = j0; j < j1; ++j) {
+            for (int i = 0; i < nx; ++i) {
+                const std::size_t c = g.cell(i, j);
+                du[c] = 0;
+                dw[c] = 0;
+                ink2[c] = g.ink[c];
+                if (g.solid[c]) continue;
+                Real su = 0, sw = 0, sum = 0;
+                for (int b = -1; b <= 1; ++b) {
+                    const int jj = j + b;
+                    if (jj < 0 || jj >= ny) continue;
+                    for (int a = -1; a <= 1; ++a) {
+                        const int ii = i + a;
+                        if (ii < 0 || ii >= nx) continue;
+                        const Real wgt = Real((2 - std::abs(a)) * (2 - std::abs(b)));
+                        su += wgt * g.uc(ii, jj);
+                        sw += wgt * g.wc(ii, jj);
+                        sum += wgt;
+                    }
+                }
+                const Real px = Real(i) + Real(0.5) - trace * su / sum, py = Real(j) + Real(0.5) - trace * sw / sum;
+                if (!(px >= 0 && px <= Real(nx) && py >= 0 && py <= Real(ny))) continue;  // upstream is outside: skip
+                const Real fx = std::clamp(px - Real(0.5), Real(0), Real(nx - 1));
+                const Real fy = std::clamp(py - Real(0.5), Real(0), Real(ny - 1));
+                const int x0 = std::min(int(fx), nx - 1), y0 = std::min(int(fy), ny - 1);
+                const int x1 = std::min(x0 + 1, nx - 1), y1 = std::min(y0 + 1, ny - 1);
+                const Real tx = fx - Real(x0), ty = fy - Real(y0);
+                auto lerp2 = [&](auto&& q) {
+                    return (1 - ty) * ((1 - tx) * q(x0, y0) + tx * q(x1, y0)) + ty * ((1 - tx) * q(x0, y1) + tx * q(x1, y1));
+                };
+                const Real u_up = lerp2([&](int a, int b) { return g.uc(a, b); });
+                const Real w_up = lerp2([&](int a, int b) { return g.wc(a, b); });
+                const Real ink_up = lerp2([&](int a, int b) { return g.ink[g.cell(a, b)]; });
+                du[c] = blend * (u_up - g.uc(i, j));
+                dw[c] = blend * (w_up - g.wc(i, j));
+                ink2[c] = g.ink[c] + blend * (ink_up - g.ink[c]);
+            }
+        }
+    });
+    // Faces: row j holds the x-faces of cell row j (j < ny) and the y-faces below cell row j.
+    for_rows(exec, ny + 1, s.rows_per_task, [&](int j0, int j1) {
+        for (int j = j0; j < j1; ++j) {
+            if (j < ny) {
+                Real* u = &g.u[g.uface(0, j)];
+                const Real* d = &du[g.cell(0, j)];
+                u[0] += d[0];
+                for (int i = 1; i < nx; ++i) u[i] += Real(0.5) * (d[i - 1] + d[i]);
+                u[nx] += d[nx - 1];
+            }
+            Real* w = &g.w[g.wface(0, j)];
+            if (j == 0) {
+                for (int i = 0; i < nx; ++i) w[i] += dw[g.cell(i, 0)];
+            } else if (j == ny) {
+                for (int i = 0; i < nx; ++i) w[i] += dw[g.cell(i, ny - 1)];
+            } else {
+                const Real* lo = &dw[g.cell(0, j - 1)];
+                const Real* hi = &dw[g.cell(0, j)];
+                for (int i = 0; i < nx; ++i) w[i] += Real(0.5) * (lo[i] + hi[i]);
+            }
+        }
+    });
+    g.ink.swap(m_c);
+}
+
+// ---- advection: the seed's direct discretisation, first-order upwind ---------------------------------
+// u_t = -(u u_x + w u_y) at x-faces (w averaged from the 4 nearest y-faces), likewise w at y-faces and
+// ink at cells; differences taken on the upwind side, zero where that side is past the border. Scaled by
+// step * blend like the gather, so that the two agree to first order.
+template <class Real>
+void ShallowWaterSolver<Real>::advect_upwind(Real dt, const ExecContext& exec) {
+    auto& g = m_g;
+    const auto& s = m_scene.settings;
+    const int nx = g.nx, ny = g.ny;
+    const Real k = Real(s.advection_step) * Real(s.advection_blend) * dt / g.dx;
+    auto U = [&](int i, int j) { return g.u[g.uface(i, j)]; };
+    auto W = [&](int i, int j) { return g.w[g.wface(i, j)]; };
+    auto upwind = [](Real vel, Real minus, Real here, Real plus, bool has_minus, bool has_plus) -> Real {
+        if (vel > 0) return has_minus ? here - minus : Real(0);
+        return has_plus ? plus - here : Real(0);
+    };
+    for_rows(exec, ny + 1, s.rows_per_task, [&](int j0, int j1) {
+        for (int j = j0; j < j1; ++j) {
+            if (j < ny) {
+                for (int i = 0; i <= nx; ++i) {
+                    const Real uf = U(i, j);
+                    const int il = std::max(i - 1, 0), ir = std::min(i, nx - 1);
+                    const Real wf = Real(0.25) * (W(il, j) + W(ir, j) + W(il, j + 1) + W(ir, j + 1));
+                    const Real dudx = upwind(uf, i > 0 ? U(i - 1, j) : 0, uf, i < nx ? U(i + 1, j) : 0, i > 0, i < nx);
+                    const Real dudy = upwind(wf, j > 0 ? U(i, j - 1) : 0, uf, j + 1 < ny ? U(i, j + 1) : 0, j > 0, j + 1 < ny);
+                    m_u2[g.uface(i, j)] = uf - k * (uf * dudx + wf * dudy);
+                }
+            }
+            for (int i = 0; i < nx; ++i) {
+                const Real wf = W(i, j);
+                const int jl = std::max(j - 1, 0), jr = std::min(j, ny - 1);
+                const Real uf = Real(0.25) * (U(i, jl) + U(i + 1, jl) + U(i, jr) + U(i + 1, jr));
+                const Real dwdx = upwind(uf, i > 0 ? W(i - 1, j) : 0, wf, i + 1 < nx ? W(i + 1, j) : 0, i > 0, i + 1 < nx);
+                const Real dwdy = upwind(wf, j > 0 ? W(i, j - 1) : 0, wf, j < ny ? W(i, j + 1) : 0, j > 0, j < ny);
+                m_w2[g.wface(i, j)] = wf - k * (uf * dwdx + wf * dwdy);
+            }
+            if (j < ny) {
+                for (int i = 0; i < nx; ++i) {
+                    const std::size_t c = g.cell(i, j);
+                    const Real q = g.ink[c], uc = g.uc(i, j), wc = g.wc(i, j);
+                    const Real dqx = upwind(uc, i > 0 ? g.ink[c - 1] : 0, q, i + 1 < nx ? g.ink[c + 1] : 0, i > 0, i + 1 < nx);
+                    const Real dqy = upwind(wc, j > 0 ? g.ink[c - nx] : 0, q, j + 1 < ny ? g.ink[c + nx] : 0, j > 0, j + 1 < ny);
+                    m_c[c] = q - k * (uc * dqx + wc * dqy);
+                }
+            }
+        }
+    });
+    g.u.swap(m_u2);
+    g.w.swap(m_w2);
+    g.ink.swap(m_c);
+}
+
+// ---- advection: momentum conservative (Stelling & Duinmeijer 2003) ----------------------------------
+// Not in the seed: the velocity form above moves shocks at the wrong speed (it conserves u, not h u) and
+// lets a dry front wait for its face to accelerate from rest. Here the advection of u at x-face f
+// between cells L and R is computed from the discharges q = hbar u of the faces:
+//   u (du/dx) ~ [ (Q_R u*_R - Q_L u*_L) - u_f (Q_R - Q_L) ] / (dx hmean_f)
+// with Q_c = (q_left + q_right) / 2 the cell discharge, u*_c the face velocity upwind of Q_c, hmean_f =
+// (h_L + h_R) / 2; the cross term w (du/dy) likewise with the y-discharges averaged to the face's corners.
+// It keeps h u across a jump (Stoker's shock speed) and carries momentum into a wetting front (Ritter).
+// Ink uses the upwind scheme with the cell velocities.
+template <class Real>
+void ShallowWaterSolver<Real>::advect_conservative(Real dt, const ExecContext& exec) {
+    auto& g = m_g;
+    const auto& s = m_scene.settings;
+    const int nx = g.nx, ny = g.ny;
+    const Real k = Real(s.advection_step) * Real(s.advection_blend) * dt / g.dx;
+    const Real dry = Real(s.dry_depth) * g.dx;
+    const Real* h = g.depth.data();
+    auto U = [&](int i, int j) { return g.u[g.uface(i, j)]; };
+    auto W = [&](int i, int j) { return g.w[g.wface(i, j)]; };
+    // Face discharges with the upwind depth (border faces: 0 at walls, the neighbour's depth when open).
+    auto qx = [&](int i, int j) -> Real {
+        const Real v = U(i, j);
+        if (v == 0) return 0;
+        if (i == 0) return v * h[g.cell(0, j)];
+        if (i == nx) return v * h[g.cell(nx - 1, j)];
+        return v * h[g.cell(v > 0 ? i - 1 : i, j)];
+    };
+    auto qy = [&](int i, int j) -> Real {
+        const Real v = W(i, j);
+        if (v == 0) return 0;
+        if (j == 0) return v * h[g.cell(i, 0)];
+        if (j == ny) return v * h[g.cell(i, ny - 1)];
+        return v * h[g.cell(i, v > 0 ? j - 1 : j)];
+    };
+    for_rows(exec, ny + 1, s.rows_per_task, [&](int j0, int j1) {
+        for (int j = j0; j < j1; ++j) {
+            if (j < ny) {
+                m_u2[g.uface(0, j)] = U(0, j);
+                m_u2[g.uface(nx, j)] = U(nx, j);
+                for (int i = 1; i < nx; ++i) {
+                    const Real uf = U(i, j);
+                    const Real hm = Real(0.5) * (h[g.cell(i - 1, j)] + h[g.cell(i, j)]);
+                    if (hm <= dry) {
+                        m_u2[g.uface(i, j)] = uf;
+                        continue;
+                    }
+                    const Real ql = Real(0.5) * (qx(i - 1, j) + qx(i, j)), qr = Real(0.5) * (qx(i, j) + qx(i + 1, j));
+                    const Real ul = ql > 0 ? U(i - 1, j) : uf, ur = qr > 0 ? uf : U(i + 1, j);
+                    Real a = (qr * ur - ql * ul) - uf * (qr - ql);
+                    // Cross term: y-discharges at the face's lower and upper corners.
+                    const Real qb = Real(0.5) * (qy(i - 1, j) + qy(i, j)), qt = Real(0.5) * (qy(i - 1, j + 1) + qy(i, j + 1));
+                    const Real ub = qb > 0 ? (j > 0 ? U(i, j - 1) : uf) : uf, ut = qt > 0 ? uf : (j + 1 < ny ? U(i, j + 1) : uf);
+                    a += (qt * ut - qb * ub) - uf * (qt - qb);
+                    m_u2[g.uface(i, j)] = uf - k * a / hm;
+                }
+            }
+            for (int i = 0; i < nx; ++i) {
+                const Real wf = W(i, j);
+                if (j == 0 || j == ny) {
+                    m_w2[g.wface(i, j)] = wf;
+                    continue;
+                }
+                const Real hm = Real(0.5) * (h[g.cell(i, j - 1)] + h[g.cell(i, j)]);
+                if (hm <= dry) {
+                    m_w2[g.wface(i, j)] = wf;
+                    continue;
+                }
+                const Real qb = Real(0.5) * (qy(i, j - 1) + qy(i, j)), qt = Real(0.5) * (qy(i, j) + qy(i, j + 1));
+                const Real wb = qb > 0 ? W(i, j - 1) : wf, wt = qt > 0 ? wf : W(i, j + 1);
+                Real a = (qt * wt - qb * wb) - wf * (qt - qb);
+                const Real ql = Real(0.5) * (qx(i, j - 1) + qx(i, j)), qr = Real(0.5) * (qx(i + 1, j - 1) + qx(i + 1, j));
+                const Real wl = ql > 0 ? (i > 0 ? W(i - 1, j) : wf) : wf, wr = qr > 0 ? wf : (i + 1 < nx ? W(i + 1, j) : wf);
+                a += (qr * wr - ql * wl) - wf * (qr - ql);
+                m_w2[g.wface(i, j)] = wf - k * a / hm;
+            }
+            if (j < ny) {
+                for (int i = 0; i < nx; ++i) {
+                    const std::size_t c = g.cell(i, j);
+                    const Real q = g.ink[c], uc = g.uc(i, j), wc = g.wc(i, j);
+                    const Real dqx = uc > 0 ? (i > 0 ? q - g.ink[c - 1] : Real(0)) : (i + 1 < nx ? g.ink[c + 1] - q : Real(0));
+                    const Real dqy = wc > 0 ? (j > 0 ? q - g.ink[c - nx] : Real(0)) : (j + 1 < ny ? g.ink[c + nx] - q : Real(0));
+                    m_c[c] = q - k * (uc * dqx + wc * dqy);
+                }
+            }
+        }
+    });
+    g.u.swap(m_u2);
+    g.w.swap(m_w2);
+    g.ink.swap(m_c);
+}
+
+// ---- vorticity confinement (Fedkiw, Stam & Jensen 2001), scaled by dx and dt as the seed notes -------
+// omega = dw/dx - du/dy at cells (central differences of the cell velocities), N = grad|omega| / |.|,
+// f = eps dx (N x omega) = eps dx (N_y omega, -N_x omega); faces between two wet cells get dt times the
+// mean of their cells' f.
+template <class Real>
+void ShallowWaterSolver<Real>::vorticity_confinement(Real dt, const ExecContext& exec) {
+    auto& g = m_g;
+    const auto& s = m_scene.settings;
+    const int nx = g.nx, ny = g.ny;
+    const Real dry = Real(s.dry_depth) * g.dx, inv2dx = Real(0.5) / g.dx;
+    Real* omega = m_a.data();
+    for_rows(exec, ny, s.rows_per_task, [&](int j0, int j1) {
+        for (int j = j0; j < j1; ++j)
+            for (int i = 0; i < nx; ++i) {
+                const std::size_t c = g.cell(i, j);
+                if (g.depth[c] <= dry) {
+                    omega[c] = 0;
+                    continue;
+                }
+                const int il = std::max(i - 1, 0), ir = std::min(i + 1, nx - 1), jl = std::max(j - 1, 0), jr = std::min(j + 1, ny - 1);
+                const Real dwdx = ir > il ? (g.wc(ir, j) - g.wc(il, j)) / (Real(ir - il) * g.dx) : Real(0);
+                const Real dudy = jr > jl ? (g.uc(i, jr) - g.uc(i, jl)) / (Real(jr - jl) * g.dx) : Real(0);
+                omega[c] = dwdx - dudy;
+            }
+    });
+    Real* fx = m_b.data();
+    Real* fy = m_c.data();
+    const Real scale = Real(s.vorticity) * g.dx;
+    for_rows(exec, ny, s.rows_per_task, [&](int j0, int j1) {
+        for (int j = j0; j < j1; ++j)
+            for (int i = 0; i < nx; ++i) {
+                const std::size_t c = g.cell(i, j);
+                const int il = std::max(i - 1, 0), ir = std::min(i + 1, nx - 1), jl = std::max(j - 1, 0), jr = std::min(j + 1, ny - 1);
+                const Real gx = (std::abs(omega[g.cell(ir, j)]) - std::abs(omega[g.cell(il, j)])) * inv2dx;
+                const Real gy = (std::abs(omega[g.cell(i, jr)]) - std::abs(omega[g.cell(i, jl)])) * inv2dx;
+                const Real len = std::sqrt(gx * gx + gy * gy);
+                if (!(len > Real(1e-12)) || omega[c] == 0) {
+                    fx[c] = fy[c] = 0;
+                    continue;
+                }
+                fx[c] = scale * (gy / len) * omega[c];
+                fy[c] = -scale * (gx / len) * omega[c];
+            }
+    });
+    for_rows(exec, ny + 1, s.rows_per_task, [&](int j0, int j1) {
+        for (int j = j0; j < j1; ++j) {
+            if (j < ny)
+                for (int i = 1; i < nx; ++i) {
+                    const std::size_t l = g.cell(i - 1, j), r = g.cell(i, j);
+                    if (g.depth[l] > dry && g.depth[r] > dry) g.u[g.uface(i, j)] += dt * Real(0.5) * (fx[l] + fx[r]);
+                }
+            if (j > 0 && j < ny)
+                for (int i = 0; i < nx; ++i) {
+                    const std::size_t b = g.cell(i, j - 1), t = g.cell(i, j);
+                    if (g.depth[b] > dry && g.depth[t] > dry) g.w[g.wface(i, j)] += dt * Real(0.5) * (fy[b] + fy[t]);
+                }
+        }
+    });
+}
+
+// ---- height integration (paper eq. 6 with the depth limiter of sec. 2.1.5) ---------------------------
+// hbar at a face: the depth of the upwind (donor) cell; an open border lets the border cell's water
+// out (zero-gradient outflow) and none in. Per cell: h_adj = max(0, mean of its 4 hbar - beta dx / (g dt)); a face's depth is its
+// donor's hbar - h_adj (>= 0). Outflow scaling: if the faces a cell feeds would take more than h, they
+// are scaled by h / outflow, so no cell goes below zero and no water is created by a clamp.
+template <class Real>
+void ShallowWaterSolver<Real>::integrate_height(Real dt, const ExecContext& exec, ShallowWaterStats& st) {
+    auto& g = m_g;
+    const auto& s = m_scene.settings;
+    const int nx = g.nx, ny = g.ny;
+    const bool open_x = m_scene.open_x, open_y = m_scene.open_y;
+    const Real limit = Real(s.beta) * g.dx / (Real(m_scene.gravity) * dt);
+    const Real k = dt / g.dx;
+    Real* adj = m_a.data();
+    Real* scale = m_b.data();
+    const Real* h = g.depth.data();
+    const std::uint8_t* solid = g.solid.data();
+    auto U = [&](int i, int j) { return g.u[g.uface(i, j)]; };
+    auto W = [&](int i, int j) { return g.w[g.wface(i, j)]; };
+    // Upwind depth of x-face (i, j) and its donor cell.
+    auto xface = [&](int i, int j, Real uf, long& donor) -> Real {
+        // Borders: walls carry nothing; open borders let water out, never in.
+        if (i == 0) { donor = long(g.cell(0, j)); return open_x && uf < 0 ? h[g.cell(0, j)] : Real(0); }
+        if (i == nx) { donor = long(g.cell(nx - 1, j)); return open_x && uf > 0 ? h[g.cell(nx - 1, j)] : Real(0); }
+        donor = long(uf >= 0 ? g.cell(i - 1, j) : g.cell(i, j));
+        if (solid[g.cell(i - 1, j)] || solid[g.cell(i, j)]) return 0;  // an obstacle's face is a wall
+        return h[donor];
+    };
+    auto yface = [&](int i, int j, Real wf, long& donor) -> Real {
+        if (j == 0) { donor = long(g.cell(i, 0)); return open_y && wf < 0 ? h[g.cell(i, 0)] : Real(0); }
+        if (j == ny) { donor = long(g.cell(i, ny - 1)); return open_y && wf > 0 ? h[g.cell(i, ny - 1)] : Real(0); }
+        donor = long(wf >= 0 ? g.cell(i, j - 1) : g.cell(i, j));
+        if (solid[g.cell(i, j - 1)] || solid[g.cell(i, j)]) return 0;
+        return h[donor];
+    };
+    // Pass A: h_adj and the outflow scale of every cell.
+    for_rows(exec, ny, s.rows_per_task, [&](int j0, int j1) {
+        for (int j = j0; j < j1; ++j)
+            for (int i = 0; i < nx; ++i) {
+                const std::size_t c = g.cell(i, j);
+                long d0 = -1, d1 = -1, d2 = -1, d3 = -1;
+                const Real ul = U(i, j), ur = U(i + 1, j), wb = W(i, j), wt = W(i, j + 1);
+                const Real hl = xface(i, j, ul, d0), hr = xface(i + 1, j, ur, d1);
+                const Real hb = yface(i, j, wb, d2), ht = yface(i, j + 1, wt, d3);
+                const Real a = std::max(Real(0), Real(0.25) * (hl + hr + hb + ht) - limit);
+                adj[c] = a;
+                Real out = 0;
+                if (ul < 0) out -= ul * std::max(Real(0), hl - a);
+                if (ur > 0) out += ur * std::max(Real(0), hr - a);
+                if (wb < 0) out -= wb * std::max(Real(0), hb - a);
+                if (wt > 0) out += wt * std::max(Real(0), ht - a);
+                out *= k;
+                scale[c] = out > h[c] ? (out > 0 ? h[c] / out : Real(0)) : Real(1);
+            }
+    });
+    // The flux through a face (m^2/s): u * (hbar - h_adj of the donor) * scale of the donor.
+    auto flux = [&](Real vel, Real hbar, long donor) -> Real {
+        if (vel == 0) return 0;
+        return vel * std::max(Real(0), hbar - adj[donor]) * scale[donor];
+    };
+    // Open borders: the volume that leaves (or enters) through them, before pass B overwrites nothing it needs.
+    if (open_x || open_y) {
+        double out = 0.0;
+        long d = -1;
+        if (open_x)
+            for (int j = 0; j < ny; ++j) {
+                const Real h0 = xface(0, j, U(0, j), d);
+                out -= double(flux(U(0, j), h0, d));
+                const Real h1 = xface(nx, j, U(nx, j), d);
+                out += double(flux(U(nx, j), h1, d));
+            }
+        if (open_y)
+            for (int i = 0; i < nx; ++i) {
+                const Real h0 = yface(i, 0, W(i, 0), d);
+                out -= double(flux(W(i, 0), h0, d));
+                const Real h1 = yface(i, ny, W(i, ny), d);
+                out += double(flux(W(i, ny), h1, d));
+            }
+        st.outflow = out * double(dt) * double(g.dx);
+        m_outflow += st.outflow;
+    }
+    // Pass B: h -= dt/dx div(flux).
+    Real* hn = m_c.data();
+    for_rows(exec, ny, s.rows_per_task, [&](int j0, int j1) {
+        for (int j = j0; j < j1; ++j)
+            for (int i = 0; i < nx; ++i) {
+                const std::size_t c = g.cell(i, j);
+                if (g.solid[c]) {
+                    hn[c] = 0;
+                    continue;
+                }
+                long d0 = -1, d1 = -1, d2 = -1, d3 = -1;
+                const Real ul = U(i, j), ur = U(i + 1, j), wb = W(i, j), wt = W(i, j + 1);
+                // (The depths first: the donors they set are read by flux.)
+                const Real hl = xface(i, j, ul, d0), hr = xface(i + 1, j, ur, d1);
+                const Real hb = yface(i, j, wb, d2), ht = yface(i, j + 1, wt, d3);
+                const Real fl = flux(ul, hl, d0), fr = flux(ur, hr, d1), fb = flux(wb, hb, d2), ft = flux(wt, ht, d3);
+                const Real v = h[c] - k * ((fr - fl) + (ft - fb));
+                hn[c] = v > 0 ? v : Real(0);  // only round-off can go below zero here
+            }
+    });
+    g.depth.swap(m_c);
+}
+
+// ---- overshooting reduction at wave edges (paper sec. 2.2) -------------------------------------------
+// Cell C is an edge towards R (its lower neighbour along an axis) when eta_C - eta_L > lambda_edge and
+// eta_C > eta_R, L the neighbour on the other side. It passes alpha_edge * max(0, (h_C - h_R) / 2) to R:
+// the paper's h_C += alpha_edge (max(0, (h_C + h_R) / 2) - h_C), written as a transfer so that volume is
+// kept. Gathered: each cell adds what its neighbours pass to it, all from the previous depths.
+template <class Real>
+void ShallowWaterSolver<Real>::reduce_overshooting(const ExecContext& exec) {
+    auto& g = m_g;
+    const auto& s = m_scene.settings;
+    const int nx = g.nx, ny = g.ny;
+    const Real thr = Real(s.edge_threshold) * g.dx, alpha = Real(s.edge_alpha);
+    const Real* h = g.depth.data();
+    const Real* H = g.terrain.data();
+    auto eta = [&](int i, int j) { return H[g.cell(i, j)] + h[g.cell(i, j)]; };
+    auto wet_ok = [&](int i, int j) { return i >= 0 && i < nx && j >= 0 && j < ny && !g.solid[g.cell(i, j)]; };
+    // What cell (i, j) passes to its neighbour at (i + di, j + dj).
+    auto give = [&](int i, int j, int di, int dj) -> Real {
+        if (!wet_ok(i + di, j + dj) || !wet_ok(i - di, j - dj) || !wet_ok(i, j)) return 0;
+        const Real ec = eta(i, j);
+        if (!(ec - eta(i - di, j - dj) > thr && ec > eta(i + di, j + dj))) return 0;
+        return alpha * std::max(Real(0), Real(0.5) * (h[g.cell(i, j)] - h[g.cell(i + di, j + dj)]));
+    };
+    Real* hn = m_c.data();
+    for_rows(exec, ny, s.rows_per_task, [&](int j0, int j1) {
+        for (int j = j0; j < j1; ++j)
+            for (int i = 0; i < nx; ++i) {
+                const std::size_t c = g.cell(i, j);
+                Real v = h[c];
+                if (!g.solid[c]) {
+                    v -= give(i, j, 1, 0) + give(i, j, -1, 0) + give(i, j, 0, 1) + give(i, j, 0, -1);
+                    v += give(i - 1, j, 1, 0) + give(i + 1, j, -1, 0) + give(i, j - 1, 0, 1) + give(i, j + 1, 0, -1);
+                }
+                hn[c] = v > 0 ? v : Real(0);
+            }
+    });
+    g.depth.swap(m_c);
+}
+
+// ---- velocity integration (paper eq. 7) and the boundary conditions ----------------------------------
+template <class Real>
+void ShallowWaterSolver<Real>::integrate_velocity(Real dt, const ExecContext& exec, ShallowWaterStats& st) {
+    auto& g = m_g;
+    const auto& s = m_scene.settings;
+    const int nx = g.nx, ny = g.ny;
+    const Real gdt = Real(m_scene.gravity) * dt / g.dx;
+    const Real ax = Real(s.acceleration_x) * dt, ay = Real(s.acceleration_y) * dt;
+    const Real vmax = dt > 0 ? Real(s.alpha) * g.dx / dt : std::numeric_limits<Real>::infinity();
+    const Real dry = Real(s.dry_depth) * g.dx;
+    const Real* h = g.depth.data();
+    const Real* H = g.terrain.data();
+    const bool open_x = m_scene.open_x, open_y = m_scene.open_y;
+    struct Acc {
+        Real speed = 0, depth = 0;
+        std::size_t clamped = 0;
+        bool bad = false;
+    };
+    // Face between cells a and b (b on the positive side): the update, the shore rule, the clamp.
+    auto face = [&](Real& vel, std::size_t a, std::size_t b, Real accel, Acc& acc) {
+        if (g.solid[a] || g.solid[b]) {
+            vel = 0;
+            return;
+        }
+        const Real ha = h[a], hb = h[b], ea = H[a] + ha, eb = H[b] + hb;
+        if ((ha <= dry && (hb <= dry || H[a] > eb)) || (hb <= dry && H[b] > ea)) {
+            vel = 0;  // shore: no water to move
+            return;
+        }
+        Real v = vel - gdt * (eb - ea) + accel;
+        if (std::abs(v) > vmax) {
+            v = std::copysign(vmax, v);
+            ++acc.clamped;
+        }
+        if (!std::isfinite(v)) acc.bad = true;
+        vel = v;
+        acc.speed = std::max(acc.speed, std::abs(v));
+    };
+    const std::size_t rows = std::size_t(ny + 1);
+    const Acc total = parallel_reduce_blocks(
+        exec, rows, Acc{},
+        [&](std::size_t j0, std::size_t j1) {
+            Acc acc;
+            for (int j = int(j0); j < int(j1); ++j) {
+                if (j < ny) {
+                    Real* u = &g.u[g.uface(0, j)];
+                    const std::size_t c0 = g.cell(0, j);
+                    for (int i = 1; i < nx; ++i) face(u[i], c0 + i - 1, c0 + i, ax, acc);
+                    if (open_x) {
+                        // Open: zero-gradient outflow (the water leaves at the speed it has), no inflow.
+                        u[0] = std::min(Real(0), nx > 1 ? u[1] : u[0]);
+                        u[nx] = std::max(Real(0), nx > 1 ? u[nx - 1] : u[nx]);
+                        if (g.solid[c0]) u[0] = 0;
+                        if (g.solid[c0 + nx - 1]) u[nx] = 0;
+                        acc.speed = std::max({acc.speed, std::abs(u[0]), std::abs(u[nx])});
+                    } else {
+                        u[0] = u[nx] = 0;
+                    }
+                    for (int i = 0; i < nx; ++i) acc.depth = std::max(acc.depth, h[c0 + i]);
+                    if (!std::isfinite(acc.depth)) acc.bad = true;
+                }
+                Real* w = &g.w[g.wface(0, j)];
+                if (j > 0 && j < ny) {
+                    for (int i = 0; i < nx; ++i) face(w[i], g.cell(i, j - 1), g.cell(i, j), ay, acc);
+                } else if (open_y && ny > 1) {
+                    const Real* inner = &g.w[g.wface(0, j == 0 ? 1 : ny - 1)];
+                    const std::size_t c0 = g.cell(0, j == 0 ? 0 : ny - 1);
+                    for (int i = 0; i < nx; ++i) {
+                        w[i] = g.solid[c0 + i] ? Real(0) : j == 0 ? std::min(Real(0), inner[i]) : std::max(Real(0), inner[i]);
+                        acc.speed = std::max(acc.speed, std::abs(w[i]));
+                    }
+                } else {
+                    for (int i = 0; i < nx; ++i) w[i] = 0;
+                }
+            }
+            return acc;
+        },
+        [](Acc a, const Acc& b) {
+            a.speed = std::max(a.speed, b.speed);
+            a.depth = std::max(a.depth, b.depth);
+            a.clamped += b.clamped;
+            a.bad = a.bad || b.bad;
+            return a;
+        },
+        std::size_t(s.rows_per_task));
+    st.max_speed = double(total.speed);
+    st.max_depth = double(total.depth);
+    st.clamped = total.clamped;
+    st.non_finite = total.bad;
+    m_max_wave_speed = std::sqrt(m_scene.gravity * double(total.depth)) + double(total.speed);
+}
+
+template <class Real>
+ShallowWaterStats ShallowWaterSolver<Real>::step(double dt_in, const ExecContext& exec) {
+    ShallowWaterStats st;
+    st.dt = dt_in;
+    const Real dt = Real(dt_in);
+    const auto& s = m_scene.settings;
+    apply_sources(dt_in, st);
+    if (s.advection != "none") {
+        // Each pass traces back advection_step * dt: the seed's (0.5, 2 passes) moves as far as (1, 1).
+        for (int k = 0; k < s.advection_iterations; ++k) {
+            if (s.advection == "upwind") advect_upwind(dt, exec);
+            else if (s.advection == "conservative") advect_conservative(dt, exec);
+            else advect_semi_lagrangian(dt, exec);
+        }
+    }
+    if (s.vorticity > 0.0f) vorticity_confinement(dt, exec);
+    integrate_height(dt, exec, st);
+    if (s.edge_alpha > 0.0f) reduce_overshooting(exec);
+    integrate_velocity(dt, exec, st);
+    m_time += dt_in;
+    ++m_steps;
+    return st;
+}
+
+template struct ShallowWaterGrid<float>;
+template struct ShallowWaterGrid<double>;
+template class ShallowWaterSolver<float>;
+template class ShallowWaterSolver<double>;
+
+}  // namespace eddy
