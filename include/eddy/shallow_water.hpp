@@ -161,7 +161,9 @@ private:
     void advect_upwind(Real dt, const ExecContext& exec);
     void advect_conservative(Real dt, const ExecContext& exec);
     void vorticity_confinement(Real dt, const ExecContext& exec);
+    void close_walls(const ExecContext& exec);
     void integrate_height(Real dt, const ExecContext& exec, ShallowWaterStats& st);
+    void integrate_height_fast(Real dt, const ExecContext& exec, ShallowWaterStats& st);
     void reduce_overshooting(const ExecContext& exec);
     void integrate_velocity(Real dt, const ExecContext& exec, ShallowWaterStats& st);
 
@@ -172,6 +174,9 @@ private:
     double m_time = 0.0, m_inflow = 0.0, m_outflow = 0.0;
     std::uint64_t m_steps = 0, m_drop_counter = 0;
     double m_max_wave_speed = 0.0;    // for the adaptive step, from the last velocity pass
+    double m_max_depth = 0.0;         // largest depth at the last velocity pass (m)
+    double m_added_depth = 0.0;       // largest depth added to a cell by this step's sources (m)
+    bool m_has_solid = false;         // obstacles present
 };
 
 /// A shallow-water simulation as the CLI runs it: the scene, and the solver in the chosen precision.

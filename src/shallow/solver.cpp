@@ -140,7 +140,10 @@ ShallowWaterSolver<Real>::ShallowWaterSolver(const ShallowWaterScene& scene, con
             for (int i = 0; i < g.nx; ++i) g.w[g.wface(i, j)] = Real(ev((i + 0.5) * dx, j * dx));
     }
     for (std::size_t c = 0; c < n; ++c)
-        if (g.solid[c]) g.depth[c] = 0;
+        if (g.solid[c]) {
+            g.depth[c] = 0;
+            m_has_solid = true;
+        }
     // Boundary conditions on the initial state, and the wave speed for the first step.
     ShallowWaterStats st;
     ExecContext serial(1);
@@ -177,6 +180,7 @@ void ShallowWaterSolver<Real>::add_drop(double x, double y, double radius, doubl
         }
     }
     m_inflow += added * dx * dx;
+    m_max_depth += height;  // a bound for the limiter's test until the next velocity pass measures it
 }
 
 template <class Real>
@@ -194,9 +198,11 @@ void ShallowWaterSolver<Real>::apply_sources(double dt, ShallowWaterStats& st) {
     // The part of [t0, t1) during which a source is on.
     auto active = [&](double start, double end) { return std::max(0.0, std::min(t1, end) - std::max(t0, start)); };
     const double before = m_inflow;
+    m_added_depth = 0.0;
     for (const auto& s : m_scene.water_sources) {
         const double on = active(s.start, s.end);
         if (on <= 0.0) continue;
+        m_added_depth = std::max(m_added_depth, s.rate * on);
         cells_of(s, [&](std::size_t c) {
             const Real old = g.depth[c];
             g.depth[c] = std::max(Real(0), Real(g.depth[c] + s.rate * on));
@@ -215,6 +221,7 @@ void ShallowWaterSolver<Real>::apply_sources(double dt, ShallowWaterStats& st) {
             std::uint64_t state = d.seed * 0x632BE59BD9B4E019ull + k;
             const double x = uniform01(state) * g.nx * dx, y = uniform01(state) * g.ny * dx;
             add_drop(x, y, d.radius, d.height, d.ink);
+            m_added_depth += d.height;
         }
     }
     st.inflow = m_inflow - before;
@@ -370,71 +377,103 @@ void ShallowWaterSolver<Real>::advect_conservative(Real dt, const ExecContext& e
     const Real k = Real(s.advection_step) * Real(s.advection_blend) * dt / g.dx;
     const Real dry = Real(s.dry_depth) * g.dx;
     const Real* h = g.depth.data();
-    auto U = [&](int i, int j) { return g.u[g.uface(i, j)]; };
-    auto W = [&](int i, int j) { return g.w[g.wface(i, j)]; };
-    // Face discharges with the upwind depth (border faces: 0 at walls, the neighbour's depth when open).
-    auto qx = [&](int i, int j) -> Real {
-        const Real v = U(i, j);
-        if (v == 0) return 0;
-        if (i == 0) return v * h[g.cell(0, j)];
-        if (i == nx) return v * h[g.cell(nx - 1, j)];
-        return v * h[g.cell(v > 0 ? i - 1 : i, j)];
-    };
-    auto qy = [&](int i, int j) -> Real {
-        const Real v = W(i, j);
-        if (v == 0) return 0;
-        if (j == 0) return v * h[g.cell(i, 0)];
-        if (j == ny) return v * h[g.cell(i, ny - 1)];
-        return v * h[g.cell(i, v > 0 ? j - 1 : j)];
-    };
+    const Real* u = g.u.data();
+    const Real* w = g.w.data();
+    const Real* ink = g.ink.data();
+    Real* u2 = m_u2.data();
+    Real* w2 = m_w2.data();
+    Real* ink2 = m_c.data();
+    const std::size_t su = std::size_t(nx + 1);  // x-face row stride
     for_rows(exec, ny + 1, s.rows_per_task, [&](int j0, int j1) {
+        // Discharges q = hbar u of the faces this task reads: x-faces of cell rows j0 - 1 .. j1 (clamped),
+        // y-faces of face rows j0 - 1 .. j1 + 1 (clamped). Border faces take the border cell's depth.
+        const int qx0 = std::max(j0 - 1, 0), qx1 = std::min(j1, ny - 1);
+        const int qy0 = std::max(j0 - 1, 0), qy1 = std::min(j1 + 1, ny);
+        std::vector<Real> qxb(std::size_t(qx1 - qx0 + 1) * su), qyb(std::size_t(qy1 - qy0 + 1) * nx);
+        for (int j = qx0; j <= qx1; ++j) {
+            const Real* uj = u + std::size_t(j) * su;
+            const Real* hj = h + std::size_t(j) * nx;
+            Real* q = &qxb[std::size_t(j - qx0) * su];
+            q[0] = uj[0] * hj[0];
+            for (int i = 1; i < nx; ++i) q[i] = uj[i] * (uj[i] > 0 ? hj[i - 1] : hj[i]);
+            q[nx] = uj[nx] * hj[nx - 1];
+        }
+        for (int j = qy0; j <= qy1; ++j) {
+            const Real* wj = w + std::size_t(j) * nx;
+            const Real* lo = h + std::size_t(std::max(j - 1, 0)) * nx;
+            const Real* hi = h + std::size_t(std::min(j, ny - 1)) * nx;
+            Real* q = &qyb[std::size_t(j - qy0) * nx];
+            for (int i = 0; i < nx; ++i) q[i] = wj[i] * (wj[i] > 0 ? lo[i] : hi[i]);
+        }
+        auto QX = [&](int j) { return &qxb[std::size_t(j - qx0) * su]; };
+        auto QY = [&](int j) { return &qyb[std::size_t(j - qy0) * nx]; };
         for (int j = j0; j < j1; ++j) {
             if (j < ny) {
-                m_u2[g.uface(0, j)] = U(0, j);
-                m_u2[g.uface(nx, j)] = U(nx, j);
+                // x-faces of cell row j. Rows past the border read row j itself (no cross difference there).
+                const Real* uj = u + std::size_t(j) * su;
+                const Real* um = u + std::size_t(j > 0 ? j - 1 : j) * su;
+                const Real* up = u + std::size_t(j + 1 < ny ? j + 1 : j) * su;
+                const Real* hj = h + std::size_t(j) * nx;
+                const Real* qx = QX(j);
+                const Real* qb = QY(j);
+                const Real* qt = QY(j + 1);
+                Real* out = u2 + std::size_t(j) * su;
+                out[0] = uj[0];
+                out[nx] = uj[nx];
                 for (int i = 1; i < nx; ++i) {
-                    const Real uf = U(i, j);
-                    const Real hm = Real(0.5) * (h[g.cell(i - 1, j)] + h[g.cell(i, j)]);
-                    if (hm <= dry) {
-                        m_u2[g.uface(i, j)] = uf;
-                        continue;
-                    }
-                    const Real ql = Real(0.5) * (qx(i - 1, j) + qx(i, j)), qr = Real(0.5) * (qx(i, j) + qx(i + 1, j));
-                    const Real ul = ql > 0 ? U(i - 1, j) : uf, ur = qr > 0 ? uf : U(i + 1, j);
-                    Real a = (qr * ur - ql * ul) - uf * (qr - ql);
-                    // Cross term: y-discharges at the face's lower and upper corners.
-                    const Real qb = Real(0.5) * (qy(i - 1, j) + qy(i, j)), qt = Real(0.5) * (qy(i - 1, j + 1) + qy(i, j + 1));
-                    const Real ub = qb > 0 ? (j > 0 ? U(i, j - 1) : uf) : uf, ut = qt > 0 ? uf : (j + 1 < ny ? U(i, j + 1) : uf);
-                    a += (qt * ut - qb * ub) - uf * (qt - qb);
-                    m_u2[g.uface(i, j)] = uf - k * a / hm;
+                    const Real uf = uj[i];
+                    const Real hm = Real(0.5) * (hj[i - 1] + hj[i]);
+                    const Real ql = Real(0.5) * (qx[i - 1] + qx[i]), qr = Real(0.5) * (qx[i] + qx[i + 1]);
+                    const Real ul = ql > 0 ? uj[i - 1] : uf, ur = qr > 0 ? uf : uj[i + 1];
+                    const Real b = Real(0.5) * (qb[i - 1] + qb[i]), t = Real(0.5) * (qt[i - 1] + qt[i]);
+                    const Real ub = b > 0 ? um[i] : uf, ut = t > 0 ? uf : up[i];
+                    const Real a = (qr * ur - ql * ul) - uf * (qr - ql) + (t * ut - b * ub) - uf * (t - b);
+                    out[i] = hm > dry ? uf - k * a / hm : uf;
                 }
             }
-            for (int i = 0; i < nx; ++i) {
-                const Real wf = W(i, j);
+            // y-faces of face row j (between cell rows j - 1 and j); the border rows are kept.
+            {
+                const Real* wj = w + std::size_t(j) * nx;
+                Real* out = w2 + std::size_t(j) * nx;
                 if (j == 0 || j == ny) {
-                    m_w2[g.wface(i, j)] = wf;
-                    continue;
+                    for (int i = 0; i < nx; ++i) out[i] = wj[i];
+                } else {
+                    const Real* wm = w + std::size_t(j - 1) * nx;
+                    const Real* wp = w + std::size_t(j + 1) * nx;
+                    const Real* lo = h + std::size_t(j - 1) * nx;
+                    const Real* hi = h + std::size_t(j) * nx;
+                    const Real* qm = QY(j - 1);
+                    const Real* qj = QY(j);
+                    const Real* qp = QY(j + 1);
+                    const Real* xl = QX(j - 1);
+                    const Real* xh = QX(j);
+                    for (int i = 0; i < nx; ++i) {
+                        const Real wf = wj[i];
+                        const Real hm = Real(0.5) * (lo[i] + hi[i]);
+                        const Real qb = Real(0.5) * (qm[i] + qj[i]), qt = Real(0.5) * (qj[i] + qp[i]);
+                        const Real wb = qb > 0 ? wm[i] : wf, wt = qt > 0 ? wf : wp[i];
+                        const Real ql = Real(0.5) * (xl[i] + xh[i]), qr = Real(0.5) * (xl[i + 1] + xh[i + 1]);
+                        const Real wl = ql > 0 ? wj[i > 0 ? i - 1 : i] : wf, wr = qr > 0 ? wf : wj[i + 1 < nx ? i + 1 : i];
+                        const Real a = (qt * wt - qb * wb) - wf * (qt - qb) + (qr * wr - ql * wl) - wf * (qr - ql);
+                        out[i] = hm > dry ? wf - k * a / hm : wf;
+                    }
                 }
-                const Real hm = Real(0.5) * (h[g.cell(i, j - 1)] + h[g.cell(i, j)]);
-                if (hm <= dry) {
-                    m_w2[g.wface(i, j)] = wf;
-                    continue;
-                }
-                const Real qb = Real(0.5) * (qy(i, j - 1) + qy(i, j)), qt = Real(0.5) * (qy(i, j) + qy(i, j + 1));
-                const Real wb = qb > 0 ? W(i, j - 1) : wf, wt = qt > 0 ? wf : W(i, j + 1);
-                Real a = (qt * wt - qb * wb) - wf * (qt - qb);
-                const Real ql = Real(0.5) * (qx(i, j - 1) + qx(i, j)), qr = Real(0.5) * (qx(i + 1, j - 1) + qx(i + 1, j));
-                const Real wl = ql > 0 ? (i > 0 ? W(i - 1, j) : wf) : wf, wr = qr > 0 ? wf : (i + 1 < nx ? W(i + 1, j) : wf);
-                a += (qr * wr - ql * wl) - wf * (qr - ql);
-                m_w2[g.wface(i, j)] = wf - k * a / hm;
             }
+            // Ink of cell row j, upwind with the cell velocities.
             if (j < ny) {
+                const Real* q = ink + std::size_t(j) * nx;
+                const Real* qm = ink + std::size_t(j > 0 ? j - 1 : j) * nx;
+                const Real* qp = ink + std::size_t(j + 1 < ny ? j + 1 : j) * nx;
+                const Real* uj = u + std::size_t(j) * su;
+                const Real* wl = w + std::size_t(j) * nx;
+                const Real* wh = w + std::size_t(j + 1) * nx;
+                Real* out = ink2 + std::size_t(j) * nx;
                 for (int i = 0; i < nx; ++i) {
-                    const std::size_t c = g.cell(i, j);
-                    const Real q = g.ink[c], uc = g.uc(i, j), wc = g.wc(i, j);
-                    const Real dqx = uc > 0 ? (i > 0 ? q - g.ink[c - 1] : Real(0)) : (i + 1 < nx ? g.ink[c + 1] - q : Real(0));
-                    const Real dqy = wc > 0 ? (j > 0 ? q - g.ink[c - nx] : Real(0)) : (j + 1 < ny ? g.ink[c + nx] - q : Real(0));
-                    m_c[c] = q - k * (uc * dqx + wc * dqy);
+                    const Real uc = Real(0.5) * (uj[i] + uj[i + 1]), wc = Real(0.5) * (wl[i] + wh[i]);
+                    const Real left = q[i > 0 ? i - 1 : i], right = q[i + 1 < nx ? i + 1 : i];
+                    const Real dqx = uc > 0 ? q[i] - left : right - q[i];
+                    const Real dqy = wc > 0 ? q[i] - qm[i] : qp[i] - q[i];
+                    out[i] = q[i] - k * (uc * dqx + wc * dqy);
                 }
             }
         }
@@ -608,6 +647,77 @@ void ShallowWaterSolver<Real>::integrate_height(Real dt, const ExecContext& exec
     g.depth.swap(m_c);
 }
 
+// The same update when the depth limiter cannot act (every face depth below beta dx / (g dt), known
+// from the largest depth): then a cell's outflow is k h S, S the sum of its outward face speeds, and the
+// outflow scale min(1, 1 / (k S)) needs no depth. One pass, rows of scales and y-fluxes kept per task.
+template <class Real>
+void ShallowWaterSolver<Real>::integrate_height_fast(Real dt, const ExecContext& exec, ShallowWaterStats& st) {
+    auto& g = m_g;
+    const auto& s = m_scene.settings;
+    const int nx = g.nx, ny = g.ny;
+    const Real k = dt / g.dx;
+    const Real* h = g.depth.data();
+    const Real* u = g.u.data();
+    const Real* w = g.w.data();
+    Real* hn = m_c.data();
+    const std::size_t su = std::size_t(nx + 1);
+    const double out = parallel_reduce_blocks(
+        exec, std::size_t(ny), 0.0,
+        [&](std::size_t jb, std::size_t je) {
+            const int j0 = int(jb), j1 = int(je);
+            const int s0 = std::max(j0 - 1, 0), s1 = std::min(j1, ny - 1);
+            std::vector<Real> sc(std::size_t(s1 - s0 + 1) * nx), fy(std::size_t(j1 - j0 + 1) * nx), fx(su);
+            for (int j = s0; j <= s1; ++j) {
+                const Real* uj = u + std::size_t(j) * su;
+                const Real* wl = w + std::size_t(j) * nx;
+                const Real* wh = w + std::size_t(j + 1) * nx;
+                Real* out = &sc[std::size_t(j - s0) * nx];
+                for (int i = 0; i < nx; ++i) {
+                    const Real ks = k * (std::max(Real(0), uj[i + 1]) - std::min(Real(0), uj[i]) + std::max(Real(0), wh[i]) -
+                                         std::min(Real(0), wl[i]));
+                    out[i] = ks > 1 ? 1 / ks : Real(1);
+                }
+            }
+            auto SC = [&](int j) { return &sc[std::size_t(j - s0) * nx]; };
+            for (int f = j0; f <= j1; ++f) {
+                const Real* wf = w + std::size_t(f) * nx;
+                const int lo = std::max(f - 1, 0), hi = std::min(f, ny - 1);  // border rows: the cell inside
+                const Real* hl = h + std::size_t(lo) * nx;
+                const Real* hh = h + std::size_t(hi) * nx;
+                const Real* sl = SC(lo);
+                const Real* sh = SC(hi);
+                Real* F = &fy[std::size_t(f - j0) * nx];
+                for (int i = 0; i < nx; ++i) F[i] = wf[i] * (wf[i] > 0 ? hl[i] * sl[i] : hh[i] * sh[i]);
+            }
+            double border = 0.0;
+            for (int j = j0; j < j1; ++j) {
+                const Real* uj = u + std::size_t(j) * su;
+                const Real* hj = h + std::size_t(j) * nx;
+                const Real* sj = SC(j);
+                fx[0] = uj[0] * hj[0] * sj[0];
+                for (int i = 1; i < nx; ++i) fx[i] = uj[i] * (uj[i] > 0 ? hj[i - 1] * sj[i - 1] : hj[i] * sj[i]);
+                fx[nx] = uj[nx] * hj[nx - 1] * sj[nx - 1];
+                const Real* fb = &fy[std::size_t(j - j0) * nx];
+                const Real* ft = &fy[std::size_t(j - j0 + 1) * nx];
+                Real* o = hn + std::size_t(j) * nx;
+                for (int i = 0; i < nx; ++i) {
+                    const Real v = hj[i] - k * ((fx[i + 1] - fx[i]) + (ft[i] - fb[i]));
+                    o[i] = v > 0 ? v : Real(0);  // only round-off can go below zero
+                }
+                border += double(fx[nx]) - double(fx[0]);
+            }
+            if (j0 == 0)
+                for (int i = 0; i < nx; ++i) border -= double(fy[std::size_t(i)]);
+            if (j1 == ny)
+                for (int i = 0; i < nx; ++i) border += double(fy[std::size_t(j1 - j0) * nx + i]);
+            return border;
+        },
+        [](double a, double b) { return a + b; }, std::size_t(s.rows_per_task));
+    st.outflow = out * double(dt) * double(g.dx);
+    m_outflow += st.outflow;
+    g.depth.swap(m_c);
+}
+
 // ---- overshooting reduction at wave edges (paper sec. 2.2) -------------------------------------------
 // Cell C is an edge towards R (its lower neighbour along an axis) when eta_C - eta_L > lambda_edge and
 // eta_C > eta_R, L the neighbour on the other side. It passes alpha_edge * max(0, (h_C - h_R) / 2) to R:
@@ -618,35 +728,61 @@ void ShallowWaterSolver<Real>::reduce_overshooting(const ExecContext& exec) {
     auto& g = m_g;
     const auto& s = m_scene.settings;
     const int nx = g.nx, ny = g.ny;
-    const Real thr = Real(s.edge_threshold) * g.dx, alpha = Real(s.edge_alpha);
-    const Real* h = g.depth.data();
-    const Real* H = g.terrain.data();
-    auto eta = [&](int i, int j) { return H[g.cell(i, j)] + h[g.cell(i, j)]; };
-    auto wet_ok = [&](int i, int j) { return i >= 0 && i < nx && j >= 0 && j < ny && !g.solid[g.cell(i, j)]; };
-    // What cell (i, j) passes to its neighbour at (i + di, j + dj).
-    auto give = [&](int i, int j, int di, int dj) -> Real {
-        if (!wet_ok(i + di, j + dj) || !wet_ok(i - di, j - dj) || !wet_ok(i, j)) return 0;
-        const Real ec = eta(i, j);
-        if (!(ec - eta(i - di, j - dj) > thr && ec > eta(i + di, j + dj))) return 0;
-        return alpha * std::max(Real(0), Real(0.5) * (h[g.cell(i, j)] - h[g.cell(i + di, j + dj)]));
-    };
+    const Real thr = Real(s.edge_threshold) * g.dx, alpha = Real(s.edge_alpha) * Real(0.5);
+    const Real nan = std::numeric_limits<Real>::quiet_NaN();
     Real* hn = m_c.data();
     for_rows(exec, ny, s.rows_per_task, [&](int j0, int j1) {
-        for (int j = j0; j < j1; ++j)
+        // eta and h of rows j0 - 2 .. j1 + 1 with one padding cell on each side; eta is NaN outside the
+        // grid and in obstacles, so that every comparison with it is false (no edge, no transfer).
+        const int rows = j1 - j0 + 4, stride = nx + 4;
+        std::vector<Real> eta(std::size_t(rows) * stride, nan), hh(std::size_t(rows) * stride, Real(0));
+        for (int r = 0; r < rows; ++r) {
+            const int j = j0 - 2 + r;
+            if (j < 0 || j >= ny) continue;
+            const std::size_t c0 = g.cell(0, j);
+            Real* e = &eta[std::size_t(r) * stride + 2];
+            Real* hr = &hh[std::size_t(r) * stride + 2];
             for (int i = 0; i < nx; ++i) {
-                const std::size_t c = g.cell(i, j);
-                Real v = h[c];
-                if (!g.solid[c]) {
-                    v -= give(i, j, 1, 0) + give(i, j, -1, 0) + give(i, j, 0, 1) + give(i, j, 0, -1);
-                    v += give(i - 1, j, 1, 0) + give(i + 1, j, -1, 0) + give(i, j - 1, 0, 1) + give(i, j + 1, 0, -1);
-                }
-                hn[c] = v > 0 ? v : Real(0);
+                hr[i] = g.depth[c0 + i];
+                e[i] = g.solid[c0 + i] ? nan : g.terrain[c0 + i] + g.depth[c0 + i];
             }
+        }
+        // What the cell at offset o passes to its neighbour at o + d (d = +-1 or +-stride).
+        auto give = [&](std::size_t o, std::ptrdiff_t d) -> Real {
+            const Real ec = eta[o];
+            const bool edge = (ec - eta[o - d] > thr) & (ec > eta[o + d]);
+            return edge ? alpha * std::max(Real(0), hh[o] - hh[o + d]) : Real(0);
+        };
+        const std::ptrdiff_t S = stride;
+        for (int j = j0; j < j1; ++j) {
+            const std::size_t row = std::size_t(j - j0 + 2) * stride + 2;
+            const std::size_t c0 = g.cell(0, j);
+            for (int i = 0; i < nx; ++i) {
+                const std::size_t o = row + i;
+                if (g.solid[c0 + i]) {
+                    hn[c0 + i] = g.depth[c0 + i];
+                    continue;
+                }
+                Real v = hh[o];
+                v -= give(o, 1) + give(o, -1);
+                v += give(o - 1, 1) + give(o + 1, -1);
+                // Along y; the rows beyond j +- 1 are only read when the neighbour's edge test needs them.
+                v -= give(o, S) + give(o, -S);
+                v += give(o - S, S) + give(o + S, -S);
+                hn[c0 + i] = v > 0 ? v : Real(0);
+            }
+        }
     });
     g.depth.swap(m_c);
 }
 
 // ---- velocity integration (paper eq. 7) and the boundary conditions ----------------------------------
+// Per face between cells a and b (b on the positive side):
+//   v = clamp(v - g dt/dx (eta_b - eta_a) + a dt, -alpha dx/dt, alpha dx/dt)
+//   v = 0 on a shore: (h_a <= eps and (h_b <= eps or H_a > eta_b)) or (h_b <= eps and H_b > eta_a),
+//         and on the faces of obstacles; walls close the border faces, open borders copy the inner
+//         face's outward velocity.
+// Written without branches in the inner loops, so that they vectorise.
 template <class Real>
 void ShallowWaterSolver<Real>::integrate_velocity(Real dt, const ExecContext& exec, ShallowWaterStats& st) {
     auto& g = m_g;
@@ -654,35 +790,36 @@ void ShallowWaterSolver<Real>::integrate_velocity(Real dt, const ExecContext& ex
     const int nx = g.nx, ny = g.ny;
     const Real gdt = Real(m_scene.gravity) * dt / g.dx;
     const Real ax = Real(s.acceleration_x) * dt, ay = Real(s.acceleration_y) * dt;
-    const Real vmax = dt > 0 ? Real(s.alpha) * g.dx / dt : std::numeric_limits<Real>::infinity();
+    const Real vmax = dt > 0 ? Real(s.alpha) * g.dx / dt : std::numeric_limits<Real>::max();
     const Real dry = Real(s.dry_depth) * g.dx;
     const Real* h = g.depth.data();
     const Real* H = g.terrain.data();
+    const std::uint8_t* solid = g.solid.data();
     const bool open_x = m_scene.open_x, open_y = m_scene.open_y;
     struct Acc {
-        Real speed = 0, depth = 0;
+        Real speed = 0, depth = 0, nan_probe = 0;
         std::size_t clamped = 0;
-        bool bad = false;
     };
-    // Face between cells a and b (b on the positive side): the update, the shore rule, the clamp.
-    auto face = [&](Real& vel, std::size_t a, std::size_t b, Real accel, Acc& acc) {
-        if (g.solid[a] || g.solid[b]) {
-            vel = 0;
-            return;
+    // The faces between cells a[i] and b[i], i in [0, n).
+    auto faces = [&](Real* v, const Real* ha, const Real* hb, const Real* Ha, const Real* Hb, const std::uint8_t* sa,
+                     const std::uint8_t* sb, int n, Real accel, Acc& acc) {
+        Real speed = acc.speed, probe = 0;
+        std::size_t clamped = 0;
+        for (int i = 0; i < n; ++i) {
+            const Real ea = Ha[i] + ha[i], eb = Hb[i] + hb[i];
+            const bool da = ha[i] <= dry, db = hb[i] <= dry;
+            const bool shut = (da & (db | (Ha[i] > eb))) | (db & (Hb[i] > ea)) | ((sa[i] | sb[i]) != 0);
+            const Real raw = v[i] - gdt * (eb - ea) + accel;
+            clamped += (!shut & (std::abs(raw) > vmax)) ? 1 : 0;
+            const Real c = std::min(std::max(raw, -vmax), vmax);
+            const Real out = shut ? Real(0) : c;
+            probe += raw - raw;  // NaN or infinite raw -> NaN probe
+            speed = std::max(speed, std::abs(out));
+            v[i] = out;
         }
-        const Real ha = h[a], hb = h[b], ea = H[a] + ha, eb = H[b] + hb;
-        if ((ha <= dry && (hb <= dry || H[a] > eb)) || (hb <= dry && H[b] > ea)) {
-            vel = 0;  // shore: no water to move
-            return;
-        }
-        Real v = vel - gdt * (eb - ea) + accel;
-        if (std::abs(v) > vmax) {
-            v = std::copysign(vmax, v);
-            ++acc.clamped;
-        }
-        if (!std::isfinite(v)) acc.bad = true;
-        vel = v;
-        acc.speed = std::max(acc.speed, std::abs(v));
+        acc.speed = speed;
+        acc.nan_probe += probe;
+        acc.clamped += clamped;
     };
     const std::size_t rows = std::size_t(ny + 1);
     const Acc total = parallel_reduce_blocks(
@@ -693,28 +830,29 @@ void ShallowWaterSolver<Real>::integrate_velocity(Real dt, const ExecContext& ex
                 if (j < ny) {
                     Real* u = &g.u[g.uface(0, j)];
                     const std::size_t c0 = g.cell(0, j);
-                    for (int i = 1; i < nx; ++i) face(u[i], c0 + i - 1, c0 + i, ax, acc);
+                    faces(u + 1, h + c0, h + c0 + 1, H + c0, H + c0 + 1, solid + c0, solid + c0 + 1, nx - 1, ax, acc);
                     if (open_x) {
                         // Open: zero-gradient outflow (the water leaves at the speed it has), no inflow.
-                        u[0] = std::min(Real(0), nx > 1 ? u[1] : u[0]);
-                        u[nx] = std::max(Real(0), nx > 1 ? u[nx - 1] : u[nx]);
-                        if (g.solid[c0]) u[0] = 0;
-                        if (g.solid[c0 + nx - 1]) u[nx] = 0;
+                        u[0] = solid[c0] ? Real(0) : std::min(Real(0), nx > 1 ? u[1] : u[0]);
+                        u[nx] = solid[c0 + nx - 1] ? Real(0) : std::max(Real(0), nx > 1 ? u[nx - 1] : u[nx]);
                         acc.speed = std::max({acc.speed, std::abs(u[0]), std::abs(u[nx])});
                     } else {
                         u[0] = u[nx] = 0;
                     }
-                    for (int i = 0; i < nx; ++i) acc.depth = std::max(acc.depth, h[c0 + i]);
-                    if (!std::isfinite(acc.depth)) acc.bad = true;
+                    Real d = acc.depth;
+                    for (int i = 0; i < nx; ++i) d = std::max(d, h[c0 + i]);
+                    acc.depth = d;
+                    for (int i = 0; i < nx; ++i) acc.nan_probe += h[c0 + i] - h[c0 + i];
                 }
                 Real* w = &g.w[g.wface(0, j)];
                 if (j > 0 && j < ny) {
-                    for (int i = 0; i < nx; ++i) face(w[i], g.cell(i, j - 1), g.cell(i, j), ay, acc);
+                    const std::size_t lo = g.cell(0, j - 1), hi = g.cell(0, j);
+                    faces(w, h + lo, h + hi, H + lo, H + hi, solid + lo, solid + hi, nx, ay, acc);
                 } else if (open_y && ny > 1) {
                     const Real* inner = &g.w[g.wface(0, j == 0 ? 1 : ny - 1)];
                     const std::size_t c0 = g.cell(0, j == 0 ? 0 : ny - 1);
                     for (int i = 0; i < nx; ++i) {
-                        w[i] = g.solid[c0 + i] ? Real(0) : j == 0 ? std::min(Real(0), inner[i]) : std::max(Real(0), inner[i]);
+                        w[i] = solid[c0 + i] ? Real(0) : j == 0 ? std::min(Real(0), inner[i]) : std::max(Real(0), inner[i]);
                         acc.speed = std::max(acc.speed, std::abs(w[i]));
                     }
                 } else {
@@ -726,16 +864,49 @@ void ShallowWaterSolver<Real>::integrate_velocity(Real dt, const ExecContext& ex
         [](Acc a, const Acc& b) {
             a.speed = std::max(a.speed, b.speed);
             a.depth = std::max(a.depth, b.depth);
+            a.nan_probe += b.nan_probe;
             a.clamped += b.clamped;
-            a.bad = a.bad || b.bad;
             return a;
         },
         std::size_t(s.rows_per_task));
     st.max_speed = double(total.speed);
     st.max_depth = double(total.depth);
     st.clamped = total.clamped;
-    st.non_finite = total.bad;
+    st.non_finite = !std::isfinite(total.nan_probe);
+    m_max_depth = double(total.depth);
     m_max_wave_speed = std::sqrt(m_scene.gravity * double(total.depth)) + double(total.speed);
+}
+
+// Walls and obstacles carry nothing, open borders only let water out: advection and vorticity
+// confinement may have changed those faces; the height update needs them right.
+template <class Real>
+void ShallowWaterSolver<Real>::close_walls(const ExecContext& exec) {
+    auto& g = m_g;
+    const int nx = g.nx, ny = g.ny;
+    for (int j = 0; j < ny; ++j) {
+        Real& l = g.u[g.uface(0, j)];
+        Real& r = g.u[g.uface(nx, j)];
+        l = m_scene.open_x ? std::min(Real(0), l) : Real(0);
+        r = m_scene.open_x ? std::max(Real(0), r) : Real(0);
+    }
+    for (int i = 0; i < nx; ++i) {
+        Real& b = g.w[g.wface(i, 0)];
+        Real& t = g.w[g.wface(i, ny)];
+        b = m_scene.open_y ? std::min(Real(0), b) : Real(0);
+        t = m_scene.open_y ? std::max(Real(0), t) : Real(0);
+    }
+    if (!m_has_solid) return;
+    for_rows(exec, ny + 1, m_scene.settings.rows_per_task, [&](int j0, int j1) {
+        for (int j = j0; j < j1; ++j) {
+            if (j < ny)
+                for (int i = 0; i < nx; ++i)
+                    if (g.solid[g.cell(i, j)]) g.u[g.uface(i, j)] = g.u[g.uface(i + 1, j)] = 0;
+            for (int i = 0; i < nx; ++i) {
+                const bool lo = j > 0 && g.solid[g.cell(i, j - 1)], hi = j < ny && g.solid[g.cell(i, j)];
+                if (lo || hi) g.w[g.wface(i, j)] = 0;
+            }
+        }
+    });
 }
 
 template <class Real>
@@ -754,7 +925,11 @@ ShallowWaterStats ShallowWaterSolver<Real>::step(double dt_in, const ExecContext
         }
     }
     if (s.vorticity > 0.0f) vorticity_confinement(dt, exec);
-    integrate_height(dt, exec, st);
+    close_walls(exec);
+    // The depth limiter acts only on face depths above beta dx / (g dt): below that, the one-pass update.
+    const double limit = double(s.beta) * m_scene.dx / (m_scene.gravity * dt_in);
+    if (m_max_depth + m_added_depth < limit) integrate_height_fast(dt, exec, st);
+    else integrate_height(dt, exec, st);
     if (s.edge_alpha > 0.0f) reduce_overshooting(exec);
     integrate_velocity(dt, exec, st);
     m_time += dt_in;
