@@ -388,7 +388,7 @@ std::string scene_keys_help() {
   name (text, required)            scene name
   description (text)               one line, shown by `eddy scenes`
   dimension (2|3, required)        2D or 3D
-  method (text; default "wcsph")   solver: wcsph | pbf | clavet
+  method (text; default "wcsph")   solver: wcsph | pbf | clavet | shallow_water
   particle_radius (m, > 0, required)  particle radius r; fluid is sampled on a lattice of spacing 2r
   gravity (m/s^2; default [0,-9.81(,0)])
   duration (s, > 0; default 1)     simulated time of `eddy run`
@@ -409,6 +409,18 @@ std::string scene_keys_help() {
     (a key that does not belong to the shape, e.g. a box's radius, is an error)
   fluids[] (list, at least one)    blocks of fluid:
     shape: box | circle (2D) | sphere (3D); min, max or center, radius (m); velocity (m/s; default 0)
+
+Shallow-water scene keys ("method": "shallow_water"; docs/scenes.md; expressions of x, y, Lx, Ly, dx):
+  gravity (m/s^2, a number; default 9.81)   g, acting on the height
+  grid.cells ([nx, ny], required), grid.dx (m, > 0, required)   x runs from 0 to nx dx, y to ny dx
+  terrain (expression; default "0"), or {"heightmap": "file.png", "scale": m, "offset": m}
+  water.surface (eta) or water.depth (h) (expression); water.u, water.v (m/s), water.ink (expressions)
+  obstacles (expression, non-zero inside solid cells)
+  borders.x, borders.y (wall | open; default wall)   open: water leaves freely, none enters
+  sources[] ({min, max (m), rate (m/s of depth), start, end (s)})   water added
+  ink[] ({min, max, rate (1/s), start, end})   ink added
+  drops ({rate (1/s), radius (m), height (m), ink, seed, start, end})   random drops
+  output.formats (list of vti|csv|obj|ply; default ["vti"]), output.fps, output.render
 )";
 }
 
