@@ -2,9 +2,11 @@
 // the equations; each pass below names the one it implements. Every pass is a gather over rows: a task
 // writes only the cells (or faces) of its own rows, reading the previous pass's arrays.
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -67,6 +69,129 @@ std::vector<double> load_heightmap(const ShallowWaterScene& s, const std::string
     }
     stbi_image_free(data);
     return out;
+}
+
+// Row kernels of the momentum-conservative advection (advect_conservative), as free functions with
+// restrict-qualified rows so that the compiler vectorises them.
+template <class Real>
+void conservative_u_row(int nx, Real k, Real dry, const Real* __restrict uj, const Real* __restrict um,
+                        const Real* __restrict up, const Real* __restrict hj, const Real* __restrict qx,
+                        const Real* __restrict qb, const Real* __restrict qt, Real* __restrict out) {
+    for (int i = 1; i < nx; ++i) {
+        const Real uf = uj[i];
+        const Real hm = Real(0.5) * (hj[i - 1] + hj[i]);
+        const Real ql = Real(0.5) * (qx[i - 1] + qx[i]), qr = Real(0.5) * (qx[i] + qx[i + 1]);
+        const Real ul = ql > 0 ? uj[i - 1] : uf, ur = qr > 0 ? uf : uj[i + 1];
+        const Real b = Real(0.5) * (qb[i - 1] + qb[i]), t = Real(0.5) * (qt[i - 1] + qt[i]);
+        const Real ub = b > 0 ? um[i] : uf, ut = t > 0 ? uf : up[i];
+        const Real a = (qr * ur - ql * ul) - uf * (qr - ql) + (t * ut - b * ub) - uf * (t - b);
+        out[i] = hm > dry ? uf - k * a / hm : uf;
+    }
+}
+
+template <class Real>
+inline Real conservative_w(Real k, Real dry, Real wf, Real wm, Real wp, Real wl, Real wr, Real lo, Real hi, Real qm, Real qj,
+                           Real qp, Real xl0, Real xh0, Real xl1, Real xh1) {
+    const Real hm = Real(0.5) * (lo + hi);
+    const Real qb = Real(0.5) * (qm + qj), qt = Real(0.5) * (qj + qp);
+    const Real wb = qb > 0 ? wm : wf, wt = qt > 0 ? wf : wp;
+    const Real ql = Real(0.5) * (xl0 + xh0), qr = Real(0.5) * (xl1 + xh1);
+    const Real wl2 = ql > 0 ? wl : wf, wr2 = qr > 0 ? wf : wr;
+    const Real a = (qt * wt - qb * wb) - wf * (qt - qb) + (qr * wr2 - ql * wl2) - wf * (qr - ql);
+    return hm > dry ? wf - k * a / hm : wf;
+}
+
+template <class Real>
+void conservative_w_row(int nx, Real k, Real dry, const Real* __restrict wj, const Real* __restrict wm,
+                        const Real* __restrict wp, const Real* __restrict lo, const Real* __restrict hi,
+                        const Real* __restrict qm, const Real* __restrict qj, const Real* __restrict qp,
+                        const Real* __restrict xl, const Real* __restrict xh, Real* __restrict out) {
+    // The neighbours along x past the border are the face itself (no difference there).
+    auto at = [&](int i, int il, int ir) {
+        return conservative_w(k, dry, wj[i], wm[i], wp[i], wj[il], wj[ir], lo[i], hi[i], qm[i], qj[i], qp[i], xl[i], xh[i],
+                              xl[i + 1], xh[i + 1]);
+    };
+    if (nx == 1) {
+        out[0] = at(0, 0, 0);
+        return;
+    }
+    out[0] = at(0, 0, 1);
+    for (int i = 1; i < nx - 1; ++i)
+        out[i] = conservative_w(k, dry, wj[i], wm[i], wp[i], wj[i - 1], wj[i + 1], lo[i], hi[i], qm[i], qj[i], qp[i], xl[i],
+                                xh[i], xl[i + 1], xh[i + 1]);
+    out[nx - 1] = at(nx - 1, nx - 2, nx - 1);
+}
+
+// First-order upwind advection of a cell quantity q by the cell velocities (from the faces).
+template <class Real>
+inline Real upwind_cell(Real k, Real q, Real left, Real right, Real down, Real upq, Real uc, Real wc) {
+    const Real dqx = uc > 0 ? q - left : right - q;
+    const Real dqy = wc > 0 ? q - down : upq - q;
+    return q - k * (uc * dqx + wc * dqy);
+}
+
+template <class Real>
+void upwind_ink_row(int nx, Real k, const Real* __restrict q, const Real* __restrict qm, const Real* __restrict qp,
+                    const Real* __restrict uj, const Real* __restrict wl, const Real* __restrict wh, Real* __restrict out) {
+    auto at = [&](int i, int il, int ir) {
+        return upwind_cell(k, q[i], q[il], q[ir], qm[i], qp[i], Real(0.5) * (uj[i] + uj[i + 1]), Real(0.5) * (wl[i] + wh[i]));
+    };
+    if (nx == 1) {
+        out[0] = at(0, 0, 0);
+        return;
+    }
+    out[0] = at(0, 0, 1);
+    for (int i = 1; i < nx - 1; ++i)
+        out[i] = upwind_cell(k, q[i], q[i - 1], q[i + 1], qm[i], qp[i], Real(0.5) * (uj[i] + uj[i + 1]), Real(0.5) * (wl[i] + wh[i]));
+    out[nx - 1] = at(nx - 1, nx - 2, nx - 1);
+}
+
+// Faces of row j (along x, and towards row j - 1 when given) whose surface step exceeds thr.
+template <class Real>
+std::size_t count_steep(int nx, Real thr, const Real* __restrict H, const Real* __restrict h, const Real* __restrict Hm,
+                        const Real* __restrict hm) {
+    std::size_t n = 0;
+    for (int i = 1; i < nx; ++i) n += std::abs((H[i] + h[i]) - (H[i - 1] + h[i - 1])) > thr ? 1 : 0;
+    if (Hm)
+        for (int i = 0; i < nx; ++i) n += std::abs((H[i] + h[i]) - (Hm[i] + hm[i])) > thr ? 1 : 0;
+    return n;
+}
+
+// Velocity update of a run of faces between cells a[i] and b[i] (integrate_velocity). Reductions in
+// integers so that the loop vectorises without reassociating floats: the largest speed as the largest
+// bit pattern of abs(v) (ordered like the values for non-negative floats); clamped faces and non-finite
+// values as counts.
+template <class Real>
+struct FaceRun {
+    std::conditional_t<sizeof(Real) == 4, std::uint32_t, std::uint64_t> top = 0;
+    std::size_t clamped = 0, bad = 0;
+};
+
+template <class Real>
+void velocity_faces(Real* __restrict v, const Real* __restrict ha, const Real* __restrict hb, const Real* __restrict Ha,
+                    const Real* __restrict Hb, const std::uint8_t* __restrict sa, const std::uint8_t* __restrict sb, int n,
+                    Real gdt, Real accel, Real vmax, Real dry, FaceRun<Real>& run) {
+    using Bits = decltype(run.top);
+    const Real big = std::numeric_limits<Real>::max();
+    Bits top = run.top;
+    std::size_t clamped = 0, bad = 0;
+    for (int i = 0; i < n; ++i) {
+        const Real ea = Ha[i] + ha[i], eb = Hb[i] + hb[i];
+        const bool da = ha[i] <= dry, db = hb[i] <= dry;
+        const bool shut = (da & (db | (Ha[i] > eb))) | (db & (Hb[i] > ea)) | ((sa[i] | sb[i]) != 0);
+        const Real raw = v[i] - gdt * (eb - ea) + accel;
+        const Real mag = std::abs(raw);
+        clamped += (!shut & (mag > vmax)) ? 1 : 0;
+        bad += (mag <= big) ? 0 : 1;  // NaN or infinite
+        const Real c = std::min(std::max(raw, -vmax), vmax);
+        v[i] = shut ? Real(0) : c;
+    }
+    // The largest speed, as a second loop over the row (in cache): bit patterns without the sign.
+    const Bits mask = ~(Bits(1) << (8 * sizeof(Bits) - 1));
+    for (int i = 0; i < n; ++i) top = std::max(top, std::bit_cast<Bits>(v[i]) & mask);
+    run.top = top;
+    run.clamped += clamped;
+    run.bad += bad;
 }
 
 }  // namespace
@@ -391,17 +516,17 @@ void ShallowWaterSolver<Real>::advect_conservative(Real dt, const ExecContext& e
         const int qy0 = std::max(j0 - 1, 0), qy1 = std::min(j1 + 1, ny);
         std::vector<Real> qxb(std::size_t(qx1 - qx0 + 1) * su), qyb(std::size_t(qy1 - qy0 + 1) * nx);
         for (int j = qx0; j <= qx1; ++j) {
-            const Real* uj = u + std::size_t(j) * su;
-            const Real* hj = h + std::size_t(j) * nx;
+            const Real* __restrict uj = u + std::size_t(j) * su;
+            const Real* __restrict hj = h + std::size_t(j) * nx;
             Real* q = &qxb[std::size_t(j - qx0) * su];
             q[0] = uj[0] * hj[0];
             for (int i = 1; i < nx; ++i) q[i] = uj[i] * (uj[i] > 0 ? hj[i - 1] : hj[i]);
             q[nx] = uj[nx] * hj[nx - 1];
         }
         for (int j = qy0; j <= qy1; ++j) {
-            const Real* wj = w + std::size_t(j) * nx;
-            const Real* lo = h + std::size_t(std::max(j - 1, 0)) * nx;
-            const Real* hi = h + std::size_t(std::min(j, ny - 1)) * nx;
+            const Real* __restrict wj = w + std::size_t(j) * nx;
+            const Real* __restrict lo = h + std::size_t(std::max(j - 1, 0)) * nx;
+            const Real* __restrict hi = h + std::size_t(std::min(j, ny - 1)) * nx;
             Real* q = &qyb[std::size_t(j - qy0) * nx];
             for (int i = 0; i < nx; ++i) q[i] = wj[i] * (wj[i] > 0 ? lo[i] : hi[i]);
         }
@@ -410,71 +535,47 @@ void ShallowWaterSolver<Real>::advect_conservative(Real dt, const ExecContext& e
         for (int j = j0; j < j1; ++j) {
             if (j < ny) {
                 // x-faces of cell row j. Rows past the border read row j itself (no cross difference there).
-                const Real* uj = u + std::size_t(j) * su;
-                const Real* um = u + std::size_t(j > 0 ? j - 1 : j) * su;
-                const Real* up = u + std::size_t(j + 1 < ny ? j + 1 : j) * su;
-                const Real* hj = h + std::size_t(j) * nx;
-                const Real* qx = QX(j);
-                const Real* qb = QY(j);
-                const Real* qt = QY(j + 1);
-                Real* out = u2 + std::size_t(j) * su;
+                const Real* __restrict uj = u + std::size_t(j) * su;
+                const Real* __restrict um = u + std::size_t(j > 0 ? j - 1 : j) * su;
+                const Real* __restrict up = u + std::size_t(j + 1 < ny ? j + 1 : j) * su;
+                const Real* __restrict hj = h + std::size_t(j) * nx;
+                const Real* __restrict qx = QX(j);
+                const Real* __restrict qb = QY(j);
+                const Real* __restrict qt = QY(j + 1);
+                Real* __restrict out = u2 + std::size_t(j) * su;
                 out[0] = uj[0];
                 out[nx] = uj[nx];
-                for (int i = 1; i < nx; ++i) {
-                    const Real uf = uj[i];
-                    const Real hm = Real(0.5) * (hj[i - 1] + hj[i]);
-                    const Real ql = Real(0.5) * (qx[i - 1] + qx[i]), qr = Real(0.5) * (qx[i] + qx[i + 1]);
-                    const Real ul = ql > 0 ? uj[i - 1] : uf, ur = qr > 0 ? uf : uj[i + 1];
-                    const Real b = Real(0.5) * (qb[i - 1] + qb[i]), t = Real(0.5) * (qt[i - 1] + qt[i]);
-                    const Real ub = b > 0 ? um[i] : uf, ut = t > 0 ? uf : up[i];
-                    const Real a = (qr * ur - ql * ul) - uf * (qr - ql) + (t * ut - b * ub) - uf * (t - b);
-                    out[i] = hm > dry ? uf - k * a / hm : uf;
-                }
+                conservative_u_row(nx, k, dry, uj, um, up, hj, qx, qb, qt, out);
             }
             // y-faces of face row j (between cell rows j - 1 and j); the border rows are kept.
             {
-                const Real* wj = w + std::size_t(j) * nx;
-                Real* out = w2 + std::size_t(j) * nx;
+                const Real* __restrict wj = w + std::size_t(j) * nx;
+                Real* __restrict out = w2 + std::size_t(j) * nx;
                 if (j == 0 || j == ny) {
                     for (int i = 0; i < nx; ++i) out[i] = wj[i];
                 } else {
-                    const Real* wm = w + std::size_t(j - 1) * nx;
-                    const Real* wp = w + std::size_t(j + 1) * nx;
-                    const Real* lo = h + std::size_t(j - 1) * nx;
-                    const Real* hi = h + std::size_t(j) * nx;
-                    const Real* qm = QY(j - 1);
-                    const Real* qj = QY(j);
-                    const Real* qp = QY(j + 1);
-                    const Real* xl = QX(j - 1);
-                    const Real* xh = QX(j);
-                    for (int i = 0; i < nx; ++i) {
-                        const Real wf = wj[i];
-                        const Real hm = Real(0.5) * (lo[i] + hi[i]);
-                        const Real qb = Real(0.5) * (qm[i] + qj[i]), qt = Real(0.5) * (qj[i] + qp[i]);
-                        const Real wb = qb > 0 ? wm[i] : wf, wt = qt > 0 ? wf : wp[i];
-                        const Real ql = Real(0.5) * (xl[i] + xh[i]), qr = Real(0.5) * (xl[i + 1] + xh[i + 1]);
-                        const Real wl = ql > 0 ? wj[i > 0 ? i - 1 : i] : wf, wr = qr > 0 ? wf : wj[i + 1 < nx ? i + 1 : i];
-                        const Real a = (qt * wt - qb * wb) - wf * (qt - qb) + (qr * wr - ql * wl) - wf * (qr - ql);
-                        out[i] = hm > dry ? wf - k * a / hm : wf;
-                    }
+                    const Real* __restrict wm = w + std::size_t(j - 1) * nx;
+                    const Real* __restrict wp = w + std::size_t(j + 1) * nx;
+                    const Real* __restrict lo = h + std::size_t(j - 1) * nx;
+                    const Real* __restrict hi = h + std::size_t(j) * nx;
+                    const Real* __restrict qm = QY(j - 1);
+                    const Real* __restrict qj = QY(j);
+                    const Real* __restrict qp = QY(j + 1);
+                    const Real* __restrict xl = QX(j - 1);
+                    const Real* __restrict xh = QX(j);
+                    conservative_w_row(nx, k, dry, wj, wm, wp, lo, hi, qm, qj, qp, xl, xh, out);
                 }
             }
             // Ink of cell row j, upwind with the cell velocities.
             if (j < ny) {
-                const Real* q = ink + std::size_t(j) * nx;
-                const Real* qm = ink + std::size_t(j > 0 ? j - 1 : j) * nx;
-                const Real* qp = ink + std::size_t(j + 1 < ny ? j + 1 : j) * nx;
-                const Real* uj = u + std::size_t(j) * su;
-                const Real* wl = w + std::size_t(j) * nx;
-                const Real* wh = w + std::size_t(j + 1) * nx;
-                Real* out = ink2 + std::size_t(j) * nx;
-                for (int i = 0; i < nx; ++i) {
-                    const Real uc = Real(0.5) * (uj[i] + uj[i + 1]), wc = Real(0.5) * (wl[i] + wh[i]);
-                    const Real left = q[i > 0 ? i - 1 : i], right = q[i + 1 < nx ? i + 1 : i];
-                    const Real dqx = uc > 0 ? q[i] - left : right - q[i];
-                    const Real dqy = wc > 0 ? q[i] - qm[i] : qp[i] - q[i];
-                    out[i] = q[i] - k * (uc * dqx + wc * dqy);
-                }
+                const Real* __restrict q = ink + std::size_t(j) * nx;
+                const Real* __restrict qm = ink + std::size_t(j > 0 ? j - 1 : j) * nx;
+                const Real* __restrict qp = ink + std::size_t(j + 1 < ny ? j + 1 : j) * nx;
+                const Real* __restrict uj = u + std::size_t(j) * su;
+                const Real* __restrict wl = w + std::size_t(j) * nx;
+                const Real* __restrict wh = w + std::size_t(j + 1) * nx;
+                Real* __restrict out = ink2 + std::size_t(j) * nx;
+                upwind_ink_row(nx, k, q, qm, qp, uj, wl, wh, out);
             }
         }
     });
@@ -730,12 +831,28 @@ void ShallowWaterSolver<Real>::reduce_overshooting(const ExecContext& exec) {
     const int nx = g.nx, ny = g.ny;
     const Real thr = Real(s.edge_threshold) * g.dx, alpha = Real(s.edge_alpha) * Real(0.5);
     const Real nan = std::numeric_limits<Real>::quiet_NaN();
+    // First: is any step between neighbouring cells steeper than lambda_edge? An edge needs
+    // eta_C - eta_L > lambda_edge, so without one there is nothing to do (calm water: most steps).
+    const std::size_t steep_faces = parallel_reduce_blocks(
+        exec, std::size_t(ny), std::size_t(0),
+        [&](std::size_t jb, std::size_t je) {
+            std::size_t n = 0;
+            for (std::size_t j = jb; j < je; ++j) n += count_steep(nx, thr, &g.terrain[g.cell(0, int(j))], &g.depth[g.cell(0, int(j))],
+                                                                   j > 0 ? &g.terrain[g.cell(0, int(j) - 1)] : nullptr,
+                                                                   j > 0 ? &g.depth[g.cell(0, int(j) - 1)] : nullptr);
+            return n;
+        },
+        [](std::size_t a, std::size_t b) { return a + b; }, std::size_t(s.rows_per_task));
+    if (steep_faces == 0) return;
     Real* hn = m_c.data();
     for_rows(exec, ny, s.rows_per_task, [&](int j0, int j1) {
         // eta and h of rows j0 - 2 .. j1 + 1 with one padding cell on each side; eta is NaN outside the
         // grid and in obstacles, so that every comparison with it is false (no edge, no transfer).
         const int rows = j1 - j0 + 4, stride = nx + 4;
         std::vector<Real> eta(std::size_t(rows) * stride, nan), hh(std::size_t(rows) * stride, Real(0));
+        // Is any step between neighbours steeper than the threshold? If not, nothing here is an edge
+        // (an edge needs eta_C - eta_L > lambda_edge for a neighbour L within two rows).
+        bool steep = false;
         for (int r = 0; r < rows; ++r) {
             const int j = j0 - 2 + r;
             if (j < 0 || j >= ny) continue;
@@ -746,6 +863,17 @@ void ShallowWaterSolver<Real>::reduce_overshooting(const ExecContext& exec) {
                 hr[i] = g.depth[c0 + i];
                 e[i] = g.solid[c0 + i] ? nan : g.terrain[c0 + i] + g.depth[c0 + i];
             }
+            Real m = 0;
+            for (int i = 1; i < nx; ++i) m = std::max(m, std::abs(e[i] - e[i - 1]));  // NaN never wins
+            if (r > 0 && j > 0) {
+                const Real* p = e - stride;
+                for (int i = 0; i < nx; ++i) m = std::max(m, std::abs(e[i] - p[i]));
+            }
+            steep = steep || m > thr;
+        }
+        if (!steep) {
+            for (int j = j0; j < j1; ++j) std::copy_n(&g.depth[g.cell(0, j)], nx, &hn[g.cell(0, j)]);
+            return;
         }
         // What the cell at offset o passes to its neighbour at o + d (d = +-1 or +-stride).
         auto give = [&](std::size_t o, std::ptrdiff_t d) -> Real {
@@ -801,25 +929,17 @@ void ShallowWaterSolver<Real>::integrate_velocity(Real dt, const ExecContext& ex
         std::size_t clamped = 0;
     };
     // The faces between cells a[i] and b[i], i in [0, n).
+    using Bits = decltype(FaceRun<Real>::top);
+    const Real big = std::numeric_limits<Real>::max();
     auto faces = [&](Real* v, const Real* ha, const Real* hb, const Real* Ha, const Real* Hb, const std::uint8_t* sa,
                      const std::uint8_t* sb, int n, Real accel, Acc& acc) {
-        Real speed = acc.speed, probe = 0;
-        std::size_t clamped = 0;
-        for (int i = 0; i < n; ++i) {
-            const Real ea = Ha[i] + ha[i], eb = Hb[i] + hb[i];
-            const bool da = ha[i] <= dry, db = hb[i] <= dry;
-            const bool shut = (da & (db | (Ha[i] > eb))) | (db & (Hb[i] > ea)) | ((sa[i] | sb[i]) != 0);
-            const Real raw = v[i] - gdt * (eb - ea) + accel;
-            clamped += (!shut & (std::abs(raw) > vmax)) ? 1 : 0;
-            const Real c = std::min(std::max(raw, -vmax), vmax);
-            const Real out = shut ? Real(0) : c;
-            probe += raw - raw;  // NaN or infinite raw -> NaN probe
-            speed = std::max(speed, std::abs(out));
-            v[i] = out;
-        }
-        acc.speed = speed;
-        acc.nan_probe += probe;
-        acc.clamped += clamped;
+        FaceRun<Real> run;
+        velocity_faces(v, ha, hb, Ha, Hb, sa, sb, n, gdt, accel, vmax, dry, run);
+        Real speed;
+        std::memcpy(&speed, &run.top, sizeof(speed));
+        acc.speed = std::max(acc.speed, speed);
+        if (run.bad) acc.nan_probe = std::numeric_limits<Real>::quiet_NaN();
+        acc.clamped += run.clamped;
     };
     const std::size_t rows = std::size_t(ny + 1);
     const Acc total = parallel_reduce_blocks(
@@ -839,10 +959,14 @@ void ShallowWaterSolver<Real>::integrate_velocity(Real dt, const ExecContext& ex
                     } else {
                         u[0] = u[nx] = 0;
                     }
-                    Real d = acc.depth;
-                    for (int i = 0; i < nx; ++i) d = std::max(d, h[c0 + i]);
-                    acc.depth = d;
-                    for (int i = 0; i < nx; ++i) acc.nan_probe += h[c0 + i] - h[c0 + i];
+                    Bits top = 0;
+                    std::size_t bad = 0;
+                    for (int i = 0; i < nx; ++i) top = std::max(top, std::bit_cast<Bits>(h[c0 + i]));  // h >= 0
+                    for (int i = 0; i < nx; ++i) bad += (h[c0 + i] <= big) ? 0 : 1;
+                    Real d;
+                    std::memcpy(&d, &top, sizeof(d));
+                    acc.depth = std::max(acc.depth, d);
+                    if (bad) acc.nan_probe = std::numeric_limits<Real>::quiet_NaN();
                 }
                 Real* w = &g.w[g.wface(0, j)];
                 if (j > 0 && j < ny) {
