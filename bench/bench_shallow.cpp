@@ -79,6 +79,6 @@ void BM_StreamTriad(benchmark::State& state) {
 
 }  // namespace
 
-BENCHMARK(BM_StreamTriad)->ArgsProduct({{256, 512, 1024, 2048}, {1, 2}})->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_StreamTriad)->ArgsProduct({{256, 512, 1024, 2048, 4096}, {1, 2}})->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_ShallowWaterStep)->ArgsProduct({{256, 512, 1024, 2048}, {1, 2}})->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_ShallowWaterStepDouble)->ArgsProduct({{1024}, {1, 2}})->Unit(benchmark::kMillisecond)->UseRealTime();
