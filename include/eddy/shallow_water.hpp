@@ -16,7 +16,8 @@
 //   velocity       u_{i+1/2} += -g dt/dx (eta_{i+1} - eta_i) + a_x dt   (paper eq. 7), likewise w
 //                  |u| <= alpha dx / dt   (sec. 2.1.5)
 //   boundaries     walls: zero normal velocity on the border and on obstacle faces; open borders:
-//                  free outflow (zero-gradient velocity, outward only; water leaves, none enters); shore rule: u_{i+1/2} = 0 when
+//                  radiation condition u_t + sqrt(g h) u_n = 0 on the border faces, ghost depth = border
+//                  cell's (waves leave, a river flows through); shore rule: u_{i+1/2} = 0 when
 //                  (h_i <= eps and H_i > eta_{i+1}) or (h_{i+1} <= eps and H_{i+1} > eta_i), eps = 1e-4 dx
 // Every pass is a gather over rows of cells: each thread writes only its own cells, so the result has
 // the same bits on any number of threads.
@@ -92,7 +93,7 @@ struct ShallowWaterScene {
     std::string u = "0", v = "0";      ///< Initial cell-centred velocity (m/s)
     std::string ink_initial = "0";     ///< Initial ink
     std::string obstacles;             ///< Expression, non-zero inside solid cells; empty: none
-    bool open_x = false, open_y = false;  ///< Borders: wall (false) or open (true)
+    bool open[4] = {false, false, false, false};  ///< Borders x = 0, x = Lx, y = 0, y = Ly: wall (false) or open
     std::vector<GridSource> water_sources, ink_sources;
     std::vector<DropSpec> drops;
     ShallowWaterSettings settings;

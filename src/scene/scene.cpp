@@ -416,7 +416,7 @@ Shallow-water scene keys ("method": "shallow_water"; docs/scenes.md; expressions
   terrain (expression; default "0"), or {"heightmap": "file.png", "scale": m, "offset": m}
   water.surface (eta) or water.depth (h) (expression); water.u, water.v (m/s), water.ink (expressions)
   obstacles (expression, non-zero inside solid cells)
-  borders.x, borders.y (wall | open; default wall)   open: water leaves freely, none enters
+  borders.x, borders.y (wall | open | [low, high]; default wall)   open: absorbing, waves and rivers pass through
   sources[] ({min, max (m), rate (m/s of depth), start, end (s)})   water added
   ink[] ({min, max, rate (1/s), start, end})   ink added
   drops ({rate (1/s), radius (m), height (m), ink, seed, start, end})   random drops

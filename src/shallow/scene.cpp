@@ -160,11 +160,24 @@ ShallowWaterScene parse_shallow_water(const Scene& scene) {
     if (j.contains("borders")) {
         const auto& b = j["borders"];
         c.keys(b, "borders", {"x", "y"});
+        // "open" | "wall" for both sides of an axis, or ["wall", "open"] for (low side, high side).
         for (const char* axis : {"x", "y"}) {
             if (!b.contains(axis)) continue;
-            if (b[axis] != "wall" && b[axis] != "open")
-                c.fail(std::string("borders.") + axis, fmt::format("= {}: allowed: \"wall\", \"open\"", b[axis].dump()));
-            (axis[0] == 'x' ? s.open_x : s.open_y) = b[axis] == "open";
+            const auto& v = b[axis];
+            const int k = axis[0] == 'x' ? 0 : 2;
+            auto side = [&](const nlohmann::json& e) {
+                if (e != "wall" && e != "open")
+                    c.fail(std::string("borders.") + axis,
+                           fmt::format("= {}: allowed: \"wall\", \"open\", or a pair like [\"wall\", \"open\"] (low, high side)",
+                                       v.dump()));
+                return e == "open";
+            };
+            if (v.is_array() && v.size() == 2) {
+                s.open[k] = side(v[0]);
+                s.open[k + 1] = side(v[1]);
+            } else {
+                s.open[k] = s.open[k + 1] = side(v);
+            }
         }
     }
     if (j.contains("ink")) s.ink_sources = sources(c, j["ink"], "ink", false);

@@ -645,8 +645,8 @@ void ShallowWaterSolver<Real>::vorticity_confinement(Real dt, const ExecContext&
 }
 
 // ---- height integration (paper eq. 6 with the depth limiter of sec. 2.1.5) ---------------------------
-// hbar at a face: the depth of the upwind (donor) cell; an open border lets the border cell's water
-// out (zero-gradient outflow) and none in. Per cell: h_adj = max(0, mean of its 4 hbar - beta dx / (g dt)); a face's depth is its
+// hbar at a face: the depth of the upwind (donor) cell; an open border's ghost cell has the border
+// cell's depth (zero gradient). Per cell: h_adj = max(0, mean of its 4 hbar - beta dx / (g dt)); a face's depth is its
 // donor's hbar - h_adj (>= 0). Outflow scaling: if the faces a cell feeds would take more than h, they
 // are scaled by h / outflow, so no cell goes below zero and no water is created by a clamp.
 template <class Real>
@@ -654,7 +654,7 @@ void ShallowWaterSolver<Real>::integrate_height(Real dt, const ExecContext& exec
     auto& g = m_g;
     const auto& s = m_scene.settings;
     const int nx = g.nx, ny = g.ny;
-    const bool open_x = m_scene.open_x, open_y = m_scene.open_y;
+    const bool* open = m_scene.open;
     const Real limit = Real(s.beta) * g.dx / (Real(m_scene.gravity) * dt);
     const Real k = dt / g.dx;
     Real* adj = m_a.data();
@@ -665,16 +665,16 @@ void ShallowWaterSolver<Real>::integrate_height(Real dt, const ExecContext& exec
     auto W = [&](int i, int j) { return g.w[g.wface(i, j)]; };
     // Upwind depth of x-face (i, j) and its donor cell.
     auto xface = [&](int i, int j, Real uf, long& donor) -> Real {
-        // Borders: walls carry nothing; open borders let water out, never in.
-        if (i == 0) { donor = long(g.cell(0, j)); return open_x && uf < 0 ? h[g.cell(0, j)] : Real(0); }
-        if (i == nx) { donor = long(g.cell(nx - 1, j)); return open_x && uf > 0 ? h[g.cell(nx - 1, j)] : Real(0); }
+        // Borders: walls carry nothing; through an open border the border cell's depth (zero gradient).
+        if (i == 0) { donor = long(g.cell(0, j)); return open[0] ? h[g.cell(0, j)] : Real(0); }
+        if (i == nx) { donor = long(g.cell(nx - 1, j)); return open[1] ? h[g.cell(nx - 1, j)] : Real(0); }
         donor = long(uf >= 0 ? g.cell(i - 1, j) : g.cell(i, j));
         if (solid[g.cell(i - 1, j)] || solid[g.cell(i, j)]) return 0;  // an obstacle's face is a wall
         return h[donor];
     };
     auto yface = [&](int i, int j, Real wf, long& donor) -> Real {
-        if (j == 0) { donor = long(g.cell(i, 0)); return open_y && wf < 0 ? h[g.cell(i, 0)] : Real(0); }
-        if (j == ny) { donor = long(g.cell(i, ny - 1)); return open_y && wf > 0 ? h[g.cell(i, ny - 1)] : Real(0); }
+        if (j == 0) { donor = long(g.cell(i, 0)); return open[2] ? h[g.cell(i, 0)] : Real(0); }
+        if (j == ny) { donor = long(g.cell(i, ny - 1)); return open[3] ? h[g.cell(i, ny - 1)] : Real(0); }
         donor = long(wf >= 0 ? g.cell(i, j - 1) : g.cell(i, j));
         if (solid[g.cell(i, j - 1)] || solid[g.cell(i, j)]) return 0;
         return h[donor];
@@ -705,18 +705,16 @@ void ShallowWaterSolver<Real>::integrate_height(Real dt, const ExecContext& exec
         return vel * std::max(Real(0), hbar - adj[donor]) * scale[donor];
     };
     // Open borders: the volume that leaves (or enters) through them, before pass B overwrites nothing it needs.
-    if (open_x || open_y) {
+    if (open[0] || open[1] || open[2] || open[3]) {
         double out = 0.0;
         long d = -1;
-        if (open_x)
-            for (int j = 0; j < ny; ++j) {
+        for (int j = 0; j < ny; ++j) {
                 const Real h0 = xface(0, j, U(0, j), d);
                 out -= double(flux(U(0, j), h0, d));
                 const Real h1 = xface(nx, j, U(nx, j), d);
                 out += double(flux(U(nx, j), h1, d));
             }
-        if (open_y)
-            for (int i = 0; i < nx; ++i) {
+        for (int i = 0; i < nx; ++i) {
                 const Real h0 = yface(i, 0, W(i, 0), d);
                 out -= double(flux(W(i, 0), h0, d));
                 const Real h1 = yface(i, ny, W(i, ny), d);
@@ -917,13 +915,14 @@ void ShallowWaterSolver<Real>::integrate_velocity(Real dt, const ExecContext& ex
     const auto& s = m_scene.settings;
     const int nx = g.nx, ny = g.ny;
     const Real gdt = Real(m_scene.gravity) * dt / g.dx;
+    const Real G = Real(m_scene.gravity), dtdx = dt / g.dx;
     const Real ax = Real(s.acceleration_x) * dt, ay = Real(s.acceleration_y) * dt;
     const Real vmax = dt > 0 ? Real(s.alpha) * g.dx / dt : std::numeric_limits<Real>::max();
     const Real dry = Real(s.dry_depth) * g.dx;
     const Real* h = g.depth.data();
     const Real* H = g.terrain.data();
     const std::uint8_t* solid = g.solid.data();
-    const bool open_x = m_scene.open_x, open_y = m_scene.open_y;
+    const bool* open = m_scene.open;
     struct Acc {
         Real speed = 0, depth = 0, nan_probe = 0;
         std::size_t clamped = 0;
@@ -951,14 +950,13 @@ void ShallowWaterSolver<Real>::integrate_velocity(Real dt, const ExecContext& ex
                     Real* u = &g.u[g.uface(0, j)];
                     const std::size_t c0 = g.cell(0, j);
                     faces(u + 1, h + c0, h + c0 + 1, H + c0, H + c0 + 1, solid + c0, solid + c0 + 1, nx - 1, ax, acc);
-                    if (open_x) {
-                        // Open: zero-gradient outflow (the water leaves at the speed it has), no inflow.
-                        u[0] = solid[c0] ? Real(0) : std::min(Real(0), nx > 1 ? u[1] : u[0]);
-                        u[nx] = solid[c0 + nx - 1] ? Real(0) : std::max(Real(0), nx > 1 ? u[nx - 1] : u[nx]);
-                        acc.speed = std::max({acc.speed, std::abs(u[0]), std::abs(u[nx])});
-                    } else {
-                        u[0] = u[nx] = 0;
-                    }
+                    // Open: the radiation condition u_t + c u_n = 0 at the border face (c = sqrt(g h)
+                    // of the border cell), upwind: waves leave, a steady flow keeps its speed.
+                    const Real sl = std::min(Real(1), std::sqrt(G * h[c0]) * dtdx);
+                    const Real sr = std::min(Real(1), std::sqrt(G * h[c0 + nx - 1]) * dtdx);
+                    u[0] = open[0] && !solid[c0] ? u[0] + sl * ((nx > 1 ? u[1] : u[0]) - u[0]) : Real(0);
+                    u[nx] = open[1] && !solid[c0 + nx - 1] ? u[nx] + sr * ((nx > 1 ? u[nx - 1] : u[nx]) - u[nx]) : Real(0);
+                    acc.speed = std::max({acc.speed, std::abs(u[0]), std::abs(u[nx])});
                     Bits top = 0;
                     std::size_t bad = 0;
                     for (int i = 0; i < nx; ++i) top = std::max(top, std::bit_cast<Bits>(h[c0 + i]));  // h >= 0
@@ -972,11 +970,12 @@ void ShallowWaterSolver<Real>::integrate_velocity(Real dt, const ExecContext& ex
                 if (j > 0 && j < ny) {
                     const std::size_t lo = g.cell(0, j - 1), hi = g.cell(0, j);
                     faces(w, h + lo, h + hi, H + lo, H + hi, solid + lo, solid + hi, nx, ay, acc);
-                } else if (open_y && ny > 1) {
+                } else if (open[j == 0 ? 2 : 3] && ny > 1) {
                     const Real* inner = &g.w[g.wface(0, j == 0 ? 1 : ny - 1)];
                     const std::size_t c0 = g.cell(0, j == 0 ? 0 : ny - 1);
                     for (int i = 0; i < nx; ++i) {
-                        w[i] = solid[c0 + i] ? Real(0) : j == 0 ? std::min(Real(0), inner[i]) : std::max(Real(0), inner[i]);
+                        const Real sg = std::min(Real(1), std::sqrt(G * h[c0 + i]) * dtdx);
+                        w[i] = solid[c0 + i] ? Real(0) : w[i] + sg * (inner[i] - w[i]);
                         acc.speed = std::max(acc.speed, std::abs(w[i]));
                     }
                 } else {
@@ -1001,8 +1000,8 @@ void ShallowWaterSolver<Real>::integrate_velocity(Real dt, const ExecContext& ex
     m_max_wave_speed = std::sqrt(m_scene.gravity * double(total.depth)) + double(total.speed);
 }
 
-// Walls and obstacles carry nothing, open borders only let water out: advection and vorticity
-// confinement may have changed those faces; the height update needs them right.
+// Walls and obstacles carry nothing: advection and vorticity confinement may have changed those faces;
+// the height update needs them closed.
 template <class Real>
 void ShallowWaterSolver<Real>::close_walls(const ExecContext& exec) {
     auto& g = m_g;
@@ -1010,14 +1009,14 @@ void ShallowWaterSolver<Real>::close_walls(const ExecContext& exec) {
     for (int j = 0; j < ny; ++j) {
         Real& l = g.u[g.uface(0, j)];
         Real& r = g.u[g.uface(nx, j)];
-        l = m_scene.open_x ? std::min(Real(0), l) : Real(0);
-        r = m_scene.open_x ? std::max(Real(0), r) : Real(0);
+        if (!m_scene.open[0]) l = 0;
+        if (!m_scene.open[1]) r = 0;
     }
     for (int i = 0; i < nx; ++i) {
         Real& b = g.w[g.wface(i, 0)];
         Real& t = g.w[g.wface(i, ny)];
-        b = m_scene.open_y ? std::min(Real(0), b) : Real(0);
-        t = m_scene.open_y ? std::max(Real(0), t) : Real(0);
+        if (!m_scene.open[2]) b = 0;
+        if (!m_scene.open[3]) t = 0;
     }
     if (!m_has_solid) return;
     for_rows(exec, ny + 1, m_scene.settings.rows_per_task, [&](int j0, int j1) {
