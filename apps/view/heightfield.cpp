@@ -32,7 +32,8 @@ DemoHeightfield::DemoHeightfield(int n) {
             m_f.depth[i + std::size_t(n) * j] = static_cast<float>(std::max(0.0, kLevel - H));
         }
     drop_water(0.4, 0.5, 0.15, 0.05);
-    drop_ink(0.5, 0.6, 0.12);
+    drop_ink(1.0, 0.7, 0.15);
+    drop_ink(0.45, 1.5, 0.1);
 }
 
 void DemoHeightfield::drop_water(double x, double z, double radius, double amount) {

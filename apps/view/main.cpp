@@ -144,6 +144,7 @@ struct App {
             const float radius = 0.5f * std::sqrt(ext[0] * ext[0] + ext[1] * ext[1] + ext[2] * ext[2]);
             cam.distance = 1.1f * radius / std::sin(0.5f * cam.fov_deg * 3.14159265f / 180.0f);
             cam.yaw = 0.6f, cam.pitch = 0.45f;
+            if (snap->heightfield_mode) cam.distance *= 0.75f, cam.pitch = 0.6f;
             if (snap->scene && snap->scene->camera.given) {
                 const auto& c = snap->scene->camera;
                 const V3 eye{float(c.eye[0]), float(c.eye[1]), float(c.eye[2])};
