@@ -284,12 +284,12 @@ void SimWorker::loop() {
             const auto t0 = Clock::now();
             int n = 0;
             float sum_err = 0, max_err = 0;
-            // Steps for about a frame (16 ms), then publish; one step at a time when single-stepping.
             do {
                 if (m_demo) {
                     m_demo->step(1.0 / 60.0);
                     m_last_dt = 1.0f / 60.0f;
                     ++n;
+                    if (playing) std::this_thread::sleep_until(t0 + std::chrono::milliseconds(16));  // real time
                     break;
                 }
                 apply_mouse(m_last_dt);
@@ -314,7 +314,8 @@ void SimWorker::loop() {
                     playing = false;
                     break;
                 }
-            } while (playing && requested == 0 && Clock::now() - t0 < std::chrono::milliseconds(16));
+                // Paused: exactly the steps asked for. Playing: steps for about a frame (16 ms).
+            } while (playing ? Clock::now() - t0 < std::chrono::milliseconds(16) : n < requested);
             if (n > 0) {
                 m_ms_per_step = std::chrono::duration<double, std::milli>(Clock::now() - t0).count() / n;
                 m_mean_err = sum_err / n;
