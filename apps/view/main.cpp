@@ -40,6 +40,7 @@ using namespace eddy::view;
 using Clock = std::chrono::steady_clock;
 
 constexpr const char* kDefaultScene = "dam_break_2d";
+constexpr int kPanelWidth = 360;  // px
 constexpr const char* kMethods[] = {"wcsph", "pbf", "clavet"};
 constexpr const char* kFields[] = {"speed", "density", "pressure"};
 
@@ -61,6 +62,7 @@ struct Options {
     std::string record;            // folder: record every frame from the start
     std::string color = "speed";
     bool hide_ui = false;
+    bool screenshot_ui = false;    // screenshots include the controls
 };
 
 std::string timestamp() {
@@ -139,6 +141,14 @@ struct App {
         if (!cam.is_3d) {
             const float pad = 0.04f * std::max(ext[0], ext[1]);
             cam.x0 = snap->lo[0] - pad, cam.y0 = snap->lo[1] - pad, cam.x1 = snap->hi[0] + pad, cam.y1 = snap->hi[1] + pad;
+            int ww = 0, wh = 0;
+            glfwGetWindowSize(win, &ww, &wh);
+            if (show_ui && ww > 2 * kPanelWidth) {  // keep the scene clear of the control panel on the left
+                const float aspect = float(ww - kPanelWidth) / float(std::max(wh, 1));
+                const auto r = cam.rect(aspect);
+                const float grow = (r[2] - r[0]) * float(kPanelWidth) / float(ww - kPanelWidth);
+                cam.x0 = r[0] - grow, cam.x1 = r[2], cam.y0 = r[1], cam.y1 = r[3];
+            }
         } else {
             cam.target = {0.5f * (snap->lo[0] + snap->hi[0]), 0.5f * (snap->lo[1] + snap->hi[1]), 0.5f * (snap->lo[2] + snap->hi[2])};
             const float radius = 0.5f * std::sqrt(ext[0] * ext[0] + ext[1] * ext[1] + ext[2] * ext[2]);
@@ -406,8 +416,10 @@ struct App {
         if (!show_ui || !worker) return;
 
         ImGui::SetNextWindowPos(ImVec2(10, 10), ImGuiCond_FirstUseEver);
-        ImGui::SetNextWindowSize(ImVec2(380, 0), ImGuiCond_FirstUseEver);
+        ImGui::SetNextWindowSize(ImVec2(float(kPanelWidth) - 15, 0), ImGuiCond_FirstUseEver);
+        ImGui::SetNextWindowBgAlpha(0.8f);
         ImGui::Begin("eddy");
+        ImGui::PushItemWidth(150);
         if (ImGui::Button(worker->playing ? "Pause" : "Play")) worker->playing = !worker->playing;
         ImGui::SameLine();
         if (ImGui::Button("Step")) worker->playing = false, worker->request_step();
@@ -458,7 +470,7 @@ struct App {
                 if (ImGui::Button("Add block (B)")) worker->add_block();
                 ImGui::TextDisabled("left drag: push the fluid%s", cam.is_3d ? "; right drag: orbit; wheel: zoom" : "; wheel: zoom");
             }
-            if (ImGui::CollapsingHeader(fmt::format("Settings: {}", method).c_str(), ImGuiTreeNodeFlags_DefaultOpen)) {
+            if (ImGui::CollapsingHeader(fmt::format("Settings: {}", method).c_str())) {
                 bool changed = false;
                 if (method == "wcsph") changed = settings_controls(wcsph, eddy::wcsph_fields());
                 if (method == "pbf") changed = settings_controls(pbf, eddy::pbf_fields());
@@ -480,7 +492,8 @@ struct App {
             ImGui::TextWrapped("Synthetic heightfield (a test pattern for the shallow-water renderer). "
                                "Left click: drop water; Shift + left click: drop ink.");
         }
-        ImGui::TextDisabled("keys: Space play/pause, S step, R reset, B block, C colour, P screenshot, V record, H hide, Q quit");
+        ImGui::TextDisabled("keys: Space play/pause, S step, R reset,\nB block, C colour, P screenshot, V record,\nH hide panel, Q quit");
+        ImGui::PopItemWidth();
         ImGui::End();
     }
 };
@@ -613,7 +626,7 @@ int run(Options& opt) {
             const bool last = opt.frames > 0 && frame >= opt.frames;
             // Screenshots and recorded frames hold the scene, not the controls.
             if (last && !opt.screenshot.empty()) app.pending_screenshot = opt.screenshot;
-            if (!app.pending_screenshot.empty()) {
+            if (!app.pending_screenshot.empty() && !opt.screenshot_ui) {
                 try {
                     app.take_screenshot(app.pending_screenshot);
                     app.message = "saved " + app.pending_screenshot;
@@ -633,6 +646,10 @@ int run(Options& opt) {
             }
             glDisable(GL_DEPTH_TEST);
             ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+            if (!app.pending_screenshot.empty()) {  // --screenshot-ui: the window as it looks
+                app.take_screenshot(app.pending_screenshot);
+                app.pending_screenshot.clear();
+            }
             if (opt.bench_render > 0) glFinish();
             glfwSwapBuffers(app.win);
             if (last) break;
@@ -687,6 +704,7 @@ int main(int argc, char** argv) {
     cli.add_option("--color", opt.color, "Colour particles by speed, density or pressure")
         ->check(CLI::IsMember({"speed", "density", "pressure"}))
         ->capture_default_str();
+    cli.add_flag("--screenshot-ui", opt.screenshot_ui, "Screenshots show the controls too (default: the scene only)");
     cli.add_flag("--hide-ui", opt.hide_ui, "Start with the control panel hidden (H shows it)");
     cli.add_option("--record", opt.record, "Record every frame into this folder as PNGs (and recording.mp4 if ffmpeg is on PATH)");
     cli.add_flag("--demo-heightfield", opt.demo_heightfield,

@@ -74,7 +74,7 @@ float support_radius(const M& m, float r) {
 
 }  // namespace
 
-SimWorker::SimWorker(const WorkerConfig& cfg) : m_cfg(cfg), m_exec(cfg.threads) {
+SimWorker::SimWorker(const WorkerConfig& cfg) : m_cfg(cfg), m_initial_scene(cfg.scene), m_exec(cfg.threads) {
     if (cfg.demo_heightfield) {
         m_demo.emplace(cfg.demo_cells);
         ++m_generation;
@@ -122,7 +122,7 @@ void SimWorker::reset(const std::string& scene, const std::string& method) {
             return;
         }
         // --set applies to the scene named on the command line only.
-        do_reset(scene, method, scene == m_cfg.scene ? m_cfg.sets : std::vector<std::string>{});
+        do_reset(scene, method, scene == m_initial_scene ? m_cfg.sets : std::vector<std::string>{});
     });
 }
 
@@ -226,7 +226,6 @@ void SimWorker::do_reset(const std::string& scene_arg, const std::string& method
         sc.settings = nlohmann::json::object();  // the scene's settings belong to its own method
     }
     m_sim.emplace(make_simulation(sc, m_cfg.max_particles, m_exec));
-    m_cfg.scene = scene_arg;
     ++m_generation;
     m_wall_lines = sc.dimension == 3 ? wall_lines(sc) : std::vector<float>{};
     const double v = std::sqrt(2.0 * norm(from_array<3>(sc.gravity)) * fluid_height(sc));

@@ -105,6 +105,7 @@ private:
     void apply_mouse(float dt);
 
     WorkerConfig m_cfg;
+    std::string m_initial_scene;  // the scene named on the command line: --set applies to it only
     ExecContext m_exec;
     std::optional<Simulation> m_sim;
     std::optional<DemoHeightfield> m_demo;
