@@ -468,7 +468,7 @@ struct App {
                 ImGui::SliderFloat("force radius (h)", &mouse.radius_factor, 0.5f, 20.0f, "%.1f");
                 ImGui::SliderFloat("force strength (1/s)", &mouse.strength, 1.0f, 500.0f, "%.0f", ImGuiSliderFlags_Logarithmic);
                 if (ImGui::Button("Add block (B)")) worker->add_block();
-                ImGui::TextDisabled("left drag: push the fluid%s", cam.is_3d ? "; right drag: orbit; wheel: zoom" : "; wheel: zoom");
+                ImGui::TextDisabled("%s", cam.is_3d ? "left drag: push; right drag: orbit; wheel: zoom" : "left drag: push; right drag: pan; wheel: zoom");
             }
             if (ImGui::CollapsingHeader(fmt::format("Settings: {}", method).c_str())) {
                 bool changed = false;
