@@ -235,12 +235,7 @@ struct App {
             hit = {o.x, o.y, 0};
             return true;
         }
-        const float den = dot(d, n);
-        if (std::abs(den) < 1e-6f) return false;
-        const float t = dot(p0 - o, n) / den;
-        if (t <= 0) return false;
-        hit = o + d * t;
-        return true;
+        return intersect_plane(o, d, p0, n, hit);
     }
 
     void handle_mouse(double frame_dt) {

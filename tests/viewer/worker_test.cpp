@@ -9,6 +9,7 @@
 
 #include "eddy/scene.hpp"
 #include "eddy/simulation.hpp"
+#include "camera.hpp"
 #include "sim_worker.hpp"
 
 using namespace eddy::view;
@@ -148,4 +149,45 @@ TEST(ViewerWorker, DemoHeightfield) {
     w.drop(1.0, 1.0, true);
     s = wait_for(w, [](const Snapshot& s) { return s.time > 0.05; });
     for (float h : s->hf.depth) ASSERT_TRUE(std::isfinite(h) && h >= 0.0f);
+}
+
+// The 3D mouse: the ray through a pixel passes through the world point drawn at that pixel, and meets
+// the plane facing the camera at that point.
+TEST(ViewerCamera, RayThroughProjectedPoint) {
+    Camera cam;
+    cam.is_3d = true;
+    cam.target = {0.5f, 0.3f, 0.2f};
+    cam.distance = 2.0f;
+    cam.yaw = 0.7f;
+    cam.pitch = 0.4f;
+    const int w = 800, h = 500;
+    const Mat4 vp = cam.proj(float(w) / h) * cam.view();
+    for (V3 p : {V3{0.5f, 0.3f, 0.2f}, V3{0.7f, 0.1f, 0.4f}, V3{0.2f, 0.6f, 0.0f}}) {
+        const float x = vp(0, 0) * p.x + vp(0, 1) * p.y + vp(0, 2) * p.z + vp(0, 3);
+        const float y = vp(1, 0) * p.x + vp(1, 1) * p.y + vp(1, 2) * p.z + vp(1, 3);
+        const float wc = vp(3, 0) * p.x + vp(3, 1) * p.y + vp(3, 2) * p.z + vp(3, 3);
+        const double px = (x / wc + 1.0) * 0.5 * w - 0.5, py = (1.0 - y / wc) * 0.5 * h - 0.5;
+        V3 o, d;
+        cam.ray(px, py, w, h, o, d);
+        const V3 op = p - o;
+        const V3 off = op - d * dot(op, d);  // distance from p to the ray
+        EXPECT_LT(std::sqrt(dot(off, off)), 1e-4f);
+        V3 hit;
+        ASSERT_TRUE(intersect_plane(o, d, p, normalized(cam.eye() - cam.target), hit));
+        EXPECT_NEAR(hit.x, p.x, 1e-4f);
+        EXPECT_NEAR(hit.y, p.y, 1e-4f);
+        EXPECT_NEAR(hit.z, p.z, 1e-4f);
+    }
+}
+
+TEST(ViewerCamera, Ray2DIsTheWorldPoint) {
+    Camera cam;
+    cam.x0 = 0, cam.y0 = 0, cam.x1 = 2, cam.y1 = 1;
+    V3 o, d;
+    cam.ray(399.5, 199.5, 800, 400, o, d);  // the centre of an 800x400 view of a 2x1 rectangle
+    EXPECT_NEAR(o.x, 1.0f, 1e-5f);
+    EXPECT_NEAR(o.y, 0.5f, 1e-5f);
+    cam.ray(-0.5, 399.5, 800, 400, o, d);  // bottom-left corner
+    EXPECT_NEAR(o.x, 0.0f, 1e-5f);
+    EXPECT_NEAR(o.y, 0.0f, 1e-5f);
 }
