@@ -225,14 +225,54 @@ void Renderer::init() {
     glVertexAttribPointer(1, 3, GL_FLOAT, GL_FALSE, stride, reinterpret_cast<void*>(3 * sizeof(float)));
     glEnableVertexAttribArray(2);
     glVertexAttribPointer(2, 4, GL_FLOAT, GL_FALSE, stride, reinterpret_cast<void*>(6 * sizeof(float)));
+
+    glGenVertexArrays(1, &m_surf_vao);
+    glBindVertexArray(m_surf_vao);
+    glGenBuffers(1, &m_surf_pos);
+    glGenBuffers(1, &m_surf_nrm);
+    glGenBuffers(1, &m_surf_ibo);
+    glBindBuffer(GL_ARRAY_BUFFER, m_surf_pos);
+    glEnableVertexAttribArray(0);
+    glVertexAttribPointer(0, 3, GL_FLOAT, GL_FALSE, 0, nullptr);
+    glBindBuffer(GL_ARRAY_BUFFER, m_surf_nrm);
+    glEnableVertexAttribArray(1);
+    glVertexAttribPointer(1, 3, GL_FLOAT, GL_FALSE, 0, nullptr);
+    glBindBuffer(GL_ELEMENT_ARRAY_BUFFER, m_surf_ibo);
+    glBindVertexArray(0);
+}
+
+void Renderer::draw_mesh(const SurfaceMesh& mesh, std::uint64_t version, const Mat4& view, const Mat4& proj, V3 eye) {
+    if (mesh.empty() || mesh.normals.size() != mesh.xyz.size()) return;
+    glBindVertexArray(m_surf_vao);
+    if (version != m_surf_version) {
+        glBindBuffer(GL_ARRAY_BUFFER, m_surf_pos);
+        glBufferData(GL_ARRAY_BUFFER, static_cast<GLsizeiptr>(mesh.xyz.size() * 4), mesh.xyz.data(), GL_STATIC_DRAW);
+        glBindBuffer(GL_ARRAY_BUFFER, m_surf_nrm);
+        glBufferData(GL_ARRAY_BUFFER, static_cast<GLsizeiptr>(mesh.normals.size() * 4), mesh.normals.data(), GL_STATIC_DRAW);
+        glBufferData(GL_ELEMENT_ARRAY_BUFFER, static_cast<GLsizeiptr>(mesh.triangles.size() * 4), mesh.triangles.data(),
+                     GL_STATIC_DRAW);
+        m_surf_indices = mesh.triangles.size();
+        m_surf_version = version;
+    }
+    glUseProgram(m_mesh_prog);
+    set_matrices(m_mesh_prog, view, proj);
+    glUniform3f(glGetUniformLocation(m_mesh_prog, "u_eye"), eye.x, eye.y, eye.z);
+    glUniform1f(glGetUniformLocation(m_mesh_prog, "u_shininess"), 64.0f);
+    glVertexAttrib4f(2, 0.20f, 0.45f, 0.90f, 0.75f);  // attribute 2 (colour) is not an array here: a constant
+    glEnable(GL_BLEND);
+    glBlendFunc(GL_SRC_ALPHA, GL_ONE_MINUS_SRC_ALPHA);
+    glDepthMask(GL_FALSE);  // translucent: what lies behind (particles) stays visible
+    glDrawElements(GL_TRIANGLES, static_cast<GLsizei>(m_surf_indices), GL_UNSIGNED_INT, nullptr);
+    glDepthMask(GL_TRUE);
+    glDisable(GL_BLEND);
     glBindVertexArray(0);
 }
 
 void Renderer::destroy() {
-    const GLuint bufs[] = {m_quad_vbo, m_inst_vbo, m_line_vbo, m_mesh_vbo, m_mesh_ibo};
-    glDeleteBuffers(5, bufs);
-    const GLuint vaos[] = {m_particle_vao, m_line_vao, m_mesh_vao};
-    glDeleteVertexArrays(3, vaos);
+    const GLuint bufs[] = {m_quad_vbo, m_inst_vbo, m_line_vbo, m_mesh_vbo, m_mesh_ibo, m_surf_pos, m_surf_nrm, m_surf_ibo};
+    glDeleteBuffers(8, bufs);
+    const GLuint vaos[] = {m_particle_vao, m_line_vao, m_mesh_vao, m_surf_vao};
+    glDeleteVertexArrays(4, vaos);
     glDeleteProgram(m_particle_prog);
     glDeleteProgram(m_line_prog);
     glDeleteProgram(m_mesh_prog);

@@ -12,6 +12,7 @@
 
 #include "camera.hpp"
 #include "heightfield.hpp"
+#include "mesh.hpp"
 
 namespace eddy::view {
 
@@ -39,7 +40,13 @@ public:
     /// Terrain (shaded) and water (coloured by depth, tinted by ink, translucent) of a heightfield.
     void draw_heightfield(const HeightfieldView& hf, const Mat4& view, const Mat4& proj, V3 eye);
 
+    /// A surface mesh, lit, in translucent water blue. Uploaded only when `version` changes.
+    void draw_mesh(const SurfaceMesh& mesh, std::uint64_t version, const Mat4& view, const Mat4& proj, V3 eye);
+
 private:
+    GLuint m_surf_vao = 0, m_surf_pos = 0, m_surf_nrm = 0, m_surf_ibo = 0;
+    std::uint64_t m_surf_version = ~0ull;
+    std::size_t m_surf_indices = 0;
     GLuint m_particle_prog = 0, m_line_prog = 0, m_mesh_prog = 0;
     GLuint m_quad_vbo = 0, m_inst_vbo = 0, m_particle_vao = 0;
     GLuint m_line_vbo = 0, m_line_vao = 0;

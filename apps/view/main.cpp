@@ -31,6 +31,7 @@
 #include "eddy/settings.hpp"
 #include "eddy/wcsph.hpp"
 #include "gfx.hpp"
+#include "mesh.hpp"
 #include "settings_ui.hpp"
 #include "sim_worker.hpp"
 
@@ -63,6 +64,8 @@ struct Options {
     std::string color = "speed";
     bool hide_ui = false;
     bool screenshot_ui = false;    // screenshots include the controls
+    std::string mesh;              // an OBJ surface to draw (alone, or over a 3D scene)
+    bool mesh_only = false;        // --mesh without a scene: the mesh alone
 };
 
 std::string timestamp() {
@@ -115,7 +118,27 @@ struct App {
     Clock::time_point last_frame = Clock::now();
     double fps = 0, frame_ms = 0;
 
+    // the surface mesh: from the simulation thread when it makes one, else from --mesh
+    std::shared_ptr<const SurfaceMesh> file_mesh;
+    bool show_mesh = true;
+
     bool heightfield() const { return snap && snap->heightfield_mode; }
+
+    void draw_mesh(const Mat4& view, const Mat4& proj) {
+        if (!show_mesh || !cam.is_3d) return;
+        glEnable(GL_DEPTH_TEST);
+        if (snap && snap->surface) gfx.draw_mesh(*snap->surface, snap->surface_version, view, proj, cam.eye());
+        else if (file_mesh) gfx.draw_mesh(*file_mesh, 0, view, proj, cam.eye());
+    }
+
+    void fit_camera_to_mesh() {
+        float lo[3], hi[3];
+        file_mesh->bounds(lo, hi);
+        cam.is_3d = true;
+        cam.target = {0.5f * (lo[0] + hi[0]), 0.5f * (lo[1] + hi[1]), 0.5f * (lo[2] + hi[2])};
+        const V3 ext{hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2]};
+        cam.distance = std::max(1e-3f, 0.55f * std::sqrt(dot(ext, ext)) / std::sin(0.5f * cam.fov_deg * 3.14159265f / 180.0f));
+    }
 
     nlohmann::json settings_json() const {
         if (method == "pbf") return eddy::to_json(pbf, eddy::pbf_fields());
@@ -332,9 +355,12 @@ struct App {
         glClearColor(0.13f, 0.14f, 0.16f, 1.0f);
         glClearDepth(1.0);
         glClear(GL_COLOR_BUFFER_BIT | GL_DEPTH_BUFFER_BIT);
-        if (!snap) return;
         const float aspect = float(w) / float(std::max(h, 1));
         const Mat4 view = cam.view(), proj = cam.proj(aspect);
+        if (!snap) {
+            draw_mesh(view, proj);
+            return;
+        }
         if (snap->heightfield_mode) {
             glEnable(GL_DEPTH_TEST);
             gfx.draw_heightfield(snap->hf.view(), view, proj, cam.eye());
@@ -360,6 +386,7 @@ struct App {
             const float grey[3] = {0.55f, 0.55f, 0.6f};
             gfx.draw_lines(snap->wall_lines, grey, view, proj);
             gfx.draw_particles(snap->fluid, snap->particle_radius, true, view, proj, cr);
+            draw_mesh(view, proj);
         }
     }
 
@@ -392,6 +419,9 @@ struct App {
                      ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoFocusOnAppearing |
                          ImGuiWindowFlags_NoNav | ImGuiWindowFlags_NoMove);
         ImGui::Text("%.1f fps (%.1f ms/frame)", fps, frame_ms);
+        if (file_mesh)
+            ImGui::Text("mesh %s: %zu vertices, %zu triangles", opt.mesh.c_str(), file_mesh->vertices(),
+                        file_mesh->triangles.size() / 3);
         if (snap) {
             if (snap->heightfield_mode) {
                 ImGui::Text("heightfield %d x %d, dx %.3g m (synthetic demo)", snap->hf.nx, snap->hf.ny, snap->hf.dx);
@@ -446,6 +476,10 @@ struct App {
             if (ImGui::IsItemHovered()) ImGui::SetTooltip("Restarts the scene with this method (its default settings)");
 
             if (ImGui::Combo("colour by", &color_field, kFields, 3)) worker->color_field = color_field;
+            if (file_mesh || (snap && snap->surface)) {
+                ImGui::SameLine();
+                ImGui::Checkbox("surface", &show_mesh);
+            }
             if (color_field == 0)
                 ImGui::SliderFloat("speed scale", &speed_scale_factor, 0.05f, 20.0f, "x %.2f", ImGuiSliderFlags_Logarithmic);
 
@@ -520,7 +554,10 @@ std::vector<float> bench_particles(std::size_t n) {
 int run(Options& opt) {
     App app;
     app.opt = opt;
-    if (opt.bench_render == 0) {
+    if (!opt.mesh.empty()) {
+        app.file_mesh = std::make_shared<SurfaceMesh>(read_obj(opt.mesh));  // bad file: InputError, exit 2
+    }
+    if (opt.bench_render == 0 && !opt.mesh_only) {
         WorkerConfig wc;
         wc.scene = opt.scene;
         wc.method = opt.method;
@@ -578,6 +615,7 @@ int run(Options& opt) {
             app.cam.target = {0.5f, 0.5f, 0.5f};
             app.cam.distance = 2.6f;
         }
+        if (opt.mesh_only) app.fit_camera_to_mesh();
         const float bench_r = 0.5f * std::cbrt(1.0f / float(std::max<std::size_t>(opt.bench_render, 1)));
         if (app.worker) app.worker->start();
         if (!opt.record.empty()) app.start_recording(opt.record);
@@ -702,6 +740,8 @@ int main(int argc, char** argv) {
     cli.add_flag("--screenshot-ui", opt.screenshot_ui, "Screenshots show the controls too (default: the scene only)");
     cli.add_flag("--hide-ui", opt.hide_ui, "Start with the control panel hidden (H shows it)");
     cli.add_option("--record", opt.record, "Record every frame into this folder as PNGs (and recording.mp4 if ffmpeg is on PATH)");
+    cli.add_option("--mesh", opt.mesh,
+                   "A surface mesh (.obj, e.g. from eddy mesh) to draw over a 3D scene, or alone when no scene is named");
     cli.add_flag("--demo-heightfield", opt.demo_heightfield,
                  "Show a synthetic heightfield (terrain, water, ink) instead of a scene: a test of the shallow-water renderer");
     cli.add_option("--demo-cells", opt.demo_cells, "Cells per side of the synthetic heightfield")
@@ -721,6 +761,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "eddy-view: error: %s (see eddy view --help)\n", e.what());
         return eddy::kExitBadInput;
     }
+    opt.mesh_only = !opt.mesh.empty() && cli.count("scene") == 0 && !opt.demo_heightfield;
     {
         int w = 0, h = 0;
         char x = 0;

@@ -21,6 +21,7 @@
 #include "eddy/scene.hpp"
 #include "eddy/simulation.hpp"
 #include "heightfield.hpp"
+#include "mesh.hpp"
 
 namespace eddy::view {
 
@@ -43,6 +44,10 @@ struct Snapshot {
     float kernel_h = 0.04f;         ///< Support radius h (m)
     float speed_scale = 1.0f;       ///< Speed at the middle of the colour map (m/s), from the fluid height
     Heightfield hf;                 ///< heightfield_mode only
+    /// The fluid's reconstructed surface, when the simulation thread computes one (see docs/viewer.md,
+    /// "Surface mesh"); surface_version changes whenever the mesh does.
+    std::shared_ptr<const SurfaceMesh> surface;
+    std::uint64_t surface_version = 0;
     double time = 0;
     std::uint64_t steps = 0;
     float dt = 0, mean_density_error = 0, max_density_error = 0;

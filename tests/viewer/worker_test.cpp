@@ -3,13 +3,17 @@
 // simulation as it was, the mouse force acts within k h only, added blocks add particles.
 #include <chrono>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include <gtest/gtest.h>
 
+#include "eddy/error.hpp"
 #include "eddy/scene.hpp"
 #include "eddy/simulation.hpp"
 #include "camera.hpp"
+#include "mesh.hpp"
 #include "sim_worker.hpp"
 
 using namespace eddy::view;
@@ -190,4 +194,34 @@ TEST(ViewerCamera, Ray2DIsTheWorldPoint) {
     cam.ray(-0.5, 399.5, 800, 400, o, d);  // bottom-left corner
     EXPECT_NEAR(o.x, 0.0f, 1e-5f);
     EXPECT_NEAR(o.y, 0.0f, 1e-5f);
+}
+
+TEST(ViewerMesh, ReadsObjWithNormals) {
+    const SurfaceMesh m = read_obj(std::string(EDDY_SOURCE_DIR) + "/tests/viewer/sphere.obj");
+    EXPECT_EQ(m.vertices(), 17u * 24u);
+    EXPECT_EQ(m.triangles.size(), 3u * 16u * 24u * 2u);
+    ASSERT_EQ(m.normals.size(), m.xyz.size());
+    for (std::size_t i = 0; i < m.vertices(); ++i) {
+        const float* p = &m.xyz[3 * i];
+        const float* n = &m.normals[3 * i];
+        // outward unit normals of a sphere of radius 0.3 about (0.5, 0.5, 0.5)
+        EXPECT_NEAR(n[0] * n[0] + n[1] * n[1] + n[2] * n[2], 1.0f, 1e-3f);
+        EXPECT_NEAR((p[0] - 0.5f) / 0.3f, n[0], 1e-3f);
+    }
+}
+
+TEST(ViewerMesh, BadObjNamesFileAndLine) {
+    const auto path = std::filesystem::temp_directory_path() / "eddy_view_bad.obj";
+    {
+        std::ofstream f(path);
+        f << "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 7\n";
+    }
+    try {
+        read_obj(path);
+        FAIL() << "expected an InputError";
+    } catch (const eddy::InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("line 4"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("out of range"), std::string::npos) << e.what();
+    }
+    std::filesystem::remove(path);
 }
