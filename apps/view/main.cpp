@@ -476,9 +476,17 @@ struct App {
             if (ImGui::IsItemHovered()) ImGui::SetTooltip("Restarts the scene with this method (its default settings)");
 
             if (ImGui::Combo("colour by", &color_field, kFields, 3)) worker->color_field = color_field;
+            if (SimWorker::kHasSurface && snap && snap->dimension == 3) {
+                bool on = worker->surface;
+                if (ImGui::Checkbox("reconstructed surface", &on)) {
+                    worker->surface = on;
+                    worker->refresh();
+                }
+                if (ImGui::IsItemHovered()) ImGui::SetTooltip("eddy::reconstruct_surface on the simulation thread (every 250 ms while playing)");
+            }
             if (file_mesh || (snap && snap->surface)) {
                 ImGui::SameLine();
-                ImGui::Checkbox("surface", &show_mesh);
+                ImGui::Checkbox("show mesh", &show_mesh);
             }
             if (color_field == 0)
                 ImGui::SliderFloat("speed scale", &speed_scale_factor, 0.05f, 20.0f, "x %.2f", ImGuiSliderFlags_Logarithmic);

@@ -5,6 +5,7 @@
 #pragma once
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -89,9 +90,15 @@ public:
 
     std::shared_ptr<const Snapshot> latest() const;
 
+    /// True when eddy's surface reconstruction (include/eddy/surface.hpp, issue 5) was compiled in.
+    static const bool kHasSurface;
     std::atomic<bool> playing{true};
+    /// 3D: reconstruct the fluid's surface for the window (at most every 250 ms while playing).
+    std::atomic<bool> surface{false};
     std::atomic<int> color_field{0};
     void request_step() { ++m_step_requests; wake(); }
+    /// Publishes a new snapshot without stepping (e.g. after the surface was switched on while paused).
+    void refresh() { post([] {}); }
     /// Reset to a scene (bundled name or file) and a method ("" : the scene's own).
     void reset(const std::string& scene, const std::string& method);
     /// Method settings (JSON object of the method's table) and gravity (m/s^2).
@@ -120,6 +127,10 @@ private:
     float m_last_dt = 1e-3f, m_mean_err = 0, m_max_err = 0;
     double m_ms_per_step = 0;
     std::string m_status;
+    std::shared_ptr<const SurfaceMesh> m_surface;
+    std::uint64_t m_surface_version = 0;
+    std::chrono::steady_clock::time_point m_surface_time{};
+    void update_surface();
 
     mutable std::mutex m_snap_mutex;
     std::shared_ptr<const Snapshot> m_snapshot;
