@@ -72,6 +72,15 @@ std::vector<float> wall_lines(const Scene& s) {
     return out;
 }
 
+// Calls f with the particle simulation s holds; false when it holds something else (a later grid
+// method added to eddy::Simulation), so the viewer keeps compiling when the variant grows.
+template <class Sim, class F>
+bool with_particles(Sim& s, F&& f) {
+    if (auto* p = std::get_if<ParticleSimulation<2>>(&s)) return f(*p), true;
+    if (auto* p = std::get_if<ParticleSimulation<3>>(&s)) return f(*p), true;
+    return false;
+}
+
 template <class M>
 float support_radius(const M& m, float r) {
     if constexpr (requires { m.settings().support_ratio; }) return m.settings().support_ratio * r;
@@ -171,7 +180,8 @@ void SimWorker::reset(const std::string& scene, const std::string& method) {
 void SimWorker::apply(nlohmann::json settings, std::array<double, 3> gravity) {
     post([this, settings = std::move(settings), gravity] {
         if (!m_sim) return;
-        Scene sc = std::visit([](const auto& s) { return s.scene; }, *m_sim);
+        Scene sc;
+        if (!with_particles(*m_sim, [&](const auto& s) { sc = s.scene; })) return;
         sc.settings = settings;
         sc.gravity = gravity;
         rebuild_method(*m_sim, sc, m_exec);  // throws InputError, leaves the simulation as it was
@@ -195,7 +205,8 @@ void SimWorker::drop(double x, double z, bool ink) {
 void SimWorker::add_block() {
     post([this] {
         if (!m_sim) return;
-        std::visit(
+        with_particles(
+            *m_sim,
             [&](auto& sim) {
                 constexpr int D = std::remove_reference_t<decltype(sim)>::kDimension;
                 const Scene& sc = sim.scene;
@@ -256,8 +267,7 @@ void SimWorker::add_block() {
                 }
                 std::visit([&](auto& m) { m.init(sim.fluid, sim.boundary, m_exec); }, sim.method);
                 m_status = fmt::format("added {} particles", added);
-            },
-            *m_sim);
+            });
     });
 }
 
@@ -285,7 +295,8 @@ void SimWorker::apply_mouse(float dt) {
         mf = m_mouse;
     }
     if (!mf.active || !m_sim) return;
-    std::visit(
+    with_particles(
+        *m_sim,
         [&](auto& sim) {
             constexpr int D = std::remove_reference_t<decltype(sim)>::kDimension;
             const float h = std::visit([&](const auto& m) { return support_radius(m, float(sim.scene.particle_radius)); }, sim.method);
@@ -298,8 +309,7 @@ void SimWorker::apply_mouse(float dt) {
             parallel_for_each_index(m_exec, sim.fluid.size(), [&](std::size_t i) {
                 if (norm2(sim.fluid.position[i] - p) < R2) sim.fluid.velocity[i] += dv;
             });
-        },
-        *m_sim);
+        });
 }
 
 void SimWorker::loop() {
@@ -347,8 +357,9 @@ void SimWorker::loop() {
                 sum_err += st.mean_density_error;
                 max_err = std::max(max_err, st.max_density_error);
                 if (st.non_finite || st.dt_underflow) {
-                    const double t = std::visit([](const auto& s) { return s.time; }, *m_sim);
-                    const auto steps = std::visit([](const auto& s) { return s.steps; }, *m_sim);
+                    double t = 0;
+                    std::uint64_t steps = 0;
+                    with_particles(*m_sim, [&](const auto& s) { t = s.time, steps = s.steps; });
                     m_status = fmt::format("diverged at step {} (t = {:.4f} s): {}; press Reset", steps, t,
                                            st.non_finite ? "a position or velocity is not finite"
                                                          : "the time step fell below dt_min");
@@ -393,7 +404,8 @@ void SimWorker::publish() {
         snap->particle_radius = static_cast<float>(snap->hf.dx);
         snap->kernel_h = snap->particle_radius;
     } else {
-        std::visit(
+        const bool drawn = with_particles(
+            *m_sim,
             [&](const auto& sim) {
                 constexpr int D = std::remove_reference_t<decltype(sim)>::kDimension;
                 snap->scene = std::make_shared<const Scene>(sim.scene);
@@ -434,8 +446,8 @@ void SimWorker::publish() {
                 snap->wall_lines = m_wall_lines;
                 const Aabb<D> b = scene_bounds<D>(sim.scene);
                 for (int a = 0; a < D; ++a) snap->lo[a] = b.lo[a], snap->hi[a] = b.hi[a];
-            },
-            *m_sim);
+            });
+        if (!drawn) snap->status = "the viewer cannot draw this method yet";
     }
     std::lock_guard lock(m_snap_mutex);
     m_snapshot = std::move(snap);

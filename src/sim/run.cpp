@@ -47,27 +47,25 @@ ParticleMethod<D> make_method(const Scene& scene, int& layers) {
     const Vec<D> g = from_array<D>(scene.gravity);
     const float height = static_cast<float>(fluid_height(scene));
     layers = 2;  // WCSPH: the kernel support never reaches past two layers
-    {
-        if (scene.method == "wcsph") {
-            WcsphSettings s;
-            apply_json(s, wcsph_fields(), scene.settings, where);
-            return WcsphSolver<D>(s, r, g, height, where);
-        }
-        if (scene.method == "pbf") {
-            PbfSettings s;
-            apply_json(s, pbf_fields(), scene.settings, where);
-            layers = 1;  // Akinci's single layer, as seed 002 describes
-            return PbfSolver<D>(s, r, g, height, scene_walls<D>(scene), where);
-        }
-        if (scene.method == "clavet") {
-            ClavetSettings s;
-            apply_json(s, clavet_fields(), scene.settings, where);
-            layers = 1;  // drawn only: Clavet's walls are the analytic shapes
-            return ClavetSolver<D>(s, r, g, height, scene_walls<D>(scene), where);
-        }
-        throw InputError(fmt::format("{}: key 'method' = \"{}\" is not implemented; allowed: wcsph, pbf, clavet",
-                                     scene.where(), scene.method));
+    if (scene.method == "wcsph") {
+        WcsphSettings s;
+        apply_json(s, wcsph_fields(), scene.settings, where);
+        return WcsphSolver<D>(s, r, g, height, where);
     }
+    if (scene.method == "pbf") {
+        PbfSettings s;
+        apply_json(s, pbf_fields(), scene.settings, where);
+        layers = 1;  // Akinci's single layer, as seed 002 describes
+        return PbfSolver<D>(s, r, g, height, scene_walls<D>(scene), where);
+    }
+    if (scene.method == "clavet") {
+        ClavetSettings s;
+        apply_json(s, clavet_fields(), scene.settings, where);
+        layers = 1;  // drawn only: Clavet's walls are the analytic shapes
+        return ClavetSolver<D>(s, r, g, height, scene_walls<D>(scene), where);
+    }
+    throw InputError(fmt::format("{}: key 'method' = \"{}\" is not implemented; allowed: wcsph, pbf, clavet",
+                                 scene.where(), scene.method));
 }
 
 template <int D>
@@ -122,21 +120,23 @@ Simulation make_simulation(const Scene& scene, std::size_t max_particles, const 
 }
 
 void rebuild_method(Simulation& simulation, const Scene& scene, const ExecContext& exec) {
-    std::visit(
-        [&](auto& sim) {
-            constexpr int D = std::remove_reference_t<decltype(sim)>::kDimension;
-            if (scene.dimension != D || scene.method != sim.scene.method || scene.particle_radius != sim.scene.particle_radius)
-                throw InputError(fmt::format("{}: rebuild_method keeps the particles: the dimension, method and "
-                                             "particle_radius must stay as they are",
-                                             scene.where()));
-            int layers = 2;
-            ParticleMethod<D> method = make_method<D>(scene, layers);  // throws before anything changes
-            sim.method = std::move(method);
-            sim.scene.settings = scene.settings;
-            sim.scene.gravity = scene.gravity;
-            std::visit([&](auto& m) { m.init(sim.fluid, sim.boundary, exec); }, sim.method);
-        },
-        simulation);
+    auto rebuild = [&](auto& sim) {
+        constexpr int D = std::remove_reference_t<decltype(sim)>::kDimension;
+        if (scene.dimension != D || scene.method != sim.scene.method || scene.particle_radius != sim.scene.particle_radius)
+            throw InputError(fmt::format("{}: rebuild_method keeps the particles: the dimension, method and "
+                                         "particle_radius must stay as they are",
+                                         scene.where()));
+        int layers = 2;
+        ParticleMethod<D> method = make_method<D>(scene, layers);  // throws before anything changes
+        sim.method = std::move(method);
+        sim.scene.settings = scene.settings;
+        sim.scene.gravity = scene.gravity;
+        std::visit([&](auto& m) { m.init(sim.fluid, sim.boundary, exec); }, sim.method);
+    };
+    // Particle methods only (a grid method added to Simulation keeps this compiling).
+    if (auto* p = std::get_if<ParticleSimulation<2>>(&simulation)) return rebuild(*p);
+    if (auto* p = std::get_if<ParticleSimulation<3>>(&simulation)) return rebuild(*p);
+    throw InputError(fmt::format("{}: settings can be rebuilt on the particle methods only", scene.where()));
 }
 
 StepStats step(Simulation& simulation, const ExecContext& exec, double until) {
