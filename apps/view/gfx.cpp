@@ -66,12 +66,13 @@ in vec3 v_center;
 uniform mat4 u_proj;
 uniform float u_radius;
 uniform int u_sphere;
+uniform float u_rim;
 out vec4 frag;
 void main() {
     float r2 = dot(v_uv, v_uv);
     if (r2 > 1.0) discard;
     if (u_sphere == 0) {   // 2D: a flat disk with a darker rim
-        frag = vec4(v_color * (1.0 - 0.3 * smoothstep(0.6, 1.0, r2)), 1.0);
+        frag = vec4(v_color * (1.0 - u_rim * smoothstep(0.6, 1.0, r2)), 1.0);
         return;
     }
     // Sphere impostor: the normal of the sphere under this fragment, its true depth, Blinn-Phong.
@@ -287,6 +288,7 @@ void Renderer::draw_particles(std::span<const float> xyzs, float radius, bool sp
     glUniform1f(glGetUniformLocation(m_particle_prog, "u_radius"), radius);
     glUniform1i(glGetUniformLocation(m_particle_prog, "u_sphere"), spheres ? 1 : 0);
     glUniform1i(glGetUniformLocation(m_particle_prog, "u_sigmoid"), cr.sigmoid ? 1 : 0);
+    glUniform1f(glGetUniformLocation(m_particle_prog, "u_rim"), cr.rim);
     glUniform2f(glGetUniformLocation(m_particle_prog, "u_range"), cr.lo, cr.hi);
     glUniform1i(glGetUniformLocation(m_particle_prog, "u_flat"), flat_rgb ? 1 : 0);
     if (flat_rgb) glUniform3fv(glGetUniformLocation(m_particle_prog, "u_flat_rgb"), 1, flat_rgb);

@@ -23,6 +23,7 @@ std::array<float, 3> colormap(float s);
 struct ColorRange {
     bool sigmoid = true;
     float lo = 0.0f, hi = 1.0f;  ///< sigmoid: lo is the scale (m/s) at the middle of the map
+    float rim = 0.3f;            ///< 2D disks: darkening of the rim (0: flat; tiny disks read better flat)
 };
 
 class Renderer {

@@ -377,9 +377,14 @@ struct App {
         }
         if (snap->dimension == 2) {
             glDisable(GL_DEPTH_TEST);
+            // Disks at least 1.5 px across their radius, or a zoomed-out fluid turns into a dotted grid.
+            const auto r = cam.rect(aspect);
+            const float px = (r[2] - r[0]) / float(std::max(w, 1));  // metres per pixel
+            const float radius = std::max(snap->particle_radius, 1.5f * px);
+            cr.rim = radius > 4.0f * px ? 0.3f : 0.0f;
             const float grey[3] = {0.45f, 0.45f, 0.48f};
-            gfx.draw_particles(snap->boundary, snap->particle_radius, false, view, proj, cr, grey);
-            gfx.draw_particles(snap->fluid, snap->particle_radius, false, view, proj, cr);
+            gfx.draw_particles(snap->boundary, radius, false, view, proj, cr, grey);
+            gfx.draw_particles(snap->fluid, radius, false, view, proj, cr);
         } else {
             glEnable(GL_DEPTH_TEST);
             glDepthFunc(GL_LESS);
