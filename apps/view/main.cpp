@@ -64,6 +64,8 @@ struct Options {
     std::string color = "speed";
     bool hide_ui = false;
     bool screenshot_ui = false;    // screenshots include the controls
+    std::string test_drag;         // "x0,y0,x1,y1" (window fractions): a scripted left drag, for tests
+    float drag[4] = {0, 0, 0, 0};
     std::string mesh;              // an OBJ surface to draw (alone, or over a 3D scene)
     bool mesh_only = false;        // --mesh without a scene: the mesh alone
 };
@@ -115,6 +117,7 @@ struct App {
     std::string message;
 
     // timing
+    int frame = 0;
     Clock::time_point last_frame = Clock::now();
     double fps = 0, frame_ms = 0;
 
@@ -264,14 +267,26 @@ struct App {
     void handle_mouse(double frame_dt) {
         double mx, my;
         glfwGetCursorPos(win, &mx, &my);
-        const double dx = mx - last_mx, dy = my - last_my;
-        last_mx = mx, last_my = my;
-        const bool ui = ImGui::GetIO().WantCaptureMouse;
-        const bool left = glfwGetMouseButton(win, GLFW_MOUSE_BUTTON_LEFT) == GLFW_PRESS;
+        bool ui = ImGui::GetIO().WantCaptureMouse;
+        bool left = glfwGetMouseButton(win, GLFW_MOUSE_BUTTON_LEFT) == GLFW_PRESS;
         const bool right = glfwGetMouseButton(win, GLFW_MOUSE_BUTTON_RIGHT) == GLFW_PRESS;
         const bool middle = glfwGetMouseButton(win, GLFW_MOUSE_BUTTON_MIDDLE) == GLFW_PRESS;
         int ww, wh;
         glfwGetWindowSize(win, &ww, &wh);
+        // --test-drag: the left button held from the 3rd frame to the 3rd last, the pointer moving
+        // along the line; the same code path as a real drag from here on.
+        if (!opt.test_drag.empty() && opt.frames > 0) {
+            const int first = 2, last = std::max(first + 1, opt.frames - 3);
+            if (frame >= first && frame <= last) {
+                const double f = double(frame - first) / double(last - first);
+                mx = ww * (opt.drag[0] + f * (opt.drag[2] - opt.drag[0]));
+                my = wh * (opt.drag[1] + f * (opt.drag[3] - opt.drag[1]));
+                left = true;
+                ui = false;
+            }
+        }
+        const double dx = mx - last_mx, dy = my - last_my;
+        last_mx = mx, last_my = my;
 
         // Left: the mouse force (particles), or a drop of water / ink (heightfield, Shift: ink).
         if (left && !dragging && !ui && snap) {
@@ -669,6 +684,7 @@ int run(Options& opt) {
                 app.draw_scene(w, h);
             }
             ++frame;
+            app.frame = frame;
             const bool last = opt.frames > 0 && frame >= opt.frames;
             // Screenshots and recorded frames hold the scene, not the controls.
             if (last && !opt.screenshot.empty()) app.pending_screenshot = opt.screenshot;
@@ -712,6 +728,11 @@ int run(Options& opt) {
                         opt.bench_render, w, h, frame, el, frame / el, reinterpret_cast<const char*>(glGetString(GL_RENDERER)));
         }
         if (!opt.screenshot.empty() && opt.frames > 0) std::fprintf(stderr, "eddy-view: saved %s\n", opt.screenshot.c_str());
+        if (opt.frames > 0 && app.worker) {  // the state the last frame showed, for scripts and tests
+            const auto s = app.worker->latest();
+            std::fprintf(stderr, "eddy-view: %d frames, t = %.4f s, %llu steps, %zu particles, max speed %.4g m/s\n", frame,
+                         s->time, static_cast<unsigned long long>(s->steps), s->particles, s->max_speed);
+        }
         app.stop_recording();
         if (app.snap && !app.snap->status.empty() && opt.frames > 0)
             std::fprintf(stderr, "eddy-view: %s\n", app.snap->status.c_str());
@@ -753,6 +774,8 @@ int main(int argc, char** argv) {
     cli.add_flag("--screenshot-ui", opt.screenshot_ui, "Screenshots show the controls too (default: the scene only)");
     cli.add_flag("--hide-ui", opt.hide_ui, "Start with the control panel hidden (H shows it)");
     cli.add_option("--record", opt.record, "Record every frame into this folder as PNGs (and recording.mp4 if ffmpeg is on PATH)");
+    cli.add_option("--test-drag", opt.test_drag,
+                   "With --frames: a scripted left drag X0,Y0,X1,Y1 in window fractions (0..1), for tests");
     cli.add_option("--mesh", opt.mesh,
                    "A surface mesh (.obj, e.g. from eddy mesh) to draw over a 3D scene, or alone when no scene is named");
     cli.add_flag("--demo-heightfield", opt.demo_heightfield,
@@ -773,6 +796,18 @@ int main(int argc, char** argv) {
     } catch (const CLI::ParseError& e) {
         std::fprintf(stderr, "eddy-view: error: %s (see eddy view --help)\n", e.what());
         return eddy::kExitBadInput;
+    }
+    if (!opt.test_drag.empty()) {
+        float* d = opt.drag;
+        char tail = 0;
+        const int n = std::sscanf(opt.test_drag.c_str(), "%f,%f,%f,%f%c", &d[0], &d[1], &d[2], &d[3], &tail);
+        bool ok = n == 4 && opt.frames >= 6;
+        for (int i = 0; i < 4; ++i) ok = ok && d[i] >= 0.0f && d[i] <= 1.0f;
+        if (!ok) {
+            std::fprintf(stderr, "eddy-view: error: --test-drag '%s': expected X0,Y0,X1,Y1, each in [0, 1], with --frames 6 or more\n",
+                         opt.test_drag.c_str());
+            return eddy::kExitBadInput;
+        }
     }
     opt.mesh_only = !opt.mesh.empty() && cli.count("scene") == 0 && !opt.demo_heightfield;
     {

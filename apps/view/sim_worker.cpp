@@ -424,6 +424,7 @@ void SimWorker::publish() {
                     float* o = &snap->fluid[4 * i];
                     for (int a = 0; a < 3; ++a) o[a] = a < D ? f.position[i][a] : 0.0f;
                     for (int a = 0; a < D; ++a) c[a] += f.position[i][a];
+                    snap->max_speed = std::max(snap->max_speed, norm(f.velocity[i]));
                     float s = 0;
                     switch (snap->field) {
                         case ColorField::speed: s = norm(f.velocity[i]); break;

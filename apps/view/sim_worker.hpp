@@ -52,6 +52,7 @@ struct Snapshot {
     double time = 0;
     std::uint64_t steps = 0;
     float dt = 0, mean_density_error = 0, max_density_error = 0;
+    float max_speed = 0;            ///< Largest particle speed (m/s)
     double ms_per_step = 0;
     std::size_t particles = 0;
     std::string status;             ///< "" or what went wrong (diverged, bad setting)
