@@ -194,6 +194,7 @@ struct App {
         }
         if (!snap->scene) return;
         const eddy::Scene& sc = *snap->scene;
+        settings_error.clear();
         scene_name = sc.name;
         method = sc.method;
         wcsph = {};

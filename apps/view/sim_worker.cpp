@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <numbers>
+#include <fstream>
 #include <unordered_set>
 
 #include <fmt/format.h>
@@ -133,6 +134,7 @@ SimWorker::SimWorker(const WorkerConfig& cfg) : m_cfg(cfg), m_initial_scene(cfg.
         return;
     }
     do_reset(cfg.scene, cfg.method, cfg.sets);
+    with_particles(*m_sim, [&](const auto& sim) { m_initial_method = sim.scene.method; });
 }
 
 SimWorker::~SimWorker() { stop(); }
@@ -172,8 +174,9 @@ void SimWorker::reset(const std::string& scene, const std::string& method) {
             ++m_generation;
             return;
         }
-        // --set applies to the scene named on the command line only.
-        do_reset(scene, method, scene == m_initial_scene ? m_cfg.sets : std::vector<std::string>{});
+        // --set applies to the scene and method named on the command line only.
+        const bool initial = scene == m_initial_scene && (method.empty() || method == m_initial_method);
+        do_reset(scene, method, initial ? m_cfg.sets : std::vector<std::string>{});
     });
 }
 
@@ -272,10 +275,15 @@ void SimWorker::add_block() {
 }
 
 void SimWorker::do_reset(const std::string& scene_arg, const std::string& method, const std::vector<std::string>& sets) {
-    Scene sc = load_scene(resolve_scene(scene_arg), sets);
+    const auto file = resolve_scene(scene_arg);
+    Scene sc = load_scene(file, sets);  // also validates the file and the overrides
     if (!method.empty() && method != sc.method) {
-        sc.method = method;
-        sc.settings = nlohmann::json::object();  // the scene's settings belong to its own method
+        // Another method: the scene's own settings belong to its method; the overrides apply to the new one.
+        std::ifstream in(file);
+        nlohmann::json j = nlohmann::json::parse(in);
+        j["method"] = method;
+        j["settings"] = nlohmann::json::object();
+        sc = parse_scene(std::move(j), file.string(), sets);
     }
     m_sim.emplace(make_simulation(sc, m_cfg.max_particles, m_exec));
     ++m_generation;

@@ -118,7 +118,7 @@ private:
     void apply_mouse(float dt);
 
     WorkerConfig m_cfg;
-    std::string m_initial_scene;  // the scene named on the command line: --set applies to it only
+    std::string m_initial_scene, m_initial_method;  // as on the command line: --set applies to them only
     ExecContext m_exec;
     std::optional<Simulation> m_sim;
     std::optional<DemoHeightfield> m_demo;
