@@ -337,8 +337,10 @@ void Renderer::draw_heightfield(const HeightfieldView& hf, const Mat4& view, con
             const std::size_t c = std::size_t(i) + std::size_t(nx) * j;
             return hf.terrain[c] + (water ? hf.depth[c] : 0.0f);
         };
-        float hmin = hf.terrain[0], hmax = hf.terrain[0];
+        float hmin = hf.terrain[0], hmax = hf.terrain[0], dmax = 0.0f;
         for (float t : hf.terrain) hmin = std::min(hmin, t), hmax = std::max(hmax, t);
+        for (float d : hf.depth) dmax = std::max(dmax, d);
+        const float deep_scale = dmax > 0.0f ? 1.0f / dmax : 0.0f;  // depth colour relative to the deepest water
         for (int j = 0; j < ny; ++j)
             for (int i = 0; i < nx; ++i) {
                 const std::size_t c = std::size_t(i) + std::size_t(nx) * j;
@@ -353,7 +355,7 @@ void Renderer::draw_heightfield(const HeightfieldView& hf, const Mat4& view, con
                     v[6] = 0.42f + 0.25f * s, v[7] = 0.40f + 0.22f * s, v[8] = 0.34f + 0.20f * s, v[9] = 1.0f;
                 } else {
                     const float h = hf.depth[c];
-                    const float deep = std::clamp(h / 0.2f, 0.0f, 1.0f);
+                    const float deep = std::clamp(h * deep_scale, 0.0f, 1.0f);
                     float r = 0.30f - 0.25f * deep, g = 0.70f - 0.40f * deep, b = 0.95f - 0.25f * deep;
                     const float ink = hf.ink.empty() ? 0.0f : std::clamp(hf.ink[c], 0.0f, 1.0f);
                     r += (0.85f - r) * ink, g += (0.10f - g) * ink, b += (0.45f - b) * ink;  // magenta ink

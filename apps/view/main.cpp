@@ -197,6 +197,7 @@ struct App {
         settings_error.clear();
         scene_name = sc.name;
         method = sc.method;
+        if (snap->heightfield_mode) return;  // shallow water: no particle settings or gravity controls
         wcsph = {};
         pbf = {};
         clavet = {};
@@ -444,9 +445,14 @@ struct App {
             ImGui::Text("mesh %s: %zu vertices, %zu triangles", opt.mesh.c_str(), file_mesh->vertices(),
                         file_mesh->triangles.size() / 3);
         if (snap) {
-            if (snap->heightfield_mode) {
+            if (snap->heightfield_mode && snap->synthetic) {
                 ImGui::Text("heightfield %d x %d, dx %.3g m (synthetic demo)", snap->hf.nx, snap->hf.ny, snap->hf.dx);
                 ImGui::Text("t = %.3f s", snap->time);
+            } else if (snap->heightfield_mode) {
+                ImGui::Text("%s, shallow water, %d x %d cells of %.3g m", snap->scene ? snap->scene->name.c_str() : "",
+                            snap->hf.nx, snap->hf.ny, snap->hf.dx);
+                ImGui::Text("sim %.2f ms/step, dt %.3g s, max speed %.3g m/s", snap->ms_per_step, snap->dt, snap->max_speed);
+                ImGui::Text("t = %.4f s, step %llu", snap->time, static_cast<unsigned long long>(snap->steps));
             } else {
                 ImGui::Text("%s, %s, %dD", snap->scene ? snap->scene->name.c_str() : "", method.c_str(), snap->dimension);
                 ImGui::Text("%zu particles", snap->particles);
@@ -479,7 +485,7 @@ struct App {
         if (snap && !snap->status.empty()) ImGui::TextWrapped("%s", snap->status.c_str());
         if (!message.empty()) ImGui::TextWrapped("%s", message.c_str());
 
-        if (!heightfield()) {
+        if (snap && !snap->synthetic) {
             if (ImGui::BeginCombo("scene", scene_name.c_str())) {
                 for (const auto& s : scenes)
                     if (ImGui::Selectable(s.name.c_str(), s.name == scene_name)) {
@@ -489,6 +495,8 @@ struct App {
                 ImGui::EndCombo();
             }
             if (ImGui::IsItemHovered()) ImGui::SetTooltip("The bundled scenes (eddy scenes)");
+        }
+        if (!heightfield()) {
             if (ImGui::BeginCombo("method", method.c_str())) {
                 for (const char* m : kMethods)
                     if (ImGui::Selectable(m, method == m)) worker->reset(opt.scene, m);
@@ -547,8 +555,8 @@ struct App {
                 if (!settings_error.empty()) ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "%s", settings_error.c_str());
             }
         } else {
-            ImGui::TextWrapped("Synthetic heightfield (a test pattern for the shallow-water renderer). "
-                               "Left click: drop water; Shift + left click: drop ink.");
+            if (snap->synthetic) ImGui::TextWrapped("Synthetic heightfield (a test pattern for the shallow-water renderer).");
+            ImGui::TextWrapped("Left click: drop water; Shift + left click: drop ink. Right drag: orbit; wheel: zoom.");
         }
         ImGui::TextDisabled("keys: Space play/pause, S step, R reset,\nB block, C colour, P screenshot, V record,\nH hide panel, Q quit");
         ImGui::PopItemWidth();

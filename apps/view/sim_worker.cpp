@@ -13,6 +13,11 @@
 #include "eddy/error.hpp"
 // The surface reconstruction (issue 5) lands on another branch: the live surface is compiled in when
 // its header is there, and the window offers it then.
+// Likewise the shallow-water solver (issue 4): "method": "shallow_water" scenes become heightfields.
+#if __has_include("eddy/shallow_water.hpp")
+#include "eddy/shallow_water.hpp"
+#define EDDY_VIEW_HAS_SHALLOW_WATER 1
+#endif
 #if __has_include("eddy/surface.hpp")
 #include "eddy/surface.hpp"
 #define EDDY_VIEW_HAS_SURFACE 1
@@ -90,6 +95,65 @@ float support_radius(const M& m, float r) {
 
 }  // namespace
 
+struct SimWorker::Water {
+#ifdef EDDY_VIEW_HAS_SHALLOW_WATER
+    ShallowWaterSimulation sim;
+#endif
+};
+
+#ifdef EDDY_VIEW_HAS_SHALLOW_WATER
+const bool SimWorker::kHasShallowWater = true;
+
+bool SimWorker::step_water() {
+    ShallowWaterStats st;
+    std::visit([&](auto& s) { st = s.step(s.suggest_dt(), m_exec); }, m_water->sim.solver);
+    m_last_dt = static_cast<float>(st.dt);
+    m_max_speed = static_cast<float>(st.max_speed);
+    if (!st.non_finite) return true;
+    std::visit([&](const auto& s) {
+        m_status = fmt::format("diverged at step {} (t = {:.4f} s): a depth or velocity is not finite; press Reset",
+                               s.steps(), s.time());
+    }, m_water->sim.solver);
+    return false;
+}
+
+void SimWorker::publish_water(Snapshot& snap) {
+    const auto& ws = m_water->sim;
+    snap.scene = std::make_shared<const Scene>(ws.scene);
+    std::visit(
+        [&](const auto& s) {
+            const auto& g = s.grid();
+            Heightfield& hf = snap.hf;
+            hf.nx = g.nx, hf.ny = g.ny, hf.dx = static_cast<double>(g.dx);
+            hf.terrain.assign(g.terrain.begin(), g.terrain.end());
+            hf.depth.assign(g.depth.begin(), g.depth.end());
+            hf.ink.assign(g.ink.begin(), g.ink.end());
+            if (hf.ink.size() != hf.depth.size()) hf.ink.clear();
+            snap.time = s.time();
+            snap.steps = s.steps();
+        },
+        ws.solver);
+    const Heightfield& hf = snap.hf;
+    float lo = std::numeric_limits<float>::max(), hi = -lo;
+    double wet = 0, eta = 0;
+    for (std::size_t c = 0; c < hf.depth.size(); ++c) {
+        lo = std::min(lo, hf.terrain[c]);
+        hi = std::max(hi, hf.terrain[c] + hf.depth[c]);
+        if (hf.depth[c] > 1e-4f) wet += 1, eta += hf.terrain[c] + hf.depth[c];
+    }
+    const float ex = static_cast<float>(hf.dx * hf.nx), ez = static_cast<float>(hf.dx * hf.ny);
+    snap.lo = {0, lo, 0};
+    snap.hi = {ex, hi, ez};
+    snap.centroid = {0.5f * ex, wet > 0 ? static_cast<float>(eta / wet) : hi, 0.5f * ez};
+    snap.particle_radius = snap.kernel_h = static_cast<float>(hf.dx);
+    snap.max_speed = m_max_speed;
+}
+#else
+const bool SimWorker::kHasShallowWater = false;
+bool SimWorker::step_water() { return false; }
+void SimWorker::publish_water(Snapshot&) {}
+#endif
+
 #ifdef EDDY_VIEW_HAS_SURFACE
 const bool SimWorker::kHasSurface = true;
 #else
@@ -134,7 +198,8 @@ SimWorker::SimWorker(const WorkerConfig& cfg) : m_cfg(cfg), m_initial_scene(cfg.
         return;
     }
     do_reset(cfg.scene, cfg.method, cfg.sets);
-    with_particles(*m_sim, [&](const auto& sim) { m_initial_method = sim.scene.method; });
+    if (m_sim) with_particles(*m_sim, [&](const auto& sim) { m_initial_method = sim.scene.method; });
+    else m_initial_method = "shallow_water";
 }
 
 SimWorker::~SimWorker() { stop(); }
@@ -199,6 +264,23 @@ void SimWorker::set_mouse(const MouseForce& m) {
 
 void SimWorker::drop(double x, double z, bool ink) {
     post([this, x, z, ink] {
+#ifdef EDDY_VIEW_HAS_SHALLOW_WATER
+        if (m_water) {
+            std::visit(
+                [&](auto& s) {
+                    const auto& g = s.grid();
+                    const double dx = static_cast<double>(g.dx), extent = dx * std::max(g.nx, g.ny);
+                    double mean = 0, wet = 0;  // a drop a third of the mean depth high
+                    for (auto h : g.depth)
+                        if (h > 1e-4) mean += static_cast<double>(h), wet += 1;
+                    mean = wet > 0 ? mean / wet : 0.01 * extent;
+                    const double radius = std::max(3.0 * dx, 0.03 * extent);
+                    s.add_drop(x, z, radius, ink ? 0.0 : mean / 3.0, ink ? 1.0 : 0.0);
+                },
+                m_water->sim.solver);
+            return;
+        }
+#endif
         if (!m_demo) return;
         if (ink) m_demo->drop_ink(x, z, 0.08);
         else m_demo->drop_water(x, z, 0.08, 0.04);
@@ -285,7 +367,23 @@ void SimWorker::do_reset(const std::string& scene_arg, const std::string& method
         j["settings"] = nlohmann::json::object();
         sc = parse_scene(std::move(j), file.string(), sets);
     }
+    if (sc.method == "shallow_water") {
+#ifdef EDDY_VIEW_HAS_SHALLOW_WATER
+        m_water = std::make_unique<Water>(Water{make_shallow_water(sc)});
+        m_sim.reset();
+        ++m_generation;
+        m_wall_lines.clear();
+        m_status.clear();
+        m_ms_per_step = 0;
+        m_max_speed = 0;
+        publish();
+        return;
+#else
+        throw InputError(fmt::format("{}: the viewer was built without the shallow-water solver", sc.where()));
+#endif
+    }
     m_sim.emplace(make_simulation(sc, m_cfg.max_particles, m_exec));
+    m_water.reset();
     ++m_generation;
     m_wall_lines = sc.dimension == 3 ? wall_lines(sc) : std::vector<float>{};
     const double v = std::sqrt(2.0 * norm(from_array<3>(sc.gravity)) * fluid_height(sc));
@@ -351,6 +449,14 @@ void SimWorker::loop() {
                     if (playing) std::this_thread::sleep_until(t0 + std::chrono::milliseconds(16));  // real time
                     break;
                 }
+                if (m_water) {
+                    if (!step_water()) {
+                        playing = false;
+                        break;
+                    }
+                    ++n;
+                    continue;
+                }
                 apply_mouse(m_last_dt);
                 StepStats st;
                 try {
@@ -400,8 +506,13 @@ void SimWorker::publish() {
     snap->ms_per_step = m_ms_per_step;
     snap->status = m_status;
     snap->speed_scale = m_speed_scale;
-    if (m_demo) {
+    if (m_water) {
         snap->heightfield_mode = true;
+        snap->dimension = 3;
+        publish_water(*snap);
+    } else if (m_demo) {
+        snap->heightfield_mode = true;
+        snap->synthetic = true;
         snap->dimension = 3;
         snap->hf = m_demo->field();
         snap->time = m_demo->time();

@@ -33,7 +33,8 @@ struct Snapshot {
     std::uint64_t generation = 0;   ///< Changes on every reset (new scene, method)
     std::shared_ptr<const Scene> scene;  ///< The scene as running (settings and gravity as applied)
     int dimension = 2;
-    bool heightfield_mode = false;
+    bool heightfield_mode = false;  ///< A grid (shallow water, or the synthetic demo): draw `hf`
+    bool synthetic = false;         ///< The synthetic demo heightfield (--demo-heightfield)
     std::vector<float> fluid;       ///< x, y, z, scalar per particle (z = 0 in 2D)
     ColorField field = ColorField::speed;
     float scalar_min = 0, scalar_max = 0;
@@ -91,6 +92,9 @@ public:
 
     std::shared_ptr<const Snapshot> latest() const;
 
+    /// True when eddy's shallow-water solver (include/eddy/shallow_water.hpp) was compiled in:
+    /// "method": "shallow_water" scenes are drawn as heightfields then.
+    static const bool kHasShallowWater;
     /// True when eddy's surface reconstruction (include/eddy/surface.hpp, issue 5) was compiled in.
     static const bool kHasSurface;
     std::atomic<bool> playing{true};
@@ -122,6 +126,11 @@ private:
     ExecContext m_exec;
     std::optional<Simulation> m_sim;
     std::optional<DemoHeightfield> m_demo;
+    struct Water;                    // the shallow-water simulation (sim_worker.cpp), when compiled in
+    std::unique_ptr<Water> m_water;
+    bool step_water();               // one step; false when it went wrong (m_status says why)
+    void publish_water(Snapshot& snap);
+    float m_max_speed = 0;
     std::uint64_t m_generation = 0;
     float m_speed_scale = 1.0f;
     std::vector<float> m_wall_lines;
