@@ -225,3 +225,25 @@ TEST(ViewerMesh, BadObjNamesFileAndLine) {
     }
     std::filesystem::remove(path);
 }
+
+// Shallow-water scenes (when eddy's solver is compiled in): drawn as a heightfield, stepped, and a
+// click's ink lands in the grid.
+TEST(ViewerWorker, ShallowWaterScene) {
+    if (!SimWorker::kHasShallowWater) GTEST_SKIP() << "eddy/shallow_water.hpp is not part of this build";
+    SimWorker w(config("shallow_drops"));
+    w.playing = false;
+    auto s = w.latest();
+    ASSERT_TRUE(s->heightfield_mode);
+    EXPECT_FALSE(s->synthetic);
+    ASSERT_TRUE(s->hf.view().valid());
+    double ink0 = 0;
+    for (float v : s->hf.ink) ink0 += v;
+    w.start();
+    w.drop(0.5 * s->hf.dx * s->hf.nx, 0.5 * s->hf.dx * s->hf.ny, true);
+    for (int i = 0; i < 3; ++i) w.request_step();
+    s = wait_for(w, [](const Snapshot& s) { return s.steps == 3; });
+    double ink1 = 0;
+    for (float v : s->hf.ink) ink1 += v;
+    EXPECT_GT(ink1, ink0);
+    for (float h : s->hf.depth) ASSERT_TRUE(std::isfinite(h) && h >= 0.0f);
+}
