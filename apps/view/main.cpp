@@ -743,8 +743,10 @@ int run(Options& opt) {
                          s->time, static_cast<unsigned long long>(s->steps), s->particles, s->max_speed);
         }
         app.stop_recording();
-        if (app.snap && !app.snap->status.empty() && opt.frames > 0)
+        if (app.snap && !app.snap->status.empty() && opt.frames > 0) {
             std::fprintf(stderr, "eddy-view: %s\n", app.snap->status.c_str());
+            if (app.snap->status.rfind("diverged", 0) == 0) rc = eddy::kExitDiverged;  // as `eddy run`
+        }
     } catch (const std::exception& e) {
         std::fprintf(stderr, "eddy-view: error: %s\n", e.what());
         rc = eddy::kExitFailure;
@@ -797,7 +799,8 @@ int main(int argc, char** argv) {
     cli.add_option("--bench-seconds", opt.bench_seconds, "How long --bench-render runs (s)")->capture_default_str()->check(CLI::PositiveNumber);
     cli.footer("\nMouse: left drag pushes the fluid (within k h, proportional to the mouse's motion); right drag orbits (3D) or pans (2D);\n"
                "wheel zooms. Keys: Space play/pause, S step, R reset, B add a block, C colour field, P screenshot, V record,\n"
-               "H hide the panel, Q/Esc quit. Exit codes: 0 done, 1 failure (no display, OpenGL), 2 bad input. See docs/viewer.md.");
+               "H hide the panel, Q/Esc quit. Exit codes: 0 done, 1 failure (no display, OpenGL), 2 bad input, 3 the simulation\n"
+               "diverged during a --frames run. See docs/viewer.md.");
     try {
         cli.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
