@@ -130,6 +130,19 @@ TEST(ViewerWorker, AddBlockAddsParticles) {
     for (float v : s->fluid) ASSERT_TRUE(std::isfinite(v));
 }
 
+TEST(ViewerWorker, AddBlockIn3D) {
+    SimWorker w(config("dam_break_3d"));
+    w.playing = false;
+    const std::size_t n0 = w.latest()->particles;
+    w.start();
+    w.add_block();
+    auto s = wait_for(w, [n0](const Snapshot& s) { return s.particles > n0; });
+    EXPECT_GT(s->particles, n0 + 1000);  // a 12^3 block, minus what overlaps
+    w.request_step();
+    s = wait_for(w, [](const Snapshot& s) { return s.steps == 1; });
+    for (float v : s->fluid) ASSERT_TRUE(std::isfinite(v));
+}
+
 TEST(ViewerWorker, ResetWithAnotherMethod) {
     SimWorker w(config("dam_break_2d"));
     w.playing = false;
