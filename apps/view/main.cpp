@@ -351,18 +351,21 @@ struct App {
     }
 
     void key(int k) {
+        switch (k) {  // these work without a simulation too (--mesh alone)
+            case GLFW_KEY_P: pending_screenshot = fmt::format("eddy-view-{}.png", timestamp()); return;
+            case GLFW_KEY_V: recording ? stop_recording() : start_recording(fmt::format("eddy-view-recording-{}", timestamp())); return;
+            case GLFW_KEY_H: show_ui = !show_ui; return;
+            case GLFW_KEY_ESCAPE:
+            case GLFW_KEY_Q: quit = true; return;
+            default: break;
+        }
         if (!worker) return;
         switch (k) {
             case GLFW_KEY_SPACE: worker->playing = !worker->playing; break;
             case GLFW_KEY_S: worker->playing = false, worker->request_step(); break;
             case GLFW_KEY_R: worker->reset(opt.scene, method); break;
             case GLFW_KEY_B: worker->add_block(); break;
-            case GLFW_KEY_P: pending_screenshot = fmt::format("eddy-view-{}.png", timestamp()); break;
-            case GLFW_KEY_V: recording ? stop_recording() : start_recording(fmt::format("eddy-view-recording-{}", timestamp())); break;
             case GLFW_KEY_C: color_field = (color_field + 1) % 3, worker->color_field = color_field; break;
-            case GLFW_KEY_H: show_ui = !show_ui; break;
-            case GLFW_KEY_ESCAPE:
-            case GLFW_KEY_Q: quit = true; break;
             default: break;
         }
     }
