@@ -2,8 +2,11 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -125,6 +128,28 @@ int run_grid(const eddy::Scene& scene, const eddy::ExecContext& exec, const std:
     return eddy::kExitOk;
 }
 
+// Replaces this process with eddy-view (next to this executable), passing the arguments on.
+int exec_viewer(const std::vector<std::string>& args) {
+    std::error_code ec;
+    const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+    const std::filesystem::path viewer = (ec ? std::filesystem::path(".") : self.parent_path()) / "eddy-view";
+    if (access(viewer.c_str(), X_OK) != 0) {
+        std::fprintf(stderr,
+                     "eddy: error: the viewer was not built: %s not found (it needs GLFW, libepoxy and Dear ImGui; "
+                     "configure with -DEDDY_BUILD_VIEWER=ON, see docs/viewer.md)\n",
+                     viewer.c_str());
+        return eddy::kExitFailure;
+    }
+    std::vector<std::string> owned{"eddy-view"};
+    owned.insert(owned.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& a : owned) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(viewer.c_str(), argv.data());
+    std::fprintf(stderr, "eddy: error: cannot start %s: %s\n", viewer.c_str(), std::strerror(errno));
+    return eddy::kExitFailure;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -133,6 +158,11 @@ int main(int argc, char** argv) {
     app.set_version_flag("--version", "eddy 0.1.0");
 
     auto* scenes_cmd = app.add_subcommand("scenes", "List the bundled scenes with a one-line description each");
+
+    // `eddy view ...` execs eddy-view from this executable's folder: the CLI itself never links OpenGL.
+    auto* view_cmd = app.add_subcommand("view", "Open the interactive viewer (eddy view --help for its options)");
+    view_cmd->prefix_command();
+    view_cmd->set_help_flag();  // --help goes to eddy-view
 
     auto* run_cmd = app.add_subcommand("run", "Run a scene and write its frames, pictures and summary.json");
     std::string scene_arg;
@@ -183,6 +213,8 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "eddy: error: %s (see eddy --help, eddy run --help)\n", e.what());
         return eddy::kExitBadInput;
     }
+
+    if (*view_cmd) return exec_viewer(view_cmd->remaining());
 
     try {
         if (*scenes_cmd) {

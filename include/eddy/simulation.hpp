@@ -47,6 +47,13 @@ using Simulation = std::variant<ParticleSimulation<2>, ParticleSimulation<3>>;
 /// method settings, too many particles, fluid outside every container).
 Simulation make_simulation(const Scene& scene, std::size_t max_particles, const ExecContext& exec);
 
+/// Rebuilds the method of a running simulation from `scene`'s settings and gravity, keeping the
+/// particles, the boundary and the clock, and re-initialises it on them (e.g. after particles were
+/// added, or a setting changed in the viewer). The dimension, method and particle radius must be the
+/// simulation's. Throws InputError (bad settings) and leaves `sim` unchanged then. State a method
+/// keeps between steps (Clavet's springs) starts afresh.
+void rebuild_method(Simulation& sim, const Scene& scene, const ExecContext& exec);
+
 /// One step of whatever the simulation holds. The time step comes from the method (and is cut so
 /// that the clock lands exactly on `until` when it is > 0).
 StepStats step(Simulation& sim, const ExecContext& exec, double until = 0.0);

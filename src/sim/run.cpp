@@ -39,36 +39,40 @@ std::vector<Wall<D>> scene_walls(const Scene& scene) {
     return walls;
 }
 
+// The scene's method with its settings and gravity; `layers` gets the boundary layers it needs.
 template <int D>
-ParticleSimulation<D> make_particle_simulation(const Scene& scene, std::size_t max_particles, const ExecContext& exec) {
+ParticleMethod<D> make_method(const Scene& scene, int& layers) {
     const std::string where = scene.where() + ": settings";
     const float r = static_cast<float>(scene.particle_radius);
     const Vec<D> g = from_array<D>(scene.gravity);
     const float height = static_cast<float>(fluid_height(scene));
-    int layers = 2;  // WCSPH: the kernel support never reaches past two layers
-    auto make_method = [&]() -> ParticleMethod<D> {
-        if (scene.method == "wcsph") {
-            WcsphSettings s;
-            apply_json(s, wcsph_fields(), scene.settings, where);
-            return WcsphSolver<D>(s, r, g, height, where);
-        }
-        if (scene.method == "pbf") {
-            PbfSettings s;
-            apply_json(s, pbf_fields(), scene.settings, where);
-            layers = 1;  // Akinci's single layer, as seed 002 describes
-            return PbfSolver<D>(s, r, g, height, scene_walls<D>(scene), where);
-        }
-        if (scene.method == "clavet") {
-            ClavetSettings s;
-            apply_json(s, clavet_fields(), scene.settings, where);
-            layers = 1;  // drawn only: Clavet's walls are the analytic shapes
-            return ClavetSolver<D>(s, r, g, height, scene_walls<D>(scene), where);
-        }
-        throw InputError(fmt::format("{}: key 'method' = \"{}\" is not implemented; allowed: wcsph, pbf, clavet",
-                                     scene.where(), scene.method));
-    };
+    layers = 2;  // WCSPH: the kernel support never reaches past two layers
+    if (scene.method == "wcsph") {
+        WcsphSettings s;
+        apply_json(s, wcsph_fields(), scene.settings, where);
+        return WcsphSolver<D>(s, r, g, height, where);
+    }
+    if (scene.method == "pbf") {
+        PbfSettings s;
+        apply_json(s, pbf_fields(), scene.settings, where);
+        layers = 1;  // Akinci's single layer, as seed 002 describes
+        return PbfSolver<D>(s, r, g, height, scene_walls<D>(scene), where);
+    }
+    if (scene.method == "clavet") {
+        ClavetSettings s;
+        apply_json(s, clavet_fields(), scene.settings, where);
+        layers = 1;  // drawn only: Clavet's walls are the analytic shapes
+        return ClavetSolver<D>(s, r, g, height, scene_walls<D>(scene), where);
+    }
+    throw InputError(fmt::format("{}: key 'method' = \"{}\" is not implemented; allowed: wcsph, pbf, clavet",
+                                 scene.where(), scene.method));
+}
+
+template <int D>
+ParticleSimulation<D> make_particle_simulation(const Scene& scene, std::size_t max_particles, const ExecContext& exec) {
+    int layers = 2;
     // Settings first: a bad setting is reported before any particle is built.
-    ParticleMethod<D> method = make_method();
+    ParticleMethod<D> method = make_method<D>(scene, layers);
     ParticleSimulation<D> sim{scene, build_fluid<D>(scene, max_particles), build_boundary<D>(scene, layers),
                               std::move(method), {}, 0.0, 0};
     std::visit([&](auto& m) { m.init(sim.fluid, sim.boundary, exec); }, sim.method);
@@ -80,7 +84,7 @@ ParticleSimulation<D> make_particle_simulation(const Scene& scene, std::size_t m
         const Aabb<D> b = scene_bounds<D>(scene);
         float extent = 0.0f;
         for (int a = 0; a < D; ++a) extent = std::max(extent, b.hi[a] - b.lo[a]);
-        const float margin = std::max(0.25f * extent, 16.0f * r);
+        const float margin = std::max(0.25f * extent, 16.0f * static_cast<float>(scene.particle_radius));
         sim.bounds.lo = b.lo - Vec<D>::filled(margin);
         sim.bounds.hi = b.hi + Vec<D>::filled(margin);
     }
@@ -113,6 +117,26 @@ Simulation make_simulation(const Scene& scene, std::size_t max_particles, const 
     if (scene.dimension == 2) return make_particle_simulation<2>(scene, max_particles, exec);
     if (scene.dimension == 3) return make_particle_simulation<3>(scene, max_particles, exec);
     throw InputError(fmt::format("{}: key 'dimension' = {}: allowed: 2, 3", scene.where(), scene.dimension));
+}
+
+void rebuild_method(Simulation& simulation, const Scene& scene, const ExecContext& exec) {
+    auto rebuild = [&](auto& sim) {
+        constexpr int D = std::remove_reference_t<decltype(sim)>::kDimension;
+        if (scene.dimension != D || scene.method != sim.scene.method || scene.particle_radius != sim.scene.particle_radius)
+            throw InputError(fmt::format("{}: rebuild_method keeps the particles: the dimension, method and "
+                                         "particle_radius must stay as they are",
+                                         scene.where()));
+        int layers = 2;
+        ParticleMethod<D> method = make_method<D>(scene, layers);  // throws before anything changes
+        sim.method = std::move(method);
+        sim.scene.settings = scene.settings;
+        sim.scene.gravity = scene.gravity;
+        std::visit([&](auto& m) { m.init(sim.fluid, sim.boundary, exec); }, sim.method);
+    };
+    // Particle methods only (a grid method added to Simulation keeps this compiling).
+    if (auto* p = std::get_if<ParticleSimulation<2>>(&simulation)) return rebuild(*p);
+    if (auto* p = std::get_if<ParticleSimulation<3>>(&simulation)) return rebuild(*p);
+    throw InputError(fmt::format("{}: settings can be rebuilt on the particle methods only", scene.where()));
 }
 
 StepStats step(Simulation& simulation, const ExecContext& exec, double until) {

@@ -6,6 +6,8 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cmake --install "$build_dir" --prefix "$work/prefix" >/dev/null
 test -x "$work/prefix/bin/eddy"
+# The viewer, when built, is installed beside eddy (`eddy view` looks for it there).
+if [ -x "$build_dir/bin/eddy-view" ]; then test -x "$work/prefix/bin/eddy-view"; fi
 test -f "$work/prefix/share/eddy/scenes/dam_break_3d.json"
 cmake -S "$source_dir/tests/install/consumer" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
       -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null

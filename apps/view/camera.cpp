@@ -1,0 +1,115 @@
+// eddy-view: matrices, camera and mouse ray.
+#include "camera.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace eddy::view {
+
+Mat4 Mat4::identity() {
+    Mat4 r;
+    r.m = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
+    return r;
+}
+
+Mat4 operator*(const Mat4& a, const Mat4& b) {
+    Mat4 r;
+    for (int i = 0; i < 4; ++i)
+        for (int j = 0; j < 4; ++j) {
+            float s = 0;
+            for (int k = 0; k < 4; ++k) s += a(i, k) * b(k, j);
+            r(i, j) = s;
+        }
+    return r;
+}
+
+Mat4 perspective(float fov_y, float aspect, float n, float f) {
+    const float t = 1.0f / std::tan(0.5f * fov_y);
+    Mat4 r;
+    r(0, 0) = t / aspect;
+    r(1, 1) = t;
+    r(2, 2) = (f + n) / (n - f);
+    r(2, 3) = 2 * f * n / (n - f);
+    r(3, 2) = -1;
+    return r;
+}
+
+Mat4 orthographic(float l, float rt, float b, float t, float n, float f) {
+    Mat4 r = Mat4::identity();
+    r(0, 0) = 2 / (rt - l);
+    r(1, 1) = 2 / (t - b);
+    r(2, 2) = -2 / (f - n);
+    r(0, 3) = -(rt + l) / (rt - l);
+    r(1, 3) = -(t + b) / (t - b);
+    r(2, 3) = -(f + n) / (f - n);
+    return r;
+}
+
+V3 normalized(V3 a) {
+    const float l = std::sqrt(dot(a, a));
+    return l > 0 ? a * (1.0f / l) : V3{0, 0, 1};
+}
+
+Mat4 look_at(V3 eye, V3 target, V3 up) {
+    const V3 f = normalized(target - eye), s = normalized(cross(f, up)), u = cross(s, f);
+    Mat4 r = Mat4::identity();
+    r(0, 0) = s.x, r(0, 1) = s.y, r(0, 2) = s.z;
+    r(1, 0) = u.x, r(1, 1) = u.y, r(1, 2) = u.z;
+    r(2, 0) = -f.x, r(2, 1) = -f.y, r(2, 2) = -f.z;
+    r(0, 3) = -dot(s, eye);
+    r(1, 3) = -dot(u, eye);
+    r(2, 3) = dot(f, eye);
+    return r;
+}
+
+V3 Camera::eye() const {
+    const float cp = std::cos(pitch);
+    return target + V3{cp * std::sin(yaw), std::sin(pitch), cp * std::cos(yaw)} * distance;
+}
+
+Mat4 Camera::view() const {
+    if (!is_3d) return Mat4::identity();
+    return look_at(eye(), target, V3{0, 1, 0});
+}
+
+std::array<float, 4> Camera::rect(float aspect) const {
+    float w = x1 - x0, h = y1 - y0;
+    const float cx = 0.5f * (x0 + x1), cy = 0.5f * (y0 + y1);
+    if (w / h < aspect) w = h * aspect;
+    else h = w / aspect;
+    return {cx - 0.5f * w, cy - 0.5f * h, cx + 0.5f * w, cy + 0.5f * h};
+}
+
+Mat4 Camera::proj(float aspect) const {
+    if (!is_3d) {
+        const auto r = rect(aspect);
+        return orthographic(r[0], r[2], r[1], r[3], -1.0f, 1.0f);
+    }
+    return perspective(fov_deg * 3.14159265f / 180.0f, aspect, 0.01f * distance, 100.0f * distance);
+}
+
+void Camera::ray(double px, double py, int w, int h, V3& origin, V3& dir) const {
+    const float aspect = float(w) / float(std::max(h, 1));
+    const float u = float(2.0 * (px + 0.5) / w - 1.0), v = float(1.0 - 2.0 * (py + 0.5) / h);
+    if (!is_3d) {
+        const auto r = rect(aspect);
+        origin = {r[0] + 0.5f * (u + 1) * (r[2] - r[0]), r[1] + 0.5f * (v + 1) * (r[3] - r[1]), 1.0f};
+        dir = {0, 0, -1};
+        return;
+    }
+    const V3 e = eye(), f = normalized(target - e), s = normalized(cross(f, V3{0, 1, 0})), up = cross(s, f);
+    const float t = std::tan(0.5f * fov_deg * 3.14159265f / 180.0f);
+    origin = e;
+    dir = normalized(f + s * (u * t * aspect) + up * (v * t));
+}
+
+bool intersect_plane(V3 o, V3 d, V3 p0, V3 n, V3& hit) {
+    const float den = dot(d, n);
+    if (std::abs(den) < 1e-6f) return false;
+    const float t = dot(p0 - o, n) / den;
+    if (!(t > 0)) return false;
+    hit = o + d * t;
+    return true;
+}
+
+}  // namespace eddy::view

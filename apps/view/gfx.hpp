@@ -1,0 +1,64 @@
+// eddy-view: OpenGL 3.3 core drawing (through libepoxy): particles as instanced disks (2D) or sphere
+// impostors with Blinn-Phong lighting (3D), lines, heightfield meshes, and a small camera. Nothing here
+// touches the simulation: it draws what a Snapshot holds.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <epoxy/gl.h>
+
+#include "camera.hpp"
+#include "heightfield.hpp"
+#include "mesh.hpp"
+
+namespace eddy::view {
+
+/// Colour of the map (blue -> yellow -> red) at s in [0, 1], as the shaders compute it.
+std::array<float, 3> colormap(float s);
+
+/// How particles are coloured: by the sigmoid of speed / scale (seed 003), or linearly over [lo, hi].
+struct ColorRange {
+    bool sigmoid = true;
+    float lo = 0.0f, hi = 1.0f;  ///< sigmoid: lo is the scale (m/s) at the middle of the map
+    float rim = 0.3f;            ///< 2D disks: darkening of the rim (0: flat; tiny disks read better flat)
+};
+
+class Renderer {
+public:
+    /// Compiles the shaders; throws std::runtime_error with the GL log on failure.
+    void init();
+    void destroy();
+
+    /// One instanced draw of n particles: xyzs holds x, y, z, scalar per particle (uploaded here, once).
+    /// flat: a single colour instead of the map (walls).
+    void draw_particles(std::span<const float> xyzs, float radius, bool spheres, const Mat4& view, const Mat4& proj,
+                        const ColorRange& cr, const float* flat_rgb = nullptr);
+    /// Line segments: pairs of points (x, y, z each).
+    void draw_lines(std::span<const float> xyz, const float rgb[3], const Mat4& view, const Mat4& proj);
+    /// Terrain (shaded) and water (coloured by depth, tinted by ink, translucent) of a heightfield.
+    void draw_heightfield(const HeightfieldView& hf, const Mat4& view, const Mat4& proj, V3 eye);
+
+    /// A surface mesh, lit, in translucent water blue. Uploaded only when `version` changes.
+    void draw_mesh(const SurfaceMesh& mesh, std::uint64_t version, const Mat4& view, const Mat4& proj, V3 eye);
+
+private:
+    GLuint m_surf_vao = 0, m_surf_pos = 0, m_surf_nrm = 0, m_surf_ibo = 0;
+    std::uint64_t m_surf_version = ~0ull;
+    std::size_t m_surf_indices = 0;
+    GLuint m_particle_prog = 0, m_line_prog = 0, m_mesh_prog = 0;
+    GLuint m_quad_vbo = 0, m_inst_vbo = 0, m_particle_vao = 0;
+    GLuint m_line_vbo = 0, m_line_vao = 0;
+    GLuint m_mesh_vbo = 0, m_mesh_ibo = 0, m_mesh_vao = 0;
+    std::size_t m_inst_capacity = 0, m_line_capacity = 0, m_mesh_capacity = 0;
+    int m_mesh_nx = 0, m_mesh_ny = 0;
+    std::size_t m_mesh_indices = 0;
+    std::vector<float> m_mesh_scratch;
+};
+
+/// Reads the current framebuffer (w x h, RGB) and writes it as a PNG atomically. Throws on failure.
+void save_framebuffer_png(const std::string& path, int w, int h);
+
+}  // namespace eddy::view

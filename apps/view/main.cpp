@@ -1,0 +1,847 @@
+// eddy-view: the interactive viewer (`eddy view` runs it). GLFW window, OpenGL 3.3 core through
+// libepoxy, Dear ImGui (Debian's libimgui, whose GLFW and OpenGL 3 backends are compiled in).
+// The simulation runs on its own thread (SimWorker); this thread draws the latest snapshot, handles
+// the mouse and the keys and builds the controls. See docs/viewer.md.
+#include <epoxy/gl.h>
+// epoxy first: GLFW must not include the system GL header
+#include <GLFW/glfw3.h>
+#include <imgui.h>
+#include <backends/imgui_impl_glfw.h>
+#include <backends/imgui_impl_opengl3.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <memory>
+#include <numbers>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "eddy/clavet.hpp"
+#include "eddy/error.hpp"
+#include "eddy/pbf.hpp"
+#include "eddy/scene.hpp"
+#include "eddy/settings.hpp"
+#include "eddy/wcsph.hpp"
+#include "gfx.hpp"
+#include "mesh.hpp"
+#include "settings_ui.hpp"
+#include "sim_worker.hpp"
+
+namespace {
+
+using namespace eddy::view;
+using Clock = std::chrono::steady_clock;
+
+constexpr const char* kDefaultScene = "dam_break_2d";
+constexpr int kPanelWidth = 360;  // px
+constexpr const char* kMethods[] = {"wcsph", "pbf", "clavet"};
+constexpr const char* kFields[] = {"speed", "density", "pressure"};
+
+struct Options {
+    std::string scene = kDefaultScene;
+    std::string method;
+    std::vector<std::string> sets;
+    int threads = 0;
+    std::size_t max_particles = 5'000'000;
+    int frames = 0;               // > 0: run this many frames and exit
+    std::string screenshot;       // with --frames: the last frame; else the first
+    std::string size = "1280x720";
+    int width = 1280, height = 720;
+    bool paused = false;
+    bool demo_heightfield = false;
+    int demo_cells = 128;
+    std::size_t bench_render = 0;  // > 0: render this many random particles, report fps, exit
+    double bench_seconds = 4.0;
+    std::string record;            // folder: record every frame from the start
+    std::string color = "speed";
+    bool hide_ui = false;
+    bool screenshot_ui = false;    // screenshots include the controls
+    std::string test_drag;         // "x0,y0,x1,y1" (window fractions): a scripted left drag, for tests
+    float drag[4] = {0, 0, 0, 0};
+    std::string mesh;              // an OBJ surface to draw (alone, or over a 3D scene)
+    bool mesh_only = false;        // --mesh without a scene: the mesh alone
+};
+
+std::string timestamp() {
+    const std::time_t t = std::time(nullptr);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", std::localtime(&t));
+    return buf;
+}
+
+bool have_ffmpeg() { return std::system("command -v ffmpeg >/dev/null 2>&1") == 0; }
+
+struct App {
+    Options opt;
+    GLFWwindow* win = nullptr;
+    std::unique_ptr<SimWorker> worker;
+    Renderer gfx;
+    Camera cam;
+    std::shared_ptr<const Snapshot> snap;
+    std::uint64_t seen_generation = 0;
+
+    // controls
+    std::vector<eddy::SceneEntry> scenes;
+    std::string scene_name, method;
+    eddy::WcsphSettings wcsph;
+    eddy::PbfSettings pbf;
+    eddy::ClavetSettings clavet;
+    float g_strength = 9.81f, g_angle = -90.0f, g_azimuth = 0.0f;  // degrees; 3D: g_angle is the elevation
+    std::string settings_error;
+    int color_field = 0;
+    float speed_scale_factor = 1.0f;
+    bool show_ui = true;
+    bool quit = false;
+
+    // interaction
+    MouseForce mouse;
+    bool dragging = false, orbiting = false, panning = false;
+    V3 plane_point, plane_normal, last_point;
+    bool has_last = false;
+    double last_mx = 0, last_my = 0;
+    double scroll = 0;
+
+    // output
+    std::string pending_screenshot;
+    bool recording = false;
+    std::string record_dir;
+    int record_index = 0;
+    std::string message;
+
+    // timing
+    int frame = 0;
+    Clock::time_point last_frame = Clock::now();
+    double fps = 0, frame_ms = 0;
+
+    // the surface mesh: from the simulation thread when it makes one, else from --mesh
+    std::shared_ptr<const SurfaceMesh> file_mesh;
+    bool show_mesh = true;
+
+    bool heightfield() const { return snap && snap->heightfield_mode; }
+
+    void draw_mesh(const Mat4& view, const Mat4& proj) {
+        if (!show_mesh || !cam.is_3d) return;
+        glEnable(GL_DEPTH_TEST);
+        if (snap && snap->surface) gfx.draw_mesh(*snap->surface, snap->surface_version, view, proj, cam.eye());
+        else if (file_mesh) gfx.draw_mesh(*file_mesh, 0, view, proj, cam.eye());
+    }
+
+    void fit_camera_to_mesh() {
+        float lo[3], hi[3];
+        file_mesh->bounds(lo, hi);
+        cam.is_3d = true;
+        cam.target = {0.5f * (lo[0] + hi[0]), 0.5f * (lo[1] + hi[1]), 0.5f * (lo[2] + hi[2])};
+        const V3 ext{hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2]};
+        cam.distance = std::max(1e-3f, 0.55f * std::sqrt(dot(ext, ext)) / std::sin(0.5f * cam.fov_deg * 3.14159265f / 180.0f));
+    }
+
+    nlohmann::json settings_json() const {
+        if (method == "pbf") return eddy::to_json(pbf, eddy::pbf_fields());
+        if (method == "clavet") return eddy::to_json(clavet, eddy::clavet_fields());
+        return eddy::to_json(wcsph, eddy::wcsph_fields());
+    }
+
+    std::array<double, 3> gravity() const {
+        const double a = g_angle * std::numbers::pi / 180.0, b = g_azimuth * std::numbers::pi / 180.0;
+        if (snap && snap->dimension == 2) return {g_strength * std::cos(a), g_strength * std::sin(a), 0.0};
+        return {g_strength * std::cos(a) * std::cos(b), g_strength * std::sin(a), g_strength * std::cos(a) * std::sin(b)};
+    }
+
+    void send_settings() {
+        if (worker) worker->apply(settings_json(), gravity());
+    }
+
+    // A new scene or method: controls and camera follow it.
+    void on_new_generation() {
+        seen_generation = snap->generation;
+        const float ext[3] = {snap->hi[0] - snap->lo[0], snap->hi[1] - snap->lo[1], snap->hi[2] - snap->lo[2]};
+        cam.is_3d = snap->dimension == 3;
+        if (!cam.is_3d) {
+            const float pad = 0.04f * std::max(ext[0], ext[1]);
+            cam.x0 = snap->lo[0] - pad, cam.y0 = snap->lo[1] - pad, cam.x1 = snap->hi[0] + pad, cam.y1 = snap->hi[1] + pad;
+            int ww = 0, wh = 0;
+            glfwGetWindowSize(win, &ww, &wh);
+            if (show_ui && ww > 2 * kPanelWidth) {  // keep the scene clear of the control panel on the left
+                const float aspect = float(ww - kPanelWidth) / float(std::max(wh, 1));
+                const auto r = cam.rect(aspect);
+                const float grow = (r[2] - r[0]) * float(kPanelWidth) / float(ww - kPanelWidth);
+                cam.x0 = r[0] - grow, cam.x1 = r[2], cam.y0 = r[1], cam.y1 = r[3];
+            }
+        } else {
+            cam.target = {0.5f * (snap->lo[0] + snap->hi[0]), 0.5f * (snap->lo[1] + snap->hi[1]), 0.5f * (snap->lo[2] + snap->hi[2])};
+            const float radius = 0.5f * std::sqrt(ext[0] * ext[0] + ext[1] * ext[1] + ext[2] * ext[2]);
+            cam.distance = 1.1f * radius / std::sin(0.5f * cam.fov_deg * 3.14159265f / 180.0f);
+            cam.yaw = 0.6f, cam.pitch = 0.45f;
+            if (snap->heightfield_mode) cam.distance *= 0.75f, cam.pitch = 0.6f;
+            if (snap->scene && snap->scene->camera.given) {
+                const auto& c = snap->scene->camera;
+                const V3 eye{float(c.eye[0]), float(c.eye[1]), float(c.eye[2])};
+                cam.target = {float(c.target[0]), float(c.target[1]), float(c.target[2])};
+                const V3 d = eye - cam.target;
+                cam.distance = std::sqrt(dot(d, d));
+                cam.yaw = std::atan2(d.x, d.z);
+                cam.pitch = std::asin(std::clamp(d.y / std::max(cam.distance, 1e-6f), -1.0f, 1.0f));
+                cam.fov_deg = static_cast<float>(c.fov_deg);
+            }
+        }
+        if (!snap->scene) return;
+        const eddy::Scene& sc = *snap->scene;
+        settings_error.clear();
+        scene_name = sc.name;
+        method = sc.method;
+        if (snap->heightfield_mode) return;  // shallow water: no particle settings or gravity controls
+        wcsph = {};
+        pbf = {};
+        clavet = {};
+        try {
+            if (method == "wcsph") eddy::apply_json(wcsph, eddy::wcsph_fields(), sc.settings, "settings");
+            if (method == "pbf") eddy::apply_json(pbf, eddy::pbf_fields(), sc.settings, "settings");
+            if (method == "clavet") eddy::apply_json(clavet, eddy::clavet_fields(), sc.settings, "settings");
+        } catch (const eddy::InputError& e) {
+            settings_error = e.what();
+        }
+        const auto& g = sc.gravity;
+        g_strength = static_cast<float>(std::sqrt(g[0] * g[0] + g[1] * g[1] + g[2] * g[2]));
+        if (g_strength > 0) {
+            if (sc.dimension == 2) {
+                g_angle = static_cast<float>(std::atan2(g[1], g[0]) * 180.0 / std::numbers::pi);
+            } else {
+                g_angle = static_cast<float>(std::asin(std::clamp(g[1] / g_strength, -1.0, 1.0)) * 180.0 / std::numbers::pi);
+                g_azimuth = static_cast<float>(std::atan2(g[2], g[0]) * 180.0 / std::numbers::pi);
+            }
+        }
+    }
+
+    void take_screenshot(const std::string& path) {
+        int w, h;
+        glfwGetFramebufferSize(win, &w, &h);
+        save_framebuffer_png(path, w, h);
+    }
+
+    void stop_recording() {
+        if (!recording) return;
+        recording = false;
+        if (record_index > 0 && have_ffmpeg()) {
+            const std::string mp4 = (std::filesystem::path(record_dir) / "recording.mp4").string();
+            const std::string cmd = fmt::format(
+                "ffmpeg -y -loglevel error -framerate 30 -i '{}/frame_%05d.png' -pix_fmt yuv420p "
+                "-vf 'scale=trunc(iw/2)*2:trunc(ih/2)*2' '{}'",
+                record_dir, mp4);
+            message = std::system(cmd.c_str()) == 0 ? "recorded " + mp4 : "ffmpeg failed; the frames are in " + record_dir;
+        } else {
+            message = fmt::format("{} frames in {} (no ffmpeg on PATH: no MP4)", record_index, record_dir);
+        }
+        std::fprintf(stderr, "eddy-view: %s\n", message.c_str());
+    }
+
+    void start_recording(const std::string& dir) {
+        record_dir = dir;
+        std::error_code ec;
+        std::filesystem::create_directories(record_dir, ec);
+        if (ec) {
+            message = fmt::format("cannot create {}: {}", record_dir, ec.message());
+            return;
+        }
+        record_index = 0;
+        recording = true;
+    }
+
+    bool ray_plane(double mx, double my, V3 p0, V3 n, V3& hit) const {
+        int w, h;
+        glfwGetWindowSize(win, &w, &h);
+        V3 o, d;
+        cam.ray(mx, my, w, h, o, d);
+        if (!cam.is_3d) {
+            hit = {o.x, o.y, 0};
+            return true;
+        }
+        return intersect_plane(o, d, p0, n, hit);
+    }
+
+    void handle_mouse(double frame_dt) {
+        double mx, my;
+        glfwGetCursorPos(win, &mx, &my);
+        bool ui = ImGui::GetIO().WantCaptureMouse;
+        bool left = glfwGetMouseButton(win, GLFW_MOUSE_BUTTON_LEFT) == GLFW_PRESS;
+        const bool right = glfwGetMouseButton(win, GLFW_MOUSE_BUTTON_RIGHT) == GLFW_PRESS;
+        const bool middle = glfwGetMouseButton(win, GLFW_MOUSE_BUTTON_MIDDLE) == GLFW_PRESS;
+        int ww, wh;
+        glfwGetWindowSize(win, &ww, &wh);
+        // --test-drag: the left button held from the 3rd frame to the 3rd last, the pointer moving
+        // along the line; the same code path as a real drag from here on.
+        if (!opt.test_drag.empty() && opt.frames > 0) {
+            const int first = 2, last = std::max(first + 1, opt.frames - 3);
+            if (frame >= first && frame <= last) {
+                const double f = double(frame - first) / double(last - first);
+                mx = ww * (opt.drag[0] + f * (opt.drag[2] - opt.drag[0]));
+                my = wh * (opt.drag[1] + f * (opt.drag[3] - opt.drag[1]));
+                left = true;
+                ui = false;
+            }
+        }
+        const double dx = mx - last_mx, dy = my - last_my;
+        last_mx = mx, last_my = my;
+
+        // Left: the mouse force (particles), or a drop of water / ink (heightfield, Shift: ink).
+        if (left && !dragging && !ui && snap) {
+            dragging = true;
+            has_last = false;
+            plane_point = {snap->centroid[0], snap->centroid[1], snap->centroid[2]};
+            plane_normal = heightfield() ? V3{0, 1, 0} : normalized(cam.eye() - cam.target);
+            if (heightfield()) {
+                V3 hit;
+                const bool ink = glfwGetKey(win, GLFW_KEY_LEFT_SHIFT) == GLFW_PRESS || glfwGetKey(win, GLFW_KEY_RIGHT_SHIFT) == GLFW_PRESS;
+                if (ray_plane(mx, my, plane_point, plane_normal, hit)) worker->drop(hit.x, hit.z, ink);
+            }
+        }
+        if (!left && dragging) {
+            dragging = false;
+            mouse.active = false;
+            if (worker) worker->set_mouse(mouse);
+        }
+        if (dragging && !heightfield() && worker) {
+            V3 hit;
+            if (ray_plane(mx, my, plane_point, plane_normal, hit)) {
+                const V3 vel = has_last && frame_dt > 0 ? (hit - last_point) * float(1.0 / frame_dt) : V3{};
+                last_point = hit;
+                has_last = true;
+                mouse.active = true;
+                mouse.point = {hit.x, hit.y, hit.z};
+                mouse.velocity = {vel.x, vel.y, vel.z};
+                worker->set_mouse(mouse);
+            }
+        }
+        // Right: orbit (3D) or pan (2D); middle: pan.
+        if ((right || middle) && !orbiting && !panning && !ui) (right && cam.is_3d ? orbiting : panning) = true;
+        if (!right && !middle) orbiting = panning = false;
+        if (orbiting) {
+            cam.yaw -= float(dx) * 0.008f;
+            cam.pitch = std::clamp(cam.pitch + float(dy) * 0.008f, -1.55f, 1.55f);
+        }
+        if (panning) {
+            if (cam.is_3d) {
+                const V3 f = normalized(cam.target - cam.eye()), s = normalized(cross(f, V3{0, 1, 0})), u = cross(s, f);
+                const float k = cam.distance * 0.0015f;
+                cam.target = cam.target - s * (float(dx) * k) + u * (float(dy) * k);
+            } else {
+                const auto r = cam.rect(float(ww) / float(std::max(wh, 1)));
+                const float kx = (r[2] - r[0]) / float(std::max(ww, 1)), ky = (r[3] - r[1]) / float(std::max(wh, 1));
+                cam.x0 -= float(dx) * kx, cam.x1 -= float(dx) * kx, cam.y0 += float(dy) * ky, cam.y1 += float(dy) * ky;
+            }
+        }
+        if (scroll != 0) {
+            const float f = std::pow(0.9f, float(scroll));
+            if (cam.is_3d) {
+                cam.distance *= f;
+            } else {
+                const float cx = 0.5f * (cam.x0 + cam.x1), cy = 0.5f * (cam.y0 + cam.y1);
+                cam.x0 = cx + (cam.x0 - cx) * f, cam.x1 = cx + (cam.x1 - cx) * f;
+                cam.y0 = cy + (cam.y0 - cy) * f, cam.y1 = cy + (cam.y1 - cy) * f;
+            }
+            scroll = 0;
+        }
+    }
+
+    void key(int k) {
+        switch (k) {  // these work without a simulation too (--mesh alone)
+            case GLFW_KEY_P: pending_screenshot = fmt::format("eddy-view-{}.png", timestamp()); return;
+            case GLFW_KEY_V: recording ? stop_recording() : start_recording(fmt::format("eddy-view-recording-{}", timestamp())); return;
+            case GLFW_KEY_H: show_ui = !show_ui; return;
+            case GLFW_KEY_ESCAPE:
+            case GLFW_KEY_Q: quit = true; return;
+            default: break;
+        }
+        if (!worker) return;
+        switch (k) {
+            case GLFW_KEY_SPACE: worker->playing = !worker->playing; break;
+            case GLFW_KEY_S: worker->playing = false, worker->request_step(); break;
+            case GLFW_KEY_R: worker->reset(opt.scene, method); break;
+            case GLFW_KEY_B: worker->add_block(); break;
+            case GLFW_KEY_C: color_field = (color_field + 1) % 3, worker->color_field = color_field; break;
+            default: break;
+        }
+    }
+
+    void draw_scene(int w, int h) {
+        glViewport(0, 0, w, h);
+        glClearColor(0.13f, 0.14f, 0.16f, 1.0f);
+        glClearDepth(1.0);
+        glClear(GL_COLOR_BUFFER_BIT | GL_DEPTH_BUFFER_BIT);
+        const float aspect = float(w) / float(std::max(h, 1));
+        const Mat4 view = cam.view(), proj = cam.proj(aspect);
+        if (!snap) {
+            draw_mesh(view, proj);
+            return;
+        }
+        if (snap->heightfield_mode) {
+            glEnable(GL_DEPTH_TEST);
+            gfx.draw_heightfield(snap->hf.view(), view, proj, cam.eye());
+            return;
+        }
+        ColorRange cr;
+        if (snap->field == ColorField::speed) {
+            cr.sigmoid = true;
+            cr.lo = snap->speed_scale * speed_scale_factor;
+        } else {
+            cr.sigmoid = false;
+            cr.lo = snap->scalar_min;
+            cr.hi = snap->scalar_max;
+        }
+        if (snap->dimension == 2) {
+            glDisable(GL_DEPTH_TEST);
+            // Disks at least 1.5 px across their radius, or a zoomed-out fluid turns into a dotted grid.
+            const auto r = cam.rect(aspect);
+            const float px = (r[2] - r[0]) / float(std::max(w, 1));  // metres per pixel
+            const float radius = std::max(snap->particle_radius, 1.5f * px);
+            cr.rim = radius > 4.0f * px ? 0.3f : 0.0f;
+            const float grey[3] = {0.45f, 0.45f, 0.48f};
+            gfx.draw_particles(snap->boundary, radius, false, view, proj, cr, grey);
+            gfx.draw_particles(snap->fluid, radius, false, view, proj, cr);
+        } else {
+            glEnable(GL_DEPTH_TEST);
+            glDepthFunc(GL_LESS);
+            const float grey[3] = {0.55f, 0.55f, 0.6f};
+            gfx.draw_lines(snap->wall_lines, grey, view, proj);
+            gfx.draw_particles(snap->fluid, snap->particle_radius, true, view, proj, cr);
+            draw_mesh(view, proj);
+        }
+    }
+
+    void color_bar() {
+        if (!snap || snap->heightfield_mode) return;
+        ImDrawList* dl = ImGui::GetWindowDrawList();
+        const ImVec2 p = ImGui::GetCursorScreenPos();
+        const float w = 220, h = 12;
+        constexpr int kSteps = 32;
+        for (int i = 0; i < kSteps; ++i) {
+            const auto a = colormap(float(i) / kSteps), b = colormap(float(i + 1) / kSteps);
+            const ImU32 ca = ImGui::GetColorU32(ImVec4(a[0], a[1], a[2], 1)), cb = ImGui::GetColorU32(ImVec4(b[0], b[1], b[2], 1));
+            dl->AddRectFilledMultiColor(ImVec2(p.x + w * i / kSteps, p.y), ImVec2(p.x + w * (i + 1) / kSteps, p.y + h), ca, cb, cb, ca);
+        }
+        ImGui::Dummy(ImVec2(w, h));
+        if (snap->field == ColorField::speed) {
+            const float s = snap->speed_scale * speed_scale_factor;
+            ImGui::Text("speed (m/s): 0   %.3g (middle)   %.3g+", s, 2 * s);
+        } else {
+            ImGui::Text("%s: %.4g .. %.4g", kFields[int(snap->field)], snap->scalar_min, snap->scalar_max);
+        }
+    }
+
+    void ui() {
+        const ImGuiIO& io = ImGui::GetIO();
+        // Overlay: numbers and the colour bar.
+        ImGui::SetNextWindowPos(ImVec2(io.DisplaySize.x - 10, 10), ImGuiCond_Always, ImVec2(1, 0));
+        ImGui::SetNextWindowBgAlpha(0.55f);
+        ImGui::Begin("overlay", nullptr,
+                     ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoFocusOnAppearing |
+                         ImGuiWindowFlags_NoNav | ImGuiWindowFlags_NoMove);
+        ImGui::Text("%.1f fps (%.1f ms/frame)", fps, frame_ms);
+        if (file_mesh)
+            ImGui::Text("mesh %s: %zu vertices, %zu triangles", opt.mesh.c_str(), file_mesh->vertices(),
+                        file_mesh->triangles.size() / 3);
+        if (snap) {
+            if (snap->heightfield_mode && snap->synthetic) {
+                ImGui::Text("heightfield %d x %d, dx %.3g m (synthetic demo)", snap->hf.nx, snap->hf.ny, snap->hf.dx);
+                ImGui::Text("t = %.3f s", snap->time);
+            } else if (snap->heightfield_mode) {
+                ImGui::Text("%s, shallow water, %d x %d cells of %.3g m", snap->scene ? snap->scene->name.c_str() : "",
+                            snap->hf.nx, snap->hf.ny, snap->hf.dx);
+                ImGui::Text("sim %.2f ms/step, dt %.3g s, max speed %.3g m/s", snap->ms_per_step, snap->dt, snap->max_speed);
+                ImGui::Text("t = %.4f s, step %llu", snap->time, static_cast<unsigned long long>(snap->steps));
+            } else {
+                ImGui::Text("%s, %s, %dD", snap->scene ? snap->scene->name.c_str() : "", method.c_str(), snap->dimension);
+                ImGui::Text("%zu particles", snap->particles);
+                ImGui::Text("sim %.2f ms/step, dt %.3g s", snap->ms_per_step, snap->dt);
+                ImGui::Text("t = %.4f s, step %llu", snap->time, static_cast<unsigned long long>(snap->steps));
+                ImGui::Text("density error: mean %.2f%%, max %.2f%%", 100 * snap->mean_density_error, 100 * snap->max_density_error);
+            }
+            if (worker && !worker->playing) ImGui::TextColored(ImVec4(1, 0.8f, 0.3f, 1), "paused");
+            if (recording) ImGui::TextColored(ImVec4(1, 0.3f, 0.3f, 1), "recording %d frames", record_index);
+            color_bar();
+        }
+        ImGui::End();
+        if (!show_ui || !worker) return;
+
+        ImGui::SetNextWindowPos(ImVec2(10, 10), ImGuiCond_FirstUseEver);
+        ImGui::SetNextWindowSize(ImVec2(float(kPanelWidth) - 15, 0), ImGuiCond_FirstUseEver);
+        ImGui::SetNextWindowBgAlpha(0.8f);
+        ImGui::Begin("eddy");
+        ImGui::PushItemWidth(150);
+        if (ImGui::Button(worker->playing ? "Pause" : "Play")) worker->playing = !worker->playing;
+        ImGui::SameLine();
+        if (ImGui::Button("Step")) worker->playing = false, worker->request_step();
+        ImGui::SameLine();
+        if (ImGui::Button("Reset")) worker->reset(opt.scene, method);
+        ImGui::SameLine();
+        if (ImGui::Button("Screenshot")) pending_screenshot = fmt::format("eddy-view-{}.png", timestamp());
+        ImGui::SameLine();
+        if (ImGui::Button(recording ? "Stop rec." : "Record"))
+            recording ? stop_recording() : start_recording(fmt::format("eddy-view-recording-{}", timestamp()));
+        if (snap && !snap->status.empty()) ImGui::TextWrapped("%s", snap->status.c_str());
+        if (!message.empty()) ImGui::TextWrapped("%s", message.c_str());
+
+        if (snap && !snap->synthetic) {
+            if (ImGui::BeginCombo("scene", scene_name.c_str())) {
+                for (const auto& s : scenes)
+                    if (ImGui::Selectable(s.name.c_str(), s.name == scene_name)) {
+                        opt.scene = s.name;
+                        worker->reset(s.name, "");
+                    }
+                ImGui::EndCombo();
+            }
+            if (ImGui::IsItemHovered()) ImGui::SetTooltip("The bundled scenes (eddy scenes)");
+        }
+        if (!heightfield()) {
+            if (ImGui::BeginCombo("method", method.c_str())) {
+                for (const char* m : kMethods)
+                    if (ImGui::Selectable(m, method == m)) worker->reset(opt.scene, m);
+                ImGui::EndCombo();
+            }
+            if (ImGui::IsItemHovered()) ImGui::SetTooltip("Restarts the scene with this method (its default settings)");
+
+            if (ImGui::Combo("colour by", &color_field, kFields, 3)) worker->color_field = color_field;
+            if (SimWorker::kHasSurface && snap && snap->dimension == 3) {
+                bool on = worker->surface;
+                if (ImGui::Checkbox("reconstructed surface", &on)) {
+                    worker->surface = on;
+                    worker->refresh();
+                }
+                if (ImGui::IsItemHovered()) ImGui::SetTooltip("eddy::reconstruct_surface on the simulation thread (every 250 ms while playing)");
+            }
+            if (file_mesh || (snap && snap->surface)) {
+                ImGui::SameLine();
+                ImGui::Checkbox("show mesh", &show_mesh);
+            }
+            if (color_field == 0)
+                ImGui::SliderFloat("speed scale", &speed_scale_factor, 0.05f, 20.0f, "x %.2f", ImGuiSliderFlags_Logarithmic);
+
+            if (ImGui::CollapsingHeader("Gravity", ImGuiTreeNodeFlags_DefaultOpen)) {
+                bool g = ImGui::SliderFloat("strength (m/s^2)", &g_strength, 0.0f, 50.0f, "%.3g");
+                if (snap && snap->dimension == 2) {
+                    g |= ImGui::SliderFloat("direction (deg)", &g_angle, -180.0f, 180.0f, "%.0f");
+                } else {
+                    g |= ImGui::SliderFloat("elevation (deg)", &g_angle, -90.0f, 90.0f, "%.0f");
+                    g |= ImGui::SliderFloat("azimuth (deg)", &g_azimuth, -180.0f, 180.0f, "%.0f");
+                }
+                if (g) send_settings();
+            }
+            if (ImGui::CollapsingHeader("Interaction", ImGuiTreeNodeFlags_DefaultOpen)) {
+                ImGui::SliderFloat("force radius (h)", &mouse.radius_factor, 0.5f, 20.0f, "%.1f");
+                ImGui::SliderFloat("force strength (1/s)", &mouse.strength, 1.0f, 500.0f, "%.0f", ImGuiSliderFlags_Logarithmic);
+                if (ImGui::Button("Add block (B)")) worker->add_block();
+                ImGui::TextDisabled("%s", cam.is_3d ? "left drag: push; right drag: orbit; wheel: zoom" : "left drag: push; right drag: pan; wheel: zoom");
+            }
+            if (ImGui::CollapsingHeader(fmt::format("Settings: {}", method).c_str())) {
+                bool changed = false;
+                if (method == "wcsph") changed = settings_controls(wcsph, eddy::wcsph_fields());
+                if (method == "pbf") changed = settings_controls(pbf, eddy::pbf_fields());
+                if (method == "clavet") changed = settings_controls(clavet, eddy::clavet_fields());
+                if (changed) {
+                    try {  // the table's ranges again, and the solver's own checks on the worker
+                        if (method == "wcsph") eddy::validate(wcsph, eddy::wcsph_fields(), "settings");
+                        if (method == "pbf") eddy::validate(pbf, eddy::pbf_fields(), "settings");
+                        if (method == "clavet") eddy::validate(clavet, eddy::clavet_fields(), "settings");
+                        settings_error.clear();
+                        send_settings();
+                    } catch (const eddy::InputError& e) {
+                        settings_error = e.what();
+                    }
+                }
+                if (!settings_error.empty()) ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "%s", settings_error.c_str());
+            }
+        } else {
+            if (snap->synthetic) ImGui::TextWrapped("Synthetic heightfield (a test pattern for the shallow-water renderer).");
+            ImGui::TextWrapped("Left click: drop water; Shift + left click: drop ink. Right drag: orbit; wheel: zoom.");
+        }
+        ImGui::TextDisabled("keys: Space play/pause, S step, R reset,\nB block, C colour, P screenshot, V record,\nH hide panel, Q quit");
+        ImGui::PopItemWidth();
+        ImGui::End();
+    }
+};
+
+App* g_app = nullptr;  // the window callbacks' way back to the App (this executable only, not the library)
+
+void key_callback(GLFWwindow*, int key, int, int action, int) {
+    if (action != GLFW_PRESS || !g_app || ImGui::GetIO().WantCaptureKeyboard) return;
+    g_app->key(key);
+}
+void scroll_callback(GLFWwindow*, double, double y) {
+    if (g_app && !ImGui::GetIO().WantCaptureMouse) g_app->scroll += y;
+}
+std::string g_glfw_error;
+void glfw_error(int, const char* what) { g_glfw_error = what; }
+
+// Random particles in a unit cube, for --bench-render.
+std::vector<float> bench_particles(std::size_t n) {
+    std::mt19937 rng(1);
+    std::uniform_real_distribution<float> u(0.0f, 1.0f);
+    std::vector<float> p(4 * n);
+    for (std::size_t i = 0; i < n; ++i) {
+        p[4 * i] = u(rng), p[4 * i + 1] = u(rng), p[4 * i + 2] = u(rng);
+        p[4 * i + 3] = 2.0f * p[4 * i + 1];  // "speed": a gradient over height
+    }
+    return p;
+}
+
+int run(Options& opt) {
+    App app;
+    app.opt = opt;
+    if (!opt.mesh.empty()) {
+        app.file_mesh = std::make_shared<SurfaceMesh>(read_obj(opt.mesh));  // bad file: InputError, exit 2
+    }
+    if (opt.bench_render == 0 && !opt.mesh_only) {
+        WorkerConfig wc;
+        wc.scene = opt.scene;
+        wc.method = opt.method;
+        wc.sets = opt.sets;
+        wc.threads = opt.threads;
+        wc.max_particles = opt.max_particles;
+        wc.demo_heightfield = opt.demo_heightfield;
+        wc.demo_cells = opt.demo_cells;
+        app.worker = std::make_unique<SimWorker>(wc);  // bad input throws here, before a window opens
+        app.worker->playing = !opt.paused;
+        for (int i = 0; i < 3; ++i)
+            if (opt.color == kFields[i]) app.color_field = i;
+        app.worker->color_field = app.color_field;
+        app.scenes = eddy::list_bundled_scenes();
+    }
+    app.show_ui = !opt.hide_ui;
+
+    glfwSetErrorCallback(glfw_error);
+    if (!glfwInit()) {
+        std::fprintf(stderr, "eddy-view: error: cannot open a window (%s); without a display, run under xvfb-run -a\n",
+                     g_glfw_error.c_str());
+        return eddy::kExitFailure;
+    }
+    glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+    glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
+    glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
+    glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
+    app.win = glfwCreateWindow(opt.width, opt.height, "eddy view", nullptr, nullptr);
+    if (!app.win) {
+        std::fprintf(stderr, "eddy-view: error: cannot create an OpenGL 3.3 core window (%s)\n", g_glfw_error.c_str());
+        glfwTerminate();
+        return eddy::kExitFailure;
+    }
+    glfwMakeContextCurrent(app.win);
+    const bool unthrottled = opt.frames > 0 || opt.bench_render > 0;
+    glfwSwapInterval(unthrottled ? 0 : 1);
+    g_app = &app;
+    glfwSetKeyCallback(app.win, key_callback);  // before ImGui, which chains to them
+    glfwSetScrollCallback(app.win, scroll_callback);
+
+    IMGUI_CHECKVERSION();
+    ImGui::CreateContext();
+    ImGui::GetIO().IniFilename = nullptr;  // no imgui.ini in the user's folder
+    ImGui::StyleColorsDark();
+    ImGui_ImplGlfw_InitForOpenGL(app.win, true);
+    ImGui_ImplOpenGL3_Init("#version 330 core");
+
+    int rc = eddy::kExitOk;
+    try {
+        app.gfx.init();
+        std::vector<float> bench;
+        if (opt.bench_render > 0) {
+            bench = bench_particles(opt.bench_render);
+            app.cam.is_3d = true;
+            app.cam.target = {0.5f, 0.5f, 0.5f};
+            app.cam.distance = 2.6f;
+        }
+        if (opt.mesh_only) app.fit_camera_to_mesh();
+        const float bench_r = 0.5f * std::cbrt(1.0f / float(std::max<std::size_t>(opt.bench_render, 1)));
+        if (app.worker) app.worker->start();
+        if (!opt.record.empty()) app.start_recording(opt.record);
+        if (!opt.screenshot.empty() && opt.frames == 0) app.pending_screenshot = opt.screenshot;
+        int frame = 0;
+        const auto t_start = Clock::now();
+        while (!glfwWindowShouldClose(app.win) && !app.quit) {
+            glfwPollEvents();
+            const auto now = Clock::now();
+            const double frame_dt = std::chrono::duration<double>(now - app.last_frame).count();
+            app.last_frame = now;
+            app.frame_ms = 0.9 * app.frame_ms + 0.1 * frame_dt * 1e3;
+            app.fps = app.frame_ms > 0 ? 1e3 / app.frame_ms : 0;
+            if (app.worker) {
+                app.snap = app.worker->latest();
+                if (app.snap && app.snap->generation != app.seen_generation) app.on_new_generation();
+            }
+
+            ImGui_ImplOpenGL3_NewFrame();
+            ImGui_ImplGlfw_NewFrame();
+            ImGui::NewFrame();
+            app.handle_mouse(frame_dt);
+            app.ui();
+            ImGui::Render();
+
+            int w, h;
+            glfwGetFramebufferSize(app.win, &w, &h);
+            if (opt.bench_render > 0) {
+                app.cam.yaw += 0.01f;  // a slowly turning view: nothing cached between frames
+                glViewport(0, 0, w, h);
+                glClearColor(0.13f, 0.14f, 0.16f, 1.0f);
+                glClear(GL_COLOR_BUFFER_BIT | GL_DEPTH_BUFFER_BIT);
+                glEnable(GL_DEPTH_TEST);
+                ColorRange cr;
+                cr.lo = 1.0f;
+                app.gfx.draw_particles(bench, bench_r, true, app.cam.view(), app.cam.proj(float(w) / float(std::max(h, 1))), cr);
+            } else {
+                app.draw_scene(w, h);
+            }
+            ++frame;
+            app.frame = frame;
+            const bool last = opt.frames > 0 && frame >= opt.frames;
+            // Screenshots and recorded frames hold the scene, not the controls.
+            if (last && !opt.screenshot.empty()) app.pending_screenshot = opt.screenshot;
+            if (!app.pending_screenshot.empty() && !opt.screenshot_ui) {
+                try {
+                    app.take_screenshot(app.pending_screenshot);
+                    app.message = "saved " + app.pending_screenshot;
+                } catch (const std::exception& e) {
+                    app.message = e.what();
+                    if (last) throw;
+                }
+                app.pending_screenshot.clear();
+            }
+            if (app.recording) {
+                try {
+                    app.take_screenshot(fmt::format("{}/frame_{:05d}.png", app.record_dir, app.record_index++));
+                } catch (const std::exception& e) {
+                    app.message = e.what();
+                    app.recording = false;
+                }
+            }
+            glDisable(GL_DEPTH_TEST);
+            ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+            if (!app.pending_screenshot.empty()) {  // --screenshot-ui: the window as it looks
+                app.take_screenshot(app.pending_screenshot);
+                app.pending_screenshot.clear();
+            }
+            if (opt.bench_render > 0) glFinish();
+            glfwSwapBuffers(app.win);
+            if (last) break;
+            if (opt.bench_render > 0 && opt.frames == 0) {
+                const double el = std::chrono::duration<double>(Clock::now() - t_start).count();
+                if (el >= opt.bench_seconds && frame >= 3) break;
+            }
+        }
+        if (opt.bench_render > 0) {
+            const double el = std::chrono::duration<double>(Clock::now() - t_start).count();
+            int w, h;
+            glfwGetFramebufferSize(app.win, &w, &h);
+            std::printf("bench-render: %zu particles (3D impostors), %dx%d, %d frames in %.2f s: %.2f fps (%s)\n",
+                        opt.bench_render, w, h, frame, el, frame / el, reinterpret_cast<const char*>(glGetString(GL_RENDERER)));
+        }
+        if (!opt.screenshot.empty() && opt.frames > 0) std::fprintf(stderr, "eddy-view: saved %s\n", opt.screenshot.c_str());
+        if (opt.frames > 0 && app.worker) {  // the state the last frame showed, for scripts and tests
+            const auto s = app.worker->latest();
+            std::fprintf(stderr, "eddy-view: %d frames, t = %.4f s, %llu steps, %zu particles, max speed %.4g m/s\n", frame,
+                         s->time, static_cast<unsigned long long>(s->steps), s->particles, s->max_speed);
+        }
+        app.stop_recording();
+        if (app.snap && !app.snap->status.empty() && opt.frames > 0) {
+            std::fprintf(stderr, "eddy-view: %s\n", app.snap->status.c_str());
+            if (app.snap->status.rfind("diverged", 0) == 0) rc = eddy::kExitDiverged;  // as `eddy run`
+        }
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "eddy-view: error: %s\n", e.what());
+        rc = eddy::kExitFailure;
+    }
+    if (app.worker) app.worker->stop();
+    app.gfx.destroy();
+    ImGui_ImplOpenGL3_Shutdown();
+    ImGui_ImplGlfw_Shutdown();
+    ImGui::DestroyContext();
+    g_app = nullptr;
+    glfwDestroyWindow(app.win);
+    glfwTerminate();
+    return rc;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App cli{"eddy view: watch, steer and play with a simulation in a window (OpenGL 3.3)", "eddy view"};
+    Options opt;
+    cli.add_option("scene", opt.scene, "Bundled scene name or scene file (default: " + std::string(kDefaultScene) + ")");
+    cli.add_option("--method", opt.method, "Run the scene with this method and its default settings")
+        ->check(CLI::IsMember({"wcsph", "pbf", "clavet"}));
+    cli.add_option("--set", opt.sets, "Override a scene key: KEY.PATH=VALUE, e.g. settings.cfl=0.3 (repeatable)");
+    cli.add_option("--threads,-j", opt.threads, "Simulation threads (default: all cores)")->check(CLI::PositiveNumber);
+    cli.add_option("--max-particles", opt.max_particles, "Refuse scenes (and added blocks) beyond this many particles")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
+    cli.add_option("--frames", opt.frames, "Run this many frames, then exit (for scripts and tests)")->check(CLI::PositiveNumber);
+    cli.add_option("--screenshot", opt.screenshot, "Save a PNG of the scene: the last frame with --frames, else the first");
+    cli.add_option("--size", opt.size, "Window size WIDTHxHEIGHT (px)")->capture_default_str();
+    cli.add_flag("--paused", opt.paused, "Start paused");
+    cli.add_option("--color", opt.color, "Colour particles by speed, density or pressure")
+        ->check(CLI::IsMember({"speed", "density", "pressure"}))
+        ->capture_default_str();
+    cli.add_flag("--screenshot-ui", opt.screenshot_ui, "Screenshots show the controls too (default: the scene only)");
+    cli.add_flag("--hide-ui", opt.hide_ui, "Start with the control panel hidden (H shows it)");
+    cli.add_option("--record", opt.record, "Record every frame into this folder as PNGs (and recording.mp4 if ffmpeg is on PATH)");
+    cli.add_option("--test-drag", opt.test_drag,
+                   "With --frames: a scripted left drag X0,Y0,X1,Y1 in window fractions (0..1), for tests");
+    cli.add_option("--mesh", opt.mesh,
+                   "A surface mesh (.obj, e.g. from eddy mesh) to draw over a 3D scene, or alone when no scene is named");
+    cli.add_flag("--demo-heightfield", opt.demo_heightfield,
+                 "Show a synthetic heightfield (terrain, water, ink) instead of a scene: a test of the shallow-water renderer");
+    cli.add_option("--demo-cells", opt.demo_cells, "Cells per side of the synthetic heightfield")
+        ->capture_default_str()
+        ->check(CLI::Range(8, 2048));
+    cli.add_option("--bench-render", opt.bench_render, "Render N random 3D particles (no simulation), print frames per second, exit")
+        ->check(CLI::PositiveNumber);
+    cli.add_option("--bench-seconds", opt.bench_seconds, "How long --bench-render runs (s)")->capture_default_str()->check(CLI::PositiveNumber);
+    cli.footer("\nMouse: left drag pushes the fluid (within k h, proportional to the mouse's motion); right drag orbits (3D) or pans (2D);\n"
+               "wheel zooms. Keys: Space play/pause, S step, R reset, B add a block, C colour field, P screenshot, V record,\n"
+               "H hide the panel, Q/Esc quit. Exit codes: 0 done, 1 failure (no display, OpenGL), 2 bad input, 3 the simulation\n"
+               "diverged during a --frames run. See docs/viewer.md.");
+    try {
+        cli.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        return cli.exit(e);
+    } catch (const CLI::ParseError& e) {
+        std::fprintf(stderr, "eddy-view: error: %s (see eddy view --help)\n", e.what());
+        return eddy::kExitBadInput;
+    }
+    if (!opt.test_drag.empty()) {
+        float* d = opt.drag;
+        char tail = 0;
+        const int n = std::sscanf(opt.test_drag.c_str(), "%f,%f,%f,%f%c", &d[0], &d[1], &d[2], &d[3], &tail);
+        bool ok = n == 4 && opt.frames >= 6;
+        for (int i = 0; i < 4; ++i) ok = ok && d[i] >= 0.0f && d[i] <= 1.0f;
+        if (!ok) {
+            std::fprintf(stderr, "eddy-view: error: --test-drag '%s': expected X0,Y0,X1,Y1, each in [0, 1], with --frames 6 or more\n",
+                         opt.test_drag.c_str());
+            return eddy::kExitBadInput;
+        }
+    }
+    opt.mesh_only = !opt.mesh.empty() && cli.count("scene") == 0 && !opt.demo_heightfield;
+    {
+        int w = 0, h = 0;
+        char x = 0;
+        if (std::sscanf(opt.size.c_str(), "%d%c%d", &w, &x, &h) != 3 || x != 'x' || w < 64 || h < 64 || w > 8192 || h > 8192) {
+            std::fprintf(stderr, "eddy-view: error: --size '%s': expected WIDTHxHEIGHT, each 64..8192 (e.g. 1280x720)\n",
+                         opt.size.c_str());
+            return eddy::kExitBadInput;
+        }
+        opt.width = w, opt.height = h;
+    }
+    try {
+        return run(opt);
+    } catch (const eddy::InputError& e) {
+        std::fprintf(stderr, "eddy-view: error: %s\n", e.what());
+        return eddy::kExitBadInput;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "eddy-view: error: %s\n", e.what());
+        return eddy::kExitFailure;
+    }
+}

@@ -1,0 +1,588 @@
+// eddy-view: the simulation thread.
+#include "sim_worker.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <numbers>
+#include <fstream>
+#include <unordered_set>
+
+#include <fmt/format.h>
+
+#include "eddy/error.hpp"
+// The surface reconstruction (issue 5) lands on another branch: the live surface is compiled in when
+// its header is there, and the window offers it then.
+// Likewise the shallow-water solver (issue 4): "method": "shallow_water" scenes become heightfields.
+#if __has_include("eddy/shallow_water.hpp")
+#include "eddy/shallow_water.hpp"
+#define EDDY_VIEW_HAS_SHALLOW_WATER 1
+#endif
+#if __has_include("eddy/surface.hpp")
+#include "eddy/surface.hpp"
+#define EDDY_VIEW_HAS_SURFACE 1
+#endif
+
+namespace eddy::view {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Container edges of a 3D scene as line segments (boxes, cylinders, spheres).
+std::vector<float> wall_lines(const Scene& s) {
+    std::vector<float> out;
+    auto seg = [&](std::array<double, 3> a, std::array<double, 3> b) {
+        for (double v : a) out.push_back(static_cast<float>(v));
+        for (double v : b) out.push_back(static_cast<float>(v));
+    };
+    constexpr int kSeg = 48;
+    const double tau = 2.0 * std::numbers::pi;
+    for (const auto& b : s.boundaries) {
+        if (b.shape == "box") {
+            const auto& lo = b.min;
+            const auto& hi = b.max;
+            for (int e = 0; e < 12; ++e) {
+                // 4 edges along each axis
+                const int axis = e / 4, k = e % 4;
+                const int a1 = (axis + 1) % 3, a2 = (axis + 2) % 3;
+                std::array<double, 3> p = lo, q = lo;
+                p[a1] = q[a1] = (k & 1) ? hi[a1] : lo[a1];
+                p[a2] = q[a2] = (k & 2) ? hi[a2] : lo[a2];
+                q[axis] = hi[axis];
+                seg(p, q);
+            }
+        } else if (b.shape == "cylinder") {
+            for (int i = 0; i < kSeg; ++i) {
+                const double a0 = tau * i / kSeg, a1 = tau * (i + 1) / kSeg;
+                for (double y : {b.center[1], b.center[1] + b.height})
+                    seg({b.center[0] + b.radius * std::cos(a0), y, b.center[2] + b.radius * std::sin(a0)},
+                        {b.center[0] + b.radius * std::cos(a1), y, b.center[2] + b.radius * std::sin(a1)});
+            }
+            for (int i = 0; i < 4; ++i) {
+                const double a = tau * i / 4;
+                const double x = b.center[0] + b.radius * std::cos(a), z = b.center[2] + b.radius * std::sin(a);
+                seg({x, b.center[1], z}, {x, b.center[1] + b.height, z});
+            }
+        } else if (b.shape == "sphere") {
+            for (int plane = 0; plane < 3; ++plane)
+                for (int i = 0; i < kSeg; ++i) {
+                    std::array<double, 3> p = b.center, q = b.center;
+                    const double a0 = tau * i / kSeg, a1 = tau * (i + 1) / kSeg;
+                    p[plane] += b.radius * std::cos(a0), p[(plane + 1) % 3] += b.radius * std::sin(a0);
+                    q[plane] += b.radius * std::cos(a1), q[(plane + 1) % 3] += b.radius * std::sin(a1);
+                    seg(p, q);
+                }
+        }
+    }
+    return out;
+}
+
+// Calls f with the particle simulation s holds; false when it holds something else (a later grid
+// method added to eddy::Simulation), so the viewer keeps compiling when the variant grows.
+template <class Sim, class F>
+bool with_particles(Sim& s, F&& f) {
+    if (auto* p = std::get_if<ParticleSimulation<2>>(&s)) return f(*p), true;
+    if (auto* p = std::get_if<ParticleSimulation<3>>(&s)) return f(*p), true;
+    return false;
+}
+
+template <class M>
+float support_radius(const M& m, float r) {
+    if constexpr (requires { m.settings().support_ratio; }) return m.settings().support_ratio * r;
+    else return 4.0f * r;
+}
+
+}  // namespace
+
+struct SimWorker::Water {
+#ifdef EDDY_VIEW_HAS_SHALLOW_WATER
+    ShallowWaterSimulation sim;
+#endif
+};
+
+#ifdef EDDY_VIEW_HAS_SHALLOW_WATER
+const bool SimWorker::kHasShallowWater = true;
+
+bool SimWorker::step_water() {
+    ShallowWaterStats st;
+    std::visit([&](auto& s) { st = s.step(s.suggest_dt(), m_exec); }, m_water->sim.solver);
+    m_last_dt = static_cast<float>(st.dt);
+    m_max_speed = static_cast<float>(st.max_speed);
+    if (!st.non_finite) return true;
+    std::visit([&](const auto& s) {
+        m_status = fmt::format("diverged at step {} (t = {:.4f} s): a depth or velocity is not finite; press Reset",
+                               s.steps(), s.time());
+    }, m_water->sim.solver);
+    return false;
+}
+
+void SimWorker::publish_water(Snapshot& snap) {
+    const auto& ws = m_water->sim;
+    snap.scene = std::make_shared<const Scene>(ws.scene);
+    std::visit(
+        [&](const auto& s) {
+            const auto& g = s.grid();
+            Heightfield& hf = snap.hf;
+            hf.nx = g.nx, hf.ny = g.ny, hf.dx = static_cast<double>(g.dx);
+            hf.terrain.assign(g.terrain.begin(), g.terrain.end());
+            hf.depth.assign(g.depth.begin(), g.depth.end());
+            hf.ink.assign(g.ink.begin(), g.ink.end());
+            if (hf.ink.size() != hf.depth.size()) hf.ink.clear();
+            snap.time = s.time();
+            snap.steps = s.steps();
+        },
+        ws.solver);
+    const Heightfield& hf = snap.hf;
+    float lo = std::numeric_limits<float>::max(), hi = -lo;
+    double wet = 0, eta = 0;
+    for (std::size_t c = 0; c < hf.depth.size(); ++c) {
+        lo = std::min(lo, hf.terrain[c]);
+        hi = std::max(hi, hf.terrain[c] + hf.depth[c]);
+        if (hf.depth[c] > 1e-4f) wet += 1, eta += hf.terrain[c] + hf.depth[c];
+    }
+    const float ex = static_cast<float>(hf.dx * hf.nx), ez = static_cast<float>(hf.dx * hf.ny);
+    snap.lo = {0, lo, 0};
+    snap.hi = {ex, hi, ez};
+    snap.centroid = {0.5f * ex, wet > 0 ? static_cast<float>(eta / wet) : hi, 0.5f * ez};
+    snap.particle_radius = snap.kernel_h = static_cast<float>(hf.dx);
+    snap.max_speed = m_max_speed;
+}
+#else
+const bool SimWorker::kHasShallowWater = false;
+bool SimWorker::step_water() { return false; }
+void SimWorker::publish_water(Snapshot&) {}
+#endif
+
+#ifdef EDDY_VIEW_HAS_SURFACE
+const bool SimWorker::kHasSurface = true;
+#else
+const bool SimWorker::kHasSurface = false;
+#endif
+
+// The fluid's surface for the window (3D scenes): eddy::reconstruct_surface with its defaults.
+void SimWorker::update_surface() {
+    if (!surface || !m_sim) {
+        m_surface.reset();
+        return;
+    }
+#ifdef EDDY_VIEW_HAS_SURFACE
+    if (playing && Clock::now() - m_surface_time < std::chrono::milliseconds(250)) return;
+    m_surface_time = Clock::now();
+    auto* sim = std::get_if<ParticleSimulation<3>>(&*m_sim);
+    if (!sim) return;
+    SurfaceSettings ss;
+    ss.particle_radius = static_cast<float>(sim->scene.particle_radius);
+    try {
+        const auto res = reconstruct_surface<3>(std::span<const Vec3>(sim->fluid.position), ss, m_exec);
+        auto mesh = std::make_shared<SurfaceMesh>();
+        mesh->xyz.reserve(3 * res.mesh.vertices.size());
+        for (const auto& v : res.mesh.vertices) mesh->xyz.insert(mesh->xyz.end(), {v[0], v[1], v[2]});
+        for (const auto& n : res.mesh.normals) mesh->normals.insert(mesh->normals.end(), {n[0], n[1], n[2]});
+        for (const auto& c : res.mesh.cells) mesh->triangles.insert(mesh->triangles.end(), {c[0], c[1], c[2]});
+        mesh->compute_normals();
+        m_surface = std::move(mesh);
+        ++m_surface_version;
+    } catch (const std::exception& e) {
+        m_status = std::string("surface: ") + e.what();
+        surface = false;
+    }
+#endif
+}
+
+SimWorker::SimWorker(const WorkerConfig& cfg) : m_cfg(cfg), m_initial_scene(cfg.scene), m_exec(cfg.threads) {
+    if (cfg.demo_heightfield) {
+        m_demo.emplace(cfg.demo_cells);
+        ++m_generation;
+        publish();
+        return;
+    }
+    do_reset(cfg.scene, cfg.method, cfg.sets);
+    if (m_sim) with_particles(*m_sim, [&](const auto& sim) { m_initial_method = sim.scene.method; });
+    else m_initial_method = "shallow_water";
+}
+
+SimWorker::~SimWorker() { stop(); }
+
+void SimWorker::start() {
+    if (!m_thread.joinable()) m_thread = std::thread([this] { loop(); });
+}
+
+void SimWorker::stop() {
+    m_quit = true;
+    wake();
+    if (m_thread.joinable()) m_thread.join();
+}
+
+std::shared_ptr<const Snapshot> SimWorker::latest() const {
+    std::lock_guard lock(m_snap_mutex);
+    return m_snapshot;
+}
+
+void SimWorker::wake() {
+    { std::lock_guard lock(m_cmd_mutex); }
+    m_cv.notify_all();
+}
+
+void SimWorker::post(std::function<void()> f) {
+    {
+        std::lock_guard lock(m_cmd_mutex);
+        m_commands.push_back(std::move(f));
+    }
+    m_cv.notify_all();
+}
+
+void SimWorker::reset(const std::string& scene, const std::string& method) {
+    post([this, scene, method] {
+        if (m_demo) {
+            m_demo.emplace(m_cfg.demo_cells);
+            ++m_generation;
+            return;
+        }
+        // --set applies to the scene and method named on the command line only.
+        const bool initial = scene == m_initial_scene && (method.empty() || method == m_initial_method);
+        do_reset(scene, method, initial ? m_cfg.sets : std::vector<std::string>{});
+    });
+}
+
+void SimWorker::apply(nlohmann::json settings, std::array<double, 3> gravity) {
+    post([this, settings = std::move(settings), gravity] {
+        if (!m_sim) return;
+        Scene sc;
+        if (!with_particles(*m_sim, [&](const auto& s) { sc = s.scene; })) return;
+        sc.settings = settings;
+        sc.gravity = gravity;
+        rebuild_method(*m_sim, sc, m_exec);  // throws InputError, leaves the simulation as it was
+        m_status.clear();
+    });
+}
+
+void SimWorker::set_mouse(const MouseForce& m) {
+    std::lock_guard lock(m_cmd_mutex);
+    m_mouse = m;
+}
+
+void SimWorker::drop(double x, double z, bool ink) {
+    post([this, x, z, ink] {
+#ifdef EDDY_VIEW_HAS_SHALLOW_WATER
+        if (m_water) {
+            std::visit(
+                [&](auto& s) {
+                    const auto& g = s.grid();
+                    const double dx = static_cast<double>(g.dx), extent = dx * std::max(g.nx, g.ny);
+                    double mean = 0, wet = 0;  // a drop a third of the mean depth high
+                    for (auto h : g.depth)
+                        if (h > 1e-4) mean += static_cast<double>(h), wet += 1;
+                    mean = wet > 0 ? mean / wet : 0.01 * extent;
+                    const double radius = std::max(3.0 * dx, 0.03 * extent);
+                    s.add_drop(x, z, radius, ink ? 0.0 : mean / 3.0, ink ? 1.0 : 0.0);
+                },
+                m_water->sim.solver);
+            return;
+        }
+#endif
+        if (!m_demo) return;
+        if (ink) m_demo->drop_ink(x, z, 0.08);
+        else m_demo->drop_water(x, z, 0.08, 0.04);
+    });
+}
+
+void SimWorker::add_block() {
+    post([this] {
+        if (!m_sim) return;
+        with_particles(
+            *m_sim,
+            [&](auto& sim) {
+                constexpr int D = std::remove_reference_t<decltype(sim)>::kDimension;
+                const Scene& sc = sim.scene;
+                const double r = sc.particle_radius, sp = 2.0 * r;
+                // Seed 003: a block of fixed size at a fixed place above the middle of the scene.
+                const Aabb<D> b = scene_bounds<D>(sc);
+                const int per_side = D == 2 ? 20 : 12;
+                FluidSpec f;
+                f.shape = "box";
+                for (int a = 0; a < D; ++a) {
+                    const double c = 0.5 * (b.lo[a] + b.hi[a]);
+                    const double half = std::min(0.5 * per_side * sp, 0.2 * (b.hi[a] - b.lo[a]));
+                    f.min[a] = c - half;
+                    f.max[a] = c + half;
+                }
+                const double top = b.lo[1] + 0.92 * (b.hi[1] - b.lo[1]);
+                const double height = f.max[1] - f.min[1];
+                f.max[1] = top;
+                f.min[1] = top - height;
+                Scene blk = sc;
+                blk.fluids = {f};
+                ParticleSet<D> add;
+                try {
+                    add = build_fluid<D>(blk, m_cfg.max_particles);
+                } catch (const InputError&) {
+                    m_status = "no room for a block of particles here";
+                    return;
+                }
+                // Skip lattice points near existing particles: overlapping particles explode (seed 003).
+                auto key = [&](const Vec<D>& x) {
+                    std::uint64_t k = 0;
+                    for (int a = 0; a < D; ++a)
+                        k = k * 2654435761ull + static_cast<std::uint64_t>(static_cast<std::int64_t>(std::floor(x[a] / sp)) + (1 << 20));
+                    return k;
+                };
+                std::unordered_set<std::uint64_t> occupied;
+                occupied.reserve(sim.fluid.size());
+                for (const auto& x : sim.fluid.position) occupied.insert(key(x));
+                std::size_t added = 0;
+                for (const auto& x : add.position) {
+                    bool free = true;
+                    const int nb = D == 2 ? 9 : 27;
+                    for (int o = 0; o < nb && free; ++o) {
+                        Vec<D> y = x;
+                        y[0] += float(sp * (o % 3 - 1));
+                        y[1] += float(sp * ((o / 3) % 3 - 1));
+                        if constexpr (D == 3) y[2] += float(sp * (o / 9 - 1));
+                        free = !occupied.contains(key(y));
+                    }
+                    if (!free) continue;
+                    if (sim.fluid.size() >= m_cfg.max_particles) break;
+                    sim.fluid.push_back(x, Vec<D>::zero());
+                    ++added;
+                }
+                if (added == 0) {
+                    m_status = "no room for a block of particles here";
+                    return;
+                }
+                std::visit([&](auto& m) { m.init(sim.fluid, sim.boundary, m_exec); }, sim.method);
+                m_status = fmt::format("added {} particles", added);
+            });
+    });
+}
+
+void SimWorker::do_reset(const std::string& scene_arg, const std::string& method, const std::vector<std::string>& sets) {
+    const auto file = resolve_scene(scene_arg);
+    Scene sc = load_scene(file, sets);  // also validates the file and the overrides
+    if (!method.empty() && method != sc.method) {
+        // Another method: the scene's own settings belong to its method; the overrides apply to the new one.
+        std::ifstream in(file);
+        nlohmann::json j = nlohmann::json::parse(in);
+        j["method"] = method;
+        j["settings"] = nlohmann::json::object();
+        sc = parse_scene(std::move(j), file.string(), sets);
+    }
+    if (sc.method == "shallow_water") {
+#ifdef EDDY_VIEW_HAS_SHALLOW_WATER
+        m_water = std::make_unique<Water>(Water{make_shallow_water(sc)});
+        m_sim.reset();
+        ++m_generation;
+        m_wall_lines.clear();
+        m_status.clear();
+        m_ms_per_step = 0;
+        m_max_speed = 0;
+        publish();
+        return;
+#else
+        throw InputError(fmt::format("{}: the viewer was built without the shallow-water solver", sc.where()));
+#endif
+    }
+    m_sim.emplace(make_simulation(sc, m_cfg.max_particles, m_exec));
+    m_water.reset();
+    ++m_generation;
+    m_wall_lines = sc.dimension == 3 ? wall_lines(sc) : std::vector<float>{};
+    const double v = std::sqrt(2.0 * norm(from_array<3>(sc.gravity)) * fluid_height(sc));
+    m_speed_scale = v > 0.0 ? static_cast<float>(0.5 * v) : 1.0f;
+    m_status.clear();
+    m_mean_err = m_max_err = 0;
+    m_ms_per_step = 0;
+    publish();
+}
+
+void SimWorker::apply_mouse(float dt) {
+    MouseForce mf;
+    {
+        std::lock_guard lock(m_cmd_mutex);
+        mf = m_mouse;
+    }
+    if (!mf.active || !m_sim) return;
+    with_particles(
+        *m_sim,
+        [&](auto& sim) {
+            constexpr int D = std::remove_reference_t<decltype(sim)>::kDimension;
+            const float h = std::visit([&](const auto& m) { return support_radius(m, float(sim.scene.particle_radius)); }, sim.method);
+            const float R = mf.radius_factor * h, R2 = R * R;
+            Vec<D> p, dv;
+            for (int a = 0; a < D; ++a) {
+                p[a] = mf.point[a];
+                dv[a] = mf.strength * mf.velocity[a] * dt;  // seed 003: a force proportional to the mouse's motion
+            }
+            parallel_for_each_index(m_exec, sim.fluid.size(), [&](std::size_t i) {
+                if (norm2(sim.fluid.position[i] - p) < R2) sim.fluid.velocity[i] += dv;
+            });
+        });
+}
+
+void SimWorker::loop() {
+    while (!m_quit) {
+        std::vector<std::function<void()>> cmds;
+        {
+            std::unique_lock lock(m_cmd_mutex);
+            if (m_commands.empty() && !playing && m_step_requests == 0)
+                m_cv.wait_for(lock, std::chrono::milliseconds(50));
+            cmds.swap(m_commands);
+        }
+        bool changed = !cmds.empty();
+        for (auto& c : cmds) {
+            try {
+                c();
+            } catch (const std::exception& e) {
+                m_status = e.what();
+            }
+        }
+        if (m_quit) break;
+        const int requested = m_step_requests.exchange(0);
+        if (playing || requested > 0) {
+            const auto t0 = Clock::now();
+            int n = 0;
+            float sum_err = 0, max_err = 0;
+            do {
+                if (m_demo) {
+                    m_demo->step(1.0 / 60.0);
+                    m_last_dt = 1.0f / 60.0f;
+                    ++n;
+                    if (playing) std::this_thread::sleep_until(t0 + std::chrono::milliseconds(16));  // real time
+                    break;
+                }
+                if (m_water) {
+                    if (!step_water()) {
+                        playing = false;
+                        break;
+                    }
+                    ++n;
+                    continue;
+                }
+                apply_mouse(m_last_dt);
+                StepStats st;
+                try {
+                    st = step(*m_sim, m_exec);
+                } catch (const std::exception& e) {
+                    m_status = e.what();
+                    playing = false;
+                    break;
+                }
+                ++n;
+                m_last_dt = st.dt;
+                sum_err += st.mean_density_error;
+                max_err = std::max(max_err, st.max_density_error);
+                if (st.non_finite || st.dt_underflow) {
+                    double t = 0;
+                    std::uint64_t steps = 0;
+                    with_particles(*m_sim, [&](const auto& s) { t = s.time, steps = s.steps; });
+                    m_status = fmt::format("diverged at step {} (t = {:.4f} s): {}; press Reset", steps, t,
+                                           st.non_finite ? "a position or velocity is not finite"
+                                                         : "the time step fell below dt_min");
+                    playing = false;
+                    break;
+                }
+                // Paused: exactly the steps asked for. Playing: steps for about a frame (16 ms).
+            } while (playing ? Clock::now() - t0 < std::chrono::milliseconds(16) : n < requested);
+            // As eddy run: a particle beyond the scene bounds (plus a margin) means the run diverged.
+            if (m_sim)
+                with_particles(*m_sim, [&](const auto& sim) {
+                    if (!std::isfinite(sim.bounds.lo[0])) return;
+                    for (const auto& x : sim.fluid.position)
+                        if (!sim.bounds.contains(x)) {
+                            m_status = fmt::format("diverged at step {} (t = {:.4f} s): a particle left the scene; press Reset",
+                                                   sim.steps, sim.time);
+                            playing = false;
+                            return;
+                        }
+                });
+            if (n > 0) {
+                m_ms_per_step = std::chrono::duration<double, std::milli>(Clock::now() - t0).count() / n;
+                m_mean_err = sum_err / n;
+                m_max_err = max_err;
+            }
+            changed = true;
+        }
+        if (changed) publish();
+    }
+}
+
+void SimWorker::publish() {
+    update_surface();
+    auto snap = std::make_shared<Snapshot>();
+    snap->surface = m_surface;
+    snap->surface_version = m_surface_version;
+    snap->generation = m_generation;
+    snap->field = static_cast<ColorField>(color_field.load());
+    snap->dt = m_last_dt;
+    snap->mean_density_error = m_mean_err;
+    snap->max_density_error = m_max_err;
+    snap->ms_per_step = m_ms_per_step;
+    snap->status = m_status;
+    snap->speed_scale = m_speed_scale;
+    if (m_water) {
+        snap->heightfield_mode = true;
+        snap->dimension = 3;
+        publish_water(*snap);
+    } else if (m_demo) {
+        snap->heightfield_mode = true;
+        snap->synthetic = true;
+        snap->dimension = 3;
+        snap->hf = m_demo->field();
+        snap->time = m_demo->time();
+        const float ext = static_cast<float>(snap->hf.dx * snap->hf.nx);
+        snap->lo = {0, 0, 0};
+        snap->hi = {ext, 0.3f, ext};
+        snap->centroid = {0.5f * ext, 0.12f, 0.5f * ext};
+        snap->particle_radius = static_cast<float>(snap->hf.dx);
+        snap->kernel_h = snap->particle_radius;
+    } else {
+        const bool drawn = with_particles(
+            *m_sim,
+            [&](const auto& sim) {
+                constexpr int D = std::remove_reference_t<decltype(sim)>::kDimension;
+                snap->scene = std::make_shared<const Scene>(sim.scene);
+                snap->dimension = D;
+                snap->time = sim.time;
+                snap->steps = sim.steps;
+                snap->particles = sim.fluid.size();
+                snap->particle_radius = static_cast<float>(sim.scene.particle_radius);
+                snap->kernel_h = std::visit([&](const auto& m) { return support_radius(m, snap->particle_radius); }, sim.method);
+                const auto& f = sim.fluid;
+                const std::size_t n = f.size();
+                snap->fluid.resize(4 * n);
+                float smin = std::numeric_limits<float>::infinity(), smax = -smin;
+                double c[3] = {0, 0, 0};
+                for (std::size_t i = 0; i < n; ++i) {
+                    float* o = &snap->fluid[4 * i];
+                    for (int a = 0; a < 3; ++a) o[a] = a < D ? f.position[i][a] : 0.0f;
+                    for (int a = 0; a < D; ++a) c[a] += f.position[i][a];
+                    snap->max_speed = std::max(snap->max_speed, norm(f.velocity[i]));
+                    float s = 0;
+                    switch (snap->field) {
+                        case ColorField::speed: s = norm(f.velocity[i]); break;
+                        case ColorField::density: s = f.density[i]; break;
+                        case ColorField::pressure: s = f.pressure[i]; break;
+                    }
+                    o[3] = s;
+                    if (std::isfinite(s)) smin = std::min(smin, s), smax = std::max(smax, s);
+                }
+                snap->scalar_min = n && std::isfinite(smin) ? smin : 0.0f;
+                snap->scalar_max = n && std::isfinite(smax) ? smax : 1.0f;
+                for (int a = 0; a < 3; ++a) snap->centroid[a] = n ? static_cast<float>(c[a] / double(n)) : 0.0f;
+                if constexpr (D == 2) {
+                    snap->boundary.resize(4 * sim.boundary.size());
+                    for (std::size_t i = 0; i < sim.boundary.size(); ++i) {
+                        float* o = &snap->boundary[4 * i];
+                        o[0] = sim.boundary.position[i][0], o[1] = sim.boundary.position[i][1], o[2] = 0, o[3] = 0;
+                    }
+                }
+                snap->wall_lines = m_wall_lines;
+                const Aabb<D> b = scene_bounds<D>(sim.scene);
+                for (int a = 0; a < D; ++a) snap->lo[a] = b.lo[a], snap->hi[a] = b.hi[a];
+            });
+        if (!drawn) snap->status = "the viewer cannot draw this method yet";
+    }
+    std::lock_guard lock(m_snap_mutex);
+    m_snapshot = std::move(snap);
+}
+
+}  // namespace eddy::view

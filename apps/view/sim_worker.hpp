@@ -1,0 +1,157 @@
+// eddy-view: the simulation thread. It owns the Simulation (or the synthetic heightfield), steps it
+// while playing, applies the window's commands between steps (reset, settings, gravity, added
+// particles, mouse force) and publishes a Snapshot: a copy of what the window draws. The window only
+// ever reads snapshots, so drawing never changes the results.
+#pragma once
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "eddy/exec.hpp"
+#include "eddy/scene.hpp"
+#include "eddy/simulation.hpp"
+#include "heightfield.hpp"
+#include "mesh.hpp"
+
+namespace eddy::view {
+
+enum class ColorField { speed = 0, density = 1, pressure = 2 };
+
+/// What the window draws and shows; immutable once published.
+struct Snapshot {
+    std::uint64_t generation = 0;   ///< Changes on every reset (new scene, method)
+    std::shared_ptr<const Scene> scene;  ///< The scene as running (settings and gravity as applied)
+    int dimension = 2;
+    bool heightfield_mode = false;  ///< A grid (shallow water, or the synthetic demo): draw `hf`
+    bool synthetic = false;         ///< The synthetic demo heightfield (--demo-heightfield)
+    std::vector<float> fluid;       ///< x, y, z, scalar per particle (z = 0 in 2D)
+    ColorField field = ColorField::speed;
+    float scalar_min = 0, scalar_max = 0;
+    std::vector<float> boundary;    ///< x, y, z, 0 per wall particle (2D only)
+    std::vector<float> wall_lines;  ///< 3D container edges: pairs of points
+    std::array<float, 3> lo{}, hi{};  ///< Scene bounds (m)
+    std::array<float, 3> centroid{};  ///< Mean fluid position (m)
+    float particle_radius = 0.01f;  ///< r (m)
+    float kernel_h = 0.04f;         ///< Support radius h (m)
+    float speed_scale = 1.0f;       ///< Speed at the middle of the colour map (m/s), from the fluid height
+    Heightfield hf;                 ///< heightfield_mode only
+    /// The fluid's reconstructed surface, when the simulation thread computes one (see docs/viewer.md,
+    /// "Surface mesh"); surface_version changes whenever the mesh does.
+    std::shared_ptr<const SurfaceMesh> surface;
+    std::uint64_t surface_version = 0;
+    double time = 0;
+    std::uint64_t steps = 0;
+    float dt = 0, mean_density_error = 0, max_density_error = 0;
+    float max_speed = 0;            ///< Largest particle speed (m/s)
+    double ms_per_step = 0;
+    std::size_t particles = 0;
+    std::string status;             ///< "" or what went wrong (diverged, bad setting)
+};
+
+struct WorkerConfig {
+    std::string scene;                 ///< Bundled name or file
+    std::string method;                ///< "" : the scene's
+    std::vector<std::string> sets;     ///< --set overrides (first scene only)
+    int threads = 0;
+    std::size_t max_particles = 5'000'000;
+    bool demo_heightfield = false;
+    int demo_cells = 128;
+};
+
+/// The state the mouse force acts with (world units).
+struct MouseForce {
+    bool active = false;
+    std::array<float, 3> point{};     ///< Where the mouse is (m)
+    std::array<float, 3> velocity{};  ///< How fast it moves (m/s)
+    float radius_factor = 4.0f;       ///< k: the force acts within k h
+    float strength = 40.0f;           ///< Acceleration per mouse speed (1/s): a = strength * u_mouse
+};
+
+class SimWorker {
+public:
+    /// Loads the scene and builds the simulation on the calling thread, so that bad input fails
+    /// (InputError) before a window opens.
+    explicit SimWorker(const WorkerConfig& cfg);
+    ~SimWorker();
+    SimWorker(const SimWorker&) = delete;
+    SimWorker& operator=(const SimWorker&) = delete;
+
+    void start();
+    void stop();
+
+    std::shared_ptr<const Snapshot> latest() const;
+
+    /// True when eddy's shallow-water solver (include/eddy/shallow_water.hpp) was compiled in:
+    /// "method": "shallow_water" scenes are drawn as heightfields then.
+    static const bool kHasShallowWater;
+    /// True when eddy's surface reconstruction (include/eddy/surface.hpp, issue 5) was compiled in.
+    static const bool kHasSurface;
+    std::atomic<bool> playing{true};
+    /// 3D: reconstruct the fluid's surface for the window (at most every 250 ms while playing).
+    std::atomic<bool> surface{false};
+    std::atomic<int> color_field{0};
+    void request_step() { ++m_step_requests; wake(); }
+    /// Publishes a new snapshot without stepping (e.g. after the surface was switched on while paused).
+    void refresh() { post([] {}); }
+    /// Reset to a scene (bundled name or file) and a method ("" : the scene's own).
+    void reset(const std::string& scene, const std::string& method);
+    /// Method settings (JSON object of the method's table) and gravity (m/s^2).
+    void apply(nlohmann::json settings, std::array<double, 3> gravity);
+    void add_block();
+    void set_mouse(const MouseForce& m);
+    /// Heightfield mode: water (or ink) dropped at (x, z) (m).
+    void drop(double x, double z, bool ink);
+
+private:
+    void loop();
+    void post(std::function<void()> f);
+    void wake();
+    void publish();
+    void do_reset(const std::string& scene, const std::string& method, const std::vector<std::string>& sets);
+    void apply_mouse(float dt);
+
+    WorkerConfig m_cfg;
+    std::string m_initial_scene, m_initial_method;  // as on the command line: --set applies to them only
+    ExecContext m_exec;
+    std::optional<Simulation> m_sim;
+    std::optional<DemoHeightfield> m_demo;
+    struct Water;                    // the shallow-water simulation (sim_worker.cpp), when compiled in
+    std::unique_ptr<Water> m_water;
+    bool step_water();               // one step; false when it went wrong (m_status says why)
+    void publish_water(Snapshot& snap);
+    float m_max_speed = 0;
+    std::uint64_t m_generation = 0;
+    float m_speed_scale = 1.0f;
+    std::vector<float> m_wall_lines;
+    float m_last_dt = 1e-3f, m_mean_err = 0, m_max_err = 0;
+    double m_ms_per_step = 0;
+    std::string m_status;
+    std::shared_ptr<const SurfaceMesh> m_surface;
+    std::uint64_t m_surface_version = 0;
+    std::chrono::steady_clock::time_point m_surface_time{};
+    void update_surface();
+
+    mutable std::mutex m_snap_mutex;
+    std::shared_ptr<const Snapshot> m_snapshot;
+
+    std::mutex m_cmd_mutex;
+    std::condition_variable m_cv;
+    std::vector<std::function<void()>> m_commands;
+    MouseForce m_mouse;
+    std::atomic<int> m_step_requests{0};
+    std::atomic<bool> m_quit{false};
+    std::thread m_thread;
+};
+
+}  // namespace eddy::view

@@ -1,0 +1,40 @@
+// Checks that a viewer screenshot is not blank: at least MIN_FRACTION of its pixels are
+// "fluid-coloured", i.e. saturated (max - min channel > 60 of 255: the colour map's blue, yellow and
+// red, and the heightfield's water). Background, walls, wireframes and terrain are grey-ish.
+// Usage: eddy_png_check FILE.png MIN_FRACTION [MIN_WIDTH MIN_HEIGHT]. Exit 0 if it passes, 1 if not.
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+
+#define STB_IMAGE_STATIC
+#define STB_IMAGE_IMPLEMENTATION
+#include <stb/stb_image.h>
+
+int main(int argc, char** argv) {
+    if (argc < 3) {
+        std::fprintf(stderr, "usage: %s FILE.png MIN_FRACTION [MIN_WIDTH MIN_HEIGHT]\n", argv[0]);
+        return 2;
+    }
+    int w = 0, h = 0, n = 0;
+    unsigned char* px = stbi_load(argv[1], &w, &h, &n, 3);
+    if (!px) {
+        std::fprintf(stderr, "%s: cannot read the PNG: %s\n", argv[1], stbi_failure_reason());
+        return 1;
+    }
+    const double min_fraction = std::atof(argv[2]);
+    const int min_w = argc > 3 ? std::atoi(argv[3]) : 1, min_h = argc > 4 ? std::atoi(argv[4]) : 1;
+    long fluid = 0;
+    for (long i = 0; i < long(w) * h; ++i) {
+        const unsigned char* p = px + 3 * i;
+        const int hi = std::max({p[0], p[1], p[2]}), lo = std::min({p[0], p[1], p[2]});
+        if (hi - lo > 60) ++fluid;
+    }
+    stbi_image_free(px);
+    const double frac = double(fluid) / double(long(w) * h);
+    std::printf("%s: %dx%d, %.2f%% fluid-coloured pixels (need %.2f%%)\n", argv[1], w, h, 100 * frac, 100 * min_fraction);
+    if (w < min_w || h < min_h) {
+        std::fprintf(stderr, "%s: %dx%d is smaller than %dx%d\n", argv[1], w, h, min_w, min_h);
+        return 1;
+    }
+    return frac >= min_fraction ? 0 : 1;
+}
