@@ -29,11 +29,17 @@
 #include "eddy/pbf.hpp"
 #include "eddy/scene.hpp"
 #include "eddy/settings.hpp"
+#include "eddy/shallow_water.hpp"
 #include "eddy/wcsph.hpp"
 #include "gfx.hpp"
 #include "mesh.hpp"
 #include "settings_ui.hpp"
 #include "sim_worker.hpp"
+
+// The shallow-water solver is part of the library: its live controls are always built.
+#ifndef EDDY_VIEW_HAS_SHALLOW_WATER
+#define EDDY_VIEW_HAS_SHALLOW_WATER 1
+#endif
 
 namespace {
 
@@ -94,6 +100,9 @@ struct App {
     eddy::WcsphSettings wcsph;
     eddy::PbfSettings pbf;
     eddy::ClavetSettings clavet;
+#ifdef EDDY_VIEW_HAS_SHALLOW_WATER
+    eddy::ShallowWaterSettings water;
+#endif
     float g_strength = 9.81f, g_angle = -90.0f, g_azimuth = 0.0f;  // degrees; 3D: g_angle is the elevation
     std::string settings_error;
     int color_field = 0;
@@ -146,6 +155,9 @@ struct App {
     nlohmann::json settings_json() const {
         if (method == "pbf") return eddy::to_json(pbf, eddy::pbf_fields());
         if (method == "clavet") return eddy::to_json(clavet, eddy::clavet_fields());
+#ifdef EDDY_VIEW_HAS_SHALLOW_WATER
+        if (method == "shallow_water") return eddy::to_json(water, eddy::shallow_water_fields());
+#endif
         return eddy::to_json(wcsph, eddy::wcsph_fields());
     }
 
@@ -197,7 +209,20 @@ struct App {
         settings_error.clear();
         scene_name = sc.name;
         method = sc.method;
-        if (snap->heightfield_mode) return;  // shallow water: no particle settings or gravity controls
+        if (snap->heightfield_mode) {  // shallow water: its settings table, gravity as a strength
+#ifdef EDDY_VIEW_HAS_SHALLOW_WATER
+            water = {};
+            try {
+                if (method == "shallow_water") eddy::apply_json(water, eddy::shallow_water_fields(), sc.settings, "settings");
+            } catch (const eddy::InputError& e) {
+                settings_error = e.what();
+            }
+            g_strength = static_cast<float>(std::abs(sc.gravity[2]));
+            g_angle = -90.0f;
+            g_azimuth = 0.0f;
+#endif
+            return;
+        }
         wcsph = {};
         pbf = {};
         clavet = {};
@@ -559,6 +584,23 @@ struct App {
             }
         } else {
             if (snap->synthetic) ImGui::TextWrapped("Synthetic heightfield (a test pattern for the shallow-water renderer).");
+#ifdef EDDY_VIEW_HAS_SHALLOW_WATER
+            if (!snap->synthetic && method == "shallow_water") {
+                if (ImGui::SliderFloat("gravity (m/s^2)", &g_strength, 0.1f, 30.0f, "%.2f")) send_settings();
+                if (ImGui::CollapsingHeader("Settings: shallow_water")) {
+                    if (settings_controls(water, eddy::shallow_water_fields())) {
+                        try {
+                            eddy::validate(water, eddy::shallow_water_fields(), "settings");
+                            settings_error.clear();
+                            send_settings();
+                        } catch (const eddy::InputError& e) {
+                            settings_error = e.what();
+                        }
+                    }
+                    if (!settings_error.empty()) ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "%s", settings_error.c_str());
+                }
+            }
+#endif
             ImGui::TextWrapped("Left click: drop water; Shift + left click: drop ink. Right drag: orbit; wheel: zoom.");
         }
         ImGui::TextDisabled("keys: Space play/pause, S step, R reset,\nB block, C colour, P screenshot, V record,\nH hide panel, Q quit");

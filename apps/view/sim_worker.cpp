@@ -119,7 +119,15 @@ bool SimWorker::step_water() {
 
 void SimWorker::publish_water(Snapshot& snap) {
     const auto& ws = m_water->sim;
-    snap.scene = std::make_shared<const Scene>(ws.scene);
+    // The scene as running: the live settings and gravity, not the file's.
+    auto scene = std::make_shared<Scene>(ws.scene);
+    std::visit(
+        [&](const auto& s) {
+            scene->settings = to_json(s.scene().settings, shallow_water_fields());
+            scene->gravity = {0.0, 0.0, -s.scene().gravity};
+        },
+        ws.solver);
+    snap.scene = std::move(scene);
     std::visit(
         [&](const auto& s) {
             const auto& g = s.grid();
@@ -247,6 +255,19 @@ void SimWorker::reset(const std::string& scene, const std::string& method) {
 
 void SimWorker::apply(nlohmann::json settings, std::array<double, 3> gravity) {
     post([this, settings = std::move(settings), gravity] {
+#ifdef EDDY_VIEW_HAS_SHALLOW_WATER
+        if (m_water) {  // the grid: its settings change in place (its clock, sources and drops go on)
+            std::visit(
+                [&](auto& s) {
+                    ShallowWaterSettings next = s.scene().settings;
+                    apply_json(next, shallow_water_fields(), settings, "settings");
+                    s.set_settings(next, std::sqrt(gravity[0] * gravity[0] + gravity[1] * gravity[1] + gravity[2] * gravity[2]));
+                },
+                m_water->sim.solver);
+            m_status.clear();
+            return;
+        }
+#endif
         if (!m_sim) return;
         Scene sc;
         if (!with_particles(*m_sim, [&](const auto& s) { sc = s.scene; })) return;

@@ -153,6 +153,9 @@ public:
     std::uint64_t steps() const { return m_steps; }
     double total_inflow() const { return m_inflow; }
     double total_outflow() const { return m_outflow; }
+    /// Changes the settings of a running simulation (the viewer's live controls): checked against the
+    /// table; the precision cannot change (InputError). gravity (m/s^2) > 0.
+    void set_settings(const ShallowWaterSettings& s, double gravity, const std::string& where = "settings");
     /// Adds a cosine bump of water (and ink) at (x, y): used by drops and by the viewer's clicks.
     void add_drop(double x, double y, double radius, double height, double ink);
 

@@ -285,6 +285,19 @@ double ShallowWaterSolver<Real>::suggest_dt() const {
 }
 
 template <class Real>
+void ShallowWaterSolver<Real>::set_settings(const ShallowWaterSettings& s, double gravity, const std::string& where) {
+    validate(s, shallow_water_fields(), where);
+    if (s.precision != m_scene.settings.precision)
+        throw InputError(fmt::format("{}: key 'precision' = \"{}\": the grid's number type cannot change while it runs; "
+                                     "allowed: \"{}\" (restart the scene to change it)",
+                                     where, s.precision, m_scene.settings.precision));
+    if (!(gravity > 0.0) || !std::isfinite(gravity))
+        throw InputError(fmt::format("{}: gravity = {:g}: must be > 0", where, gravity));
+    m_scene.settings = s;
+    m_scene.gravity = gravity;
+}
+
+template <class Real>
 void ShallowWaterSolver<Real>::add_drop(double x, double y, double radius, double height, double ink) {
     auto& g = m_g;
     const double dx = g.dx;

@@ -260,3 +260,27 @@ TEST(ViewerWorker, ShallowWaterScene) {
     EXPECT_GT(ink1, ink0);
     for (float h : s->hf.depth) ASSERT_TRUE(std::isfinite(h) && h >= 0.0f);
 }
+
+// Live settings on a grid: applied in place (the clock goes on), checked, and a bad one changes nothing.
+TEST(ViewerWorker, ShallowWaterLiveSettings) {
+    if (!SimWorker::kHasShallowWater) GTEST_SKIP() << "eddy/shallow_water.hpp is not part of this build";
+    SimWorker w(config("shallow_river_ink"));
+    w.playing = false;
+    w.start();
+    for (int i = 0; i < 2; ++i) w.request_step();
+    auto s = wait_for(w, [](const Snapshot& s) { return s.steps == 2; });
+    const double t2 = s->time;
+    w.apply({{"vorticity", 1.5}, {"advection", "upwind"}}, {0.0, 0.0, -5.0});
+    w.request_step();
+    s = wait_for(w, [](const Snapshot& s) { return s.steps == 3; });
+    ASSERT_TRUE(s->scene);
+    EXPECT_EQ(s->scene->settings.at("vorticity").get<double>(), 1.5);
+    EXPECT_EQ(s->scene->settings.at("advection").get<std::string>(), "upwind");
+    EXPECT_EQ(s->scene->gravity[2], -5.0);
+    EXPECT_GT(s->time, t2);  // not restarted
+    w.apply({{"precision", "double"}}, {0.0, 0.0, -5.0});  // cannot change while running
+    w.request_step();
+    s = wait_for(w, [](const Snapshot& s) { return s.steps == 4; });
+    EXPECT_EQ(s->scene->settings.at("precision").get<std::string>(), "float");
+    EXPECT_NE(s->status.find("precision"), std::string::npos) << s->status;
+}
