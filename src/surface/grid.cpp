@@ -1,0 +1,95 @@
+// Sparse block grids: the layout (sorted block coordinates, lookup, face neighbours) and settings checks.
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "eddy/error.hpp"
+#include "eddy/surface.hpp"
+
+namespace eddy {
+
+void validate(const SurfaceSettings& s, const std::string& where) {
+    auto positive = [&](float v, const char* key, const char* allowed) {
+        if (!(std::isfinite(v) && v > 0.0f))
+            throw InputError(fmt::format("{}: key '{}' = {}: allowed: {}", where, key, v, allowed));
+    };
+    positive(s.particle_radius, "radius", "a finite length > 0 (m)");
+    if (s.voxel_size != 0.0f) positive(s.voxel_size, "voxel", "a finite length > 0 (m)");
+    if (s.kernel_radius != 0.0f) positive(s.kernel_radius, "kernel_radius", "a finite length > 0 (m)");
+    if (!(s.iso > 0.0f && s.iso < 1.0f))
+        throw InputError(fmt::format("{}: key 'iso' = {}: allowed: 0 < iso < 1 (volume fraction)", where, s.iso));
+    if (s.block_size < 4 || s.block_size > 32)
+        throw InputError(fmt::format("{}: key 'block_size' = {}: allowed: 4..32 voxels", where, s.block_size));
+    if (s.smooth_iterations < 0 || s.smooth_iterations > 1000)
+        throw InputError(fmt::format("{}: key 'smooth' = {}: allowed: 0..1000 iterations", where, s.smooth_iterations));
+    if (!(std::isfinite(s.min_volume) && s.min_volume >= 0.0f))
+        throw InputError(fmt::format("{}: key 'min_volume' = {}: allowed: a volume >= 0", where, s.min_volume));
+    if (s.support() < s.voxel())
+        throw InputError(fmt::format("{}: key 'kernel_radius' = {} is below the voxel size {}: allowed: >= voxel",
+                                     where, s.support(), s.voxel()));
+}
+
+template <int D>
+std::uint64_t BlockLayout<D>::key(const Coord& c) {
+    // 21 bits per axis, offset so that negative coordinates pack too (+-10^6 blocks).
+    std::uint64_t k = 0;
+    for (int a = 0; a < D; ++a) k |= (std::uint64_t(std::uint32_t(c[a] + (1 << 20))) & 0x1fffff) << (21 * a);
+    return k;
+}
+
+template <int D>
+std::int32_t BlockLayout<D>::find(const Coord& c) const {
+    const auto it = index.find(key(c));
+    return it == index.end() ? -1 : it->second;
+}
+
+template <int D>
+void BlockLayout<D>::finalize() {
+    index.clear();
+    index.reserve(coords.size() * 2);
+    for (std::size_t b = 0; b < coords.size(); ++b) index.emplace(key(coords[b]), static_cast<std::int32_t>(b));
+    neighbors.resize(coords.size());
+    for (std::size_t b = 0; b < coords.size(); ++b)
+        for (int a = 0; a < D; ++a)
+            for (int s = 0; s < 2; ++s) {
+                Coord c = coords[b];
+                c[a] += s ? 1 : -1;
+                neighbors[b][2 * a + s] = find(c);
+            }
+}
+
+template <int D>
+std::size_t BlockLayout<D>::memory_bytes() const {
+    return coords.capacity() * sizeof(Coord) + neighbors.capacity() * sizeof(neighbors[0]) +
+           index.size() * (sizeof(std::uint64_t) + sizeof(std::int32_t) + 2 * sizeof(void*)) +
+           index.bucket_count() * sizeof(void*);
+}
+
+template <int D>
+float SparseGrid<D>::at(const std::array<int, D>& i) const {
+    const int B = layout.block;
+    std::array<int, D> c;
+    int local = 0, stride = 1;
+    for (int a = 0; a < D; ++a) {
+        c[a] = i[a] >= 0 ? i[a] / B : -((-i[a] + B - 1) / B);
+        local += (i[a] - c[a] * B) * stride;
+        stride *= B;
+    }
+    const std::int32_t b = layout.find(c);
+    return b < 0 ? background : values[std::size_t(b) * layout.voxels_per_block() + local];
+}
+
+template <int D>
+Vec<D> SparseGrid<D>::position(const std::array<int, D>& i) const {
+    Vec<D> x;
+    for (int a = 0; a < D; ++a) x[a] = float(i[a]) * layout.voxel;
+    return x;
+}
+
+template struct BlockLayout<2>;
+template struct BlockLayout<3>;
+template struct SparseGrid<2>;
+template struct SparseGrid<3>;
+
+}  // namespace eddy
