@@ -3,6 +3,8 @@
 #pragma once
 #include <array>
 #include <cmath>
+#include <cstdint>
+#include <vector>
 
 #include "eddy/surface.hpp"
 
@@ -71,5 +73,20 @@ struct Around {
         return get(l);
     }
 };
+
+/// Per block: +1 when every value is >= t, -1 when every value is < t, 0 when mixed. Blocks that are
+/// uniform and agree with their face neighbours hold no crossing and can be skipped whole.
+template <int D>
+std::vector<std::int8_t> block_sides(const SparseGrid<D>& g, float t, const ExecContext& exec) {
+    const int nv = g.layout.voxels_per_block();
+    std::vector<std::int8_t> side(g.layout.size());
+    parallel_for_each_index(exec, g.layout.size(), [&](std::size_t b) {
+        const float* v = g.values.data() + b * nv;
+        int above = 0;
+        for (int l = 0; l < nv; ++l) above += v[l] >= t;
+        side[b] = above == nv ? 1 : (above == 0 ? -1 : 0);
+    }, 16);
+    return side;
+}
 
 }  // namespace eddy::surface_detail

@@ -162,7 +162,11 @@ SparseGrid<D> splat_density(std::span<const Vec<D>> positions, const SurfaceSett
                         const float dyz = dy * dy + dz * dz;
                         if (dyz >= h2) continue;
                         float* row = out + (D == 3 ? ((z - lo[2]) * B + (y - lo[1])) * B : (y - lo[1]) * B) - lo[0];
-                        for (int xi = i0[0]; xi <= i1[0]; ++xi) {
+                        // Only the nodes of this row inside the support.
+                        const float dxm = std::sqrt(h2 - dyz);
+                        const int xb = std::max(i0[0], static_cast<int>(std::ceil((x[0] - dxm) * inv_voxel)));
+                        const int xe = std::min(i1[0], static_cast<int>(std::floor((x[0] + dxm) * inv_voxel)));
+                        for (int xi = xb; xi <= xe; ++xi) {
                             const float dx = float(xi) * voxel - x[0];
                             const float r2 = dx * dx + dyz;
                             if (r2 >= h2) continue;

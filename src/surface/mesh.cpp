@@ -117,7 +117,16 @@ Mesh<D> extract_mesh(const SparseGrid<D>& phi, float iso, const ExecContext& exe
     EdgeTables tables;
     tables.local.resize(nb);
     std::vector<std::vector<Vec<D>>> pos(nb), nrm(nb);
+    // Blocks entirely on one side, like their upper face neighbours (absent ones read as outside),
+    // own no crossed edge.
+    const std::vector<std::int8_t> side = block_sides(phi, iso, exec);
     parallel_for_each_index(exec, nb, [&](std::size_t b) {
+        bool uniform = side[b] != 0;
+        for (int a = 0; a < D && uniform; ++a) {
+            const std::int32_t n = L.neighbors[b][2 * a + 1];
+            uniform = (n < 0 ? std::int8_t(phi.background >= iso ? 1 : -1) : side[n]) == side[b];
+        }
+        if (uniform) return;
         const auto g = Around<D, const float>::make(phi, b);
         const float* self = phi.values.data() + b * nv;
         for (int l = 0; l < nv; ++l) {

@@ -8,6 +8,7 @@
 // or, when smaller, the first-order estimate |rho - iso| / |grad rho| (central differences; exact for a
 // linear field, and the better one where the surface is oblique to the axes), never more than the
 // nearest crossing; negative inside (rho >= iso). Every other node gets FLT_MAX with its side's sign.
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <limits>
@@ -29,7 +30,17 @@ SparseGrid<D> pin_distances(const SparseGrid<D>& density, float iso, std::vector
     phi.values.resize(density.values.size());
     pinned.assign(density.values.size(), 0);
     const float h = density.layout.voxel;
+    const std::vector<std::int8_t> side = block_sides(density, iso, exec);
     parallel_for_each_index(exec, density.layout.size(), [&](std::size_t b) {
+        bool uniform = side[b] != 0;
+        for (int k = 0; k < 2 * D && uniform; ++k) {
+            const std::int32_t n = density.layout.neighbors[b][k];
+            uniform = n < 0 || side[n] == side[b];
+        }
+        if (uniform) {  // no crossing on any edge of this block's nodes
+            std::fill_n(phi.values.begin() + b * nv, nv, side[b] > 0 ? -FLT_MAX : FLT_MAX);
+            return;
+        }
         // Edges to nodes outside every block carry no crossing (NaN marks them).
         auto rho = Around<D, const float>::make(density, b);
         rho.background = std::numeric_limits<float>::quiet_NaN();

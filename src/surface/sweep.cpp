@@ -58,42 +58,64 @@ inline float godunov(float a[D], float h) {
     }
 }
 
-// Sweeps one block in the order given by the signs s (+1: increasing index).
+// Sweeps one block in the order given by the signs s (+1: increasing index). The block's |u| and the
+// facing layers of its 2 D face neighbours are copied into a padded scratch of (B + 2)^D values, so the
+// stencil needs no bounds tests; updates go to both the scratch and the grid (with the node's sign).
+// Neighbours never change while this block runs (they are not face-adjacent in time), so reading
+// copies gives the same bits as reading the grid.
 template <int D>
 void sweep_block(SparseGrid<D>& phi, const std::vector<std::uint8_t>& pinned, std::size_t b,
-                 const std::array<int, D>& s) {
-    const int B = phi.layout.block, nv = phi.layout.voxels_per_block();
+                 const std::array<int, D>& s, std::vector<float>& pad) {
+    const int B = phi.layout.block, nv = phi.layout.voxels_per_block(), P = B + 2;
     const float h = phi.layout.voxel;
     const auto& nb = phi.layout.neighbors[b];
     float* self = phi.values.data() + b * nv;
     const std::uint8_t* pin = pinned.data() + b * nv;
-    const float* side[2 * D];
-    for (int k = 0; k < 2 * D; ++k) side[k] = nb[k] < 0 ? nullptr : phi.values.data() + std::size_t(nb[k]) * nv;
-    const int stride[3] = {1, B, B * B};
-    auto value = [&](const std::array<int, D>& c, int l, int a, int dir) -> float {
-        const int x = c[a] + dir;
-        if (x >= 0 && x < B) return self[l + dir * stride[a]];
-        const float* p = side[2 * a + (dir > 0 ? 1 : 0)];
-        if (!p) return FLT_MAX;
-        return p[l + (dir > 0 ? -(B - 1) : (B - 1)) * stride[a]];
-    };
-    std::array<int, D> c;
-    const int zb = D == 3 ? (s[D - 1] > 0 ? 0 : B - 1) : 0;
+    const int pstride[3] = {1, P, P * P};
+    const std::size_t npad = D == 2 ? std::size_t(P) * P : std::size_t(P) * P * P;
+    pad.assign(npad, FLT_MAX);
+    auto pidx = [&](int x, int y, int z) { return (x + 1) + P * ((y + 1) + P * (D == 3 ? z + 1 : 0)); };
     const int nz = D == 3 ? B : 1;
+    for (int z = 0; z < nz; ++z)
+        for (int y = 0; y < B; ++y)
+            for (int x = 0; x < B; ++x) pad[pidx(x, y, z)] = std::abs(self[x + B * (y + B * z)]);
+    // Face layers: for axis a and side, the neighbour's plane adjacent to this block.
+    for (int a = 0; a < D; ++a)
+        for (int side = 0; side < 2; ++side) {
+            const std::int32_t n = nb[2 * a + side];
+            if (n < 0) continue;
+            const float* src = phi.values.data() + std::size_t(n) * nv;
+            const int src_plane = side ? 0 : B - 1, dst_plane = side ? B : -1;
+            const int u = a == 0 ? 1 : 0, v = a == 2 ? 1 : 2;  // the other axes (v unused in 2D)
+            const int nvv = D == 3 ? B : 1;
+            for (int j = 0; j < nvv; ++j)
+                for (int i = 0; i < B; ++i) {
+                    int c[3] = {0, 0, 0}, d[3] = {0, 0, 0};
+                    c[a] = src_plane;
+                    d[a] = dst_plane;
+                    c[u] = d[u] = i;
+                    if (D == 3) c[v] = d[v] = j;
+                    pad[pidx(d[0], d[1], d[2])] = std::abs(src[c[0] + B * (c[1] + B * c[2])]);
+                }
+        }
+    const int zb = D == 3 ? (s[D - 1] > 0 ? 0 : B - 1) : 0;
     for (int kz = 0; kz < nz; ++kz) {
-        if constexpr (D == 3) c[2] = zb + (s[2] > 0 ? kz : -kz);
+        const int z = D == 3 ? zb + (s[2] > 0 ? kz : -kz) : 0;
         for (int ky = 0; ky < B; ++ky) {
-            c[1] = s[1] > 0 ? ky : B - 1 - ky;
+            const int y = s[1] > 0 ? ky : B - 1 - ky;
+            const int row = B * (y + B * z);
             for (int kx = 0; kx < B; ++kx) {
-                c[0] = s[0] > 0 ? kx : B - 1 - kx;
-                const int l = local_index<D>(c, B);
+                const int x = s[0] > 0 ? kx : B - 1 - kx;
+                const int l = x + row;
                 if (pin[l]) continue;
+                const int q = pidx(x, y, z);
                 float a[D];
-                for (int ax = 0; ax < D; ++ax)
-                    a[ax] = std::min(std::abs(value(c, l, ax, -1)), std::abs(value(c, l, ax, +1)));
+                for (int ax = 0; ax < D; ++ax) a[ax] = std::min(pad[q - pstride[ax]], pad[q + pstride[ax]]);
                 const float u = godunov<D>(a, h);
-                const float old = self[l];
-                if (u < std::abs(old)) self[l] = std::copysign(u, old);
+                if (u < pad[q]) {
+                    pad[q] = u;
+                    self[l] = std::copysign(u, self[l]);
+                }
             }
         }
     }
@@ -113,6 +135,7 @@ void sweep_serial(SparseGrid<D>& phi, const std::vector<std::uint8_t>& pinned, i
     const std::size_t n = phi.layout.size();
     std::vector<std::uint32_t> order(n);
     std::vector<long long> key(n);
+    std::vector<float> pad;
     for (int round = 0; round < rounds; ++round)
         for (int o = 0; o < (1 << D); ++o) {
             const auto s = sweep_signs<D>(o);
@@ -122,7 +145,7 @@ void sweep_serial(SparseGrid<D>& phi, const std::vector<std::uint8_t>& pinned, i
             }
             std::iota(order.begin(), order.end(), 0u);
             std::stable_sort(order.begin(), order.end(), [&](std::uint32_t x, std::uint32_t y) { return key[x] < key[y]; });
-            for (const std::uint32_t b : order) sweep_block<D>(phi, pinned, b, s);
+            for (const std::uint32_t b : order) sweep_block<D>(phi, pinned, b, s, pad);
         }
 }
 
@@ -145,7 +168,8 @@ void sweep_wavefront(SparseGrid<D>& phi, const std::vector<std::uint8_t>& pinned
             }
             exec.run([&] {
                 tbb::parallel_for_each(roots.begin(), roots.end(), [&](std::uint32_t b, tbb::feeder<std::uint32_t>& feeder) {
-                    sweep_block<D>(phi, pinned, b, s);
+                    std::vector<float> pad;  // per task: no shared scratch between threads
+                    sweep_block<D>(phi, pinned, b, s, pad);
                     for (int a = 0; a < D; ++a) {
                         const std::int32_t next = nbs[b][2 * a + (s[a] > 0 ? 1 : 0)];
                         // The last predecessor to finish hands the block to the loop (seed 004, FeedBlockToLoop).
