@@ -98,15 +98,21 @@ void sweep_block(SparseGrid<D>& phi, const std::vector<std::uint8_t>& pinned, st
                     pad[pidx(d[0], d[1], d[2])] = std::abs(src[c[0] + B * (c[1] + B * c[2])]);
                 }
         }
+    // Within a plane, nodes go by anti-diagonals kx + ky = t of the sweep's own coordinates: a node
+    // only waits for (kx - 1, ky) and (kx, ky - 1), both on diagonal t - 1, so the nodes of one
+    // diagonal are independent and the processor overlaps their updates (a row-by-row Gauss-Seidel is
+    // one long chain of dependent square roots). Any order that visits a node after its upwind
+    // neighbours gives the same result as the lexicographic sweep, bit for bit.
     const int zb = D == 3 ? (s[D - 1] > 0 ? 0 : B - 1) : 0;
     for (int kz = 0; kz < nz; ++kz) {
         const int z = D == 3 ? zb + (s[2] > 0 ? kz : -kz) : 0;
-        for (int ky = 0; ky < B; ++ky) {
-            const int y = s[1] > 0 ? ky : B - 1 - ky;
-            const int row = B * (y + B * z);
-            for (int kx = 0; kx < B; ++kx) {
+        for (int t = 0; t <= 2 * B - 2; ++t) {
+            const int ky0 = std::max(0, t - (B - 1)), ky1 = std::min(B - 1, t);
+            for (int ky = ky0; ky <= ky1; ++ky) {
+                const int kx = t - ky;
+                const int y = s[1] > 0 ? ky : B - 1 - ky;
                 const int x = s[0] > 0 ? kx : B - 1 - kx;
-                const int l = x + row;
+                const int l = x + B * (y + B * z);
                 if (pin[l]) continue;
                 const int q = pidx(x, y, z);
                 float a[D];
