@@ -143,6 +143,8 @@ SparseGrid<D> splat_density(std::span<const Vec<D>> positions, const SurfaceSett
     g.values.assign(g.layout.size() * std::size_t(nv), 0.0f);
     parallel_for_each_index(exec, g.layout.size(), [&](std::size_t b) {
         float* out = g.values.data() + b * nv;
+        // Local copies: the compiler cannot prove the grid writes leave captured values alone.
+        const float kv = voxel, kinv_h = inv_h, kscale = scale, kh2 = h2;
         const Coord c0 = g.layout.coords[b];
         Coord lo, hi;  // global nodes of this block
         for (int a = 0; a < D; ++a) {
@@ -172,26 +174,25 @@ SparseGrid<D> splat_density(std::span<const Vec<D>> positions, const SurfaceSett
                 // W(q) = sigma f(q), q = |x_i - x_p| / h (seed 003, kernels.hpp); rows along x.
                 const int zb = D == 3 ? i0[D - 1] : 0, ze = D == 3 ? i1[D - 1] : 0;
                 for (int z = zb; z <= ze; ++z) {
-                    const float dz = D == 3 ? float(z) * voxel - x[D - 1] : 0.0f;
+                    const float dz = D == 3 ? float(z) * kv - x[D - 1] : 0.0f;
                     for (int y = i0[1]; y <= i1[1]; ++y) {
-                        const float dy = float(y) * voxel - x[1];
+                        const float dy = float(y) * kv - x[1];
                         const float dyz = dy * dy + dz * dz;
-                        if (dyz >= h2) continue;
+                        if (dyz >= kh2) continue;
                         float* row = out + (D == 3 ? ((z - lo[2]) * B + (y - lo[1])) * B : (y - lo[1]) * B) - lo[0];
-                        // Only the nodes of this row inside the support.
-                        const float dxm = std::sqrt(h2 - dyz);
-                        const int xb = std::max(i0[0], static_cast<int>(std::ceil((x[0] - dxm) * inv_voxel)));
-                        const int xe = std::min(i1[0], static_cast<int>(std::floor((x[0] + dxm) * inv_voxel)));
-                        for (int xi = xb; xi <= xe; ++xi) {
-                            const float dx = float(xi) * voxel - x[0];
+                        // The whole row of the block, branch-free: nodes beyond the support get q = 1,
+                        // f = 0, and adding 0 changes nothing. A fixed-length row vectorises (8 lanes for
+                        // the default 8-voxel blocks); clipping it first left a short scalar loop.
+                        float* __restrict dst = row + lo[0];
+                        const float x0 = x[0];
+                        for (int k = 0; k < B; ++k) {
+                            const float dx = float(lo[0] + k) * kv - x0;
                             const float r2 = dx * dx + dyz;
-                            if (r2 >= h2) continue;
-                            const float q = std::sqrt(r2) * inv_h;
+                            const float q = std::min(std::sqrt(r2) * kinv_h, 1.0f);
                             const float tq = 1.0f - q;
-                            // Both branches, then a select: q is random, a mispredicted branch costs more.
                             const float inner = 6.0f * (q * q * q - q * q) + 1.0f, outer = 2.0f * tq * tq * tq;
                             const float f = q <= 0.5f ? inner : outer;
-                            row[xi] += scale * f;
+                            dst[k] += kscale * f;
                         }
                     }
                 }

@@ -37,24 +37,29 @@ namespace {
 // Zhao 2005, eq. 2.4 (2D) and its 3D form (REFERENCES.md, "Surface").
 template <int D>
 inline float godunov(float a[D], float h) {
+    // Sorting network and all candidates computed, then selected: which case applies is data
+    // dependent, and mispredicted branches cost more than a second square root. Far values (FLT_MAX)
+    // give FLT_MAX (a1 + h rounds to FLT_MAX) and never select the overflowing candidates.
     if constexpr (D == 2) {
-        if (a[0] > a[1]) std::swap(a[0], a[1]);
+        const float a0 = std::min(a[0], a[1]), a1 = std::max(a[0], a[1]);
+        const float u1 = a0 + h;
+        const float d = a0 - a1;
+        const float u2 = 0.5f * (a0 + a1 + std::sqrt(std::max(0.0f, 2.0f * h * h - d * d)));
+        return u1 <= a1 ? u1 : u2;
     } else {
-        if (a[0] > a[1]) std::swap(a[0], a[1]);
-        if (a[1] > a[2]) std::swap(a[1], a[2]);
-        if (a[0] > a[1]) std::swap(a[0], a[1]);
-    }
-    if (a[0] >= FLT_MAX) return FLT_MAX;
-    float u = a[0] + h;
-    if (u <= a[1]) return u;
-    const float d = a[0] - a[1];
-    u = 0.5f * (a[0] + a[1] + std::sqrt(2.0f * h * h - d * d));
-    if constexpr (D == 2) return u;
-    else {
-        if (u <= a[2]) return u;
-        const float S = a[0] + a[1] + a[2];
-        const float Q = a[0] * a[0] + a[1] * a[1] + a[2] * a[2] - h * h;
-        return (S + std::sqrt(std::max(0.0f, S * S - 3.0f * Q))) / 3.0f;
+        float a0 = std::min(a[0], a[1]), a1 = std::max(a[0], a[1]);
+        const float a2 = std::max(a1, a[2]);
+        a1 = std::min(a1, a[2]);
+        const float t = std::min(a0, a1);
+        a1 = std::max(a0, a1);
+        a0 = t;
+        const float u1 = a0 + h;
+        const float d = a0 - a1;
+        const float u2 = 0.5f * (a0 + a1 + std::sqrt(std::max(0.0f, 2.0f * h * h - d * d)));
+        const float S = a0 + a1 + a2;
+        const float Q = a0 * a0 + a1 * a1 + a2 * a2 - h * h;
+        const float u3 = (S + std::sqrt(std::max(0.0f, S * S - 3.0f * Q))) * (1.0f / 3.0f);
+        return u1 <= a1 ? u1 : (u2 <= a2 ? u2 : u3);
     }
 }
 
@@ -113,15 +118,14 @@ void sweep_block(SparseGrid<D>& phi, const std::vector<std::uint8_t>& pinned, st
                 const int y = s[1] > 0 ? ky : B - 1 - ky;
                 const int x = s[0] > 0 ? kx : B - 1 - kx;
                 const int l = x + B * (y + B * z);
-                if (pin[l]) continue;
                 const int q = pidx(x, y, z);
                 float a[D];
                 for (int ax = 0; ax < D; ++ax) a[ax] = std::min(pad[q - pstride[ax]], pad[q + pstride[ax]]);
-                const float u = godunov<D>(a, h);
-                if (u < pad[q]) {
-                    pad[q] = u;
-                    self[l] = std::copysign(u, self[l]);
-                }
+                // |u| <- min(|u|, u'), pinned nodes kept; as selects (pad[q] is exactly |self[l]|, so
+                // an unchanged node is rewritten with its own bits).
+                const float u = pin[l] ? pad[q] : std::min(godunov<D>(a, h), pad[q]);
+                pad[q] = u;
+                self[l] = std::copysign(u, self[l]);
             }
         }
     }
