@@ -13,8 +13,9 @@
 // - Signed distance is NEGATIVE inside the fluid, positive outside (as OpenVDB's level sets).
 // - Radius convention: a particle of radius r stands for a cube of side 2r, so a lattice of spacing
 //   2r filling a ball of radius R reconstructs a surface at about R (not R + r).
-// - Memory follows the fluid: blocks of block_size^D voxels exist only within the kernel radius of a
-//   particle, plus one ring of blocks; nodes outside every block read as "far outside".
+// - Memory follows the fluid: blocks of block_size^D voxels exist only around the blocks that hold
+//   particles (as far as the kernel radius reaches, rounded up to whole blocks); nodes outside every
+//   block read as "far outside" (density 0, distance +FLT_MAX).
 // - Determinism: every stage writes each block from one task, sums in a fixed order, no float
 //   atomics; the results are the same bits whatever the thread count.
 #pragma once
@@ -150,9 +151,10 @@ SparseGrid<D> splat_density(std::span<const Vec<D>> positions, const SurfaceSett
 
 /// Stage 2. Iso crossings and pinned signed distances (seed 004, ComputeImmediateSDFFromDensity): for
 /// every pair of adjacent nodes on opposite sides of `iso`, the crossing by linear interpolation; a
-/// node next to a crossing gets the distance to the plane through its nearest crossing on each axis,
-/// 1 / sqrt(sum_a 1 / d_a^2) (exact for a flat surface), with the sign (negative inside). Every other
-/// node gets FLT_MAX with the sign of its side (-FLT_MAX inside). pinned[n] = 1 where set.
+/// node next to a crossing gets the smaller of the distance to the plane through its nearest crossing
+/// on each axis, 1 / sqrt(sum_a 1 / d_a^2), and the first-order |rho - iso| / |grad rho|, never more
+/// than its nearest crossing, with the sign (negative inside). Every other node gets FLT_MAX with the
+/// sign of its side (-FLT_MAX inside). pinned[n] = 1 where set. Edges to absent blocks carry no crossing.
 template <int D>
 SparseGrid<D> pin_distances(const SparseGrid<D>& density, float iso, std::vector<std::uint8_t>& pinned,
                             const ExecContext& exec);
