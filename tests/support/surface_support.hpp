@@ -80,6 +80,7 @@ struct Topology {
     std::size_t unmatched_directed_edges = 0;  ///< a->b without b->a: a hole or a flipped triangle
     std::size_t repeated_directed_edges = 0;   ///< a->b twice: non-manifold or flipped
     std::size_t degenerate_cells = 0;
+    std::size_t non_manifold_vertices = 0;     ///< triangles around a vertex not one single fan (disc)
 };
 
 inline Topology topology(const Mesh<3>& m) {
@@ -94,6 +95,21 @@ inline Topology topology(const Mesh<3>& m) {
         if (n > 1) ++t.repeated_directed_edges;
         if (!directed.count({e.second, e.first})) ++t.unmatched_directed_edges;
         undirected.insert({std::min(e.first, e.second), std::max(e.first, e.second)});
+    }
+    // Around each vertex, the edges opposite to it (b -> c for triangle v, b, c) must chain into one cycle.
+    std::map<std::uint32_t, std::map<std::uint32_t, std::uint32_t>> ring;
+    for (const auto& c : m.cells)
+        for (int k = 0; k < 3; ++k) ring[c[k]][c[(k + 1) % 3]] = c[(k + 2) % 3];
+    for (const auto& [v, next] : ring) {
+        std::size_t steps = 0;
+        std::uint32_t at = next.begin()->first;
+        do {
+            const auto it = next.find(at);
+            if (it == next.end()) break;
+            at = it->second;
+            ++steps;
+        } while (at != next.begin()->first && steps <= next.size());
+        if (steps != next.size() || at != next.begin()->first) ++t.non_manifold_vertices;
     }
     std::set<std::uint32_t> used;
     for (const auto& c : m.cells) used.insert(c.begin(), c.end());

@@ -96,6 +96,7 @@ TEST(Surface, MarchingCubesClosedManifoldOnRandomFields) {
         EXPECT_EQ(t.unmatched_directed_edges, 0u) << "seed " << seed;
         EXPECT_EQ(t.repeated_directed_edges, 0u) << "seed " << seed;
         EXPECT_EQ(t.degenerate_cells, 0u);
+        EXPECT_EQ(t.non_manifold_vertices, 0u) << "seed " << seed;
         EXPECT_GT(enclosed_volume(m), 0.0);
         EXPECT_EQ(m.normals.size(), m.vertices.size());
     }
@@ -275,4 +276,33 @@ TEST(Surface, WritersProduceReadableFiles) {
     EXPECT_GT(std::filesystem::file_size(dir / "a.vti"), r.signed_distance.values.size() * 4 / 2);
     EXPECT_GT(std::filesystem::file_size(dir / "a.vdb"), 1000u);
     std::filesystem::remove_all(dir);
+}
+
+// Guards the guard: the topology check used above does see holes, flips and pinched vertices.
+TEST(Surface, TopologyCheckSeesDefects) {
+    Mesh<3> tet;
+    tet.vertices = {Vec3{{0, 0, 0}}, Vec3{{1, 0, 0}}, Vec3{{0, 1, 0}}, Vec3{{0, 0, 1}}};
+    tet.cells = {{0, 2, 1}, {0, 1, 3}, {0, 3, 2}, {1, 2, 3}};
+    Topology t = topology(tet);
+    EXPECT_EQ(t.unmatched_directed_edges + t.repeated_directed_edges + t.non_manifold_vertices, 0u);
+    EXPECT_EQ(t.euler, 2);
+    EXPECT_GT(enclosed_volume(tet), 0.0);
+    Mesh<3> flipped = tet;
+    std::swap(flipped.cells[3][1], flipped.cells[3][2]);
+    EXPECT_GT(topology(flipped).unmatched_directed_edges, 0u);
+    Mesh<3> hole = tet;
+    hole.cells.pop_back();
+    EXPECT_GT(topology(hole).unmatched_directed_edges, 0u);
+    // Two tetrahedra touching at vertex 0: every edge has two triangles, but vertex 0 is pinched.
+    Mesh<3> pinched = tet;
+    pinched.vertices.push_back(Vec3{{-1, 0, 0}});
+    pinched.vertices.push_back(Vec3{{0, -1, 0}});
+    pinched.vertices.push_back(Vec3{{0, 0, -1}});
+    for (auto c : tet.cells) {
+        for (auto& i : c) i = i == 0 ? 0 : i + 3;
+        pinched.cells.push_back({c[0], c[2], c[1]});  // mirrored: flip to keep it outward
+    }
+    t = topology(pinched);
+    EXPECT_EQ(t.unmatched_directed_edges, 0u);
+    EXPECT_EQ(t.non_manifold_vertices, 1u);
 }

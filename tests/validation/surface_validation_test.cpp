@@ -135,6 +135,7 @@ TEST(SurfaceValidation, LatticeSphereGivesClosedManifoldSphere) {
     const Topology t = topology(m);
     EXPECT_EQ(t.unmatched_directed_edges, 0u);  // closed, consistently oriented
     EXPECT_EQ(t.repeated_directed_edges, 0u);   // every edge in exactly two triangles
+    EXPECT_EQ(t.non_manifold_vertices, 0u);    // one disc of triangles around every vertex
     EXPECT_EQ(t.euler, 2);
     const double analytic = 4.0 / 3.0 * M_PI * double(R) * R * R;
     const double vol = enclosed_volume(m);
