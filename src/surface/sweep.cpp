@@ -23,6 +23,7 @@
 #include <memory>
 #include <numeric>
 
+#include <tbb/enumerable_thread_specific.h>
 #include <tbb/parallel_for_each.h>
 
 #include "eddy/surface.hpp"
@@ -39,12 +40,16 @@ template <int D>
 inline float godunov(float a[D], float h) {
     // Sorting network and all candidates computed, then selected: which case applies is data
     // dependent, and mispredicted branches cost more than a second square root. Far values (FLT_MAX)
-    // give FLT_MAX (a1 + h rounds to FLT_MAX) and never select the overflowing candidates.
+    // give FLT_MAX (a1 + h rounds to FLT_MAX) and never select the overflowing candidates. A
+    // discriminant is only negative where its candidate is not selected (2h^2 - d^2 < 0 means
+    // a1 - a0 > h, so u1 wins; u3 is chosen only when the two-axis solution passes a3, and then the
+    // three-axis quadratic has a root above a3); |.| instead of max(0, .) keeps the compiler from
+    // branching around the square root.
     if constexpr (D == 2) {
         const float a0 = std::min(a[0], a[1]), a1 = std::max(a[0], a[1]);
         const float u1 = a0 + h;
         const float d = a0 - a1;
-        const float u2 = 0.5f * (a0 + a1 + std::sqrt(std::max(0.0f, 2.0f * h * h - d * d)));
+        const float u2 = 0.5f * (a0 + a1 + std::sqrt(std::abs(2.0f * h * h - d * d)));
         return u1 <= a1 ? u1 : u2;
     } else {
         float a0 = std::min(a[0], a[1]), a1 = std::max(a[0], a[1]);
@@ -55,10 +60,10 @@ inline float godunov(float a[D], float h) {
         a0 = t;
         const float u1 = a0 + h;
         const float d = a0 - a1;
-        const float u2 = 0.5f * (a0 + a1 + std::sqrt(std::max(0.0f, 2.0f * h * h - d * d)));
+        const float u2 = 0.5f * (a0 + a1 + std::sqrt(std::abs(2.0f * h * h - d * d)));
         const float S = a0 + a1 + a2;
         const float Q = a0 * a0 + a1 * a1 + a2 * a2 - h * h;
-        const float u3 = (S + std::sqrt(std::max(0.0f, S * S - 3.0f * Q))) * (1.0f / 3.0f);
+        const float u3 = (S + std::sqrt(std::abs(S * S - 3.0f * Q))) * (1.0f / 3.0f);
         return u1 <= a1 ? u1 : (u2 <= a2 ? u2 : u3);
     }
 }
@@ -82,8 +87,11 @@ void sweep_block(SparseGrid<D>& phi, const std::vector<std::uint8_t>& pinned, st
     auto pidx = [&](int x, int y, int z) { return (x + 1) + P * ((y + 1) + P * (D == 3 ? z + 1 : 0)); };
     const int nz = D == 3 ? B : 1;
     for (int z = 0; z < nz; ++z)
-        for (int y = 0; y < B; ++y)
-            for (int x = 0; x < B; ++x) pad[pidx(x, y, z)] = std::abs(self[x + B * (y + B * z)]);
+        for (int y = 0; y < B; ++y) {
+            float* __restrict dst = pad.data() + pidx(0, y, z);
+            const float* __restrict src = self + B * (y + B * z);
+            for (int x = 0; x < B; ++x) dst[x] = std::abs(src[x]);
+        }
     // Face layers: for axis a and side, the neighbour's plane adjacent to this block.
     for (int a = 0; a < D; ++a)
         for (int side = 0; side < 2; ++side) {
@@ -164,6 +172,8 @@ void sweep_wavefront(SparseGrid<D>& phi, const std::vector<std::uint8_t>& pinned
     const std::size_t n = phi.layout.size();
     const auto& nbs = phi.layout.neighbors;
     std::unique_ptr<std::atomic<int>[]> pending(new std::atomic<int>[n]);
+    // One padded scratch per worker thread, owned by this call (every block overwrites all of it).
+    tbb::enumerable_thread_specific<std::vector<float>> pads;
     std::vector<std::uint32_t> roots;
     for (int round = 0; round < rounds; ++round)
         for (int o = 0; o < (1 << D); ++o) {
@@ -178,8 +188,7 @@ void sweep_wavefront(SparseGrid<D>& phi, const std::vector<std::uint8_t>& pinned
             }
             exec.run([&] {
                 tbb::parallel_for_each(roots.begin(), roots.end(), [&](std::uint32_t b, tbb::feeder<std::uint32_t>& feeder) {
-                    std::vector<float> pad;  // per task: no shared scratch between threads
-                    sweep_block<D>(phi, pinned, b, s, pad);
+                    sweep_block<D>(phi, pinned, b, s, pads.local());
                     for (int a = 0; a < D; ++a) {
                         const std::int32_t next = nbs[b][2 * a + (s[a] > 0 ? 1 : 0)];
                         // The last predecessor to finish hands the block to the loop (seed 004, FeedBlockToLoop).
