@@ -121,6 +121,10 @@ int main(int argc, char** argv) {
     run_cmd->footer(run_help_footer());
     bool run_mesh = false;
     run_cmd->add_flag("--mesh", run_mesh, "Also write a surface mesh per frame: frames/surface_NNNNN.obj (see eddy mesh)");
+    std::string run_mesh_format = "obj";
+    run_cmd->add_option("--mesh-format", run_mesh_format, "Surface mesh format with --mesh: obj, ply")
+        ->check(CLI::IsMember({"obj", "ply"}))
+        ->capture_default_str();
 
     // ---- eddy mesh: particle files to surface meshes (issue 5) ----
     auto* mesh_cmd = app.add_subcommand("mesh", "Reconstruct the fluid surface of particle files: a mesh (.obj/.ply) "
@@ -199,6 +203,7 @@ int main(int argc, char** argv) {
         opts.formats = formats;
         opts.render = render;
         opts.mesh = run_mesh;
+        opts.mesh_format = run_mesh_format;
         opts.threads = exec.threads();
         opts.stop = &g_stop;
         std::signal(SIGINT, on_signal);

@@ -101,6 +101,11 @@ TEST_F(SurfaceCli, RunWritesASurfaceBesideEachFrame) {
     std::ifstream summary(dir / "run" / "summary.json");
     const std::string text((std::istreambuf_iterator<char>(summary)), std::istreambuf_iterator<char>());
     EXPECT_NE(text.find("frames/surface_00002.obj"), std::string::npos);
+    // PLY instead, and a rerun into the same folder replaces the old surfaces.
+    const auto p = run_cli("run dam_break_2d --until 0.02 --fps 100 --quiet --mesh --mesh-format ply --out " + q(dir / "run"));
+    ASSERT_EQ(p.code, 0) << p.output;
+    EXPECT_TRUE(fs::exists(dir / "run" / "frames" / "surface_00002.ply"));
+    EXPECT_FALSE(fs::exists(dir / "run" / "frames" / "surface_00002.obj"));
 }
 
 TEST_F(SurfaceCli, BadInputIsOneLineAndExitCode2) {
