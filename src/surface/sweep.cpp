@@ -119,19 +119,20 @@ void sweep_block(SparseGrid<D>& phi, const std::vector<std::uint8_t>& pinned, st
     const int zb = D == 3 ? (s[D - 1] > 0 ? 0 : B - 1) : 0;
     for (int kz = 0; kz < nz; ++kz) {
         const int z = D == 3 ? zb + (s[2] > 0 ? kz : -kz) : 0;
+        // Along a diagonal, ky + 1 and kx - 1: fixed index steps in the grid block and the scratch.
+        const int sx = s[0] > 0 ? 1 : -1, sy = s[1] > 0 ? 1 : -1;
+        const int dl = sy * B - sx, dq = sy * P - sx;
+        const float* __restrict pd = pad.data();
         for (int t = 0; t <= 2 * B - 2; ++t) {
             const int ky0 = std::max(0, t - (B - 1)), ky1 = std::min(B - 1, t);
-            for (int ky = ky0; ky <= ky1; ++ky) {
-                const int kx = t - ky;
-                const int y = s[1] > 0 ? ky : B - 1 - ky;
-                const int x = s[0] > 0 ? kx : B - 1 - kx;
-                const int l = x + B * (y + B * z);
-                const int q = pidx(x, y, z);
+            const int x0 = sx > 0 ? t - ky0 : B - 1 - (t - ky0), y0 = sy > 0 ? ky0 : B - 1 - ky0;
+            int l = x0 + B * (y0 + B * z), q = pidx(x0, y0, z);
+            for (int ky = ky0; ky <= ky1; ++ky, l += dl, q += dq) {
                 float a[D];
-                for (int ax = 0; ax < D; ++ax) a[ax] = std::min(pad[q - pstride[ax]], pad[q + pstride[ax]]);
+                for (int ax = 0; ax < D; ++ax) a[ax] = std::min(pd[q - pstride[ax]], pd[q + pstride[ax]]);
                 // |u| <- min(|u|, u'), pinned nodes kept; as selects (pad[q] is exactly |self[l]|, so
                 // an unchanged node is rewritten with its own bits).
-                const float u = pin[l] ? pad[q] : std::min(godunov<D>(a, h), pad[q]);
+                const float u = pin[l] ? pd[q] : std::min(godunov<D>(a, h), pd[q]);
                 pad[q] = u;
                 self[l] = std::copysign(u, self[l]);
             }
