@@ -10,9 +10,11 @@
 // the outside diagonal's (equivalently the saddle value (ac - bd) / (a + c - b - d) is inside). The
 // test reads the face's four values in the grid's own axis order, so the two cubes that share a face
 // make the same choice. Every crossing has one segment in and one out on the cube's surface, so the
-// segments form closed loops; each loop becomes a triangle fan. Across cubes the face segments match,
-// so every mesh edge has exactly two triangles: closed, manifold, consistently oriented. (Interior
-// ambiguity, MC33's tunnels, is not resolved: a cube's loops are triangulated independently.)
+// segments form closed loops; each loop becomes a triangle fan whose diagonals cross the cube's
+// interior (or a fan around a new centroid vertex when every start would put a diagonal on a face,
+// which only happens next to ambiguous faces). Across cubes the face segments match and no diagonal
+// can be drawn twice, so every mesh edge has exactly two triangles: closed, manifold, consistently
+// oriented. (Interior ambiguity, MC33's tunnels, is not resolved: loops are triangulated one by one.)
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
