@@ -128,6 +128,12 @@ SparseGrid<D> splat_density(std::span<const Vec<D>> positions, const SurfaceSett
     }, 64);
     exec.run([&] { tbb::parallel_sort(active.begin(), active.end()); });
     active.erase(std::unique(active.begin(), active.end()), active.end());
+    // 2^31 nodes (8 GB per grid) is far beyond any fluid this toolkit simulates: a voxel that small
+    // is a mistake, and says so instead of failing to allocate.
+    if (double(active.size()) * g.layout.voxels_per_block() > double(1u << 31))
+        throw InputError(fmt::format("key 'voxel' = {:g} m gives {} blocks of {}^{} nodes ({:.0f} GB per grid): allowed: "
+                                     "a larger voxel size", voxel, active.size(), B, D,
+                                     double(active.size()) * g.layout.voxels_per_block() * 4e-9));
     g.layout.coords.resize(active.size());
     for (std::size_t b = 0; b < active.size(); ++b) g.layout.coords[b] = unpack(active[b]);
     g.layout.finalize();

@@ -25,6 +25,9 @@ void validate(const SurfaceSettings& s, const std::string& where) {
         throw InputError(fmt::format("{}: key 'smooth' = {}: allowed: 0..1000 iterations", where, s.smooth_iterations));
     if (!(std::isfinite(s.min_volume) && s.min_volume >= 0.0f))
         throw InputError(fmt::format("{}: key 'min_volume' = {}: allowed: a volume >= 0", where, s.min_volume));
+    if (s.support() > 64.0f * s.voxel())
+        throw InputError(fmt::format("{}: key 'voxel' = {:g} m is below 1/64 of the kernel radius {:g} m (4 r by default): "
+                                     "allowed: voxel >= {:g} m", where, s.voxel(), s.support(), s.support() / 64.0f));
     if (s.support() < s.voxel())
         throw InputError(fmt::format("{}: key 'kernel_radius' = {} is below the voxel size {}: allowed: >= voxel",
                                      where, s.support(), s.voxel()));
