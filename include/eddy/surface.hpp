@@ -237,6 +237,15 @@ namespace vdb {
 /// background = half-width of the band), atomically. 2D grids are written as one slice.
 template <int D>
 void write_level_set(const std::filesystem::path& path, const SparseGrid<D>& sdf, float half_width_voxels = 3.0f);
+/// What OpenVDB itself reads back from a .vdb file (for tests): the first grid's name, class, voxel
+/// size, active voxel count and value at a world position.
+struct FileInfo {
+    std::string name, grid_class;
+    double voxel = 0.0;
+    std::size_t active = 0;
+    float value_at_probe = 0.0f;
+};
+FileInfo read_info(const std::filesystem::path& path, const Vec3& probe);
 /// OpenVDB's tools::fogToSdf on a copy of `density` (3D): the signed distance (m) at every node of
 /// `density`'s blocks that OpenVDB reports as active; FLT_MAX elsewhere. For cross-checks.
 SparseGrid<3> fog_to_sdf(const SparseGrid<3>& density, float iso);

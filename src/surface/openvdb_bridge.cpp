@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include <openvdb/openvdb.h>
+#include <openvdb/io/File.h>
 #include <openvdb/io/Stream.h>
 #include <openvdb/tools/FastSweeping.h>
 #include <openvdb/tools/LevelSetUtil.h>
@@ -51,6 +52,25 @@ void write_level_set(const std::filesystem::path& path, const SparseGrid<D>& sdf
     std::ostringstream os(std::ios_base::binary);
     openvdb::io::Stream(os).write(grids);
     io::write_atomic(path, os.str());
+}
+
+FileInfo read_info(const std::filesystem::path& path, const Vec3& probe) {
+    init();
+    openvdb::io::File file(path.string());
+    file.open();
+    const auto grids = file.getGrids();
+    file.close();
+    FileInfo info;
+    if (!grids || grids->empty()) return info;
+    const auto grid = openvdb::gridPtrCast<openvdb::FloatGrid>((*grids)[0]);
+    if (!grid) return info;
+    info.name = grid->getName();
+    info.grid_class = openvdb::GridBase::gridClassToString(grid->getGridClass());
+    info.voxel = grid->voxelSize()[0];
+    info.active = grid->activeVoxelCount();
+    const openvdb::Coord ijk = grid->transform().worldToIndexNodeCentered(openvdb::Vec3d(probe[0], probe[1], probe[2]));
+    info.value_at_probe = grid->getConstAccessor().getValue(ijk);
+    return info;
 }
 
 SparseGrid<3> fog_to_sdf(const SparseGrid<3>& density, float iso) {

@@ -274,7 +274,17 @@ TEST(Surface, WritersProduceReadableFiles) {
     EXPECT_EQ(count['f'], r.mesh.cells.size());
     EXPECT_GT(std::filesystem::file_size(dir / "a.ply"), r.mesh.vertices.size() * 24);
     EXPECT_GT(std::filesystem::file_size(dir / "a.vti"), r.signed_distance.values.size() * 4 / 2);
-    EXPECT_GT(std::filesystem::file_size(dir / "a.vdb"), 1000u);
+    // OpenVDB reads its file back: a level set with eddy's voxel size, negative inside the drop,
+    // the narrow band active, the far inside at -band after the signed flood fill.
+    const vdb::FileInfo info = vdb::read_info(dir / "a.vdb", Vec3{{0, 0, 0}});
+    EXPECT_EQ(info.name, "surface");
+    EXPECT_EQ(info.grid_class, "level set");
+    EXPECT_NEAR(info.voxel, s.voxel(), 1e-9);
+    EXPECT_GT(info.active, 1000u);
+    EXPECT_LT(info.value_at_probe, 0.0f);
+    EXPECT_NEAR(info.value_at_probe, r.signed_distance.at({0, 0, 0}) < -3.0f * s.voxel() ? -3.0f * s.voxel()
+                                                                                          : r.signed_distance.at({0, 0, 0}),
+                1e-6f);
     std::filesystem::remove_all(dir);
 }
 
