@@ -140,10 +140,14 @@ int main(int argc, char** argv) {
     mesh_cmd->add_option("--iso", mesh_opts.settings.iso, "Iso level of the volume fraction, 0 < T < 1")->capture_default_str();
     mesh_cmd->add_option("--smooth", mesh_opts.settings.smooth_iterations, "Taubin smoothing iterations")->capture_default_str();
     mesh_cmd->add_option("--min-volume", mesh_opts.settings.min_volume, "Drop pieces enclosing less (m^3; m^2 in 2D)");
-    mesh_cmd->add_option("--block", mesh_opts.settings.block_size, "Voxels per block edge (4..32)")->capture_default_str();
+    mesh_cmd->add_option("--block-size", mesh_opts.settings.block_size, "Voxels per block edge (4..32)")->capture_default_str();
     mesh_cmd->add_option("--format", mesh_opts.format, "Mesh format for a folder of frames: obj, ply")->capture_default_str();
     std::vector<std::string> mesh_sdf;
     mesh_cmd->add_option("--sdf", mesh_sdf, "Also write the signed distance grid: FILE.vti (VTK) or FILE.vdb (OpenVDB level set)");
+    mesh_cmd->footer("\nSettings (flags above; ranges as checked):\n" +
+                     eddy::describe(eddy::surface_fields(), eddy::SurfaceSettings{}) +
+                     "\nINPUT a folder: every particle file in it (one per frame), meshed in parallel into --out (a folder).\n"
+                     "See docs/surface.md. Exit codes: 0 done, 1 failure, 2 bad input.\n");
     int mesh_threads = 0;
     mesh_cmd->add_option("--threads,-j", mesh_threads, "Worker threads (default: all cores); results do not depend on it")
         ->check(CLI::PositiveNumber);

@@ -30,6 +30,7 @@
 
 #include "eddy/exec.hpp"
 #include "eddy/math.hpp"
+#include "eddy/settings.hpp"
 
 namespace eddy {
 
@@ -58,6 +59,9 @@ struct SurfaceSettings {
     float voxel() const { return voxel_size > 0.0f ? voxel_size : particle_radius; }
     float support() const { return kernel_radius > 0.0f ? kernel_radius : 4.0f * particle_radius; }
 };
+
+/// The settings' field table (key, member, unit, range, doc): drives validation and `eddy mesh --help`.
+std::span<const Field<SurfaceSettings>> surface_fields();
 
 /// Throws InputError naming `where` and the setting when a value is out of range.
 void validate(const SurfaceSettings& s, const std::string& where = "surface settings");

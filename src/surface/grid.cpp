@@ -9,22 +9,26 @@
 
 namespace eddy {
 
-void validate(const SurfaceSettings& s, const std::string& where) {
-    auto positive = [&](float v, const char* key, const char* allowed) {
-        if (!(std::isfinite(v) && v > 0.0f))
-            throw InputError(fmt::format("{}: key '{}' = {}: allowed: {}", where, key, v, allowed));
+std::span<const Field<SurfaceSettings>> surface_fields() {
+    using S = SurfaceSettings;
+    static const Field<S> table[] = {
+        {"radius", &S::particle_radius, "m", 0, kInf, "particle radius r; a particle stands for a cube of side 2r", {}, true},
+        {"voxel", &S::voxel_size, "m", 0, kInf, "grid spacing; 0: 1.0 r (measured: docs/surface.md)"},
+        {"kernel_radius", &S::kernel_radius, "m", 0, kInf, "support h of the splatting cubic spline; 0: 4 r"},
+        {"iso", &S::iso, "", 0, 1, "iso level of the volume fraction, below 1 (0.5: flat surfaces on the cells' faces)", {}, true},
+        {"block_size", &S::block_size, "voxels", 4, 32, "voxels per block edge: unit of sparsity and of parallel work"},
+        {"smooth", &S::smooth_iterations, "iterations", 0, 1000, "Taubin smoothing (lambda 0.5, mu -0.53)"},
+        {"min_volume", &S::min_volume, "m^3", 0, kInf, "drop mesh pieces enclosing less (m^2 in 2D); 0 keeps all"},
+        {"wavefront", &S::wavefront, "", 0, 1, "parallel wavefront sweep (false: the serial reference; same result)"},
+        {"keep_grids", &S::keep_grids, "", 0, 1, "keep the density and signed distance grids in the result"},
     };
-    positive(s.particle_radius, "radius", "a finite length > 0 (m)");
-    if (s.voxel_size != 0.0f) positive(s.voxel_size, "voxel", "a finite length > 0 (m)");
-    if (s.kernel_radius != 0.0f) positive(s.kernel_radius, "kernel_radius", "a finite length > 0 (m)");
-    if (!(s.iso > 0.0f && s.iso < 1.0f))
+    return table;
+}
+
+void validate(const SurfaceSettings& s, const std::string& where) {
+    validate(s, surface_fields(), where);
+    if (!(s.iso < 1.0f))
         throw InputError(fmt::format("{}: key 'iso' = {}: allowed: 0 < iso < 1 (volume fraction)", where, s.iso));
-    if (s.block_size < 4 || s.block_size > 32)
-        throw InputError(fmt::format("{}: key 'block_size' = {}: allowed: 4..32 voxels", where, s.block_size));
-    if (s.smooth_iterations < 0 || s.smooth_iterations > 1000)
-        throw InputError(fmt::format("{}: key 'smooth' = {}: allowed: 0..1000 iterations", where, s.smooth_iterations));
-    if (!(std::isfinite(s.min_volume) && s.min_volume >= 0.0f))
-        throw InputError(fmt::format("{}: key 'min_volume' = {}: allowed: a volume >= 0", where, s.min_volume));
     if (s.support() > 64.0f * s.voxel())
         throw InputError(fmt::format("{}: key 'voxel' = {:g} m is below 1/64 of the kernel radius {:g} m (4 r by default): "
                                      "allowed: voxel >= {:g} m", where, s.voxel(), s.support(), s.support() / 64.0f));
