@@ -20,6 +20,7 @@
 #include "eddy/pbf.hpp"
 #include "eddy/render.hpp"
 #include "eddy/scene.hpp"
+#include "eddy/surface.hpp"
 #include "eddy/wcsph.hpp"
 
 namespace eddy {
@@ -86,6 +87,11 @@ struct RunOptions {
     /// When set and true, the run stops after the current step (e.g. from a SIGINT handler), writes a
     /// frame of that state and the summary, and returns status "interrupted".
     const std::atomic<bool>* stop = nullptr;
+    /// A surface mesh per frame, frames/surface_NNNNN.<mesh_format> (issue 5); particle_radius 0 in
+    /// mesh_settings means the scene's.
+    bool mesh = false;
+    std::string mesh_format = "obj";
+    SurfaceSettings mesh_settings;
 };
 
 struct FrameRecord {

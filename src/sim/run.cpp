@@ -187,7 +187,9 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
             }
             // Stale frames of an earlier run would mix with this one's in the folder.
             for (const auto& e : std::filesystem::directory_iterator(out / "frames"))
-                if (e.path().filename().string().rfind("particles_", 0) == 0) std::filesystem::remove(e.path());
+                if (e.path().filename().string().rfind("particles_", 0) == 0 ||
+                    e.path().filename().string().rfind("surface_", 0) == 0)
+                    std::filesystem::remove(e.path());
 
             RenderSettings rs = opts.render_settings;
             if (scene.camera.given) {
@@ -232,6 +234,13 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
                         io::write_ply(out / name, sim.fluid);
                         fr.files.push_back(name);
                     }
+                }
+                if (opts.mesh) {  // issue 5: the fluid's surface beside the particles
+                    SurfaceSettings ss = opts.mesh_settings;
+                    if (ss.particle_radius == 0.0f) ss.particle_radius = r;
+                    const std::string name = fmt::format("frames/surface_{:05d}.{}", fr.index, opts.mesh_format);
+                    write_mesh<D>(out / name, reconstruct_surface<D>(sim.fluid.position, ss, exec).mesh);
+                    fr.files.push_back(name);
                 }
                 if (render) {
                     const std::string name = frame_name(fr.index, "png");

@@ -1,0 +1,266 @@
+// eddy: fluid surface reconstruction (issue 5, seed 004 "Fluid Simulation for Video Games", part 17).
+//
+// Particles -> sparse block density grid (SPH kernel splatting) -> iso crossings and pinned signed
+// distances -> Eikonal fast sweeping (Zhao 2005) over the rest -> marching cubes (marching squares
+// in 2D) -> optional Taubin smoothing and removal of small blobs. Each stage is a free function
+// usable on its own; reconstruct_surface() runs them all.
+//
+// Conventions:
+// - Grid nodes sit at x = i * voxel_size for integer i (the world origin is a node), so grids of two
+//   particle sets with the same voxel size line up.
+// - Density is a volume fraction: sum_p V W(|x - x_p|, h) with V chosen so that a lattice of spacing
+//   2r (the spacing eddy's scenes use) sums to exactly 1. The fluid is where density >= iso (0.5).
+// - Signed distance is NEGATIVE inside the fluid, positive outside (as OpenVDB's level sets).
+// - Radius convention: a particle of radius r stands for a cube of side 2r, so a lattice of spacing
+//   2r filling a ball of radius R reconstructs a surface at about R (not R + r).
+// - Memory follows the fluid: blocks of block_size^D voxels exist only around the blocks that hold
+//   particles (as far as the kernel radius reaches, rounded up to whole blocks); nodes outside every
+//   block read as "far outside" (density 0, distance +FLT_MAX).
+// - Determinism: every stage writes each block from one task, sums in a fixed order, no float
+//   atomics; the results are the same bits whatever the thread count.
+#pragma once
+#include <array>
+#include <cfloat>
+#include <cstdint>
+#include <filesystem>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "eddy/exec.hpp"
+#include "eddy/math.hpp"
+#include "eddy/settings.hpp"
+
+namespace eddy {
+
+/// Settings of the reconstruction. Lengths in metres (the particles' units).
+struct SurfaceSettings {
+    /// Particle radius r (m); a particle stands for a cube of side 2r. Must be > 0.
+    float particle_radius = 0.0f;
+    /// Grid spacing (m), > 0. 0 means the default, 1.0 r (see docs/surface.md for the measurements).
+    float voxel_size = 0.0f;
+    /// Support radius h of the cubic spline used for splatting (m); 0 means the default, 4 r.
+    float kernel_radius = 0.0f;
+    /// Iso level of the volume-fraction density (dimensionless, in (0, 1)); 0.5 puts a flat surface
+    /// exactly at the boundary of the particles' cells.
+    float iso = 0.5f;
+    /// Voxels per block edge (4..32): the unit of sparsity and of parallel work.
+    int block_size = 8;
+    /// Taubin smoothing iterations (lambda = 0.5, mu = -0.53); 0 = none.
+    int smooth_iterations = 0;
+    /// Connected pieces of the mesh enclosing less than this volume (m^3; m^2 in 2D) are dropped; 0 keeps all.
+    float min_volume = 0.0f;
+    /// Use the parallel wavefront sweep (true) or the serial reference (false); same result.
+    bool wavefront = true;
+    /// Keep the density and signed-distance grids in the result.
+    bool keep_grids = false;
+
+    float voxel() const { return voxel_size > 0.0f ? voxel_size : particle_radius; }
+    float support() const { return kernel_radius > 0.0f ? kernel_radius : 4.0f * particle_radius; }
+};
+
+/// The settings' field table (key, member, unit, range, doc): drives validation and `eddy mesh --help`.
+std::span<const Field<SurfaceSettings>> surface_fields();
+
+/// Throws InputError naming `where` and the setting when a value is out of range.
+void validate(const SurfaceSettings& s, const std::string& where = "surface settings");
+
+/// The blocks of a sparse grid: integer block coordinates, sorted lexicographically (z, y, x), a
+/// lookup from coordinates to index, and each block's 2 D face neighbours (-1 where absent).
+template <int D>
+struct BlockLayout {
+    using Coord = std::array<int, D>;
+    float voxel = 1.0f;  ///< Grid spacing (m)
+    int block = 8;       ///< Voxels per block edge
+    std::vector<Coord> coords;
+    std::vector<std::array<std::int32_t, 2 * D>> neighbors;  ///< [2a] = -a side, [2a + 1] = +a side
+    std::unordered_map<std::uint64_t, std::int32_t> index;
+
+    std::size_t size() const { return coords.size(); }
+    int voxels_per_block() const { return D == 2 ? block * block : block * block * block; }
+    static std::uint64_t key(const Coord& c);
+    /// Index of the block holding block coordinates c, or -1.
+    std::int32_t find(const Coord& c) const;
+    /// Builds the lookup and neighbour tables from `coords` (which must be sorted and unique).
+    void finalize();
+    std::size_t memory_bytes() const;
+};
+
+/// A scalar field on a sparse block grid: values[b * voxels_per_block + local], local = x + B (y + B z).
+/// Nodes outside every block read as `background`.
+template <int D>
+struct SparseGrid {
+    BlockLayout<D> layout;
+    std::vector<float> values;
+    float background = 0.0f;
+
+    /// Value at global node coordinates i.
+    float at(const std::array<int, D>& i) const;
+    /// World position of global node i (m).
+    Vec<D> position(const std::array<int, D>& i) const;
+    /// Calls f(global node, value) for every node of every block, in block order.
+    template <class F>
+    void for_each_node(F&& f) const {
+        const int B = layout.block;
+        for (std::size_t b = 0; b < layout.size(); ++b) {
+            const int n = layout.voxels_per_block();
+            for (int l = 0; l < n; ++l) {
+                std::array<int, D> g;
+                int r = l;
+                for (int a = 0; a < D; ++a) {
+                    g[a] = layout.coords[b][a] * B + r % B;
+                    r /= B;
+                }
+                f(g, values[b * n + l]);
+            }
+        }
+    }
+    std::size_t memory_bytes() const { return layout.memory_bytes() + values.capacity() * sizeof(float); }
+};
+
+/// A mesh: triangles in 3D, line segments in 2D (closed contour lines), with shared vertices.
+/// Cells are oriented so that the fluid is on the inside: triangle normals (right-hand rule) point
+/// out of the fluid; in 2D, walking a segment from its first to its second vertex, the fluid is on
+/// the left (contours around fluid run counter-clockwise).
+template <int D>
+struct Mesh {
+    std::vector<Vec<D>> vertices;                   ///< (m)
+    std::vector<Vec<D>> normals;                    ///< Unit, outward (from the signed-distance gradient)
+    std::vector<std::array<std::uint32_t, D>> cells;  ///< Triangles (3D) or segments (2D)
+};
+
+/// Enclosed volume (m^3; area m^2 in 2D) by the divergence theorem; positive for outward orientation.
+template <int D>
+double enclosed_volume(const Mesh<D>& m);
+
+template <int D>
+struct SurfaceResult {
+    Mesh<D> mesh;
+    SparseGrid<D> density;          ///< Only with keep_grids
+    SparseGrid<D> signed_distance;  ///< Only with keep_grids
+    std::size_t blocks = 0;         ///< Blocks of the sparse grid
+    std::size_t grid_bytes = 0;     ///< Memory of one grid (values + layout)
+    double seconds[5] = {};         ///< Wall time of splat, pin, sweep, mesh, smooth+clean (s)
+};
+
+// ---- the stages -----------------------------------------------------------------------------------
+
+/// Stage 1. Volume-fraction density on a sparse block grid by cubic-spline splatting (seed 004 "density
+/// on a uniform grid"; kernel of seed 003). Per-block gather: each block sums the particles of the
+/// blocks around it in a fixed order. Throws InputError on non-finite positions or bad settings;
+/// an empty span gives an empty grid.
+template <int D>
+SparseGrid<D> splat_density(std::span<const Vec<D>> positions, const SurfaceSettings& s, const ExecContext& exec);
+
+/// Stage 2. Iso crossings and pinned signed distances (seed 004, ComputeImmediateSDFFromDensity): for
+/// every pair of adjacent nodes on opposite sides of `iso`, the crossing by linear interpolation; a
+/// node next to a crossing gets the smaller of the distance to the plane through its nearest crossing
+/// on each axis, 1 / sqrt(sum_a 1 / d_a^2), and the first-order |rho - iso| / |grad rho|, never more
+/// than its nearest crossing, with the sign (negative inside). Every other node gets FLT_MAX with the
+/// sign of its side (-FLT_MAX inside). pinned[n] = 1 where set. Edges to absent blocks carry no crossing.
+template <int D>
+SparseGrid<D> pin_distances(const SparseGrid<D>& density, float iso, std::vector<std::uint8_t>& pinned,
+                            const ExecContext& exec);
+
+/// Stage 3, serial reference. Fast sweeping (Zhao 2005, Math. Comp. 74, eq. 2.4-2.5): Godunov update
+/// of |u| from the sorted axis minima, in the 2^D sweep orders, `rounds` times; pinned nodes fixed.
+template <int D>
+void sweep_serial(SparseGrid<D>& phi, const std::vector<std::uint8_t>& pinned, int rounds = 1);
+
+/// Stage 3, parallel: the seed's wavefront over blocks. For each sweep order, each block waits for its
+/// upwind face neighbours (predecessor counts); ready blocks go to tbb::parallel_for_each through its
+/// feeder. Face-adjacent blocks never run at once, so every node sees the same neighbour values as in
+/// sweep_serial: the result is identical, bit for bit.
+template <int D>
+void sweep_wavefront(SparseGrid<D>& phi, const std::vector<std::uint8_t>& pinned, const ExecContext& exec,
+                     int rounds = 1);
+
+/// Stage 4. Marching cubes (Lorensen & Cline 1987) / marching squares at level `iso` of phi. Each
+/// cube's polygons are traced face by face; an ambiguous face is resolved by the asymptotic decider
+/// (Nielson & Hamann 1991) computed from that face's four values only, so the two cubes sharing it
+/// agree and the mesh is closed, manifold and consistently oriented. One vertex per crossed grid
+/// edge (shared), normals from the central-difference gradient of phi.
+template <int D>
+Mesh<D> extract_mesh(const SparseGrid<D>& phi, float iso, const ExecContext& exec);
+
+/// Taubin (1995) smoothing: Laplacian step lambda = 0.5 then mu = -0.53, `iterations` times, over the
+/// mesh's own neighbours (uniform weights). Normals are re-estimated from the cells afterwards.
+template <int D>
+void taubin_smooth(Mesh<D>& mesh, int iterations, const ExecContext& exec);
+
+/// Drops connected pieces enclosing less than min_volume (m^3 or m^2). Returns the pieces dropped.
+template <int D>
+std::size_t remove_small_components(Mesh<D>& mesh, double min_volume);
+
+/// The whole pipeline. Throws InputError on bad settings, no particles or non-finite positions.
+template <int D>
+SurfaceResult<D> reconstruct_surface(std::span<const Vec<D>> positions, const SurfaceSettings& s,
+                                     const ExecContext& exec);
+
+// ---- output -------------------------------------------------------------------------------------
+
+/// Wavefront OBJ (v, vn, f; in 2D v with z = 0 and l for segments), atomically.
+template <int D>
+void write_obj(const std::filesystem::path& path, const Mesh<D>& m);
+/// Binary little-endian PLY (x y z nx ny nz, faces or edges), atomically.
+template <int D>
+void write_mesh_ply(const std::filesystem::path& path, const Mesh<D>& m);
+/// By extension: .obj or .ply; anything else is an InputError.
+template <int D>
+void write_mesh(const std::filesystem::path& path, const Mesh<D>& m);
+/// VTK ImageData (.vti, ASCII-free binary appended) of a sparse grid over its blocks' bounding box;
+/// nodes outside the blocks get the background value. Field name `name`.
+template <int D>
+void write_vti(const std::filesystem::path& path, const SparseGrid<D>& g, const char* name = "signed_distance");
+
+// ---- particle files to meshes (`eddy mesh`) ----------------------------------------------------------
+
+struct MeshFilesOptions {
+    std::filesystem::path input;   ///< A particle file (.csv, .vtp, .ply) or a folder of them (frames)
+    /// For a file: the mesh file (.obj or .ply). For a folder: the output folder; each frame
+    /// particles_NNNNN.* becomes surface_NNNNN.<format> there.
+    std::filesystem::path out;
+    std::string format = "obj";    ///< "obj" or "ply" (folders only; a file's extension decides)
+    /// particle_radius 0: read from summary.json in the input's folder or its parent (eddy run writes it).
+    SurfaceSettings settings;
+    std::vector<std::filesystem::path> sdf_out;  ///< Signed distance grids to write (.vti, .vdb); files only
+};
+struct MeshFilesReport {
+    std::size_t frames = 0, vertices = 0, cells = 0;
+    int dimension = 3;
+    float particle_radius = 0.0f;
+};
+/// Reads the particles (2D when every z is 0), reconstructs and writes the meshes; frames of a folder
+/// in parallel. Throws InputError naming the file or option on bad input.
+MeshFilesReport mesh_particle_files(const MeshFilesOptions& opts, const ExecContext& exec);
+
+// ---- OpenVDB (src/surface/openvdb_bridge.cpp, the one file that includes its headers) ------------
+namespace vdb {
+/// Writes a signed distance grid as an OpenVDB level set (.vdb, class "level set", world units,
+/// background = half-width of the band), atomically. 2D grids are written as one slice.
+template <int D>
+void write_level_set(const std::filesystem::path& path, const SparseGrid<D>& sdf, float half_width_voxels = 3.0f);
+/// What OpenVDB itself reads back from a .vdb file (for tests): the first grid's name, class, voxel
+/// size, active voxel count and value at a world position.
+struct FileInfo {
+    std::string name, grid_class;
+    double voxel = 0.0;
+    std::size_t active = 0;
+    float value_at_probe = 0.0f;
+};
+FileInfo read_info(const std::filesystem::path& path, const Vec3& probe);
+/// OpenVDB's tools::fogToSdf on a copy of `density` (3D): the signed distance (m) at every node of
+/// `density`'s blocks that OpenVDB reports as active; FLT_MAX elsewhere. For cross-checks.
+SparseGrid<3> fog_to_sdf(const SparseGrid<3>& density, float iso);
+/// OpenVDB's particlesToSdf (spheres of radius r) + volumeToMesh on the same voxel size, for
+/// benchmarks; returns the number of triangles (quads count as two).
+std::size_t particles_to_mesh(std::span<const Vec3> positions, float radius, float voxel, double seconds[2]);
+}  // namespace vdb
+
+extern template struct BlockLayout<2>;
+extern template struct BlockLayout<3>;
+extern template struct SparseGrid<2>;
+extern template struct SparseGrid<3>;
+
+}  // namespace eddy

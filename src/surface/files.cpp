@@ -1,0 +1,151 @@
+// `eddy mesh`: particle files (or folders of frames) to surface meshes and signed distance grids.
+#include <algorithm>
+#include <fstream>
+#include <map>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <tbb/parallel_for.h>
+
+#include "eddy/error.hpp"
+#include "eddy/io.hpp"
+#include "eddy/surface.hpp"
+
+namespace eddy {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// eddy run writes the particle radius into summary.json beside frames/.
+float radius_from_summary(const fs::path& input) {
+    const fs::path dir = fs::is_directory(input) ? input : input.parent_path();
+    for (const fs::path& cand : {dir / "summary.json", dir.parent_path() / "summary.json"}) {
+        std::error_code ec;
+        if (!fs::is_regular_file(cand, ec)) continue;
+        std::ifstream in(cand);
+        const auto j = nlohmann::json::parse(in, nullptr, false);
+        if (!j.is_discarded() && j.contains("particle_radius") && j["particle_radius"].is_number())
+            return j["particle_radius"].get<float>();
+    }
+    throw InputError(fmt::format("{}: key 'radius' is not given and no summary.json with particle_radius was found "
+                                 "beside it; allowed: --radius R (m, > 0)", input.string()));
+}
+
+struct Frame {
+    fs::path in, out;
+};
+
+template <int D>
+MeshFilesReport mesh_one(const ParticleSet<3>& p3, const Frame& f, const MeshFilesOptions& opts,
+                         const SurfaceSettings& s, const ExecContext& exec) {
+    std::vector<Vec<D>> pos(p3.size());
+    for (std::size_t i = 0; i < pos.size(); ++i)
+        for (int a = 0; a < D; ++a) pos[i][a] = p3.position[i][a];
+    SurfaceSettings ss = s;
+    ss.keep_grids = !opts.sdf_out.empty();
+    SurfaceResult<D> r;
+    try {
+        r = reconstruct_surface<D>(pos, ss, exec);
+    } catch (const InputError& e) {
+        throw InputError(fmt::format("{}: {}", f.in.string(), e.what()));
+    }
+    write_mesh<D>(f.out, r.mesh);
+    for (const auto& g : opts.sdf_out) {
+        if (g.extension() == ".vti") write_vti<D>(g, r.signed_distance);
+        else vdb::write_level_set<D>(g, r.signed_distance);
+    }
+    MeshFilesReport rep;
+    rep.frames = 1;
+    rep.vertices = r.mesh.vertices.size();
+    rep.cells = r.mesh.cells.size();
+    rep.dimension = D;
+    return rep;
+}
+
+MeshFilesReport mesh_frame(const Frame& f, const MeshFilesOptions& opts, const SurfaceSettings& s,
+                           const ExecContext& exec) {
+    const ParticleSet<3> p = io::read_particles<3>(f.in);
+    const bool flat = std::all_of(p.position.begin(), p.position.end(), [](const Vec3& x) { return x[2] == 0.0f; });
+    return flat ? mesh_one<2>(p, f, opts, s, exec) : mesh_one<3>(p, f, opts, s, exec);
+}
+
+bool is_particle_file(const fs::path& p) {
+    const auto e = p.extension();
+    return e == ".csv" || e == ".vtp" || e == ".ply";
+}
+
+}  // namespace
+
+MeshFilesReport mesh_particle_files(const MeshFilesOptions& opts, const ExecContext& exec) {
+    std::error_code ec;
+    if (!fs::exists(opts.input, ec))
+        throw InputError(fmt::format("{}: no such file or folder; allowed: a particle file (.csv, .vtp, .ply) or a "
+                                     "folder of them", opts.input.string()));
+    SurfaceSettings s = opts.settings;
+    if (s.particle_radius == 0.0f) s.particle_radius = radius_from_summary(opts.input);
+    validate(s, "eddy mesh");
+    for (const auto& g : opts.sdf_out)
+        if (g.extension() != ".vti" && g.extension() != ".vdb")
+            throw InputError(fmt::format("{}: key 'sdf': format '{}' is not written; allowed: .vti, .vdb", g.string(),
+                                         g.extension().string()));
+    std::vector<Frame> frames;
+    if (fs::is_directory(opts.input)) {
+        if (opts.format != "obj" && opts.format != "ply")
+            throw InputError(fmt::format("key 'format' = '{}': allowed: obj, ply", opts.format));
+        if (!opts.sdf_out.empty())
+            throw InputError(fmt::format("{}: key 'sdf' needs a single particle file, not a folder", opts.input.string()));
+        // One file per frame: of particles_00001.vtp/.ply/.csv, the first of vtp, ply, csv.
+        std::map<std::string, fs::path> by_stem;
+        const auto rank = [](const fs::path& p) { return p.extension() == ".vtp" ? 0 : (p.extension() == ".ply" ? 1 : 2); };
+        for (const auto& e : fs::directory_iterator(opts.input)) {
+            if (!e.is_regular_file() || !is_particle_file(e.path())) continue;
+            if (e.path().filename().string().rfind("surface_", 0) == 0) continue;
+            auto [it, fresh] = by_stem.emplace(e.path().stem().string(), e.path());
+            if (!fresh && rank(e.path()) < rank(it->second)) it->second = e.path();
+        }
+        if (by_stem.empty())
+            throw InputError(fmt::format("{}: no particle files (.csv, .vtp, .ply) in this folder", opts.input.string()));
+        fs::create_directories(opts.out, ec);
+        if (!fs::is_directory(opts.out))
+            throw InputError(fmt::format("{}: key 'out': cannot create the output folder", opts.out.string()));
+        for (const auto& [stem, path] : by_stem) {
+            std::string name = stem.rfind("particles_", 0) == 0 ? "surface_" + stem.substr(10) : stem + "_surface";
+            frames.push_back({path, opts.out / (name + "." + opts.format)});
+        }
+    } else {
+        const auto ext = opts.out.extension();
+        if (ext != ".obj" && ext != ".ply")
+            throw InputError(fmt::format("{}: key 'out': allowed: a .obj or .ply file", opts.out.string()));
+        frames.push_back({opts.input, opts.out});
+    }
+    std::vector<MeshFilesReport> reps(frames.size());
+    if (frames.size() == 1) {
+        reps[0] = mesh_frame(frames[0], opts, s, exec);
+    } else {
+        // Frames in parallel; each frame's own loops nest inside the same arena. Errors: the first frame's.
+        std::vector<std::exception_ptr> errors(frames.size());
+        exec.run([&] {
+            tbb::parallel_for(std::size_t(0), frames.size(), [&](std::size_t i) {
+                try {
+                    reps[i] = mesh_frame(frames[i], opts, s, exec);
+                } catch (...) {
+                    errors[i] = std::current_exception();
+                }
+            });
+        });
+        for (const auto& e : errors)
+            if (e) std::rethrow_exception(e);
+    }
+    MeshFilesReport total;
+    total.particle_radius = s.particle_radius;
+    for (const auto& r : reps) {
+        total.frames += r.frames;
+        total.vertices += r.vertices;
+        total.cells += r.cells;
+        total.dimension = r.dimension;
+    }
+    return total;
+}
+
+}  // namespace eddy

@@ -1,0 +1,107 @@
+// Mesh and grid files: Wavefront OBJ, binary PLY, VTK ImageData (.vti). Every file goes through
+// io::write_atomic (built in memory, temporary name, fsync, rename).
+#include <bit>
+#include <cfloat>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "eddy/error.hpp"
+#include "eddy/io.hpp"
+#include "eddy/surface.hpp"
+
+namespace eddy {
+
+static_assert(std::endian::native == std::endian::little, "binary writers assume a little-endian machine");
+
+namespace {
+template <class T>
+void append_raw(std::string& s, const T& v) {
+    s.append(reinterpret_cast<const char*>(&v), sizeof(T));
+}
+}  // namespace
+
+template <int D>
+void write_obj(const std::filesystem::path& path, const Mesh<D>& m) {
+    std::string s;
+    s.reserve(m.vertices.size() * 80 + m.cells.size() * 40);
+    s += fmt::format("# eddy surface: {} vertices, {} {}\n", m.vertices.size(), m.cells.size(),
+                     D == 3 ? "triangles" : "segments");
+    for (const auto& v : m.vertices) s += fmt::format("v {:.7g} {:.7g} {:.7g}\n", v[0], v[1], D == 3 ? v[D - 1] : 0.0f);
+    for (const auto& n : m.normals) s += fmt::format("vn {:.5g} {:.5g} {:.5g}\n", n[0], n[1], D == 3 ? n[D - 1] : 0.0f);
+    for (const auto& c : m.cells) {
+        if constexpr (D == 3) s += fmt::format("f {0}//{0} {1}//{1} {2}//{2}\n", c[0] + 1, c[1] + 1, c[2] + 1);
+        else s += fmt::format("l {} {}\n", c[0] + 1, c[1] + 1);
+    }
+    io::write_atomic(path, s);
+}
+
+template <int D>
+void write_mesh_ply(const std::filesystem::path& path, const Mesh<D>& m) {
+    std::string s = "ply\nformat binary_little_endian 1.0\ncomment eddy surface\n";
+    s += fmt::format("element vertex {}\nproperty float x\nproperty float y\nproperty float z\n"
+                     "property float nx\nproperty float ny\nproperty float nz\n", m.vertices.size());
+    if constexpr (D == 3) s += fmt::format("element face {}\nproperty list uchar int vertex_indices\n", m.cells.size());
+    else s += fmt::format("element edge {}\nproperty int vertex1\nproperty int vertex2\n", m.cells.size());
+    s += "end_header\n";
+    for (std::size_t i = 0; i < m.vertices.size(); ++i) {
+        for (int a = 0; a < 3; ++a) append_raw(s, a < D ? m.vertices[i][a] : 0.0f);
+        for (int a = 0; a < 3; ++a) append_raw(s, a < D && i < m.normals.size() ? m.normals[i][a] : 0.0f);
+    }
+    for (const auto& c : m.cells) {
+        if constexpr (D == 3) append_raw(s, std::uint8_t(3));
+        for (int k = 0; k < D; ++k) append_raw(s, std::int32_t(c[k]));
+    }
+    io::write_atomic(path, s);
+}
+
+template <int D>
+void write_mesh(const std::filesystem::path& path, const Mesh<D>& m) {
+    const auto ext = path.extension().string();
+    if (ext == ".obj") return write_obj(path, m);
+    if (ext == ".ply") return write_mesh_ply(path, m);
+    throw InputError(fmt::format("{}: mesh format '{}' is not written; allowed: .obj, .ply", path.string(), ext));
+}
+
+template <int D>
+void write_vti(const std::filesystem::path& path, const SparseGrid<D>& g, const char* name) {
+    const auto& L = g.layout;
+    std::array<int, 3> lo{0, 0, 0}, hi{0, 0, 0};
+    for (std::size_t b = 0; b < L.size(); ++b)
+        for (int a = 0; a < D; ++a) {
+            const int c0 = L.coords[b][a] * L.block, c1 = c0 + L.block - 1;
+            lo[a] = b == 0 ? c0 : std::min(lo[a], c0);
+            hi[a] = b == 0 ? c1 : std::max(hi[a], c1);
+        }
+    const std::size_t nx = std::size_t(hi[0] - lo[0] + 1), ny = std::size_t(hi[1] - lo[1] + 1),
+                      nz = std::size_t(hi[2] - lo[2] + 1);
+    std::vector<float> dense(L.size() ? nx * ny * nz : 0, g.background);
+    g.for_each_node([&](const std::array<int, D>& i, float v) {
+        std::size_t k = std::size_t(i[0] - lo[0]) + nx * std::size_t(i[1] - lo[1]);
+        if constexpr (D == 3) k += nx * ny * std::size_t(i[2] - lo[2]);
+        dense[k] = v;
+    });
+    const float h = L.voxel;
+    std::string s;
+    s += "<?xml version=\"1.0\"?>\n<VTKFile type=\"ImageData\" version=\"1.0\" byte_order=\"LittleEndian\" "
+         "header_type=\"UInt64\">\n";
+    const std::string extent = fmt::format("{} {} {} {} {} {}", lo[0], hi[0], lo[1], hi[1], lo[2], hi[2]);
+    s += fmt::format("  <ImageData WholeExtent=\"{}\" Origin=\"0 0 0\" Spacing=\"{:.9g} {:.9g} {:.9g}\">\n", extent, h, h, h);
+    s += fmt::format("    <Piece Extent=\"{}\">\n      <PointData Scalars=\"{}\">\n", extent, name);
+    s += fmt::format("        <DataArray type=\"Float32\" Name=\"{}\" format=\"appended\" offset=\"0\"/>\n", name);
+    s += "      </PointData>\n    </Piece>\n  </ImageData>\n  <AppendedData encoding=\"raw\">\n   _";
+    append_raw(s, std::uint64_t(dense.size() * sizeof(float)));
+    s.append(reinterpret_cast<const char*>(dense.data()), dense.size() * sizeof(float));
+    s += "\n  </AppendedData>\n</VTKFile>\n";
+    io::write_atomic(path, s);
+}
+
+#define EDDY_MESH_IO(D)                                                                  \
+    template void write_obj<D>(const std::filesystem::path&, const Mesh<D>&);           \
+    template void write_mesh_ply<D>(const std::filesystem::path&, const Mesh<D>&);      \
+    template void write_mesh<D>(const std::filesystem::path&, const Mesh<D>&);          \
+    template void write_vti<D>(const std::filesystem::path&, const SparseGrid<D>&, const char*);
+EDDY_MESH_IO(2)
+EDDY_MESH_IO(3)
+
+}  // namespace eddy

@@ -1,0 +1,48 @@
+// reconstruct_surface: the four stages in a row (splat, pin, sweep, mesh), then smoothing and cleaning.
+#include <chrono>
+
+#include <fmt/format.h>
+
+#include "eddy/error.hpp"
+#include "eddy/surface.hpp"
+
+namespace eddy {
+
+template <int D>
+SurfaceResult<D> reconstruct_surface(std::span<const Vec<D>> positions, const SurfaceSettings& s, const ExecContext& exec) {
+    validate(s);
+    if (positions.empty()) throw InputError("no particles: allowed: at least one particle");
+    using clock = std::chrono::steady_clock;
+    auto t = clock::now();
+    auto lap = [&](double& out) {
+        const auto now = clock::now();
+        out = std::chrono::duration<double>(now - t).count();
+        t = now;
+    };
+    SurfaceResult<D> r;
+    SparseGrid<D> density = splat_density<D>(positions, s, exec);
+    lap(r.seconds[0]);
+    std::vector<std::uint8_t> pinned;
+    SparseGrid<D> phi = pin_distances<D>(density, s.iso, pinned, exec);
+    lap(r.seconds[1]);
+    if (s.wavefront) sweep_wavefront<D>(phi, pinned, exec);
+    else sweep_serial<D>(phi, pinned);
+    lap(r.seconds[2]);
+    r.mesh = extract_mesh<D>(phi, 0.0f, exec);
+    lap(r.seconds[3]);
+    taubin_smooth<D>(r.mesh, s.smooth_iterations, exec);
+    remove_small_components<D>(r.mesh, s.min_volume);
+    lap(r.seconds[4]);
+    r.blocks = phi.layout.size();
+    r.grid_bytes = phi.memory_bytes();
+    if (s.keep_grids) {
+        r.density = std::move(density);
+        r.signed_distance = std::move(phi);
+    }
+    return r;
+}
+
+template SurfaceResult<2> reconstruct_surface<2>(std::span<const Vec<2>>, const SurfaceSettings&, const ExecContext&);
+template SurfaceResult<3> reconstruct_surface<3>(std::span<const Vec<3>>, const SurfaceSettings&, const ExecContext&);
+
+}  // namespace eddy
