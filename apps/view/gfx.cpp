@@ -259,7 +259,7 @@ void Renderer::draw_mesh(const SurfaceMesh& mesh, std::uint64_t version, const M
     set_matrices(m_mesh_prog, view, proj);
     glUniform3f(glGetUniformLocation(m_mesh_prog, "u_eye"), eye.x, eye.y, eye.z);
     glUniform1f(glGetUniformLocation(m_mesh_prog, "u_shininess"), 64.0f);
-    glVertexAttrib4f(2, 0.20f, 0.45f, 0.90f, 0.75f);  // attribute 2 (colour) is not an array here: a constant
+    glVertexAttrib4f(2, m_mesh_rgba[0], m_mesh_rgba[1], m_mesh_rgba[2], m_mesh_rgba[3]);  // attribute 2 (colour): a constant
     glEnable(GL_BLEND);
     glBlendFunc(GL_SRC_ALPHA, GL_ONE_MINUS_SRC_ALPHA);
     glDepthMask(GL_FALSE);  // translucent: what lies behind (particles) stays visible

@@ -43,10 +43,13 @@ public:
 
     /// A surface mesh, lit, in translucent water blue. Uploaded only when `version` changes.
     void draw_mesh(const SurfaceMesh& mesh, std::uint64_t version, const Mat4& view, const Mat4& proj, V3 eye);
+    /// Colour and opacity of draw_mesh: opaque blue alone; over particles a pale, clear water tint.
+    void set_mesh_color(float r, float g, float b, float a) { m_mesh_rgba[0] = r, m_mesh_rgba[1] = g, m_mesh_rgba[2] = b, m_mesh_rgba[3] = a; }
 
 private:
     GLuint m_surf_vao = 0, m_surf_pos = 0, m_surf_nrm = 0, m_surf_ibo = 0;
     std::uint64_t m_surf_version = ~0ull;
+    float m_mesh_rgba[4] = {0.20f, 0.45f, 0.90f, 0.75f};
     std::size_t m_surf_indices = 0;
     GLuint m_particle_prog = 0, m_line_prog = 0, m_mesh_prog = 0;
     GLuint m_quad_vbo = 0, m_inst_vbo = 0, m_particle_vao = 0;

@@ -73,6 +73,7 @@ struct Options {
     std::string test_drag;         // "x0,y0,x1,y1" (window fractions): a scripted left drag, for tests
     float drag[4] = {0, 0, 0, 0};
     std::string mesh;              // an OBJ surface to draw (alone, or over a 3D scene)
+    bool surface = false;          // reconstruct and draw the fluid's surface live (3D)
     bool mesh_only = false;        // --mesh without a scene: the mesh alone
 };
 
@@ -139,7 +140,12 @@ struct App {
     void draw_mesh(const Mat4& view, const Mat4& proj) {
         if (!show_mesh || !cam.is_3d) return;
         glEnable(GL_DEPTH_TEST);
-        if (snap && snap->surface) gfx.draw_mesh(*snap->surface, snap->surface_version, view, proj, cam.eye());
+        if (snap && snap->surface) {
+            // Over the particles, which are blue when slow: a pale glassy tint that stands apart.
+            gfx.set_mesh_color(0.80f, 0.90f, 1.00f, 0.55f);
+            gfx.draw_mesh(*snap->surface, snap->surface_version, view, proj, cam.eye());
+            gfx.set_mesh_color(0.20f, 0.45f, 0.90f, 0.75f);
+        }
         else if (file_mesh) gfx.draw_mesh(*file_mesh, 0, view, proj, cam.eye());
     }
 
@@ -653,6 +659,11 @@ int run(Options& opt) {
         for (int i = 0; i < 3; ++i)
             if (opt.color == kFields[i]) app.color_field = i;
         app.worker->color_field = app.color_field;
+        if (opt.surface) {
+            if (!SimWorker::kHasSurface) throw eddy::InputError("--surface: this viewer was built without surface reconstruction");
+            app.worker->surface = true;
+            app.worker->refresh();
+        }
         app.scenes = eddy::list_bundled_scenes();
     }
     app.show_ui = !opt.hide_ui;
@@ -828,6 +839,7 @@ int main(int argc, char** argv) {
         ->check(CLI::IsMember({"speed", "density", "pressure"}))
         ->capture_default_str();
     cli.add_flag("--screenshot-ui", opt.screenshot_ui, "Screenshots show the controls too (default: the scene only)");
+    cli.add_flag("--surface", opt.surface, "Reconstruct the fluid's surface live and draw it (3D scenes; the panel's checkbox)");
     cli.add_flag("--hide-ui", opt.hide_ui, "Start with the control panel hidden (H shows it)");
     cli.add_option("--record", opt.record, "Record every frame into this folder as PNGs (and recording.mp4 if ffmpeg is on PATH)");
     cli.add_option("--test-drag", opt.test_drag,

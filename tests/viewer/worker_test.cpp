@@ -284,3 +284,18 @@ TEST(ViewerWorker, ShallowWaterLiveSettings) {
     EXPECT_EQ(s->scene->settings.at("precision").get<std::string>(), "float");
     EXPECT_NE(s->status.find("precision"), std::string::npos) << s->status;
 }
+
+// The live surface: reconstruct_surface on the simulation thread, published with the snapshot.
+TEST(ViewerWorker, LiveSurface) {
+    if (!SimWorker::kHasSurface) GTEST_SKIP() << "eddy/surface.hpp is not part of this build";
+    SimWorker w(config("cube_3d"));
+    w.playing = false;
+    w.surface = true;
+    w.start();
+    w.request_step();
+    auto s = wait_for(w, [](const Snapshot& s) { return s.steps >= 1 && s.surface != nullptr; });
+    ASSERT_TRUE(s->surface);
+    EXPECT_GT(s->surface->triangles.size(), 3000u);
+    EXPECT_EQ(s->surface->normals.size(), s->surface->xyz.size());
+    EXPECT_TRUE(s->status.empty()) << s->status;
+}
