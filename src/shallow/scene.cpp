@@ -40,8 +40,10 @@ namespace {
 
 struct Ctx {
     std::string file;
+    // "file: path: what", or "file: path = value: what" when `what` starts with "= " (as scene.cpp).
     [[noreturn]] void fail(const std::string& path, const std::string& what) const {
-        throw InputError(fmt::format("{}: {}: {}", file, path, what));
+        const bool value = what.rfind("= ", 0) == 0;
+        throw InputError(fmt::format("{}: {}{}{}", file, path, value ? " " : ": ", what));
     }
     void keys(const nlohmann::json& o, const std::string& path, std::initializer_list<const char*> allowed) const {
         if (!o.is_object()) fail(path, fmt::format("expected an object, got {}", o.dump()));
