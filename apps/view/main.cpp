@@ -19,6 +19,7 @@
 #include <numbers>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -74,6 +75,7 @@ struct Options {
     float drag[4] = {0, 0, 0, 0};
     std::string mesh;              // an OBJ surface to draw (alone, or over a 3D scene)
     bool surface = false;          // reconstruct and draw the fluid's surface live (3D)
+    int steps_per_frame = 0;       // > 0: lockstep, exactly this many steps before each frame is drawn
     bool mesh_only = false;        // --mesh without a scene: the mesh alone
 };
 
@@ -655,7 +657,7 @@ int run(Options& opt) {
         wc.demo_heightfield = opt.demo_heightfield;
         wc.demo_cells = opt.demo_cells;
         app.worker = std::make_unique<SimWorker>(wc);  // bad input throws here, before a window opens
-        app.worker->playing = !opt.paused;
+        app.worker->playing = !opt.paused && opt.steps_per_frame == 0;
         for (int i = 0; i < 3; ++i)
             if (opt.color == kFields[i]) app.color_field = i;
         app.worker->color_field = app.color_field;
@@ -722,6 +724,18 @@ int run(Options& opt) {
             app.last_frame = now;
             app.frame_ms = 0.9 * app.frame_ms + 0.1 * frame_dt * 1e3;
             app.fps = app.frame_ms > 0 ? 1e3 / app.frame_ms : 0;
+            if (app.worker && opt.steps_per_frame > 0 && !opt.paused) {
+                // Lockstep: exactly steps_per_frame steps per drawn frame, so a --frames run shows the same
+                // state (and saves the same picture) every time.
+                const std::uint64_t target = app.worker->latest()->steps + std::uint64_t(opt.steps_per_frame);
+                for (int k = 0; k < opt.steps_per_frame; ++k) app.worker->request_step();
+                const auto t0 = Clock::now();
+                while (app.worker->latest()->steps < target && app.worker->latest()->status.empty()) {
+                    if (Clock::now() - t0 > std::chrono::seconds(120))
+                        throw std::runtime_error("--steps-per-frame: the simulation thread did not answer in 120 s");
+                    std::this_thread::sleep_for(std::chrono::microseconds(200));
+                }
+            }
             if (app.worker) {
                 app.snap = app.worker->latest();
                 if (app.snap && app.snap->generation != app.seen_generation) app.on_new_generation();
@@ -839,6 +853,9 @@ int main(int argc, char** argv) {
         ->check(CLI::IsMember({"speed", "density", "pressure"}))
         ->capture_default_str();
     cli.add_flag("--screenshot-ui", opt.screenshot_ui, "Screenshots show the controls too (default: the scene only)");
+    cli.add_option("--steps-per-frame", opt.steps_per_frame,
+                   "Lockstep: exactly this many simulation steps before each frame is drawn (reproducible --frames runs)")
+        ->check(CLI::PositiveNumber);
     cli.add_flag("--surface", opt.surface, "Reconstruct the fluid's surface live and draw it (3D scenes; the panel's checkbox)");
     cli.add_flag("--hide-ui", opt.hide_ui, "Start with the control panel hidden (H shows it)");
     cli.add_option("--record", opt.record, "Record every frame into this folder as PNGs (and recording.mp4 if ffmpeg is on PATH)");
