@@ -87,46 +87,64 @@ std::string run_help_footer() {
     return s;
 }
 
-// `eddy run` for a shallow-water scene: the same options, output and exit codes as for particles.
-int run_grid(const eddy::Scene& scene, const eddy::ExecContext& exec, const std::string& out_dir, double until,
-             std::uint64_t steps, double fps, const std::vector<std::string>& formats, bool render, bool quiet) {
-    for (const auto& f : formats)
-        if (f == "vtk")
-            throw eddy::InputError(fmt::format("--format vtk: {} is a grid; allowed: vti, csv, obj, ply", scene.where()));
-    eddy::ShallowWaterSimulation sim = eddy::make_shallow_water(scene);
+// What `eddy run` was asked, shared by the particle and the grid runs.
+struct RunArgs {
+    std::string out_dir;
+    double until = 0.0, fps = 0.0;
+    std::uint64_t steps = 0;
+    std::vector<std::string> formats;
+    bool render = false, quiet = false;
+};
+
+// The run options both kinds of run take; progress through `printer`, Ctrl-C through g_stop.
+eddy::RunOptions run_options(const RunArgs& a, const eddy::ExecContext& exec, ProgressPrinter& printer) {
     eddy::RunOptions opts;
-    opts.out_dir = out_dir;
-    opts.until = until;
-    opts.max_steps = steps;
-    opts.fps = fps;
-    opts.formats = formats;
-    opts.render = render;
+    opts.out_dir = a.out_dir;
+    opts.until = a.until;
+    opts.max_steps = a.steps;
+    opts.fps = a.fps;
+    opts.formats = a.formats;
+    opts.render = a.render;
     opts.threads = exec.threads();
     opts.stop = &g_stop;
     std::signal(SIGINT, on_signal);
     std::signal(SIGTERM, on_signal);
-    ProgressPrinter printer;
     printer.tty = isatty(STDERR_FILENO) != 0;
-    printer.quiet = quiet;
+    printer.quiet = a.quiet;
     opts.on_progress = std::ref(printer);
-    const auto& spec = sim.spec;
-    if (!quiet)
-        std::fprintf(stderr, "eddy: %s (shallow_water, %s), %d x %d cells of %g m, %d threads -> %s\n", scene.name.c_str(),
-                     spec.settings.precision.c_str(), spec.nx, spec.ny, spec.dx, exec.threads(), out_dir.c_str());
-    const eddy::RunResult r = eddy::run(sim, opts, exec);
+    return opts;
+}
+
+// The last line of a run and its exit code.
+int report(const eddy::RunResult& r, const eddy::Scene& scene, const RunArgs& a) {
     if (r.exit_code == eddy::kExitInterrupted) {
         std::fprintf(stderr, "eddy: %s; %zu frames and the summary are in %s\n", r.message.c_str(), r.frames.size(),
-                     out_dir.c_str());
+                     a.out_dir.c_str());
         return r.exit_code;
     }
     if (r.exit_code != eddy::kExitOk) {
         std::fprintf(stderr, "eddy: error: %s: %s\n", scene.where().c_str(), r.message.c_str());
         return r.exit_code;
     }
-    if (!quiet)
+    if (!a.quiet)
         std::fprintf(stderr, "eddy: %s; %zu frames, summary in %s/summary.json\n", r.message.c_str(), r.frames.size(),
-                     out_dir.c_str());
+                     a.out_dir.c_str());
     return eddy::kExitOk;
+}
+
+// `eddy run` for a shallow-water scene: the same options, output and exit codes as for particles.
+int run_grid(const eddy::Scene& scene, const eddy::ExecContext& exec, const RunArgs& a) {
+    for (const auto& f : a.formats)
+        if (f == "vtk")
+            throw eddy::InputError(fmt::format("--format vtk: {} is a grid; allowed: vti, csv, obj, ply", scene.where()));
+    eddy::ShallowWaterSimulation sim = eddy::make_shallow_water(scene);
+    ProgressPrinter printer;
+    const eddy::RunOptions opts = run_options(a, exec, printer);
+    const auto& spec = sim.spec;
+    if (!a.quiet)
+        std::fprintf(stderr, "eddy: %s (shallow_water, %s), %d x %d cells of %g m, %d threads -> %s\n", scene.name.c_str(),
+                     spec.settings.precision.c_str(), spec.nx, spec.ny, spec.dx, exec.threads(), a.out_dir.c_str());
+    return report(eddy::run(sim, opts, exec), scene, a);
 }
 
 // Replaces this process with eddy-view (next to this executable), passing the arguments on.
@@ -276,47 +294,26 @@ int main(int argc, char** argv) {
         const auto file = eddy::resolve_scene(scene_arg.empty() ? kDefaultScene : scene_arg);
         const eddy::Scene scene = eddy::load_scene(file, sets);
         eddy::ExecContext exec(threads);
-        if (scene.method == "shallow_water") return run_grid(scene, exec, out_dir, until, steps, fps, formats, render, quiet);
+        const RunArgs args{out_dir, until, fps, steps, formats, render, quiet};
+        if (scene.method == "shallow_water") {
+            if (run_mesh)
+                throw eddy::InputError(fmt::format("--mesh: {} is a grid; its water surface is written with --format obj or ply",
+                                                   scene.where()));
+            return run_grid(scene, exec, args);
+        }
         for (const auto& f : formats)
             if (f == "vti" || f == "obj")
                 throw eddy::InputError(fmt::format("--format {}: {} is a particle scene; allowed: vtk, csv, ply", f, scene.where()));
         eddy::Simulation sim = eddy::make_simulation(scene, max_particles, exec);
-
-        eddy::RunOptions opts;
-        opts.out_dir = out_dir;
-        opts.until = until;
-        opts.max_steps = steps;
-        opts.fps = fps;
-        opts.formats = formats;
-        opts.render = render;
+        ProgressPrinter printer;
+        eddy::RunOptions opts = run_options(args, exec, printer);
         opts.mesh = run_mesh;
         opts.mesh_format = run_mesh_format;
-        opts.threads = exec.threads();
-        opts.stop = &g_stop;
-        std::signal(SIGINT, on_signal);
-        std::signal(SIGTERM, on_signal);
-        ProgressPrinter printer;
-        printer.tty = isatty(STDERR_FILENO) != 0;
-        printer.quiet = quiet;
-        opts.on_progress = std::ref(printer);
         if (!quiet)
             std::fprintf(stderr, "eddy: %s (%s, %dD), %zu particles, %d threads -> %s\n", scene.name.c_str(),
                          scene.method.c_str(), scene.dimension,
                          std::visit([](const auto& s) { return s.fluid.size(); }, sim), exec.threads(), out_dir.c_str());
-        const eddy::RunResult r = eddy::run(sim, opts, exec);
-        if (r.exit_code == eddy::kExitInterrupted) {
-            std::fprintf(stderr, "eddy: %s; %zu frames and the summary are in %s\n", r.message.c_str(), r.frames.size(),
-                         out_dir.c_str());
-            return r.exit_code;
-        }
-        if (r.exit_code != eddy::kExitOk) {
-            std::fprintf(stderr, "eddy: error: %s: %s\n", scene.where().c_str(), r.message.c_str());
-            return r.exit_code;
-        }
-        if (!quiet)
-            std::fprintf(stderr, "eddy: %s; %zu frames, summary in %s/summary.json\n", r.message.c_str(),
-                         r.frames.size(), out_dir.c_str());
-        return eddy::kExitOk;
+        return report(eddy::run(sim, opts, exec), scene, args);
     } catch (const eddy::InputError& e) {
         std::fprintf(stderr, "eddy: error: %s\n", e.what());
         return eddy::kExitBadInput;

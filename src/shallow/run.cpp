@@ -9,6 +9,7 @@
 #include "eddy/io.hpp"
 #include "eddy/shallow_water.hpp"
 #include "eddy/simulation.hpp"
+#include "sim/run_support.hpp"
 
 namespace eddy {
 
@@ -30,17 +31,7 @@ RunResult run(ShallowWaterSimulation& sim, const RunOptions& opts, const ExecCon
                                                  scene.where(), f));
             const bool render_all = opts.render || scene.output.render;
             const auto& out = opts.out_dir;
-            {
-                std::error_code ec;
-                std::filesystem::create_directories(out / "frames", ec);
-                if (ec || !std::filesystem::is_directory(out / "frames"))
-                    throw InputError(fmt::format("{}: cannot create the output folder: {}", out.string(),
-                                                 ec ? ec.message() : "a file is in the way"));
-            }
-            for (const auto& e : std::filesystem::directory_iterator(out / "frames")) {
-                const std::string name = e.path().filename().string();
-                if (name.rfind("grid_", 0) == 0 || name.rfind("surface_", 0) == 0) std::filesystem::remove(e.path());
-            }
+            detail::prepare_frames_folder(out, {"grid_", "surface_"});
 
             RunResult result;
             std::vector<std::pair<double, std::string>> pvd;
@@ -84,21 +75,10 @@ RunResult run(ShallowWaterSimulation& sim, const RunOptions& opts, const ExecCon
             std::size_t clamped = 0;
             auto progress = [&](bool finished) {
                 if (!opts.on_progress) return;
-                Progress p;
-                p.time = solver.time();
-                p.end_time = end_time;
-                p.steps = solver.steps() - steps0;
-                p.max_steps = opts.max_steps;
-                p.particles = g.cells();
-                p.counted = "cells";
-                p.wall_seconds = std::chrono::duration<double>(clock::now() - t0).count();
-                p.steps_per_second = p.wall_seconds > 0 ? p.steps / p.wall_seconds : 0.0;
-                double frac = end_time > time0 ? (solver.time() - time0) / (end_time - time0) : 1.0;
-                if (opts.max_steps > 0) frac = std::max(frac, double(p.steps) / double(opts.max_steps));
-                p.eta_seconds = frac > 0 ? p.wall_seconds * (1.0 - frac) / frac : 0.0;
-                p.frames_written = static_cast<int>(result.frames.size());
-                p.finished = finished;
-                opts.on_progress(p);
+                opts.on_progress(detail::make_progress(solver.time(), time0, end_time, solver.steps() - steps0, opts.max_steps,
+                                                       g.cells(), "cells",
+                                                       std::chrono::duration<double>(clock::now() - t0).count(),
+                                                       static_cast<int>(result.frames.size()), finished));
             };
 
             write_frame(render_all);

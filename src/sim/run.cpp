@@ -10,6 +10,7 @@
 
 #include "eddy/error.hpp"
 #include "eddy/io.hpp"
+#include "sim/run_support.hpp"
 
 namespace eddy {
 
@@ -178,18 +179,8 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
             const std::vector<std::string> formats = opts.formats.empty() ? scene.output.formats : opts.formats;
             const bool render_all = opts.render || scene.output.render;
             const auto& out = opts.out_dir;
-            {
-                std::error_code ec;
-                std::filesystem::create_directories(out / "frames", ec);
-                if (ec || !std::filesystem::is_directory(out / "frames"))
-                    throw InputError(fmt::format("{}: cannot create the output folder: {}", out.string(),
-                                                 ec ? ec.message() : "a file is in the way"));
-            }
             // Stale frames of an earlier run would mix with this one's in the folder.
-            for (const auto& e : std::filesystem::directory_iterator(out / "frames"))
-                if (e.path().filename().string().rfind("particles_", 0) == 0 ||
-                    e.path().filename().string().rfind("surface_", 0) == 0)
-                    std::filesystem::remove(e.path());
+            detail::prepare_frames_folder(out, {"particles_", "surface_"});
 
             RenderSettings rs = opts.render_settings;
             if (scene.camera.given) {
@@ -263,20 +254,10 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
 
             auto progress = [&](bool finished) {
                 if (!opts.on_progress) return;
-                Progress p;
-                p.time = sim.time;
-                p.end_time = end_time;
-                p.steps = sim.steps - steps0;
-                p.max_steps = opts.max_steps;
-                p.particles = sim.fluid.size();
-                p.wall_seconds = std::chrono::duration<double>(clock::now() - t0).count();
-                p.steps_per_second = p.wall_seconds > 0 ? p.steps / p.wall_seconds : 0.0;
-                double frac = end_time > time0 ? (sim.time - time0) / (end_time - time0) : 1.0;
-                if (opts.max_steps > 0) frac = std::max(frac, double(p.steps) / double(opts.max_steps));
-                p.eta_seconds = frac > 0 ? p.wall_seconds * (1.0 - frac) / frac : 0.0;
-                p.frames_written = static_cast<int>(result.frames.size());
-                p.finished = finished;
-                opts.on_progress(p);
+                opts.on_progress(detail::make_progress(sim.time, time0, end_time, sim.steps - steps0, opts.max_steps,
+                                                       sim.fluid.size(), "particles",
+                                                       std::chrono::duration<double>(clock::now() - t0).count(),
+                                                       static_cast<int>(result.frames.size()), finished));
             };
 
             write_frame(render_all);
