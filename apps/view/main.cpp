@@ -809,8 +809,11 @@ int run(Options& opt) {
         if (!opt.screenshot.empty() && opt.frames > 0) std::fprintf(stderr, "eddy-view: saved %s\n", opt.screenshot.c_str());
         if (opt.frames > 0 && app.worker) {  // the state the last frame showed, for scripts and tests
             const auto s = app.worker->latest();
-            std::fprintf(stderr, "eddy-view: %d frames, t = %.4f s, %llu steps, %zu particles, max speed %.4g m/s\n", frame,
-                         s->time, static_cast<unsigned long long>(s->steps), s->particles, s->max_speed);
+            const bool grid = s->heightfield_mode;
+            std::fprintf(stderr, "eddy-view: %d frames, t = %.4f s, %llu steps, %zu %s, max speed %.4g m/s\n", frame, s->time,
+                         static_cast<unsigned long long>(s->steps),
+                         grid ? std::size_t(s->hf.nx) * std::size_t(s->hf.ny) : s->particles, grid ? "cells" : "particles",
+                         s->max_speed);
         }
         app.stop_recording();
         if (app.snap && !app.snap->status.empty() && opt.frames > 0) {
