@@ -20,7 +20,7 @@ namespace {
 
 // The methods a scene may name; adding a method is one entry here and one in make_simulation.
 constexpr const char* kMethods[] = {"wcsph", "pbf", "clavet", "shallow_water"};
-constexpr const char* kFormats[] = {"vtk", "csv", "ply"};
+constexpr std::initializer_list<const char*> kFormats = {"vtk", "csv", "ply"};
 
 struct Ctx {
     std::string file;
@@ -180,6 +180,24 @@ std::filesystem::path exe_dir() {
     return std::filesystem::path(buf).parent_path();
 }
 
+// "output": {fps, formats, render}; `formats` lists what this kind of scene can write.
+void parse_output(const Ctx& c, const nlohmann::json& o, std::initializer_list<const char*> formats, const char* what,
+                  OutputSpec& out) {
+    check_keys(c, o, "output", {"fps", "formats", "render"});
+    out.fps = number(c, o, "output", "fps", 25.0, false, true);
+    out.render = flag(c, o, "output", "render", false);
+    if (!o.contains("formats")) return;
+    const auto& f = o["formats"];
+    if (!f.is_array()) c.fail("output.formats", fmt::format("must be a list, e.g. [\"{}\"]", *formats.begin()));
+    out.formats.clear();
+    for (const auto& e : f) {
+        if (!e.is_string() ||
+            std::none_of(formats.begin(), formats.end(), [&](const char* k) { return e.get<std::string>() == k; }))
+            c.fail("output.formats", fmt::format("{} is not a {}; allowed: {}", e.dump(), what, join(formats)));
+        out.formats.push_back(e.get<std::string>());
+    }
+}
+
 // A shallow-water scene: the keys shared with particle scenes are checked here, the grid's own keys by
 // parse_shallow_water (src/shallow/scene.cpp), which make_shallow_water calls before anything runs.
 Scene parse_grid_scene(const Ctx& c, const nlohmann::json& j, const std::string& where) {
@@ -196,22 +214,7 @@ Scene parse_grid_scene(const Ctx& c, const nlohmann::json& j, const std::string&
     s.gravity = {0, 0, -number(c, j, "", "gravity", 9.81, false, true)};
     s.duration = number(c, j, "", "duration", 1.0, false, true);
     s.output.formats = {"vti"};
-    if (j.contains("output")) {
-        const auto& o = j["output"];
-        check_keys(c, o, "output", {"fps", "formats", "render"});
-        s.output.fps = number(c, o, "output", "fps", 25.0, false, true);
-        s.output.render = flag(c, o, "output", "render", false);
-        if (o.contains("formats")) {
-            const auto& f = o["formats"];
-            if (!f.is_array()) c.fail("output.formats", "must be a list, e.g. [\"vti\", \"csv\"]");
-            s.output.formats.clear();
-            for (const auto& e : f) {
-                if (!e.is_string() || (e != "vti" && e != "csv" && e != "obj" && e != "ply"))
-                    c.fail("output.formats", fmt::format("{} is not a grid format; allowed: vti, csv, obj, ply", e.dump()));
-                s.output.formats.push_back(e.get<std::string>());
-            }
-        }
-    }
+    if (j.contains("output")) parse_output(c, j["output"], {"vti", "csv", "obj", "ply"}, "grid format", s.output);
     if (j.contains("settings")) {
         if (!j["settings"].is_object()) c.fail("settings", "must be an object of the method's settings");
         s.settings = j["settings"];
@@ -250,23 +253,7 @@ Scene parse_scene(nlohmann::json j, const std::string& where, const std::vector<
     s.gravity = vec(c, j, "", "gravity", dim, {0, -9.81, 0}, false);
     s.duration = number(c, j, "", "duration", 1.0, false, true);
 
-    if (j.contains("output")) {
-        const auto& o = j["output"];
-        check_keys(c, o, "output", {"fps", "formats", "render"});
-        s.output.fps = number(c, o, "output", "fps", 25.0, false, true);
-        s.output.render = flag(c, o, "output", "render", false);
-        if (o.contains("formats")) {
-            const auto& f = o["formats"];
-            if (!f.is_array()) c.fail("output.formats", "must be a list, e.g. [\"vtk\", \"csv\"]");
-            s.output.formats.clear();
-            for (const auto& e : f) {
-                if (!e.is_string() || std::none_of(std::begin(kFormats), std::end(kFormats),
-                                                   [&](const char* k) { return e.get<std::string>() == k; }))
-                    c.fail("output.formats", fmt::format("{} is not a format; allowed: vtk, csv, ply", e.dump()));
-                s.output.formats.push_back(e.get<std::string>());
-            }
-        }
-    }
+    if (j.contains("output")) parse_output(c, j["output"], kFormats, "format", s.output);
     if (j.contains("camera")) {
         const auto& o = j["camera"];
         check_keys(c, o, "camera", {"eye", "target", "fov"});
