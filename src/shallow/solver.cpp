@@ -483,13 +483,10 @@ void ShallowWaterSolver<Real>::advect_upwind(Real dt, const ExecContext& exec) {
                 m_w2[g.wface(i, j)] = wf - k * (uf * dwdx + wf * dwdy);
             }
             if (j < ny) {
-                for (int i = 0; i < nx; ++i) {
-                    const std::size_t c = g.cell(i, j);
-                    const Real q = g.ink[c], uc = g.uc(i, j), wc = g.wc(i, j);
-                    const Real dqx = upwind(uc, i > 0 ? g.ink[c - 1] : 0, q, i + 1 < nx ? g.ink[c + 1] : 0, i > 0, i + 1 < nx);
-                    const Real dqy = upwind(wc, j > 0 ? g.ink[c - nx] : 0, q, j + 1 < ny ? g.ink[c + nx] : 0, j > 0, j + 1 < ny);
-                    m_c[c] = q - k * (uc * dqx + wc * dqy);
-                }
+                const Real* ink = g.ink.data();
+                upwind_ink_row(nx, k, ink + std::size_t(j) * nx, ink + std::size_t(j > 0 ? j - 1 : j) * nx,
+                               ink + std::size_t(j + 1 < ny ? j + 1 : j) * nx, &g.u[g.uface(0, j)], &g.w[g.wface(0, j)],
+                               &g.w[g.wface(0, j + 1)], &m_c[g.cell(0, j)]);
             }
         }
     });
