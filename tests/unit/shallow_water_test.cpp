@@ -214,3 +214,24 @@ TEST(ShallowWaterRun, CliRunsABundledSceneAndRejectsABadOne) {
     EXPECT_NE(err.find("bad.json: grid.cells"), std::string::npos) << err;
     EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
 }
+
+TEST(ShallowWaterRun, ADivergingRunStopsSaysWhereAndKeepsItsFrames) {
+    // 3e37 m of water: the wave speed drives the adaptive step below 1e-9 s at once.
+    nlohmann::json j = basin();
+    j["water"] = {{"depth", "x < 1 ? 3e37 : 1"}};
+    j["output"] = {{"fps", 10}, {"formats", {"vti"}}};
+    const TempDir tmp("diverge");
+    ShallowWaterSimulation sim = make(j);
+    RunOptions opts;
+    opts.out_dir = tmp.dir;
+    ExecContext exec(1);
+    const RunResult r = run(sim, opts, exec);
+    EXPECT_EQ(r.exit_code, kExitDiverged);
+    EXPECT_EQ(r.status, "diverged");
+    EXPECT_NE(r.message.find("diverged at step 1"), std::string::npos) << r.message;
+    EXPECT_NE(r.message.find("time step"), std::string::npos) << r.message;
+    EXPECT_TRUE(fs::exists(tmp.dir / "frames/grid_00000.vti"));  // the last good frame stays
+    EXPECT_FALSE(fs::exists(tmp.dir / "last_frame.png"));         // no picture of a bad state
+    const auto summary = nlohmann::json::parse(slurp(tmp.dir / "summary.json"));
+    EXPECT_EQ(summary["status"], "diverged");
+}
