@@ -18,11 +18,11 @@
 
 #include "eddy/error.hpp"
 #include "eddy/io.hpp"
+#include "io/vtk_xml.hpp"
 
 namespace eddy::io {
 
 // The binary formats are written by copying memory; both declare little-endian data.
-static_assert(std::endian::native == std::endian::little, "eddy's binary writers assume a little-endian machine");
 
 namespace {
 
@@ -31,10 +31,7 @@ InputError input_error(const std::filesystem::path& path, fmt::format_string<Arg
     return InputError(path.string() + ": " + fmt::format(f, std::forward<Args>(args)...));
 }
 
-template <class T>
-void append_raw(std::string& s, const T& v) {
-    s.append(reinterpret_cast<const char*>(&v), sizeof(T));
-}
+using detail::append_raw;
 
 std::string slurp(const std::filesystem::path& path) {
     std::error_code ec;

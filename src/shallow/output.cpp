@@ -10,67 +10,36 @@
 #include "eddy/io.hpp"
 #include "eddy/render.hpp"
 #include "eddy/shallow_water.hpp"
+#include "io/vtk_xml.hpp"
 
 namespace eddy {
 
 namespace io {
 
-namespace {
-template <class T>
-void append_raw(std::string& s, const T& v) {
-    s.append(reinterpret_cast<const char*>(&v), sizeof(T));
-}
-}  // namespace
+using detail::append_raw;
 
 template <class Real>
 void write_vti(const std::filesystem::path& path, const ShallowWaterGrid<Real>& g) {
     const std::size_t n = g.cells();
     const char* type = std::is_same_v<Real, float> ? "Float32" : "Float64";
-    struct Array {
-        std::string name;
-        int comps;
-        std::size_t offset;
-    };
-    std::vector<Array> arrays;
-    std::string data;
-    data.reserve(n * sizeof(Real) * 7 + 64);
-    auto begin = [&](const char* name, int comps) {
-        arrays.push_back({name, comps, data.size()});
-        append_raw(data, std::uint64_t(n * comps * sizeof(Real)));
-    };
-    begin("terrain", 1);
-    data.append(reinterpret_cast<const char*>(g.terrain.data()), n * sizeof(Real));
-    begin("depth", 1);
-    data.append(reinterpret_cast<const char*>(g.depth.data()), n * sizeof(Real));
-    begin("eta", 1);
-    for (std::size_t c = 0; c < n; ++c) append_raw(data, Real(g.terrain[c] + g.depth[c]));
-    begin("velocity", 3);
+    auto raw = [](const std::vector<Real>& v) { return std::string_view(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(Real)); };
+    std::string eta, velocity, solid;
+    eta.reserve(n * sizeof(Real));
+    velocity.reserve(3 * n * sizeof(Real));
+    solid.reserve(n * sizeof(Real));
+    for (std::size_t c = 0; c < n; ++c) append_raw(eta, Real(g.terrain[c] + g.depth[c]));
     for (int j = 0; j < g.ny; ++j)
         for (int i = 0; i < g.nx; ++i) {
-            append_raw(data, g.uc(i, j));
-            append_raw(data, g.wc(i, j));
-            append_raw(data, Real(0));
+            append_raw(velocity, g.uc(i, j));
+            append_raw(velocity, g.wc(i, j));
+            append_raw(velocity, Real(0));
         }
-    begin("ink", 1);
-    data.append(reinterpret_cast<const char*>(g.ink.data()), n * sizeof(Real));
-    begin("solid", 1);
-    for (std::size_t c = 0; c < n; ++c) append_raw(data, Real(g.solid[c]));
-
-    std::string xml;
-    xml.reserve(2048 + data.size());
-    xml += "<?xml version=\"1.0\"?>\n";
-    xml += "<VTKFile type=\"ImageData\" version=\"1.0\" byte_order=\"LittleEndian\" header_type=\"UInt64\">\n";
-    const double dx = double(g.dx);
-    xml += fmt::format("  <ImageData WholeExtent=\"0 {} 0 {} 0 0\" Origin=\"0 0 0\" Spacing=\"{} {} {}\">\n", g.nx, g.ny, dx, dx, dx);
-    xml += fmt::format("    <Piece Extent=\"0 {} 0 {} 0 0\">\n", g.nx, g.ny);
-    xml += "      <CellData Scalars=\"depth\" Vectors=\"velocity\">\n";
-    for (const auto& a : arrays)
-        xml += fmt::format("        <DataArray type=\"{}\" Name=\"{}\" NumberOfComponents=\"{}\" format=\"appended\" offset=\"{}\"/>\n",
-                           type, a.name, a.comps, a.offset);
-    xml += "      </CellData>\n    </Piece>\n  </ImageData>\n  <AppendedData encoding=\"raw\">\n   _";
-    xml += data;
-    xml += "\n  </AppendedData>\n</VTKFile>\n";
-    write_atomic(path, xml);
+    for (std::size_t c = 0; c < n; ++c) append_raw(solid, Real(g.solid[c]));
+    const detail::ImageArray arrays[] = {{"terrain", type, 1, raw(g.terrain)}, {"depth", type, 1, raw(g.depth)},
+                                         {"eta", type, 1, eta},                {"velocity", type, 3, velocity},
+                                         {"ink", type, 1, raw(g.ink)},         {"solid", type, 1, solid}};
+    // Cells are the grid's cells: nodes 0..nx along x, 0..ny along y.
+    write_atomic(path, detail::image_data({0, 0, 0}, {g.nx, g.ny, 0}, double(g.dx), true, arrays));
 }
 
 template <class Real>

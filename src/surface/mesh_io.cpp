@@ -9,17 +9,11 @@
 #include "eddy/error.hpp"
 #include "eddy/io.hpp"
 #include "eddy/surface.hpp"
+#include "io/vtk_xml.hpp"
 
 namespace eddy {
 
-static_assert(std::endian::native == std::endian::little, "binary writers assume a little-endian machine");
-
-namespace {
-template <class T>
-void append_raw(std::string& s, const T& v) {
-    s.append(reinterpret_cast<const char*>(&v), sizeof(T));
-}
-}  // namespace
+using io::detail::append_raw;
 
 template <int D>
 void write_obj(const std::filesystem::path& path, const Mesh<D>& m) {
@@ -81,18 +75,9 @@ void write_vti(const std::filesystem::path& path, const SparseGrid<D>& g, const 
         if constexpr (D == 3) k += nx * ny * std::size_t(i[2] - lo[2]);
         dense[k] = v;
     });
-    const float h = L.voxel;
-    std::string s;
-    s += "<?xml version=\"1.0\"?>\n<VTKFile type=\"ImageData\" version=\"1.0\" byte_order=\"LittleEndian\" "
-         "header_type=\"UInt64\">\n";
-    const std::string extent = fmt::format("{} {} {} {} {} {}", lo[0], hi[0], lo[1], hi[1], lo[2], hi[2]);
-    s += fmt::format("  <ImageData WholeExtent=\"{}\" Origin=\"0 0 0\" Spacing=\"{:.9g} {:.9g} {:.9g}\">\n", extent, h, h, h);
-    s += fmt::format("    <Piece Extent=\"{}\">\n      <PointData Scalars=\"{}\">\n", extent, name);
-    s += fmt::format("        <DataArray type=\"Float32\" Name=\"{}\" format=\"appended\" offset=\"0\"/>\n", name);
-    s += "      </PointData>\n    </Piece>\n  </ImageData>\n  <AppendedData encoding=\"raw\">\n   _";
-    append_raw(s, std::uint64_t(dense.size() * sizeof(float)));
-    s.append(reinterpret_cast<const char*>(dense.data()), dense.size() * sizeof(float));
-    s += "\n  </AppendedData>\n</VTKFile>\n";
+    const io::detail::ImageArray arrays[] = {
+        {name, "Float32", 1, std::string_view(reinterpret_cast<const char*>(dense.data()), dense.size() * sizeof(float))}};
+    const std::string s = io::detail::image_data(lo, hi, L.voxel, false, arrays);
     io::write_atomic(path, s);
 }
 
