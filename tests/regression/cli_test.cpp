@@ -11,42 +11,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include "test_support.hpp"
+
 namespace fs = std::filesystem;
 
 namespace {
 
-struct Result {
-    int code = -1;
-    std::string output;  // stdout and stderr
-};
+using Result = eddy::test::CommandResult;
+using eddy::test::run_cli;
 
-Result run_cli(const std::string& args) {
-    const std::string cmd = std::string(EDDY_CLI) + " " + args + " 2>&1";
-    Result r;
-    FILE* p = popen(cmd.c_str(), "r");
-    if (!p) return r;
-    std::array<char, 4096> buf{};
-    while (std::fgets(buf.data(), buf.size(), p)) r.output += buf.data();
-    const int status = pclose(p);
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return r;
-}
-
-class Cli : public ::testing::Test {
-protected:
-    void SetUp() override {
-        dir = fs::temp_directory_path() /
-              ("eddy_cli_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-        fs::remove_all(dir);
-        fs::create_directories(dir);
-    }
-    void TearDown() override { fs::remove_all(dir); }
-    fs::path write(const std::string& name, const std::string& text) {
-        std::ofstream(dir / name) << text;
-        return dir / name;
-    }
-    fs::path dir;
-};
+class Cli : public eddy::test::TempDirTest {};
 
 const char* kSmallScene = R"({
   "name": "small", "dimension": 2, "method": "wcsph", "particle_radius": 0.01,

@@ -11,42 +11,17 @@
 #include <fstream>
 #include <string>
 
+#include "test_support.hpp"
+
 namespace fs = std::filesystem;
 
 namespace {
 
-struct Result {
-    int code = -1;
-    std::string output;
-};
+using eddy::test::run_cli;
 
-Result run_cli(const std::string& args) {
-    const std::string cmd = std::string(EDDY_CLI) + " " + args + " 2>&1";
-    Result r;
-    FILE* p = popen(cmd.c_str(), "r");
-    if (!p) return r;
-    std::array<char, 4096> buf{};
-    while (std::fgets(buf.data(), buf.size(), p)) r.output += buf.data();
-    const int status = pclose(p);
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return r;
-}
-
-class SurfaceCli : public ::testing::Test {
+class SurfaceCli : public eddy::test::TempDirTest {
 protected:
-    void SetUp() override {
-        dir = fs::temp_directory_path() /
-              ("eddy_surface_cli_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-        fs::remove_all(dir);
-        fs::create_directories(dir);
-    }
-    void TearDown() override { fs::remove_all(dir); }
-    fs::path write(const std::string& name, const std::string& text) {
-        std::ofstream(dir / name) << text;
-        return dir / name;
-    }
     std::string q(const fs::path& p) const { return "'" + p.string() + "'"; }
-    fs::path dir;
 };
 
 std::size_t count_lines(const fs::path& p, char first) {

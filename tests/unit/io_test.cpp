@@ -17,6 +17,7 @@
 
 #include "eddy/error.hpp"
 #include "eddy/io.hpp"
+#include "test_support.hpp"
 
 using namespace eddy;
 namespace fs = std::filesystem;
@@ -24,21 +25,7 @@ namespace fs = std::filesystem;
 namespace {
 
 // Each test gets its own folder, unique across concurrent runs of the test binary.
-class Io : public ::testing::Test {
-protected:
-    void SetUp() override {
-        const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-        dir = fs::temp_directory_path() /
-              fmt::format("eddy_io_{}_{}_{}", info->name(), static_cast<long>(::getpid()), std::random_device{}());
-        fs::remove_all(dir);
-        fs::create_directories(dir);
-    }
-    void TearDown() override {
-        std::error_code ec;
-        fs::remove_all(dir, ec);
-    }
-    fs::path dir;
-};
+class Io : public test::TempDirTest {};
 
 // Awkward floats (not short decimals, tiny, huge, negative zero) and non-consecutive ids.
 template <int D>

@@ -19,27 +19,14 @@
 
 #include "eddy/error.hpp"
 #include "eddy/render.hpp"
+#include "test_support.hpp"
 
 using namespace eddy;
 namespace fs = std::filesystem;
 
 namespace {
 
-class Render : public ::testing::Test {
-protected:
-    void SetUp() override {
-        const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-        dir = fs::temp_directory_path() /
-              fmt::format("eddy_render_{}_{}_{}", info->name(), static_cast<long>(::getpid()), std::random_device{}());
-        fs::remove_all(dir);
-        fs::create_directories(dir);
-    }
-    void TearDown() override {
-        std::error_code ec;
-        fs::remove_all(dir, ec);
-    }
-    fs::path dir;
-};
+class Render : public test::TempDirTest {};
 
 struct Picture {
     int w = 0, h = 0;

@@ -15,6 +15,7 @@
 #include "eddy/neighbors.hpp"
 #include "eddy/scene.hpp"
 #include "eddy/shallow_water.hpp"
+#include "test_support.hpp"
 
 using namespace eddy;
 namespace fs = std::filesystem;
@@ -23,37 +24,9 @@ namespace {
 
 fs::path scenes_dir() { return fs::path(EDDY_SOURCE_DIR) / "scenes"; }
 
-// Expects an InputError whose message is one line containing every one of `needles`.
-template <class F>
-void expect_input_error(F&& f, std::initializer_list<std::string> needles) {
-    try {
-        f();
-        ADD_FAILURE() << "no error";
-    } catch (const InputError& e) {
-        const std::string msg = e.what();
-        EXPECT_EQ(msg.find('\n'), std::string::npos) << "one line: " << msg;
-        for (const auto& n : needles) EXPECT_NE(msg.find(n), std::string::npos) << "'" << n << "' not in: " << msg;
-    }
-}
 
-// A folder of its own per test process (ctest runs test cases in parallel processes).
-class TempDir {
-public:
-    explicit TempDir(const std::string& tag)
-        : m_dir(fs::temp_directory_path() / ("eddy_scene_test_" + tag + "_" + std::to_string(::getpid()))) {
-        fs::remove_all(m_dir);
-        fs::create_directories(m_dir);
-    }
-    ~TempDir() { fs::remove_all(m_dir); }
-    fs::path write(const std::string& name, const std::string& text) const {
-        std::ofstream(m_dir / name, std::ios::binary) << text;
-        return m_dir / name;
-    }
-    const fs::path& path() const { return m_dir; }
-
-private:
-    fs::path m_dir;
-};
+using test::expect_input_error;
+using test::TempDir;
 
 // A 1 x 1 m tank with a 0.2 x 0.2 m block (r = 0.01: 10 x 10 particles).
 nlohmann::json base2d() {

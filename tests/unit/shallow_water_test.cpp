@@ -12,32 +12,16 @@
 #include "eddy/scene.hpp"
 #include "eddy/shallow_water.hpp"
 #include "eddy/simulation.hpp"
+#include "test_support.hpp"
 
 using namespace eddy;
 namespace fs = std::filesystem;
 
 namespace {
 
-template <class F>
-void expect_error(F&& f, std::initializer_list<std::string> needles) {
-    try {
-        f();
-        ADD_FAILURE() << "no error";
-    } catch (const InputError& e) {
-        const std::string msg = e.what();
-        EXPECT_EQ(msg.find('\n'), std::string::npos) << "one line: " << msg;
-        for (const auto& n : needles) EXPECT_NE(msg.find(n), std::string::npos) << "'" << n << "' not in: " << msg;
-    }
-}
 
-struct TempDir {
-    fs::path dir;
-    explicit TempDir(const std::string& tag) : dir(fs::temp_directory_path() / ("eddy_sw_test_" + tag + "_" + std::to_string(::getpid()))) {
-        fs::remove_all(dir);
-        fs::create_directories(dir);
-    }
-    ~TempDir() { fs::remove_all(dir); }
-};
+using test::expect_input_error;
+using test::TempDir;
 
 nlohmann::json basin() {
     return {{"name", "basin"},
@@ -66,51 +50,51 @@ TEST(ShallowWaterScene, BadGridsAreRejectedNamingTheKey) {
         j["grid"][key] = std::move(v);
         return j;
     };
-    expect_error([&] { make(with("cells", {0, 10})); }, {"basin.json", "grid.cells", "[1, 65536]"});
-    expect_error([&] { make(with("cells", {20})); }, {"basin.json", "grid.cells", "[nx, ny]"});
-    expect_error([&] { make(with("cells", {2.5, 3})); }, {"grid.cells", "whole numbers"});
-    expect_error([&] { make(with("dx", -0.1)); }, {"basin.json", "grid.dx", "-0.1", "allowed"});
-    expect_error([&] { make(with("dx", 0)); }, {"grid.dx", "allowed: (0"});
-    expect_error([&] { make(with("size", 3)); }, {"grid", "unknown key 'size'", "cells, dx"});
+    expect_input_error([&] { make(with("cells", {0, 10})); }, {"basin.json", "grid.cells", "[1, 65536]"});
+    expect_input_error([&] { make(with("cells", {20})); }, {"basin.json", "grid.cells", "[nx, ny]"});
+    expect_input_error([&] { make(with("cells", {2.5, 3})); }, {"grid.cells", "whole numbers"});
+    expect_input_error([&] { make(with("dx", -0.1)); }, {"basin.json", "grid.dx", "-0.1", "allowed"});
+    expect_input_error([&] { make(with("dx", 0)); }, {"grid.dx", "allowed: (0"});
+    expect_input_error([&] { make(with("size", 3)); }, {"grid", "unknown key 'size'", "cells, dx"});
     nlohmann::json j = basin();
     j.erase("grid");
-    expect_error([&] { make(j); }, {"basin.json", "grid", "missing"});
+    expect_input_error([&] { make(j); }, {"basin.json", "grid", "missing"});
 }
 
 TEST(ShallowWaterScene, BadKeysAndExpressionsAreRejected) {
     nlohmann::json j = basin();
     j["terrain"] = "0.1*x + ";
-    expect_error([&] { make(j); }, {"basin.json", "terrain", "0.1*x + "});
+    expect_input_error([&] { make(j); }, {"basin.json", "terrain", "0.1*x + "});
     j = basin();
     j["terrain"] = "height(x)";
-    expect_error([&] { make(j); }, {"terrain", "height(x)"});
+    expect_input_error([&] { make(j); }, {"terrain", "height(x)"});
     j = basin();
     j["water"]["surface"] = "sqrt(-1 - x)";
-    expect_error([&] { make(j); }, {"water.surface", "not finite"});
+    expect_input_error([&] { make(j); }, {"water.surface", "not finite"});
     j = basin();
     j["water"]["depth"] = "1";
-    expect_error([&] { make(j); }, {"water", "either 'surface'", "not both"});
+    expect_input_error([&] { make(j); }, {"water", "either 'surface'", "not both"});
     j = basin();
     j["borders"] = {{"x", "periodic"}};
-    expect_error([&] { make(j); }, {"borders.x", "\"periodic\"", "wall", "open"});
+    expect_input_error([&] { make(j); }, {"borders.x", "\"periodic\"", "wall", "open"});
     j = basin();
     j["particle_radius"] = 0.1;
-    expect_error([&] { make(j); }, {"basin.json", "unknown key 'particle_radius'", "grid"});
+    expect_input_error([&] { make(j); }, {"basin.json", "unknown key 'particle_radius'", "grid"});
     j = basin();
     j["dimension"] = 3;
-    expect_error([&] { make(j); }, {"dimension", "allowed: 2"});
+    expect_input_error([&] { make(j); }, {"dimension", "allowed: 2"});
     j = basin();
     j["settings"] = {{"advection", "maccormack"}};
-    expect_error([&] { make(j); }, {"settings", "advection", "semi_lagrangian", "upwind", "conservative"});
+    expect_input_error([&] { make(j); }, {"settings", "advection", "semi_lagrangian", "upwind", "conservative"});
     j = basin();
     j["settings"] = {{"alpha", -1}};
-    expect_error([&] { make(j); }, {"settings", "alpha"});
+    expect_input_error([&] { make(j); }, {"settings", "alpha"});
     j = basin();
     j["sources"] = {{{"min", {0, 0}}, {"max", {1, 1}}}};
-    expect_error([&] { make(j); }, {"sources[0].rate", "missing"});
+    expect_input_error([&] { make(j); }, {"sources[0].rate", "missing"});
     j = basin();
     j["output"] = {{"formats", {"vtk"}}};
-    expect_error([&] { make(j); }, {"output.formats", "vti, csv, obj, ply"});
+    expect_input_error([&] { make(j); }, {"output.formats", "vti, csv, obj, ply"});
 }
 
 TEST(ShallowWaterScene, HeightmapFromAPng) {
@@ -122,11 +106,11 @@ TEST(ShallowWaterScene, HeightmapFromAPng) {
             const float v = x / 3.0f * (y == 0 ? 1.0f : 0.5f);
             px.push_back(Vec3{{v, v, v}});
         }
-    write_png(tmp.dir / "valley.png", 4, 2, px);
+    write_png(tmp.path() / "valley.png", 4, 2, px);
     nlohmann::json j = basin();
     j["grid"]["cells"] = {4, 2};
     j["terrain"] = {{"heightmap", "valley.png"}, {"scale", 2.0}, {"offset", -1.0}};
-    const Scene scene = parse_scene(j, (tmp.dir / "valley.json").string());  // relative to the scene file
+    const Scene scene = parse_scene(j, (tmp.path() / "valley.json").string());  // relative to the scene file
     ShallowWaterSimulation sim = make_shallow_water(scene);
     const auto& g = std::get<ShallowWaterSolver<float>>(sim.solver).grid();
     // Cell (3, 1) is the top-right pixel (1.0): -1 + 2 * 1; cell (3, 0) the bottom-right one (0.5).
@@ -134,7 +118,7 @@ TEST(ShallowWaterScene, HeightmapFromAPng) {
     EXPECT_NEAR(g.terrain[g.cell(3, 0)], 0.0, 5e-3);
     EXPECT_NEAR(g.terrain[g.cell(0, 0)], -1.0, 5e-3);
     j["terrain"]["heightmap"] = "missing.png";
-    expect_error([&] { make_shallow_water(parse_scene(j, (tmp.dir / "valley.json").string())); },
+    expect_input_error([&] { make_shallow_water(parse_scene(j, (tmp.path() / "valley.json").string())); },
                  {"terrain.heightmap", "missing.png", "not found"});
 }
 
@@ -169,23 +153,23 @@ TEST(ShallowWaterRun, WritesFramesMeshesPicturesAndSummary) {
     j["duration"] = 0.2;
     ShallowWaterSimulation sim = make(j);
     RunOptions opts;
-    opts.out_dir = tmp.dir;
+    opts.out_dir = tmp.path();
     ExecContext exec(2);
     const RunResult r = run(sim, opts, exec);
     ASSERT_EQ(r.exit_code, kExitOk) << r.message;
     ASSERT_EQ(r.frames.size(), 3u);
     for (const char* f : {"frames/grid_00002.vti", "frames/grid_00002.csv", "frames/surface_00002.obj",
                           "frames/surface_00002.ply", "grid.pvd", "summary.json", "last_frame.png"})
-        EXPECT_TRUE(fs::exists(tmp.dir / f)) << f;
-    const std::string csv = slurp(tmp.dir / "frames/grid_00000.csv");
+        EXPECT_TRUE(fs::exists(tmp.path() / f)) << f;
+    const std::string csv = slurp(tmp.path() / "frames/grid_00000.csv");
     EXPECT_EQ(csv.substr(0, csv.find('\n')), "i,j,x,y,terrain,depth,u,v,ink");
     EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 20 * 10);
-    const std::string vti = slurp(tmp.dir / "frames/grid_00001.vti");
+    const std::string vti = slurp(tmp.path() / "frames/grid_00001.vti");
     for (const char* key : {"ImageData", "WholeExtent=\"0 20 0 10 0 0\"", "Name=\"terrain\"", "Name=\"depth\"", "Name=\"eta\"",
                             "Name=\"velocity\" NumberOfComponents=\"3\"", "Name=\"ink\"", "encoding=\"raw\""})
         EXPECT_NE(vti.find(key), std::string::npos) << key;
     // The mesh: a vertex per wet cell, two triangles per 2 x 2 block of wet cells (all wet here).
-    const std::string obj = slurp(tmp.dir / "frames/surface_00000.obj");
+    const std::string obj = slurp(tmp.path() / "frames/surface_00000.obj");
     auto lines = [&](const std::string& start) {
         std::size_t n = 0, at = 0;
         while ((at = obj.find("\n" + start, at)) != std::string::npos) ++n, ++at;
@@ -193,7 +177,7 @@ TEST(ShallowWaterRun, WritesFramesMeshesPicturesAndSummary) {
     };
     EXPECT_EQ(lines("v "), 200u);
     EXPECT_EQ(lines("f "), 2u * 19u * 9u);
-    const auto summary = nlohmann::json::parse(slurp(tmp.dir / "summary.json"));
+    const auto summary = nlohmann::json::parse(slurp(tmp.path() / "summary.json"));
     EXPECT_EQ(summary["frames"].size(), 3u);
     EXPECT_NEAR(summary["frames"][2]["volume"].get<double>(), summary["volume_initial"].get<double>(), 1e-5);
     EXPECT_EQ(summary["method"], "shallow_water");
@@ -202,15 +186,15 @@ TEST(ShallowWaterRun, WritesFramesMeshesPicturesAndSummary) {
 TEST(ShallowWaterRun, CliRunsABundledSceneAndRejectsABadOne) {
     const TempDir tmp("cli");
     const std::string cli = EDDY_CLI;
-    const std::string ok = cli + " run shallow_dam_break_wet -q --until 0.05 --out " + (tmp.dir / "out").string();
+    const std::string ok = cli + " run shallow_dam_break_wet -q --until 0.05 --out " + (tmp.path() / "out").string();
     EXPECT_EQ(std::system(ok.c_str()), 0);
-    EXPECT_TRUE(fs::exists(tmp.dir / "out/frames/grid_00000.vti"));
-    std::ofstream(tmp.dir / "bad.json") << R"({"name": "bad", "method": "shallow_water", "grid": {"cells": [0, 4], "dx": 0.1}})";
-    const std::string bad = cli + " run " + (tmp.dir / "bad.json").string() + " -q --out " + (tmp.dir / "o2").string() + " 2> " +
-                            (tmp.dir / "err.txt").string();
+    EXPECT_TRUE(fs::exists(tmp.path() / "out/frames/grid_00000.vti"));
+    std::ofstream(tmp.path() / "bad.json") << R"({"name": "bad", "method": "shallow_water", "grid": {"cells": [0, 4], "dx": 0.1}})";
+    const std::string bad = cli + " run " + (tmp.path() / "bad.json").string() + " -q --out " + (tmp.path() / "o2").string() + " 2> " +
+                            (tmp.path() / "err.txt").string();
     const int rc = std::system(bad.c_str());
     EXPECT_EQ(WEXITSTATUS(rc), kExitBadInput);
-    const std::string err = slurp(tmp.dir / "err.txt");
+    const std::string err = slurp(tmp.path() / "err.txt");
     EXPECT_NE(err.find("bad.json: grid.cells"), std::string::npos) << err;
     EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
 }
@@ -223,15 +207,15 @@ TEST(ShallowWaterRun, ADivergingRunStopsSaysWhereAndKeepsItsFrames) {
     const TempDir tmp("diverge");
     ShallowWaterSimulation sim = make(j);
     RunOptions opts;
-    opts.out_dir = tmp.dir;
+    opts.out_dir = tmp.path();
     ExecContext exec(1);
     const RunResult r = run(sim, opts, exec);
     EXPECT_EQ(r.exit_code, kExitDiverged);
     EXPECT_EQ(r.status, "diverged");
     EXPECT_NE(r.message.find("diverged at step 1"), std::string::npos) << r.message;
     EXPECT_NE(r.message.find("time step"), std::string::npos) << r.message;
-    EXPECT_TRUE(fs::exists(tmp.dir / "frames/grid_00000.vti"));  // the last good frame stays
-    EXPECT_FALSE(fs::exists(tmp.dir / "last_frame.png"));         // no picture of a bad state
-    const auto summary = nlohmann::json::parse(slurp(tmp.dir / "summary.json"));
+    EXPECT_TRUE(fs::exists(tmp.path() / "frames/grid_00000.vti"));  // the last good frame stays
+    EXPECT_FALSE(fs::exists(tmp.path() / "last_frame.png"));         // no picture of a bad state
+    const auto summary = nlohmann::json::parse(slurp(tmp.path() / "summary.json"));
     EXPECT_EQ(summary["status"], "diverged");
 }

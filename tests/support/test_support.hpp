@@ -1,0 +1,91 @@
+// Helpers shared by eddy's test executables: temporary folders, one-line input errors, running the CLI.
+#pragma once
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <initializer_list>
+#include <random>
+#include <string>
+
+#include "eddy/error.hpp"
+
+namespace eddy::test {
+
+namespace fs = std::filesystem;
+
+/// A folder of its own, unique across the test processes ctest runs at once; removed at the end.
+class TempDir {
+public:
+    explicit TempDir(const std::string& tag)
+        : m_dir(fs::temp_directory_path() /
+                ("eddy_test_" + tag + "_" + std::to_string(::getpid()) + "_" + std::to_string(std::random_device{}()))) {
+        fs::remove_all(m_dir);
+        fs::create_directories(m_dir);
+    }
+    ~TempDir() {
+        std::error_code ec;
+        fs::remove_all(m_dir, ec);
+    }
+    TempDir(const TempDir&) = delete;
+    TempDir& operator=(const TempDir&) = delete;
+    const fs::path& path() const { return m_dir; }
+    /// Writes `text` to path()/name and returns that path.
+    fs::path write(const std::string& name, const std::string& text) const {
+        std::ofstream(m_dir / name, std::ios::binary) << text;
+        return m_dir / name;
+    }
+
+private:
+    fs::path m_dir;
+};
+
+/// A fixture giving every test case its own folder `dir`, named after the test.
+class TempDirTest : public ::testing::Test {
+protected:
+    void SetUp() override { m_tmp = std::make_unique<TempDir>(::testing::UnitTest::GetInstance()->current_test_info()->name()); dir = m_tmp->path(); }
+    void TearDown() override { m_tmp.reset(); }
+    fs::path write(const std::string& name, const std::string& text) const { return m_tmp->write(name, text); }
+    fs::path dir;
+
+private:
+    std::unique_ptr<TempDir> m_tmp;
+};
+
+/// Expects f() to throw an InputError whose message is one line containing every one of `needles`.
+template <class F>
+void expect_input_error(F&& f, std::initializer_list<std::string> needles) {
+    try {
+        f();
+        ADD_FAILURE() << "no error";
+    } catch (const InputError& e) {
+        const std::string msg = e.what();
+        EXPECT_EQ(msg.find('\n'), std::string::npos) << "one line: " << msg;
+        for (const auto& n : needles) EXPECT_NE(msg.find(n), std::string::npos) << "'" << n << "' not in: " << msg;
+    }
+}
+
+/// What a command printed (stdout and stderr together) and its exit code.
+struct CommandResult {
+    int code = -1;
+    std::string output;
+};
+
+/// Runs `eddy ARGS` (the CLI this build made, EDDY_CLI) through the shell.
+inline CommandResult run_cli(const std::string& args) {
+    const std::string cmd = std::string(EDDY_CLI) + " " + args + " 2>&1";
+    CommandResult r;
+    FILE* p = popen(cmd.c_str(), "r");
+    if (!p) return r;
+    std::array<char, 4096> buf{};
+    while (std::fgets(buf.data(), buf.size(), p)) r.output += buf.data();
+    const int status = pclose(p);
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return r;
+}
+
+}  // namespace eddy::test
