@@ -358,8 +358,7 @@ void ShallowWaterSolver<Real>::apply_sources(double dt, ShallowWaterStats& st) {
             if (double(k) + 0.5 < a) continue;
             std::uint64_t state = d.seed * 0x632BE59BD9B4E019ull + k;
             const double x = uniform01(state) * g.nx * dx, y = uniform01(state) * g.ny * dx;
-            add_drop(x, y, d.radius, d.height, d.ink);
-            m_added_depth += d.height;
+            add_drop(x, y, d.radius, d.height, d.ink);  // raises the depth bound itself
         }
     }
     st.inflow = m_inflow - before;
