@@ -15,6 +15,7 @@ PKGS=(
   libbenchmark-dev      # bench/
   libnanoflann-dev      # bench/: a k-d tree peer for the neighbour-search benchmark (header only)
   libmuparser-dev       # shallow water: terrain and initial surface given as expressions of x and y
+  libassimp-dev         # geometry: users' models (OBJ, STL, PLY, glTF, FBX) as walls and fluid volumes
   libopenvdb-dev libboost-iostreams-dev  # surface: .vdb level sets, and the OpenVDB cross-check and peer
   libglfw3-dev libepoxy-dev libimgui-dev # the optional viewer (eddy view): window, OpenGL loader, UI
   xvfb xauth libgl1-mesa-dri             # headless viewer tests under Mesa's software OpenGL

@@ -293,6 +293,7 @@ int main(int argc, char** argv) {
         }
         const auto file = eddy::resolve_scene(scene_arg.empty() ? kDefaultScene : scene_arg);
         const eddy::Scene scene = eddy::load_scene(file, sets);
+        for (const auto& w : scene.warnings) std::fprintf(stderr, "eddy: %s\n", w.c_str());
         eddy::ExecContext exec(threads);
         const RunArgs args{out_dir, until, fps, steps, formats, render, quiet};
         if (scene.method == "shallow_water") {

@@ -10,6 +10,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "eddy/boundary.hpp"
+#include "eddy/mesh.hpp"
 #include "eddy/particles.hpp"
 
 namespace eddy::io {
@@ -33,6 +35,12 @@ void write_csv(const std::filesystem::path& path, const ParticleSet<D>& p);
 /// Binary little-endian PLY point cloud: x y z (float), vx vy vz, density, pressure (float), id (uint).
 template <int D>
 void write_ply(const std::filesystem::path& path, const ParticleSet<D>& p);
+
+/// The walls (src/io/walls_io.cpp): VTK PolyData with two pieces, the boundary particles (vertices;
+/// velocity, psi, object) and the models' surfaces as given (triangles, or lines in 2D; object).
+template <int D>
+void write_walls_vtp(const std::filesystem::path& path, const BoundarySet<D>& b,
+                     const std::vector<std::pair<std::uint16_t, Mesh<D>>>& models);
 
 /// ParaView collection (.pvd) of (time, relative file) entries.
 void write_pvd(const std::filesystem::path& path, const std::vector<std::pair<double, std::string>>& entries);

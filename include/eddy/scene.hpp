@@ -5,6 +5,7 @@
 #include <array>
 #include <cstddef>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,14 +13,33 @@
 #include <nlohmann/json.hpp>
 
 #include "eddy/boundary.hpp"
+#include "eddy/geometry.hpp"
 #include "eddy/math.hpp"
 #include "eddy/particles.hpp"
 
 namespace eddy {
 
+/// A user's model in a scene, loaded and placed when the scene is parsed: a triangle mesh (3D,
+/// "shape": "mesh") or a closed polygon (2D, "shape": "polygon"). Shared, immutable.
+struct ModelSpec {
+    std::filesystem::path file;        ///< mesh: the model file, resolved against the scene's folder
+    Placement placement;               ///< mesh: scale, rotate, translate
+    std::vector<std::array<double, 2>> points;  ///< polygon: its corners (m)
+    std::shared_ptr<const MeshShape<3>> mesh;   ///< mesh, in scene coordinates
+    std::shared_ptr<const MeshShape<2>> polygon;  ///< polygon
+};
+
+/// The model of a spec as a MeshShape<D> (nullptr when it has none).
+template <int D>
+const MeshShape<D>* model_shape(const ModelSpec& m) {
+    if constexpr (D == 2) return m.polygon.get();
+    else return m.mesh.get();
+}
+
 /// A solid shape of a scene's "boundaries" list. Vectors are stored with 3 components (z = 0 in 2D).
 struct BoundarySpec {
     std::string shape;                 ///< "box" | "circle" (2D) | "sphere" (3D) | "cylinder" (3D, axis y)
+                                       ///< | "mesh" (3D) | "polygon" (2D)
     bool solid = false;                ///< false: a container, fluid inside; true: an obstacle, fluid outside
     std::array<double, 3> min{};       ///< box: lower corner (m)
     std::array<double, 3> max{};       ///< box: upper corner (m)
@@ -30,16 +50,21 @@ struct BoundarySpec {
     std::array<double, 3> pivot{};     ///< centre of rotation (m); default: the shape's centre
     std::array<double, 3> axis{0, 0, 1};  ///< rotation axis (3D); 2D rotates in the xy plane
     bool open_top = false;             ///< box/cylinder containers: no lid (the top face is not sampled)
+    std::array<double, 3> velocity{};  ///< motion.velocity: constant translation (m/s)
+    std::vector<Keyframe> keyframes;   ///< motion.keyframes
+    ModelSpec model;                   ///< mesh / polygon
+    bool moving() const { return angular_velocity != 0.0 || velocity != std::array<double, 3>{} || !keyframes.empty(); }
 };
 
 /// A block of fluid of a scene's "fluids" list, sampled on a lattice of spacing 2r.
 struct FluidSpec {
-    std::string shape;                 ///< "box" | "circle" (2D) | "sphere" (3D)
+    std::string shape;                 ///< "box" | "circle" (2D) | "sphere" (3D) | "mesh" (3D) | "polygon" (2D)
     std::array<double, 3> min{};       ///< box lower corner (m)
     std::array<double, 3> max{};       ///< box upper corner (m)
     std::array<double, 3> center{};    ///< circle/sphere centre (m)
     double radius = 0.0;               ///< circle/sphere radius (m)
     std::array<double, 3> velocity{};  ///< initial velocity (m/s)
+    ModelSpec model;                   ///< mesh / polygon: its inside is filled on the lattice
 };
 
 struct OutputSpec {
@@ -74,6 +99,9 @@ struct Scene {
     /// "method": "shallow_water": the grid's keys (grid, terrain, water, borders, ink, sources, drops,
     /// obstacles) as given, checked by parse_shallow_water (shallow_water.hpp). Null for particle scenes.
     nlohmann::json shallow_water;
+    /// Things worth knowing that are not errors (a model open where it matters), one line each; the
+    /// CLI prints them to stderr.
+    std::vector<std::string> warnings;
 
     /// "file.json" or the scene name, for error messages.
     std::string where() const { return source.empty() ? name : source.string(); }
@@ -101,14 +129,17 @@ std::vector<SceneEntry> list_bundled_scenes();
 /// least r inside the shape and at least r inside a container (a block reaching past a wall is clipped),
 /// minus points inside solid obstacles. Throws InputError if a fluid lies entirely outside every
 /// container, or if the count exceeds max_particles.
+/// Mesh and polygon fluids: the lattice points of their box inside the model (winding number).
+/// exec: threads for the models' inside tests (nullptr: one).
 template <int D>
-ParticleSet<D> build_fluid(const Scene& s, std::size_t max_particles);
+ParticleSet<D> build_fluid(const Scene& s, std::size_t max_particles, const ExecContext* exec = nullptr);
 
 /// The boundary particles: `layers` layers of spacing 2r, at r, 3r, ... outside every container wall
 /// (inside every solid obstacle's surface), their motions set. psi is left for the solver. WCSPH uses
 /// two layers (the kernel support never reaches past them), PBF Akinci's single layer.
+/// Meshes and polygons: sample_wall (geometry.hpp), the same layers on the wall's side.
 template <int D>
-BoundarySet<D> build_boundary(const Scene& s, int layers = 2);
+BoundarySet<D> build_boundary(const Scene& s, int layers = 2, const ExecContext* exec = nullptr);
 
 /// Box around everything the scene contains (containers, obstacles, fluids) (m).
 template <int D>

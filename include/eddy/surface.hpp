@@ -28,6 +28,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "eddy/mesh.hpp"
+
 #include "eddy/exec.hpp"
 #include "eddy/math.hpp"
 #include "eddy/settings.hpp"
@@ -119,20 +121,7 @@ struct SparseGrid {
     std::size_t memory_bytes() const { return layout.memory_bytes() + values.capacity() * sizeof(float); }
 };
 
-/// A mesh: triangles in 3D, line segments in 2D (closed contour lines), with shared vertices.
-/// Cells are oriented so that the fluid is on the inside: triangle normals (right-hand rule) point
-/// out of the fluid; in 2D, walking a segment from its first to its second vertex, the fluid is on
-/// the left (contours around fluid run counter-clockwise).
-template <int D>
-struct Mesh {
-    std::vector<Vec<D>> vertices;                   ///< (m)
-    std::vector<Vec<D>> normals;                    ///< Unit, outward (from the signed-distance gradient)
-    std::vector<std::array<std::uint32_t, D>> cells;  ///< Triangles (3D) or segments (2D)
-};
-
-/// Enclosed volume (m^3; area m^2 in 2D) by the divergence theorem; positive for outward orientation.
-template <int D>
-double enclosed_volume(const Mesh<D>& m);
+// Mesh<D> and enclosed_volume(): eddy/mesh.hpp (shared with the geometry module).
 
 template <int D>
 struct SurfaceResult {

@@ -253,44 +253,6 @@ void ClavetSolver<D>::relax_sequential(ParticleSet<D>& fluid, float dt) {
     m_disp_abs = abs_sum;
 }
 
-namespace {
-
-// Distance from x to the wall's surface on the fluid's side (m), and the unit normal from x towards it.
-template <int D>
-float distance_to_wall(const Wall<D>& w, const Vec<D>& x, Vec<D>& towards) {
-    towards = Vec<D>::zero();
-    if (w.shape == Wall<D>::Shape::box && !w.solid) {
-        float best = std::numeric_limits<float>::max();
-        for (int a = 0; a < D; ++a) {
-            const float lo = x[a] - w.lo[a], hi = w.hi[a] - x[a];
-            if (lo < best) { best = lo; towards = Vec<D>::zero(); towards[a] = -1.0f; }
-            if (hi < best) { best = hi; towards = Vec<D>::zero(); towards[a] = 1.0f; }
-        }
-        return best;
-    }
-    if (w.shape == Wall<D>::Shape::box) {  // solid box: distance outside it
-        Vec<D> c;
-        for (int a = 0; a < D; ++a) c[a] = std::clamp(x[a], w.lo[a], w.hi[a]);
-        const Vec<D> d = c - x;
-        const float len = norm(d);
-        if (len > 0.0f) towards = d * (1.0f / len);
-        return len;
-    }
-    Vec<D> rel = x - w.center;
-    if constexpr (D == 3)
-        if (w.shape == Wall<D>::Shape::cylinder) rel[1] = 0.0f;  // radial distance only
-    const float len = norm(rel);
-    if (len == 0.0f) return w.radius;
-    const Vec<D> out = rel * (1.0f / len);
-    if (w.solid) {
-        towards = -out;
-        return len - w.radius;
-    }
-    towards = out;
-    return w.radius - len;
-}
-
-}  // namespace
 
 template <int D>
 void ClavetSolver<D>::walls(ParticleSet<D>& fluid, float dt, const ExecContext& exec) {
@@ -317,8 +279,12 @@ void ClavetSolver<D>::walls(ParticleSet<D>& fluid, float dt, const ExecContext& 
 }
 
 template <int D>
-StepStats ClavetSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, double, float dt,
+StepStats ClavetSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, double t, float dt,
                                 const ExecContext& exec) {
+    if (boundary.any_moving()) {  // walls drawn where they are, collisions where they will be at the step's end
+        update_boundary_motion(boundary, t + dt, exec);
+        update_wall_poses(m_walls, boundary.motions, t + dt);
+    }
     m_neighbors.reorder_if_due(fluid, exec);
     const std::size_t n = fluid.size();
     auto& x = fluid.position;
@@ -332,7 +298,7 @@ StepStats ClavetSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary,
     });
     // One neighbour search, on the predicted positions, serves the viscosity, the springs and the
     // relaxation (the paper searches before its viscosity step; the impulses then redo the prediction).
-    m_neighbors.update(fluid, boundary, false, exec);
+    m_neighbors.update(fluid, boundary, boundary.any_moving(), exec);
     if (m_s.linear_viscosity > 0.0f || m_s.quadratic_viscosity > 0.0f) {
         viscosity(fluid, dt, exec);
         parallel_for_each_index(exec, n, [&](std::size_t i) { x[i] = m_prev[i] + v[i] * dt; });

@@ -38,23 +38,98 @@ float double_layer_volume_correction(const CubicSpline<D>& kernel, float spacing
     return static_cast<float>(wall / full);
 }
 
+namespace {
+
+// Akinci's psi over a set of wall particles (b included in its own sum).
+template <int D>
+void akinci_psi(const std::vector<Vec<D>>& x, const std::vector<float>& factor, const std::vector<std::uint16_t>& object,
+                std::vector<float>& psi, const CubicSpline<D>& kernel, float rest_density, const ExecContext& exec) {
+    NeighborGrid<D> grid(kernel.h);
+    grid.build(x, exec);
+    psi.resize(x.size());
+    parallel_for_each_index(exec, x.size(), [&](std::size_t i) {
+        const Vec<D> xi = x[i];
+        float sum = 0.0f;  // includes b itself (j == i: W(0))
+        grid.for_each_neighbor(xi, kernel.h, [&](std::uint32_t j) { sum += kernel.value(xi - x[j]); });
+        psi[i] = (object[i] < factor.size() ? factor[object[i]] : factor[0]) * rest_density / sum;
+    });
+}
+
+// Mean density the wall particles give probes at height r above the plane y = 0 (wall below it),
+// over the middle of a patch of half-width `half`.
+template <int D>
+double probe_density(const std::vector<Vec<D>>& x, const std::vector<float>& psi, const CubicSpline<D>& kernel, float r,
+                     float half) {
+    double sum = 0.0;
+    int n = 0;
+    const float reach = half - 2.0f * kernel.h, step = 0.37f * r;
+    const int steps = static_cast<int>(2.0f * reach / step);
+    for (int i = 0; i <= steps; ++i)
+        for (int k = 0; k <= (D == 3 ? steps : 0); ++k) {
+            Vec<D> p = Vec<D>::zero();
+            p[0] = -reach + step * float(i);
+            p[1] = r;
+            if constexpr (D == 3) p[2] = -reach + step * float(k);
+            double rho = 0.0;
+            for (std::size_t b = 0; b < x.size(); ++b) rho += psi[b] * kernel.value(p - x[b]);
+            sum += rho;
+            ++n;
+        }
+    return sum / n;
+}
+
+}  // namespace
+
+template <int D>
+float sampled_wall_correction(const CubicSpline<D>& kernel, float r, int layers, float gamma, const ExecContext& exec) {
+    const float half = 10.0f * kernel.h, s = 2.0f * r;
+    // The lattice wall: layers at y = -r, -3r, ... on the lattice of spacing 2r.
+    std::vector<Vec<D>> lattice;
+    const int n = static_cast<int>(half / s);
+    for (int l = 0; l < layers; ++l)
+        for (int i = -n; i <= n; ++i)
+            for (int k = -n; k <= (D == 3 ? n : -n); ++k) {
+                Vec<D> p = Vec<D>::zero();
+                p[0] = s * float(i);
+                p[1] = -float(2 * l + 1) * r;
+                if constexpr (D == 3) p[2] = s * float(k);
+                lattice.push_back(p);
+            }
+    // The same plane as a model (outward normal -y: the wall's side is below), sampled.
+    Mesh<D> patch;
+    if constexpr (D == 3) {
+        patch.vertices = {Vec3{{-half, 0, -half}}, Vec3{{half, 0, -half}}, Vec3{{half, 0, half}}, Vec3{{-half, 0, half}}};
+        patch.cells = {{0, 1, 2}, {0, 2, 3}};
+    } else {
+        patch.vertices = {Vec2{{half, 0}}, Vec2{{-half, 0}}};
+        patch.cells = {{0, 1}};
+    }
+    WallSampling ws;
+    ws.particle_radius = r;
+    ws.layers = layers;
+    const std::vector<Vec<D>> sampled = sample_wall(MeshShape<D>(std::move(patch), "calibration patch"), ws, exec);
+    const std::vector<float> factor{gamma};
+    std::vector<float> psi_l, psi_s;
+    akinci_psi(lattice, factor, std::vector<std::uint16_t>(lattice.size(), 0), psi_l, kernel, 1.0f, exec);
+    akinci_psi(sampled, factor, std::vector<std::uint16_t>(sampled.size(), 0), psi_s, kernel, 1.0f, exec);
+    return static_cast<float>(probe_density(lattice, psi_l, kernel, r, half) / probe_density(sampled, psi_s, kernel, r, half));
+}
+
 template <int D>
 void compute_boundary_psi(BoundarySet<D>& b, const CubicSpline<D>& kernel, float rest_density, const ExecContext& exec,
                           float spacing) {
     if (b.empty()) return;
     const float gamma = double_layer_volume_correction(kernel, spacing);
-    NeighborGrid<D> grid(kernel.h);
-    grid.build(b.position, exec);
-    parallel_for_each_index(exec, b.size(), [&](std::size_t i) {
-        const Vec<D> xi = b.position[i];
-        float sum = 0.0f;  // includes b itself (j == i: W(0))
-        grid.for_each_neighbor(xi, kernel.h, [&](std::uint32_t j) { sum += kernel.value(xi - b.position[j]); });
-        b.psi[i] = gamma * rest_density / sum;
-    });
+    std::vector<float> factor(std::max<std::size_t>(b.sampled_layers.size(), 1), gamma);
+    for (std::size_t o = 0; o < b.sampled_layers.size() && o < factor.size(); ++o)
+        if (b.sampled_layers[o] > 0)
+            factor[o] = gamma * sampled_wall_correction(kernel, b.particle_radius, b.sampled_layers[o], gamma, exec);
+    akinci_psi(b.position, factor, b.object, b.psi, kernel, rest_density, exec);
 }
 
 namespace {
 
+// Analytic shapes and sdf walls, in the wall's own (body) frame.
 template <int D>
 bool inside_wall(const Wall<D>& w, const Vec<D>& x, float m) {
     switch (w.shape) {
@@ -71,8 +146,29 @@ bool inside_wall(const Wall<D>& w, const Vec<D>& x, float m) {
             }
             return false;
         }
+        case Wall<D>::Shape::sdf: return w.sdf->sample(x) <= -m;
     }
     return false;
+}
+
+// Moves x along the distance gradient until sdf(x) = target (two Newton steps on the trilinear field;
+// from outside the grid, first onto the grid's box).
+template <int D>
+Vec<D> sdf_move_to(const SdfGrid<D>& g, Vec<D> x, float target) {
+    for (int a = 0; a < D; ++a) {
+        const float top = g.origin[a] + g.voxel * float(g.nodes[a] - 1);
+        x[a] = std::clamp(x[a], g.origin[a], top);
+    }
+    for (int it = 0; it < 3; ++it) {
+        Vec<D> grad;
+        const float phi = g.sample(x, &grad);
+        const float len = norm(grad);
+        if (!(len > 0.0f)) break;
+        const float step = (target - phi) / len;
+        x += grad * (step / len);
+        if (std::fabs(target - phi) < 1e-3f * g.voxel) break;
+    }
+    return x;
 }
 
 // The point of the container at least m inside it that is nearest to x.
@@ -99,13 +195,28 @@ Vec<D> project_into(const Wall<D>& w, Vec<D> x, float m) {
             }
             return x;
         }
+        case Wall<D>::Shape::sdf: return sdf_move_to(*w.sdf, x, -m);
     }
     return x;
+}
+
+// Is x within m of the solid (or inside it)?
+template <int D>
+bool in_solid(const Wall<D>& w, const Vec<D>& x, float m) {
+    switch (w.shape) {
+        case Wall<D>::Shape::box:
+            for (int a = 0; a < D; ++a)
+                if (x[a] < w.lo[a] - m || x[a] > w.hi[a] + m) return false;
+            return true;
+        case Wall<D>::Shape::sdf: return w.sdf->sample(x) < m;
+        default: return norm(x - w.center) < w.radius + m;
+    }
 }
 
 // The point outside the solid (by m) nearest to x, when x is inside it.
 template <int D>
 Vec<D> push_out_of(const Wall<D>& w, Vec<D> x, float m) {
+    if (w.shape == Wall<D>::Shape::sdf) return sdf_move_to(*w.sdf, x, m);
     if (w.shape == Wall<D>::Shape::box) {
         int best_axis = 0;
         float best = std::numeric_limits<float>::max(), target = 0.0f;
@@ -126,6 +237,11 @@ Vec<D> push_out_of(const Wall<D>& w, Vec<D> x, float m) {
     return w.center + d * ((w.radius + m) / n);
 }
 
+template <int D>
+Vec<D> to_body(const Wall<D>& w, const Vec<D>& x) { return w.moving ? w.pose.inverse(x) : x; }
+template <int D>
+Vec<D> to_world(const Wall<D>& w, const Vec<D>& x) { return w.moving ? w.pose.apply(x) : x; }
+
 }  // namespace
 
 template <int D>
@@ -135,14 +251,14 @@ bool keep_inside(Vec<D>& x, const std::vector<Wall<D>>& walls, float margin) {
     for (const auto& w : walls)
         if (!w.solid) {
             any_container = true;
-            inside = inside || inside_wall(w, x, margin);
+            inside = inside || inside_wall(w, to_body(w, x), margin);
         }
     if (any_container && !inside) {
         Vec<D> best = x;
         float best_d = std::numeric_limits<float>::max();
         for (const auto& w : walls) {
             if (w.solid) continue;
-            const Vec<D> p = project_into(w, x, margin);
+            const Vec<D> p = to_world(w, project_into(w, to_body(w, x), margin));
             const float d = norm2(p - x);
             if (d < best_d) { best_d = d; best = p; }
         }
@@ -151,47 +267,177 @@ bool keep_inside(Vec<D>& x, const std::vector<Wall<D>>& walls, float margin) {
     }
     for (const auto& w : walls) {
         if (!w.solid) continue;
-        const bool in_solid = w.shape == Wall<D>::Shape::box ? inside_wall(Wall<D>{w.shape, false, w.lo - Vec<D>::filled(margin), w.hi + Vec<D>::filled(margin), w.center, 0, 0}, x, 0.0f)
-                                                             : norm(x - w.center) < w.radius + margin;
-        if (in_solid) {
-            x = push_out_of(w, x, margin);
+        const Vec<D> xb = to_body(w, x);
+        if (in_solid(w, xb, margin)) {
+            x = to_world(w, push_out_of(w, xb, margin));
             moved = true;
         }
     }
     return moved;
 }
 
-namespace {
-// Rodrigues' rotation of v about unit axis k by angle a.
-inline Vec3 rotate(const Vec3& v, const Vec3& k, float a) {
-    const float c = std::cos(a), s = std::sin(a);
-    const Vec3 kxv = {{k[1] * v[2] - k[2] * v[1], k[2] * v[0] - k[0] * v[2], k[0] * v[1] - k[1] * v[0]}};
-    return v * c + kxv * s + k * (dot(k, v) * (1.0f - c));
+template <int D>
+float distance_to_wall(const Wall<D>& w, const Vec<D>& xw, Vec<D>& towards) {
+    towards = Vec<D>::zero();
+    const Vec<D> x = to_body(w, xw);
+    float dist = 0.0f;
+    if (w.shape == Wall<D>::Shape::sdf) {
+        Vec<D> g;
+        const float phi = w.sdf->sample(x, &g);  // negative inside the model
+        const float len = norm(g);
+        // Fluid side: outside a solid model, inside a container model.
+        dist = w.solid ? phi : -phi;
+        if (len > 0.0f) towards = g * ((w.solid ? -1.0f : 1.0f) / len);
+    } else if (w.shape == Wall<D>::Shape::box && !w.solid) {
+        float best = std::numeric_limits<float>::max();
+        for (int a = 0; a < D; ++a) {
+            const float lo = x[a] - w.lo[a], hi = w.hi[a] - x[a];
+            if (lo < best) { best = lo; towards = Vec<D>::zero(); towards[a] = -1.0f; }
+            if (hi < best) { best = hi; towards = Vec<D>::zero(); towards[a] = 1.0f; }
+        }
+        dist = best;
+    } else if (w.shape == Wall<D>::Shape::box) {  // solid box: distance outside it
+        Vec<D> c;
+        for (int a = 0; a < D; ++a) c[a] = std::clamp(x[a], w.lo[a], w.hi[a]);
+        const Vec<D> d = c - x;
+        const float len = norm(d);
+        if (len > 0.0f) towards = d * (1.0f / len);
+        dist = len;
+    } else {
+        Vec<D> rel = x - w.center;
+        if constexpr (D == 3)
+            if (w.shape == Wall<D>::Shape::cylinder) rel[1] = 0.0f;  // radial distance only
+        const float len = norm(rel);
+        if (len == 0.0f) return w.radius;
+        const Vec<D> out = rel * (1.0f / len);
+        if (w.solid) {
+            towards = -out;
+            dist = len - w.radius;
+        } else {
+            towards = out;
+            dist = w.radius - len;
+        }
+    }
+    if (w.moving) {  // directions back to the world frame
+        const Vec<D> tip = w.pose.apply(x + towards), base = w.pose.apply(x);
+        towards = tip - base;
+    }
+    return dist;
 }
+
+template <int D>
+Vec<D> RigidPose<D>::apply(const Vec<D>& x) const {
+    Vec<D> out;
+    for (int a = 0; a < D; ++a) {
+        double s = pivot[a] + shift[a];
+        for (int b = 0; b < D; ++b) s += R[a][b] * (double(x[b]) - pivot[b]);
+        out[a] = static_cast<float>(s);
+    }
+    return out;
+}
+
+template <int D>
+Vec<D> RigidPose<D>::inverse(const Vec<D>& x) const {
+    Vec<D> out;
+    for (int a = 0; a < D; ++a) {
+        double s = pivot[a];
+        for (int b = 0; b < D; ++b) s += R[b][a] * (double(x[b]) - pivot[b] - shift[b]);
+        out[a] = static_cast<float>(s);
+    }
+    return out;
+}
+
+namespace {
+
+using Mat3 = std::array<std::array<double, 3>, 3>;
+
+Mat3 mul(const Mat3& a, const Mat3& b) {
+    Mat3 r{};
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j)
+            for (int k = 0; k < 3; ++k) r[i][j] += a[i][k] * b[k][j];
+    return r;
+}
+
+// Rotation by angle a about unit axis k (Rodrigues).
+Mat3 axis_angle(const Vec3& k, double a) {
+    const double c = std::cos(a), s = std::sin(a), t = 1.0 - c, x = k[0], y = k[1], z = k[2];
+    return {{{t * x * x + c, t * x * y - s * z, t * x * z + s * y},
+             {t * x * y + s * z, t * y * y + c, t * y * z - s * x},
+             {t * x * z - s * y, t * y * z + s * x, t * z * z + c}}};
+}
+
+// Rz Ry Rx (about x first), degrees.
+Mat3 euler(const std::array<double, 3>& deg) {
+    const double k = 3.14159265358979323846 / 180.0;
+    return mul(axis_angle(Vec3{{0, 0, 1}}, deg[2] * k),
+               mul(axis_angle(Vec3{{0, 1, 0}}, deg[1] * k), axis_angle(Vec3{{1, 0, 0}}, deg[0] * k)));
+}
+
 }  // namespace
+
+template <int D>
+bool BoundaryMotion<D>::moving() const {
+    return angular_velocity != 0.0f || !(velocity == Vec<D>::zero()) || !keyframes.empty();
+}
+
+template <int D>
+RigidPose<D> BoundaryMotion<D>::pose(double t) const {
+    // Keyframe displacement at t: linear between the two keyframes around t.
+    std::array<double, 3> tr{0, 0, 0}, rot{0, 0, 0};
+    if (!keyframes.empty()) {
+        std::size_t k = 0;
+        while (k + 1 < keyframes.size() && keyframes[k + 1].time <= t) ++k;
+        const Keyframe& a = keyframes[k];
+        if (k + 1 < keyframes.size() && t > a.time) {
+            const Keyframe& b = keyframes[k + 1];
+            const double f = (t - a.time) / (b.time - a.time);
+            for (int i = 0; i < 3; ++i) {
+                tr[i] = a.translate[i] + f * (b.translate[i] - a.translate[i]);
+                rot[i] = a.rotate_deg[i] + f * (b.rotate_deg[i] - a.rotate_deg[i]);
+            }
+        } else {
+            tr = a.translate;
+            rot = a.rotate_deg;
+        }
+    }
+    const Vec3 axis = D == 2 ? Vec3{{0, 0, 1}} : this->axis;
+    const Mat3 R = mul(euler(rot), axis_angle(axis, double(angular_velocity) * t));
+    RigidPose<D> p;
+    for (int a = 0; a < D; ++a) {
+        p.pivot[a] = pivot[a];
+        p.shift[a] = double(velocity[a]) * t + tr[a];
+        for (int b = 0; b < D; ++b) p.R[a][b] = R[a][b];
+    }
+    return p;
+}
 
 template <int D>
 void update_boundary_motion(BoundarySet<D>& b, double t, const ExecContext& exec) {
     if (!b.any_moving()) return;
+    // Poses in double, from the rest pose: no drift over long runs. Velocities by a central
+    // difference of the pose over +-0.1 ms (exact for translations, 1e-8 relative for spins).
+    constexpr double kDt = 1e-4;
+    std::vector<std::array<RigidPose<D>, 3>> poses(b.motions.size());
+    for (std::size_t o = 0; o < b.motions.size(); ++o)
+        if (b.motions[o].moving())
+            poses[o] = {b.motions[o].pose(t), b.motions[o].pose(t - kDt), b.motions[o].pose(t + kDt)};
     parallel_for_each_index(exec, b.size(), [&](std::size_t i) {
-        const BoundaryMotion<D>& m = b.motions[b.object[i]];
-        if (!m.moving()) return;
-        // Angle from the rest pose in double: no drift over long runs.
-        const float a = static_cast<float>(m.angular_velocity * t);
-        const Vec<D> r0 = b.rest_position[i] - m.pivot;
-        if constexpr (D == 2) {
-            const float c = std::cos(a), s = std::sin(a);
-            const Vec2 r = {{c * r0[0] - s * r0[1], s * r0[0] + c * r0[1]}};
-            b.position[i] = m.pivot + r;
-            b.velocity[i] = Vec2{{-r[1], r[0]}} * m.angular_velocity;  // omega x r
-        } else {
-            const Vec3 r = rotate(r0, m.axis, a);
-            b.position[i] = m.pivot + r;
-            const Vec3& k = m.axis;
-            b.velocity[i] = Vec3{{k[1] * r[2] - k[2] * r[1], k[2] * r[0] - k[0] * r[2], k[0] * r[1] - k[1] * r[0]}} *
-                            m.angular_velocity;
-        }
+        const std::uint16_t o = b.object[i];
+        if (!b.motions[o].moving()) return;
+        const Vec<D> x0 = b.rest_position[i];
+        b.position[i] = poses[o][0].apply(x0);
+        b.velocity[i] = (poses[o][2].apply(x0) - poses[o][1].apply(x0)) * static_cast<float>(1.0 / (2.0 * kDt));
     });
+}
+
+template <int D>
+void update_wall_poses(std::vector<Wall<D>>& walls, const std::vector<BoundaryMotion<D>>& motions, double t) {
+    for (auto& w : walls) {
+        if (w.object < 0 || std::size_t(w.object) >= motions.size() || !motions[w.object].moving()) continue;
+        w.pose = motions[w.object].pose(t);
+        w.moving = true;
+    }
 }
 
 template struct BoundarySet<2>;
@@ -199,10 +445,20 @@ template struct BoundarySet<3>;
 template void compute_boundary_psi<2>(BoundarySet<2>&, const CubicSpline<2>&, float, const ExecContext&, float);
 template void compute_boundary_psi<3>(BoundarySet<3>&, const CubicSpline<3>&, float, const ExecContext&, float);
 template float double_layer_volume_correction<2>(const CubicSpline<2>&, float);
+template float sampled_wall_correction<2>(const CubicSpline<2>&, float, int, float, const ExecContext&);
+template float sampled_wall_correction<3>(const CubicSpline<3>&, float, int, float, const ExecContext&);
 template float double_layer_volume_correction<3>(const CubicSpline<3>&, float);
 template bool keep_inside<2>(Vec<2>&, const std::vector<Wall<2>>&, float);
 template bool keep_inside<3>(Vec<3>&, const std::vector<Wall<3>>&, float);
 template void update_boundary_motion<2>(BoundarySet<2>&, double, const ExecContext&);
 template void update_boundary_motion<3>(BoundarySet<3>&, double, const ExecContext&);
+template void update_wall_poses<2>(std::vector<Wall<2>>&, const std::vector<BoundaryMotion<2>>&, double);
+template void update_wall_poses<3>(std::vector<Wall<3>>&, const std::vector<BoundaryMotion<3>>&, double);
+template float distance_to_wall<2>(const Wall<2>&, const Vec<2>&, Vec<2>&);
+template float distance_to_wall<3>(const Wall<3>&, const Vec<3>&, Vec<3>&);
+template struct BoundaryMotion<2>;
+template struct BoundaryMotion<3>;
+template struct RigidPose<2>;
+template struct RigidPose<3>;
 
 }  // namespace eddy

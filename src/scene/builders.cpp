@@ -47,6 +47,8 @@ std::vector<double> axis_coords(double lo, double hi, double r, int outside_laye
 // grown box has square corners), round shapes radially.
 template <int D>
 bool inside_shape(const BoundarySpec& b, const Vec<D>& x, float margin = 0.0f) {
+    if (const MeshShape<D>* m = model_shape<D>(b.model))  // signed distance, capped past the margin
+        return m->signed_distance(x, 2.0 * std::fabs(margin) + 1e-9) <= margin;
     if (b.shape == "box") {
         for (int a = 0; a < D; ++a)
             if (x[a] < b.min[a] - margin || x[a] > b.max[a] + margin) return false;
@@ -111,9 +113,16 @@ void disc(std::vector<Vec3>& out, const Vec3& c, double R, double s, double y0) 
 }
 
 template <int D>
-std::vector<Vec<D>> sample_boundary(const BoundarySpec& b, double r, int layers) {
+std::vector<Vec<D>> sample_boundary(const BoundarySpec& b, double r, int layers, const ExecContext& exec) {
     std::vector<Vec<D>> pts;
     const double s = 2.0 * r;
+    if (const MeshShape<D>* m = model_shape<D>(b.model)) {
+        WallSampling ws;
+        ws.particle_radius = static_cast<float>(r);
+        ws.layers = layers;
+        ws.solid = b.solid;
+        return sample_wall(*m, ws, exec);
+    }
     if (b.shape == "box") {
         // Container: the lattice frame of `layers` layers around the box, corners and edges included
         // (every lattice point with some coordinate outside the box). Obstacle: the lattice points
@@ -181,7 +190,7 @@ Lattice fluid_lattice(const FluidSpec& f, double r) {
     Lattice l;
     const double s = 2.0 * r;
     for (int a = 0; a < D; ++a) {
-        if (f.shape == "box") {
+        if (f.shape == "box" || f.shape == "mesh" || f.shape == "polygon") {  // models: their box
             l.origin[a] = f.min[a] + r;
             l.count[a] = static_cast<long>(std::floor((f.max[a] - f.min[a] - s) / s + 1e-6)) + 1;
         } else {
@@ -198,7 +207,19 @@ Lattice fluid_lattice(const FluidSpec& f, double r) {
 }  // namespace
 
 template <int D>
-ParticleSet<D> build_fluid(const Scene& s, std::size_t max_particles) {
+std::string box_text(const std::array<double, 3>& lo, const std::array<double, 3>& hi) {
+    std::string a, b;
+    for (int i = 0; i < D; ++i) {
+        a += fmt::format("{}{:.4g}", i ? ", " : "", lo[i]);
+        b += fmt::format("{}{:.4g}", i ? ", " : "", hi[i]);
+    }
+    return fmt::format("[{}] to [{}]", a, b);
+}
+
+template <int D>
+ParticleSet<D> build_fluid(const Scene& s, std::size_t max_particles, const ExecContext* exec) {
+    const ExecContext serial(1);
+    const ExecContext& pool = exec ? *exec : serial;
     const double r = s.particle_radius;
     ParticleSet<D> out;
     std::vector<const BoundarySpec*> containers, solids;
@@ -224,7 +245,12 @@ ParticleSet<D> build_fluid(const Scene& s, std::size_t max_particles) {
         const std::size_t before = out.size();
         if (before) earlier.build(out.position, ExecContext(1));
         const Vec<D> vel = from_array<D>(f.velocity);
-        std::size_t made = 0, outside = 0, over = 0;
+        const MeshShape<D>* model = model_shape<D>(f.model);
+        // The block's lattice points, then which of them stay (in parallel: a model's inside test
+        // and the walls' signed distances are the costly part), then the earlier blocks (serially).
+        std::vector<Vec<D>> pts;
+        pts.reserve(static_cast<std::size_t>(lattice_points));
+        std::vector<std::uint8_t> round_ok;
         long idx[3] = {0, 0, 0};
         while (true) {
             Vec<D> p;
@@ -234,38 +260,68 @@ ParticleSet<D> build_fluid(const Scene& s, std::size_t max_particles) {
                 d2 += (x - f.center[a]) * (x - f.center[a]);
                 p[a] = static_cast<float>(x);
             }
-            bool keep = f.shape == "box" || std::sqrt(d2) <= f.radius - r + 1e-6 * r;
-            if (keep && !containers.empty()) {
+            const bool round = f.shape == "circle" || f.shape == "sphere";
+            if (!round || std::sqrt(d2) <= f.radius - r + 1e-6 * r) pts.push_back(p);
+            int a = 0;
+            while (a < D && ++idx[a] == lat.count[a]) idx[a++] = 0;
+            if (a == D) break;
+        }
+        // 0: dropped by the shape or a solid, 1: outside every container, 2: kept.
+        std::vector<std::uint8_t> state(pts.size(), 2);
+        parallel_for_each_index(pool, pts.size(), [&](std::size_t i) {
+            const Vec<D> p = pts[i];
+            if (model && !model->inside(p)) {  // a model's inside: the lattice points within it
+                state[i] = 0;
+                return;
+            }
+            if (!containers.empty()) {
                 // Centres at least r inside a container: a block reaching past a wall is clipped
                 // there (a box of water filling the lower half of a round tank).
                 bool in = false;
                 for (const auto* b : containers) in = in || inside_shape<D>(*b, p, -0.9999f * fr);
                 if (!in) {
-                    keep = false;
-                    ++outside;
+                    state[i] = 1;
+                    return;
                 }
             }
             // Points within r of a solid obstacle are dropped: that is how an obstacle is placed in
             // a block of fluid.
-            for (const auto* b : solids) keep = keep && !inside_shape<D>(*b, p, fr);
+            for (const auto* b : solids)
+                if (inside_shape<D>(*b, p, fr)) {
+                    state[i] = 0;
+                    return;
+                }
+        }, 256);
+        std::size_t made = 0, outside = 0, over = 0;
+        for (std::size_t i = 0; i < pts.size(); ++i) {
+            if (state[i] == 1) ++outside;
+            bool keep = state[i] == 2;
             if (keep && before) {
                 bool dup = false;
-                earlier.for_each_neighbor(p, fr, [&](std::uint32_t) { dup = true; });
+                earlier.for_each_neighbor(pts[i], fr, [&](std::uint32_t) { dup = true; });
                 keep = !dup;
             }
             if (keep) {
                 ++made;
-                if (out.size() < max_particles) out.push_back(p, vel);
+                if (out.size() < max_particles) out.push_back(pts[i], vel);
                 else ++over;  // counted for the message, not stored
             }
-            int a = 0;
-            while (a < D && ++idx[a] == lat.count[a]) idx[a++] = 0;
-            if (a == D) break;
         }
         if (over > 0)
             throw InputError(fmt::format("{} would create {} particles, more than --max-particles {}", where,
                                          out.size() + over, max_particles));
-        if (made == 0 && outside > 0) throw InputError(fmt::format("{} lies outside every container", where));
+        if (made == 0 && outside > 0) {
+            // Say where the fluid and the containers are: with models, a unit or an axis is easily wrong.
+            std::string boxes;
+            for (std::size_t bi = 0; bi < s.boundaries.size(); ++bi) {
+                const BoundarySpec& b = s.boundaries[bi];
+                if (b.solid || (b.shape != "mesh" && b.shape != "polygon")) continue;
+                boxes += fmt::format("; boundaries[{}] ({}) spans {} m", bi,
+                                     b.shape == "mesh" ? b.model.file.string() : "polygon", box_text<D>(b.min, b.max));
+            }
+            throw InputError(fmt::format("{} lies outside every container (the fluid spans {} m{})", where,
+                                         box_text<D>(f.min, f.max), boxes));
+        }
         if (made == 0)
             throw InputError(fmt::format("{} holds no particle: it is smaller than one particle (2r = {:g} m) or "
                                          "entirely inside solids or earlier fluids",
@@ -275,25 +331,31 @@ ParticleSet<D> build_fluid(const Scene& s, std::size_t max_particles) {
 }
 
 template <int D>
-BoundarySet<D> build_boundary(const Scene& s, int layers) {
+BoundarySet<D> build_boundary(const Scene& s, int layers, const ExecContext* exec) {
+    const ExecContext serial(1);
     BoundarySet<D> out;
+    out.particle_radius = static_cast<float>(s.particle_radius);
     for (std::size_t i = 0; i < s.boundaries.size(); ++i) {
         const BoundarySpec& b = s.boundaries[i];
-        for (const auto& p : sample_boundary<D>(b, s.particle_radius, layers)) out.push_back(p, static_cast<std::uint16_t>(i));
+        for (const auto& p : sample_boundary<D>(b, s.particle_radius, layers, exec ? *exec : serial))
+            out.push_back(p, static_cast<std::uint16_t>(i));
         BoundaryMotion<D> m;
         m.pivot = from_array<D>(b.pivot);
         Vec3 axis = from_array<3>(b.axis);
         if (D == 3) axis *= 1.0f / norm(axis);
         m.axis = axis;
         m.angular_velocity = static_cast<float>(b.angular_velocity);
+        m.velocity = from_array<D>(b.velocity);
+        m.keyframes = b.keyframes;
         out.motions.push_back(m);
+        out.sampled_layers.push_back(model_shape<D>(b.model) ? static_cast<std::uint8_t>(layers) : 0);
     }
     return out;
 }
 
-template ParticleSet<2> build_fluid<2>(const Scene&, std::size_t);
-template ParticleSet<3> build_fluid<3>(const Scene&, std::size_t);
-template BoundarySet<2> build_boundary<2>(const Scene&, int);
-template BoundarySet<3> build_boundary<3>(const Scene&, int);
+template ParticleSet<2> build_fluid<2>(const Scene&, std::size_t, const ExecContext*);
+template ParticleSet<3> build_fluid<3>(const Scene&, std::size_t, const ExecContext*);
+template BoundarySet<2> build_boundary<2>(const Scene&, int, const ExecContext*);
+template BoundarySet<3> build_boundary<3>(const Scene&, int, const ExecContext*);
 
 }  // namespace eddy

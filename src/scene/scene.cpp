@@ -113,11 +113,11 @@ void check_box(const Ctx& c, const std::string& path, const std::array<double, 3
 }
 
 void check_shape_dim(const Ctx& c, const std::string& path, const std::string& shape, int dim, bool fluid) {
-    const bool ok = shape == "box" || (dim == 2 && shape == "circle") || (dim == 3 && shape == "sphere") ||
-                    (!fluid && dim == 3 && shape == "cylinder");
+    const bool ok = shape == "box" || (dim == 2 && (shape == "circle" || shape == "polygon")) ||
+                    (dim == 3 && (shape == "sphere" || shape == "mesh")) || (!fluid && dim == 3 && shape == "cylinder");
     if (!ok) {
-        const char* allowed = fluid ? (dim == 2 ? "box, circle" : "box, sphere")
-                                    : (dim == 2 ? "box, circle" : "box, sphere, cylinder");
+        const char* allowed = fluid ? (dim == 2 ? "box, circle, polygon" : "box, sphere, mesh")
+                                    : (dim == 2 ? "box, circle, polygon" : "box, sphere, cylinder, mesh");
         c.fail(sub(path, "shape"), fmt::format("\"{}\" is not allowed in {}D; allowed: {}", shape, dim, allowed));
     }
 }
@@ -130,6 +130,97 @@ void check_shape_keys(const Ctx& c, const nlohmann::json& obj, const std::string
         bool ok = false;
         for (const char* k : allowed) ok = ok || it.key() == k;
         if (!ok) c.fail(sub(path, it.key()), fmt::format("a {} has no '{}'; its keys: {}", shape, it.key(), join(allowed)));
+    }
+}
+
+// A model's keys: "mesh" (file, scale, rotate, translate) or "polygon" (points). The model is loaded,
+// placed and cleaned here, so that a bad file is reported with the scene's other input errors.
+void parse_model(const Ctx& c, const nlohmann::json& o, const std::string& p, const std::string& shape, int dim,
+                 ModelSpec& m, std::vector<std::string>& warnings) {
+    namespace fs = std::filesystem;
+    MeshReport report;
+    std::string name;
+    if (shape == "mesh") {
+        const std::string file = text(c, o, p, "file", "", true);
+        if (file.empty()) c.fail(sub(p, "file"), "must name a model file (.obj, .stl, .ply, .gltf, .glb, .fbx, ...)");
+        fs::path f(file);
+        if (f.is_relative()) {
+            // Relative to the scene file's folder (scenes built in code: the working directory).
+            std::error_code ec;
+            const fs::path scene_file(c.file);
+            if (fs::is_regular_file(scene_file, ec)) f = scene_file.parent_path() / f;
+        }
+        m.file = f.lexically_normal();
+        if (o.contains("scale") && o["scale"].is_number()) {
+            const double k = number(c, o, p, "scale", 1.0, false, true);
+            m.placement.scale = {k, k, k};
+        } else {
+            m.placement.scale = vec(c, o, p, "scale", dim, {1, 1, 1}, false);
+            for (int a = 0; a < 3; ++a)
+                if (!(m.placement.scale[a] != 0.0))
+                    c.fail(sub(p, "scale"), "factors must not be zero; a number, or 3 numbers (negative mirrors)");
+        }
+        m.placement.rotate_deg = vec(c, o, p, "rotate", dim, {0, 0, 0}, false);
+        m.placement.translate = vec(c, o, p, "translate", dim, {0, 0, 0}, false);
+        name = m.file.string();
+        m.mesh = std::make_shared<const MeshShape<3>>(read_triangle_mesh(m.file, m.placement), name);
+        report = m.mesh->report();
+    } else {
+        const std::string key = sub(p, "points");
+        if (!o.contains("points")) c.fail(key, "missing; it is required (a list of [x, y] corners)");
+        const auto& pts = o["points"];
+        if (!pts.is_array() || pts.size() < 3) c.fail(key, "must be a list of at least 3 [x, y] corners");
+        for (const auto& q : pts) {
+            if (!q.is_array() || q.size() != 2 || !q[0].is_number() || !q[1].is_number())
+                c.fail(key, fmt::format("expected [x, y] corners, got {}", q.dump()));
+            m.points.push_back({q[0].get<double>(), q[1].get<double>()});
+        }
+        name = fmt::format("{}: {}", c.file, key);
+        m.polygon = std::make_shared<const MeshShape<2>>(polygon_mesh(m.points, name), name);
+        report = m.polygon->report();
+    }
+    if (report.boundary_edges || report.non_manifold_edges || report.degenerate)
+        warnings.push_back(fmt::format(
+            "{}: warning: {} boundary edge(s) (open), {} non-manifold edge(s), {} degenerate {}(s) skipped; inside "
+            "and outside are decided by the generalized winding number",
+            name, report.boundary_edges, report.non_manifold_edges, report.degenerate, dim == 3 ? "triangle" : "segment"));
+}
+
+// "motion": {velocity, angular_velocity, axis, pivot, keyframes}; or the older angular_velocity, pivot
+// and axis beside the shape (not both).
+void parse_motion(const Ctx& c, const nlohmann::json& b, const std::string& p, int dim, BoundarySpec& bs) {
+    const bool nested = b.contains("motion");
+    for (const char* k : {"angular_velocity", "pivot", "axis"})
+        if (nested && b.contains(k))
+            c.fail(sub(p, k), "give the motion either in 'motion' or beside the shape, not both");
+    const nlohmann::json& m = nested ? b["motion"] : b;
+    const std::string mp = nested ? sub(p, "motion") : p;
+    if (nested) check_keys(c, m, mp, {"velocity", "angular_velocity", "axis", "pivot", "keyframes"});
+    bs.angular_velocity = number(c, m, mp, "angular_velocity", 0.0, false, false);
+    bs.pivot = vec(c, m, mp, "pivot", dim, bs.pivot, false);
+    if (dim == 2 && m.contains("axis")) c.fail(sub(mp, "axis"), "2D rotations are in the xy plane; remove 'axis'");
+    bs.axis = vec(c, m, mp, "axis", dim, {0, 0, 1}, false, 3);
+    if (dim == 3 && bs.axis[0] == 0 && bs.axis[1] == 0 && bs.axis[2] == 0) c.fail(sub(mp, "axis"), "must not be zero");
+    if (!nested) return;
+    bs.velocity = vec(c, m, mp, "velocity", dim, {0, 0, 0}, false);
+    if (!m.contains("keyframes")) return;
+    const std::string kp = sub(mp, "keyframes");
+    if (!m["keyframes"].is_array() || m["keyframes"].empty())
+        c.fail(kp, "must be a non-empty list of {time, translate, rotate}");
+    for (std::size_t i = 0; i < m["keyframes"].size(); ++i) {
+        const auto& k = m["keyframes"][i];
+        const std::string ip = fmt::format("{}[{}]", kp, i);
+        check_keys(c, k, ip, {"time", "translate", "rotate"});
+        Keyframe kf;
+        kf.time = number(c, k, ip, "time", 0.0, true, false);
+        if (kf.time < 0.0) c.fail(sub(ip, "time"), fmt::format("= {:g}: must be >= 0", kf.time));
+        if (!bs.keyframes.empty() && !(kf.time > bs.keyframes.back().time))
+            c.fail(sub(ip, "time"), fmt::format("= {:g}: keyframe times must increase (the one before is {:g})", kf.time,
+                                                bs.keyframes.back().time));
+        kf.translate = vec(c, k, ip, "translate", dim, {0, 0, 0}, false);
+        if (dim == 2) kf.rotate_deg[2] = number(c, k, ip, "rotate", 0.0, false, false);
+        else kf.rotate_deg = vec(c, k, ip, "rotate", dim, {0, 0, 0}, false);
+        bs.keyframes.push_back(kf);
     }
 }
 
@@ -274,17 +365,24 @@ Scene parse_scene(nlohmann::json j, const std::string& where, const std::vector<
             const auto& b = j["boundaries"][i];
             const std::string p = fmt::format("boundaries[{}]", i);
             check_keys(c, b, p, {"shape", "solid", "min", "max", "center", "radius", "height", "angular_velocity",
-                                 "pivot", "axis", "open_top"});
+                                 "pivot", "axis", "open_top", "motion", "file", "scale", "rotate", "translate", "points"});
             BoundarySpec bs;
             bs.shape = text(c, b, p, "shape", "", true);
             check_shape_dim(c, p, bs.shape, dim, false);
             if (bs.shape == "box")
-                check_shape_keys(c, b, p, "box", {"shape", "solid", "min", "max", "angular_velocity", "pivot", "axis", "open_top"});
+                check_shape_keys(c, b, p, "box", {"shape", "solid", "min", "max", "angular_velocity", "pivot", "axis",
+                                                  "open_top", "motion"});
             else if (bs.shape == "cylinder")
                 check_shape_keys(c, b, p, "cylinder", {"shape", "solid", "center", "radius", "height", "angular_velocity",
-                                                       "pivot", "axis", "open_top"});
+                                                       "pivot", "axis", "open_top", "motion"});
+            else if (bs.shape == "mesh")
+                check_shape_keys(c, b, p, "mesh", {"shape", "solid", "file", "scale", "rotate", "translate",
+                                                   "angular_velocity", "pivot", "axis", "motion"});
+            else if (bs.shape == "polygon")
+                check_shape_keys(c, b, p, "polygon", {"shape", "solid", "points", "angular_velocity", "pivot", "motion"});
             else
-                check_shape_keys(c, b, p, bs.shape, {"shape", "solid", "center", "radius", "angular_velocity", "pivot", "axis"});
+                check_shape_keys(c, b, p, bs.shape, {"shape", "solid", "center", "radius", "angular_velocity", "pivot",
+                                                     "axis", "motion"});
             bs.solid = flag(c, b, p, "solid", false);
             bs.open_top = flag(c, b, p, "open_top", false);
             if (bs.shape == "box") {
@@ -292,6 +390,18 @@ Scene parse_scene(nlohmann::json j, const std::string& where, const std::vector<
                 bs.max = vec(c, b, p, "max", dim, {}, true);
                 check_box(c, p, bs.min, bs.max, dim);
                 for (int a = 0; a < 3; ++a) bs.pivot[a] = 0.5 * (bs.min[a] + bs.max[a]);
+            } else if (bs.shape == "mesh" || bs.shape == "polygon") {
+                parse_model(c, b, p, bs.shape, dim, bs.model, s.warnings);
+                // The model's box, as a box's corners (scene bounds, default pivot).
+                auto box = [&](const auto& shape) {
+                    for (int a = 0; a < dim; ++a) {
+                        bs.min[a] = shape.lo()[a];
+                        bs.max[a] = shape.hi()[a];
+                        bs.pivot[a] = 0.5 * (bs.min[a] + bs.max[a]);
+                    }
+                };
+                if (bs.model.mesh) box(*bs.model.mesh);
+                else box(*bs.model.polygon);
             } else {
                 bs.center = vec(c, b, p, "center", dim, {}, true);
                 bs.radius = number(c, b, p, "radius", 0.0, true, true);
@@ -303,12 +413,7 @@ Scene parse_scene(nlohmann::json j, const std::string& where, const std::vector<
                 }
             }
             if (bs.open_top && bs.solid) c.fail(sub(p, "open_top"), "only containers have a top to open, not solids");
-            bs.angular_velocity = number(c, b, p, "angular_velocity", 0.0, false, false);
-            bs.pivot = vec(c, b, p, "pivot", dim, bs.pivot, false);
-            if (dim == 2 && b.contains("axis")) c.fail(sub(p, "axis"), "2D rotations are in the xy plane; remove 'axis'");
-            bs.axis = vec(c, b, p, "axis", dim, {0, 0, 1}, false, 3);
-            if (dim == 3 && bs.axis[0] == 0 && bs.axis[1] == 0 && bs.axis[2] == 0)
-                c.fail(sub(p, "axis"), "must not be zero");
+            parse_motion(c, b, p, dim, bs);
             s.boundaries.push_back(bs);
         }
     }
@@ -317,13 +422,27 @@ Scene parse_scene(nlohmann::json j, const std::string& where, const std::vector<
     for (std::size_t i = 0; i < j["fluids"].size(); ++i) {
         const auto& f = j["fluids"][i];
         const std::string p = fmt::format("fluids[{}]", i);
-        check_keys(c, f, p, {"shape", "min", "max", "center", "radius", "velocity"});
+        check_keys(c, f, p, {"shape", "min", "max", "center", "radius", "velocity", "file", "scale", "rotate", "translate",
+                             "points"});
         FluidSpec fs;
         fs.shape = text(c, f, p, "shape", "", true);
         check_shape_dim(c, p, fs.shape, dim, true);
         if (fs.shape == "box") check_shape_keys(c, f, p, "box", {"shape", "min", "max", "velocity"});
+        else if (fs.shape == "mesh")
+            check_shape_keys(c, f, p, "mesh", {"shape", "file", "scale", "rotate", "translate", "velocity"});
+        else if (fs.shape == "polygon") check_shape_keys(c, f, p, "polygon", {"shape", "points", "velocity"});
         else check_shape_keys(c, f, p, fs.shape, {"shape", "center", "radius", "velocity"});
-        if (fs.shape == "box") {
+        if (fs.shape == "mesh" || fs.shape == "polygon") {
+            parse_model(c, f, p, fs.shape, dim, fs.model, s.warnings);
+            auto box = [&](const auto& shape) {
+                for (int a = 0; a < dim; ++a) {
+                    fs.min[a] = shape.lo()[a];
+                    fs.max[a] = shape.hi()[a];
+                }
+            };
+            if (fs.model.mesh) box(*fs.model.mesh);
+            else box(*fs.model.polygon);
+        } else if (fs.shape == "box") {
             fs.min = vec(c, f, p, "min", dim, {}, true);
             fs.max = vec(c, f, p, "max", dim, {}, true);
             check_box(c, p, fs.min, fs.max, dim);
@@ -461,7 +580,7 @@ double fluid_height(const Scene& s) {
     down = g > 0.0f ? down * (1.0f / g) : Vec3{{0.0f, -1.0f, 0.0f}};
     double lo = 1e300, hi = -1e300;
     for (const auto& f : s.fluids) {
-        if (f.shape == "box") {
+        if (f.shape == "box" || f.shape == "mesh" || f.shape == "polygon") {  // models: their box
             for (int corner = 0; corner < 8; ++corner) {
                 Vec3 p{{float(corner & 1 ? f.max[0] : f.min[0]), float(corner & 2 ? f.max[1] : f.min[1]),
                         float(s.dimension == 3 && (corner & 4) ? f.max[2] : f.min[2])}};
@@ -502,11 +621,11 @@ Aabb<D> scene_bounds(const Scene& s) {
         grow(lo, hi);
     };
     for (const auto& x : s.boundaries) {
-        if (x.shape == "box") grow(x.min, x.max);
+        if (x.shape == "box" || x.shape == "mesh" || x.shape == "polygon") grow(x.min, x.max);
         else round_shape(x.center, x.radius, x.shape == "cylinder" ? x.height : 0.0);
     }
     for (const auto& f : s.fluids) {
-        if (f.shape == "box") grow(f.min, f.max);
+        if (f.shape == "box" || f.shape == "mesh" || f.shape == "polygon") grow(f.min, f.max);
         else round_shape(f.center, f.radius, 0.0);
     }
     return b;

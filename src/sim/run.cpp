@@ -16,15 +16,21 @@ namespace eddy {
 
 namespace {
 
-// The scene's walls that do not move, as analytic shapes for position-based collision.
+// The scene's walls for position-based collision: analytic shapes, and models as signed-distance
+// grids (voxel r, exact within 4r). Moving walls follow their boundary object (update_wall_poses).
 template <int D>
-std::vector<Wall<D>> scene_walls(const Scene& scene) {
+std::vector<Wall<D>> scene_walls(const Scene& scene, const ExecContext& exec) {
     std::vector<Wall<D>> walls;
-    for (const auto& b : scene.boundaries) {
-        if (b.angular_velocity != 0.0) continue;
+    const float r = static_cast<float>(scene.particle_radius);
+    for (std::size_t i = 0; i < scene.boundaries.size(); ++i) {
+        const BoundarySpec& b = scene.boundaries[i];
         Wall<D> w;
         w.solid = b.solid;
-        if (b.shape == "box") {
+        w.object = b.moving() ? static_cast<int>(i) : -1;
+        if (const MeshShape<D>* m = model_shape<D>(b.model)) {
+            w.shape = Wall<D>::Shape::sdf;
+            w.sdf = std::make_shared<const SdfGrid<D>>(make_sdf_grid(*m, r, 4.0f * r, exec));
+        } else if (b.shape == "box") {
             w.shape = Wall<D>::Shape::box;
             w.lo = from_array<D>(b.min);
             w.hi = from_array<D>(b.max);
@@ -35,14 +41,14 @@ std::vector<Wall<D>> scene_walls(const Scene& scene) {
             w.radius = static_cast<float>(b.radius);
             w.height = b.open_top ? std::numeric_limits<float>::max() : static_cast<float>(b.height);
         }
-        walls.push_back(w);
+        walls.push_back(std::move(w));
     }
     return walls;
 }
 
 // The scene's method with its settings and gravity; `layers` gets the boundary layers it needs.
 template <int D>
-ParticleMethod<D> make_method(const Scene& scene, int& layers) {
+ParticleMethod<D> make_method(const Scene& scene, int& layers, const ExecContext& exec) {
     const std::string where = scene.where() + ": settings";
     const float r = static_cast<float>(scene.particle_radius);
     const Vec<D> g = from_array<D>(scene.gravity);
@@ -57,13 +63,13 @@ ParticleMethod<D> make_method(const Scene& scene, int& layers) {
         PbfSettings s;
         apply_json(s, pbf_fields(), scene.settings, where);
         layers = 1;  // Akinci's single layer, as seed 002 describes
-        return PbfSolver<D>(s, r, g, height, scene_walls<D>(scene), where);
+        return PbfSolver<D>(s, r, g, height, scene_walls<D>(scene, exec), where);
     }
     if (scene.method == "clavet") {
         ClavetSettings s;
         apply_json(s, clavet_fields(), scene.settings, where);
         layers = 1;  // drawn only: Clavet's walls are the analytic shapes
-        return ClavetSolver<D>(s, r, g, height, scene_walls<D>(scene), where);
+        return ClavetSolver<D>(s, r, g, height, scene_walls<D>(scene, exec), where);
     }
     throw InputError(fmt::format("{}: key 'method' = \"{}\" is not implemented; allowed: wcsph, pbf, clavet",
                                  scene.where(), scene.method));
@@ -73,8 +79,8 @@ template <int D>
 ParticleSimulation<D> make_particle_simulation(const Scene& scene, std::size_t max_particles, const ExecContext& exec) {
     int layers = 2;
     // Settings first: a bad setting is reported before any particle is built.
-    ParticleMethod<D> method = make_method<D>(scene, layers);
-    ParticleSimulation<D> sim{scene, build_fluid<D>(scene, max_particles), build_boundary<D>(scene, layers),
+    ParticleMethod<D> method = make_method<D>(scene, layers, exec);
+    ParticleSimulation<D> sim{scene, build_fluid<D>(scene, max_particles, &exec), build_boundary<D>(scene, layers, &exec),
                               std::move(method), {}, 0.0, 0};
     std::visit([&](auto& m) { m.init(sim.fluid, sim.boundary, exec); }, sim.method);
     if (scene.boundaries.empty()) {
@@ -112,6 +118,25 @@ std::size_t count_escaped(const ParticleSimulation<D>& sim, const ExecContext& e
 
 std::string frame_name(int index, const char* ext) { return fmt::format("frames/particles_{:05d}.{}", index, ext); }
 
+// The scene's models (meshes, polygons) at their pose at time t, with their boundary object index.
+template <int D>
+std::vector<std::pair<std::uint16_t, Mesh<D>>> posed_models(const ParticleSimulation<D>& sim, double t) {
+    std::vector<std::pair<std::uint16_t, Mesh<D>>> out;
+    for (std::size_t i = 0; i < sim.scene.boundaries.size(); ++i) {
+        const MeshShape<D>* m = model_shape<D>(sim.scene.boundaries[i].model);
+        if (!m) continue;
+        Mesh<D> mesh;
+        mesh.cells = m->mesh().cells;
+        mesh.vertices = m->mesh().vertices;
+        if (i < sim.boundary.motions.size() && sim.boundary.motions[i].moving()) {
+            const RigidPose<D> pose = sim.boundary.motions[i].pose(t);
+            for (auto& v : mesh.vertices) v = pose.apply(v);
+        }
+        out.emplace_back(static_cast<std::uint16_t>(i), std::move(mesh));
+    }
+    return out;
+}
+
 }  // namespace
 
 Simulation make_simulation(const Scene& scene, std::size_t max_particles, const ExecContext& exec) {
@@ -128,7 +153,7 @@ void rebuild_method(Simulation& simulation, const Scene& scene, const ExecContex
                                          "particle_radius must stay as they are",
                                          scene.where()));
         int layers = 2;
-        ParticleMethod<D> method = make_method<D>(scene, layers);  // throws before anything changes
+        ParticleMethod<D> method = make_method<D>(scene, layers, exec);  // throws before anything changes
         sim.method = std::move(method);
         sim.scene.settings = scene.settings;
         sim.scene.gravity = scene.gravity;
@@ -180,7 +205,9 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
             const bool render_all = opts.render || scene.output.render;
             const auto& out = opts.out_dir;
             // Stale frames of an earlier run would mix with this one's in the folder.
-            detail::prepare_frames_folder(out, {"particles_", "surface_"});
+            detail::prepare_frames_folder(out, {"particles_", "surface_", "walls"});
+            std::error_code no_walls_pvd;
+            std::filesystem::remove(out / "walls.pvd", no_walls_pvd);  // a moving-walls run's, from before
 
             RenderSettings rs = opts.render_settings;
             if (scene.camera.given) {
@@ -197,7 +224,7 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
             const float r = static_cast<float>(scene.particle_radius);
 
             RunResult result;
-            std::vector<std::pair<double, std::string>> pvd;
+            std::vector<std::pair<double, std::string>> pvd, walls_pvd;
             float frame_max_err = 0.0f;  // since the previous frame
             double frame_sum_err = 0.0;
             std::uint64_t frame_steps = 0;
@@ -232,6 +259,33 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
                     const std::string name = fmt::format("frames/surface_{:05d}.{}", fr.index, opts.mesh_format);
                     write_mesh<D>(out / name, reconstruct_surface<D>(sim.fluid.position, ss, exec).mesh);
                     fr.files.push_back(name);
+                }
+                // The walls beside the fluid: once when nothing moves, else every frame (walls.pvd).
+                if (!sim.boundary.empty() && (fr.index == 0 || sim.boundary.any_moving())) {
+                    const bool moving = sim.boundary.any_moving();
+                    const std::string stem = moving ? fmt::format("frames/walls_{:05d}", fr.index) : "frames/walls";
+                    const auto models = posed_models(sim, sim.time);
+                    if (std::find(formats.begin(), formats.end(), "vtk") != formats.end()) {
+                        io::write_walls_vtp(out / (stem + ".vtp"), sim.boundary, models);
+                        fr.files.push_back(stem + ".vtp");
+                        if (moving) {
+                            walls_pvd.emplace_back(sim.time, stem + ".vtp");
+                            io::write_pvd(out / "walls.pvd", walls_pvd);
+                        }
+                    }
+                    if (!models.empty()) {  // for Blender and other mesh tools: the models alone, OBJ
+                        Mesh<D> all;
+                        for (const auto& [obj, m] : models) {
+                            const auto base = static_cast<std::uint32_t>(all.vertices.size());
+                            all.vertices.insert(all.vertices.end(), m.vertices.begin(), m.vertices.end());
+                            for (auto c : m.cells) {
+                                for (auto& k : c) k += base;
+                                all.cells.push_back(c);
+                            }
+                        }
+                        write_obj(out / (stem + ".obj"), all);
+                        fr.files.push_back(stem + ".obj");
+                    }
                 }
                 if (render) {
                     const std::string name = frame_name(fr.index, "png");

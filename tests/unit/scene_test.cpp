@@ -64,6 +64,7 @@ float nearest(const BoundarySet<D>& b, const Vec<D>& p) {
 // Is x inside the container b (shrunk by `inset`)? Written independently of the builders.
 template <int D>
 bool inside_container(const BoundarySpec& b, const Vec<D>& x, double inset) {
+    if (const MeshShape<D>* m = model_shape<D>(b.model)) return m->signed_distance(x) <= -inset;
     if (b.shape == "box") {
         for (int a = 0; a < D; ++a)
             if (x[a] < b.min[a] + inset || x[a] > b.max[a] - inset) return false;

@@ -1,0 +1,109 @@
+// The walls of a particle scene as a VTK PolyData file: piece 0 the boundary particles (vertices, with
+// velocity, psi and object), piece 1 the models' surfaces at their current pose (triangles in 3D,
+// lines in 2D, with object). ParaView shows both beside the fluid's particles_*.vtp.
+#include <fmt/format.h>
+
+#include "eddy/io.hpp"
+#include "io/vtk_xml.hpp"
+
+namespace eddy::io {
+
+namespace {
+
+using detail::append_raw;
+
+struct Array {
+    const char* name;
+    const char* type;
+    int comps;
+    std::uint64_t offset;
+};
+
+std::string data_array(const Array& a) {
+    return fmt::format("        <DataArray type=\"{}\" Name=\"{}\" NumberOfComponents=\"{}\" format=\"appended\" offset=\"{}\"/>\n",
+                       a.type, a.name, a.comps, a.offset);
+}
+
+template <int D>
+void append_points(std::string& data, const std::vector<Vec<D>>& v) {
+    for (const auto& x : v) {
+        const float c[3] = {x[0], x[1], D == 3 ? x[D - 1] : 0.0f};
+        data.append(reinterpret_cast<const char*>(c), sizeof(c));
+    }
+}
+
+}  // namespace
+
+template <int D>
+void write_walls_vtp(const std::filesystem::path& path, const BoundarySet<D>& b,
+                     const std::vector<std::pair<std::uint16_t, Mesh<D>>>& models) {
+    std::string data, xml;
+    auto begin = [&](std::vector<Array>& arrays, const char* name, const char* type, int comps, std::uint64_t bytes) {
+        arrays.push_back({name, type, comps, data.size()});
+        append_raw(data, bytes);
+    };
+    // Piece 0: the particles.
+    const std::uint64_t n = b.size();
+    std::vector<Array> p;
+    begin(p, "Points", "Float32", 3, n * 12);
+    append_points<D>(data, b.position);
+    begin(p, "connectivity", "Int64", 1, n * 8);
+    for (std::uint64_t i = 0; i < n; ++i) append_raw(data, static_cast<std::int64_t>(i));
+    begin(p, "offsets", "Int64", 1, n * 8);
+    for (std::uint64_t i = 0; i < n; ++i) append_raw(data, static_cast<std::int64_t>(i + 1));
+    begin(p, "velocity", "Float32", 3, n * 12);
+    append_points<D>(data, b.velocity);
+    begin(p, "psi", "Float32", 1, n * 4);
+    data.append(reinterpret_cast<const char*>(b.psi.data()), n * 4);
+    begin(p, "object", "UInt16", 1, n * 2);
+    data.append(reinterpret_cast<const char*>(b.object.data()), n * 2);
+    // Piece 1: the models, one mesh.
+    std::vector<Vec<D>> verts;
+    std::vector<std::uint16_t> vobject;
+    std::vector<std::int64_t> conn;
+    for (const auto& [obj, m] : models) {
+        const auto base = static_cast<std::int64_t>(verts.size());
+        verts.insert(verts.end(), m.vertices.begin(), m.vertices.end());
+        vobject.insert(vobject.end(), m.vertices.size(), obj);
+        for (const auto& c : m.cells)
+            for (int k = 0; k < D; ++k) conn.push_back(base + c[k]);
+    }
+    const std::uint64_t nv = verts.size(), nc = conn.size() / D;
+    std::vector<Array> q;
+    begin(q, "Points", "Float32", 3, nv * 12);
+    append_points<D>(data, verts);
+    begin(q, "connectivity", "Int64", 1, conn.size() * 8);
+    data.append(reinterpret_cast<const char*>(conn.data()), conn.size() * 8);
+    begin(q, "offsets", "Int64", 1, nc * 8);
+    for (std::uint64_t i = 0; i < nc; ++i) append_raw(data, static_cast<std::int64_t>((i + 1) * D));
+    begin(q, "object", "UInt16", 1, nv * 2);
+    data.append(reinterpret_cast<const char*>(vobject.data()), nv * 2);
+
+    xml += "<?xml version=\"1.0\"?>\n";
+    xml += "<VTKFile type=\"PolyData\" version=\"1.0\" byte_order=\"LittleEndian\" header_type=\"UInt64\">\n  <PolyData>\n";
+    xml += fmt::format("    <Piece NumberOfPoints=\"{}\" NumberOfVerts=\"{}\" NumberOfLines=\"0\" NumberOfStrips=\"0\" "
+                       "NumberOfPolys=\"0\">\n",
+                       n, n);
+    xml += "      <PointData Vectors=\"velocity\">\n" + data_array(p[3]) + data_array(p[4]) + data_array(p[5]) +
+           "      </PointData>\n";
+    xml += "      <Points>\n" + data_array(p[0]) + "      </Points>\n";
+    xml += "      <Verts>\n" + data_array(p[1]) + data_array(p[2]) + "      </Verts>\n    </Piece>\n";
+    xml += fmt::format("    <Piece NumberOfPoints=\"{}\" NumberOfVerts=\"0\" NumberOfLines=\"{}\" NumberOfStrips=\"0\" "
+                       "NumberOfPolys=\"{}\">\n",
+                       nv, D == 2 ? nc : 0, D == 3 ? nc : 0);
+    xml += "      <PointData>\n" + data_array(q[3]) + "      </PointData>\n";
+    xml += "      <Points>\n" + data_array(q[0]) + "      </Points>\n";
+    const char* cells = D == 3 ? "Polys" : "Lines";
+    xml += fmt::format("      <{}>\n", cells) + data_array(q[1]) + data_array(q[2]) + fmt::format("      </{}>\n", cells);
+    xml += "    </Piece>\n  </PolyData>\n  <AppendedData encoding=\"raw\">\n   _";
+    xml += data;
+    xml += "\n  </AppendedData>\n</VTKFile>\n";
+    write_atomic(path, xml);
+}
+
+template void write_walls_vtp<2>(const std::filesystem::path&, const BoundarySet<2>&,
+                                 const std::vector<std::pair<std::uint16_t, Mesh<2>>>&);
+template void write_walls_vtp<3>(const std::filesystem::path&, const BoundarySet<3>&,
+                                 const std::vector<std::pair<std::uint16_t, Mesh<3>>>&);
+
+}  // namespace eddy::io
