@@ -105,14 +105,16 @@ layout(location = 0) in vec3 pos;
 layout(location = 1) in vec3 normal;
 layout(location = 2) in vec4 color;
 uniform mat4 u_view, u_proj;
+uniform mat4 u_model;   // rigid: rotation and translation
 out vec3 v_pos;
 out vec3 v_normal;
 out vec4 v_color;
 void main() {
-    v_pos = pos;
-    v_normal = normal;
+    vec4 p = u_model * vec4(pos, 1.0);
+    v_pos = p.xyz;
+    v_normal = mat3(u_model) * normal;
     v_color = color;
-    gl_Position = u_proj * u_view * vec4(pos, 1.0);
+    gl_Position = u_proj * u_view * p;
 }
 )";
 constexpr const char* kMeshFs = R"(
@@ -121,12 +123,20 @@ in vec3 v_normal;
 in vec4 v_color;
 uniform vec3 u_eye;
 uniform float u_shininess;
+uniform int u_matte;    // models: lit on both sides, a fill light from the camera, a faint sheen
 out vec4 frag;
 void main() {
     if (v_color.a < 0.01) discard;
     vec3 n = normalize(v_normal);
     vec3 L = normalize(vec3(0.3, 1.0, 0.4));
     vec3 V = normalize(u_eye - v_pos);
+    if (u_matte == 1) {
+        if (dot(n, V) < 0.0) n = -n;  // the inside of a cup, an open mesh's back
+        float key = max(dot(n, L), 0.0), fill = max(dot(n, V), 0.0);
+        float spec = pow(max(dot(n, normalize(L + V)), 0.0), 24.0);
+        frag = vec4(v_color.rgb * (0.28 + 0.52 * key + 0.25 * fill) + vec3(0.08) * spec, v_color.a);
+        return;
+    }
     vec3 H = normalize(L + V);
     float diff = max(dot(n, L), 0.0);
     float spec = u_shininess > 0.0 ? pow(max(dot(n, H), 0.0), u_shininess) : 0.0;
@@ -168,9 +178,27 @@ GLuint program(const char* vs, const char* fs) {
     return p;
 }
 
-void set_matrices(GLuint prog, const Mat4& view, const Mat4& proj) {
+void set_matrices(GLuint prog, const Mat4& view, const Mat4& proj, const Mat4& model = Mat4::identity()) {
     glUniformMatrix4fv(glGetUniformLocation(prog, "u_view"), 1, GL_FALSE, view.m.data());
     glUniformMatrix4fv(glGetUniformLocation(prog, "u_proj"), 1, GL_FALSE, proj.m.data());
+    const GLint m = glGetUniformLocation(prog, "u_model");
+    if (m >= 0) glUniformMatrix4fv(m, 1, GL_FALSE, model.m.data());
+}
+
+void make_mesh_buffers(GLuint& vao, GLuint& pos, GLuint& nrm, GLuint& ibo) {
+    glGenVertexArrays(1, &vao);
+    glBindVertexArray(vao);
+    glGenBuffers(1, &pos);
+    glGenBuffers(1, &nrm);
+    glGenBuffers(1, &ibo);
+    glBindBuffer(GL_ARRAY_BUFFER, pos);
+    glEnableVertexAttribArray(0);
+    glVertexAttribPointer(0, 3, GL_FLOAT, GL_FALSE, 0, nullptr);
+    glBindBuffer(GL_ARRAY_BUFFER, nrm);
+    glEnableVertexAttribArray(1);
+    glVertexAttribPointer(1, 3, GL_FLOAT, GL_FALSE, 0, nullptr);
+    glBindBuffer(GL_ELEMENT_ARRAY_BUFFER, ibo);
+    glBindVertexArray(0);
 }
 
 // Grows a buffer to hold `bytes` (orphaning the old storage) and uploads the data.
@@ -227,53 +255,83 @@ void Renderer::init() {
     glEnableVertexAttribArray(2);
     glVertexAttribPointer(2, 4, GL_FLOAT, GL_FALSE, stride, reinterpret_cast<void*>(6 * sizeof(float)));
 
-    glGenVertexArrays(1, &m_surf_vao);
-    glBindVertexArray(m_surf_vao);
-    glGenBuffers(1, &m_surf_pos);
-    glGenBuffers(1, &m_surf_nrm);
-    glGenBuffers(1, &m_surf_ibo);
-    glBindBuffer(GL_ARRAY_BUFFER, m_surf_pos);
-    glEnableVertexAttribArray(0);
-    glVertexAttribPointer(0, 3, GL_FLOAT, GL_FALSE, 0, nullptr);
-    glBindBuffer(GL_ARRAY_BUFFER, m_surf_nrm);
-    glEnableVertexAttribArray(1);
-    glVertexAttribPointer(1, 3, GL_FLOAT, GL_FALSE, 0, nullptr);
-    glBindBuffer(GL_ELEMENT_ARRAY_BUFFER, m_surf_ibo);
-    glBindVertexArray(0);
+    make_mesh_buffers(m_surf.vao, m_surf.pos, m_surf.nrm, m_surf.ibo);
+}
+
+// Uploads a mesh into g's buffers when its version is not the one they hold (g's VAO is bound).
+void Renderer::upload_mesh(GpuMesh& g, const SurfaceMesh& mesh, std::uint64_t version) {
+    if (version == g.version) return;
+    glBindBuffer(GL_ARRAY_BUFFER, g.pos);
+    glBufferData(GL_ARRAY_BUFFER, static_cast<GLsizeiptr>(mesh.xyz.size() * 4), mesh.xyz.data(), GL_STATIC_DRAW);
+    glBindBuffer(GL_ARRAY_BUFFER, g.nrm);
+    glBufferData(GL_ARRAY_BUFFER, static_cast<GLsizeiptr>(mesh.normals.size() * 4), mesh.normals.data(), GL_STATIC_DRAW);
+    glBufferData(GL_ELEMENT_ARRAY_BUFFER, static_cast<GLsizeiptr>(mesh.triangles.size() * 4), mesh.triangles.data(),
+                 GL_STATIC_DRAW);
+    g.indices = mesh.triangles.size();
+    g.version = version;
 }
 
 void Renderer::draw_mesh(const SurfaceMesh& mesh, std::uint64_t version, const Mat4& view, const Mat4& proj, V3 eye) {
     if (mesh.empty() || mesh.normals.size() != mesh.xyz.size()) return;
-    glBindVertexArray(m_surf_vao);
-    if (version != m_surf_version) {
-        glBindBuffer(GL_ARRAY_BUFFER, m_surf_pos);
-        glBufferData(GL_ARRAY_BUFFER, static_cast<GLsizeiptr>(mesh.xyz.size() * 4), mesh.xyz.data(), GL_STATIC_DRAW);
-        glBindBuffer(GL_ARRAY_BUFFER, m_surf_nrm);
-        glBufferData(GL_ARRAY_BUFFER, static_cast<GLsizeiptr>(mesh.normals.size() * 4), mesh.normals.data(), GL_STATIC_DRAW);
-        glBufferData(GL_ELEMENT_ARRAY_BUFFER, static_cast<GLsizeiptr>(mesh.triangles.size() * 4), mesh.triangles.data(),
-                     GL_STATIC_DRAW);
-        m_surf_indices = mesh.triangles.size();
-        m_surf_version = version;
-    }
+    glBindVertexArray(m_surf.vao);
+    upload_mesh(m_surf, mesh, version);
     glUseProgram(m_mesh_prog);
     set_matrices(m_mesh_prog, view, proj);
     glUniform3f(glGetUniformLocation(m_mesh_prog, "u_eye"), eye.x, eye.y, eye.z);
     glUniform1f(glGetUniformLocation(m_mesh_prog, "u_shininess"), 64.0f);
+    glUniform1i(glGetUniformLocation(m_mesh_prog, "u_matte"), 0);
     glVertexAttrib4f(2, m_mesh_rgba[0], m_mesh_rgba[1], m_mesh_rgba[2], m_mesh_rgba[3]);  // attribute 2 (colour): a constant
     glEnable(GL_BLEND);
     glBlendFunc(GL_SRC_ALPHA, GL_ONE_MINUS_SRC_ALPHA);
     glDepthMask(GL_FALSE);  // translucent: what lies behind (particles) stays visible
-    glDrawElements(GL_TRIANGLES, static_cast<GLsizei>(m_surf_indices), GL_UNSIGNED_INT, nullptr);
+    glDrawElements(GL_TRIANGLES, static_cast<GLsizei>(m_surf.indices), GL_UNSIGNED_INT, nullptr);
     glDepthMask(GL_TRUE);
     glDisable(GL_BLEND);
     glBindVertexArray(0);
 }
 
+void Renderer::draw_model(const SurfaceMesh& mesh, std::uint64_t id, std::size_t slot, const Mat4& model, const float rgba[4],
+                          const Mat4& view, const Mat4& proj, V3 eye) {
+    if (mesh.empty() || mesh.normals.size() != mesh.xyz.size()) return;
+    while (m_models.size() <= slot) {
+        GpuMesh g;
+        make_mesh_buffers(g.vao, g.pos, g.nrm, g.ibo);
+        m_models.push_back(g);
+    }
+    GpuMesh& g = m_models[slot];
+    glBindVertexArray(g.vao);
+    upload_mesh(g, mesh, id);
+    glUseProgram(m_mesh_prog);
+    set_matrices(m_mesh_prog, view, proj, model);
+    glUniform3f(glGetUniformLocation(m_mesh_prog, "u_eye"), eye.x, eye.y, eye.z);
+    glUniform1i(glGetUniformLocation(m_mesh_prog, "u_matte"), 1);
+    glVertexAttrib4f(2, rgba[0], rgba[1], rgba[2], rgba[3]);
+    const bool opaque = rgba[3] >= 1.0f;
+    if (!opaque) {
+        glEnable(GL_BLEND);
+        glBlendFunc(GL_SRC_ALPHA, GL_ONE_MINUS_SRC_ALPHA);
+        glDepthMask(GL_FALSE);
+    }
+    glDrawElements(GL_TRIANGLES, static_cast<GLsizei>(g.indices), GL_UNSIGNED_INT, nullptr);
+    if (!opaque) {
+        glDepthMask(GL_TRUE);
+        glDisable(GL_BLEND);
+    }
+    glUniform1i(glGetUniformLocation(m_mesh_prog, "u_matte"), 0);
+    glBindVertexArray(0);
+}
+
 void Renderer::destroy() {
-    const GLuint bufs[] = {m_quad_vbo, m_inst_vbo, m_line_vbo, m_mesh_vbo, m_mesh_ibo, m_surf_pos, m_surf_nrm, m_surf_ibo};
+    const GLuint bufs[] = {m_quad_vbo, m_inst_vbo, m_line_vbo, m_mesh_vbo, m_mesh_ibo, m_surf.pos, m_surf.nrm, m_surf.ibo};
     glDeleteBuffers(8, bufs);
-    const GLuint vaos[] = {m_particle_vao, m_line_vao, m_mesh_vao, m_surf_vao};
+    const GLuint vaos[] = {m_particle_vao, m_line_vao, m_mesh_vao, m_surf.vao};
     glDeleteVertexArrays(4, vaos);
+    for (const auto& g : m_models) {
+        const GLuint b[] = {g.pos, g.nrm, g.ibo};
+        glDeleteBuffers(3, b);
+        glDeleteVertexArrays(1, &g.vao);
+    }
+    m_models.clear();
     glDeleteProgram(m_particle_prog);
     glDeleteProgram(m_line_prog);
     glDeleteProgram(m_mesh_prog);
@@ -306,6 +364,17 @@ void Renderer::draw_lines(std::span<const float> xyz, const float rgb[3], const 
     glBindVertexArray(m_line_vao);
     upload(GL_ARRAY_BUFFER, m_line_vbo, m_line_capacity, xyz.data(), xyz.size() * sizeof(float));
     glDrawArrays(GL_LINES, 0, static_cast<GLsizei>(xyz.size() / 3));
+    glBindVertexArray(0);
+}
+
+void Renderer::draw_triangles(std::span<const float> xyz, const float rgb[3], const Mat4& view, const Mat4& proj) {
+    if (xyz.size() < 9) return;
+    glUseProgram(m_line_prog);
+    set_matrices(m_line_prog, view, proj);
+    glUniform3fv(glGetUniformLocation(m_line_prog, "u_rgb"), 1, rgb);
+    glBindVertexArray(m_line_vao);
+    upload(GL_ARRAY_BUFFER, m_line_vbo, m_line_capacity, xyz.data(), xyz.size() * sizeof(float));
+    glDrawArrays(GL_TRIANGLES, 0, static_cast<GLsizei>(xyz.size() / 3));
     glBindVertexArray(0);
 }
 

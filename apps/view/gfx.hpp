@@ -38,6 +38,8 @@ public:
                         const ColorRange& cr, const float* flat_rgb = nullptr);
     /// Line segments: pairs of points (x, y, z each).
     void draw_lines(std::span<const float> xyz, const float rgb[3], const Mat4& view, const Mat4& proj);
+    /// Flat-coloured triangles: x, y, z per corner (2D outlines of models).
+    void draw_triangles(std::span<const float> xyz, const float rgb[3], const Mat4& view, const Mat4& proj);
     /// Terrain (shaded) and water (coloured by depth, tinted by ink, translucent) of a heightfield.
     void draw_heightfield(const HeightfieldView& hf, const Mat4& view, const Mat4& proj, V3 eye);
 
@@ -46,11 +48,22 @@ public:
     /// Colour and opacity of draw_mesh: opaque blue alone; over particles a pale, clear water tint.
     void set_mesh_color(float r, float g, float b, float a) { m_mesh_rgba[0] = r, m_mesh_rgba[1] = g, m_mesh_rgba[2] = b, m_mesh_rgba[3] = a; }
 
+    /// A model of the scene (a wall mesh): its rest triangles moved by `model` (rigid), lit on both
+    /// sides, matte. Opaque when rgba[3] >= 1 (writes depth), else translucent. `slot` (0, 1, ...: the
+    /// model's place in the snapshot) keeps its own GPU buffers, uploaded only when `id` changes.
+    void draw_model(const SurfaceMesh& mesh, std::uint64_t id, std::size_t slot, const Mat4& model, const float rgba[4],
+                    const Mat4& view, const Mat4& proj, V3 eye);
+
 private:
-    GLuint m_surf_vao = 0, m_surf_pos = 0, m_surf_nrm = 0, m_surf_ibo = 0;
-    std::uint64_t m_surf_version = ~0ull;
+    struct GpuMesh {  // a triangle mesh's buffers: positions, normals, indices
+        GLuint vao = 0, pos = 0, nrm = 0, ibo = 0;
+        std::uint64_t version = ~0ull;
+        std::size_t indices = 0;
+    };
+    void upload_mesh(GpuMesh& g, const SurfaceMesh& mesh, std::uint64_t version);
+    GpuMesh m_surf;                 // draw_mesh
+    std::vector<GpuMesh> m_models;  // draw_model, per slot
     float m_mesh_rgba[4] = {0.20f, 0.45f, 0.90f, 0.75f};
-    std::size_t m_surf_indices = 0;
     GLuint m_particle_prog = 0, m_line_prog = 0, m_mesh_prog = 0;
     GLuint m_quad_vbo = 0, m_inst_vbo = 0, m_particle_vao = 0;
     GLuint m_line_vbo = 0, m_line_vao = 0;

@@ -136,6 +136,7 @@ struct App {
     // the surface mesh: from the simulation thread when it makes one, else from --mesh
     std::shared_ptr<const SurfaceMesh> file_mesh;
     bool show_mesh = true;
+    bool show_models = true;   // the scene's models (wall meshes, polygons)
 
     bool heightfield() const { return snap && snap->heightfield_mode; }
 
@@ -437,15 +438,45 @@ struct App {
             cr.rim = radius > 4.0f * px ? 0.3f : 0.0f;
             const float grey[3] = {0.45f, 0.45f, 0.48f};
             gfx.draw_particles(snap->boundary, radius, false, view, proj, cr, grey);
+            draw_models_2d(view, proj, px);
             gfx.draw_particles(snap->fluid, radius, false, view, proj, cr);
         } else {
             glEnable(GL_DEPTH_TEST);
             glDepthFunc(GL_LESS);
             const float grey[3] = {0.55f, 0.55f, 0.6f};
             gfx.draw_lines(snap->wall_lines, grey, view, proj);
+            draw_models_3d(view, proj, true);
             gfx.draw_particles(snap->fluid, snap->particle_radius, true, view, proj, cr);
+            draw_models_3d(view, proj, false);
             draw_mesh(view, proj);
         }
+    }
+
+    // The scene's models (3D meshes) at the snapshot's pose: obstacles opaque (drawn before the
+    // particles), containers translucent so that the fluid inside shows (drawn after them).
+    void draw_models_3d(const Mat4& view, const Mat4& proj, bool solids) {
+        if (!show_models) return;
+        static constexpr float kSolid[4] = {0.78f, 0.78f, 0.80f, 1.0f}, kContainer[4] = {0.82f, 0.84f, 0.88f, 0.3f};
+        for (std::size_t k = 0; k < snap->models.size(); ++k) {
+            const ModelView& m = snap->models[k];
+            if (!m.mesh || m.solid != solids) continue;
+            gfx.draw_model(*m.mesh, m.id, k, m.pose, m.solid ? kSolid : kContainer, view, proj, cam.eye());
+        }
+    }
+
+    // 2D models (polygons): a grey band along the outline on the wall's side, as thick as a wall
+    // particle (at least 2 px). px: metres per pixel.
+    void draw_models_2d(const Mat4& view, const Mat4& proj, float px) {
+        if (!show_models || snap->models.empty()) return;
+        static constexpr float kGrey[3] = {0.62f, 0.62f, 0.65f};
+        const float width = std::max(2.0f * snap->particle_radius, 2.0f * px);
+        std::vector<float> tris;
+        for (const auto& m : snap->models) {
+            if (!m.outline) continue;
+            const auto band = outline_band(*m.outline, m.pose, m.solid, width);
+            tris.insert(tris.end(), band.begin(), band.end());
+        }
+        gfx.draw_triangles(tris, kGrey, view, proj);
     }
 
     void color_bar() {
@@ -552,6 +583,10 @@ struct App {
             if (file_mesh || (snap && snap->surface)) {
                 ImGui::SameLine();
                 ImGui::Checkbox("show mesh", &show_mesh);
+            }
+            if (snap && !snap->models.empty()) {
+                ImGui::Checkbox("show models", &show_models);
+                if (ImGui::IsItemHovered()) ImGui::SetTooltip("The scene's wall meshes (3D) and polygons (2D)");
             }
             if (color_field == 0)
                 ImGui::SliderFloat("speed scale", &speed_scale_factor, 0.05f, 20.0f, "x %.2f", ImGuiSliderFlags_Logarithmic);

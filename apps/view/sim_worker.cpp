@@ -29,8 +29,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Container edges of a 3D scene as line segments (boxes, cylinders, spheres).
-std::vector<float> wall_lines(const Scene& s) {
+// The edges of a 3D analytic wall as line segments (boxes, cylinders, spheres; nothing for others).
+std::vector<float> wall_lines(const BoundarySpec& b) {
     std::vector<float> out;
     auto seg = [&](std::array<double, 3> a, std::array<double, 3> b) {
         for (double v : a) out.push_back(static_cast<float>(v));
@@ -38,7 +38,7 @@ std::vector<float> wall_lines(const Scene& s) {
     };
     constexpr int kSeg = 48;
     const double tau = 2.0 * std::numbers::pi;
-    for (const auto& b : s.boundaries) {
+    {
         if (b.shape == "box") {
             const auto& lo = b.min;
             const auto& hi = b.max;
@@ -377,6 +377,41 @@ void SimWorker::add_block() {
     });
 }
 
+// What the window draws of the walls: the edges of analytic shapes (3D; moving ones apart, posed in
+// publish()), and the models (meshes, polygons) at rest, built once here and shared by every snapshot.
+void SimWorker::build_walls() {
+    static std::atomic<std::uint64_t> next_id{0};  // model geometry ids, unique in the process
+    m_wall_lines.clear();
+    m_moving_lines.clear();
+    m_models.clear();
+    m_model_object.clear();
+    if (!m_sim) return;
+    with_particles(*m_sim, [&](const auto& sim) {
+        constexpr int D = std::remove_reference_t<decltype(sim)>::kDimension;
+        const auto& bs = sim.scene.boundaries;
+        m_model_object.assign(bs.size(), false);
+        for (std::size_t i = 0; i < bs.size(); ++i) {
+            const bool moving = i < sim.boundary.motions.size() && sim.boundary.motions[i].moving();
+            if (const MeshShape<D>* shape = model_shape<D>(bs[i].model)) {
+                ModelView mv;
+                mv.object = static_cast<std::uint16_t>(i);
+                mv.solid = bs[i].solid;
+                mv.moving = moving;
+                mv.id = ++next_id;
+                if constexpr (D == 3) mv.mesh = std::make_shared<const SurfaceMesh>(shaded_mesh(shape->mesh()));
+                else mv.outline = std::make_shared<const Outline>(outline_of(shape->mesh()));
+                m_models.push_back(std::move(mv));
+                m_model_object[i] = true;
+            } else if constexpr (D == 3) {
+                auto lines = wall_lines(bs[i]);
+                if (lines.empty()) continue;
+                if (moving) m_moving_lines.emplace_back(static_cast<std::uint16_t>(i), std::move(lines));
+                else m_wall_lines.insert(m_wall_lines.end(), lines.begin(), lines.end());
+            }
+        }
+    });
+}
+
 void SimWorker::do_reset(const std::string& scene_arg, const std::string& method, const std::vector<std::string>& sets) {
     const auto file = resolve_scene(scene_arg);
     Scene sc = load_scene(file, sets);  // also validates the file and the overrides
@@ -394,6 +429,9 @@ void SimWorker::do_reset(const std::string& scene_arg, const std::string& method
         m_sim.reset();
         ++m_generation;
         m_wall_lines.clear();
+        m_moving_lines.clear();
+        m_models.clear();
+        m_model_object.clear();
         m_status.clear();
         m_ms_per_step = 0;
         m_max_speed = 0;
@@ -406,7 +444,7 @@ void SimWorker::do_reset(const std::string& scene_arg, const std::string& method
     m_sim.emplace(make_simulation(sc, m_cfg.max_particles, m_exec));
     m_water.reset();
     ++m_generation;
-    m_wall_lines = sc.dimension == 3 ? wall_lines(sc) : std::vector<float>{};
+    build_walls();
     const double v = std::sqrt(2.0 * norm(from_array<3>(sc.gravity)) * fluid_height(sc));
     m_speed_scale = v > 0.0 ? static_cast<float>(0.5 * v) : 1.0f;
     m_status.clear();
@@ -589,14 +627,26 @@ void SimWorker::publish() {
                 snap->scalar_min = n && std::isfinite(smin) ? smin : 0.0f;
                 snap->scalar_max = n && std::isfinite(smax) ? smax : 1.0f;
                 for (int a = 0; a < 3; ++a) snap->centroid[a] = n ? static_cast<float>(c[a] / double(n)) : 0.0f;
-                if constexpr (D == 2) {
-                    snap->boundary.resize(4 * sim.boundary.size());
-                    for (std::size_t i = 0; i < sim.boundary.size(); ++i) {
-                        float* o = &snap->boundary[4 * i];
-                        o[0] = sim.boundary.position[i][0], o[1] = sim.boundary.position[i][1], o[2] = 0, o[3] = 0;
-                    }
+                const auto& wb = sim.boundary;
+                if constexpr (D == 2) {  // wall particles, but not those of models (drawn as outlines)
+                    snap->boundary.reserve(4 * wb.size());
+                    for (std::size_t i = 0; i < wb.size(); ++i)
+                        if (wb.object[i] >= m_model_object.size() || !m_model_object[wb.object[i]])
+                            snap->boundary.insert(snap->boundary.end(), {wb.position[i][0], wb.position[i][1], 0.0f, 0.0f});
                 }
+                // Models and moving walls at the snapshot's time: the motion's pose (as posed_models in eddy run).
+                snap->models = m_models;
+                for (auto& mv : snap->models)
+                    if (mv.moving) mv.pose = pose_matrix<D>(wb.motions[mv.object].pose(sim.time));
                 snap->wall_lines = m_wall_lines;
+                if constexpr (D == 3)
+                    for (const auto& [obj, lines] : m_moving_lines) {
+                        const RigidPose<3> pose = wb.motions[obj].pose(sim.time);
+                        for (std::size_t k = 0; k + 2 < lines.size(); k += 3) {
+                            const Vec3 x = pose.apply(Vec3{{lines[k], lines[k + 1], lines[k + 2]}});
+                            snap->wall_lines.insert(snap->wall_lines.end(), {x[0], x[1], x[2]});
+                        }
+                    }
                 const Aabb<D> b = scene_bounds<D>(sim.scene);
                 for (int a = 0; a < D; ++a) snap->lo[a] = b.lo[a], snap->hi[a] = b.hi[a];
             });

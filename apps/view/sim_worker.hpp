@@ -23,6 +23,7 @@
 #include "eddy/simulation.hpp"
 #include "heightfield.hpp"
 #include "mesh.hpp"
+#include "models.hpp"
 
 namespace eddy::view {
 
@@ -38,8 +39,11 @@ struct Snapshot {
     std::vector<float> fluid;       ///< x, y, z, scalar per particle (z = 0 in 2D)
     ColorField field = ColorField::speed;
     float scalar_min = 0, scalar_max = 0;
-    std::vector<float> boundary;    ///< x, y, z, 0 per wall particle (2D only)
-    std::vector<float> wall_lines;  ///< 3D container edges: pairs of points
+    std::vector<float> boundary;    ///< x, y, z, 0 per wall particle (2D only; not those of models)
+    std::vector<float> wall_lines;  ///< 3D edges of the analytic walls (boxes, cylinders, spheres), posed: pairs of points
+    /// The scene's models (meshes, polygons): shared rest geometry and the pose at `time`. Their wall
+    /// particles are not in `boundary`: the window draws the models themselves.
+    std::vector<ModelView> models;
     std::array<float, 3> lo{}, hi{};  ///< Scene bounds (m)
     std::array<float, 3> centroid{};  ///< Mean fluid position (m)
     float particle_radius = 0.01f;  ///< r (m)
@@ -133,7 +137,11 @@ private:
     float m_max_speed = 0;
     std::uint64_t m_generation = 0;
     float m_speed_scale = 1.0f;
-    std::vector<float> m_wall_lines;
+    std::vector<float> m_wall_lines;                                         // analytic walls at rest
+    std::vector<std::pair<std::uint16_t, std::vector<float>>> m_moving_lines;  // moving analytic walls: object, rest edges
+    std::vector<ModelView> m_models;                                         // models at rest (pose: identity)
+    std::vector<bool> m_model_object;                                        // per boundary object: a model?
+    void build_walls();                                                      // the three above, after a reset
     float m_last_dt = 1e-3f, m_mean_err = 0, m_max_err = 0;
     double m_ms_per_step = 0;
     std::string m_status;

@@ -59,8 +59,9 @@ class WcsphSolver {
 public:
     /// Validates the settings (throws InputError naming `where` and the key) and derives c0 and B.
     /// fluid_height (m) sets the automatic speed of sound; gravity (m/s^2); particle_radius r (m).
+    /// walls: the scene's walls as shapes, a guard behind the boundary particles (below).
     WcsphSolver(const WcsphSettings& s, float particle_radius, const Vec<D>& gravity, float fluid_height,
-                const std::string& where = "settings");
+                std::vector<Wall<D>> walls = {}, const std::string& where = "settings");
 
     /// Mass of a fluid particle, m = rho0 / sum_j W over a full lattice of spacing 2r, so that the
     /// density of fluid at rest on its initial lattice is exactly rho0.
@@ -96,6 +97,7 @@ private:
     FluidNeighborhood<D> m_neighbors;
     float m_vmax = 0.0f;  // largest speed after the last step (m/s)
     float m_amax = 0.0f;  // largest acceleration of the last step (m/s^2)
+    std::vector<Wall<D>> m_walls;
 };
 
 extern template class WcsphSolver<2>;

@@ -101,7 +101,7 @@ float sampled_wall_correction(const CubicSpline<D>& kernel, float r, int layers,
         patch.vertices = {Vec3{{-half, 0, -half}}, Vec3{{half, 0, -half}}, Vec3{{half, 0, half}}, Vec3{{-half, 0, half}}};
         patch.cells = {{0, 1, 2}, {0, 2, 3}};
     } else {
-        patch.vertices = {Vec2{{half, 0}}, Vec2{{-half, 0}}};
+        patch.vertices = {Vec2{{-half, 0}}, Vec2{{half, 0}}};  // outward normal -y, as in 3D
         patch.cells = {{0, 1}};
     }
     WallSampling ws;

@@ -57,7 +57,7 @@ ParticleMethod<D> make_method(const Scene& scene, int& layers, const ExecContext
     if (scene.method == "wcsph") {
         WcsphSettings s;
         apply_json(s, wcsph_fields(), scene.settings, where);
-        return WcsphSolver<D>(s, r, g, height, where);
+        return WcsphSolver<D>(s, r, g, height, scene_walls<D>(scene, exec), where);
     }
     if (scene.method == "pbf") {
         PbfSettings s;

@@ -46,8 +46,9 @@ float lattice_mass(const CubicSpline<D>& kernel, float spacing, float rest_densi
 
 template <int D>
 WcsphSolver<D>::WcsphSolver(const WcsphSettings& s, float particle_radius, const Vec<D>& gravity, float fluid_height,
+                            std::vector<Wall<D>> walls,
                             const std::string& where)
-    : m_s(s), m_r(particle_radius), m_g(gravity) {
+    : m_s(s), m_r(particle_radius), m_g(gravity), m_walls(std::move(walls)) {
     validate(s, wcsph_fields(), where);
     if (!(particle_radius > 0.0f)) throw InputError(fmt::format("{}: particle_radius must be > 0", where));
     if (s.dt_min > s.dt_max)
@@ -102,7 +103,10 @@ template <int D>
 StepStats WcsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, double t, float dt,
                                const ExecContext& exec) {
     const bool moved = boundary.any_moving();
-    if (moved) update_boundary_motion(boundary, t, exec);
+    if (moved) {
+        update_boundary_motion(boundary, t, exec);
+        update_wall_poses(m_walls, boundary.motions, t + dt);
+    }
     m_neighbors.reorder_if_due(fluid, exec);
     m_neighbors.update(fluid, boundary, moved, exec);
 
@@ -188,15 +192,29 @@ StepStats WcsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
         }
     });
 
-    // Symplectic Euler, and the statistics for the next time step.
+    // Symplectic Euler, and the statistics for the next time step. The walls' shapes guard the
+    // boundary particles: a particle whose centre came within r/4 of a wall's surface (a splash
+    // against a thin plate, a lone droplet the wall's pressure does not hold) is put back there and
+    // loses the velocity that carried it in. Fluid resting on a wall sits r from it, untouched.
+    const float guard = 0.25f * m_r;
     const Stats st = parallel_reduce_blocks(
         exec, n, Stats{},
         [&](std::size_t b0, std::size_t b1) {
             Stats s;
             for (std::size_t i = b0; i < b1; ++i) {
-                const Vec<D> vi = v[i] + a[i] * dt;
-                v[i] = vi;
+                Vec<D> vi = v[i] + a[i] * dt;
                 x[i] += vi * dt;
+                const Vec<D> before = x[i];
+                if (!m_walls.empty() && keep_inside(x[i], m_walls, guard)) {
+                    const Vec<D> push = x[i] - before;
+                    const float len = norm(push);
+                    if (len > 0.0f) {
+                        const Vec<D> nrm = push * (1.0f / len);
+                        const float vn = dot(vi, nrm);
+                        if (vn < 0.0f) vi -= nrm * vn;
+                    }
+                }
+                v[i] = vi;
                 const float sp = norm(vi), ac = norm(a[i]);
                 if (!std::isfinite(sp) || !is_finite(x[i])) s.bad = true;
                 s.vmax = std::max(s.vmax, sp);

@@ -1,6 +1,7 @@
 // The viewer's simulation thread, without a window: stepping through it gives the same state as
 // stepping directly (drawing reads copies), settings and gravity apply live, bad settings leave the
 // simulation as it was, the mouse force acts within k h only, added blocks add particles.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -298,4 +299,131 @@ TEST(ViewerWorker, LiveSurface) {
     EXPECT_GT(s->surface->triangles.size(), 3000u);
     EXPECT_EQ(s->surface->normals.size(), s->surface->xyz.size());
     EXPECT_TRUE(s->status.empty()) << s->status;
+}
+
+// Users' models: the snapshot carries each model's rest geometry (shared, copied once) and its pose
+// at the snapshot's time. mixer_3d's paddle turns at 6 rad/s about y through the origin: between two
+// snapshots every vertex turns by 6 (t1 - t0) about that axis.
+TEST(ViewerModels, MixerPaddleTurnsWithItsMotion) {
+    SimWorker w(config("mixer_3d"));
+    w.playing = false;
+    const auto s0 = w.latest();
+    ASSERT_EQ(s0->models.size(), 1u);
+    const ModelView& m0 = s0->models[0];
+    EXPECT_EQ(m0.object, 1u);  // the second entry of "boundaries"
+    EXPECT_TRUE(m0.solid);
+    EXPECT_TRUE(m0.moving);
+    ASSERT_TRUE(m0.mesh);
+    // The paddle's triangles, as the scene loaded them (three vertices each, with unit normals).
+    const auto scene = eddy::load_scene(eddy::resolve_scene("mixer_3d"));
+    const auto* shape = eddy::model_shape<3>(scene.boundaries[1].model);
+    ASSERT_NE(shape, nullptr);
+    ASSERT_EQ(m0.mesh->triangles.size(), 3 * shape->mesh().cells.size());
+    ASSERT_EQ(m0.mesh->normals.size(), m0.mesh->xyz.size());
+    for (std::size_t t = 0; t < shape->mesh().cells.size(); ++t)
+        for (int k = 0; k < 3; ++k) {
+            const auto& v = shape->mesh().vertices[shape->mesh().cells[t][k]];
+            const V3 p = m0.apply({m0.mesh->xyz[9 * t + 3 * k], m0.mesh->xyz[9 * t + 3 * k + 1], m0.mesh->xyz[9 * t + 3 * k + 2]});
+            ASSERT_NEAR(p.x, v[0], 1e-6f);  // t = 0: at rest
+            ASSERT_NEAR(p.y, v[1], 1e-6f);
+            ASSERT_NEAR(p.z, v[2], 1e-6f);
+        }
+
+    w.start();
+    for (int i = 0; i < 30; ++i) w.request_step();
+    const auto s1 = wait_for(w, [](const Snapshot& s) { return s.steps == 30; });
+    ASSERT_EQ(s1->models.size(), 1u);
+    const ModelView& m1 = s1->models[0];
+    EXPECT_EQ(m1.mesh.get(), m0.mesh.get());  // the rest geometry is shared, not copied
+    const double angle = 6.0 * (s1->time - s0->time);
+    ASSERT_GT(angle, 1e-3);
+    const float c = float(std::cos(angle)), sn = float(std::sin(angle));
+    float moved = 0;
+    const auto& xyz = m0.mesh->xyz;
+    for (std::size_t i = 0; i + 2 < xyz.size(); i += 3) {
+        const V3 rest{xyz[i], xyz[i + 1], xyz[i + 2]};
+        const V3 p0 = m0.apply(rest), p1 = m1.apply(rest);
+        // Counter-clockwise about +y: x' = x cos + z sin, z' = z cos - x sin.
+        ASSERT_NEAR(p1.x, p0.x * c + p0.z * sn, 1e-5f);
+        ASSERT_NEAR(p1.y, p0.y, 1e-6f);
+        ASSERT_NEAR(p1.z, p0.z * c - p0.x * sn, 1e-5f);
+        const V3 d = p1 - p0;
+        moved = std::max(moved, std::sqrt(dot(d, d)));
+    }
+    EXPECT_GT(moved, 1e-4f);
+    // The paddle's own wall particles are not drawn (3D draws no wall particles); the tank's edges are.
+    EXPECT_TRUE(s1->boundary.empty());
+    EXPECT_FALSE(s1->wall_lines.empty());
+}
+
+// A static model: drawn at rest, the same geometry in every snapshot; the box around it keeps its edges.
+TEST(ViewerModels, CupIsStatic) {
+    SimWorker w(config("cup_pour_3d"));
+    w.playing = false;
+    const auto s0 = w.latest();
+    ASSERT_EQ(s0->models.size(), 1u);
+    EXPECT_FALSE(s0->models[0].moving);
+    EXPECT_TRUE(s0->models[0].solid);
+    ASSERT_TRUE(s0->models[0].mesh);
+    EXPECT_GT(s0->models[0].mesh->triangles.size(), 300u);
+    EXPECT_EQ(s0->wall_lines.size(), 12u * 6u);  // the box only: 12 edges
+    w.start();
+    for (int i = 0; i < 3; ++i) w.request_step();
+    const auto s1 = wait_for(w, [](const Snapshot& s) { return s.steps == 3; });
+    ASSERT_EQ(s1->models.size(), 1u);
+    EXPECT_EQ(s1->models[0].mesh.get(), s0->models[0].mesh.get());
+    EXPECT_EQ(s1->models[0].pose.m, Mat4::identity().m);
+}
+
+// 2D: hourglass_2d's polygon comes as an outline (its 12 corners), its wall particles are not drawn,
+// and the band drawn along it lies outside the polygon (the wall's side of a container).
+TEST(ViewerModels, HourglassPolygon) {
+    SimWorker w(config("hourglass_2d"));
+    const auto s = w.latest();
+    ASSERT_EQ(s->models.size(), 1u);
+    const ModelView& m = s->models[0];
+    EXPECT_EQ(m.object, 0u);
+    EXPECT_FALSE(m.solid);
+    EXPECT_FALSE(m.moving);
+    ASSERT_TRUE(m.outline);
+    EXPECT_FALSE(m.mesh);
+    ASSERT_EQ(m.outline->size(), 12u);
+    const auto scene = eddy::load_scene(eddy::resolve_scene("hourglass_2d"));
+    for (const auto& q : scene.boundaries[0].model.points) {
+        bool found = false;
+        for (std::size_t i = 0; i + 2 < m.outline->xyz.size(); i += 3)
+            found = found || (std::abs(m.outline->xyz[i] - q[0]) < 1e-6 && std::abs(m.outline->xyz[i + 1] - q[1]) < 1e-6);
+        EXPECT_TRUE(found) << "corner " << q[0] << ", " << q[1];
+    }
+    EXPECT_TRUE(s->boundary.empty()) << s->boundary.size() / 4 << " wall particles drawn";
+    EXPECT_EQ(outline_lines(*m.outline, m.pose).size(), 12u * 6u);
+    const auto band = outline_band(*m.outline, m.pose, m.solid, 0.006f);
+    ASSERT_GE(band.size(), 12u * 2u * 9u);
+    const auto* shape = eddy::model_shape<2>(scene.boundaries[0].model);
+    ASSERT_NE(shape, nullptr);
+    for (std::size_t i = 0; i + 8 < band.size(); i += 9) {
+        const eddy::Vec2 centre{{(band[i] + band[i + 3] + band[i + 6]) / 3, (band[i + 1] + band[i + 4] + band[i + 7]) / 3}};
+        ASSERT_FALSE(shape->inside(centre)) << "band triangle " << i / 9 << " inside the container";
+    }
+}
+
+// Analytic walls that move (wave_maker_3d's piston) have their edges drawn where the motion puts them:
+// keyframes 0 -> 8 cm along x in the first 0.5 s.
+TEST(ViewerModels, MovingBoxEdgesFollowTheMotion) {
+    SimWorker w(config("wave_maker_3d"));
+    w.playing = false;
+    const auto s0 = w.latest();
+    ASSERT_EQ(s0->wall_lines.size(), 2u * 12u * 6u);  // the tank, then the piston
+    w.start();
+    for (int i = 0; i < 10; ++i) w.request_step();
+    const auto s1 = wait_for(w, [](const Snapshot& s) { return s.steps == 10; });
+    ASSERT_EQ(s1->wall_lines.size(), s0->wall_lines.size());
+    const float shift = float(0.08 * s1->time / 0.5);
+    ASSERT_GT(shift, 0.0f);
+    for (std::size_t i = 0; i < s0->wall_lines.size(); i += 3) {
+        const float expect = i < 72 ? 0.0f : shift;
+        ASSERT_NEAR(s1->wall_lines[i] - s0->wall_lines[i], expect, 1e-5f) << "coordinate " << i;
+        ASSERT_EQ(s1->wall_lines[i + 1], s0->wall_lines[i + 1]);
+        ASSERT_EQ(s1->wall_lines[i + 2], s0->wall_lines[i + 2]);
+    }
 }
