@@ -134,7 +134,7 @@ void main() {
         if (dot(n, V) < 0.0) n = -n;  // the inside of a cup, an open mesh's back
         float key = max(dot(n, L), 0.0), fill = max(dot(n, V), 0.0);
         float spec = pow(max(dot(n, normalize(L + V)), 0.0), 24.0);
-        frag = vec4(v_color.rgb * (0.28 + 0.52 * key + 0.25 * fill) + vec3(0.08) * spec, v_color.a);
+        frag = vec4(v_color.rgb * (0.32 + 0.55 * key + 0.25 * fill) + vec3(0.08) * spec, v_color.a);
         return;
     }
     vec3 H = normalize(L + V);

@@ -456,7 +456,7 @@ struct App {
     // particles), containers translucent so that the fluid inside shows (drawn after them).
     void draw_models_3d(const Mat4& view, const Mat4& proj, bool solids) {
         if (!show_models) return;
-        static constexpr float kSolid[4] = {0.78f, 0.78f, 0.80f, 1.0f}, kContainer[4] = {0.82f, 0.84f, 0.88f, 0.3f};
+        static constexpr float kSolid[4] = {0.88f, 0.88f, 0.90f, 1.0f}, kContainer[4] = {0.82f, 0.84f, 0.88f, 0.3f};
         for (std::size_t k = 0; k < snap->models.size(); ++k) {
             const ModelView& m = snap->models[k];
             if (!m.mesh || m.solid != solids) continue;

@@ -52,6 +52,9 @@ struct StepStats {
     float mean_density_error = 0.0f;  ///< mean of max(0, rho_i - rho0) / rho0
     bool non_finite = false;          ///< A position or velocity became NaN or infinite
     bool dt_underflow = false;        ///< The method needed a time step below its dt_min
+    /// A speed the method cannot represent (m/s; 0: none): WCSPH's speed of sound, past which the weakly
+    /// compressible model has broken down. run() reports max_speed above it as a divergence.
+    float speed_limit = 0.0f;
 };
 
 template <int D>

@@ -336,6 +336,9 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
                 if (st.non_finite) problem = "a position or velocity is not finite (NaN or infinite)";
                 else if (st.dt_underflow)
                     problem = fmt::format("the time step fell below dt_min = {:g} s", method_dt_min(sim.method));
+                else if (st.speed_limit > 0.0f && st.max_speed > st.speed_limit)
+                    problem = fmt::format("a particle moved at {:.3g} m/s, faster than the speed of sound c0 = {:.3g} m/s",
+                                          st.max_speed, st.speed_limit);
                 else if (const std::size_t esc = count_escaped(sim, exec))
                     problem = fmt::format("{} particle(s) left every boundary", esc);
                 if (!problem.empty()) {

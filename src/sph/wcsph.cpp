@@ -241,6 +241,7 @@ StepStats WcsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
     out.max_density_error = st.emax;
     out.mean_density_error = n ? static_cast<float>(st.esum / static_cast<double>(n)) : 0.0f;
     out.non_finite = st.bad || !std::isfinite(st.vmax) || !std::isfinite(st.amax);
+    out.speed_limit = m_c0;
     return out;
 }
 

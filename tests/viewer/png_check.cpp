@@ -1,7 +1,10 @@
 // Checks that a viewer screenshot is not blank: at least MIN_FRACTION of its pixels are
 // "fluid-coloured", i.e. saturated (max - min channel > 60 of 255: the colour map's blue, yellow and
 // red, and the heightfield's water). Background, walls, wireframes and terrain are grey-ish.
-// Usage: eddy_png_check FILE.png MIN_FRACTION [MIN_WIDTH MIN_HEIGHT]. Exit 0 if it passes, 1 if not.
+// With MIN_GREY, at least that fraction must also be light grey (every channel >= 150, max - min <=
+// 25): the scene's models (wall meshes, polygon outlines); the dark background, the thin wall edges
+// and 2D wall particles (0.45 grey) stay below it.
+// Usage: eddy_png_check FILE.png MIN_FRACTION [MIN_WIDTH MIN_HEIGHT [MIN_GREY]]. Exit 0 if it passes, 1 if not.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -23,18 +26,21 @@ int main(int argc, char** argv) {
     }
     const double min_fraction = std::atof(argv[2]);
     const int min_w = argc > 3 ? std::atoi(argv[3]) : 1, min_h = argc > 4 ? std::atoi(argv[4]) : 1;
-    long fluid = 0;
+    const double min_grey = argc > 5 ? std::atof(argv[5]) : 0.0;
+    long fluid = 0, grey = 0;
     for (long i = 0; i < long(w) * h; ++i) {
         const unsigned char* p = px + 3 * i;
         const int hi = std::max({p[0], p[1], p[2]}), lo = std::min({p[0], p[1], p[2]});
         if (hi - lo > 60) ++fluid;
+        if (lo >= 150 && hi - lo <= 25) ++grey;
     }
     stbi_image_free(px);
-    const double frac = double(fluid) / double(long(w) * h);
-    std::printf("%s: %dx%d, %.2f%% fluid-coloured pixels (need %.2f%%)\n", argv[1], w, h, 100 * frac, 100 * min_fraction);
+    const double frac = double(fluid) / double(long(w) * h), grey_frac = double(grey) / double(long(w) * h);
+    std::printf("%s: %dx%d, %.2f%% fluid-coloured pixels (need %.2f%%), %.2f%% light grey (need %.2f%%)\n", argv[1], w, h,
+                100 * frac, 100 * min_fraction, 100 * grey_frac, 100 * min_grey);
     if (w < min_w || h < min_h) {
         std::fprintf(stderr, "%s: %dx%d is smaller than %dx%d\n", argv[1], w, h, min_w, min_h);
         return 1;
     }
-    return frac >= min_fraction ? 0 : 1;
+    return frac >= min_fraction && grey_frac >= min_grey ? 0 : 1;
 }

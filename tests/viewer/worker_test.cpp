@@ -43,6 +43,28 @@ WorkerConfig config(const char* scene) {
     return c;
 }
 
+// The wall particles of a model's object, taken back to the model's rest frame by the drawn pose,
+// lie at about r and 3r from the model on the wall's side (the layers of sample_wall): the model is
+// drawn where the simulation has it.
+template <int D>
+void expect_walls_on_model(const eddy::BoundarySet<D>& b, const ModelView& m, const eddy::MeshShape<D>& shape, float r) {
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < b.size(); ++i) {
+        if (b.object[i] != m.object) continue;
+        ++n;
+        V3 x{b.position[i][0], b.position[i][1], D == 3 ? b.position[i][D - 1] : 0.0f};
+        const V3 t{m.pose(0, 3), m.pose(1, 3), m.pose(2, 3)};
+        x = x - t;
+        eddy::Vec<D> rest;  // R^T (x - t)
+        for (int a = 0; a < D; ++a) rest[a] = m.pose(0, a) * x.x + m.pose(1, a) * x.y + m.pose(2, a) * x.z;
+        // Signed distance on the wall's side: inside a solid, outside a container.
+        const double d = (m.solid ? -1.0 : 1.0) * shape.signed_distance(rest);
+        ASSERT_GT(d, 0.5 * r) << "wall particle " << i;
+        ASSERT_LT(d, 3.5 * r) << "wall particle " << i;
+    }
+    EXPECT_GT(n, 50u);
+}
+
 }  // namespace
 
 TEST(ViewerWorker, SteppingMatchesDirectStepping) {
@@ -354,6 +376,14 @@ TEST(ViewerModels, MixerPaddleTurnsWithItsMotion) {
     // The paddle's own wall particles are not drawn (3D draws no wall particles); the tank's edges are.
     EXPECT_TRUE(s1->boundary.empty());
     EXPECT_FALSE(s1->wall_lines.empty());
+    // The drawn paddle is where the simulation's paddle is: its wall particles, stepped directly to the
+    // same step, lie in their layers (r, 3r) beside the posed mesh.
+    eddy::ExecContext exec(1);
+    auto sim = eddy::make_simulation(scene, 5'000'000, exec);
+    for (int i = 0; i < 30; ++i) eddy::step(sim, exec);
+    const auto& ps = std::get<eddy::ParticleSimulation<3>>(sim);
+    ASSERT_EQ(ps.time, s1->time);
+    expect_walls_on_model(ps.boundary, m1, *shape, float(scene.particle_radius));
 }
 
 // A static model: drawn at rest, the same geometry in every snapshot; the box around it keeps its edges.
@@ -426,4 +456,48 @@ TEST(ViewerModels, MovingBoxEdgesFollowTheMotion) {
         ASSERT_EQ(s1->wall_lines[i + 1], s0->wall_lines[i + 1]);
         ASSERT_EQ(s1->wall_lines[i + 2], s0->wall_lines[i + 2]);
     }
+}
+
+// A spinning polygon (2D): its outline turns with the motion, its wall particles are not drawn as
+// particles (the box's are), and the drawn outline is where the simulation's wall particles are.
+TEST(ViewerModels, SpinningPolygon) {
+    const auto path = std::filesystem::temp_directory_path() / "eddy_view_spinner_2d.json";
+    {
+        std::ofstream f(path);
+        f << R"({ "name": "spinner_2d", "dimension": 2, "method": "wcsph", "particle_radius": 0.004,
+  "gravity": [0, -9.81], "duration": 1.0,
+  "boundaries": [
+    { "shape": "box", "min": [0, 0], "max": [0.4, 0.3] },
+    { "shape": "polygon", "solid": true, "points": [[0.15, 0.08], [0.25, 0.08], [0.25, 0.12], [0.15, 0.12]],
+      "motion": { "angular_velocity": 4 } } ],
+  "fluids": [ { "shape": "box", "min": [0, 0], "max": [0.4, 0.06] } ] })";
+    }
+    SimWorker w(config(path.string().c_str()));
+    w.playing = false;
+    w.start();
+    for (int i = 0; i < 40; ++i) w.request_step();
+    const auto s = wait_for(w, [](const Snapshot& s) { return s.steps == 40; });
+    ASSERT_EQ(s->models.size(), 1u);
+    const ModelView& m = s->models[0];
+    EXPECT_EQ(m.object, 1u);
+    EXPECT_TRUE(m.moving);
+    ASSERT_TRUE(m.outline);
+    // About the polygon's centre (0.2, 0.1), counter-clockwise by 4 t.
+    const double a = 4.0 * s->time;
+    ASSERT_GT(a, 1e-3);
+    const V3 p = m.apply({0.25f, 0.08f, 0.0f});
+    EXPECT_NEAR(p.x, 0.2 + 0.05 * std::cos(a) + 0.02 * std::sin(a), 1e-5);
+    EXPECT_NEAR(p.y, 0.1 + 0.05 * std::sin(a) - 0.02 * std::cos(a), 1e-5);
+
+    const auto scene = eddy::load_scene(path);
+    eddy::ExecContext exec(1);
+    auto sim = eddy::make_simulation(scene, 5'000'000, exec);
+    for (int i = 0; i < 40; ++i) eddy::step(sim, exec);
+    const auto& ps = std::get<eddy::ParticleSimulation<2>>(sim);
+    ASSERT_EQ(ps.time, s->time);
+    std::size_t box_walls = 0;
+    for (auto o : ps.boundary.object) box_walls += o == 0;
+    EXPECT_EQ(s->boundary.size(), 4 * box_walls);  // the box's wall particles only
+    expect_walls_on_model(ps.boundary, m, *eddy::model_shape<2>(scene.boundaries[1].model), float(scene.particle_radius));
+    std::filesystem::remove(path);
 }
