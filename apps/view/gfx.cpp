@@ -291,7 +291,7 @@ void Renderer::draw_mesh(const SurfaceMesh& mesh, std::uint64_t version, const M
 }
 
 void Renderer::draw_model(const SurfaceMesh& mesh, std::uint64_t id, std::size_t slot, const Mat4& model, const float rgba[4],
-                          const Mat4& view, const Mat4& proj, V3 eye) {
+                          bool closed, const Mat4& view, const Mat4& proj, V3 eye) {
     if (mesh.empty() || mesh.normals.size() != mesh.xyz.size()) return;
     while (m_models.size() <= slot) {
         GpuMesh g;
@@ -307,13 +307,18 @@ void Renderer::draw_model(const SurfaceMesh& mesh, std::uint64_t id, std::size_t
     glUniform1i(glGetUniformLocation(m_mesh_prog, "u_matte"), 1);
     glVertexAttrib4f(2, rgba[0], rgba[1], rgba[2], rgba[3]);
     const bool opaque = rgba[3] >= 1.0f;
-    if (!opaque) {
+    if (!opaque) {  // over what lies behind; closed: the near side only (cleaned models face outwards)
         glEnable(GL_BLEND);
         glBlendFunc(GL_SRC_ALPHA, GL_ONE_MINUS_SRC_ALPHA);
         glDepthMask(GL_FALSE);
+        if (closed) {
+            glEnable(GL_CULL_FACE);
+            glCullFace(GL_BACK);
+        }
     }
     glDrawElements(GL_TRIANGLES, static_cast<GLsizei>(g.indices), GL_UNSIGNED_INT, nullptr);
     if (!opaque) {
+        glDisable(GL_CULL_FACE);
         glDepthMask(GL_TRUE);
         glDisable(GL_BLEND);
     }

@@ -49,10 +49,12 @@ public:
     void set_mesh_color(float r, float g, float b, float a) { m_mesh_rgba[0] = r, m_mesh_rgba[1] = g, m_mesh_rgba[2] = b, m_mesh_rgba[3] = a; }
 
     /// A model of the scene (a wall mesh): its rest triangles moved by `model` (rigid), lit on both
-    /// sides, matte. Opaque when rgba[3] >= 1 (writes depth), else translucent. `slot` (0, 1, ...: the
-    /// model's place in the snapshot) keeps its own GPU buffers, uploaded only when `id` changes.
+    /// sides, matte. Opaque when rgba[3] >= 1 (writes depth), else translucent, and then, when `closed`
+    /// (an outward mesh without open edges), only its near side is drawn (back faces culled), so that
+    /// what lies inside shows through one layer. `slot` (0, 1, ...: the model's place in the snapshot)
+    /// keeps its own GPU buffers, uploaded only when `id` changes.
     void draw_model(const SurfaceMesh& mesh, std::uint64_t id, std::size_t slot, const Mat4& model, const float rgba[4],
-                    const Mat4& view, const Mat4& proj, V3 eye);
+                    bool closed, const Mat4& view, const Mat4& proj, V3 eye);
 
 private:
     struct GpuMesh {  // a triangle mesh's buffers: positions, normals, indices

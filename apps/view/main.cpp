@@ -136,7 +136,8 @@ struct App {
     // the surface mesh: from the simulation thread when it makes one, else from --mesh
     std::shared_ptr<const SurfaceMesh> file_mesh;
     bool show_mesh = true;
-    bool show_models = true;   // the scene's models (wall meshes, polygons)
+    bool show_models = true;     // the scene's models (wall meshes, polygons)
+    float solid_opacity = 0.75f;  // of 3D obstacle models (containers: 0.3): the fluid behind shows faintly
 
     bool heightfield() const { return snap && snap->heightfield_mode; }
 
@@ -452,15 +453,17 @@ struct App {
         }
     }
 
-    // The scene's models (3D meshes) at the snapshot's pose: obstacles opaque (drawn before the
-    // particles), containers translucent so that the fluid inside shows (drawn after them).
-    void draw_models_3d(const Mat4& view, const Mat4& proj, bool solids) {
+    // The scene's models (3D meshes) at the snapshot's pose, light grey: obstacles as opaque as the
+    // panel says, containers translucent so that the fluid inside shows. Opaque ones are drawn before
+    // the particles, translucent ones after them.
+    void draw_models_3d(const Mat4& view, const Mat4& proj, bool opaque_pass) {
         if (!show_models) return;
-        static constexpr float kSolid[4] = {0.88f, 0.88f, 0.90f, 1.0f}, kContainer[4] = {0.82f, 0.84f, 0.88f, 0.3f};
         for (std::size_t k = 0; k < snap->models.size(); ++k) {
             const ModelView& m = snap->models[k];
-            if (!m.mesh || m.solid != solids) continue;
-            gfx.draw_model(*m.mesh, m.id, k, m.pose, m.solid ? kSolid : kContainer, view, proj, cam.eye());
+            if (!m.mesh) continue;
+            const float rgba[4] = {0.88f, 0.88f, 0.90f, m.solid ? solid_opacity : 0.3f};
+            if ((rgba[3] >= 1.0f) != opaque_pass) continue;
+            gfx.draw_model(*m.mesh, m.id, k, m.pose, rgba, m.closed, view, proj, cam.eye());
         }
     }
 
@@ -587,6 +590,13 @@ struct App {
             if (snap && !snap->models.empty()) {
                 ImGui::Checkbox("show models", &show_models);
                 if (ImGui::IsItemHovered()) ImGui::SetTooltip("The scene's wall meshes (3D) and polygons (2D)");
+                if (snap->dimension == 3 && show_models) {
+                    ImGui::SameLine();
+                    ImGui::SetNextItemWidth(90);
+                    ImGui::SliderFloat("opacity", &solid_opacity, 0.1f, 1.0f, "%.2f");
+                    if (ImGui::IsItemHovered())
+                        ImGui::SetTooltip("Of obstacle meshes (1: opaque); mesh containers are drawn at 0.3");
+                }
             }
             if (color_field == 0)
                 ImGui::SliderFloat("speed scale", &speed_scale_factor, 0.05f, 20.0f, "x %.2f", ImGuiSliderFlags_Logarithmic);

@@ -30,6 +30,7 @@ struct ModelView {
     std::uint16_t object = 0;  ///< Boundary object: index into the scene's "boundaries" (BoundarySet::object)
     bool solid = true;         ///< An obstacle (true) or a container that holds the fluid (false)
     bool moving = false;       ///< Follows a prescribed motion: `pose` changes between snapshots
+    bool closed = true;        ///< No open edges: its outside is the side its triangles face (see draw_model)
     std::uint64_t id = 0;      ///< Identifies the rest geometry (the window uploads it once per id)
     /// 3D: the model's triangles at rest (scene coordinates), vertices split along creases sharper than
     /// 35 degrees, so that boxes and blades look flat-shaded and cups smooth.

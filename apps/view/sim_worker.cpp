@@ -32,48 +32,46 @@ using Clock = std::chrono::steady_clock;
 // The edges of a 3D analytic wall as line segments (boxes, cylinders, spheres; nothing for others).
 std::vector<float> wall_lines(const BoundarySpec& b) {
     std::vector<float> out;
-    auto seg = [&](std::array<double, 3> a, std::array<double, 3> b) {
-        for (double v : a) out.push_back(static_cast<float>(v));
-        for (double v : b) out.push_back(static_cast<float>(v));
+    auto seg = [&](std::array<double, 3> p, std::array<double, 3> q) {
+        for (double v : p) out.push_back(static_cast<float>(v));
+        for (double v : q) out.push_back(static_cast<float>(v));
     };
     constexpr int kSeg = 48;
     const double tau = 2.0 * std::numbers::pi;
-    {
-        if (b.shape == "box") {
-            const auto& lo = b.min;
-            const auto& hi = b.max;
-            for (int e = 0; e < 12; ++e) {
-                // 4 edges along each axis
-                const int axis = e / 4, k = e % 4;
-                const int a1 = (axis + 1) % 3, a2 = (axis + 2) % 3;
-                std::array<double, 3> p = lo, q = lo;
-                p[a1] = q[a1] = (k & 1) ? hi[a1] : lo[a1];
-                p[a2] = q[a2] = (k & 2) ? hi[a2] : lo[a2];
-                q[axis] = hi[axis];
+    if (b.shape == "box") {
+        const auto& lo = b.min;
+        const auto& hi = b.max;
+        for (int e = 0; e < 12; ++e) {
+            // 4 edges along each axis
+            const int axis = e / 4, k = e % 4;
+            const int a1 = (axis + 1) % 3, a2 = (axis + 2) % 3;
+            std::array<double, 3> p = lo, q = lo;
+            p[a1] = q[a1] = (k & 1) ? hi[a1] : lo[a1];
+            p[a2] = q[a2] = (k & 2) ? hi[a2] : lo[a2];
+            q[axis] = hi[axis];
+            seg(p, q);
+        }
+    } else if (b.shape == "cylinder") {
+        for (int i = 0; i < kSeg; ++i) {
+            const double a0 = tau * i / kSeg, a1 = tau * (i + 1) / kSeg;
+            for (double y : {b.center[1], b.center[1] + b.height})
+                seg({b.center[0] + b.radius * std::cos(a0), y, b.center[2] + b.radius * std::sin(a0)},
+                    {b.center[0] + b.radius * std::cos(a1), y, b.center[2] + b.radius * std::sin(a1)});
+        }
+        for (int i = 0; i < 4; ++i) {
+            const double a = tau * i / 4;
+            const double x = b.center[0] + b.radius * std::cos(a), z = b.center[2] + b.radius * std::sin(a);
+            seg({x, b.center[1], z}, {x, b.center[1] + b.height, z});
+        }
+    } else if (b.shape == "sphere") {
+        for (int plane = 0; plane < 3; ++plane)
+            for (int i = 0; i < kSeg; ++i) {
+                std::array<double, 3> p = b.center, q = b.center;
+                const double a0 = tau * i / kSeg, a1 = tau * (i + 1) / kSeg;
+                p[plane] += b.radius * std::cos(a0), p[(plane + 1) % 3] += b.radius * std::sin(a0);
+                q[plane] += b.radius * std::cos(a1), q[(plane + 1) % 3] += b.radius * std::sin(a1);
                 seg(p, q);
             }
-        } else if (b.shape == "cylinder") {
-            for (int i = 0; i < kSeg; ++i) {
-                const double a0 = tau * i / kSeg, a1 = tau * (i + 1) / kSeg;
-                for (double y : {b.center[1], b.center[1] + b.height})
-                    seg({b.center[0] + b.radius * std::cos(a0), y, b.center[2] + b.radius * std::sin(a0)},
-                        {b.center[0] + b.radius * std::cos(a1), y, b.center[2] + b.radius * std::sin(a1)});
-            }
-            for (int i = 0; i < 4; ++i) {
-                const double a = tau * i / 4;
-                const double x = b.center[0] + b.radius * std::cos(a), z = b.center[2] + b.radius * std::sin(a);
-                seg({x, b.center[1], z}, {x, b.center[1] + b.height, z});
-            }
-        } else if (b.shape == "sphere") {
-            for (int plane = 0; plane < 3; ++plane)
-                for (int i = 0; i < kSeg; ++i) {
-                    std::array<double, 3> p = b.center, q = b.center;
-                    const double a0 = tau * i / kSeg, a1 = tau * (i + 1) / kSeg;
-                    p[plane] += b.radius * std::cos(a0), p[(plane + 1) % 3] += b.radius * std::sin(a0);
-                    q[plane] += b.radius * std::cos(a1), q[(plane + 1) % 3] += b.radius * std::sin(a1);
-                    seg(p, q);
-                }
-        }
     }
     return out;
 }
@@ -397,6 +395,7 @@ void SimWorker::build_walls() {
                 mv.object = static_cast<std::uint16_t>(i);
                 mv.solid = bs[i].solid;
                 mv.moving = moving;
+                mv.closed = shape->report().boundary_edges == 0;
                 mv.id = ++next_id;
                 if constexpr (D == 3) mv.mesh = std::make_shared<const SurfaceMesh>(shaded_mesh(shape->mesh()));
                 else mv.outline = std::make_shared<const Outline>(outline_of(shape->mesh()));

@@ -85,8 +85,9 @@ public:
     /// Distance from x to the nearest cell (m), or `limit` when every cell is farther than `limit`.
     /// closest (optional) gets the nearest point when one was found within the limit.
     double distance(const Vec<D>& x, double limit = 1e300, Vec<D>* closest = nullptr) const;
-    /// Is any cell closer to x than `radius`? (Cheaper than distance: stops at the first one.)
-    bool any_within(const Vec<D>& x, double radius) const;
+    /// Is any cell closer to x than `radius`? (Cheaper than distance: stops at the first one.) Cells
+    /// listed in `skip` (sorted) are ignored.
+    bool any_within(const Vec<D>& x, double radius, const std::vector<std::uint32_t>* skip = nullptr) const;
     /// Signed distance: negative inside (winding number >= 1/2), positive outside (m); |value| is at
     /// most `limit`.
     double signed_distance(const Vec<D>& x, double limit = 1e300) const;
@@ -144,7 +145,7 @@ struct WallSampling {
     float particle_radius = 0.01f;  ///< r (m)
     int layers = 2;                 ///< Layers of particles on the wall's side
     bool solid = false;             ///< true: the model's inside is solid; false: it holds the fluid
-    float candidates = 10.0f;        ///< Random candidates per (2r)^(D-1) of surface
+    float candidates = 6.0f;        ///< Random candidates per (2r)^(D-1) of surface
     float poisson = 0.75f;          ///< Poisson-disk radius in units of the spacing 2r
     float sharp_degrees = 20.0f;    ///< Edges (2D: corners) whose normals turn more than this get arcs
 };

@@ -143,10 +143,16 @@ std::vector<std::uint32_t> poisson_thin(const std::vector<Vec<D>>& points, float
     Vec<D> lo = points[0];
     for (const auto& p : points)
         for (int a = 0; a < D; ++a) lo[a] = std::min(lo[a], p[a]);
-    // Sort by (cell, random priority): the visiting order within a cell is a fixed random one.
+    // Cells of side `radius`, packed 21 bits per axis (x slowest). Sort by (cell, random priority):
+    // the visiting order within a cell is a fixed random one.
+    constexpr int kBits = 21;
+    constexpr std::uint64_t kMask = (std::uint64_t{1} << kBits) - 1;
+    auto coord = [&](const Vec<D>& p, int a) {
+        const double c = std::floor((double(p[a]) - lo[a]) / radius) + 1.0;  // +1: room for the -1 neighbour
+        return static_cast<std::uint64_t>(std::min(c, double(kMask - 1)));
+    };
     struct Item {
-        std::array<std::int32_t, D> cell;
-        std::uint64_t priority;
+        std::uint64_t cell, priority;
         std::uint32_t index;
         bool operator<(const Item& o) const {
             if (cell != o.cell) return cell < o.cell;
@@ -155,11 +161,9 @@ std::vector<std::uint32_t> poisson_thin(const std::vector<Vec<D>>& points, float
     };
     std::vector<Item> items(n);
     parallel_for_each_index(exec, n, [&](std::size_t i) {
-        Item it;
-        for (int a = 0; a < D; ++a) it.cell[a] = static_cast<std::int32_t>(std::floor((points[i][a] - lo[a]) / radius));
-        it.priority = mix(i);
-        it.index = static_cast<std::uint32_t>(i);
-        items[i] = it;
+        std::uint64_t key = 0;
+        for (int a = 0; a < D; ++a) key = (key << kBits) | coord(points[i], a);
+        items[i] = {key, mix(i), static_cast<std::uint32_t>(i)};
     });
     exec.run([&] { tbb::parallel_sort(items.begin(), items.end()); });
     std::vector<std::size_t> start;  // cell ranges in items
@@ -167,22 +171,36 @@ std::vector<std::uint32_t> poisson_thin(const std::vector<Vec<D>>& points, float
         if (i == 0 || items[i].cell != items[i - 1].cell) start.push_back(i);
     const std::size_t cells = start.size();
     start.push_back(n);
-    auto find_cell = [&](const std::array<std::int32_t, D>& c) -> long {
-        std::size_t lo_i = 0, hi_i = cells;
-        while (lo_i < hi_i) {
-            const std::size_t mid = (lo_i + hi_i) / 2;
-            if (items[start[mid]].cell < c) lo_i = mid + 1;
-            else hi_i = mid;
+    // Open-addressing table: cell key -> cell index.
+    std::size_t size = 16;
+    while (size < 2 * cells) size *= 2;
+    std::vector<std::uint64_t> table_key(size, ~std::uint64_t{0});
+    std::vector<std::uint32_t> table_cell(size, 0);
+    auto slot = [&](std::uint64_t key) { return (key * 0x9e3779b97f4a7c15ull) >> 20 & (size - 1); };
+    for (std::size_t c = 0; c < cells; ++c) {
+        std::size_t h = slot(items[start[c]].cell);
+        while (table_key[h] != ~std::uint64_t{0}) h = (h + 1) & (size - 1);
+        table_key[h] = items[start[c]].cell;
+        table_cell[h] = static_cast<std::uint32_t>(c);
+    }
+    auto find_cell = [&](std::uint64_t key) -> long {
+        for (std::size_t h = slot(key);; h = (h + 1) & (size - 1)) {
+            if (table_key[h] == key) return table_cell[h];
+            if (table_key[h] == ~std::uint64_t{0}) return -1;
         }
-        return lo_i < cells && items[start[lo_i]].cell == c ? static_cast<long>(lo_i) : -1;
     };
     // Cells of one colour (parity of each coordinate) never neighbour each other: each task reads
-    // only cells of other colours and writes only its own.
-    std::vector<std::uint8_t> accepted(n, 0);
+    // only cells of other colours and writes only its own. A cell of side `radius` holds at most 2^D
+    // points that far apart (its corners), so its accepted points fit in a fixed array.
+    std::vector<std::array<std::uint32_t, (1 << D)>> accepted(cells);
+    std::vector<std::array<Vec<D>, (1 << D)>> accepted_at(cells);  // their positions, beside each other
+    std::vector<std::uint8_t> accepted_count(cells, 0);
+    std::vector<Vec<D>> sorted(n);  // positions in visiting order
+    parallel_for_each_index(exec, n, [&](std::size_t i) { sorted[i] = points[items[i].index]; });
     std::vector<std::vector<std::uint32_t>> colour(1 << D);
     for (std::size_t c = 0; c < cells; ++c) {
         int k = 0;
-        for (int a = 0; a < D; ++a) k |= (items[start[c]].cell[a] & 1) << a;
+        for (int a = 0; a < D; ++a) k |= int((items[start[c]].cell >> (kBits * (D - 1 - a))) & 1) << a;
         colour[k].push_back(static_cast<std::uint32_t>(c));
     }
     const float r2 = radius * radius;
@@ -190,31 +208,37 @@ std::vector<std::uint32_t> poisson_thin(const std::vector<Vec<D>>& points, float
     for (const auto& group : colour) {
         parallel_for_each_index(exec, group.size(), [&](std::size_t g) {
             const std::size_t c = group[g];
+            const std::uint64_t key = items[start[c]].cell;
             long near[kNeighbours];
+            int nn = 0;
             for (int o = 0; o < kNeighbours; ++o) {
-                std::array<std::int32_t, D> q = items[start[c]].cell;
+                std::uint64_t q = 0;
                 int rest = o;
                 for (int a = 0; a < D; ++a) {
-                    q[a] += rest % 3 - 1;
+                    const std::uint64_t ca = (key >> (kBits * (D - 1 - a))) & kMask;
+                    q = (q << kBits) | ((ca + std::uint64_t(rest % 3) - 1) & kMask);
                     rest /= 3;
                 }
-                near[o] = find_cell(q);
+                const long f = q == key ? long(c) : find_cell(q);
+                if (f >= 0 && (accepted_count[f] > 0 || f == long(c))) near[nn++] = f;
             }
             for (std::size_t i = start[c]; i < start[c + 1]; ++i) {
-                const Vec<D> x = points[items[i].index];
+                const Vec<D> x = sorted[i];
                 bool ok = true;
-                for (int o = 0; o < kNeighbours && ok; ++o) {
-                    if (near[o] < 0) continue;
-                    for (std::size_t j = start[near[o]]; j < start[near[o] + 1] && ok; ++j)
-                        if (accepted[j] && norm2(points[items[j].index] - x) < r2) ok = false;
+                for (int o = 0; o < nn && ok; ++o) {
+                    const auto& at = accepted_at[near[o]];
+                    for (int j = 0; j < accepted_count[near[o]] && ok; ++j)
+                        if (norm2(at[j] - x) < r2) ok = false;
                 }
-                accepted[i] = ok ? 1 : 0;
+                if (ok && accepted_count[c] < (1 << D)) {
+                    accepted_at[c][accepted_count[c]] = x;
+                    accepted[c][accepted_count[c]++] = items[i].index;
+                }
             }
         }, 16);
     }
     std::vector<std::uint32_t> kept;
-    for (std::size_t i = 0; i < n; ++i)
-        if (accepted[i]) kept.push_back(items[i].index);
+    for (std::size_t c = 0; c < cells; ++c) kept.insert(kept.end(), accepted[c].begin(), accepted[c].begin() + accepted_count[c]);
     std::sort(kept.begin(), kept.end());
     return kept;
 }
@@ -234,6 +258,16 @@ std::vector<Vec<D>> sample_wall(const MeshShape<D>& shape, const WallSampling& s
         first[c + 1] = first[c] + static_cast<std::size_t>(std::ceil(s.candidates * measure[c] / unit));
     }
     const float cos_sharp = static_cast<float>(std::cos(s.sharp_degrees * std::numbers::pi / 180.0));
+    // Cells around each vertex (CSR).
+    std::vector<std::uint32_t> ring_first(m.vertices.size() + 1, 0), ring_cells(nc * D);
+    for (const auto& cell : m.cells)
+        for (int k = 0; k < D; ++k) ++ring_first[cell[k] + 1];
+    for (std::size_t v = 0; v < m.vertices.size(); ++v) ring_first[v + 1] += ring_first[v];
+    {
+        std::vector<std::uint32_t> fill(ring_first.begin(), ring_first.end() - 1);
+        for (std::uint32_t c = 0; c < nc; ++c)
+            for (int k = 0; k < D; ++k) ring_cells[fill[m.cells[c][k]]++] = c;
+    }
     std::vector<Vec<D>> out;
     for (int layer = 0; layer < s.layers; ++layer) {
         const float d = static_cast<float>(2 * layer + 1) * r;
@@ -256,11 +290,37 @@ std::vector<Vec<D>> sample_wall(const MeshShape<D>& shape, const WallSampling& s
         }, 64);
         const std::size_t flat = cand.size();
         feature_candidates<D>(m, wall, d, spacing, cos_sharp, cand);
+        // Per cell first: when nothing but its smooth neighbours comes within 0.9 d of its offset copy,
+        // none of its candidates can be dropped, and they skip the per-candidate query.
+        std::vector<std::uint8_t> clear(nc, 0);
+        parallel_blocks(exec, nc, [&](std::size_t c0, std::size_t c1) {
+            std::vector<std::uint32_t> ring;
+            for (std::size_t c = c0; c < c1; ++c) {
+                const auto& cell = m.cells[c];
+                Vec<D> centre = Vec<D>::zero();
+                for (int k = 0; k < D; ++k) centre += m.vertices[cell[k]] * (1.0f / D);
+                float reach = 0.0f;
+                for (int k = 0; k < D; ++k) reach = std::max(reach, norm(m.vertices[cell[k]] - centre));
+                ring.clear();
+                for (int k = 0; k < D; ++k)
+                    for (std::uint32_t j = ring_first[cell[k]]; j < ring_first[cell[k] + 1]; ++j)
+                        if (dot(wall[ring_cells[j]], wall[c]) >= cos_sharp) ring.push_back(ring_cells[j]);
+                std::sort(ring.begin(), ring.end());
+                clear[c] = shape.any_within(centre + wall[c] * d, 0.9 * d + reach, &ring) ? 0 : 1;
+            }
+        }, 256);
         std::vector<std::uint8_t> keep(cand.size(), 0);
         // Flat candidates are exactly d from their own cell; another one nearer than 0.9 d means a thin
         // wall or a crease. Ring and sphere candidates must be on the rounded offset surface itself
         // (0.99 d): those nearer to a face belong to the flat part, which its own candidates cover.
         parallel_for_each_index(exec, cand.size(), [&](std::size_t i) {
+            if (i < flat) {
+                const std::size_t c = std::upper_bound(first.begin(), first.end(), i) - first.begin() - 1;
+                if (clear[c]) {
+                    keep[i] = 1;
+                    return;
+                }
+            }
             if (shape.any_within(cand[i], (i < flat ? 0.9 : 0.99) * d)) return;
             if (i >= flat && shape.inside(cand[i]) != s.solid) return;
             keep[i] = 1;
