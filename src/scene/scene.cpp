@@ -504,17 +504,23 @@ std::string scene_keys_help() {
   camera.eye, camera.target (m, 3 numbers), camera.fov (deg; default 40)  3D pictures
   settings (object)                the method's settings, listed below
   boundaries[] (list)              walls, sampled with two layers of boundary particles:
-    shape: box | circle (2D) | sphere (3D) | cylinder (3D, axis y)
+    shape: box | circle, polygon (2D) | sphere, cylinder (axis y), mesh (3D)
     solid (true|false; default false)  false: a container (fluid inside); true: an obstacle (fluid outside)
     min, max (m)                   box corners
     center (m), radius (m, > 0)    circle/sphere centre; cylinder: centre of the bottom disc
     height (m, > 0)                cylinder height along y
     open_top (true|false)          box/cylinder container without a lid
+    file (path, meshes)            a model (OBJ, STL, PLY, glTF, FBX, ...), relative to the scene's folder
+    scale (number or 3), rotate (deg about x, y, z), translate (m)   meshes: placement, in that order
+    points ([[x, y], ...], polygons)   a closed polygon
     angular_velocity (rad/s; default 0)  rigid rotation, counter-clockwise
     pivot (m; default the shape's centre), axis (3 numbers, 3D; default [0,0,1])
+    motion ({velocity, angular_velocity, axis, pivot, keyframes: [{time, translate, rotate}]})
+                                   a prescribed motion instead of the three keys above
     (a key that does not belong to the shape, e.g. a box's radius, is an error)
   fluids[] (list, at least one)    blocks of fluid:
-    shape: box | circle (2D) | sphere (3D); min, max or center, radius (m); velocity (m/s; default 0)
+    shape: box | circle, polygon (2D) | sphere, mesh (3D); min, max or center, radius (m), or
+    file, scale, rotate, translate (meshes), or points (polygons); velocity (m/s; default 0)
 
 Shallow-water scene keys ("method": "shallow_water"; docs/scenes.md; expressions of x, y, Lx, Ly, dx):
   gravity (m/s^2, a number; default 9.81)   g, acting on the height

@@ -179,3 +179,32 @@ TEST_F(Cli, ARerunReplacesTheFramesOfTheLastRun) {
     EXPECT_TRUE(fs::exists(dir / "r/frames/particles_00001.vtp"));
     EXPECT_FALSE(fs::exists(dir / "r/frames/particles_00005.vtp"));
 }
+
+// Issue 10: a scene with a model. Bad model files are one line, exit 2; a good one runs and writes the
+// walls (particles and the model) beside the fluid, per frame when the model moves.
+TEST_F(Cli, ModelScenesWriteTheirWallsAndBadModelsExit2) {
+    const std::string bad = (fs::path(EDDY_SOURCE_DIR) / "tests/data/meshes").string();
+    const char* scene = R"({"name": "m", "dimension": 3, "particle_radius": 0.02, "duration": 0.02,
+        "output": {"fps": 100},
+        "boundaries": [{"shape": "box", "min": [0, 0, 0], "max": [0.6, 0.4, 0.4]},
+                       {"shape": "mesh", "file": "MODEL", "scale": 0.1, "translate": [0.3, 0, 0.2], "solid": true,
+                        "motion": {"angular_velocity": 3, "axis": [0, 1, 0]}}],
+        "fluids": [{"shape": "box", "min": [0, 0, 0], "max": [0.2, 0.2, 0.4]}]})";
+    for (const char* f : {"empty.obj", "truncated.stl", "huge_count.ply", "garbage.stl", "nan_vertex.obj", "nope.obj"}) {
+        std::string text = scene;
+        text.replace(text.find("MODEL"), 5, bad + "/" + f);
+        const fs::path file = write(std::string("bad_") + f + ".json", text);
+        const Result r = run_cli("run " + file.string() + " --quiet --out " + (dir / "bad").string());
+        EXPECT_EQ(r.code, 2) << f << ": " << r.output;
+        EXPECT_NE(r.output.find(f), std::string::npos) << r.output;
+        EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
+    }
+    std::string text = scene;
+    text.replace(text.find("MODEL"), 5, (fs::path(EDDY_SOURCE_DIR) / "scenes/models/paddle.ply").string());
+    text.replace(text.find("\"scale\": 0.1"), 12, "\"scale\": 1");
+    const fs::path file = write("paddle.json", text);
+    const Result r = run_cli("run " + file.string() + " --quiet --out " + (dir / "ok").string());
+    ASSERT_EQ(r.code, 0) << r.output;
+    for (const char* f : {"frames/walls_00000.vtp", "frames/walls_00002.vtp", "frames/walls_00002.obj", "walls.pvd"})
+        EXPECT_TRUE(fs::exists(dir / "ok" / f)) << f;
+}
