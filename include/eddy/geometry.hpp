@@ -126,6 +126,9 @@ struct SdfGrid {
     /// Trilinear value at x (m), and its gradient when grad is given. Outside the grid: +band
     /// (outside the model) and a zero gradient.
     float sample(const Vec<D>& x, Vec<D>* grad = nullptr) const;
+    /// The value at the node nearest to x (+band outside the grid): sample(x) differs from it by at
+    /// most voxel * sqrt(D), distances being 1-Lipschitz. One read: the collision's quick test.
+    float nearest(const Vec<D>& x) const;
 };
 
 /// Builds the grid over the shape's box grown by `band` (voxel size `voxel`, grown when the grid

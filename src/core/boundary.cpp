@@ -146,7 +146,13 @@ bool inside_wall(const Wall<D>& w, const Vec<D>& x, float m) {
             }
             return false;
         }
-        case Wall<D>::Shape::sdf: return w.sdf->sample(x) <= -m;
+        case Wall<D>::Shape::sdf: {
+            const float slack = w.sdf->voxel * (D == 3 ? 1.7321f : 1.4143f);
+            const float near = w.sdf->nearest(x);
+            if (near <= -m - slack) return true;  // deep inside: one read
+            if (near > -m + slack) return false;
+            return w.sdf->sample(x) <= -m;
+        }
     }
     return false;
 }
@@ -208,7 +214,13 @@ bool in_solid(const Wall<D>& w, const Vec<D>& x, float m) {
             for (int a = 0; a < D; ++a)
                 if (x[a] < w.lo[a] - m || x[a] > w.hi[a] + m) return false;
             return true;
-        case Wall<D>::Shape::sdf: return w.sdf->sample(x) < m;
+        case Wall<D>::Shape::sdf: {
+            const float slack = w.sdf->voxel * (D == 3 ? 1.7321f : 1.4143f);
+            const float near = w.sdf->nearest(x);
+            if (near >= m + slack) return false;  // far outside: one read
+            if (near < m - slack) return true;
+            return w.sdf->sample(x) < m;
+        }
         default: return norm(x - w.center) < w.radius + m;
     }
 }

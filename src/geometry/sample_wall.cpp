@@ -174,19 +174,21 @@ std::vector<std::uint32_t> poisson_thin(const std::vector<Vec<D>>& points, float
     // Open-addressing table: cell key -> cell index.
     std::size_t size = 16;
     while (size < 2 * cells) size *= 2;
-    std::vector<std::uint64_t> table_key(size, ~std::uint64_t{0});
-    std::vector<std::uint32_t> table_cell(size, 0);
+    struct Slot {
+        std::uint64_t key = ~std::uint64_t{0};  // empty
+        std::uint32_t cell = 0;
+    };
+    std::vector<Slot> table(size);  // key and cell side by side: one cache line per probe
     auto slot = [&](std::uint64_t key) { return (key * 0x9e3779b97f4a7c15ull) >> 20 & (size - 1); };
     for (std::size_t c = 0; c < cells; ++c) {
         std::size_t h = slot(items[start[c]].cell);
-        while (table_key[h] != ~std::uint64_t{0}) h = (h + 1) & (size - 1);
-        table_key[h] = items[start[c]].cell;
-        table_cell[h] = static_cast<std::uint32_t>(c);
+        while (table[h].key != ~std::uint64_t{0}) h = (h + 1) & (size - 1);
+        table[h] = {items[start[c]].cell, static_cast<std::uint32_t>(c)};
     }
     auto find_cell = [&](std::uint64_t key) -> long {
         for (std::size_t h = slot(key);; h = (h + 1) & (size - 1)) {
-            if (table_key[h] == key) return table_cell[h];
-            if (table_key[h] == ~std::uint64_t{0}) return -1;
+            if (table[h].key == key) return table[h].cell;
+            if (table[h].key == ~std::uint64_t{0}) return -1;
         }
     };
     // Cells of one colour (parity of each coordinate) never neighbour each other: each task reads
@@ -301,6 +303,9 @@ std::vector<Vec<D>> sample_wall(const MeshShape<D>& shape, const WallSampling& s
                 for (int k = 0; k < D; ++k) centre += m.vertices[cell[k]] * (1.0f / D);
                 float reach = 0.0f;
                 for (int k = 0; k < D; ++k) reach = std::max(reach, norm(m.vertices[cell[k]] - centre));
+                // A cell as large as d has its second ring of neighbours within reach: the test
+                // could not pass, and its candidates are tested one by one.
+                if (reach > 0.5f * d) continue;
                 ring.clear();
                 for (int k = 0; k < D; ++k)
                     for (std::uint32_t j = ring_first[cell[k]]; j < ring_first[cell[k] + 1]; ++j)

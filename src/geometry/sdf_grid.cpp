@@ -103,6 +103,20 @@ float SdfGrid<D>::sample(const Vec<D>& x, Vec<D>* grad) const {
         strides[a] = stride;
         stride *= static_cast<std::size_t>(nodes[a]);
     }
+    if (!grad) {  // value only: multilinear interpolation, one axis at a time
+        float c[1 << D];
+        for (int corner = 0; corner < (1 << D); ++corner) {
+            std::size_t j = idx;
+            for (int a = 0; a < D; ++a) j += ((corner >> a) & 1) ? strides[a] : 0;
+            c[corner] = phi[j];
+        }
+        int n = 1 << D;
+        for (int a = 0; a < D; ++a) {
+            n >>= 1;
+            for (int k = 0; k < n; ++k) c[k] = c[2 * k] + f[a] * (c[2 * k + 1] - c[2 * k]);
+        }
+        return c[0];
+    }
     float value = 0.0f;
     Vec<D> g = Vec<D>::zero();
     for (int corner = 0; corner < (1 << D); ++corner) {
@@ -125,6 +139,18 @@ float SdfGrid<D>::sample(const Vec<D>& x, Vec<D>* grad) const {
     }
     if (grad) *grad = g;
     return value;
+}
+
+template <int D>
+float SdfGrid<D>::nearest(const Vec<D>& x) const {
+    std::size_t idx = 0, stride = 1;
+    for (int a = 0; a < D; ++a) {
+        const float u = (x[a] - origin[a]) / voxel;
+        if (!(u >= 0.0f && u <= float(nodes[a] - 1))) return band;
+        idx += static_cast<std::size_t>(u + 0.5f) * stride;
+        stride *= static_cast<std::size_t>(nodes[a]);
+    }
+    return phi[idx];
 }
 
 template struct SdfGrid<2>;
