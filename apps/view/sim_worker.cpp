@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <numbers>
+#include <cstdio>
 #include <fstream>
 #include <unordered_set>
 
@@ -422,6 +423,7 @@ void SimWorker::do_reset(const std::string& scene_arg, const std::string& method
         j["settings"] = nlohmann::json::object();
         sc = parse_scene(std::move(j), file.string(), sets);
     }
+    for (const auto& w : sc.warnings) std::fprintf(stderr, "eddy-view: %s\n", w.c_str());  // an open model, ...
     if (sc.method == "shallow_water") {
 #ifdef EDDY_VIEW_HAS_SHALLOW_WATER
         m_water = std::make_unique<Water>(Water{make_shallow_water(sc)});
