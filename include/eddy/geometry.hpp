@@ -18,6 +18,7 @@
 #include <array>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -86,8 +87,8 @@ public:
     /// closest (optional) gets the nearest point when one was found within the limit.
     double distance(const Vec<D>& x, double limit = 1e300, Vec<D>* closest = nullptr) const;
     /// Is any cell closer to x than `radius`? (Cheaper than distance: stops at the first one.) Cells
-    /// listed in `skip` (sorted) are ignored.
-    bool any_within(const Vec<D>& x, double radius, const std::vector<std::uint32_t>* skip = nullptr) const;
+    /// for which `ignore` returns true do not count.
+    bool any_within(const Vec<D>& x, double radius, const std::function<bool(std::uint32_t)>* ignore = nullptr) const;
     /// Signed distance: negative inside (winding number >= 1/2), positive outside (m); |value| is at
     /// most `limit`.
     double signed_distance(const Vec<D>& x, double limit = 1e300) const;

@@ -296,7 +296,7 @@ double MeshShape<D>::distance(const Vec<D>& xv, double limit, Vec<D>* closest) c
 }
 
 template <int D>
-bool MeshShape<D>::any_within(const Vec<D>& xv, double radius, const std::vector<std::uint32_t>* skip) const {
+bool MeshShape<D>::any_within(const Vec<D>& xv, double radius, const std::function<bool(std::uint32_t)>* ignore) const {
     const P<D> x = to_d<D>(xv);
     const double r2 = radius * radius;
     std::uint32_t stack[128];
@@ -307,7 +307,7 @@ bool MeshShape<D>::any_within(const Vec<D>& xv, double radius, const std::vector
         if (box_distance2<D>(nd.lo, nd.hi, x) >= r2) continue;
         if (nd.count > 0) {
             for (std::uint32_t i = nd.first; i < nd.first + nd.count; ++i) {
-                if (skip && std::binary_search(skip->begin(), skip->end(), m_order[i])) continue;
+                if (ignore && (*ignore)(m_order[i])) continue;
                 P<D> p;
                 if (cell_distance2(m_order[i], x, p) < r2) return true;
             }

@@ -171,23 +171,32 @@ std::vector<std::uint32_t> poisson_thin(const std::vector<Vec<D>>& points, float
         if (i == 0 || items[i].cell != items[i - 1].cell) start.push_back(i);
     const std::size_t cells = start.size();
     start.push_back(n);
-    // Open-addressing table: cell key -> cell index.
+    // Columns: runs of cells that differ in the last coordinate only (consecutive in the sorted
+    // order). An open-addressing table maps a column to its run; a cell's 3^D neighbours are then
+    // 3^(D-1) table probes, each followed by a short search along the column.
+    std::vector<std::uint32_t> column_first;
+    for (std::size_t c = 0; c < cells; ++c)
+        if (c == 0 || (items[start[c]].cell >> kBits) != (items[start[c - 1]].cell >> kBits))
+            column_first.push_back(static_cast<std::uint32_t>(c));
+    const std::size_t columns = column_first.size();
+    column_first.push_back(static_cast<std::uint32_t>(cells));
     std::size_t size = 16;
-    while (size < 2 * cells) size *= 2;
+    while (size < 2 * columns) size *= 2;
     struct Slot {
         std::uint64_t key = ~std::uint64_t{0};  // empty
-        std::uint32_t cell = 0;
+        std::uint32_t column = 0;
     };
-    std::vector<Slot> table(size);  // key and cell side by side: one cache line per probe
+    std::vector<Slot> table(size);  // key and column side by side: one cache line per probe
     auto slot = [&](std::uint64_t key) { return (key * 0x9e3779b97f4a7c15ull) >> 20 & (size - 1); };
-    for (std::size_t c = 0; c < cells; ++c) {
-        std::size_t h = slot(items[start[c]].cell);
+    for (std::size_t k = 0; k < columns; ++k) {
+        const std::uint64_t key = items[start[column_first[k]]].cell >> kBits;
+        std::size_t h = slot(key);
         while (table[h].key != ~std::uint64_t{0}) h = (h + 1) & (size - 1);
-        table[h] = {items[start[c]].cell, static_cast<std::uint32_t>(c)};
+        table[h] = {key, static_cast<std::uint32_t>(k)};
     }
-    auto find_cell = [&](std::uint64_t key) -> long {
+    auto find_column = [&](std::uint64_t key) -> long {
         for (std::size_t h = slot(key);; h = (h + 1) & (size - 1)) {
-            if (table[h].key == key) return table[h].cell;
+            if (table[h].key == key) return table[h].column;
             if (table[h].key == ~std::uint64_t{0}) return -1;
         }
     };
@@ -213,16 +222,41 @@ std::vector<std::uint32_t> poisson_thin(const std::vector<Vec<D>>& points, float
             const std::uint64_t key = items[start[c]].cell;
             long near[kNeighbours];
             int nn = 0;
-            for (int o = 0; o < kNeighbours; ++o) {
+            const std::uint64_t z = key & kMask;
+            for (int o = 0; o < kNeighbours / 3; ++o) {
                 std::uint64_t q = 0;
                 int rest = o;
-                for (int a = 0; a < D; ++a) {
+                for (int a = 0; a < D - 1; ++a) {
                     const std::uint64_t ca = (key >> (kBits * (D - 1 - a))) & kMask;
                     q = (q << kBits) | ((ca + std::uint64_t(rest % 3) - 1) & kMask);
                     rest /= 3;
                 }
-                const long f = q == key ? long(c) : find_cell(q);
-                if (f >= 0 && (accepted_count[f] > 0 || f == long(c))) near[nn++] = f;
+                const long col = q == (key >> kBits) ? -2 : find_column(q);
+                std::uint32_t lo_c, hi_c;
+                if (col == -2) {  // its own column: the cells beside c
+                    lo_c = c > 0 ? static_cast<std::uint32_t>(c - 1) : 0;
+                    hi_c = static_cast<std::uint32_t>(std::min(c + 2, cells));
+                } else if (col >= 0) {
+                    lo_c = column_first[col];
+                    hi_c = column_first[col + 1];
+                    // First cell of the column with last coordinate >= z - 1.
+                    std::uint32_t l = lo_c, h = hi_c;
+                    while (l < h) {
+                        const std::uint32_t mid = (l + h) / 2;
+                        if ((items[start[mid]].cell & kMask) + 1 < z) l = mid + 1;
+                        else h = mid;
+                    }
+                    lo_c = l;
+                    hi_c = std::min(hi_c, l + 3);
+                } else {
+                    continue;
+                }
+                for (std::uint32_t f = lo_c; f < hi_c; ++f) {
+                    const std::uint64_t fz = items[start[f]].cell & kMask;
+                    if ((items[start[f]].cell >> kBits) != (key >> kBits) && col == -2) continue;
+                    if (fz + 1 < z || fz > z + 1) continue;
+                    if (accepted_count[f] > 0 || f == c) near[nn++] = f;
+                }
             }
             for (std::size_t i = start[c]; i < start[c + 1]; ++i) {
                 const Vec<D> x = sorted[i];
@@ -260,16 +294,6 @@ std::vector<Vec<D>> sample_wall(const MeshShape<D>& shape, const WallSampling& s
         first[c + 1] = first[c] + static_cast<std::size_t>(std::ceil(s.candidates * measure[c] / unit));
     }
     const float cos_sharp = static_cast<float>(std::cos(s.sharp_degrees * std::numbers::pi / 180.0));
-    // Cells around each vertex (CSR).
-    std::vector<std::uint32_t> ring_first(m.vertices.size() + 1, 0), ring_cells(nc * D);
-    for (const auto& cell : m.cells)
-        for (int k = 0; k < D; ++k) ++ring_first[cell[k] + 1];
-    for (std::size_t v = 0; v < m.vertices.size(); ++v) ring_first[v + 1] += ring_first[v];
-    {
-        std::vector<std::uint32_t> fill(ring_first.begin(), ring_first.end() - 1);
-        for (std::uint32_t c = 0; c < nc; ++c)
-            for (int k = 0; k < D; ++k) ring_cells[fill[m.cells[c][k]]++] = c;
-    }
     std::vector<Vec<D>> out;
     for (int layer = 0; layer < s.layers; ++layer) {
         const float d = static_cast<float>(2 * layer + 1) * r;
@@ -292,26 +316,26 @@ std::vector<Vec<D>> sample_wall(const MeshShape<D>& shape, const WallSampling& s
         }, 64);
         const std::size_t flat = cand.size();
         feature_candidates<D>(m, wall, d, spacing, cos_sharp, cand);
-        // Per cell first: when nothing but its smooth neighbours comes within 0.9 d of its offset copy,
-        // none of its candidates can be dropped, and they skip the per-candidate query.
+        // Per cell first: a cell lying wholly below the height 0.1 d over cell c's plane (along c's
+        // wall normal) is at least 0.9 d from every candidate of c, which sit at height d. When no other
+        // cell within 0.9 d + (c's size) of c's offset centre rises above that, none of c's candidates
+        // can be dropped and they skip the per-candidate query: on smooth surfaces, all of them.
         std::vector<std::uint8_t> clear(nc, 0);
         parallel_blocks(exec, nc, [&](std::size_t c0, std::size_t c1) {
-            std::vector<std::uint32_t> ring;
             for (std::size_t c = c0; c < c1; ++c) {
                 const auto& cell = m.cells[c];
                 Vec<D> centre = Vec<D>::zero();
                 for (int k = 0; k < D; ++k) centre += m.vertices[cell[k]] * (1.0f / D);
                 float reach = 0.0f;
                 for (int k = 0; k < D; ++k) reach = std::max(reach, norm(m.vertices[cell[k]] - centre));
-                // A cell as large as d has its second ring of neighbours within reach: the test
-                // could not pass, and its candidates are tested one by one.
-                if (reach > 0.5f * d) continue;
-                ring.clear();
-                for (int k = 0; k < D; ++k)
-                    for (std::uint32_t j = ring_first[cell[k]]; j < ring_first[cell[k] + 1]; ++j)
-                        if (dot(wall[ring_cells[j]], wall[c]) >= cos_sharp) ring.push_back(ring_cells[j]);
-                std::sort(ring.begin(), ring.end());
-                clear[c] = shape.any_within(centre + wall[c] * d, 0.9 * d + reach, &ring) ? 0 : 1;
+                const Vec<D> n = wall[c];
+                const float low = 0.1f * d;
+                const std::function<bool(std::uint32_t)> below = [&](std::uint32_t o) {
+                    for (int k = 0; k < D; ++k)
+                        if (dot(m.vertices[m.cells[o][k]] - centre, n) > low) return false;
+                    return true;
+                };
+                clear[c] = shape.any_within(centre + n * d, 0.9 * d + reach, &below) ? 0 : 1;
             }
         }, 256);
         std::vector<std::uint8_t> keep(cand.size(), 0);
