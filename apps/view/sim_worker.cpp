@@ -530,13 +530,15 @@ void SimWorker::loop() {
                 m_last_dt = st.dt;
                 sum_err += st.mean_density_error;
                 max_err = std::max(max_err, st.max_density_error);
-                if (st.non_finite || st.dt_underflow) {
+                double dt_min = 0;
+                with_particles(*m_sim, [&](const auto& s) {
+                    dt_min = std::visit([](const auto& m) { return double(m.min_dt()); }, s.method);
+                });
+                if (const std::string problem = step_divergence(st, static_cast<float>(dt_min)); !problem.empty()) {
                     double t = 0;
                     std::uint64_t steps = 0;
                     with_particles(*m_sim, [&](const auto& s) { t = s.time, steps = s.steps; });
-                    m_status = fmt::format("diverged at step {} (t = {:.4f} s): {}; press Reset", steps, t,
-                                           st.non_finite ? "a position or velocity is not finite"
-                                                         : "the time step fell below dt_min");
+                    m_status = fmt::format("diverged at step {} (t = {:.4f} s): {}; press Reset", steps, t, problem);
                     playing = false;
                     break;
                 }

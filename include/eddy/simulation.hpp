@@ -59,6 +59,12 @@ void rebuild_method(Simulation& sim, const Scene& scene, const ExecContext& exec
 /// that the clock lands exactly on `until` when it is > 0).
 StepStats step(Simulation& sim, const ExecContext& exec, double until = 0.0);
 
+/// Why a step means the run has diverged, in words, or "" when it does not: a position or velocity
+/// not finite, a time step below the method's dt_min, a speed above the method's limit (WCSPH: the
+/// speed of sound). Particles beyond the scene's bounds are the caller's check (it knows the bounds).
+/// Shared by run() and the viewer, so both stop for the same reasons.
+std::string step_divergence(const StepStats& st, float dt_min);
+
 /// Progress of a run, reported to RunOptions::on_progress.
 struct Progress {
     double time = 0.0, end_time = 0.0;  ///< Simulated time and the time the run stops at (s)

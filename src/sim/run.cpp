@@ -165,6 +165,15 @@ void rebuild_method(Simulation& simulation, const Scene& scene, const ExecContex
     throw InputError(fmt::format("{}: settings can be rebuilt on the particle methods only", scene.where()));
 }
 
+std::string step_divergence(const StepStats& st, float dt_min) {
+    if (st.non_finite) return "a position or velocity is not finite (NaN or infinite)";
+    if (st.dt_underflow) return fmt::format("the time step fell below dt_min = {:g} s", dt_min);
+    if (st.speed_limit > 0.0f && st.max_speed > st.speed_limit)
+        return fmt::format("a particle moved at {:.3g} m/s, faster than the speed of sound c0 = {:.3g} m/s", st.max_speed,
+                           st.speed_limit);
+    return {};
+}
+
 StepStats step(Simulation& simulation, const ExecContext& exec, double until) {
     return std::visit(
         [&](auto& sim) {
@@ -332,15 +341,10 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
                 max_speed = std::max(max_speed, st.max_speed);
                 sum_err += st.mean_density_error;
                 ++stat_steps;
-                std::string problem;
-                if (st.non_finite) problem = "a position or velocity is not finite (NaN or infinite)";
-                else if (st.dt_underflow)
-                    problem = fmt::format("the time step fell below dt_min = {:g} s", method_dt_min(sim.method));
-                else if (st.speed_limit > 0.0f && st.max_speed > st.speed_limit)
-                    problem = fmt::format("a particle moved at {:.3g} m/s, faster than the speed of sound c0 = {:.3g} m/s",
-                                          st.max_speed, st.speed_limit);
-                else if (const std::size_t esc = count_escaped(sim, exec))
-                    problem = fmt::format("{} particle(s) left every boundary", esc);
+                std::string problem = step_divergence(st, method_dt_min(sim.method));
+                if (problem.empty())
+                    if (const std::size_t esc = count_escaped(sim, exec))
+                        problem = fmt::format("{} particle(s) left every boundary", esc);
                 if (!problem.empty()) {
                     result.status = "diverged";
                     result.exit_code = kExitDiverged;
