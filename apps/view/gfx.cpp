@@ -361,26 +361,25 @@ void Renderer::draw_particles(std::span<const float> xyzs, float radius, bool sp
     glBindVertexArray(0);
 }
 
-void Renderer::draw_lines(std::span<const float> xyz, const float rgb[3], const Mat4& view, const Mat4& proj) {
-    if (xyz.size() < 6) return;
+// Flat-coloured vertices (x, y, z each) drawn as `mode` (GL_LINES or GL_TRIANGLES), `per` vertices a primitive.
+void Renderer::draw_flat(std::span<const float> xyz, const float rgb[3], const Mat4& view, const Mat4& proj,
+                         unsigned mode, std::size_t per) {
+    if (xyz.size() < 3 * per) return;
     glUseProgram(m_line_prog);
     set_matrices(m_line_prog, view, proj);
     glUniform3fv(glGetUniformLocation(m_line_prog, "u_rgb"), 1, rgb);
     glBindVertexArray(m_line_vao);
     upload(GL_ARRAY_BUFFER, m_line_vbo, m_line_capacity, xyz.data(), xyz.size() * sizeof(float));
-    glDrawArrays(GL_LINES, 0, static_cast<GLsizei>(xyz.size() / 3));
+    glDrawArrays(static_cast<GLenum>(mode), 0, static_cast<GLsizei>(xyz.size() / 3));
     glBindVertexArray(0);
 }
 
+void Renderer::draw_lines(std::span<const float> xyz, const float rgb[3], const Mat4& view, const Mat4& proj) {
+    draw_flat(xyz, rgb, view, proj, GL_LINES, 2);
+}
+
 void Renderer::draw_triangles(std::span<const float> xyz, const float rgb[3], const Mat4& view, const Mat4& proj) {
-    if (xyz.size() < 9) return;
-    glUseProgram(m_line_prog);
-    set_matrices(m_line_prog, view, proj);
-    glUniform3fv(glGetUniformLocation(m_line_prog, "u_rgb"), 1, rgb);
-    glBindVertexArray(m_line_vao);
-    upload(GL_ARRAY_BUFFER, m_line_vbo, m_line_capacity, xyz.data(), xyz.size() * sizeof(float));
-    glDrawArrays(GL_TRIANGLES, 0, static_cast<GLsizei>(xyz.size() / 3));
-    glBindVertexArray(0);
+    draw_flat(xyz, rgb, view, proj, GL_TRIANGLES, 3);
 }
 
 void Renderer::draw_heightfield(const HeightfieldView& hf, const Mat4& view, const Mat4& proj, V3 eye) {

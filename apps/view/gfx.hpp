@@ -57,6 +57,8 @@ public:
                     bool closed, const Mat4& view, const Mat4& proj, V3 eye);
 
 private:
+    void draw_flat(std::span<const float> xyz, const float rgb[3], const Mat4& view, const Mat4& proj, unsigned mode,
+                   std::size_t per);
     struct GpuMesh {  // a triangle mesh's buffers: positions, normals, indices
         GLuint vao = 0, pos = 0, nrm = 0, ibo = 0;
         std::uint64_t version = ~0ull;
