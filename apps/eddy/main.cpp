@@ -20,6 +20,7 @@
 #include "eddy/shallow_water.hpp"
 #include "eddy/simulation.hpp"
 #include "eddy/surface.hpp"
+#include "eddy/dfsph.hpp"
 #include "eddy/wcsph.hpp"
 
 namespace {
@@ -78,6 +79,8 @@ std::string run_help_footer() {
     s += eddy::scene_keys_help();
     s += "\nMethod \"wcsph\" settings (scene key \"settings\", or --set settings.KEY=VALUE):\n";
     s += eddy::describe(eddy::wcsph_fields(), eddy::WcsphSettings{});
+    s += "\nMethod \"dfsph\" settings (divergence-free SPH, Bender & Koschier 2017):\n";
+    s += eddy::describe(eddy::dfsph_fields(), eddy::DfsphSettings{});
     s += "\nMethod \"pbf\" settings (Position Based Fluids):\n";
     s += eddy::describe(eddy::pbf_fields(), eddy::PbfSettings{});
     s += "\nMethod \"clavet\" settings (Clavet et al. 2005 viscoelastic fluid):\n";

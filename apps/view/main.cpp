@@ -31,6 +31,7 @@
 #include "eddy/scene.hpp"
 #include "eddy/settings.hpp"
 #include "eddy/shallow_water.hpp"
+#include "eddy/dfsph.hpp"
 #include "eddy/wcsph.hpp"
 #include "gfx.hpp"
 #include "mesh.hpp"
@@ -49,7 +50,7 @@ using Clock = std::chrono::steady_clock;
 
 constexpr const char* kDefaultScene = "dam_break_2d";
 constexpr int kPanelWidth = 360;  // px
-constexpr const char* kMethods[] = {"wcsph", "pbf", "clavet"};
+constexpr const char* kMethods[] = {"wcsph", "dfsph", "pbf", "clavet"};
 constexpr const char* kFields[] = {"speed", "density", "pressure"};
 
 struct Options {
@@ -101,6 +102,7 @@ struct App {
     std::vector<eddy::SceneEntry> scenes;
     std::string scene_name, method;
     eddy::WcsphSettings wcsph;
+    eddy::DfsphSettings dfsph;
     eddy::PbfSettings pbf;
     eddy::ClavetSettings clavet;
 #ifdef EDDY_VIEW_HAS_SHALLOW_WATER
@@ -163,6 +165,7 @@ struct App {
     }
 
     nlohmann::json settings_json() const {
+        if (method == "dfsph") return eddy::to_json(dfsph, eddy::dfsph_fields());
         if (method == "pbf") return eddy::to_json(pbf, eddy::pbf_fields());
         if (method == "clavet") return eddy::to_json(clavet, eddy::clavet_fields());
 #ifdef EDDY_VIEW_HAS_SHALLOW_WATER
@@ -234,10 +237,12 @@ struct App {
             return;
         }
         wcsph = {};
+        dfsph = {};
         pbf = {};
         clavet = {};
         try {
             if (method == "wcsph") eddy::apply_json(wcsph, eddy::wcsph_fields(), sc.settings, "settings");
+            if (method == "dfsph") eddy::apply_json(dfsph, eddy::dfsph_fields(), sc.settings, "settings");
             if (method == "pbf") eddy::apply_json(pbf, eddy::pbf_fields(), sc.settings, "settings");
             if (method == "clavet") eddy::apply_json(clavet, eddy::clavet_fields(), sc.settings, "settings");
         } catch (const eddy::InputError& e) {
@@ -620,11 +625,13 @@ struct App {
             if (ImGui::CollapsingHeader(fmt::format("Settings: {}", method).c_str())) {
                 bool changed = false;
                 if (method == "wcsph") changed = settings_controls(wcsph, eddy::wcsph_fields());
+                if (method == "dfsph") changed = settings_controls(dfsph, eddy::dfsph_fields());
                 if (method == "pbf") changed = settings_controls(pbf, eddy::pbf_fields());
                 if (method == "clavet") changed = settings_controls(clavet, eddy::clavet_fields());
                 if (changed) {
                     try {  // the table's ranges again, and the solver's own checks on the worker
                         if (method == "wcsph") eddy::validate(wcsph, eddy::wcsph_fields(), "settings");
+                        if (method == "dfsph") eddy::validate(dfsph, eddy::dfsph_fields(), "settings");
                         if (method == "pbf") eddy::validate(pbf, eddy::pbf_fields(), "settings");
                         if (method == "clavet") eddy::validate(clavet, eddy::clavet_fields(), "settings");
                         settings_error.clear();
@@ -887,7 +894,7 @@ int main(int argc, char** argv) {
     Options opt;
     cli.add_option("scene", opt.scene, "Bundled scene name or scene file (default: " + std::string(kDefaultScene) + ")");
     cli.add_option("--method", opt.method, "Run the scene with this method and its default settings")
-        ->check(CLI::IsMember({"wcsph", "pbf", "clavet"}));
+        ->check(CLI::IsMember({"wcsph", "dfsph", "pbf", "clavet"}));
     cli.add_option("--set", opt.sets, "Override a scene key: KEY.PATH=VALUE, e.g. settings.cfl=0.3 (repeatable)");
     cli.add_option("--threads,-j", opt.threads, "Simulation threads (default: all cores)")->check(CLI::PositiveNumber);
     cli.add_option("--max-particles", opt.max_particles, "Refuse scenes (and added blocks) beyond this many particles")

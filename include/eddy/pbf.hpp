@@ -4,13 +4,16 @@
 // Per substep of length dt (Macklin & Mueller, Algorithm 1):
 //   v += dt g;  x* = x + dt v                                   (prediction)
 //   neighbours of x* (fluid-fluid, fluid-boundary CSR lists)
-//   repeat `iterations` times (or until the mean density error <= target):
+//   repeat at least `iterations` times, then until the mean compression sum_i C_i / N is at most
+//   density_error_target (0.5% by default; at most max_iterations; target 0: exactly `iterations`):
 //     rho_i  = sum_j m W_ij + sum_b psi_b W_ib                   (eq. 2, Akinci's boundary term)
 //     C_i    = max(rho_i / rho0 - 1, 0)                           (eq. 1; clamped: no attraction at the surface)
 //     lambda_i = -C_i / (sum_k |grad_k C_i|^2 + eps)              (eq. 11), eps = relaxation * S_lattice
 //     dp_i   = (1/rho0) [ sum_j m (lambda_i + lambda_j + s_corr) grad W_ij + sum_b psi_b lambda_i grad W_ib ]  (eq. 12, 14)
 //     s_corr = -k (W(r_ij) / W(dq h))^n * lambda_ref              (eq. 13, Monaghan 2000), lambda_ref = 1 / S_lattice
 //     x* += dp; keep x* inside the walls                          (collision)
+//   pressure (output only): p_i = -rho0 sum_iterations lambda_i / dt^2, the pressure whose SPH force
+//     -sum_j m (p_i + p_j) / rho0^2 grad W_ij moves the particle by the same corrections in dt
 //   v = (x* - x) / dt
 //   vorticity confinement: omega_i = sum_j (m/rho_j) v_ij x grad_j W_ij, eta = grad |omega|,
 //     N = eta / |eta|, v += dt eps_v (N x omega)                  (eq. 15, 16)
@@ -38,9 +41,9 @@ namespace eddy {
 
 struct PbfSettings {
     float rest_density = 1000.0f;       ///< Rest density rho0 (kg/m^3; kg/m^2 in 2D)
-    int iterations = 4;                 ///< Constraint iterations per substep
-    float density_error_target = 0.0f;  ///< Mean density error to iterate down to (fraction); 0: fixed iterations
-    int max_iterations = 20;            ///< Bound on iterations when a target is set
+    int iterations = 2;                   ///< Constraint iterations per substep: the fewest with a target, all without
+    float density_error_target = 0.005f;  ///< Mean compression to iterate down to (fraction); 0: fixed `iterations`
+    int max_iterations = 50;              ///< Bound on iterations when a target is set
     float relaxation = 0.01f;           ///< eps of eq. 11, relative to S_lattice (dimensionless)
     float tensile_k = 0.1f;             ///< s_corr strength k (eq. 13)
     int tensile_n = 4;                  ///< s_corr exponent n

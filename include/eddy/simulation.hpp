@@ -15,6 +15,7 @@
 
 #include "eddy/boundary.hpp"
 #include "eddy/clavet.hpp"
+#include "eddy/dfsph.hpp"
 #include "eddy/exec.hpp"
 #include "eddy/particles.hpp"
 #include "eddy/pbf.hpp"
@@ -27,7 +28,7 @@ namespace eddy {
 
 /// The closed set of particle methods (std::variant, not a virtual base): one alternative per method.
 template <int D>
-using ParticleMethod = std::variant<WcsphSolver<D>, PbfSolver<D>, ClavetSolver<D>>;
+using ParticleMethod = std::variant<WcsphSolver<D>, PbfSolver<D>, ClavetSolver<D>, DfsphSolver<D>>;
 
 /// The state of a particle simulation: the fluid, the walls, the method, the clock.
 template <int D>

@@ -6,10 +6,51 @@
 //   2. density     rho_i = sum_j m W_ij + sum_b psi_b W_ib                          (seed eq. d)
 //   3. pressure    p_i = B ((rho_i / rho0)^gamma - 1), B = rho0 c0^2 / gamma          (Tait, seed eq. h)
 //   4. accel.      a_i = -sum_j m (p_i/rho_i^2 + p_j/rho_j^2) grad W_ij                (seed eq. f)
-//                        - sum_b psi_b (2 p_i / rho_i^2) grad W_ib   (pressure mirrored onto the wall)
-//                        + viscosity + g
+//                        - sum_b psi_b ((p_i + p_b) / rho_i^2) grad W_ib   (the wall particle as fluid)
+//                        + viscosity + g,
+//                  p_b = p_i + rho_i g . (x_b - x_i)   (hydrostatic_walls; Adami, Hu & Adams 2012, eq. 27,
+//                        with the particle itself as the one fluid neighbour; off: p_b = p_i, mirrored)
 //   5. v += a dt, x += v dt.
 // Time step: dt = cfl * min(2r / v_max, h / (c0 + v_max), sqrt(h / a_max)), clamped to [dt_min, dt_max].
+//
+// A tank at rest. Fluid built at rest on the lattice of spacing 2r has rho = rho0 and p = 0 everywhere,
+// a column far from equilibrium: it falls, overshoots and rings at its quarter-wave acoustic period
+// 4H/c0 (0.045 s for 24 cm of water, c0 = 21.7 m/s; measured 22.3 Hz), which the artificial viscosity
+// damps only over seconds (the swing at 10 cm depth: +-45% at 0.3 s, +-35% at 1 s). Frames every 0.05 s
+// sample that 22.3 Hz ringing at 20 Hz and show it aliased, |22.3 - 20| = 2.3 Hz: the 0.4 s "bounce".
+// A box side that is not a multiple of 2r adds a slot beside a wall (the fluid block stops short of it),
+// and the column beside it, with no pressure, falls in. Three settings make the tank start and stay at rest:
+//   hydrostatic_start (init(), below), hydrostatic_walls (step 4: mirrored pressure lacks the weight
+//   between a particle and the wall particles below it, so the lowest row sank), and the artificial
+//   viscosity's default 0.1 (0.05 before): a square lattice is not the particles' stable packing under
+//   pressure (rows over the wall particles and the top row slide sideways into the hollows in the first
+//   half second), and at 0.05 that rearrangement kept the pressure swinging by up to 10% of rho0 g d.
+// Density diffusion (delta-SPH, Molteni & Colagrossi 2009, Antuono et al. 2010) is not used: it is a
+// term of the continuity equation, d rho_i/dt = ... + delta h c0 sum_j psi_ij . grad W_ij V_j, and the
+// density here is a sum over positions with nothing integrated to diffuse; nor would it damp this mode,
+// whose wavelength 4H is 60 h (a diffusion rate delta h c0 k^2 / 2 = 0.7/s for delta = 0.1).
+//
+// Hydrostatic start (hydrostatic_start, init()): fluid at rest is compressed, from its positions alone,
+// to the discrete hydrostatic state:
+//   columns: bins of width 2r across gravity; in each, runs of particles along gravity spaced about 2r
+//            (a gap over 3r starts a new run: a drop above a pool); a particle of mass m stands for a
+//            cell of side 2r at rho0, so the k-th particle from the top of a run (k = 0, 1, ...) carries
+//            the weight of d_k = (2k + 1) r of fluid at rest density: d_k is its depth in mass;
+//   SPH equilibrium on a lattice: sum_j m (p_i/rho_i^2 + p_j/rho_j^2) grad W_ij = -C grad p / rho
+//            (seed eq. f, Taylor-expanded), C = (m/rho0) sum_lattice (e_g . x)^2 / |x| |W'(|x|)| (1.012 in
+//            2D, 1.020 in 3D with h = 4r), so a column is at rest when p(d) = rho0 g d / C;
+//   Tait (seed eq. h): rho(d) = rho0 (1 + p(d) / B)^(1/gamma);
+//   the summation density answers a compression along gravity by the same factor C (the derivative
+//            of the lattice sum is the sum above), so consecutive particles of a run end up
+//            2r lambda apart, lambda = 1 / (1 + (rho(d)/rho0 - 1) / C), d the depth between them, the lowest
+//            particle of the run staying where it is;
+//   then the density by summation, walls included, is matched to rho(d) particle by particle (the rows
+//            beside a wall take part of their density from wall particles, which do not compress), and
+//            rows across gravity that stop short of a wall by less than a particle are first widened to
+//            reach it (the lost density made up along gravity). See start_hydrostatic() in wcsph.cpp.
+// Only runs at rest (v = 0) are moved. The result depends on the runs' ranks and measured widths, not
+// on their spacing along gravity, so calling init() again (the viewer does, on settings changes) leaves
+// the particles where they are (3e-8 m in the test).
 #pragma once
 #include <span>
 #include <string>
@@ -31,7 +72,7 @@ struct WcsphSettings {
     float exponent = 7.0f;           ///< Tait exponent gamma
     bool clamp_pressure = true;      ///< Clamp negative pressure to 0 (no tensile instability at the free surface)
     float viscosity = 0.0f;          ///< Seed viscosity nu (1/s): a_i += nu sum_j m 2/(rho_i+rho_j) (v_j - v_i) W_ij
-    float artificial_viscosity = 0.05f;  ///< Monaghan artificial viscosity alpha (dimensionless)
+    float artificial_viscosity = 0.1f;   ///< Monaghan artificial viscosity alpha (dimensionless); 0.05 before the still-tank fix
     float boundary_viscosity = 0.05f;    ///< The same between fluid and walls (dimensionless)
     float cfl = 0.4f;                ///< CFL number lambda
     float dt_min = 1e-6f;            ///< Smallest time step (s); a run that needs less has diverged
@@ -39,6 +80,8 @@ struct WcsphSettings {
     float fixed_dt = 0.0f;           ///< Fixed time step (s); 0: adaptive
     float support_ratio = 4.0f;      ///< Kernel support h / particle radius r
     int sort_interval = 32;          ///< Steps between Morton reorderings of the particles (0: never)
+    bool hydrostatic_walls = true;   ///< Wall pressure p_b = p_i + rho_i g . (x_b - x_i) (Adami et al. 2012); off: p_b = p_i
+    bool hydrostatic_start = true;   ///< init() compresses fluid at rest to hydrostatic equilibrium (with gravity)
 };
 
 /// The field table of WcsphSettings (keys of the scene's "settings" object for "method": "wcsph").
@@ -55,6 +98,8 @@ struct StepStats {
     /// A speed the method cannot represent (m/s; 0: none): WCSPH's speed of sound, past which the weakly
     /// compressible model has broken down. run() reports max_speed above it as a divergence.
     float speed_limit = 0.0f;
+    int iterations = 0;             ///< Pressure (density) solver iterations of an iterative method (PBF, DFSPH)
+    int divergence_iterations = 0;  ///< Divergence solver iterations (DFSPH)
 };
 
 template <int D>
@@ -91,10 +136,19 @@ public:
     float stiffness() const { return m_B; }
     std::size_t memory_bytes() const;
     const NeighborLists& fluid_neighbors() const { return m_neighbors.fluid(); }
+    /// C = (m/rho0) sum_lattice (e_g . x)^2 / |x| |W'(|x|)|: how much the SPH pressure gradient and the
+    /// summation density over-respond on the lattice of spacing 2r (1 in the continuum).
+    float gradient_factor() const { return m_grad_factor; }
 
 private:
+    /// Density by summation and Tait pressure of every particle (seed eq. d, h) from the current lists.
+    void update_density(ParticleSet<D>& fluid, const BoundarySet<D>& boundary, const ExecContext& exec);
+    /// The hydrostatic start (see the top of this file); returns the number of particles in the columns
+    /// it compressed (0: none).
+    std::size_t start_hydrostatic(ParticleSet<D>& fluid, const BoundarySet<D>& boundary, const ExecContext& exec);
+
     WcsphSettings m_s;
-    float m_r, m_mass = 0.0f, m_c0 = 0.0f, m_B = 0.0f;
+    float m_r, m_mass = 0.0f, m_c0 = 0.0f, m_B = 0.0f, m_grad_factor = 1.0f;
     Vec<D> m_g;
     CubicSpline<D> m_kernel;
     FluidNeighborhood<D> m_neighbors;

@@ -13,9 +13,11 @@ std::span<const Field<PbfSettings>> pbf_fields() {
     using S = PbfSettings;
     static const Field<S> table[] = {
         {"rest_density", &S::rest_density, "kg/m^3", 0, kInf, "rest density rho0 (kg/m^2 in 2D)", {}, true},
-        {"iterations", &S::iterations, "", 1, 1000, "constraint iterations per substep"},
+        {"iterations", &S::iterations, "", 1, 1000,
+         "constraint iterations per substep: the fewest when density_error_target is set, all of them when it is 0"},
         {"density_error_target", &S::density_error_target, "", 0, 1,
-         "iterate until the mean density error is below this (0: fixed iterations)"},
+         "iterate until the mean compression mean(max(0, rho/rho0 - 1)) is at most this (0.005 = 0.5%; 0: exactly "
+         "'iterations')"},
         {"max_iterations", &S::max_iterations, "", 1, 1000, "bound on iterations when a target is set"},
         {"relaxation", &S::relaxation, "", 0, 100, "constraint relaxation eps, relative to a full lattice's sum |grad C|^2",
          {}, true},
@@ -146,6 +148,12 @@ void PbfSolver<D>::substep(ParticleSet<D>& fluid, BoundarySet<D>& boundary, doub
     const float k_corr = m_s.tensile_k * m_lambda_ref, inv_w_dq = 1.0f / m_w_dq;
     const int n_corr = m_s.tensile_n;
 
+    // The pressure the corrections stand for: dx_i = (1/rho0) sum_j m (lambda_i + lambda_j) grad W_ij is the
+    // displacement dt^2 a_i of the SPH pressure force a_i = -sum_j m (p_i + p_j) / rho0^2 grad W_ij (seed
+    // eq. f at rho = rho0) with p = -rho0 lambda / dt^2, summed over the iterations. Output only.
+    auto& pr = fluid.pressure;
+    const float p_scale = m_s.rest_density / (dt * dt);
+    parallel_for_each_index(exec, n, [&](std::size_t i) { pr[i] = 0.0f; });
     const int max_iter = m_s.density_error_target > 0.0f ? m_s.max_iterations : m_s.iterations;
     int iter = 0;
     Stats dens;
@@ -193,7 +201,9 @@ void PbfSolver<D>::substep(ParticleSet<D>& fluid, BoundarySet<D>& boundary, doub
                 l.esum += r.esum;
                 return l;
             });
-        if (m_s.density_error_target > 0.0f && iter >= 1 &&
+        // With a target: at least `iterations` corrections, then stop as soon as the mean compression
+        // measured here (of the positions as they are) is at or below it.
+        if (m_s.density_error_target > 0.0f && iter >= m_s.iterations &&
             dens.esum / double(std::max<std::size_t>(n, 1)) <= m_s.density_error_target)
             break;
         // Position corrections (eq. 12-14), then collision.
@@ -234,9 +244,11 @@ void PbfSolver<D>::substep(ParticleSet<D>& fluid, BoundarySet<D>& boundary, doub
         parallel_for_each_index(exec, n, [&](std::size_t i) {
             x[i] += m_dx[i];
             keep_inside(x[i], m_walls, margin);
+            pr[i] -= p_scale * m_lambda[i];
         });
     }
     m_last_iterations = iter;
+    stats.iterations += iter;
 
     // Velocities from positions.
     const float inv_dt = 1.0f / dt;

@@ -19,7 +19,7 @@ namespace eddy {
 namespace {
 
 // The methods a scene may name; adding a method is one entry here and one in make_simulation.
-constexpr const char* kMethods[] = {"wcsph", "pbf", "clavet", "shallow_water"};
+constexpr const char* kMethods[] = {"wcsph", "dfsph", "pbf", "clavet", "shallow_water"};
 constexpr std::initializer_list<const char*> kFormats = {"vtk", "csv", "ply"};
 
 struct Ctx {
@@ -494,7 +494,7 @@ std::string scene_keys_help() {
   name (text, required)            scene name
   description (text)               one line, shown by `eddy scenes`
   dimension (2|3, required)        2D or 3D
-  method (text; default "wcsph")   solver: wcsph | pbf | clavet | shallow_water
+  method (text; default "wcsph")   solver: wcsph | dfsph | pbf | clavet | shallow_water
   particle_radius (m, > 0, required)  particle radius r; fluid is sampled on a lattice of spacing 2r
   gravity (m/s^2; default [0,-9.81(,0)])
   duration (s, > 0; default 1)     simulated time of `eddy run`

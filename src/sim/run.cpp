@@ -59,6 +59,11 @@ ParticleMethod<D> make_method(const Scene& scene, int& layers, const ExecContext
         apply_json(s, wcsph_fields(), scene.settings, where);
         return WcsphSolver<D>(s, r, g, height, scene_walls<D>(scene, exec), where);
     }
+    if (scene.method == "dfsph") {
+        DfsphSettings s;
+        apply_json(s, dfsph_fields(), scene.settings, where);
+        return DfsphSolver<D>(s, r, g, height, scene_walls<D>(scene, exec), where);  // two layers, as WCSPH
+    }
     if (scene.method == "pbf") {
         PbfSettings s;
         apply_json(s, pbf_fields(), scene.settings, where);
@@ -71,7 +76,7 @@ ParticleMethod<D> make_method(const Scene& scene, int& layers, const ExecContext
         layers = 1;  // drawn only: Clavet's walls are the analytic shapes
         return ClavetSolver<D>(s, r, g, height, scene_walls<D>(scene, exec), where);
     }
-    throw InputError(fmt::format("{}: key 'method' = \"{}\" is not implemented; allowed: wcsph, pbf, clavet",
+    throw InputError(fmt::format("{}: key 'method' = \"{}\" is not implemented; allowed: wcsph, dfsph, pbf, clavet",
                                  scene.where(), scene.method));
 }
 
@@ -312,7 +317,7 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
             const double time0 = sim.time;
             double step_seconds = 0.0;
             float max_err = 0.0f, max_speed = 0.0f;
-            double sum_err = 0.0;
+            double sum_err = 0.0, sum_iterations = 0.0, sum_divergence_iterations = 0.0;
             std::uint64_t stat_steps = 0;
 
             auto progress = [&](bool finished) {
@@ -340,6 +345,8 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
                 ++frame_steps;
                 max_speed = std::max(max_speed, st.max_speed);
                 sum_err += st.mean_density_error;
+                sum_iterations += st.iterations;
+                sum_divergence_iterations += st.divergence_iterations;
                 ++stat_steps;
                 std::string problem = step_divergence(st, method_dt_min(sim.method));
                 if (problem.empty())
@@ -400,6 +407,9 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
             j["max_density_error"] = max_err;
             j["mean_density_error"] = stat_steps ? sum_err / double(stat_steps) : 0.0;
             j["max_speed"] = max_speed;
+            if (sum_iterations > 0.0) j["mean_iterations"] = sum_iterations / double(stat_steps);
+            if (sum_divergence_iterations > 0.0)
+                j["mean_divergence_iterations"] = sum_divergence_iterations / double(stat_steps);
             j["status"] = result.status;
             j["message"] = result.message;
             std::visit(

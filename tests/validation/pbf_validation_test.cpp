@@ -1,8 +1,10 @@
 // Position Based Fluids against data: a settled tank, the dam-break front, walls that hold.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <vector>
 
 #include "eddy/error.hpp"
 #include "eddy/scene.hpp"
@@ -19,7 +21,8 @@ void advance(Simulation& sim, double t, const ExecContext& exec) {
 
 }  // namespace
 
-// A tank of still water with the default 4 iterations: mean density error below 1%, and no particle
+// A tank of still water with the defaults (iterations until the mean compression is at most 0.5%; the
+// former default of 4 fixed iterations left 0.79% here): mean density error below 1%, and no particle
 // closer than half a particle radius to a wall's surface (the single boundary layer plus collision).
 // The error is the compression, max(0, rho/rho0 - 1), the quantity PBF's clamped constraint drives to
 // zero; particles at the free surface lack neighbours and read low densities by construction.
@@ -46,10 +49,74 @@ TEST(PbfValidation, SettledTankKeepsDensityAndWalls2D) {
     }
 }
 
+// The 24 cm tank of the WCSPH issue (r = 4 mm, 30 cm wide) with PBF's defaults: the solver iterates
+// until the mean compression max(0, rho/rho0 - 1) is at most density_error_target = 0.5% (at least 2,
+// at most 50 iterations), so in every frame (every 0.05 s) after 0.5 s the mean compression of the
+// particles is at most 0.5%. Measured: 0.500% (the solver stops as soon as it gets there, so the margin is
+// by construction; the test fails if the target is off or max_iterations is reached), 5.8 iterations per
+// step on average; 4 fixed iterations (the former default) left 0.84%.
+// The pressure PBF's corrections stand for (p = -rho0 sum lambda / dt^2) is reported against rho0 g d,
+// d the depth of rest-density water above (as in the WCSPH tank test), for information only.
+TEST(PbfValidation, TankAtRestKeepsMeanCompressionBelowHalfAPercent2D) {
+    const double r = 0.004, width = 0.3, depth = 0.24, g = 9.81, rho0 = 1000.0;
+    nlohmann::json j = {{"name", "pbf_tank_at_rest"}, {"dimension", 2}, {"method", "pbf"}, {"particle_radius", r},
+                        {"gravity", {0, -g}},
+                        {"boundaries", {{{"shape", "box"}, {"min", {0, 0}}, {"max", {width, 0.4}}}}},
+                        {"fluids", {{{"shape", "box"}, {"min", {0, 0}}, {"max", {width, depth}}}}}};
+    ExecContext exec(2);
+    Simulation sim = make_simulation(parse_scene(j, "pbf_tank_at_rest"), 1'000'000, exec);
+    auto& s = std::get<ParticleSimulation<2>>(sim);
+    double worst = 0.0, worst_t = 0.0, iterations = 0.0, steps = 0.0;
+    const double bands[] = {0.06, 0.10, 0.14, 0.18, 0.22};
+    double p_sum[5] = {}, n_sum[5] = {};
+    std::vector<double> ys;
+    for (int frame = 1; frame <= 60; ++frame) {
+        const double t = 0.05 * frame;
+        while (s.time < t - 1e-12) {
+            const StepStats st = step(sim, exec, t);
+            ASSERT_FALSE(st.non_finite) << "t = " << s.time;
+            iterations += st.iterations;
+            steps += 1.0;
+        }
+        if (t < 0.5 - 1e-9) continue;
+        double err = 0.0;
+        for (float rho : s.fluid.density) err += std::max(0.0, rho / rho0 - 1.0);
+        err /= double(s.fluid.size());
+        if (err > worst) {
+            worst = err;
+            worst_t = t;
+        }
+        EXPECT_LE(err, 0.005 + 1e-6) << "t = " << t;  // the solver's own stopping rule, float rounding aside
+        // Pressure at depth: interior band average, d from the mass above (the fluid fills the width).
+        ys.assign(s.fluid.size(), 0.0);
+        for (std::size_t i = 0; i < s.fluid.size(); ++i) ys[i] = s.fluid.position[i][1];
+        std::sort(ys.begin(), ys.end());
+        for (std::size_t i = 0; i < s.fluid.size(); ++i) {
+            const double x = s.fluid.position[i][0], y = s.fluid.position[i][1];
+            if (x < 0.05 || x > width - 0.05) continue;
+            const double above = double(ys.end() - std::upper_bound(ys.begin(), ys.end(), y)) + 0.5;
+            const double d = above * s.fluid.mass / (rho0 * width);
+            for (int b = 0; b < 5; ++b)
+                if (std::abs(d - bands[b]) < 2.0 * r) {
+                    p_sum[b] += s.fluid.pressure[i] - rho0 * g * (d - bands[b]);
+                    n_sum[b] += 1.0;
+                }
+        }
+    }
+    std::printf("PBF tank at rest (defaults): largest mean compression after 0.5 s = %.3f%% (t = %.2f s), %.2f "
+                "iterations per step on average\n",
+                100.0 * worst, worst_t, iterations / steps);
+    for (int b = 0; b < 5; ++b)
+        std::printf("  depth %.2f m: PBF pressure %.0f Pa, rho0 g d = %.0f Pa (%+.1f%%), average over 0.5-3 s\n", bands[b],
+                    p_sum[b] / n_sum[b], rho0 * g * bands[b], 100.0 * (p_sum[b] / n_sum[b] / (rho0 * g * bands[b]) - 1.0));
+}
+
 // The dam-break front against Martin & Moyce (1952), with the same bounds as WCSPH's test: 10% from
 // T = 1.5 on, 20% before (their gate delays the start; see wcsph_validation_test.cpp). Measured with
-// the default wall friction (wall_xsph 0.1): +12.2, +16.1, +8.3, +6.1, +0.7% at T = 0.85 .. 2.95;
-// without it the free-slip front runs +12.3% ahead at T = 1.6.
+// the defaults (wall friction wall_xsph 0.1, iterations down to 0.5% mean compression): +10.1, +16.3,
+// +9.7, +7.3, +1.2% at T = 0.85 .. 2.95; with the former 4 fixed iterations +12.2, +16.1, +8.3, +6.1,
+// +0.7%: the stiffer fluid's front runs 1.4% further at T = 1.6, close to the 10% bound (WCSPH: +8.6%).
+// Without wall friction (and 4 iterations) the free-slip front ran +12.3% ahead at T = 1.6.
 TEST(PbfValidation, DamBreakFrontMartinMoyce2D) {
     const double a = 0.1, r = 0.001, g = 9.81;
     nlohmann::json j = {{"name", "pbf_dam"}, {"dimension", 2}, {"method", "pbf"}, {"particle_radius", r},

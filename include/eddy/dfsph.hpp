@@ -1,0 +1,134 @@
+// eddy: divergence-free SPH (Bender & Koschier 2015, "Divergence-free smoothed particle hydrodynamics",
+// SCA; 2017, "Divergence-free SPH for incompressible and viscous fluids", IEEE TVCG 23(3)), with
+// Akinci et al. 2012 boundary particles, in 2D and 3D.
+//
+// Two pressure solvers make the velocity field divergence-free (no density change) and the density
+// constant (no compression). Both are Jacobi iterations on one "stiffness" per particle; here it is
+// kept as P_i = p_i / rho_i^2 (m^5 kg^-1 s^-2), so the pressure of the outputs is p_i = P_i rho_i^2.
+//
+// A pressure P changes the velocities by the symmetric SPH pressure force, walls acting with the
+// particle's own pressure (Akinci et al. 2012):
+//   dv_i = -dt [ sum_j m (P_i + P_j) grad W_ij + sum_b psi_b P_i grad W_ib ]                   (2017 eq. 9)
+// The density changes at the rate
+//   Drho_i/Dt = sum_j m (v_i - v_j) . grad W_ij + sum_b psi_b (v_i - v_b) . grad W_ib             (2017 eq. 4)
+// The first is the transpose of the second, so a converged solve is a projection of the velocities.
+// One Jacobi step assumes each particle's own P moves it and its neighbours, which gives the factor
+//   alpha_i = 1 / ( |F_i|^2 + sum_j |m grad W_ij|^2 ),  F_i = sum_j m grad W_ij + sum_b psi_b grad W_ib  (2017 eq. 8)
+// (Bender & Koschier's alpha is rho_i times this: they solve for kappa_i = p_i / rho_i = P_i rho_i.)
+//
+// Per step of length dt:
+//   1. neighbours (fluid-fluid, fluid-boundary CSR lists); rho_i = sum_j m W_ij + sum_b psi_b W_ib; alpha_i;
+//      per pair m grad W_ij is kept for the solvers, which never recompute a kernel
+//   2. divergence solver (2017 Algorithm 3) on the velocities the step starts with:
+//        dP^v_i = Drho_i/Dt alpha_i / dt   (P^v = 0 for particles with too few neighbours: the free surface)
+//      until mean(max(Drho/Dt, 0)) dt / rho0 <= divergence_error_target
+//   3. gravity: v* = v + dt g
+//   4. density solver (2017 Algorithm 2):
+//        rho*_i = rho_i + dt Drho_i/Dt (v*),  dP_i = (rho*_i - rho0) alpha_i / dt^2
+//      until mean(max(rho* - rho0, 0)) / rho0 <= density_error_target
+//   5. x += dt v*; v = v* + XSPH (Schechter & Bridson 2012: c sum_j m/rho0 (v_j - v_i) W_ij, from the
+//      velocities the step started with); the walls' shapes guard the boundary particles as in WCSPH.
+// Both solvers start from a fraction of their pressures of the previous step (warm starts, 2017
+// section 4.3) and iterate Jacobi steps that only add pressure (the paper's clamping: fluid pushes,
+// never pulls). Tried and dropped (docs/methods.md): letting an iteration also lower a pressure
+// (projected Jacobi) diverges at full step and in 3D dam breaks even at half step; a full warm start
+// (1.0) ratchets the pressure up step after step; walls with a mirrored pressure (beta = 2) make the
+// update no longer the transpose of the rate and pump energy into a tank at rest.
+// (The paper's loop ends with the divergence solver; here it opens the next step, on the same
+// neighbour lists and densities: one neighbour search and one density pass per step, as in the paper.)
+// Time step: dt = cfl 2r / (v_max + |g| dt_prev) (2017 section 4.4), and g dt^2 <= (cfl/40) 2r (a deep
+// column at rest needs many Jacobi iterations to carry its weight when gravity moves it further per
+// step), in [dt_min, dt_max].
+// Every loop gathers: each particle writes only its own values, whatever the thread count.
+#pragma once
+#include <span>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "eddy/boundary.hpp"
+#include "eddy/kernels.hpp"
+#include "eddy/neighborhood.hpp"
+#include "eddy/particles.hpp"
+#include "eddy/settings.hpp"
+#include "eddy/wcsph.hpp"  // StepStats
+
+namespace eddy {
+
+struct DfsphSettings {
+    float rest_density = 1000.0f;             ///< Rest density rho0 (kg/m^3; kg/m^2 in 2D)
+    float density_error_target = 0.0005f;     ///< Mean compression the density solver iterates down to (fraction)
+    float divergence_error_target = 0.001f;   ///< Mean density change per step the divergence solver allows (fraction)
+    int min_iterations = 2;                   ///< Density solver: at least this many iterations
+    int max_iterations = 100;                 ///< Density solver: at most this many
+    int min_divergence_iterations = 1;        ///< Divergence solver: at least
+    int max_divergence_iterations = 100;      ///< Divergence solver: at most
+    float warm_start = 0.5f;                  ///< Fraction of the previous step's pressures the density solver starts from
+    float divergence_warm_start = 0.5f;       ///< The same for the divergence solver
+    float xsph = 0.01f;                       ///< XSPH velocity smoothing c (dimensionless)
+    float wall_xsph = 0.0f;                   ///< The same towards the walls' velocity (wall friction)
+    float cfl = 0.4f;                         ///< CFL number: dt <= cfl 2r / v_max
+    float dt_min = 1e-6f;                     ///< Smallest time step (s); a run that needs less has diverged
+    float dt_max = 5e-3f;                     ///< Largest time step (s)
+    float fixed_dt = 0.0f;                    ///< Fixed time step (s); 0: adaptive (CFL)
+    float support_ratio = 4.0f;               ///< Kernel support h / particle radius r
+    int sort_interval = 32;                   ///< Steps between Morton reorderings of the particles (0: never)
+};
+
+/// The field table of DfsphSettings (scene "settings" for "method": "dfsph").
+std::span<const Field<DfsphSettings>> dfsph_fields();
+
+template <int D>
+class DfsphSolver {
+public:
+    /// Validates the settings (InputError naming `where` and the key). walls: the scene's walls as
+    /// shapes, a guard behind the boundary particles (as in WCSPH).
+    DfsphSolver(const DfsphSettings& s, float particle_radius, const Vec<D>& gravity, float fluid_height,
+                std::vector<Wall<D>> walls = {}, const std::string& where = "settings");
+
+    /// Boundary pseudo-masses (Akinci, double layer), particle mass, first reorder, solver fields.
+    void init(ParticleSet<D>& fluid, BoundarySet<D>& boundary, const ExecContext& exec);
+    /// The next time step (s): CFL on the largest speed and the gravity limit, clamped to [dt_min, dt_max].
+    float suggest_dt(const ParticleSet<D>& fluid) const;
+    /// Advances by dt (s); t (s) is the start of the step (for moving boundaries). The density error in
+    /// the statistics is that of the positions the step starts from (the previous step's result).
+    StepStats step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, double t, float dt, const ExecContext& exec);
+
+    float min_dt() const { return m_s.fixed_dt > 0.0f ? 0.0f : m_s.dt_min; }
+    nlohmann::json describe() const;
+    const DfsphSettings& settings() const { return m_s; }
+    const CubicSpline<D>& kernel() const { return m_kernel; }
+    float particle_mass() const { return m_mass; }
+    /// Mean compression the last density solve predicted when it stopped (fraction).
+    float last_predicted_error() const { return m_last_predicted; }
+    std::size_t memory_bytes() const;
+
+    /// Names of the per-particle fields the solver keeps in the ParticleSet (warm starts).
+    static constexpr const char* kPressureField = "dfsph_P";
+    static constexpr const char* kDivergencePressureField = "dfsph_Pv";
+
+private:
+    // The Jacobi velocity update dv_i = -dt [K_i G_i + sum_j m K_j grad W_ij] (2017 eq. 9).
+    // dK: the pressures to apply; K (if not null) accumulates them.
+    void apply_pressure(const float* dK, float* K, Vec<D>* v, float dt, const ExecContext& exec) const;
+
+    DfsphSettings m_s;
+    float m_r, m_mass = 0.0f, m_last_dt = 0.0f, m_vmax = 0.0f, m_last_predicted = 0.0f;
+    Vec<D> m_g;
+    std::vector<Wall<D>> m_walls;
+    CubicSpline<D> m_kernel;
+    FluidNeighborhood<D> m_neighbors;
+    std::uint32_t m_min_neighbors = 0;  // fewer (fluid + wall) neighbours: a free-surface particle
+    float m_alpha_floor = 0.0f;         // alpha's denominator below this: an isolated particle, alpha = 0
+    // Per step: per fluid pair m grad W_ij (aligned with the fluid CSR lists); per particle alpha, F,
+    // G, Fb = sum_b psi_b grad W_ib, the walls' share of Drho/Dt, the density rate, the pressure increment and the XSPH term.
+    std::vector<float> m_alpha, m_dP, m_wall_rate, m_rate;
+    std::vector<Vec<D>> m_grad, m_F, m_G, m_Fb, m_xsph;
+    std::vector<std::uint8_t> m_surface;
+};
+
+extern template class DfsphSolver<2>;
+extern template class DfsphSolver<3>;
+
+}  // namespace eddy

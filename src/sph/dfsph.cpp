@@ -1,0 +1,386 @@
+#include "eddy/dfsph.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "eddy/error.hpp"
+
+namespace eddy {
+
+std::span<const Field<DfsphSettings>> dfsph_fields() {
+    using S = DfsphSettings;
+    static const Field<S> table[] = {
+        {"rest_density", &S::rest_density, "kg/m^3", 0, kInf, "rest density rho0 (kg/m^2 in 2D)", {}, true},
+        {"density_error_target", &S::density_error_target, "", 0, 1,
+         "density solver: iterate until the mean compression (rho* - rho0)/rho0 is below this (0.0005 = 0.05%)", {}, true},
+        {"divergence_error_target", &S::divergence_error_target, "", 0, 1,
+         "divergence solver: iterate until the mean density change over one step, dt Drho/Dt / rho0, is below this", {},
+         true},
+        {"min_iterations", &S::min_iterations, "", 0, 1000, "density solver: fewest iterations per step"},
+        {"max_iterations", &S::max_iterations, "", 1, 10000, "density solver: most iterations per step"},
+        {"min_divergence_iterations", &S::min_divergence_iterations, "", 0, 1000,
+         "divergence solver: fewest iterations per step"},
+        {"max_divergence_iterations", &S::max_divergence_iterations, "", 0, 10000,
+         "divergence solver: most iterations per step (0: no divergence solver)"},
+        {"warm_start", &S::warm_start, "", 0, 1,
+         "density solver: fraction of the previous step's pressures it starts from (0: cold start)"},
+        {"divergence_warm_start", &S::divergence_warm_start, "", 0, 1,
+         "divergence solver: fraction of the previous step's pressures it starts from (0: cold start)"},
+        {"xsph", &S::xsph, "", 0, 1, "XSPH velocity smoothing c: dv_i = c sum_j m/rho0 (v_j - v_i) W_ij"},
+        {"wall_xsph", &S::wall_xsph, "", 0, 1, "XSPH smoothing towards the walls' velocity (wall friction)"},
+        {"cfl", &S::cfl, "", 0, 1, "CFL number: dt <= cfl 2r / (v_max + |g| dt)", {}, true},
+        {"dt_min", &S::dt_min, "s", 0, kInf, "smallest time step; needing less means the run diverged", {}, true},
+        {"dt_max", &S::dt_max, "s", 0, kInf, "largest time step", {}, true},
+        {"fixed_dt", &S::fixed_dt, "s", 0, kInf, "fixed time step; 0: adaptive (CFL)"},
+        {"support_ratio", &S::support_ratio, "", 2, 8, "kernel support radius h in particle radii r"},
+        {"sort_interval", &S::sort_interval, "steps", 0, 1e6, "steps between Morton reorderings (0: never)"},
+    };
+    return table;
+}
+
+namespace {
+
+// Walls act with the particle's own pressure (Akinci et al. 2012), not a mirrored one (beta = 2, as
+// eddy's WCSPH): only beta = 1 makes the velocity update the transpose of the density rate, so that a
+// converged solve is a projection; with beta = 2 a tank at rest gained energy at its walls.
+constexpr float kBeta = 1.0f;
+
+struct Stats {
+    float emax = 0.0f, vmax = 0.0f;
+    double esum = 0.0;
+    bool bad = false;
+};
+Stats join(Stats l, const Stats& r) {
+    l.emax = std::max(l.emax, r.emax);
+    l.vmax = std::max(l.vmax, r.vmax);
+    l.esum += r.esum;
+    l.bad = l.bad || r.bad;
+    return l;
+}
+
+}  // namespace
+
+template <int D>
+DfsphSolver<D>::DfsphSolver(const DfsphSettings& s, float particle_radius, const Vec<D>& gravity, float,
+                            std::vector<Wall<D>> walls, const std::string& where)
+    : m_s(s), m_r(particle_radius), m_g(gravity), m_walls(std::move(walls)) {
+    validate(s, dfsph_fields(), where);
+    if (!(particle_radius > 0.0f)) throw InputError(fmt::format("{}: particle_radius must be > 0", where));
+    if (s.dt_min > s.dt_max)
+        throw InputError(fmt::format("{}: key 'dt_min' = {:g} is larger than 'dt_max' = {:g}", where, s.dt_min, s.dt_max));
+    if (s.min_iterations > s.max_iterations)
+        throw InputError(fmt::format("{}: key 'min_iterations' = {} is larger than 'max_iterations' = {}", where,
+                                     s.min_iterations, s.max_iterations));
+    if (s.min_divergence_iterations > s.max_divergence_iterations)
+        throw InputError(fmt::format("{}: key 'min_divergence_iterations' = {} is larger than "
+                                     "'max_divergence_iterations' = {}",
+                                     where, s.min_divergence_iterations, s.max_divergence_iterations));
+    m_kernel = CubicSpline<D>(s.support_ratio * particle_radius);
+    const float spacing = 2.0f * particle_radius;
+    m_mass = lattice_mass(m_kernel, spacing, s.rest_density);
+    // A particle inside a full lattice: its neighbour count and alpha's denominator (F = 0 there).
+    double denom = 0.0;
+    std::uint32_t full = 0;
+    for_each_lattice_offset<D>(spacing, m_kernel.h, [&](const Vec<D>& x) {
+        const float d2 = norm2(x);
+        if (d2 > 0.0f && d2 < m_kernel.h * m_kernel.h) {
+            ++full;
+            denom += norm2(m_kernel.gradient(x) * m_mass);
+        }
+    });
+    // Fewer than 3/4 of a full neighbourhood: a free-surface particle, whose density deficit is not
+    // compression to undo (the divergence solver leaves it; Bender & Koschier 2017, section 4.2).
+    m_min_neighbors = static_cast<std::uint32_t>(0.75 * full);
+    m_alpha_floor = static_cast<float>(1e-6 * denom);
+    m_neighbors.configure(m_kernel.h, s.sort_interval);
+}
+
+template <int D>
+void DfsphSolver<D>::init(ParticleSet<D>& fluid, BoundarySet<D>& boundary, const ExecContext& exec) {
+    fluid.mass = m_mass;
+    compute_boundary_psi(boundary, m_kernel, m_s.rest_density, exec, 2.0f * m_r);
+    m_neighbors.init(fluid, boundary, exec);
+    fluid.add_scalar(kPressureField);
+    fluid.add_scalar(kDivergencePressureField);
+    m_vmax = 0.0f;
+    for (const auto& v : fluid.velocity) m_vmax = std::max(m_vmax, norm(v));
+    m_last_dt = 0.0f;
+}
+
+template <int D>
+float DfsphSolver<D>::suggest_dt(const ParticleSet<D>&) const {
+    if (m_s.fixed_dt > 0.0f) return m_s.fixed_dt;
+    // The speed the next step may reach: the largest speed now plus what gravity adds over a step.
+    const float v = m_vmax + norm(m_g) * (m_last_dt > 0.0f ? m_last_dt : m_s.dt_max);
+    float dt = m_s.dt_max;
+    if (v > 0.0f) dt = std::min(dt, m_s.cfl * 2.0f * m_r / v);
+    // Force limit: gravity moves a particle at most cfl/40 of a diameter from rest in one step,
+    // g dt^2 <= (cfl / 40) 2r. Larger steps leave the Jacobi solvers too far to go (a deep column
+    // needs many iterations to carry the weight down to the floor) and the tank at rest starts to
+    // churn; 0.1 sqrt(2r / g) at the default cfl: 5 ms at r = 12.5 mm, 2.9 ms at r = 4 mm.
+    const float g = norm(m_g);
+    if (g > 0.0f) dt = std::min(dt, std::sqrt(m_s.cfl / 40.0f * 2.0f * m_r / g));
+    return dt;
+}
+
+template <int D>
+void DfsphSolver<D>::apply_pressure(const float* dK, float* K, Vec<D>* v, float dt, const ExecContext& exec) const {
+    const auto& fn = m_neighbors.fluid();
+    const std::uint32_t* off = fn.offsets.data();
+    const std::uint32_t* idx = fn.indices.data();
+    const Vec<D>* grad = m_grad.data();
+    const Vec<D>* G = m_G.data();
+    parallel_blocks(exec, m_alpha.size(), [&](std::size_t b0, std::size_t b1) {
+        for (std::size_t i = b0; i < b1; ++i) {
+            Vec<D> acc = G[i] * dK[i];
+            for (std::uint32_t k = off[i]; k < off[i + 1]; ++k) acc += grad[k] * dK[idx[k]];
+            v[i] -= acc * dt;
+            if (K) K[i] += dK[i];
+        }
+    });
+}
+
+template <int D>
+StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, double t, float dt,
+                               const ExecContext& exec) {
+    const bool moved = boundary.any_moving();
+    if (moved) {
+        update_boundary_motion(boundary, t, exec);
+        update_wall_poses(m_walls, boundary.motions, t + dt);
+    }
+    m_neighbors.reorder_if_due(fluid, exec);
+    m_neighbors.update(fluid, boundary, moved, exec);
+
+    StepStats out;
+    out.dt = dt;
+    const std::size_t n = fluid.size();
+    const std::size_t ip = fluid.add_scalar(kPressureField), iq = fluid.add_scalar(kDivergencePressureField);
+    float* P = fluid.scalars[ip].data.data();
+    float* Pv = fluid.scalars[iq].data.data();
+    if (n == 0) return out;
+
+    const auto& fn = m_neighbors.fluid();
+    const auto& bn = m_neighbors.boundary();
+    m_grad.resize(fn.total());
+    m_rate.resize(n);
+    m_alpha.resize(n);
+    m_dP.resize(n);
+    m_wall_rate.resize(n);
+    m_F.resize(n);
+    m_G.resize(n);
+    m_Fb.resize(n);
+    m_xsph.resize(n);
+    m_surface.resize(n);
+
+    const CubicSpline<D> W = m_kernel;
+    const float m = m_mass, rho0 = m_s.rest_density, inv_rho0 = 1.0f / rho0, w0 = W.value(0.0f);
+    const float c = m_s.xsph * m * inv_rho0, c_wall = m_s.wall_xsph * inv_rho0;
+    Vec<D>* x = fluid.position.data();
+    Vec<D>* v = fluid.velocity.data();
+    float* rho = fluid.density.data();
+    const Vec<D>* xb = boundary.position.data();
+    const Vec<D>* vb = boundary.velocity.data();
+    const float* psi = boundary.psi.data();
+    const std::uint32_t* off = fn.offsets.data();
+    const std::uint32_t* idx = fn.indices.data();
+
+    // 1. Density (Akinci 2012 eq. 6), alpha (2017 eq. 8), the per-pair kernel factors, F and G, the
+    //    walls' share of Drho/Dt, and the XSPH smoothing of the velocities the step starts with.
+    const Stats dens = parallel_reduce_blocks(
+        exec, n, Stats{},
+        [&](std::size_t b0, std::size_t b1) {
+            Stats s;
+            Vec<D>* grad = m_grad.data();
+            for (std::size_t i = b0; i < b1; ++i) {
+                const Vec<D> xi = x[i], vi = v[i];
+                float r = m * w0, sum2 = 0.0f, wall_rate = 0.0f;
+                Vec<D> Ff = Vec<D>::zero(), Fb = Vec<D>::zero(), xs = Vec<D>::zero(), xw = Vec<D>::zero();
+                for (std::uint32_t k = off[i]; k < off[i + 1]; ++k) {
+                    const std::uint32_t j = idx[k];
+                    const Vec<D> d = xi - x[j];
+                    const float len = norm(d);
+                    float w, dw;
+                    W.value_and_derivative(len, w, dw);
+                    r += m * w;
+                    const Vec<D> g = d * (len > 0.0f ? m * dw / len : 0.0f);  // coincident: no direction
+                    grad[k] = g;
+                    Ff += g;
+                    sum2 += norm2(g);
+                    xs += (v[j] - vi) * w;
+                }
+                for (std::uint32_t k : bn[i]) {
+                    const Vec<D> d = xi - xb[k];
+                    const float len = norm(d);
+                    float w, dw;
+                    W.value_and_derivative(len, w, dw);
+                    r += psi[k] * w;
+                    if (len > 0.0f) {
+                        const Vec<D> g = d * (psi[k] * dw / len);
+                        Fb += g;
+                        wall_rate += dot(g, vb[k]);
+                    }
+                    xw += (vb[k] - vi) * (psi[k] * w);
+                }
+                rho[i] = r;
+                const Vec<D> F = Ff + Fb, G = Ff + Fb * kBeta;
+                m_F[i] = F;
+                m_G[i] = G;
+                m_Fb[i] = Fb;
+                const float denom = dot(F, G) + sum2;
+                m_alpha[i] = denom > m_alpha_floor ? 1.0f / denom : 0.0f;
+                m_wall_rate[i] = wall_rate;
+                m_xsph[i] = xs * c + xw * c_wall;
+                m_surface[i] = (off[i + 1] - off[i]) + static_cast<std::uint32_t>(bn[i].size()) < m_min_neighbors;
+                const float e = std::max(0.0f, r * inv_rho0 - 1.0f);
+                s.emax = std::max(s.emax, e);
+                s.esum += e;
+            }
+            return s;
+        },
+        join);
+    out.max_density_error = dens.emax;
+    out.mean_density_error = static_cast<float>(dens.esum / double(n));
+
+    // One Jacobi iteration's residual: Drho_i/Dt of the current velocities (2017 eq. 4), turned into the
+    // pressure increment dP_i, and the solver's mean error. With `fresh` false the rates are m_rate's.
+    auto residual = [&](bool divergence, float h, bool fresh) {
+        const float inv_h = 1.0f / h, inv_h2 = inv_h * inv_h;
+        const Vec<D>* F = m_F.data();
+        const Vec<D>* grad = m_grad.data();
+        float* rates = m_rate.data();
+        const Stats s = parallel_reduce_blocks(
+            exec, n, Stats{},
+            [&](std::size_t b0, std::size_t b1) {
+                Stats st;
+                for (std::size_t i = b0; i < b1; ++i) {
+                    float rate;
+                    if (fresh) {
+                        rate = dot(v[i], F[i]) - m_wall_rate[i];
+                        for (std::uint32_t k = off[i]; k < off[i + 1]; ++k) rate -= dot(grad[k], v[idx[k]]);
+                        rates[i] = rate;
+                    } else {
+                        rate = rates[i];
+                    }
+                    // The Jacobi increment (2017 eq. 7 and 11 solved for P): only compression (or
+                    // compressing motion) adds pressure; nothing takes it back within a step.
+                    float e;
+                    if (divergence) {
+                        const float d = m_surface[i] ? 0.0f : std::max(rate, 0.0f);
+                        m_dP[i] = d * m_alpha[i] * inv_h;
+                        e = d * h;
+                    } else {
+                        e = std::max(rho[i] + h * rate - rho0, 0.0f);
+                        m_dP[i] = e * m_alpha[i] * inv_h2;
+                    }
+                    st.esum += e;
+                }
+                return st;
+            },
+            join);
+        return s.esum * inv_rho0 / double(n);
+    };
+    // A solver: warm start from a fraction of the previous step's pressures K (2017 section 4.3), then
+    // Jacobi iterations; K accumulates. fresh_rates false: m_rate holds the rates of the current
+    // velocities (used when there is no warm start to apply first).
+    auto solve = [&](float* K, bool divergence, int min_it, int max_it, float target, float h, bool fresh_rates) {
+        const float warm = divergence ? m_s.divergence_warm_start : m_s.warm_start;
+        parallel_for_each_index(exec, n, [&](std::size_t i) { K[i] *= warm; });
+        if (warm > 0.0f) {
+            apply_pressure(K, nullptr, v, h, exec);
+            fresh_rates = true;
+        }
+        int it = 0;
+        double err = 0.0;
+        for (;; ++it) {
+            err = residual(divergence, h, fresh_rates || it > 0);
+            if ((it >= min_it && err <= target) || it >= max_it) break;
+            apply_pressure(m_dP.data(), K, v, h, exec);
+        }
+        return std::pair<int, double>(it, err);
+    };
+
+    // 2. Divergence solver (2017 Algorithm 3) on the velocities the step starts with. It ends with the
+    //    rates of its final velocities in m_rate.
+    const bool divergence = m_s.max_divergence_iterations > 0;
+    if (divergence)
+        out.divergence_iterations = solve(Pv, true, m_s.min_divergence_iterations, m_s.max_divergence_iterations,
+                                          m_s.divergence_error_target, dt, true).first;
+    else
+        std::fill(Pv, Pv + n, 0.0f);
+
+    // 3. Gravity. Adding the same dv to every fluid particle changes Drho_i/Dt only against the walls,
+    //    by dv . sum_b psi_b grad W_ib: the density solver starts from those rates
+    //    without a pass over the neighbours. (XSPH, the other non-pressure term, acts at the end.)
+    const Vec<D> gdt = m_g * dt;
+    parallel_for_each_index(exec, n, [&](std::size_t i) {
+        v[i] += gdt;
+        m_rate[i] += dot(gdt, m_Fb[i]);
+    });
+
+    // 4. Density solver (2017 Algorithm 2).
+    const auto [iters, predicted] =
+        solve(P, false, m_s.min_iterations, m_s.max_iterations, m_s.density_error_target, dt, !divergence);
+    out.iterations = iters;
+    m_last_predicted = static_cast<float>(predicted);
+
+    // 5. Positions; the walls' shapes guard the boundary particles (see WcsphSolver::step); the
+    //    pressure of the outputs, p = (P + P^v) rho^2.
+    const float guard = 0.25f * m_r;
+    float* p = fluid.pressure.data();
+    const Stats st = parallel_reduce_blocks(
+        exec, n, Stats{},
+        [&](std::size_t b0, std::size_t b1) {
+            Stats s;
+            for (std::size_t i = b0; i < b1; ++i) {
+                Vec<D> vi = v[i];
+                x[i] += vi * dt;
+                vi += m_xsph[i];  // XSPH from the velocities the step started with
+                const Vec<D> before = x[i];
+                if (!m_walls.empty() && keep_inside(x[i], m_walls, guard)) {
+                    const Vec<D> push = x[i] - before;
+                    const float len = norm(push);
+                    if (len > 0.0f) {
+                        const Vec<D> nrm = push * (1.0f / len);
+                        const float vn = dot(vi, nrm);
+                        if (vn < 0.0f) vi -= nrm * vn;
+                    }
+                }
+                v[i] = vi;
+                p[i] = (P[i] + Pv[i]) * rho[i] * rho[i];
+                const float sp = norm(vi);
+                if (!std::isfinite(sp) || !is_finite(x[i])) s.bad = true;
+                s.vmax = std::max(s.vmax, sp);
+            }
+            return s;
+        },
+        join);
+    m_vmax = st.vmax;
+    m_last_dt = dt;
+    out.max_speed = st.vmax;
+    out.non_finite = st.bad || !std::isfinite(st.vmax);
+    return out;
+}
+
+template <int D>
+nlohmann::json DfsphSolver<D>::describe() const {
+    nlohmann::json s = to_json(m_s, dfsph_fields());
+    s["derived_particle_mass"] = m_mass;
+    s["derived_support_radius"] = m_kernel.h;
+    s["derived_surface_neighbors"] = m_min_neighbors;
+    return s;
+}
+
+template <int D>
+std::size_t DfsphSolver<D>::memory_bytes() const {
+    return m_neighbors.memory_bytes() +
+           (m_rate.capacity() + m_alpha.capacity() + m_dP.capacity() + m_wall_rate.capacity()) *
+               sizeof(float) +
+           (m_grad.capacity() + m_F.capacity() + m_G.capacity() + m_Fb.capacity() + m_xsph.capacity()) * sizeof(Vec<D>) + m_surface.capacity();
+}
+
+template class DfsphSolver<2>;
+template class DfsphSolver<3>;
+
+}  // namespace eddy

