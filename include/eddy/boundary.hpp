@@ -136,6 +136,13 @@ float distance_to_wall(const Wall<D>& w, const Vec<D>& x, Vec<D>& towards);
 template <int D>
 bool keep_inside(Vec<D>& x, const std::vector<Wall<D>>& walls, float margin);
 
+/// The walls' shapes as a guard behind the boundary particles of the pressure-based methods (WCSPH,
+/// DFSPH): a particle whose centre came within `margin` of a wall (a splash against a thin plate, a
+/// lone droplet the wall's pressure does not hold) is put back there (keep_inside) and loses the part
+/// of its velocity v that carried it in. Returns true if x moved.
+template <int D>
+bool guard_walls(Vec<D>& x, Vec<D>& v, const std::vector<Wall<D>>& walls, float margin);
+
 /// Moves every boundary particle of a moving object to its pose at time t (s) and sets its velocity.
 template <int D>
 void update_boundary_motion(BoundarySet<D>& b, double t, const ExecContext& exec);

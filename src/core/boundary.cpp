@@ -257,6 +257,21 @@ Vec<D> to_world(const Wall<D>& w, const Vec<D>& x) { return w.moving ? w.pose.ap
 }  // namespace
 
 template <int D>
+bool guard_walls(Vec<D>& x, Vec<D>& v, const std::vector<Wall<D>>& walls, float margin) {
+    if (walls.empty()) return false;
+    const Vec<D> before = x;
+    if (!keep_inside(x, walls, margin)) return false;
+    const Vec<D> push = x - before;
+    const float len = norm(push);
+    if (len > 0.0f) {
+        const Vec<D> nrm = push * (1.0f / len);
+        const float vn = dot(v, nrm);
+        if (vn < 0.0f) v -= nrm * vn;
+    }
+    return true;
+}
+
+template <int D>
 bool keep_inside(Vec<D>& x, const std::vector<Wall<D>>& walls, float margin) {
     bool moved = false;
     bool any_container = false, inside = false;
@@ -462,6 +477,8 @@ template float sampled_wall_correction<3>(const CubicSpline<3>&, float, int, flo
 template float double_layer_volume_correction<3>(const CubicSpline<3>&, float);
 template bool keep_inside<2>(Vec<2>&, const std::vector<Wall<2>>&, float);
 template bool keep_inside<3>(Vec<3>&, const std::vector<Wall<3>>&, float);
+template bool guard_walls<2>(Vec<2>&, Vec<2>&, const std::vector<Wall<2>>&, float);
+template bool guard_walls<3>(Vec<3>&, Vec<3>&, const std::vector<Wall<3>>&, float);
 template void update_boundary_motion<2>(BoundarySet<2>&, double, const ExecContext&);
 template void update_boundary_motion<3>(BoundarySet<3>&, double, const ExecContext&);
 template void update_wall_poses<2>(std::vector<Wall<2>>&, const std::vector<BoundaryMotion<2>>&, double);

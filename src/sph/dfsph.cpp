@@ -337,16 +337,7 @@ StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
                 Vec<D> vi = v[i];
                 x[i] += vi * dt;
                 vi += m_xsph[i];  // XSPH from the velocities the step started with
-                const Vec<D> before = x[i];
-                if (!m_walls.empty() && keep_inside(x[i], m_walls, guard)) {
-                    const Vec<D> push = x[i] - before;
-                    const float len = norm(push);
-                    if (len > 0.0f) {
-                        const Vec<D> nrm = push * (1.0f / len);
-                        const float vn = dot(vi, nrm);
-                        if (vn < 0.0f) vi -= nrm * vn;
-                    }
-                }
+                guard_walls(x[i], vi, m_walls, guard);
                 v[i] = vi;
                 p[i] = (P[i] + Pv[i]) * rho[i] * rho[i];
                 const float sp = norm(vi);

@@ -505,16 +505,7 @@ StepStats WcsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
             for (std::size_t i = b0; i < b1; ++i) {
                 Vec<D> vi = v[i] + a[i] * dt;
                 x[i] += vi * dt;
-                const Vec<D> before = x[i];
-                if (!m_walls.empty() && keep_inside(x[i], m_walls, guard)) {
-                    const Vec<D> push = x[i] - before;
-                    const float len = norm(push);
-                    if (len > 0.0f) {
-                        const Vec<D> nrm = push * (1.0f / len);
-                        const float vn = dot(vi, nrm);
-                        if (vn < 0.0f) vi -= nrm * vn;
-                    }
-                }
+                guard_walls(x[i], vi, m_walls, guard);
                 v[i] = vi;
                 const float sp = norm(vi), ac = norm(a[i]);
                 if (!std::isfinite(sp) || !is_finite(x[i])) s.bad = true;

@@ -13,10 +13,34 @@
 #include <string>
 
 #include "eddy/error.hpp"
+#include "eddy/particles.hpp"
 
 namespace eddy::test {
 
 namespace fs = std::filesystem;
+
+/// A ball (disc in 2D) of fluid on a jittered lattice of spacing 2r, squeezed by 3% so that it has
+/// pressure to release, with random velocities in [-0.5, 0.5] m/s: the momentum tests' free blob.
+template <int D>
+ParticleSet<D> squeezed_ball(float r, unsigned seed) {
+    ParticleSet<D> fluid;
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> jitter(-0.2f * r, 0.2f * r), vel(-0.5f, 0.5f);
+    const int n = D == 2 ? 40 : 14;
+    for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j)
+            for (int k = 0; k < (D == 3 ? n : 1); ++k) {
+                Vec<D> x, v;
+                const int idx[3] = {i, j, k};
+                for (int a = 0; a < D; ++a) {
+                    x[a] = (2 * idx[a] + 1) * r + jitter(rng);
+                    v[a] = vel(rng);
+                }
+                const Vec<D> c = Vec<D>::filled(n * r);
+                if (norm(x - c) < n * r) fluid.push_back(c + (x - c) * 0.97f, v);
+            }
+    return fluid;
+}
 
 /// A folder of its own, unique across the test processes ctest runs at once; removed at the end.
 class TempDir {

@@ -6,11 +6,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <random>
 
 #include "eddy/dfsph.hpp"
 #include "eddy/scene.hpp"
 #include "eddy/simulation.hpp"
+#include "test_support.hpp"
 
 using namespace eddy;
 
@@ -126,22 +126,7 @@ TEST(DfsphValidation, DamBreakFrontAgainstMartinMoyce2D) {
 template <int D>
 void check_momentum() {
     const float r = 0.01f;
-    ParticleSet<D> fluid;
-    std::mt19937 rng(11);
-    std::uniform_real_distribution<float> jitter(-0.2f * r, 0.2f * r), vel(-0.5f, 0.5f);
-    const int n = D == 2 ? 40 : 14;
-    for (int i = 0; i < n; ++i)
-        for (int j = 0; j < n; ++j)
-            for (int k = 0; k < (D == 3 ? n : 1); ++k) {
-                Vec<D> x, v;
-                const int idx[3] = {i, j, k};
-                for (int a = 0; a < D; ++a) {
-                    x[a] = (2 * idx[a] + 1) * r + jitter(rng);
-                    v[a] = vel(rng);
-                }
-                const Vec<D> c = Vec<D>::filled(n * r);
-                if (norm(x - c) < n * r) fluid.push_back(c + (x - c) * 0.97f, v);
-            }
+    ParticleSet<D> fluid = test::squeezed_ball<D>(r, 11);
     BoundarySet<D> none;
     DfsphSettings s;
     s.xsph = 0.05f;

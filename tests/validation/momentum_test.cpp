@@ -2,9 +2,8 @@
 // force and the symmetric viscosities conserve total momentum (to float round-off).
 #include <gtest/gtest.h>
 
-#include <random>
-
 #include "eddy/wcsph.hpp"
+#include "test_support.hpp"
 
 using namespace eddy;
 
@@ -13,23 +12,7 @@ namespace {
 template <int D>
 void check_momentum(float viscosity, float artificial) {
     const float r = 0.01f;
-    ParticleSet<D> fluid;
-    std::mt19937 rng(7);
-    std::uniform_real_distribution<float> jitter(-0.2f * r, 0.2f * r), vel(-0.5f, 0.5f);
-    const int n = D == 2 ? 40 : 14;
-    for (int i = 0; i < n; ++i)
-        for (int j = 0; j < n; ++j)
-            for (int k = 0; k < (D == 3 ? n : 1); ++k) {
-                Vec<D> x, v;
-                const int idx[3] = {i, j, k};
-                for (int a = 0; a < D; ++a) {
-                    x[a] = (2 * idx[a] + 1) * r + jitter(rng);
-                    v[a] = vel(rng);
-                }
-                // A ball (disc) of fluid, squeezed a little so that it has pressure to release.
-                Vec<D> c = Vec<D>::filled(n * r);
-                if (norm(x - c) < n * r) fluid.push_back(c + (x - c) * 0.97f, v);
-            }
+    ParticleSet<D> fluid = test::squeezed_ball<D>(r, 7);
     BoundarySet<D> none;
     WcsphSettings s;
     s.speed_of_sound = 10.0f;
