@@ -109,8 +109,8 @@ public:
     static constexpr const char* kDivergencePressureField = "dfsph_Pv";
 
 private:
-    // The Jacobi velocity update dv_i = -dt [K_i G_i + sum_j m K_j grad W_ij] (2017 eq. 9).
-    // dK: the pressures to apply; K (if not null) accumulates them.
+    // The Jacobi velocity update dv_i = -dt [dK_i F_i + sum_j m dK_j grad W_ij] (2017 eq. 9); K (if not null)
+    // accumulates dK.
     void apply_pressure(const float* dK, float* K, Vec<D>* v, float dt, const ExecContext& exec) const;
 
     DfsphSettings m_s;
@@ -124,7 +124,7 @@ private:
     // Per step: per fluid pair m grad W_ij (aligned with the fluid CSR lists); per particle alpha, F,
     // G, Fb = sum_b psi_b grad W_ib, the walls' share of Drho/Dt, the density rate, the pressure increment and the XSPH term.
     std::vector<float> m_alpha, m_dP, m_wall_rate, m_rate;
-    std::vector<Vec<D>> m_grad, m_F, m_G, m_Fb, m_xsph;
+    std::vector<Vec<D>> m_grad, m_F, m_Fb, m_xsph;
     std::vector<std::uint8_t> m_surface;
 };
 

@@ -42,10 +42,6 @@ std::span<const Field<DfsphSettings>> dfsph_fields() {
 
 namespace {
 
-// Walls act with the particle's own pressure (Akinci et al. 2012), not a mirrored one (beta = 2, as
-// eddy's WCSPH): only beta = 1 makes the velocity update the transpose of the density rate, so that a
-// converged solve is a projection; with beta = 2 a tank at rest gained energy at its walls.
-constexpr float kBeta = 1.0f;
 
 struct Stats {
     float emax = 0.0f, vmax = 0.0f;
@@ -131,10 +127,10 @@ void DfsphSolver<D>::apply_pressure(const float* dK, float* K, Vec<D>* v, float 
     const std::uint32_t* off = fn.offsets.data();
     const std::uint32_t* idx = fn.indices.data();
     const Vec<D>* grad = m_grad.data();
-    const Vec<D>* G = m_G.data();
+    const Vec<D>* F = m_F.data();
     parallel_blocks(exec, m_alpha.size(), [&](std::size_t b0, std::size_t b1) {
         for (std::size_t i = b0; i < b1; ++i) {
-            Vec<D> acc = G[i] * dK[i];
+            Vec<D> acc = F[i] * dK[i];  // the particle's own pressure, against fluid and walls
             for (std::uint32_t k = off[i]; k < off[i + 1]; ++k) acc += grad[k] * dK[idx[k]];
             v[i] -= acc * dt;
             if (K) K[i] += dK[i];
@@ -169,7 +165,6 @@ StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
     m_dP.resize(n);
     m_wall_rate.resize(n);
     m_F.resize(n);
-    m_G.resize(n);
     m_Fb.resize(n);
     m_xsph.resize(n);
     m_surface.resize(n);
@@ -224,11 +219,13 @@ StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
                     xw += (vb[k] - vi) * (psi[k] * w);
                 }
                 rho[i] = r;
-                const Vec<D> F = Ff + Fb, G = Ff + Fb * kBeta;
+                // Walls act with the particle's own pressure (Akinci et al. 2012), not a mirrored one
+                // (as eddy's WCSPH): only then is the velocity update the transpose of the density rate
+                // and a converged solve a projection (docs/methods.md).
+                const Vec<D> F = Ff + Fb;
                 m_F[i] = F;
-                m_G[i] = G;
                 m_Fb[i] = Fb;
-                const float denom = dot(F, G) + sum2;
+                const float denom = dot(F, F) + sum2;
                 m_alpha[i] = denom > m_alpha_floor ? 1.0f / denom : 0.0f;
                 m_wall_rate[i] = wall_rate;
                 m_xsph[i] = xs * c + xw * c_wall;
@@ -368,7 +365,7 @@ std::size_t DfsphSolver<D>::memory_bytes() const {
     return m_neighbors.memory_bytes() +
            (m_rate.capacity() + m_alpha.capacity() + m_dP.capacity() + m_wall_rate.capacity()) *
                sizeof(float) +
-           (m_grad.capacity() + m_F.capacity() + m_G.capacity() + m_Fb.capacity() + m_xsph.capacity()) * sizeof(Vec<D>) + m_surface.capacity();
+           (m_grad.capacity() + m_F.capacity() + m_Fb.capacity() + m_xsph.capacity()) * sizeof(Vec<D>) + m_surface.capacity();
 }
 
 template class DfsphSolver<2>;
