@@ -47,7 +47,7 @@
 //   then the density by summation, walls included, is matched to rho(d) particle by particle (the rows
 //            beside a wall take part of their density from wall particles, which do not compress), and
 //            rows across gravity that stop short of a wall by less than a particle are first widened to
-//            reach it (the lost density made up along gravity). See start_hydrostatic() in wcsph.cpp.
+//            reach it (the lost density made up along gravity). See start_hydrostatic() in wcsph_hydrostatic_start.cpp.
 // Only runs at rest (v = 0) are moved. The result depends on the runs' ranks and measured widths, not
 // on their spacing along gravity, so calling init() again (the viewer does, on settings changes) leaves
 // the particles where they are (3e-8 m in the test).
