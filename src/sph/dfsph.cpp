@@ -42,7 +42,6 @@ std::span<const Field<DfsphSettings>> dfsph_fields() {
 
 namespace {
 
-
 struct Stats {
     float emax = 0.0f, vmax = 0.0f;
     double esum = 0.0;
