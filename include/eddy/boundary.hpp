@@ -147,4 +147,10 @@ bool guard_walls(Vec<D>& x, Vec<D>& v, const std::vector<Wall<D>>& walls, float 
 template <int D>
 void update_boundary_motion(BoundarySet<D>& b, double t, const ExecContext& exec);
 
+/// The start of a step [t, t + dt] of the particle methods that sample walls at the step's start:
+/// boundary particles to their pose at t, the walls' shapes (collision, guard) to t + dt, where the
+/// fluid will be. Returns whether anything moves (the boundary neighbour grid must then be rebuilt).
+template <int D>
+bool move_walls(BoundarySet<D>& b, std::vector<Wall<D>>& walls, double t, float dt, const ExecContext& exec);
+
 }  // namespace eddy

@@ -257,6 +257,14 @@ Vec<D> to_world(const Wall<D>& w, const Vec<D>& x) { return w.moving ? w.pose.ap
 }  // namespace
 
 template <int D>
+bool move_walls(BoundarySet<D>& b, std::vector<Wall<D>>& walls, double t, float dt, const ExecContext& exec) {
+    if (!b.any_moving()) return false;
+    update_boundary_motion(b, t, exec);
+    update_wall_poses(walls, b.motions, t + dt);
+    return true;
+}
+
+template <int D>
 bool guard_walls(Vec<D>& x, Vec<D>& v, const std::vector<Wall<D>>& walls, float margin) {
     if (walls.empty()) return false;
     const Vec<D> before = x;
@@ -477,6 +485,8 @@ template float sampled_wall_correction<3>(const CubicSpline<3>&, float, int, flo
 template float double_layer_volume_correction<3>(const CubicSpline<3>&, float);
 template bool keep_inside<2>(Vec<2>&, const std::vector<Wall<2>>&, float);
 template bool keep_inside<3>(Vec<3>&, const std::vector<Wall<3>>&, float);
+template bool move_walls<2>(BoundarySet<2>&, std::vector<Wall<2>>&, double, float, const ExecContext&);
+template bool move_walls<3>(BoundarySet<3>&, std::vector<Wall<3>>&, double, float, const ExecContext&);
 template bool guard_walls<2>(Vec<2>&, Vec<2>&, const std::vector<Wall<2>>&, float);
 template bool guard_walls<3>(Vec<3>&, Vec<3>&, const std::vector<Wall<3>>&, float);
 template void update_boundary_motion<2>(BoundarySet<2>&, double, const ExecContext&);

@@ -114,11 +114,7 @@ void PbfSolver<D>::substep(ParticleSet<D>& fluid, BoundarySet<D>& boundary, doub
     auto& x = fluid.position;
     auto& v = fluid.velocity;
     auto& rho = fluid.density;
-    const bool moved = boundary.any_moving();
-    if (moved) {
-        update_boundary_motion(boundary, t, exec);
-        update_wall_poses(m_walls, boundary.motions, t + dt);  // collide with the walls where they will be
-    }
+    const bool moved = move_walls(boundary, m_walls, t, dt, exec);
 
     // Reorder first (before x_old is taken), so that every per-particle array is in the new order.
     m_neighbors.reorder_if_due(fluid, exec);

@@ -140,11 +140,7 @@ void DfsphSolver<D>::apply_pressure(const float* dK, float* K, Vec<D>* v, float 
 template <int D>
 StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, double t, float dt,
                                const ExecContext& exec) {
-    const bool moved = boundary.any_moving();
-    if (moved) {
-        update_boundary_motion(boundary, t, exec);
-        update_wall_poses(m_walls, boundary.motions, t + dt);
-    }
+    const bool moved = move_walls(boundary, m_walls, t, dt, exec);
     m_neighbors.reorder_if_due(fluid, exec);
     m_neighbors.update(fluid, boundary, moved, exec);
 
