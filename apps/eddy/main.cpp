@@ -1,8 +1,14 @@
 // eddy: the command line. `eddy scenes`, `eddy run [SCENE] ...`.
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cfloat>
+#include <charconv>
+#include <climits>
+#include <cmath>
+#include <new>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -14,7 +20,10 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "eddy/checkpoint.hpp"
 #include "eddy/error.hpp"
+#include "eddy/json_text.hpp"
+#include "eddy/memory_budget.hpp"
 #include "eddy/scene.hpp"
 #include "eddy/settings.hpp"
 #include "eddy/shallow_water.hpp"
@@ -30,6 +39,45 @@ std::atomic<bool> g_stop{false};
 extern "C" void on_signal(int) { g_stop.store(true); }
 
 constexpr const char* kDefaultScene = "dam_break_3d";
+
+// Checks of the number flags, run by CLI11 on the text before it converts it: "abc", "nan", "inf",
+// "-1" and "1e999" each get one line naming the flag and what is allowed. (CLI11's own ranges print
+// DBL_MAX in the message, and NaN passes them.) CLI11 prefixes the flag: "--fps: 'abc' is not ...".
+// `key`: the settings key the flag sets (eddy mesh: surface_fields), named as in the library's messages.
+CLI::Validator number_check(double lo, bool lo_open, double hi, bool hi_open, std::string allowed, std::string key = {}) {
+    return CLI::Validator(
+        [=](std::string& text) -> std::string {
+            const char* begin = text.c_str();
+            char* end = nullptr;
+            const double d = std::strtod(begin, &end);
+            const bool number = !text.empty() && end == begin + text.size() && !std::isspace(static_cast<unsigned char>(text[0]));
+            if (number && std::isfinite(d) && (lo_open ? d > lo : d >= lo) && (hi_open ? d < hi : d <= hi)) return {};
+            if (!key.empty()) return fmt::format("key '{}' = {}: allowed: {}", key, eddy::text_excerpt(text, 40), allowed);
+            return fmt::format("'{}' is not allowed; allowed: {}", eddy::text_excerpt(text, 40), allowed);
+        },
+        "");
+}
+
+CLI::Validator whole_check(long long lo, long long hi, std::string allowed) {
+    return CLI::Validator(
+        [=](std::string& text) -> std::string {
+            long long v = 0;
+            const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+            if (ec == std::errc() && end == text.data() + text.size() && v >= lo && v <= hi) return {};
+            return fmt::format("'{}' is not allowed; allowed: {}", eddy::text_excerpt(text, 40), allowed);
+        },
+        "");
+}
+
+// --out '': no file or folder has an empty name.
+const CLI::Validator kNonEmptyPath(
+    [](std::string& text) -> std::string { return text.empty() ? "'' is not allowed; allowed: a path" : ""; }, "");
+
+// What main was doing, for a failure that is not an InputError (those name their file and key).
+std::string one_line(std::string s) {
+    std::replace(s.begin(), s.end(), '\n', ' ');
+    return eddy::text_excerpt(s, 300);
+}
 
 std::string format_duration(double s) {
     if (!(s >= 0) || s > 1e7) return "--";
@@ -97,6 +145,7 @@ struct RunArgs {
     std::uint64_t steps = 0;
     std::vector<std::string> formats;
     bool render = false, quiet = false;
+    double checkpoint_every = 0.0;  // simulated seconds; 0: a checkpoint at the end only
 };
 
 // The run options both kinds of run take; progress through `printer`, Ctrl-C through g_stop.
@@ -109,6 +158,8 @@ eddy::RunOptions run_options(const RunArgs& a, const eddy::ExecContext& exec, Pr
     opts.formats = a.formats;
     opts.render = a.render;
     opts.threads = exec.threads();
+    opts.checkpoint_every = a.checkpoint_every;
+    opts.checkpoint_at_end = true;  // any run can be taken further with --resume
     opts.stop = &g_stop;
     std::signal(SIGINT, on_signal);
     std::signal(SIGTERM, on_signal);
@@ -136,11 +187,11 @@ int report(const eddy::RunResult& r, const eddy::Scene& scene, const RunArgs& a)
 }
 
 // `eddy run` for a shallow-water scene: the same options, output and exit codes as for particles.
-int run_grid(const eddy::Scene& scene, const eddy::ExecContext& exec, const RunArgs& a) {
+int run_grid(const eddy::Scene& scene, const eddy::ExecContext& exec, const RunArgs& a, const eddy::MemoryBudget& budget) {
     for (const auto& f : a.formats)
         if (f == "vtk")
             throw eddy::InputError(fmt::format("--format vtk: {} is a grid; allowed: vti, csv, obj, ply", scene.where()));
-    eddy::ShallowWaterSimulation sim = eddy::make_shallow_water(scene);
+    eddy::ShallowWaterSimulation sim = eddy::make_shallow_water(scene, budget, a.formats);
     ProgressPrinter printer;
     const eddy::RunOptions opts = run_options(a, exec, printer);
     const auto& spec = sim.spec;
@@ -149,6 +200,19 @@ int run_grid(const eddy::Scene& scene, const eddy::ExecContext& exec, const RunA
                      spec.settings.precision.c_str(), spec.nx, spec.ny, spec.dx, exec.threads(), a.out_dir.c_str());
     return report(eddy::run(sim, opts, exec), scene, a);
 }
+
+// --max-memory as given (a size), else the machine's: 90% of the memory available now.
+eddy::MemoryBudget memory_budget(const std::string& max_memory) {
+    if (max_memory.empty()) return eddy::machine_memory_budget();
+    eddy::MemoryBudget b;
+    b.limit_bytes = eddy::parse_memory_size(max_memory, "--max-memory");
+    b.origin = "--max-memory";
+    return b;
+}
+
+constexpr const char* kMaxMemoryHelp =
+    "Refuse requests estimated to need more memory than this (particles, neighbour lists, springs, grid cells, "
+    "voxels, images): bytes or 500M, 4G, 1.5GB, 512MiB; default: 90% of the available memory";
 
 // Replaces this process with eddy-view (next to this executable), passing the arguments on.
 int exec_viewer(const std::vector<std::string>& args) {
@@ -197,14 +261,18 @@ int main(int argc, char** argv) {
     std::size_t max_particles = 5'000'000;
     run_cmd->add_option("scene", scene_arg, "Bundled scene name or scene file (default: " + std::string(kDefaultScene) + ")");
     run_cmd->add_option("--out,-o", out_dir, "Output directory (frames/, summary.json, last_frame.png)")
-        ->capture_default_str();
-    run_cmd->add_option("--until", until, "Stop at this simulated time (s); default: the scene's duration")
-        ->check(CLI::PositiveNumber);
-    run_cmd->add_option("--steps", steps, "Stop after this many steps")->check(CLI::PositiveNumber);
+        ->capture_default_str()
+        ->check(kNonEmptyPath);
+    run_cmd->add_option("--until", until, "Stop at this simulated time (s, > 0, at most 1e9); default: the scene's duration")
+        ->check(number_check(0, true, eddy::kMaxDuration, false, "a time > 0 and <= 1e9 (s)"));
+    run_cmd->add_option("--steps", steps, "Stop after this many steps")
+        ->check(whole_check(1, LLONG_MAX, "a whole number >= 1"));
     run_cmd->add_option("--threads,-j", threads, "Worker threads (default: all cores); results do not depend on it")
-        ->check(CLI::PositiveNumber);
-    run_cmd->add_option("--fps", fps, "Frames per simulated second; default: the scene's output.fps")
-        ->check(CLI::PositiveNumber);
+        ->check(whole_check(1, 4096, "a whole number from 1 to 4096"));
+    run_cmd->add_option("--fps", fps,
+                        "Frames per simulated second (> 0, at most 1e6: a frame at least every 1 us); default: the "
+                        "scene's output.fps")
+        ->check(number_check(0, true, eddy::kMaxFps, false, "frames per second > 0 and <= 1e6 (a frame at least every 1 us)"));
     run_cmd->add_option("--format", formats,
                         "Frame formats, comma separated: particles vtk (.vtp), csv, ply; shallow water vti, csv, obj, ply; "
                         "default: the scene's")
@@ -214,7 +282,9 @@ int main(int argc, char** argv) {
     run_cmd->add_flag("--render", render, "Write a PNG picture of every frame (the last frame is always rendered)");
     run_cmd->add_option("--max-particles", max_particles, "Refuse scenes with more fluid particles than this")
         ->capture_default_str()
-        ->check(CLI::PositiveNumber);
+        ->check(whole_check(1, 4294967295LL, "a whole number from 1 to 4294967295 (particle ids are 32-bit)"));
+    std::string max_memory;
+    run_cmd->add_option("--max-memory", max_memory, kMaxMemoryHelp);
     run_cmd->add_flag("--quiet,-q", quiet, "No progress output");
     run_cmd->footer(run_help_footer());
     bool run_mesh = false;
@@ -223,6 +293,15 @@ int main(int argc, char** argv) {
     run_cmd->add_option("--mesh-format", run_mesh_format, "Surface mesh format with --mesh: obj, ply")
         ->check(CLI::IsMember({"obj", "ply"}))
         ->capture_default_str();
+    double checkpoint_every = 0.0;
+    run_cmd->add_option("--checkpoint-every", checkpoint_every,
+                        "Also write OUT/checkpoint.eddy every this many simulated seconds (every run writes one at "
+                        "its end); a killed run continues from the last one with --resume")
+        ->check(number_check(0, false, eddy::kMaxDuration, false, "a time >= 0 and <= 1e9 (s); 0: at the end only"));
+    std::string resume_dir;
+    run_cmd->add_option("--resume", resume_dir,
+                        "Continue the run whose output folder is DIR from its checkpoint.eddy, in that folder, bit for "
+                        "bit as if it had never stopped; --until takes it further than it was going");
 
     // ---- eddy mesh: particle files to surface meshes (issue 5) ----
     auto* mesh_cmd = app.add_subcommand("mesh", "Reconstruct the fluid surface of particle files: a mesh (.obj/.ply) "
@@ -230,15 +309,28 @@ int main(int argc, char** argv) {
     eddy::MeshFilesOptions mesh_opts;
     std::string mesh_in, mesh_out;
     mesh_cmd->add_option("input", mesh_in, "Particle file (.csv, .vtp, .ply) or a folder of frames")->required();
-    mesh_cmd->add_option("--out,-o", mesh_out, "Mesh file (.obj, .ply); for a folder: the output folder")->required();
+    mesh_cmd->add_option("--out,-o", mesh_out, "Mesh file (.obj, .ply); for a folder: the output folder")
+        ->required()
+        ->check(kNonEmptyPath);
+    // Lengths are floats in the library: finite and within a float's range.
     mesh_cmd->add_option("--radius", mesh_opts.settings.particle_radius,
-                         "Particle radius r (m); default: particle_radius from the run's summary.json");
-    mesh_cmd->add_option("--voxel", mesh_opts.settings.voxel_size, "Grid spacing (m, > 0); default: 1.0 r");
-    mesh_cmd->add_option("--kernel-radius", mesh_opts.settings.kernel_radius, "Splatting support radius (m); default: 4 r");
-    mesh_cmd->add_option("--iso", mesh_opts.settings.iso, "Iso level of the volume fraction, 0 < T < 1")->capture_default_str();
-    mesh_cmd->add_option("--smooth", mesh_opts.settings.smooth_iterations, "Taubin smoothing iterations")->capture_default_str();
-    mesh_cmd->add_option("--min-volume", mesh_opts.settings.min_volume, "Drop pieces enclosing less (m^3; m^2 in 2D)");
-    mesh_cmd->add_option("--block-size", mesh_opts.settings.block_size, "Voxels per block edge (4..32)")->capture_default_str();
+                         "Particle radius r (m); default: particle_radius from the run's summary.json")
+        ->check(number_check(0, true, FLT_MAX, false, "a length > 0 (m)", "radius"));
+    mesh_cmd->add_option("--voxel", mesh_opts.settings.voxel_size, "Grid spacing (m, > 0); default: 1.0 r")
+        ->check(number_check(0, true, FLT_MAX, false, "a length > 0 (m)", "voxel"));
+    mesh_cmd->add_option("--kernel-radius", mesh_opts.settings.kernel_radius, "Splatting support radius (m); default: 4 r")
+        ->check(number_check(0, false, FLT_MAX, false, "a length >= 0 (m); 0: 4 r", "kernel_radius"));
+    mesh_cmd->add_option("--iso", mesh_opts.settings.iso, "Iso level of the volume fraction, 0 < T < 1")
+        ->capture_default_str()
+        ->check(number_check(0, true, 1, true, "0 < iso < 1 (volume fraction)", "iso"));
+    mesh_cmd->add_option("--smooth", mesh_opts.settings.smooth_iterations, "Taubin smoothing iterations")
+        ->capture_default_str()
+        ->check(whole_check(0, 1000, "a whole number from 0 to 1000"));
+    mesh_cmd->add_option("--min-volume", mesh_opts.settings.min_volume, "Drop pieces enclosing less (m^3; m^2 in 2D)")
+        ->check(number_check(0, false, FLT_MAX, false, "a volume >= 0 (m^3; m^2 in 2D)", "min_volume"));
+    mesh_cmd->add_option("--block-size", mesh_opts.settings.block_size, "Voxels per block edge (4..32)")
+        ->capture_default_str()
+        ->check(whole_check(4, 32, "a whole number from 4 to 32"));
     mesh_cmd->add_option("--format", mesh_opts.format, "Mesh format for a folder of frames: obj, ply")->capture_default_str();
     std::vector<std::string> mesh_sdf;
     mesh_cmd->add_option("--sdf", mesh_sdf, "Also write the signed distance grid: FILE.vti (VTK) or FILE.vdb (OpenVDB level set)");
@@ -248,7 +340,9 @@ int main(int argc, char** argv) {
                      "See docs/surface.md. Exit codes: 0 done, 1 failure, 2 bad input.\n");
     int mesh_threads = 0;
     mesh_cmd->add_option("--threads,-j", mesh_threads, "Worker threads (default: all cores); results do not depend on it")
-        ->check(CLI::PositiveNumber);
+        ->check(whole_check(1, 4096, "a whole number from 1 to 4096"));
+    std::string mesh_max_memory;
+    mesh_cmd->add_option("--max-memory", mesh_max_memory, kMaxMemoryHelp);
 
     if (argc == 1) {  // a newcomer typing `eddy`: the overview, not an error
         std::cout << app.help();
@@ -263,15 +357,32 @@ int main(int argc, char** argv) {
     } catch (const CLI::CallForVersion& e) {
         return app.exit(e);
     } catch (const CLI::ParseError& e) {
-        // One line, like every other input error (CLI11's own report adds a second).
-        std::fprintf(stderr, "eddy: error: %s (see eddy --help, eddy run --help)\n", e.what());
+        // One line, like every other input error (CLI11's own report adds a second), pointing at the
+        // help of the subcommand being parsed (`eddy mesh --bogus`: eddy mesh --help).
+        std::string help = "eddy --help";
+        for (const CLI::App* sub : {run_cmd, mesh_cmd, scenes_cmd})
+            if (sub->parsed()) help = fmt::format("eddy {} --help", sub->get_name());
+        std::string msg = e.what();
+        // CLI11's "--voxel: key 'voxel' = 0: ..." -> "eddy mesh: key 'voxel' = 0: ...", as the library says it.
+        if (const auto k = msg.find(": key '"); k != std::string::npos && dynamic_cast<const CLI::ValidationError*>(&e))
+            msg = (mesh_cmd->parsed() ? "eddy mesh: " : "") + msg.substr(k + 2);
+        if (help == "eddy --help" && argc > 1)  // CLI11: "A subcommand is required"
+            msg = fmt::format("'{}' is not a command; allowed: scenes, run, mesh, view", eddy::text_excerpt(argv[1], 40));
+        if (dynamic_cast<const CLI::ExtrasError*>(&e)) {
+            // "The following argument was not expected: --bogus" -> what and where.
+            if (const auto colon = msg.find(": "); colon != std::string::npos)
+                msg = fmt::format("unknown option or extra argument {}", msg.substr(colon + 2));
+        }
+        std::fprintf(stderr, "eddy: error: %s (see %s)\n", one_line(msg).c_str(), help.c_str());
         return eddy::kExitBadInput;
     }
 
     if (*view_cmd) return exec_viewer(view_cmd->remaining());
 
+    std::string doing = "starting";  // for failures that are not InputErrors: "out of memory while ..."
     try {
         if (*scenes_cmd) {
+            doing = "listing the bundled scenes";
             for (const auto& s : eddy::list_bundled_scenes())
                 std::cout << fmt::format("{:<24} {}\n", s.name, s.description);
             return eddy::kExitOk;
@@ -284,9 +395,11 @@ int main(int argc, char** argv) {
             if (mesh_cmd->count("--radius") && !(mesh_opts.settings.particle_radius > 0.0f))
                 throw eddy::InputError(fmt::format("eddy mesh: key 'radius' = {}: allowed: a length > 0 (m)",
                                                    mesh_opts.settings.particle_radius));
+            doing = fmt::format("meshing {}", mesh_in);
             mesh_opts.input = mesh_in;
             mesh_opts.out = mesh_out;
             for (const auto& f : mesh_sdf) mesh_opts.sdf_out.emplace_back(f);
+            mesh_opts.budget = memory_budget(mesh_max_memory);
             eddy::ExecContext exec(mesh_threads);
             const auto rep = eddy::mesh_particle_files(mesh_opts, exec);
             std::fprintf(stderr, "eddy: %zu frame(s), %dD, r = %g m: %zu vertices, %zu %s -> %s\n", rep.frames,
@@ -294,21 +407,61 @@ int main(int argc, char** argv) {
                          rep.dimension == 3 ? "triangles" : "segments", mesh_out.c_str());
             return eddy::kExitOk;
         }
+        if (!resume_dir.empty()) {
+            // Everything but the end, the threads and the output's verbosity is the original run's.
+            for (const char* flag : {"scene", "--out", "--fps", "--format", "--set", "--render", "--mesh", "--mesh-format",
+                                     "--max-particles"})
+                if (run_cmd->count(flag))
+                    throw eddy::InputError(fmt::format("--resume {}: {} cannot change a run being resumed; allowed with "
+                                                       "--resume: --until, --steps, --threads, --checkpoint-every, --quiet",
+                                                       resume_dir, std::string(flag) == "scene" ? "a scene" : flag));
+            doing = fmt::format("resuming {}", resume_dir);
+            eddy::ExecContext exec(threads);
+            nlohmann::json record;
+            const eddy::CheckpointFile ck =
+                eddy::read_checkpoint_file(std::filesystem::path(resume_dir) / eddy::kCheckpointFile);
+            const RunArgs args{resume_dir, until, 0.0, steps, {}, false, quiet, checkpoint_every};
+            ProgressPrinter printer;
+            if (ck.meta.value("kind", "") == "grid") {
+                eddy::ShallowWaterSimulation grid = eddy::restore_shallow_water(ck, record);
+                eddy::RunOptions opts = run_options(args, exec, printer);
+                opts.resume = &record;
+                if (!quiet)
+                    std::fprintf(stderr, "eddy: resuming %s (shallow_water) at t = %.6g s -> %s\n", grid.scene.name.c_str(),
+                                 std::visit([](const auto& s) { return s.time(); }, grid.solver), resume_dir.c_str());
+                return report(eddy::run(grid, opts, exec), grid.scene, args);
+            }
+            eddy::Simulation sim = eddy::restore_simulation(ck, exec, record);
+            const eddy::Scene scene = std::visit([](const auto& s) { return s.scene; }, sim);
+            eddy::RunOptions opts = run_options(args, exec, printer);
+            opts.resume = &record;
+            if (!quiet)
+                std::fprintf(stderr, "eddy: resuming %s (%s, %dD) at t = %.6g s, step %llu, %zu particles, %d threads -> %s\n",
+                             scene.name.c_str(), scene.method.c_str(), scene.dimension,
+                             std::visit([](const auto& s) { return s.time; }, sim),
+                             static_cast<unsigned long long>(std::visit([](const auto& s) { return s.steps; }, sim)),
+                             std::visit([](const auto& s) { return s.fluid.size(); }, sim), exec.threads(),
+                             resume_dir.c_str());
+            return report(eddy::run(sim, opts, exec), scene, args);
+        }
+        const eddy::MemoryBudget budget = memory_budget(max_memory);  // a bad size before the scene is read
         const auto file = eddy::resolve_scene(scene_arg.empty() ? kDefaultScene : scene_arg);
+        doing = fmt::format("reading {}", file.string());
         const eddy::Scene scene = eddy::load_scene(file, sets);
+        doing = fmt::format("running {}", scene.where());
         for (const auto& w : scene.warnings) std::fprintf(stderr, "eddy: %s\n", w.c_str());
         eddy::ExecContext exec(threads);
-        const RunArgs args{out_dir, until, fps, steps, formats, render, quiet};
+        const RunArgs args{out_dir, until, fps, steps, formats, render, quiet, checkpoint_every};
         if (scene.method == "shallow_water") {
             if (run_mesh)
                 throw eddy::InputError(fmt::format("--mesh: {} is a grid; its water surface is written with --format obj or ply",
                                                    scene.where()));
-            return run_grid(scene, exec, args);
+            return run_grid(scene, exec, args, budget);
         }
         for (const auto& f : formats)
             if (f == "vti" || f == "obj")
                 throw eddy::InputError(fmt::format("--format {}: {} is a particle scene; allowed: vtk, csv, ply", f, scene.where()));
-        eddy::Simulation sim = eddy::make_simulation(scene, max_particles, exec);
+        eddy::Simulation sim = eddy::make_simulation(scene, max_particles, exec, budget);
         ProgressPrinter printer;
         eddy::RunOptions opts = run_options(args, exec, printer);
         opts.mesh = run_mesh;
@@ -319,10 +472,20 @@ int main(int argc, char** argv) {
                          std::visit([](const auto& s) { return s.fluid.size(); }, sim), exec.threads(), out_dir.c_str());
         return report(eddy::run(sim, opts, exec), scene, args);
     } catch (const eddy::InputError& e) {
-        std::fprintf(stderr, "eddy: error: %s\n", e.what());
+        std::fprintf(stderr, "eddy: error: %s\n", one_line(e.what()).c_str());
+        return eddy::kExitBadInput;
+    } catch (const std::bad_alloc&) {
+        std::fprintf(stderr, "eddy: error: out of memory while %s (see --max-memory)\n", one_line(doing).c_str());
+        return eddy::kExitFailure;
+    } catch (const nlohmann::json::parse_error& e) {  // JSON text eddy did not write itself
+        std::fprintf(stderr, "eddy: error: while %s: bad JSON: %s\n", one_line(doing).c_str(), one_line(e.what()).c_str());
         return eddy::kExitBadInput;
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "eddy: error: %s\n", e.what());
+        // Never a bare what() ("vector::_M_fill_insert"): say what was being done.
+        std::fprintf(stderr, "eddy: error: while %s: %s\n", one_line(doing).c_str(), one_line(e.what()).c_str());
+        return eddy::kExitFailure;
+    } catch (...) {
+        std::fprintf(stderr, "eddy: error: while %s: an unknown failure\n", one_line(doing).c_str());
         return eddy::kExitFailure;
     }
 }

@@ -9,6 +9,7 @@
 #include <backends/imgui_impl_glfw.h>
 #include <backends/imgui_impl_opengl3.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -16,6 +17,7 @@
 #include <ctime>
 #include <filesystem>
 #include <memory>
+#include <new>
 #include <numbers>
 #include <random>
 #include <string>
@@ -27,6 +29,7 @@
 
 #include "eddy/clavet.hpp"
 #include "eddy/error.hpp"
+#include "eddy/json_text.hpp"
 #include "eddy/pbf.hpp"
 #include "eddy/scene.hpp"
 #include "eddy/settings.hpp"
@@ -59,6 +62,7 @@ struct Options {
     std::vector<std::string> sets;
     int threads = 0;
     std::size_t max_particles = 5'000'000;
+    std::string max_memory;       // --max-memory; empty: 90% of the available memory
     int frames = 0;               // > 0: run this many frames and exit
     std::string screenshot;       // with --frames: the last frame; else the first
     std::string size = "1280x720";
@@ -577,7 +581,9 @@ struct App {
                     if (ImGui::Selectable(m, method == m)) worker->reset(opt.scene, m);
                 ImGui::EndCombo();
             }
-            if (ImGui::IsItemHovered()) ImGui::SetTooltip("Restarts the scene with this method (its default settings)");
+            if (ImGui::IsItemHovered())
+                ImGui::SetTooltip("Restarts the scene with this method: the scene's settings it has with the same key "
+                                  "and unit are kept, the others take its defaults (listed in the status)");
 
             if (ImGui::Combo("colour by", &color_field, kFields, 3)) worker->color_field = color_field;
             if (SimWorker::kHasSurface && snap && snap->dimension == 3) {
@@ -706,6 +712,12 @@ int run(Options& opt) {
         wc.sets = opt.sets;
         wc.threads = opt.threads;
         wc.max_particles = opt.max_particles;
+        if (opt.max_memory.empty()) {
+            wc.budget = eddy::machine_memory_budget();
+        } else {
+            wc.budget.limit_bytes = eddy::parse_memory_size(opt.max_memory, "--max-memory");  // bad: exit 2
+            wc.budget.origin = "--max-memory";
+        }
         wc.demo_heightfield = opt.demo_heightfield;
         wc.demo_cells = opt.demo_cells;
         app.worker = std::make_unique<SimWorker>(wc);  // bad input throws here, before a window opens
@@ -872,8 +884,18 @@ int run(Options& opt) {
             std::fprintf(stderr, "eddy-view: %s\n", app.snap->status.c_str());
             if (app.snap->status.rfind("diverged", 0) == 0) rc = eddy::kExitDiverged;  // as `eddy run`
         }
+    } catch (const eddy::InputError& e) {  // a screenshot or recording path, a model: one line, exit 2
+        std::string msg = e.what();
+        std::replace(msg.begin(), msg.end(), '\n', ' ');
+        std::fprintf(stderr, "eddy-view: error: %s\n", eddy::text_excerpt(msg, 300).c_str());
+        rc = eddy::kExitBadInput;
+    } catch (const std::bad_alloc&) {
+        std::fprintf(stderr, "eddy-view: error: out of memory while running the viewer\n");
+        rc = eddy::kExitFailure;
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "eddy-view: error: %s\n", e.what());
+        std::string msg = e.what();
+        std::replace(msg.begin(), msg.end(), '\n', ' ');
+        std::fprintf(stderr, "eddy-view: error: while running the viewer: %s\n", eddy::text_excerpt(msg, 300).c_str());
         rc = eddy::kExitFailure;
     }
     if (app.worker) app.worker->stop();
@@ -893,13 +915,16 @@ int main(int argc, char** argv) {
     CLI::App cli{"eddy view: watch, steer and play with a simulation in a window (OpenGL 3.3)", "eddy view"};
     Options opt;
     cli.add_option("scene", opt.scene, "Bundled scene name or scene file (default: " + std::string(kDefaultScene) + ")");
-    cli.add_option("--method", opt.method, "Run the scene with this method and its default settings")
+    cli.add_option("--method", opt.method, "Run the scene with this method: the scene's settings it has with the same key and unit are kept, the others take its defaults")
         ->check(CLI::IsMember({"wcsph", "dfsph", "pbf", "clavet"}));
     cli.add_option("--set", opt.sets, "Override a scene key: KEY.PATH=VALUE, e.g. settings.cfl=0.3 (repeatable)");
     cli.add_option("--threads,-j", opt.threads, "Simulation threads (default: all cores)")->check(CLI::PositiveNumber);
     cli.add_option("--max-particles", opt.max_particles, "Refuse scenes (and added blocks) beyond this many particles")
         ->capture_default_str()
         ->check(CLI::PositiveNumber);
+    cli.add_option("--max-memory", opt.max_memory,
+                   "Refuse scenes estimated to need more memory than this: bytes or 500M, 4G, 1.5GB, 512MiB; "
+                   "default: 90% of the available memory");
     cli.add_option("--frames", opt.frames, "Run this many frames, then exit (for scripts and tests)")->check(CLI::PositiveNumber);
     cli.add_option("--screenshot", opt.screenshot, "Save a PNG of the scene: the last frame with --frames, else the first");
     cli.add_option("--size", opt.size, "Window size WIDTHxHEIGHT (px)")->capture_default_str();
@@ -935,7 +960,9 @@ int main(int argc, char** argv) {
     } catch (const CLI::CallForHelp& e) {
         return cli.exit(e);
     } catch (const CLI::ParseError& e) {
-        std::fprintf(stderr, "eddy-view: error: %s (see eddy view --help)\n", e.what());
+        std::string msg = e.what();
+        std::replace(msg.begin(), msg.end(), '\n', ' ');
+        std::fprintf(stderr, "eddy-view: error: %s (see eddy view --help)\n", eddy::text_excerpt(msg, 300).c_str());
         return eddy::kExitBadInput;
     }
     if (!opt.test_drag.empty()) {
@@ -961,13 +988,24 @@ int main(int argc, char** argv) {
         }
         opt.width = w, opt.height = h;
     }
+    // Every failure is one line (a what() can hold newlines or a huge echoed value), with what was
+    // being done when it is not an InputError (those name their file and key).
+    auto one_line = [](std::string s) {
+        std::replace(s.begin(), s.end(), '\n', ' ');
+        return eddy::text_excerpt(s, 300);
+    };
+    const std::string doing = opt.scene.empty() ? std::string("starting the viewer")
+                                                : "opening " + eddy::text_excerpt(opt.scene);
     try {
         return run(opt);
     } catch (const eddy::InputError& e) {
-        std::fprintf(stderr, "eddy-view: error: %s\n", e.what());
+        std::fprintf(stderr, "eddy-view: error: %s\n", one_line(e.what()).c_str());
         return eddy::kExitBadInput;
+    } catch (const std::bad_alloc&) {
+        std::fprintf(stderr, "eddy-view: error: out of memory while %s\n", doing.c_str());
+        return eddy::kExitFailure;
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "eddy-view: error: %s\n", e.what());
+        std::fprintf(stderr, "eddy-view: error: while %s: %s\n", doing.c_str(), one_line(e.what()).c_str());
         return eddy::kExitFailure;
     }
 }

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "eddy/error.hpp"
+#include "eddy/json_text.hpp"
 // The surface reconstruction (issue 5) lands on another branch: the live surface is compiled in when
 // its header is there, and the window offers it then.
 // Likewise the shallow-water solver (issue 4): "method": "shallow_water" scenes become heightfields.
@@ -414,19 +415,16 @@ void SimWorker::build_walls() {
 
 void SimWorker::do_reset(const std::string& scene_arg, const std::string& method, const std::vector<std::string>& sets) {
     const auto file = resolve_scene(scene_arg);
-    Scene sc = load_scene(file, sets);  // also validates the file and the overrides
-    if (!method.empty() && method != sc.method) {
-        // Another method: the scene's own settings belong to its method; the overrides apply to the new one.
-        std::ifstream in(file);
-        nlohmann::json j = nlohmann::json::parse(in);
-        j["method"] = method;
-        j["settings"] = nlohmann::json::object();
-        sc = parse_scene(std::move(j), file.string(), sets);
-    }
+    // Another method is `--set method=M`: the scene's settings for its own method are dropped (those the
+    // new method has with the same key and unit kept), with a warning naming them; the overrides apply
+    // to the new method (src/scene/method_switch.hpp).
+    std::vector<std::string> overrides = sets;
+    if (!method.empty()) overrides.insert(overrides.begin(), "method=" + method);
+    Scene sc = load_scene(file, overrides);  // also validates the file and the overrides
     for (const auto& w : sc.warnings) std::fprintf(stderr, "eddy-view: %s\n", w.c_str());  // an open model, ...
     if (sc.method == "shallow_water") {
 #ifdef EDDY_VIEW_HAS_SHALLOW_WATER
-        m_water = std::make_unique<Water>(Water{make_shallow_water(sc)});
+        m_water = std::make_unique<Water>(Water{make_shallow_water(sc, m_cfg.budget)});
         m_sim.reset();
         ++m_generation;
         m_wall_lines.clear();
@@ -442,13 +440,15 @@ void SimWorker::do_reset(const std::string& scene_arg, const std::string& method
         throw InputError(fmt::format("{}: the viewer was built without the shallow-water solver", sc.where()));
 #endif
     }
-    m_sim.emplace(make_simulation(sc, m_cfg.max_particles, m_exec));
+    m_sim.emplace(make_simulation(sc, m_cfg.max_particles, m_exec, m_cfg.budget));
     m_water.reset();
     ++m_generation;
     build_walls();
     const double v = std::sqrt(2.0 * norm(from_array<3>(sc.gravity)) * fluid_height(sc));
     m_speed_scale = v > 0.0 ? static_cast<float>(0.5 * v) : 1.0f;
     m_status.clear();
+    for (const auto& w : sc.warnings)  // the settings another method dropped, an open model: on the panel too
+        m_status += (m_status.empty() ? "" : "; ") + w;
     m_mean_err = m_max_err = 0;
     m_ms_per_step = 0;
     publish();
@@ -475,6 +475,8 @@ void SimWorker::apply_mouse(float dt) {
             parallel_for_each_index(m_exec, sim.fluid.size(), [&](std::size_t i) {
                 if (norm2(sim.fluid.position[i] - p) < R2) sim.fluid.velocity[i] += dv;
             });
+            // Energy from outside the scene: the speed a particle may reach grows by what the mouse gave.
+            sim.speed_bound.added += norm(dv);
         });
 }
 

@@ -69,6 +69,7 @@ struct WorkerConfig {
     std::vector<std::string> sets;     ///< --set overrides (first scene only)
     int threads = 0;
     std::size_t max_particles = 5'000'000;
+    MemoryBudget budget;               ///< Scenes estimated to need more are refused (default: no limit)
     bool demo_heightfield = false;
     int demo_cells = 128;
 };

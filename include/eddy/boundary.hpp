@@ -143,6 +143,14 @@ bool keep_inside(Vec<D>& x, const std::vector<Wall<D>>& walls, float margin);
 template <int D>
 bool guard_walls(Vec<D>& x, Vec<D>& v, const std::vector<Wall<D>>& walls, float margin);
 
+/// The margin of guard_walls for a particle of radius r (m). A particle with pressure (`held`) is
+/// pushed off by the wall particles' pressure and guarded only within r/4 of the surface, so fluid
+/// resting or pressed on a wall keeps its SPH dynamics. A particle without pressure gets nothing from
+/// the Akinci wall term: its density stays below rho0 even against the wall (a lone particle has 0.47
+/// rho0 at r from a flat double-layer wall in 3D and 0.82 rho0 at the surface itself), so nothing
+/// but the guard holds it; it touches the wall as a ball of radius r, where fluid rests.
+inline float wall_contact_margin(float particle_radius, bool held) { return (held ? 0.25f : 0.5f) * particle_radius; }
+
 /// Moves every boundary particle of a moving object to its pose at time t (s) and sets its velocity.
 template <int D>
 void update_boundary_motion(BoundarySet<D>& b, double t, const ExecContext& exec);

@@ -34,6 +34,7 @@
 #include <nlohmann/json.hpp>
 
 #include "eddy/boundary.hpp"
+#include "eddy/checkpoint.hpp"
 #include "eddy/neighborhood.hpp"
 #include "eddy/particles.hpp"
 #include "eddy/settings.hpp"
@@ -46,7 +47,7 @@ struct ClavetSettings {
     float rest_density = 0.0f;        ///< rho0 (dimensionless); 0: the value of the initial lattice
     float speed_of_sound = 0.0f;      ///< c0 (m/s) setting k when k = 0; 0: 10 sqrt(2 g H)
     float stiffness = 0.0f;           ///< k (m/s^2); 0: from c0 (k = c0^2 / B, B the lattice's geometric factor)
-    float near_stiffness = 0.0f;      ///< k_near (m/s^2); 0: k / 4 (stable with the Jacobi mode at the automatic step)
+    float near_stiffness = 0.0f;      ///< k_near (m/s^2); 0: k (k / 4 before: small drops evaporated; see clavet.cpp)
     float linear_viscosity = 0.0f;    ///< sigma (1/s): I = dt (1-q)(sigma u + beta u^2) is a velocity
     float quadratic_viscosity = 10.0f;///< beta (1/m)
     float spring_stiffness = 0.0f;    ///< k_spring (1/s^2); 0: no springs (no elasticity)
@@ -84,6 +85,9 @@ public:
     /// Sum of the lengths of the pairwise displacement terms (m), the scale to compare the sum with.
     double last_displacement_length_sum() const { return m_disp_abs; }
     std::size_t memory_bytes() const;
+    /// The state a step hands to the next beyond the particles (checkpoint and resume).
+    void save_state(StateWriter& w) const;
+    void load_state(StateReader& r);
 
 private:
     void relax_parallel(ParticleSet<D>& fluid, float dt, const ExecContext& exec);

@@ -48,6 +48,7 @@
 #include <nlohmann/json.hpp>
 
 #include "eddy/boundary.hpp"
+#include "eddy/checkpoint.hpp"
 #include "eddy/kernels.hpp"
 #include "eddy/neighborhood.hpp"
 #include "eddy/particles.hpp"
@@ -103,6 +104,9 @@ public:
     /// Mean compression the last density solve predicted when it stopped (fraction).
     float last_predicted_error() const { return m_last_predicted; }
     std::size_t memory_bytes() const;
+    /// The state a step hands to the next beyond the particles (checkpoint and resume).
+    void save_state(StateWriter& w) const;
+    void load_state(StateReader& r);
 
     /// Names of the per-particle fields the solver keeps in the ParticleSet (warm starts).
     static constexpr const char* kPressureField = "dfsph_P";

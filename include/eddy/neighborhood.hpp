@@ -29,6 +29,9 @@ public:
     const NeighborLists& boundary() const { return m_boundary_lists; }
     float radius() const { return m_radius; }
     std::size_t memory_bytes() const;
+    /// Steps since the last reordering (checkpoints keep it: the next reordering must fall on the same step).
+    int sort_phase() const { return m_steps_since_sort; }
+    void set_sort_phase(int steps) { m_steps_since_sort = steps; }
 
 private:
     float m_radius = 1.0f;

@@ -31,6 +31,7 @@
 #include <nlohmann/json.hpp>
 
 #include "eddy/boundary.hpp"
+#include "eddy/checkpoint.hpp"
 #include "eddy/kernels.hpp"
 #include "eddy/neighborhood.hpp"
 #include "eddy/particles.hpp"
@@ -84,6 +85,9 @@ public:
     /// Constraint iterations taken by the last substep.
     int last_iterations() const { return m_last_iterations; }
     std::size_t memory_bytes() const;
+    /// The state a step hands to the next beyond the particles (checkpoint and resume).
+    void save_state(StateWriter& w) const;
+    void load_state(StateReader& r);
 
 private:
     void substep(ParticleSet<D>& fluid, BoundarySet<D>& boundary, double t, float dt, const ExecContext& exec,

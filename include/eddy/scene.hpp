@@ -65,7 +65,21 @@ struct FluidSpec {
     double radius = 0.0;               ///< circle/sphere radius (m)
     std::array<double, 3> velocity{};  ///< initial velocity (m/s)
     ModelSpec model;                   ///< mesh / polygon: its inside is filled on the lattice
+    /// "file": particles read from a particle file (a frame of an earlier run: .vtp, .csv, .ply), as
+    /// positions and velocities x, y[, z], vx, vy[, vz] in that file's order; min/max are their box.
+    std::filesystem::path file;
+    std::shared_ptr<const std::vector<double>> file_particles;
 };
+
+/// Limits on the run's clock, shared by the scene keys (duration, output.fps) and eddy run's --until
+/// and --fps. A frame interval below 1 us (fps above 1e6) or an end past 1e9 s would let a frame's
+/// time step round to nothing (time stops advancing: a frame every step, a run that never ends).
+inline constexpr double kMaxFps = 1e6;
+inline constexpr double kMaxDuration = 1e9;
+/// particle_radius (m): much smaller radii overflow the kernel's gradient (1/h^4 with h = 4r is near a
+/// float's 3.4e38 at r ~ 1e-10) and underflow the masses; larger ones overflow the masses (rho0 (2r)^3).
+inline constexpr double kMinParticleRadius = 1e-9;
+inline constexpr double kMaxParticleRadius = 1e6;
 
 struct OutputSpec {
     double fps = 25.0;                          ///< frames per simulated second
@@ -99,6 +113,9 @@ struct Scene {
     /// "method": "shallow_water": the grid's keys (grid, terrain, water, borders, ink, sources, drops,
     /// obstacles) as given, checked by parse_shallow_water (shallow_water.hpp). Null for particle scenes.
     nlohmann::json shallow_water;
+    /// The scene as parsed (after --set overrides): checkpoints keep it, so a resumed run is the same
+    /// scene even if the file changed since.
+    nlohmann::json document;
     /// Things worth knowing that are not errors (a model open where it matters), one line each; the
     /// CLI prints them to stderr.
     std::vector<std::string> warnings;

@@ -32,7 +32,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "eddy/checkpoint.hpp"
 #include "eddy/exec.hpp"
+#include "eddy/memory_budget.hpp"
 #include "eddy/scene.hpp"
 #include "eddy/settings.hpp"
 
@@ -158,6 +160,9 @@ public:
     void set_settings(const ShallowWaterSettings& s, double gravity, const std::string& where = "settings");
     /// Adds a cosine bump of water (and ink) at (x, y): used by drops and by the viewer's clicks.
     void add_drop(double x, double y, double radius, double height, double ink);
+    /// The grid and the clock as a step leaves them (checkpoint and resume).
+    void save_state(StateWriter& w) const;
+    void load_state(StateReader& r);
 
 private:
     void apply_sources(double dt, ShallowWaterStats& st);
@@ -190,13 +195,22 @@ struct ShallowWaterSimulation {
     std::variant<ShallowWaterSolver<float>, ShallowWaterSolver<double>> solver;
 };
 
-ShallowWaterSimulation make_shallow_water(const Scene& scene);
+/// Checks the scene (parse_shallow_water), then its memory (estimate_memory with the frame `formats`,
+/// empty: the scene's; the grid and the heightmap's pixels counted from its header) against `budget`
+/// before allocating anything (default: no limit), then builds the solver. Throws InputError.
+ShallowWaterSimulation make_shallow_water(const Scene& scene, const MemoryBudget& budget = {},
+                                          std::span<const std::string> formats = {});
 
 struct RunOptions;
 struct RunResult;
 /// The run loop for grids: frames (vti, csv, obj, ply), pictures, summary.json with the water volume per
 /// frame; the same options, progress, divergence and interrupt handling as the particle run.
 RunResult run(ShallowWaterSimulation& sim, const RunOptions& opts, const ExecContext& exec);
+
+/// Checkpoints of grids (include/eddy/checkpoint.hpp): the scene as run, every field of the grid, the
+/// clock and the run loop's `record`; restore_shallow_water rebuilds the simulation exactly.
+void write_checkpoint(const std::filesystem::path& file, const ShallowWaterSimulation& sim, const nlohmann::json& record);
+ShallowWaterSimulation restore_shallow_water(const CheckpointFile& ck, nlohmann::json& record);
 
 namespace io {
 /// VTK ImageData (.vti, binary appended): cell data terrain, depth, eta, velocity (cell-centred), ink.

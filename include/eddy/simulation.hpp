@@ -14,9 +14,11 @@
 #include <nlohmann/json.hpp>
 
 #include "eddy/boundary.hpp"
+#include "eddy/checkpoint.hpp"
 #include "eddy/clavet.hpp"
 #include "eddy/dfsph.hpp"
 #include "eddy/exec.hpp"
+#include "eddy/memory_budget.hpp"
 #include "eddy/particles.hpp"
 #include "eddy/pbf.hpp"
 #include "eddy/render.hpp"
@@ -30,6 +32,28 @@ namespace eddy {
 template <int D>
 using ParticleMethod = std::variant<WcsphSolver<D>, PbfSolver<D>, ClavetSolver<D>, DfsphSolver<D>>;
 
+/// How far above the fastest physical motion of a scene a particle may go before the run counts as
+/// diverged: splashes, jets and a drop's crown concentrate energy on a few particles, which the bundled
+/// scenes measure at up to 2.5 times the bound's natural speed (docs/methods.md); 5 leaves room for them
+/// and still catches a blow-up within a few steps.
+inline constexpr float kSpeedBoundFactor = 5.0f;
+
+/// The fastest a particle of a scene can move by its physics (m/s), from energy: fluid falling over the
+/// scene's whole height H gains sqrt(2 g H); a particle bouncing off a moving wall gains at most twice
+/// the wall's speed; the initial velocities add theirs; `added` counts energy put in from outside (the
+/// viewer's mouse force). A speed above kSpeedBoundFactor times their sum is no physics of the scene:
+/// the run has diverged (every particle method; step_divergence()).
+struct SpeedBound {
+    float free_fall = 0.0f;  ///< sqrt(2 |g| H), H the scene bounds' extent along gravity (m/s)
+    float walls = 0.0f;      ///< Fastest point of any moving wall over the scene's duration (m/s)
+    float initial = 0.0f;    ///< Fastest initial fluid velocity (m/s)
+    float added = 0.0f;      ///< Speed put in from outside since the start (m/s)
+    float natural() const { return free_fall + 2.0f * walls + initial + added; }
+    /// The divergence threshold (m/s); 0 when the scene has no motion to bound (no gravity, walls at
+    /// rest, fluid at rest): then only the method's own limits apply.
+    float limit() const { return natural() > 0.0f ? kSpeedBoundFactor * natural() : 0.0f; }
+};
+
 /// The state of a particle simulation: the fluid, the walls, the method, the clock.
 template <int D>
 struct ParticleSimulation {
@@ -41,13 +65,16 @@ struct ParticleSimulation {
     Aabb<D> bounds;           ///< Scene bounds; a particle beyond them (plus a margin) has escaped
     double time = 0.0;        ///< Simulated time (s)
     std::uint64_t steps = 0;  ///< Steps taken
+    SpeedBound speed_bound;   ///< The fastest physical motion of the scene (set by make_simulation)
 };
 
 using Simulation = std::variant<ParticleSimulation<2>, ParticleSimulation<3>>;
 
 /// Builds the particles, the boundary and the method of a validated scene. Throws InputError (bad
-/// method settings, too many particles, fluid outside every container).
-Simulation make_simulation(const Scene& scene, std::size_t max_particles, const ExecContext& exec);
+/// method settings, too many particles, fluid outside every container, more memory than `budget`
+/// allows: estimate_memory() is checked before any particle is built; the default is no limit).
+Simulation make_simulation(const Scene& scene, std::size_t max_particles, const ExecContext& exec,
+                           const MemoryBudget& budget = {});
 
 /// Rebuilds the method of a running simulation from `scene`'s settings and gravity, keeping the
 /// particles, the boundary and the clock, and re-initialises it on them (e.g. after particles were
@@ -62,7 +89,8 @@ StepStats step(Simulation& sim, const ExecContext& exec, double until = 0.0);
 
 /// Why a step means the run has diverged, in words, or "" when it does not: a position or velocity
 /// not finite, a time step below the method's dt_min, a speed above the method's limit (WCSPH: the
-/// speed of sound). Particles beyond the scene's bounds are the caller's check (it knows the bounds).
+/// speed of sound), a speed above the scene's SpeedBound (any method). Particles beyond the scene's
+/// bounds are the caller's check (it knows the bounds).
 /// Shared by run() and the viewer, so both stop for the same reasons.
 std::string step_divergence(const StepStats& st, float dt_min);
 
@@ -99,6 +127,14 @@ struct RunOptions {
     bool mesh = false;
     std::string mesh_format = "obj";
     SurfaceSettings mesh_settings;
+    /// Checkpoints (out_dir/checkpoint.eddy, atomic; issue 12): every `checkpoint_every` simulated
+    /// seconds (0: none on the way), and at the end of a run that did not diverge if checkpoint_at_end.
+    double checkpoint_every = 0.0;
+    bool checkpoint_at_end = false;
+    /// Continues a run from its checkpoint: the record read_checkpoint() returned. Frames, their
+    /// numbering, the .pvd collections and the statistics carry on from it; the frame rate, formats,
+    /// pictures and meshes are the original run's (fps, formats, render, mesh above are ignored).
+    const nlohmann::json* resume = nullptr;
 };
 
 struct FrameRecord {
@@ -122,6 +158,16 @@ struct RunResult {
 /// removed first, so the folder never mixes two runs. Divergence (NaN, a particle beyond the scene bounds, a time step below dt_min)
 /// stops the run at once; frames written so far stay valid and the summary says what happened.
 RunResult run(Simulation& sim, const RunOptions& opts, const ExecContext& exec);
+
+/// Writes the complete state of a simulation and `record` (the run loop's: frames so far, statistics)
+/// to a checkpoint file, atomically (include/eddy/checkpoint.hpp).
+void write_checkpoint(const std::filesystem::path& file, const Simulation& sim, const nlohmann::json& record);
+
+/// Rebuilds a simulation from a checkpoint, exactly as it was when written; `record` gets the run
+/// loop's record. InputError (one line naming the file) for a missing, foreign-version or corrupt one.
+Simulation read_checkpoint(const std::filesystem::path& file, const ExecContext& exec, nlohmann::json& record);
+/// The same from a checkpoint already read (read_checkpoint_file), e.g. after looking at its kind.
+Simulation restore_simulation(const CheckpointFile& ck, const ExecContext& exec, nlohmann::json& record);
 
 /// A 64-bit hash (FNV-1a) of the particle state: positions, velocities, ids, bit for bit.
 std::uint64_t state_hash(const Simulation& sim);

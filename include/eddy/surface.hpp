@@ -32,6 +32,7 @@
 
 #include "eddy/exec.hpp"
 #include "eddy/math.hpp"
+#include "eddy/memory_budget.hpp"
 #include "eddy/settings.hpp"
 
 namespace eddy {
@@ -214,6 +215,9 @@ struct MeshFilesOptions {
     /// particle_radius 0: read from summary.json in the input's folder or its parent (eddy run writes it).
     SurfaceSettings settings;
     std::vector<std::filesystem::path> sdf_out;  ///< Signed distance grids to write (.vti, .vdb); files only
+    /// Memory a frame may need (estimate_surface_memory, checked after reading its particles and
+    /// before any grid is allocated); frames meshed at once share it. Default: no limit.
+    MemoryBudget budget;
 };
 struct MeshFilesReport {
     std::size_t frames = 0, vertices = 0, cells = 0;

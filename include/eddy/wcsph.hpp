@@ -58,6 +58,7 @@
 #include <nlohmann/json.hpp>
 
 #include "eddy/boundary.hpp"
+#include "eddy/checkpoint.hpp"
 #include "eddy/kernels.hpp"
 #include "eddy/neighborhood.hpp"
 #include "eddy/particles.hpp"
@@ -98,6 +99,10 @@ struct StepStats {
     /// A speed the method cannot represent (m/s; 0: none): WCSPH's speed of sound, past which the weakly
     /// compressible model has broken down. run() reports max_speed above it as a divergence.
     float speed_limit = 0.0f;
+    /// The fastest a particle of this scene can move by its physics (m/s; 0: no bound), set by step()
+    /// from the simulation's SpeedBound (simulation.hpp): kSpeedBoundFactor times free fall over the
+    /// scene's height plus the walls' and initial speeds. Every method's max_speed above it diverged.
+    float scene_speed_limit = 0.0f;
     int iterations = 0;             ///< Pressure (density) solver iterations of an iterative method (PBF, DFSPH)
     int divergence_iterations = 0;  ///< Divergence solver iterations (DFSPH)
 };
@@ -135,6 +140,9 @@ public:
     float speed_of_sound() const { return m_c0; }
     float stiffness() const { return m_B; }
     std::size_t memory_bytes() const;
+    /// The state a step hands to the next beyond the particles (checkpoint and resume).
+    void save_state(StateWriter& w) const;
+    void load_state(StateReader& r);
     const NeighborLists& fluid_neighbors() const { return m_neighbors.fluid(); }
     /// C = (m/rho0) sum_lattice (e_g . x)^2 / |x| |W'(|x|)|: how much the SPH pressure gradient and the
     /// summation density over-respond on the lattice of spacing 2r (1 in the continuum).

@@ -16,8 +16,10 @@
 #include <cmath>
 #include <numbers>
 
+#include <fmt/format.h>
 #include <tbb/parallel_sort.h>
 
+#include "eddy/error.hpp"
 #include "eddy/geometry.hpp"
 
 namespace eddy {
@@ -288,11 +290,25 @@ std::vector<Vec<D>> sample_wall(const MeshShape<D>& shape, const WallSampling& s
     std::vector<double> measure(nc);
     std::vector<std::size_t> first(nc + 1, 0);  // candidates per cell, as a prefix sum
     const double unit = std::pow(double(spacing), D - 1);
+    // Counts in double before an integer holds them: a model scaled far beyond the particle size (or a
+    // tiny particle_radius) would overflow the casts below and the edges' int counts in
+    // feature_candidates. Refused beyond the int range, as builders.cpp refuses analytic walls.
+    double estimate = 0.0;
     for (std::size_t c = 0; c < nc; ++c) {
         const Vec<D> n = cell_normal(m, static_cast<std::uint32_t>(c), measure[c]);
         wall[c] = s.solid ? -n : n;
-        first[c + 1] = first[c] + static_cast<std::size_t>(std::ceil(s.candidates * measure[c] / unit));
+        estimate += std::ceil(s.candidates * measure[c] / unit);
+        if constexpr (D == 3)  // sharp edges' rings along each edge (an edge is in two cells: an upper bound)
+            for (int k = 0; k < 3; ++k)
+                estimate += double(norm(m.vertices[m.cells[c][(k + 1) % 3]] - m.vertices[m.cells[c][k]])) / r;
     }
+    constexpr double kMaxPoints = 2147483647.0;
+    if (!(estimate <= kMaxPoints))
+        throw InputError(fmt::format("{}: a wall of about {:.3g} sample points at particle radius {:g} m; allowed: at "
+                                     "most {:.0f} (a smaller model or scale, or a larger particle_radius)",
+                                     shape.where(), estimate, r, kMaxPoints));
+    for (std::size_t c = 0; c < nc; ++c)
+        first[c + 1] = first[c] + static_cast<std::size_t>(std::ceil(s.candidates * measure[c] / unit));
     const float cos_sharp = static_cast<float>(std::cos(s.sharp_degrees * std::numbers::pi / 180.0));
     std::vector<Vec<D>> out;
     for (int layer = 0; layer < s.layers; ++layer) {

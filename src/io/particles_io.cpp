@@ -38,6 +38,8 @@ std::string slurp(const std::filesystem::path& path) {
     const auto st = std::filesystem::status(path, ec);
     if (!std::filesystem::exists(st)) throw input_error(path, "no such file");
     if (std::filesystem::is_directory(st)) throw input_error(path, "is a folder, not a particle file");
+    // A device or a pipe (/dev/zero) would be read forever: only regular files.
+    if (!std::filesystem::is_regular_file(st)) throw input_error(path, "not a regular file; allowed: a particle file");
     std::ifstream in(path, std::ios::binary);
     if (!in) throw input_error(path, "cannot open: {}", std::strerror(errno));
     std::stringstream ss;
@@ -292,6 +294,12 @@ ParticleSet<D> read_vtp(const std::filesystem::path& path) {
     const auto n64 = n_attr ? parse_u64(*n_attr) : std::nullopt;
     if (!n64) throw input_error(path, "<Piece> has no valid NumberOfPoints");
     if (*n64 == 0) throw input_error(path, "no particles");
+    // Every point needs at least 3 bytes of appended data (3 one-byte coordinates): a count the file
+    // cannot hold is refused here, before any product with it can wrap around 2^64 (2^61 points of
+    // 24 bytes "need" 0 bytes) and before anything is allocated for it.
+    if (*n64 > s.size() / 3)
+        throw input_error(path, "NumberOfPoints = {} is more than the file's {} bytes can hold; allowed: at most {}", *n64,
+                          s.size(), s.size() / 3);
     const std::size_t n = *n64;
 
     struct ArrayInfo { Tag tag; std::string name, type, format; int comps; };
@@ -345,6 +353,9 @@ ParticleSet<D> read_vtp(const std::filesystem::path& path) {
         if (*off > s.size() - base || s.size() - base - *off < 8) throw input_error(path, "array '{}' is truncated", label);
         std::uint64_t bytes = 0;
         std::memcpy(&bytes, s.data() + base + *off, 8);
+        if (n > s.size() / (std::size_t(comps) * elem))  // checked before the product, which could wrap
+            throw input_error(path, "array '{}' is truncated: {} points of {} bytes are more than the file's {} bytes",
+                              label, n, std::size_t(comps) * elem, s.size());
         const std::uint64_t want = std::uint64_t(n) * std::uint64_t(comps) * elem;
         if (bytes != want)
             throw input_error(path, "array '{}' holds {} bytes, {} expected for {} points", label, bytes, want, n);

@@ -327,6 +327,18 @@ nlohmann::json PbfSolver<D>::describe() const {
 }
 
 template <int D>
+void PbfSolver<D>::save_state(StateWriter& w) const {
+    w.put(m_last_iterations);
+    w.put(m_neighbors.sort_phase());
+}
+
+template <int D>
+void PbfSolver<D>::load_state(StateReader& r) {
+    m_last_iterations = r.get<int>();
+    m_neighbors.set_sort_phase(r.get<int>());
+}
+
+template <int D>
 std::size_t PbfSolver<D>::memory_bytes() const {
     return m_neighbors.memory_bytes() + (m_old_x.capacity() + m_dx.capacity() + m_scratch_v.capacity()) * sizeof(Vec<D>) +
            m_omega.capacity() * sizeof(Vec3) + (m_lambda.capacity() + m_omega_len.capacity()) * sizeof(float);

@@ -9,6 +9,7 @@
 //   its lattice spacing.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numbers>
 
 #include <fmt/format.h>
@@ -23,12 +24,26 @@ namespace {
 
 constexpr double kPi = std::numbers::pi;
 
+// Counts of wall points are computed in double before any int holds them: a radius of 1e30 m at
+// r = 1 cm asks for 3e32 points per ring, which a cast to int turned into 3 (a "completed" run with
+// 6 wall particles). Beyond kMaxWallPoints (the int range the counts and the uint32 indices use) the
+// sampler throws TooManyWallPoints and build_boundary names the boundary in an InputError.
+constexpr double kMaxWallPoints = 2147483647.0;
+struct TooManyWallPoints {
+    double count;
+};
+long checked_count(double n) {
+    if (!(n <= kMaxWallPoints)) throw TooManyWallPoints{n};  // NaN and inf too
+    return static_cast<long>(n);
+}
+
 // Coordinates along one axis of a box: the lattice lo + r + 2r k inside (what a fluid block filling
 // the box would use), plus `outside_layers` layers at r, 3r, ... beyond each end. When the side is not
 // a multiple of 2r, the lattice stops short of hi - r; a last coordinate at hi - r closes what would
 // otherwise be a gap of up to 4r at the hi corners. A side thinner than 2r gets one coordinate in its
 // middle (a thin plate is one row of particles, not none).
 std::vector<double> axis_coords(double lo, double hi, double r, int outside_layers) {
+    checked_count((hi - lo) / (2.0 * r) + 2.0 * outside_layers + 2.0);
     std::vector<double> c;
     for (int k = outside_layers; k >= 1; --k) c.push_back(lo - (2 * k - 1) * r);
     const std::size_t first = c.size();
@@ -75,9 +90,9 @@ void ring(std::vector<Vec<D>>& out, const Vec<D>& c, double R, double spacing, d
         out.push_back(p);
         return;
     }
-    const int n = std::max(3, static_cast<int>(std::lround(2.0 * kPi * R / spacing)));
-    for (int i = 0; i < n; ++i) {
-        const double a = 2.0 * kPi * i / n;
+    const long n = std::max(3L, checked_count(std::round(2.0 * kPi * R / spacing)));
+    for (long i = 0; i < n; ++i) {
+        const double a = 2.0 * kPi * static_cast<double>(i) / static_cast<double>(n);
         Vec<D> p = c;
         if constexpr (D == 2) {
             p[0] = static_cast<float>(c[0] + R * std::cos(a));
@@ -97,10 +112,11 @@ void sphere_shell(std::vector<Vec3>& out, const Vec3& c, double R, double spacin
         out.push_back(c);
         return;
     }
-    const int n = std::max(4, static_cast<int>(std::lround(4.0 * kPi * R * R / (spacing * spacing))));
+    const long n = std::max(4L, checked_count(std::round(4.0 * kPi * (R / spacing) * (R / spacing))));
     const double golden = kPi * (3.0 - std::sqrt(5.0));
-    for (int i = 0; i < n; ++i) {
-        const double y = 1.0 - 2.0 * (i + 0.5) / n, rr = std::sqrt(std::max(0.0, 1.0 - y * y)), phi = golden * i;
+    for (long i = 0; i < n; ++i) {
+        const double y = 1.0 - 2.0 * (static_cast<double>(i) + 0.5) / static_cast<double>(n),
+                     rr = std::sqrt(std::max(0.0, 1.0 - y * y)), phi = golden * static_cast<double>(i);
         out.push_back(Vec3{{float(c[0] + R * rr * std::cos(phi)), float(c[1] + R * y), float(c[2] + R * rr * std::sin(phi))}});
     }
 }
@@ -108,8 +124,9 @@ void sphere_shell(std::vector<Vec3>& out, const Vec3& c, double R, double spacin
 // A disc of radius R in the plane y = y0 (cylinder caps): the centre and ceil(R / s) concentric rings
 // evenly spaced out to exactly R (so the cap reaches the outer wall layer: no gap at the rim).
 void disc(std::vector<Vec3>& out, const Vec3& c, double R, double s, double y0) {
-    const int rings = std::max(1, static_cast<int>(std::ceil(R / s - 1e-6)));
-    for (int k = 0; k <= rings; ++k) ring<3>(out, c, R * k / rings, s, y0);
+    checked_count(kPi * (R / s) * (R / s));  // the disc's points in all
+    const long rings = std::max(1L, checked_count(std::ceil(R / s - 1e-6)));
+    for (long k = 0; k <= rings; ++k) ring<3>(out, c, R * static_cast<double>(k) / static_cast<double>(rings), s, y0);
 }
 
 template <int D>
@@ -130,6 +147,14 @@ std::vector<Vec<D>> sample_boundary(const BoundarySpec& b, double r, int layers,
         // box thinner than that is filled).
         std::vector<double> axes[D];
         for (int a = 0; a < D; ++a) axes[a] = axis_coords(b.min[a], b.max[a], r, b.solid ? 0 : layers);
+        // A solid box visits its whole lattice; a container only its frame (the interior is skipped
+        // below), whose points are what it keeps.
+        double visited = 1.0, interior = 1.0;
+        for (int a = 0; a < D; ++a) {
+            visited *= static_cast<double>(axes[a].size());
+            interior *= static_cast<double>(axes[a].size() - (b.solid ? 0 : 2 * layers));
+        }
+        checked_count(b.solid ? visited : visited - interior);
         std::size_t idx[D] = {};
         while (true) {
             Vec<D> p;
@@ -143,6 +168,13 @@ std::vector<Vec<D>> sample_boundary(const BoundarySpec& b, double r, int layers,
                 for (int a = 0; a < D; ++a) outside = outside || axes[a][idx[a]] < b.min[a] || axes[a][idx[a]] > b.max[a];
                 const bool above_top = axes[1][idx[1]] > b.max[1];
                 if (outside && !(b.open_top && above_top)) pts.push_back(p);
+                // Every other axis inside and axis 0 at its last outer layer: the run along axis 0
+                // up to its first outer layer on the far side is interior, never wall: skip it, so
+                // a 10 km tank costs its frame, not its volume.
+                bool others_inside = layers > 0 && idx[0] + 1 == static_cast<std::size_t>(layers);
+                for (int a = 1; a < D && others_inside; ++a)
+                    others_inside = axes[a][idx[a]] >= b.min[a] && axes[a][idx[a]] <= b.max[a];
+                if (others_inside) idx[0] = axes[0].size() - static_cast<std::size_t>(layers) - 1;
             }
             int a = 0;
             while (a < D && ++idx[a] == axes[a].size()) idx[a++] = 0;
@@ -179,28 +211,36 @@ std::vector<Vec<D>> sample_boundary(const BoundarySpec& b, double r, int layers,
     return pts;
 }
 
-// Lattice of one fluid block: x_a = origin_a + 2r k, k in [0, count_a).
+// Lattice of one fluid block: x_a = origin_a + 2r k, k in [0, count_a). `points` is the product of
+// the counts computed in double (a huge block must be refused by its size, not wrap around a long);
+// count[] is only meaningful once `points` has been checked.
 struct Lattice {
     double origin[3] = {0, 0, 0};
     long count[3] = {1, 1, 1};
+    double points = 1.0;
 };
 
 template <int D>
 Lattice fluid_lattice(const FluidSpec& f, double r) {
     Lattice l;
     const double s = 2.0 * r;
+    bool empty = false;
     for (int a = 0; a < D; ++a) {
+        double n = 0.0;
         if (f.shape == "box" || f.shape == "mesh" || f.shape == "polygon") {  // models: their box
             l.origin[a] = f.min[a] + r;
-            l.count[a] = static_cast<long>(std::floor((f.max[a] - f.min[a] - s) / s + 1e-6)) + 1;
+            n = std::floor((f.max[a] - f.min[a] - s) / s + 1e-6) + 1.0;
         } else {
             // Through the centre: c + 2r k, |k| <= m, m = floor((R - r) / 2r).
-            const long m = static_cast<long>(std::floor((f.radius - r) / s + 1e-6));
-            l.origin[a] = f.center[a] - s * static_cast<double>(m);
-            l.count[a] = 2 * m + 1;
+            const double m = std::floor((f.radius - r) / s + 1e-6);
+            l.origin[a] = f.center[a] - s * m;
+            n = 2.0 * m + 1.0;
         }
-        l.count[a] = std::max(0L, l.count[a]);
+        if (!(n >= 1.0) && !std::isnan(n)) empty = true;  // NaN: inf - inf, a block beyond any size
+        l.points *= std::isnan(n) ? std::numeric_limits<double>::infinity() : n;
+        l.count[a] = n >= 1.0 && n < 1e15 ? static_cast<long>(n) : 0;  // beyond: refused by `points`
     }
+    if (empty) l.points = 0.0;  // not 0 * inf
     return l;
 }
 
@@ -228,17 +268,34 @@ ParticleSet<D> build_fluid(const Scene& s, std::size_t max_particles, const Exec
     for (std::size_t fi = 0; fi < s.fluids.size(); ++fi) {
         const FluidSpec& f = s.fluids[fi];
         const std::string where = fmt::format("{}: fluids[{}]", s.where(), fi);
+        if (f.shape == "file") {  // a frame of an earlier run: its particles as they were
+            const auto& data = *f.file_particles;
+            const std::size_t count = data.size() / (2 * D);
+            if (out.size() + count > max_particles)
+                throw InputError(fmt::format("{} ({}) holds {} particles, more than --max-particles {}", where,
+                                             f.file.string(), count, max_particles));
+            for (std::size_t k = 0; k < count; ++k) {
+                Vec<D> x, v;
+                for (int a = 0; a < D; ++a) {
+                    x[a] = static_cast<float>(data[k * 2 * D + a]);
+                    v[a] = static_cast<float>(data[k * 2 * D + D + a]);
+                }
+                out.push_back(x, v);
+            }
+            continue;
+        }
         const Lattice lat = fluid_lattice<D>(f, r);
-        double lattice_points = 1.0;
-        for (int a = 0; a < D; ++a) lattice_points *= static_cast<double>(lat.count[a]);
+        const double lattice_points = lat.points;
         if (lattice_points == 0.0)
             throw InputError(fmt::format("{} is smaller than one particle (2r = {:g} m)", where, 2.0 * r));
         // A block so large that even heavy clipping could not bring it under the limit: refuse before
         // visiting its lattice (a typo in particle_radius must not hang the loader).
         if (double(out.size()) + lattice_points > 16.0 * double(max_particles) + 1e4) {
             const double fraction = f.shape == "box" ? 1.0 : (D == 2 ? kPi / 4.0 : kPi / 6.0);
-            throw InputError(fmt::format("{} would create about {:.0f} particles, more than --max-particles {}", where,
-                                         double(out.size()) + fraction * lattice_points, max_particles));
+            const double about = double(out.size()) + fraction * lattice_points;
+            throw InputError(fmt::format("{} would create about {} particles, more than --max-particles {}", where,
+                                         about < 1e15 ? fmt::format("{:.0f}", about) : fmt::format("{:.3g}", about),
+                                         max_particles));
         }
         // Points of earlier blocks: a later block puts no particle closer than r to one of them.
         NeighborGrid<D> earlier(fr);
@@ -337,8 +394,16 @@ BoundarySet<D> build_boundary(const Scene& s, int layers, const ExecContext* exe
     out.particle_radius = static_cast<float>(s.particle_radius);
     for (std::size_t i = 0; i < s.boundaries.size(); ++i) {
         const BoundarySpec& b = s.boundaries[i];
-        for (const auto& p : sample_boundary<D>(b, s.particle_radius, layers, exec ? *exec : serial))
-            out.push_back(p, static_cast<std::uint16_t>(i));
+        std::vector<Vec<D>> sampled;
+        try {
+            sampled = sample_boundary<D>(b, s.particle_radius, layers, exec ? *exec : serial);
+        } catch (const TooManyWallPoints& e) {
+            const char* key = b.shape == "box" ? "min/max" : b.shape == "cylinder" ? "radius/height" : "radius";
+            throw InputError(fmt::format("{}: boundaries[{}].{}: a {} wall of about {:.3g} particles at particle_radius "
+                                         "{:g} m; allowed: at most {:.0f} (a smaller shape or a larger particle_radius)",
+                                         s.where(), i, key, b.shape, e.count, s.particle_radius, kMaxWallPoints));
+        }
+        for (const auto& p : sampled) out.push_back(p, static_cast<std::uint16_t>(i));
         BoundaryMotion<D> m;
         m.pivot = from_array<D>(b.pivot);
         Vec3 axis = from_array<3>(b.axis);

@@ -8,17 +8,22 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include <fmt/format.h>
 
 #include "eddy/error.hpp"
+#include "eddy/io.hpp"
+#include "eddy/json_text.hpp"
+#include "scene/method_switch.hpp"
 
 namespace eddy {
 
 namespace {
 
-// The methods a scene may name; adding a method is one entry here and one in make_simulation.
+// The methods a scene may name; adding a method is one entry here, one in make_simulation and one in
+// method_switch.cpp (its settings table).
 constexpr const char* kMethods[] = {"wcsph", "dfsph", "pbf", "clavet", "shallow_water"};
 constexpr std::initializer_list<const char*> kFormats = {"vtk", "csv", "ply"};
 
@@ -45,12 +50,22 @@ void check_keys(const Ctx& c, const nlohmann::json& obj, const std::string& path
         for (const char* k : allowed) ok = ok || it.key() == k;
         if (!ok) {
             const std::string where = path.empty() ? "" : path + ": ";
-            throw InputError(fmt::format("{}: {}unknown key '{}'; allowed: {}", c.file, where, it.key(), join(allowed)));
+            throw InputError(fmt::format("{}: {}unknown key '{}'; allowed: {}", c.file, where, text_excerpt(it.key()),
+                                         join(allowed)));
         }
     }
 }
 
 std::string sub(const std::string& path, const std::string& key) { return path.empty() ? key : path + "." + key; }
+
+// Every number of a scene ends up in a float (positions, speeds, gravity) or next to one (times):
+// beyond a float's range it would become infinite there, far from the key that caused it.
+constexpr double kFloatMax = std::numeric_limits<float>::max();
+[[noreturn]] void fail_float_range(const Ctx& c, const std::string& p, double d) {
+    c.fail(p, fmt::format("= {:g}: beyond the largest value eddy computes with ({:.2g}, a float); allowed: numbers "
+                          "within +-{:.2g}",
+                          d, kFloatMax, kFloatMax));
+}
 
 double number(const Ctx& c, const nlohmann::json& obj, const std::string& path, const char* key, double fallback,
               bool required, bool positive) {
@@ -60,9 +75,10 @@ double number(const Ctx& c, const nlohmann::json& obj, const std::string& path, 
         return fallback;
     }
     const auto& v = obj.at(key);
-    if (!v.is_number()) c.fail(p, fmt::format("must be a number, got {}", v.dump()));
+    if (!v.is_number()) c.fail(p, fmt::format("must be a number, got {}", json_excerpt(v)));
     const double d = v.get<double>();
     if (!std::isfinite(d)) c.fail(p, "must be finite");
+    if (std::fabs(d) > kFloatMax) fail_float_range(c, p, d);
     if (positive && !(d > 0.0)) c.fail(p, fmt::format("= {:g}: must be > 0", d));
     return d;
 }
@@ -74,13 +90,14 @@ std::string text(const Ctx& c, const nlohmann::json& obj, const std::string& pat
         if (required) c.fail(p, "missing; it is required");
         return fallback;
     }
-    if (!obj.at(key).is_string()) c.fail(p, fmt::format("must be a string, got {}", obj.at(key).dump()));
+    if (!obj.at(key).is_string()) c.fail(p, fmt::format("must be a string, got {}", json_excerpt(obj.at(key))));
     return obj.at(key).get<std::string>();
 }
 
 bool flag(const Ctx& c, const nlohmann::json& obj, const std::string& path, const char* key, bool fallback) {
     if (!obj.contains(key)) return fallback;
-    if (!obj.at(key).is_boolean()) c.fail(sub(path, key), fmt::format("must be true or false, got {}", obj.at(key).dump()));
+    if (!obj.at(key).is_boolean())
+        c.fail(sub(path, key), fmt::format("must be true or false, got {}", json_excerpt(obj.at(key))));
     return obj.at(key).get<bool>();
 }
 
@@ -93,13 +110,15 @@ std::array<double, 3> vec(const Ctx& c, const nlohmann::json& obj, const std::st
         return fallback;
     }
     const auto& v = obj.at(key);
-    if (!v.is_array()) c.fail(p, fmt::format("expected a list of {} numbers, got {}", n, v.dump()));
-    if (static_cast<int>(v.size()) != n) c.fail(p, fmt::format("expected {} numbers, got {} ({})", n, v.size(), v.dump()));
+    if (!v.is_array()) c.fail(p, fmt::format("expected a list of {} numbers, got {}", n, json_excerpt(v)));
+    if (static_cast<int>(v.size()) != n)
+        c.fail(p, fmt::format("expected {} numbers, got {} ({})", n, v.size(), json_excerpt(v)));
     std::array<double, 3> r{0, 0, 0};
     for (int i = 0; i < n; ++i) {
         if (!v[i].is_number() || !std::isfinite(v[i].get<double>()))
-            c.fail(p, fmt::format("expected {} finite numbers, got {}", n, v.dump()));
+            c.fail(p, fmt::format("expected {} finite numbers, got {}", n, json_excerpt(v)));
         r[i] = v[i].get<double>();
+        if (std::fabs(r[i]) > kFloatMax) fail_float_range(c, fmt::format("{}[{}]", p, i), r[i]);
     }
     return r;
 }
@@ -118,7 +137,8 @@ void check_shape_dim(const Ctx& c, const std::string& path, const std::string& s
     if (!ok) {
         const char* allowed = fluid ? (dim == 2 ? "box, circle, polygon" : "box, sphere, mesh")
                                     : (dim == 2 ? "box, circle, polygon" : "box, sphere, cylinder, mesh");
-        c.fail(sub(path, "shape"), fmt::format("\"{}\" is not allowed in {}D; allowed: {}", shape, dim, allowed));
+        c.fail(sub(path, "shape"),
+               fmt::format("\"{}\" is not allowed in {}D; allowed: {}", text_excerpt(shape), dim, allowed));
     }
 }
 
@@ -129,7 +149,9 @@ void check_shape_keys(const Ctx& c, const nlohmann::json& obj, const std::string
     for (auto it = obj.begin(); it != obj.end(); ++it) {
         bool ok = false;
         for (const char* k : allowed) ok = ok || it.key() == k;
-        if (!ok) c.fail(sub(path, it.key()), fmt::format("a {} has no '{}'; its keys: {}", shape, it.key(), join(allowed)));
+        if (!ok)
+            c.fail(sub(path, text_excerpt(it.key())),
+                   fmt::format("a {} has no '{}'; its keys: {}", shape, text_excerpt(it.key()), join(allowed)));
     }
 }
 
@@ -172,7 +194,10 @@ void parse_model(const Ctx& c, const nlohmann::json& o, const std::string& p, co
         if (!pts.is_array() || pts.size() < 3) c.fail(key, "must be a list of at least 3 [x, y] corners");
         for (const auto& q : pts) {
             if (!q.is_array() || q.size() != 2 || !q[0].is_number() || !q[1].is_number())
-                c.fail(key, fmt::format("expected [x, y] corners, got {}", q.dump()));
+                c.fail(key, fmt::format("expected [x, y] corners, got {}", json_excerpt(q)));
+            for (int a = 0; a < 2; ++a)
+                if (!std::isfinite(q[a].get<double>()) || std::fabs(q[a].get<double>()) > kFloatMax)
+                    c.fail(key, fmt::format("expected [x, y] corners within +-{:.2g}, got {}", kFloatMax, json_excerpt(q)));
             m.points.push_back({q[0].get<double>(), q[1].get<double>()});
         }
         name = fmt::format("{}: {}", c.file, key);
@@ -226,29 +251,46 @@ void parse_motion(const Ctx& c, const nlohmann::json& b, const std::string& p, i
 
 // Applies "a.b.0.c=value" to j.
 void apply_override(nlohmann::json& j, const std::string& ov, const std::string& where) {
+    const std::string shown = text_excerpt(ov);  // an argument may be megabytes long
     const auto eq = ov.find('=');
     if (eq == std::string::npos || eq == 0)
-        throw InputError(fmt::format("{}: --set '{}': expected KEY.PATH=VALUE, e.g. settings.cfl=0.3", where, ov));
+        throw InputError(fmt::format("{}: --set '{}': expected KEY.PATH=VALUE, e.g. settings.cfl=0.3", where, shown));
     const std::string path = ov.substr(0, eq), value = ov.substr(eq + 1);
+    // The key path's levels plus the value's nesting, bounded like a scene file's (json_text.hpp):
+    // `--set gravity=[[[[...` 65,000 deep, or a.a.a... as deep, would overflow the stack later.
+    const int levels = 1 + static_cast<int>(std::count(path.begin(), path.end(), '.'));
+    if (levels > kMaxJsonDepth || levels + json_text_depth(value, kMaxJsonDepth - levels) > kMaxJsonDepth)
+        throw InputError(fmt::format("{}: --set '{}': nested deeper than {} levels (the key path and the value's [ and {{); "
+                                     "allowed: at most {}",
+                                     where, shown, kMaxJsonDepth, kMaxJsonDepth));
     nlohmann::json v;
     try {
         v = nlohmann::json::parse(value);
+    } catch (const nlohmann::json::out_of_range&) {
+        throw InputError(fmt::format("{}: --set '{}': number {} is out of range; allowed: numbers within +-1.7e308", where,
+                                     shown, text_excerpt(value, 40)));
     } catch (const nlohmann::json::exception&) {
         v = value;  // not JSON: a plain string
+        try {
+            (void)v.dump();  // scene text is UTF-8 (names end up in summary.json); a stray byte is refused here
+        } catch (const nlohmann::json::type_error&) {
+            throw InputError(fmt::format("{}: --set '{}': the value is not valid UTF-8 text; allowed: JSON or UTF-8 text",
+                                         where, shown));
+        }
     }
     nlohmann::json* cur = &j;
     std::size_t start = 0;
     while (true) {
         const auto dot = path.find('.', start);
         const std::string seg = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-        if (seg.empty()) throw InputError(fmt::format("{}: --set '{}': empty key in the path", where, ov));
+        if (seg.empty()) throw InputError(fmt::format("{}: --set '{}': empty key in the path", where, shown));
         nlohmann::json* next;
         if (cur->is_array()) {
             char* end = nullptr;
             const long idx = std::strtol(seg.c_str(), &end, 10);
             if (*end || idx < 0 || idx >= static_cast<long>(cur->size()))
-                throw InputError(fmt::format("{}: --set '{}': '{}' is not an index of a list of {} entries", where, ov, seg,
-                                             cur->size()));
+                throw InputError(fmt::format("{}: --set '{}': '{}' is not an index of a list of {} entries", where, shown,
+                                             text_excerpt(seg), cur->size()));
             next = &(*cur)[static_cast<std::size_t>(idx)];
         } else {
             if (!cur->is_object()) *cur = nlohmann::json::object();
@@ -271,11 +313,25 @@ std::filesystem::path exe_dir() {
     return std::filesystem::path(buf).parent_path();
 }
 
+// "duration": the clock is a double stepped by float time steps; past kMaxDuration a frame's steps
+// could round to nothing and the run would never end.
+double run_duration(const Ctx& c, const nlohmann::json& j) {
+    const double d = number(c, j, "", "duration", 1.0, false, true);
+    if (d > kMaxDuration)
+        c.fail("duration",
+               fmt::format("= {:g}: too long for the run's clock; allowed: 0 < duration <= {:g} s", d, kMaxDuration));
+    return d;
+}
+
 // "output": {fps, formats, render}; `formats` lists what this kind of scene can write.
 void parse_output(const Ctx& c, const nlohmann::json& o, std::initializer_list<const char*> formats, const char* what,
                   OutputSpec& out) {
     check_keys(c, o, "output", {"fps", "formats", "render"});
     out.fps = number(c, o, "output", "fps", 25.0, false, true);
+    if (out.fps > kMaxFps)
+        c.fail("output.fps", fmt::format("= {:g}: a frame every {:g} s is too short to advance the clock; allowed: 0 < fps "
+                                         "<= {:g} (a frame interval of at least {:g} s)",
+                                         out.fps, 1.0 / out.fps, kMaxFps, 1.0 / kMaxFps));
     out.render = flag(c, o, "output", "render", false);
     if (!o.contains("formats")) return;
     const auto& f = o["formats"];
@@ -284,7 +340,7 @@ void parse_output(const Ctx& c, const nlohmann::json& o, std::initializer_list<c
     for (const auto& e : f) {
         if (!e.is_string() ||
             std::none_of(formats.begin(), formats.end(), [&](const char* k) { return e.get<std::string>() == k; }))
-            c.fail("output.formats", fmt::format("{} is not a {}; allowed: {}", e.dump(), what, join(formats)));
+            c.fail("output.formats", fmt::format("{} is not a {}; allowed: {}", json_excerpt(e), what, join(formats)));
         out.formats.push_back(e.get<std::string>());
     }
 }
@@ -300,10 +356,11 @@ Scene parse_grid_scene(const Ctx& c, const nlohmann::json& j, const std::string&
     s.name = text(c, j, "", "name", "", true);
     s.description = text(c, j, "", "description", "", false);
     if (j.contains("dimension") && j["dimension"] != 2)
-        c.fail("dimension", fmt::format("= {}: shallow water is a 2D grid (a heightfield); allowed: 2", j["dimension"].dump()));
+        c.fail("dimension",
+               fmt::format("= {}: shallow water is a 2D grid (a heightfield); allowed: 2", json_excerpt(j["dimension"])));
     s.dimension = 2;
     s.gravity = {0, 0, -number(c, j, "", "gravity", 9.81, false, true)};
-    s.duration = number(c, j, "", "duration", 1.0, false, true);
+    s.duration = run_duration(c, j);
     s.output.formats = {"vti"};
     if (j.contains("output")) parse_output(c, j["output"], {"vti", "csv", "obj", "ply"}, "grid format", s.output);
     if (j.contains("settings")) {
@@ -319,8 +376,25 @@ Scene parse_grid_scene(const Ctx& c, const nlohmann::json& j, const std::string&
 
 }  // namespace
 
+namespace {
+Scene parse_document(nlohmann::json& j, const std::string& where);
+}  // namespace
+
 Scene parse_scene(nlohmann::json j, const std::string& where, const std::vector<std::string>& overrides) {
+    const detail::SceneMethodOrigin origin = detail::method_origin(j);
     for (const auto& ov : overrides) apply_override(j, ov, where);
+    // `--set method=X`: the file's settings for its own method do not carry over (method_switch.hpp).
+    const std::string dropped = detail::drop_foreign_settings(j, origin, overrides, where);
+    nlohmann::json document = j;  // before parsing: reading a missing key through [] would add it
+    Scene s = parse_document(j, where);
+    s.document = std::move(document);
+    if (!dropped.empty()) s.warnings.push_back(dropped);
+    return s;
+}
+
+namespace {
+
+Scene parse_document(nlohmann::json& j, const std::string& where) {
     const Ctx c{where};
     if (j.is_object() && j.contains("method") && j["method"] == "shallow_water") return parse_grid_scene(c, j, where);
     check_keys(c, j, "", {"name", "description", "dimension", "method", "particle_radius", "gravity", "duration",
@@ -331,18 +405,26 @@ Scene parse_scene(nlohmann::json j, const std::string& where, const std::vector<
     s.description = text(c, j, "", "description", "", false);
     if (!j.contains("dimension")) c.fail("dimension", "missing; it is required (2 or 3)");
     if (!j["dimension"].is_number_integer() || (j["dimension"] != 2 && j["dimension"] != 3))
-        c.fail("dimension", fmt::format("= {}: allowed: 2, 3", j["dimension"].dump()));
+        c.fail("dimension", fmt::format("= {}: allowed: 2, 3", json_excerpt(j["dimension"])));
     s.dimension = j["dimension"].get<int>();
     const int dim = s.dimension;
     s.method = text(c, j, "", "method", "wcsph", false);
     if (std::none_of(std::begin(kMethods), std::end(kMethods), [&](const char* m) { return s.method == m; })) {
         std::string allowed;
         for (const char* m : kMethods) allowed += (allowed.empty() ? "" : ", ") + std::string(m);
-        c.fail("method", fmt::format("\"{}\" is not a method; allowed: {}", s.method, allowed));
+        c.fail("method", fmt::format("\"{}\" is not a method; allowed: {}", text_excerpt(s.method), allowed));
     }
     s.particle_radius = number(c, j, "", "particle_radius", 0.0, true, true);
+    if (s.particle_radius < kMinParticleRadius)
+        c.fail("particle_radius", fmt::format("= {:g}: below the smallest allowed radius {:g} m (eddy computes in floats); "
+                                              "allowed: {:g} to {:g} m",
+                                              s.particle_radius, kMinParticleRadius, kMinParticleRadius, kMaxParticleRadius));
+    if (s.particle_radius > kMaxParticleRadius)
+        c.fail("particle_radius", fmt::format("= {:g}: above the largest allowed radius {:g} m (masses would overflow a "
+                                              "float); allowed: {:g} to {:g} m",
+                                              s.particle_radius, kMaxParticleRadius, kMinParticleRadius, kMaxParticleRadius));
     s.gravity = vec(c, j, "", "gravity", dim, {0, -9.81, 0}, false);
-    s.duration = number(c, j, "", "duration", 1.0, false, true);
+    s.duration = run_duration(c, j);
 
     if (j.contains("output")) parse_output(c, j["output"], kFormats, "format", s.output);
     if (j.contains("camera")) {
@@ -426,7 +508,70 @@ Scene parse_scene(nlohmann::json j, const std::string& where, const std::vector<
                              "points"});
         FluidSpec fs;
         fs.shape = text(c, f, p, "shape", "", true);
-        check_shape_dim(c, p, fs.shape, dim, true);
+        if (fs.shape != "file") check_shape_dim(c, p, fs.shape, dim, true);
+        if (fs.shape == "file") {
+            // A frame of an earlier run: its particles as they were (positions and velocities).
+            check_shape_keys(c, f, p, "file", {"shape", "file"});
+            const std::string file = text(c, f, p, "file", "", true);
+            if (file.empty()) c.fail(sub(p, "file"), "must name a particle file (.vtp, .csv, .ply)");
+            std::filesystem::path path(file);
+            std::error_code ec;
+            if (path.is_relative() && std::filesystem::is_regular_file(std::filesystem::path(c.file), ec))
+                path = std::filesystem::path(c.file).parent_path() / path;
+            fs.file = path.lexically_normal();
+            auto data = std::make_shared<std::vector<double>>();
+            auto take = [&](const auto& set) {
+                constexpr int FD = static_cast<int>(sizeof(set.position[0]) / sizeof(float));
+                if (set.empty()) c.fail(sub(p, "file"), fmt::format("{}: holds no particle", fs.file.string()));
+                for (int a = 0; a < 3; ++a) {
+                    fs.min[a] = a < FD ? 1e300 : 0.0;
+                    fs.max[a] = a < FD ? -1e300 : 0.0;
+                }
+                data->reserve(set.size() * 2 * FD);
+                for (std::size_t k = 0; k < set.size(); ++k) {
+                    for (int a = 0; a < FD; ++a) {
+                        const double x = set.position[k][a];
+                        fs.min[a] = std::min(fs.min[a], x);
+                        fs.max[a] = std::max(fs.max[a], x);
+                        data->push_back(x);
+                    }
+                    for (int a = 0; a < FD; ++a) data->push_back(set.velocity[k][a]);
+                }
+            };
+            const std::string ext = fs.file.extension().string();
+            bool three = false;
+            if (ext == ".csv") {
+                std::ifstream in(fs.file);
+                std::string header;
+                std::getline(in, header);
+                three = header.find(",z") != std::string::npos;
+            } else {
+                three = true;  // vtp and ply always hold 3 components; 2D frames have z = 0
+            }
+            if (dim == 2) {
+                if (ext == ".csv" && three)
+                    c.fail(sub(p, "file"), fmt::format("{}: a 3D particle file in a 2D scene", fs.file.string()));
+                if (ext == ".csv") take(io::read_particles<2>(fs.file));
+                else {
+                    const auto set3 = io::read_particles<3>(fs.file);
+                    ParticleSet<2> set2;
+                    for (std::size_t k = 0; k < set3.size(); ++k) {
+                        if (set3.position[k][2] != 0.0f)
+                            c.fail(sub(p, "file"), fmt::format("{}: a 3D particle file (z != 0) in a 2D scene", fs.file.string()));
+                        set2.push_back(Vec2{{set3.position[k][0], set3.position[k][1]}},
+                                       Vec2{{set3.velocity[k][0], set3.velocity[k][1]}});
+                    }
+                    take(set2);
+                }
+            } else {
+                if (ext == ".csv" && !three)
+                    c.fail(sub(p, "file"), fmt::format("{}: a 2D particle file in a 3D scene", fs.file.string()));
+                take(io::read_particles<3>(fs.file));
+            }
+            fs.file_particles = std::move(data);
+            s.fluids.push_back(fs);
+            continue;
+        }
         if (fs.shape == "box") check_shape_keys(c, f, p, "box", {"shape", "min", "max", "velocity"});
         else if (fs.shape == "mesh")
             check_shape_keys(c, f, p, "mesh", {"shape", "file", "scale", "rotate", "translate", "velocity"});
@@ -456,37 +601,12 @@ Scene parse_scene(nlohmann::json j, const std::string& where, const std::vector<
     return s;
 }
 
+}  // namespace
+
 Scene load_scene(const std::filesystem::path& file, const std::vector<std::string>& overrides) {
-    std::ifstream in(file, std::ios::binary);
-    if (!in) throw InputError(fmt::format("{}: cannot open file: {}", file.string(), std::strerror(errno)));
-    std::stringstream ss;
-    ss << in.rdbuf();
-    const std::string content = ss.str();
-    nlohmann::json j;
-    try {
-        j = nlohmann::json::parse(content);
-    } catch (const nlohmann::json::parse_error& e) {
-        // Line and column from the byte offset.
-        const std::size_t at = std::min<std::size_t>(e.byte ? e.byte - 1 : 0, content.size());
-        std::size_t line = 1, col = 1;
-        for (std::size_t i = 0; i < at; ++i) {
-            if (content[i] == '\n') {
-                ++line;
-                col = 1;
-            } else {
-                ++col;
-            }
-        }
-        // nlohmann's text is "[json.exception.parse_error.101] parse error at line L, column C: what";
-        // keep only `what` (the position is given above, from the same byte offset).
-        std::string msg = e.what();
-        if (const auto p = msg.find("parse error"); p != std::string::npos)
-            if (const auto q = msg.find(": ", p); q != std::string::npos) msg = msg.substr(q + 2);
-        if (msg.rfind("syntax error ", 0) == 0) msg = msg.substr(13);
-        std::replace(msg.begin(), msg.end(), '\n', ' ');
-        throw InputError(fmt::format("{}: line {} column {}: JSON syntax error: {}", file.string(), line, col, msg));
-    }
-    return parse_scene(std::move(j), file.string(), overrides);
+    // read_json_file: a device or a folder is refused before reading, the nesting is bounded before
+    // parsing, and syntax errors and out-of-range numbers become one line naming the file.
+    return parse_scene(read_json_file(file), file.string(), overrides);
 }
 
 std::string scene_keys_help() {
@@ -495,10 +615,10 @@ std::string scene_keys_help() {
   description (text)               one line, shown by `eddy scenes`
   dimension (2|3, required)        2D or 3D
   method (text; default "wcsph")   solver: wcsph | dfsph | pbf | clavet | shallow_water
-  particle_radius (m, > 0, required)  particle radius r; fluid is sampled on a lattice of spacing 2r
+  particle_radius (m, 1e-9 to 1e6, required)  particle radius r; fluid is sampled on a lattice of spacing 2r
   gravity (m/s^2; default [0,-9.81(,0)])
-  duration (s, > 0; default 1)     simulated time of `eddy run`
-  output.fps (1/s, > 0; default 25)   frames per simulated second
+  duration (s, 0 to 1e9; default 1)  simulated time of `eddy run`
+  output.fps (1/s, 0 to 1e6; default 25)  frames per simulated second (a frame at least every 1 us)
   output.formats (list of vtk|csv|ply; default ["vtk"])
   output.render (true|false; default false)  a PNG per frame
   camera.eye, camera.target (m, 3 numbers), camera.fov (deg; default 40)  3D pictures
@@ -521,6 +641,8 @@ std::string scene_keys_help() {
   fluids[] (list, at least one)    blocks of fluid:
     shape: box | circle, polygon (2D) | sphere, mesh (3D); min, max or center, radius (m), or
     file, scale, rotate, translate (meshes), or points (polygons); velocity (m/s; default 0)
+    shape: file, file: a particle file (.vtp, .csv, .ply; e.g. a frame of an earlier run): its
+    particles and velocities as they are (same particle_radius as that run)
 
 Shallow-water scene keys ("method": "shallow_water"; docs/scenes.md; expressions of x, y, Lx, Ly, dx):
   gravity (m/s^2, a number; default 9.81)   g, acting on the height
@@ -563,21 +685,61 @@ std::vector<SceneEntry> list_bundled_scenes() {
     return out;
 }
 
+namespace {
+
+// Levenshtein distance (insertions, deletions, substitutions), for "did you mean".
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+    std::vector<std::size_t> row(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        std::size_t diag = row[0];
+        row[0] = i;
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            const std::size_t up = row[j];
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+            diag = up;
+        }
+    }
+    return row[b.size()];
+}
+
+}  // namespace
+
 std::filesystem::path resolve_scene(const std::string& arg) {
     namespace fs = std::filesystem;
-    if (fs::is_regular_file(arg)) return arg;
-    if (fs::is_directory(arg))
-        throw InputError(fmt::format("{}: is a folder, not a scene file; give a .json file or a bundled scene name", arg));
+    // error_code forms throughout: a name too long for the file system is "not found", not an exception.
+    std::error_code ec;
+    const std::string shown = text_excerpt(arg);
+    const auto st = fs::status(arg, ec);
+    if (fs::is_regular_file(st)) return arg;
+    if (fs::is_directory(st))
+        throw InputError(fmt::format("{}: is a folder, not a scene file; give a .json file or a bundled scene name", shown));
+    if (fs::exists(st))  // /dev/null, a pipe: reading it would give nothing or never end
+        throw InputError(fmt::format("{}: not a regular file; allowed: a .json scene file or a bundled scene name", shown));
     const fs::path dir = bundled_scenes_dir();
     for (const fs::path& cand : {dir / arg, dir / (arg + ".json")})
-        if (fs::is_regular_file(cand)) return cand;
+        if (fs::is_regular_file(cand, ec)) return cand;
     if (arg.find('/') != std::string::npos || fs::path(arg).extension() == ".json")
-        throw InputError(fmt::format("{}: cannot open file: No such file or directory", arg));
-    std::string names;
-    if (fs::is_directory(dir))
-        for (const auto& e : fs::directory_iterator(dir))
-            if (e.path().extension() == ".json") names += (names.empty() ? "" : ", ") + e.path().stem().string();
-    throw InputError(fmt::format("{}: no such scene file or bundled scene; bundled: {}", arg, names));
+        throw InputError(fmt::format("{}: cannot open file: No such file or directory", shown));
+    std::vector<std::string> names;
+    if (fs::is_directory(dir, ec))
+        for (const auto& e : fs::directory_iterator(dir, ec))
+            if (e.path().extension() == ".json") names.push_back(e.path().stem().string());
+    std::sort(names.begin(), names.end());
+    // The closest name, if it is close: a typo (dam_brake_2d), not a different word.
+    std::string guess;
+    if (arg.size() <= 100) {
+        std::size_t best = std::max<std::size_t>(2, arg.size() / 3) + 1;
+        for (const auto& n : names)
+            if (const std::size_t d = edit_distance(arg, n); d < best) {
+                best = d;
+                guess = n;
+            }
+    }
+    std::string list;
+    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+    throw InputError(fmt::format("{}: no such scene file or bundled scene; {}bundled: {}", shown,
+                                 guess.empty() ? "" : fmt::format("did you mean {}? ", guess), list));
 }
 
 double fluid_height(const Scene& s) {
@@ -586,7 +748,7 @@ double fluid_height(const Scene& s) {
     down = g > 0.0f ? down * (1.0f / g) : Vec3{{0.0f, -1.0f, 0.0f}};
     double lo = 1e300, hi = -1e300;
     for (const auto& f : s.fluids) {
-        if (f.shape == "box" || f.shape == "mesh" || f.shape == "polygon") {  // models: their box
+        if (f.shape == "box" || f.shape == "mesh" || f.shape == "polygon" || f.shape == "file") {  // models, files: their box
             for (int corner = 0; corner < 8; ++corner) {
                 Vec3 p{{float(corner & 1 ? f.max[0] : f.min[0]), float(corner & 2 ? f.max[1] : f.min[1]),
                         float(s.dimension == 3 && (corner & 4) ? f.max[2] : f.min[2])}};
@@ -631,7 +793,7 @@ Aabb<D> scene_bounds(const Scene& s) {
         else round_shape(x.center, x.radius, x.shape == "cylinder" ? x.height : 0.0);
     }
     for (const auto& f : s.fluids) {
-        if (f.shape == "box" || f.shape == "mesh" || f.shape == "polygon") grow(f.min, f.max);
+        if (f.shape == "box" || f.shape == "mesh" || f.shape == "polygon" || f.shape == "file") grow(f.min, f.max);
         else round_shape(f.center, f.radius, 0.0);
     }
     return b;

@@ -6,6 +6,7 @@
 #include <muParser.h>
 
 #include "eddy/error.hpp"
+#include "eddy/json_text.hpp"
 
 namespace eddy::detail {
 
@@ -36,7 +37,7 @@ Expression::Expression(const std::string& text, double Lx, double Ly, double dx,
     } catch (const mu::Parser::exception_type& e) {
         throw InputError(fmt::format("{}: {} = \"{}\": {} (an expression of x, y, Lx, Ly, dx; e.g. \"max(0, 0.2 - "
                                      "0.05*(x-10)^2)\")",
-                                     where, key, text, e.GetMsg()));
+                                     where, key, text_excerpt(text), text_excerpt(e.GetMsg(), 200)));
     }
 }
 
@@ -51,10 +52,12 @@ double Expression::operator()(double x, double y) {
     try {
         v = m->parser.Eval();
     } catch (const mu::Parser::exception_type& e) {
-        throw InputError(fmt::format("{}: {} = \"{}\": {} at x = {:g}, y = {:g}", m->where, m->key, m->text, e.GetMsg(), x, y));
+        throw InputError(fmt::format("{}: {} = \"{}\": {} at x = {:g}, y = {:g}", m->where, m->key, text_excerpt(m->text),
+                                     text_excerpt(e.GetMsg(), 200), x, y));
     }
     if (!std::isfinite(v))
-        throw InputError(fmt::format("{}: {} = \"{}\" is not finite at x = {:g}, y = {:g}", m->where, m->key, m->text, x, y));
+        throw InputError(fmt::format("{}: {} = \"{}\" is not finite at x = {:g}, y = {:g}", m->where, m->key, text_excerpt(m->text), x,
+                                     y));
     return v;
 }
 

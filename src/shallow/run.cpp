@@ -2,6 +2,7 @@
 // pictures, progress, divergence and interrupts, summary.json with the water volume of every frame.
 #include <chrono>
 #include <cmath>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -22,21 +23,33 @@ RunResult run(ShallowWaterSimulation& sim, const RunOptions& opts, const ExecCon
         [&](auto& solver) -> RunResult {
             const Scene& scene = sim.scene;
             const auto& g = solver.grid();
-            const double end_time = opts.until > 0.0 ? opts.until : scene.duration;
-            const double fps = opts.fps > 0.0 ? opts.fps : scene.output.fps;
-            const std::vector<std::string> formats = opts.formats.empty() ? scene.output.formats : opts.formats;
+            const nlohmann::json* rec = opts.resume;  // a resumed run: the checkpoint's record
+            const double end_time = opts.until > 0.0 ? opts.until : rec ? rec->at("end_time").get<double>() : scene.duration;
+            const double fps = rec ? rec->at("fps").get<double>() : opts.fps > 0.0 ? opts.fps : scene.output.fps;
+            const std::vector<std::string> formats =
+                rec ? rec->at("formats").get<std::vector<std::string>>()
+                    : opts.formats.empty() ? scene.output.formats : opts.formats;
+            // The library's own guard (the CLI and the scene loader check first): a frame interval or an
+            // end the clock cannot resolve would make a run that never ends.
+            if (!(fps > 0.0 && fps <= kMaxFps) || !(end_time > 0.0 && end_time <= kMaxDuration))
+                throw InputError(fmt::format("{}: fps = {:g}, end time = {:g} s: allowed: 0 < fps <= {:g}, 0 < end <= {:g} s",
+                                             scene.where(), fps, end_time, kMaxFps, kMaxDuration));
+            if (rec && solver.time() > end_time + 1e-9 * std::max(1.0, end_time))
+                throw InputError(fmt::format("--until {:g}: the checkpoint is at t = {:.6g} s already; allowed: a later time",
+                                             end_time, solver.time()));
             for (const auto& f : formats)
                 if (f != "vti" && f != "csv" && f != "obj" && f != "ply")
                     throw InputError(fmt::format("{}: format '{}' is not a grid format; allowed: vti, csv, obj, ply",
                                                  scene.where(), f));
-            const bool render_all = opts.render || scene.output.render;
+            const bool render_all = rec ? rec->at("render").get<bool>() : opts.render || scene.output.render;
             const auto& out = opts.out_dir;
-            detail::prepare_frames_folder(out, {"grid_", "surface_"});
+            detail::prepare_frames_folder(out, {"grid_", "surface_"}, rec ? static_cast<int>(rec->at("frames").size()) : 0);
+            detail::start_run_folder(out, {{"scene", scene.name}, {"method", scene.method}}, rec != nullptr);
 
             RunResult result;
             std::vector<std::pair<double, std::string>> pvd;
             std::vector<double> volumes;
-            const double volume0 = g.volume();
+            double volume0 = g.volume();
             auto write_frame = [&](bool render) {
                 FrameRecord fr;
                 fr.index = static_cast<int>(result.frames.size());
@@ -69,26 +82,77 @@ RunResult run(ShallowWaterSimulation& sim, const RunOptions& opts, const ExecCon
             using clock = std::chrono::steady_clock;
             const auto t0 = clock::now();
             auto last_report = t0;
-            const std::uint64_t steps0 = solver.steps();
-            const double time0 = solver.time();
-            double step_seconds = 0.0, max_speed = 0.0, max_depth = 0.0;
+            std::uint64_t steps0 = solver.steps();
+            double time0 = solver.time();
+            double step_seconds = 0.0, max_speed = 0.0, max_depth = 0.0, wall_before = 0.0;
             std::size_t clamped = 0;
+            int next_frame = 1;
+            // What the loop carries beyond the grid (see the particle run in src/sim/run.cpp).
+            auto record = [&]() {
+                nlohmann::json rj;
+                rj["end_time"] = end_time;
+                rj["fps"] = fps;
+                rj["formats"] = formats;
+                rj["render"] = render_all;
+                rj["time0"] = time0;
+                rj["steps0"] = steps0;
+                rj["next_frame"] = next_frame;
+                rj["volume0"] = volume0;
+                nlohmann::json frames = nlohmann::json::array();
+                for (std::size_t k = 0; k < result.frames.size(); ++k)
+                    frames.push_back({{"index", result.frames[k].index}, {"time", result.frames[k].time},
+                                      {"files", result.frames[k].files}, {"volume", volumes[k]}});
+                rj["frames"] = frames;
+                nlohmann::json p = nlohmann::json::array();
+                for (const auto& [t, name] : pvd) p.push_back({t, name});
+                rj["pvd"] = p;
+                rj["stats"] = {step_seconds, max_speed, max_depth, clamped,
+                               wall_before + std::chrono::duration<double>(clock::now() - t0).count()};
+                return rj;
+            };
+            if (rec) {
+                time0 = rec->at("time0").get<double>();
+                steps0 = rec->at("steps0").get<std::uint64_t>();
+                next_frame = rec->at("next_frame").get<int>();
+                volume0 = rec->at("volume0").get<double>();
+                for (const auto& f : rec->at("frames")) {
+                    FrameRecord fr;
+                    fr.index = f.at("index").get<int>();
+                    fr.time = f.at("time").get<double>();
+                    fr.files = f.at("files").get<std::vector<std::string>>();
+                    result.frames.push_back(std::move(fr));
+                    volumes.push_back(f.at("volume").get<double>());
+                }
+                for (const auto& e : rec->at("pvd")) pvd.emplace_back(e.at(0).get<double>(), e.at(1).get<std::string>());
+                const auto& st = rec->at("stats");
+                step_seconds = st.at(0).get<double>();
+                max_speed = st.at(1).get<double>();
+                max_depth = st.at(2).get<double>();
+                clamped = st.at(3).get<std::size_t>();
+                wall_before = st.at(4).get<double>();
+                if (result.frames.empty()) throw InputError("corrupt checkpoint: it lists no frame");
+            }
+            const std::uint64_t steps_at_start = solver.steps();
+            double next_checkpoint = opts.checkpoint_every > 0.0
+                                         ? time0 + opts.checkpoint_every *
+                                                       (std::floor((solver.time() - time0) / opts.checkpoint_every) + 1.0)
+                                         : std::numeric_limits<double>::infinity();
+            auto checkpoint = [&]() { write_checkpoint(out / kCheckpointFile, sim, record()); };
             auto progress = [&](bool finished) {
                 if (!opts.on_progress) return;
-                opts.on_progress(detail::make_progress(solver.time(), time0, end_time, solver.steps() - steps0, opts.max_steps,
+                opts.on_progress(detail::make_progress(solver.time(), time0, end_time, solver.steps() - steps_at_start, opts.max_steps,
                                                        g.cells(), "cells",
                                                        std::chrono::duration<double>(clock::now() - t0).count(),
                                                        static_cast<int>(result.frames.size()), finished));
             };
 
-            write_frame(render_all);
+            if (!rec) write_frame(render_all);
             const double frame_dt = 1.0 / fps;
-            int next_frame = 1;
             result.status = "completed";
             result.exit_code = kExitOk;
             const double eps = 1e-9 * std::max(1.0, end_time);
             const double dt_min = 1e-9;
-            while (solver.time() < end_time - eps && (opts.max_steps == 0 || solver.steps() - steps0 < opts.max_steps)) {
+            while (solver.time() < end_time - eps && (opts.max_steps == 0 || solver.steps() - steps_at_start < opts.max_steps)) {
                 const double target = std::min(time0 + next_frame * frame_dt, end_time);
                 double dt = solver.suggest_dt();
                 const bool underflow = dt < dt_min;
@@ -116,6 +180,10 @@ RunResult run(ShallowWaterSimulation& sim, const RunOptions& opts, const ExecCon
                     write_frame(render_all);
                     ++next_frame;
                 }
+                if (solver.time() >= next_checkpoint - eps) {
+                    checkpoint();
+                    next_checkpoint += opts.checkpoint_every;
+                }
                 if (opts.stop && opts.stop->load()) {
                     result.status = "interrupted";
                     result.exit_code = kExitInterrupted;
@@ -128,6 +196,7 @@ RunResult run(ShallowWaterSimulation& sim, const RunOptions& opts, const ExecCon
                     progress(false);
                 }
             }
+            if (result.exit_code != kExitDiverged && opts.checkpoint_at_end) checkpoint();  // before the off-grid frame
             if (result.exit_code != kExitDiverged && result.frames.back().time < solver.time()) write_frame(render_all);
             std::string picture;
             if (result.exit_code != kExitDiverged) {
@@ -138,7 +207,7 @@ RunResult run(ShallowWaterSimulation& sim, const RunOptions& opts, const ExecCon
                 result.message = fmt::format("completed {} steps to t = {:.6g} s", solver.steps() - steps0, solver.time());
             progress(true);
 
-            const double wall = std::chrono::duration<double>(clock::now() - t0).count();
+            const double wall = wall_before + std::chrono::duration<double>(clock::now() - t0).count();
             const std::uint64_t nsteps = solver.steps() - steps0;
             nlohmann::json j;
             j["scene"] = scene.name;

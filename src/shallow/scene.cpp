@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "eddy/error.hpp"
+#include "eddy/json_text.hpp"
 #include "eddy/shallow_water.hpp"
 #include "shallow/expression.hpp"
 
@@ -46,12 +47,12 @@ struct Ctx {
         throw InputError(fmt::format("{}: {}{}{}", file, path, value ? " " : ": ", what));
     }
     void keys(const nlohmann::json& o, const std::string& path, std::initializer_list<const char*> allowed) const {
-        if (!o.is_object()) fail(path, fmt::format("expected an object, got {}", o.dump()));
+        if (!o.is_object()) fail(path, fmt::format("expected an object, got {}", json_excerpt(o)));
         for (auto it = o.begin(); it != o.end(); ++it) {
             if (std::none_of(allowed.begin(), allowed.end(), [&](const char* k) { return it.key() == k; })) {
                 std::string list;
                 for (const char* k : allowed) list += (list.empty() ? "" : ", ") + std::string(k);
-                fail(path, fmt::format("unknown key '{}'; allowed: {}", it.key(), list));
+                fail(path, fmt::format("unknown key '{}'; allowed: {}", text_excerpt(it.key()), list));
             }
         }
     }
@@ -63,7 +64,7 @@ struct Ctx {
             return fallback;
         }
         const auto& v = o.at(key);
-        if (!v.is_number()) fail(p, fmt::format("must be a number, got {}", v.dump()));
+        if (!v.is_number()) fail(p, fmt::format("must be a number, got {}", json_excerpt(v)));
         const double d = v.get<double>();
         if (!std::isfinite(d) || d < lo || d > hi || (lo_exclusive && d == lo))
             fail(p, fmt::format("= {:g}: allowed: {}{:g}, {:g}]", d, lo_exclusive ? "(" : "[", lo, hi));
@@ -74,7 +75,7 @@ struct Ctx {
         if (!o.contains(key)) return fallback;
         const auto& v = o.at(key);
         if (v.is_number()) return fmt::format("{:.17g}", v.get<double>());
-        if (!v.is_string()) fail(path + "." + key, fmt::format("must be an expression of x and y (a string) or a number, got {}", v.dump()));
+        if (!v.is_string()) fail(path + "." + key, fmt::format("must be an expression of x and y (a string) or a number, got {}", json_excerpt(v)));
         return v.get<std::string>();
     }
     std::array<double, 2> pair(const nlohmann::json& o, const std::string& path, const char* key) const {
@@ -82,7 +83,7 @@ struct Ctx {
         if (!o.contains(key)) fail(p, "missing; it is required ([x, y] in m)");
         const auto& v = o.at(key);
         if (!v.is_array() || v.size() != 2 || !v[0].is_number() || !v[1].is_number())
-            fail(p, fmt::format("expected [x, y] (m), got {}", v.dump()));
+            fail(p, fmt::format("expected [x, y] (m), got {}", json_excerpt(v)));
         return {v[0].get<double>(), v[1].get<double>()};
     }
 };
@@ -120,10 +121,10 @@ ShallowWaterScene parse_shallow_water(const Scene& scene) {
     if (!g.contains("cells")) c.fail("grid.cells", "missing; it is required ([nx, ny], cells along x and y)");
     const auto& cells = g["cells"];
     if (!cells.is_array() || cells.size() != 2 || !cells[0].is_number_integer() || !cells[1].is_number_integer())
-        c.fail("grid.cells", fmt::format("expected [nx, ny] (whole numbers >= 1), got {}", cells.dump()));
+        c.fail("grid.cells", fmt::format("expected [nx, ny] (whole numbers >= 1), got {}", json_excerpt(cells)));
     const long long nx = cells[0].get<long long>(), ny = cells[1].get<long long>();
     if (nx < 1 || ny < 1 || nx > 65536 || ny > 65536 || nx * ny > (1ll << 28))
-        c.fail("grid.cells", fmt::format("= {}: each count must be in [1, 65536] and nx * ny at most 2^28", cells.dump()));
+        c.fail("grid.cells", fmt::format("= {}: each count must be in [1, 65536] and nx * ny at most 2^28", json_excerpt(cells)));
     s.nx = static_cast<int>(nx);
     s.ny = static_cast<int>(ny);
     s.dx = c.num(g, "grid", "dx", 0.0, true, 0.0, 1e6, true);
@@ -171,7 +172,7 @@ ShallowWaterScene parse_shallow_water(const Scene& scene) {
                 if (e != "wall" && e != "open")
                     c.fail(std::string("borders.") + axis,
                            fmt::format("= {}: allowed: \"wall\", \"open\", or a pair like [\"wall\", \"open\"] (low, high side)",
-                                       v.dump()));
+                                       json_excerpt(v)));
                 return e == "open";
             };
             if (v.is_array() && v.size() == 2) {
@@ -212,8 +213,11 @@ ShallowWaterScene parse_shallow_water(const Scene& scene) {
     return s;
 }
 
-ShallowWaterSimulation make_shallow_water(const Scene& scene) {
+ShallowWaterSimulation make_shallow_water(const Scene& scene, const MemoryBudget& budget,
+                                          std::span<const std::string> formats) {
     ShallowWaterScene spec = parse_shallow_water(scene);
+    if (formats.empty()) formats = scene.output.formats;
+    check_memory(estimate_memory(spec, formats), budget, scene.where());
     if (spec.settings.precision == "double")
         return ShallowWaterSimulation{scene, spec, ShallowWaterSolver<double>(spec, scene.where())};
     return ShallowWaterSimulation{scene, spec, ShallowWaterSolver<float>(spec, scene.where())};

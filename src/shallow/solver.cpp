@@ -28,8 +28,15 @@
 #include "eddy/error.hpp"
 #include "eddy/shallow_water.hpp"
 #include "shallow/expression.hpp"
+#include "shallow/heightmap.hpp"
 
 namespace eddy {
+
+bool detail::png_header(const std::filesystem::path& file, int& width, int& height, int& channels, int& bits) {
+    if (!stbi_info(file.string().c_str(), &width, &height, &channels)) return false;
+    bits = stbi_is_16_bit(file.string().c_str()) ? 16 : 8;
+    return true;
+}
 
 namespace {
 
@@ -1067,6 +1074,35 @@ ShallowWaterStats ShallowWaterSolver<Real>::step(double dt_in, const ExecContext
     m_time += dt_in;
     ++m_steps;
     return st;
+}
+
+template <class Real>
+void ShallowWaterSolver<Real>::save_state(StateWriter& w) const {
+    w.put<std::int32_t>(m_g.nx);
+    w.put<std::int32_t>(m_g.ny);
+    w.put_vector(m_g.terrain);
+    w.put_vector(m_g.depth);
+    w.put_vector(m_g.ink);
+    w.put_vector(m_g.u);
+    w.put_vector(m_g.w);
+    w.put_vector(m_g.solid);
+    for (double v : {m_time, m_inflow, m_outflow, m_max_wave_speed, m_max_depth, m_added_depth}) w.put(v);
+    w.put(m_steps);
+    w.put(m_drop_counter);
+}
+
+template <class Real>
+void ShallowWaterSolver<Real>::load_state(StateReader& r) {
+    if (r.get<std::int32_t>() != m_g.nx || r.get<std::int32_t>() != m_g.ny) r.fail("its grid is not its scene's");
+    r.get_vector(m_g.terrain, m_g.terrain.size());
+    r.get_vector(m_g.depth, m_g.depth.size());
+    r.get_vector(m_g.ink, m_g.ink.size());
+    r.get_vector(m_g.u, m_g.u.size());
+    r.get_vector(m_g.w, m_g.w.size());
+    r.get_vector(m_g.solid, m_g.solid.size());
+    for (double* v : {&m_time, &m_inflow, &m_outflow, &m_max_wave_speed, &m_max_depth, &m_added_depth}) *v = r.get<double>();
+    m_steps = r.get<std::uint64_t>();
+    m_drop_counter = r.get<std::uint64_t>();
 }
 
 template struct ShallowWaterGrid<float>;

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "eddy/checkpoint.hpp"
 #include "eddy/error.hpp"
 #include "eddy/io.hpp"
 #include "sim/run_support.hpp"
@@ -80,13 +81,73 @@ ParticleMethod<D> make_method(const Scene& scene, int& layers, const ExecContext
                                  scene.where(), scene.method));
 }
 
+// The fastest physical motion of a scene (simulation.hpp, SpeedBound). Free fall over the height of
+// everything the scene holds (containers, obstacles, fluid) along gravity; no container (nothing to land
+// on): the fall has no end and the bound is off. The walls' speed: a rigid motion's velocity is affine
+// in x, so its largest magnitude over an object is at a corner of the object's box; sampled at 256
+// times over the run and at the middle of every keyframe interval (central differences, as
+// update_boundary_motion).
 template <int D>
-ParticleSimulation<D> make_particle_simulation(const Scene& scene, std::size_t max_particles, const ExecContext& exec) {
+SpeedBound scene_speed_bound(const Scene& scene, const BoundarySet<D>& boundary, const ParticleSet<D>& fluid) {
+    SpeedBound sb;
+    const bool container = std::any_of(scene.boundaries.begin(), scene.boundaries.end(),
+                                       [](const BoundarySpec& b) { return !b.solid; });
+    if (!container) return sb;
+    const Vec3 g3 = from_array<3>(scene.gravity);
+    const float g = norm(g3);
+    if (g > 0.0f) {
+        const Aabb<D> b = scene_bounds<D>(scene);
+        float lo = std::numeric_limits<float>::max(), hi = -lo;
+        for (int c = 0; c < (1 << D); ++c) {
+            float h = 0.0f;  // height of the corner against gravity
+            for (int a = 0; a < D; ++a) h -= ((c >> a) & 1 ? b.hi[a] : b.lo[a]) * g3[a] / g;
+            lo = std::min(lo, h);
+            hi = std::max(hi, h);
+        }
+        sb.free_fall = std::sqrt(2.0f * g * std::max(hi - lo, 0.0f));
+    }
+    for (std::size_t o = 0; o < boundary.motions.size(); ++o) {
+        const BoundaryMotion<D>& m = boundary.motions[o];
+        if (!m.moving()) continue;
+        Aabb<D> box{Vec<D>::filled(std::numeric_limits<float>::max()), Vec<D>::filled(-std::numeric_limits<float>::max())};
+        for (std::size_t i = 0; i < boundary.size(); ++i)
+            if (boundary.object[i] == o)
+                for (int a = 0; a < D; ++a) {
+                    box.lo[a] = std::min(box.lo[a], boundary.rest_position[i][a]);
+                    box.hi[a] = std::max(box.hi[a], boundary.rest_position[i][a]);
+                }
+        if (!(box.lo[0] <= box.hi[0])) continue;
+        double end = scene.duration;
+        if (!m.keyframes.empty()) end = std::max(end, m.keyframes.back().time);
+        std::vector<double> times;
+        for (int k = 0; k <= 256; ++k) times.push_back(end * k / 256.0);
+        for (std::size_t k = 0; k + 1 < m.keyframes.size(); ++k)
+            times.push_back(0.5 * (m.keyframes[k].time + m.keyframes[k + 1].time));
+        constexpr double kDt = 1e-4;
+        for (double t : times) {
+            const RigidPose<D> before = m.pose(t - kDt), after = m.pose(t + kDt);
+            for (int c = 0; c < (1 << D); ++c) {
+                Vec<D> x;
+                for (int a = 0; a < D; ++a) x[a] = (c >> a) & 1 ? box.hi[a] : box.lo[a];
+                sb.walls = std::max(sb.walls, norm(after.apply(x) - before.apply(x)) * static_cast<float>(0.5 / kDt));
+            }
+        }
+    }
+    for (const auto& v : fluid.velocity) sb.initial = std::max(sb.initial, norm(v));
+    return sb;
+}
+
+template <int D>
+ParticleSimulation<D> make_particle_simulation(const Scene& scene, std::size_t max_particles, const ExecContext& exec,
+                                               const MemoryBudget& budget) {
     int layers = 2;
     // Settings first: a bad setting is reported before any particle is built.
     ParticleMethod<D> method = make_method<D>(scene, layers, exec);
+    // Then what the particles will cost, counted from the scene: a wall kilometres long at 1 cm, or
+    // springs between millions of particles, is refused here instead of swapping or hanging.
+    check_memory(estimate_memory(scene, max_particles), budget, scene.where());
     ParticleSimulation<D> sim{scene, build_fluid<D>(scene, max_particles, &exec), build_boundary<D>(scene, layers, &exec),
-                              std::move(method), {}, 0.0, 0};
+                              std::move(method), {}, 0.0, 0, {}};
     std::visit([&](auto& m) { m.init(sim.fluid, sim.boundary, exec); }, sim.method);
     if (scene.boundaries.empty()) {
         // Nothing holds the fluid: no particle can leave "every boundary".
@@ -100,6 +161,7 @@ ParticleSimulation<D> make_particle_simulation(const Scene& scene, std::size_t m
         sim.bounds.lo = b.lo - Vec<D>::filled(margin);
         sim.bounds.hi = b.hi + Vec<D>::filled(margin);
     }
+    sim.speed_bound = scene_speed_bound(scene, sim.boundary, sim.fluid);
     return sim;
 }
 
@@ -144,9 +206,10 @@ std::vector<std::pair<std::uint16_t, Mesh<D>>> posed_models(const ParticleSimula
 
 }  // namespace
 
-Simulation make_simulation(const Scene& scene, std::size_t max_particles, const ExecContext& exec) {
-    if (scene.dimension == 2) return make_particle_simulation<2>(scene, max_particles, exec);
-    if (scene.dimension == 3) return make_particle_simulation<3>(scene, max_particles, exec);
+Simulation make_simulation(const Scene& scene, std::size_t max_particles, const ExecContext& exec,
+                           const MemoryBudget& budget) {
+    if (scene.dimension == 2) return make_particle_simulation<2>(scene, max_particles, exec, budget);
+    if (scene.dimension == 3) return make_particle_simulation<3>(scene, max_particles, exec, budget);
     throw InputError(fmt::format("{}: key 'dimension' = {}: allowed: 2, 3", scene.where(), scene.dimension));
 }
 
@@ -176,6 +239,11 @@ std::string step_divergence(const StepStats& st, float dt_min) {
     if (st.speed_limit > 0.0f && st.max_speed > st.speed_limit)
         return fmt::format("a particle moved at {:.3g} m/s, faster than the speed of sound c0 = {:.3g} m/s", st.max_speed,
                            st.speed_limit);
+    if (st.scene_speed_limit > 0.0f && st.max_speed > st.scene_speed_limit)
+        return fmt::format("a particle moved at {:.3g} m/s, faster than any motion of the scene can make it: {:g} times "
+                           "{:.3g} m/s (free fall over the scene's height, plus twice its walls' fastest point and its "
+                           "initial velocities)",
+                           st.max_speed, kSpeedBoundFactor, st.scene_speed_limit / kSpeedBoundFactor);
     return {};
 }
 
@@ -199,6 +267,7 @@ StepStats step(Simulation& simulation, const ExecContext& exec, double until) {
                     }
                     StepStats st = method.step(sim.fluid, sim.boundary, sim.time, dt, exec);
                     st.dt_underflow = underflow;
+                    st.scene_speed_limit = sim.speed_bound.limit();
                     sim.time = lands ? until : sim.time + dt;
                     ++sim.steps;
                     return st;
@@ -213,15 +282,30 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
         [&](auto& sim) -> RunResult {
             constexpr int D = std::remove_reference_t<decltype(sim)>::kDimension;
             const Scene& scene = sim.scene;
-            const double end_time = opts.until > 0.0 ? opts.until : scene.duration;
-            const double fps = opts.fps > 0.0 ? opts.fps : scene.output.fps;
-            const std::vector<std::string> formats = opts.formats.empty() ? scene.output.formats : opts.formats;
-            const bool render_all = opts.render || scene.output.render;
+            const nlohmann::json* rec = opts.resume;  // a resumed run: the checkpoint's record
+            // A resumed run goes where the original was going, unless told to go further.
+            const double end_time = opts.until > 0.0 ? opts.until : rec ? rec->at("end_time").get<double>() : scene.duration;
+            const double fps = rec ? rec->at("fps").get<double>() : opts.fps > 0.0 ? opts.fps : scene.output.fps;
+            const std::vector<std::string> formats =
+                rec ? rec->at("formats").get<std::vector<std::string>>()
+                    : opts.formats.empty() ? scene.output.formats : opts.formats;
+            const bool render_all = rec ? rec->at("render").get<bool>() : opts.render || scene.output.render;
+            const bool mesh = rec ? rec->at("mesh").get<bool>() : opts.mesh;
+            const std::string mesh_format = rec ? rec->at("mesh_format").get<std::string>() : opts.mesh_format;
             const auto& out = opts.out_dir;
-            // Stale frames of an earlier run would mix with this one's in the folder.
-            detail::prepare_frames_folder(out, {"particles_", "surface_", "walls"});
-            std::error_code no_walls_pvd;
-            std::filesystem::remove(out / "walls.pvd", no_walls_pvd);  // a moving-walls run's, from before
+            // The library's own guard (the CLI and the scene loader check first): a frame interval or an
+            // end the clock cannot resolve would make a run that never ends.
+            if (!(fps > 0.0 && fps <= kMaxFps) || !(end_time > 0.0 && end_time <= kMaxDuration))
+                throw InputError(fmt::format("{}: fps = {:g}, end time = {:g} s: allowed: 0 < fps <= {:g}, 0 < end <= {:g} s",
+                                             scene.where(), fps, end_time, kMaxFps, kMaxDuration));
+            if (rec && sim.time > end_time + 1e-9 * std::max(1.0, end_time))
+                throw InputError(fmt::format("--until {:g}: the checkpoint is at t = {:.6g} s already; allowed: a later time",
+                                             end_time, sim.time));
+            // Stale frames of an earlier run would mix with this one's in the folder (a resumed run
+            // keeps the frames its checkpoint lists).
+            const int frames_kept = rec ? static_cast<int>(rec->at("frames").size()) : 0;
+            detail::prepare_frames_folder(out, {"particles_", "surface_", "walls"}, frames_kept);
+            detail::start_run_folder(out, {{"scene", scene.name}, {"method", scene.method}}, rec != nullptr);
 
             RenderSettings rs = opts.render_settings;
             if (scene.camera.given) {
@@ -267,10 +351,10 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
                         fr.files.push_back(name);
                     }
                 }
-                if (opts.mesh) {  // issue 5: the fluid's surface beside the particles
+                if (mesh) {  // issue 5: the fluid's surface beside the particles
                     SurfaceSettings ss = opts.mesh_settings;
                     if (ss.particle_radius == 0.0f) ss.particle_radius = r;
-                    const std::string name = fmt::format("frames/surface_{:05d}.{}", fr.index, opts.mesh_format);
+                    const std::string name = fmt::format("frames/surface_{:05d}.{}", fr.index, mesh_format);
                     write_mesh<D>(out / name, reconstruct_surface<D>(sim.fluid.position, ss, exec).mesh);
                     fr.files.push_back(name);
                 }
@@ -313,28 +397,100 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
             using clock = std::chrono::steady_clock;
             const auto t0 = clock::now();
             auto last_report = t0;
-            const std::uint64_t steps0 = sim.steps;
-            const double time0 = sim.time;
-            double step_seconds = 0.0;
+            std::uint64_t steps0 = sim.steps;
+            double time0 = sim.time;
+            double step_seconds = 0.0, wall_before = 0.0;
             float max_err = 0.0f, max_speed = 0.0f;
             double sum_err = 0.0, sum_iterations = 0.0, sum_divergence_iterations = 0.0;
             std::uint64_t stat_steps = 0;
+            int next_frame = 1;
+            auto pvd_json = [](const std::vector<std::pair<double, std::string>>& v) {
+                nlohmann::json a = nlohmann::json::array();
+                for (const auto& [t, name] : v) a.push_back({t, name});
+                return a;
+            };
+            auto pvd_from = [](const nlohmann::json& a) {
+                std::vector<std::pair<double, std::string>> v;
+                for (const auto& e : a) v.emplace_back(e.at(0).get<double>(), e.at(1).get<std::string>());
+                return v;
+            };
+            // What the run loop carries from step to step beyond the simulation: a checkpoint keeps it
+            // so that a resumed run writes the same frames, numbers and statistics.
+            auto record = [&]() {
+                nlohmann::json rj;
+                rj["end_time"] = end_time;
+                rj["fps"] = fps;
+                rj["formats"] = formats;
+                rj["render"] = render_all;
+                rj["mesh"] = mesh;
+                rj["mesh_format"] = mesh_format;
+                rj["time0"] = time0;
+                rj["steps0"] = steps0;
+                rj["next_frame"] = next_frame;
+                nlohmann::json frames = nlohmann::json::array();
+                for (const auto& f : result.frames)
+                    frames.push_back({{"index", f.index}, {"time", f.time}, {"files", f.files},
+                                      {"max_density_error", f.max_density_error},
+                                      {"mean_density_error", f.mean_density_error}});
+                rj["frames"] = frames;
+                rj["pvd"] = pvd_json(pvd);
+                rj["walls_pvd"] = pvd_json(walls_pvd);
+                rj["frame_accumulators"] = {frame_max_err, frame_sum_err, frame_steps};
+                rj["stats"] = {step_seconds, max_err, max_speed, sum_err, sum_iterations, sum_divergence_iterations,
+                               stat_steps, wall_before + std::chrono::duration<double>(clock::now() - t0).count()};
+                return rj;
+            };
+            if (rec) {
+                time0 = rec->at("time0").get<double>();
+                steps0 = rec->at("steps0").get<std::uint64_t>();
+                next_frame = rec->at("next_frame").get<int>();
+                for (const auto& f : rec->at("frames")) {
+                    FrameRecord fr;
+                    fr.index = f.at("index").get<int>();
+                    fr.time = f.at("time").get<double>();
+                    fr.files = f.at("files").get<std::vector<std::string>>();
+                    fr.max_density_error = f.at("max_density_error").get<float>();
+                    fr.mean_density_error = f.at("mean_density_error").get<float>();
+                    result.frames.push_back(std::move(fr));
+                }
+                pvd = pvd_from(rec->at("pvd"));
+                walls_pvd = pvd_from(rec->at("walls_pvd"));
+                const auto& acc = rec->at("frame_accumulators");
+                frame_max_err = acc.at(0).get<float>();
+                frame_sum_err = acc.at(1).get<double>();
+                frame_steps = acc.at(2).get<std::uint64_t>();
+                const auto& stats = rec->at("stats");
+                step_seconds = stats.at(0).get<double>();
+                max_err = stats.at(1).get<float>();
+                max_speed = stats.at(2).get<float>();
+                sum_err = stats.at(3).get<double>();
+                sum_iterations = stats.at(4).get<double>();
+                sum_divergence_iterations = stats.at(5).get<double>();
+                stat_steps = stats.at(6).get<std::uint64_t>();
+                wall_before = stats.at(7).get<double>();
+                if (result.frames.empty()) throw InputError("corrupt checkpoint: it lists no frame");
+            }
+            const std::uint64_t steps_at_start = sim.steps;  // of this invocation (--steps counts from here)
+            const double checkpoint_every = opts.checkpoint_every;
+            double next_checkpoint = checkpoint_every > 0.0
+                                         ? time0 + checkpoint_every * (std::floor((sim.time - time0) / checkpoint_every) + 1.0)
+                                         : std::numeric_limits<double>::infinity();
+            auto checkpoint = [&]() { write_checkpoint(out / kCheckpointFile, simulation, record()); };
 
             auto progress = [&](bool finished) {
                 if (!opts.on_progress) return;
-                opts.on_progress(detail::make_progress(sim.time, time0, end_time, sim.steps - steps0, opts.max_steps,
+                opts.on_progress(detail::make_progress(sim.time, time0, end_time, sim.steps - steps_at_start, opts.max_steps,
                                                        sim.fluid.size(), "particles",
                                                        std::chrono::duration<double>(clock::now() - t0).count(),
                                                        static_cast<int>(result.frames.size()), finished));
             };
 
-            write_frame(render_all);
+            if (!rec) write_frame(render_all);
             const double frame_dt = 1.0 / fps;
-            int next_frame = 1;
             result.status = "completed";
             result.exit_code = kExitOk;
             const double eps = 1e-9 * std::max(1.0, end_time);
-            while (sim.time < end_time - eps && (opts.max_steps == 0 || sim.steps - steps0 < opts.max_steps)) {
+            while (sim.time < end_time - eps && (opts.max_steps == 0 || sim.steps - steps_at_start < opts.max_steps)) {
                 const double target = std::min(time0 + next_frame * frame_dt, end_time);
                 const auto s0 = clock::now();
                 const StepStats st = step(simulation, exec, target);
@@ -363,6 +519,10 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
                     write_frame(render_all);
                     ++next_frame;
                 }
+                if (sim.time >= next_checkpoint - eps) {
+                    checkpoint();
+                    next_checkpoint += checkpoint_every;
+                }
                 if (opts.stop && opts.stop->load()) {
                     result.status = "interrupted";
                     result.exit_code = kExitInterrupted;
@@ -375,6 +535,9 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
                     progress(false);
                 }
             }
+            // The final checkpoint, before the frame below (a frame off the frame times, which a resumed
+            // run rewrites under the same number at its proper time).
+            if (result.exit_code != kExitDiverged && opts.checkpoint_at_end) checkpoint();
             // A run stopped by --steps (or interrupted) between frames still ends with a frame of its last state.
             if (result.exit_code != kExitDiverged && result.frames.back().time < sim.time) write_frame(render_all);
             // The last good frame always gets a picture.
@@ -387,7 +550,7 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
                 result.message = fmt::format("completed {} steps to t = {:.6g} s", sim.steps - steps0, sim.time);
             progress(true);
 
-            const double wall = std::chrono::duration<double>(clock::now() - t0).count();
+            const double wall = wall_before + std::chrono::duration<double>(clock::now() - t0).count();
             const std::uint64_t nsteps = sim.steps - steps0;
             nlohmann::json j;
             j["scene"] = scene.name;
@@ -407,6 +570,8 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
             j["max_density_error"] = max_err;
             j["mean_density_error"] = stat_steps ? sum_err / double(stat_steps) : 0.0;
             j["max_speed"] = max_speed;
+            j["speed_bound"] = {{"free_fall", sim.speed_bound.free_fall}, {"walls", sim.speed_bound.walls},
+                                {"initial", sim.speed_bound.initial}, {"limit", sim.speed_bound.limit()}};
             if (sum_iterations > 0.0) j["mean_iterations"] = sum_iterations / double(stat_steps);
             if (sum_divergence_iterations > 0.0)
                 j["mean_divergence_iterations"] = sum_divergence_iterations / double(stat_steps);

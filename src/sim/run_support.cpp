@@ -1,15 +1,17 @@
 #include "sim/run_support.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 
 #include <fmt/format.h>
 
 #include "eddy/error.hpp"
+#include "eddy/io.hpp"
 
 namespace eddy::detail {
 
-void prepare_frames_folder(const std::filesystem::path& out, std::initializer_list<const char*> stale) {
+void prepare_frames_folder(const std::filesystem::path& out, std::initializer_list<const char*> stale, int keep_below) {
     std::error_code ec;
     std::filesystem::create_directories(out / "frames", ec);
     if (ec || !std::filesystem::is_directory(out / "frames"))
@@ -17,9 +19,29 @@ void prepare_frames_folder(const std::filesystem::path& out, std::initializer_li
                                      ec ? ec.message() : "a file is in the way"));
     for (const auto& e : std::filesystem::directory_iterator(out / "frames")) {
         const std::string name = e.path().filename().string();
-        if (std::any_of(stale.begin(), stale.end(), [&](const char* p) { return name.rfind(p, 0) == 0; }))
+        for (const char* p : stale) {
+            if (name.rfind(p, 0) != 0) continue;
+            // A resumed run keeps the frames its checkpoint lists: those numbered below keep_below.
+            const std::size_t len = std::strlen(p);
+            const bool numbered = name.size() >= len + 5 &&
+                                  std::all_of(name.begin() + len, name.begin() + len + 5, [](char c) { return c >= '0' && c <= '9'; });
+            if (keep_below > 0 && (!numbered || std::stoi(name.substr(len, 5)) < keep_below)) break;
             std::filesystem::remove(e.path());
+            break;
+        }
     }
+}
+
+void start_run_folder(const std::filesystem::path& out, const nlohmann::json& what, bool resumed) {
+    std::error_code ec;
+    if (!resumed)
+        for (const char* stale : {"particles.pvd", "grid.pvd", "walls.pvd", "surface.pvd", "checkpoint.eddy", "last_frame.png"})
+            std::filesystem::remove(out / stale, ec);
+    nlohmann::json j = what;
+    j["status"] = "running";
+    j["message"] = resumed ? "resumed from checkpoint.eddy; running (or killed before it could finish)"
+                           : "running (or killed before it could finish)";
+    io::write_json(out / "summary.json", j);
 }
 
 Progress make_progress(double time, double time0, double end_time, std::uint64_t steps, std::uint64_t max_steps,

@@ -319,7 +319,7 @@ StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
 
     // 5. Positions; the walls' shapes guard the boundary particles (see WcsphSolver::step); the
     //    pressure of the outputs, p = (P + P^v) rho^2.
-    const float guard = 0.25f * m_r;
+    const float guard_held = wall_contact_margin(m_r, true), guard_free = wall_contact_margin(m_r, false);
     float* p = fluid.pressure.data();
     const Stats st = parallel_reduce_blocks(
         exec, n, Stats{},
@@ -329,7 +329,8 @@ StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
                 Vec<D> vi = v[i];
                 x[i] += vi * dt;
                 vi += m_xsph[i];  // XSPH from the velocities the step started with
-                guard_walls(x[i], vi, m_walls, guard);
+                // Held: a pressure from either solver pushes it off the walls (wall_contact_margin).
+                guard_walls(x[i], vi, m_walls, P[i] + Pv[i] > 0.0f ? guard_held : guard_free);
                 v[i] = vi;
                 p[i] = (P[i] + Pv[i]) * rho[i] * rho[i];
                 const float sp = norm(vi);
@@ -353,6 +354,22 @@ nlohmann::json DfsphSolver<D>::describe() const {
     s["derived_support_radius"] = m_kernel.h;
     s["derived_surface_neighbors"] = m_min_neighbors;
     return s;
+}
+
+template <int D>
+void DfsphSolver<D>::save_state(StateWriter& w) const {
+    w.put(m_vmax);
+    w.put(m_last_dt);
+    w.put(m_last_predicted);
+    w.put(m_neighbors.sort_phase());
+}
+
+template <int D>
+void DfsphSolver<D>::load_state(StateReader& r) {
+    m_vmax = r.get<float>();
+    m_last_dt = r.get<float>();
+    m_last_predicted = r.get<float>();
+    m_neighbors.set_sort_phase(r.get<int>());
 }
 
 template <int D>

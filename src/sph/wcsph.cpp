@@ -233,10 +233,12 @@ StepStats WcsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
     });
 
     // Symplectic Euler, and the statistics for the next time step. The walls' shapes guard the
-    // boundary particles: a particle whose centre came within r/4 of a wall's surface (a splash
-    // against a thin plate, a lone droplet the wall's pressure does not hold) is put back there and
-    // loses the velocity that carried it in. Fluid resting on a wall sits r from it, untouched.
-    const float guard = 0.25f * m_r;
+    // boundary particles (see wall_contact_margin in boundary.hpp): a particle with pressure is held by
+    // the wall particles and only guarded within r/4 of the surface (a splash against a thin plate);
+    // a particle without (p <= 0: a droplet, spray, a thin sheet, whose density stays below rho0 even
+    // against the wall, so the Akinci wall term exerts nothing) touches the wall as a ball of radius r.
+    // Either is put back and loses the velocity that carried it in.
+    const float guard_held = wall_contact_margin(m_r, true), guard_free = wall_contact_margin(m_r, false);
     const Stats st = parallel_reduce_blocks(
         exec, n, Stats{},
         [&](std::size_t b0, std::size_t b1) {
@@ -244,7 +246,7 @@ StepStats WcsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
             for (std::size_t i = b0; i < b1; ++i) {
                 Vec<D> vi = v[i] + a[i] * dt;
                 x[i] += vi * dt;
-                guard_walls(x[i], vi, m_walls, guard);
+                guard_walls(x[i], vi, m_walls, p[i] > 0.0f ? guard_held : guard_free);
                 v[i] = vi;
                 const float sp = norm(vi), ac = norm(a[i]);
                 if (!std::isfinite(sp) || !is_finite(x[i])) s.bad = true;
@@ -285,6 +287,20 @@ nlohmann::json WcsphSolver<D>::describe() const {
     s["derived_support_radius"] = m_kernel.h;
     s["derived_gradient_factor"] = m_grad_factor;
     return s;
+}
+
+template <int D>
+void WcsphSolver<D>::save_state(StateWriter& w) const {
+    w.put(m_vmax);
+    w.put(m_amax);
+    w.put(m_neighbors.sort_phase());
+}
+
+template <int D>
+void WcsphSolver<D>::load_state(StateReader& r) {
+    m_vmax = r.get<float>();
+    m_amax = r.get<float>();
+    m_neighbors.set_sort_phase(r.get<int>());
 }
 
 template <int D>

@@ -38,12 +38,16 @@ struct Frame {
 
 template <int D>
 MeshFilesReport mesh_one(const ParticleSet<3>& p3, const Frame& f, const MeshFilesOptions& opts,
-                         const SurfaceSettings& s, const ExecContext& exec) {
+                         const SurfaceSettings& s, const MemoryBudget& budget, const ExecContext& exec) {
     std::vector<Vec<D>> pos(p3.size());
     for (std::size_t i = 0; i < pos.size(); ++i)
         for (int a = 0; a < D; ++a) pos[i][a] = p3.position[i][a];
     SurfaceSettings ss = s;
     ss.keep_grids = !opts.sdf_out.empty();
+    bool vti = false, vdb = false;
+    for (const auto& g : opts.sdf_out) (g.extension() == ".vti" ? vti : vdb) = true;
+    // Before any grid exists: a voxel far too small for the particles' spread is refused, not swapped.
+    check_memory(estimate_surface_memory<D>(pos, ss, vti, vdb), budget, f.in.string());
     SurfaceResult<D> r;
     try {
         r = reconstruct_surface<D>(pos, ss, exec);
@@ -64,10 +68,10 @@ MeshFilesReport mesh_one(const ParticleSet<3>& p3, const Frame& f, const MeshFil
 }
 
 MeshFilesReport mesh_frame(const Frame& f, const MeshFilesOptions& opts, const SurfaceSettings& s,
-                           const ExecContext& exec) {
+                           const MemoryBudget& budget, const ExecContext& exec) {
     const ParticleSet<3> p = io::read_particles<3>(f.in);
     const bool flat = std::all_of(p.position.begin(), p.position.end(), [](const Vec3& x) { return x[2] == 0.0f; });
-    return flat ? mesh_one<2>(p, f, opts, s, exec) : mesh_one<3>(p, f, opts, s, exec);
+    return flat ? mesh_one<2>(p, f, opts, s, budget, exec) : mesh_one<3>(p, f, opts, s, budget, exec);
 }
 
 bool is_particle_file(const fs::path& p) {
@@ -121,14 +125,21 @@ MeshFilesReport mesh_particle_files(const MeshFilesOptions& opts, const ExecCont
     }
     std::vector<MeshFilesReport> reps(frames.size());
     if (frames.size() == 1) {
-        reps[0] = mesh_frame(frames[0], opts, s, exec);
+        reps[0] = mesh_frame(frames[0], opts, s, opts.budget, exec);
     } else {
+        // Frames run in parallel: each may take its share of the budget.
+        MemoryBudget budget = opts.budget;
+        const std::size_t at_once = std::min<std::size_t>(frames.size(), std::size_t(std::max(1, exec.threads())));
+        if (!budget.unlimited() && at_once > 1) {
+            budget.limit_bytes /= at_once;
+            budget.origin += fmt::format("; shared by {} frames meshed at once, fewer with --threads", at_once);
+        }
         // Frames in parallel; each frame's own loops nest inside the same arena. Errors: the first frame's.
         std::vector<std::exception_ptr> errors(frames.size());
         exec.run([&] {
             tbb::parallel_for(std::size_t(0), frames.size(), [&](std::size_t i) {
                 try {
-                    reps[i] = mesh_frame(frames[i], opts, s, exec);
+                    reps[i] = mesh_frame(frames[i], opts, s, budget, exec);
                 } catch (...) {
                     errors[i] = std::current_exception();
                 }

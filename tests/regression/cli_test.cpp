@@ -208,3 +208,108 @@ TEST_F(Cli, ModelScenesWriteTheirWallsAndBadModelsExit2) {
     for (const char* f : {"frames/walls_00000.vtp", "frames/walls_00002.vtp", "frames/walls_00002.obj", "walls.pvd"})
         EXPECT_TRUE(fs::exists(dir / "ok" / f)) << f;
 }
+
+// ---- hostile input (issue 12): every bad input one line and exit code 2, never a crash -------------
+
+namespace {
+
+// One line, exit code 2, naming `needle`, no raw library text.
+void expect_bad_input(const Result& r, const std::string& what, const std::string& needle) {
+    EXPECT_EQ(r.code, 2) << what << "\n" << r.output.substr(0, 500);
+    EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << what << "\n" << r.output.substr(0, 500);
+    EXPECT_LT(r.output.size(), 600u) << what << "\n" << r.output.substr(0, 600);
+    EXPECT_NE(r.output.find(needle), std::string::npos) << what << "\n" << r.output.substr(0, 500);
+    for (const char* raw : {"json.exception", "not in range", "1797693", "Could not convert", "terminate", "_M_"})
+        EXPECT_EQ(r.output.find(raw), std::string::npos) << what << "\n" << r.output.substr(0, 500);
+}
+
+}  // namespace
+
+// 100,000 levels of nesting (or 65,000 brackets in --set) segfaulted eddy run and eddy view: stack
+// overflow in json::dump while the validator echoed the value.
+TEST_F(Cli, DeeplyNestedJsonIsBadInputNotACrash) {
+    std::string text = kSmallScene;
+    text.replace(text.find("[0, -9.81]"), 10, std::string(100000, '[') + std::string(100000, ']'));
+    const fs::path gravity = write("deep_gravity.json", text);
+    expect_bad_input(run_cli("run " + gravity.string() + " --quiet --out " + (dir / "o").string()), "gravity",
+                     "deep_gravity.json: line 3 column");
+    std::string objects;
+    for (int i = 0; i < 100000; ++i) objects += "{\"a\":";
+    text = kSmallScene;
+    text.replace(text.find("\"small\","), 8, "\"small\", \"description\": " + objects + "1" + std::string(100000, '}') + ",");
+    const fs::path description = write("deep_description.json", text);
+    expect_bad_input(run_cli("run " + description.string() + " --quiet --out " + (dir / "o").string()), "description",
+                     "deep_description.json: line 2 column");
+    const fs::path good = write("good.json", kSmallScene);
+    expect_bad_input(run_cli("run " + good.string() + " --quiet --set 'gravity=" + std::string(65000, '[') + "' --out " +
+                             (dir / "o").string()),
+                     "--set", "nested deeper than 64 levels");
+    // A huge flat value is echoed cut short, not as one 8 MB line.
+    std::string wide = kSmallScene;
+    std::string numbers = "[0";
+    for (int i = 0; i < 200000; ++i) numbers += ",1";
+    wide.replace(wide.find("[0, -9.81]"), 10, numbers + "]");
+    const fs::path flat = write("wide.json", wide);
+    expect_bad_input(run_cli("run " + flat.string() + " --quiet --out " + (dir / "o").string()), "wide",
+                     "wide.json: gravity: expected 2 numbers, got 200001 ([0,1,1,");
+}
+
+TEST_F(Cli, NumbersOutOfRangeNameTheFile) {
+    std::string text = kSmallScene;
+    text.replace(text.find("0.01"), 4, "-1e309");
+    const fs::path file = write("overflow.json", text);
+    expect_bad_input(run_cli("run " + file.string() + " --quiet --out " + (dir / "o").string()), "-1e309",
+                     "overflow.json: line 2 column");
+    expect_bad_input(run_cli("run circle_2d --quiet --set particle_radius=1e-300 --out " + (dir / "o").string()),
+                     "1e-300", "particle_radius = 1e-300: below the smallest allowed radius");
+    // The run "completed" with 6 wall particles instead of 641 (the count wrapped through an int).
+    expect_bad_input(run_cli("run circle_2d --quiet --set boundaries.0.radius=1e308 --out " + (dir / "o").string()),
+                     "radius", "boundaries[0].radius");
+    expect_bad_input(run_cli("run /dev/null --quiet --out " + (dir / "o").string()), "/dev/null",
+                     "/dev/null: not a regular file");
+}
+
+// --fps 1e308 never finished (time stopped advancing); nan and inf were accepted; CLI11's range text
+// printed DBL_MAX. Each flag now says what is allowed, on one line, before the scene is even read.
+TEST_F(Cli, FlagValuesAreCheckedWithOneLineEach) {
+    const std::string out = " --quiet --out " + (dir / "o").string();
+    struct Case { std::string args, expect; };
+    const std::vector<Case> cases = {
+        {"run dam_break_2d --fps 1e308" + out, "--fps: '1e308' is not allowed; allowed: frames per second > 0 and <= 1e6"},
+        {"run dam_break_2d --fps nan" + out, "--fps: 'nan'"},
+        {"run dam_break_2d --fps abc" + out, "--fps: 'abc'"},
+        {"run dam_break_2d --until nan" + out, "--until: 'nan' is not allowed; allowed: a time > 0"},
+        {"run dam_break_2d --until -1" + out, "--until: '-1'"},
+        {"run dam_break_2d --until inf" + out, "--until: 'inf'"},
+        {"run dam_break_2d --threads 0" + out, "--threads: '0' is not allowed; allowed: a whole number from 1"},
+        {"run dam_break_2d --steps 1.5" + out, "--steps: '1.5'"},
+        {"run dam_break_2d --checkpoint-every nan" + out, "--checkpoint-every: 'nan'"},
+        {"run dam_break_2d --quiet --out ''", "--out: '' is not allowed"},
+        {"run dam_break_2d --set output.fps=1e7" + out, "output.fps = 1e+07"},
+        {"mesh x.csv --out m.obj --radius inf", "eddy mesh: key 'radius' = inf: allowed: a length > 0 (m)"},
+        {"mesh x.csv --out m.obj --voxel nan", "key 'voxel' = nan"},
+        {"mesh x.csv --out ''", "--out: '' is not allowed"},
+        {"mesh x.csv --out m.obj --bogus", "(see eddy mesh --help)"},
+        {"run dam_break_2d --bogus", "unknown option or extra argument --bogus (see eddy run --help)"},
+        {"bogus", "'bogus' is not a command; allowed: scenes, run, mesh, view"},
+        {"run dam_brake_2d" + out, "did you mean dam_break_2d?"},
+    };
+    for (const auto& c : cases) expect_bad_input(run_cli(c.args), c.args, c.expect);
+    // The largest frame rate allowed still advances the clock.
+    const Result r = run_cli("run dam_break_2d --fps 1e6 --until 0.00001 --format csv" + out);
+    EXPECT_EQ(r.code, 0) << r.output;
+}
+
+// eddy mesh on a .vtp claiming 2^61 points: exit 1 with "vector::_M_fill_insert".
+TEST_F(Cli, MeshRefusesHeaderCountsBeyondTheFile) {
+    const fs::path csv = write("p.csv", "x,y,z\n0,0,0\n0.02,0,0\n");
+    ASSERT_EQ(run_cli("mesh " + csv.string() + " --radius 0.01 --out " + (dir / "ok.obj").string()).code, 0);
+    std::string xml = "<?xml version=\"1.0\"?>\n<VTKFile type=\"PolyData\" version=\"1.0\" byte_order=\"LittleEndian\" "
+                      "header_type=\"UInt64\">\n<PolyData>\n<Piece NumberOfPoints=\"2305843009213693952\" NumberOfVerts=\"0\">\n"
+                      "<Points>\n<DataArray type=\"Float64\" NumberOfComponents=\"3\" format=\"appended\" offset=\"0\"/>\n"
+                      "</Points>\n</Piece>\n</PolyData>\n<AppendedData encoding=\"raw\">\n_";
+    xml += std::string(8, '\0') + "\n</AppendedData>\n</VTKFile>\n";
+    const fs::path vtp = write("huge.vtp", xml);
+    expect_bad_input(run_cli("mesh " + vtp.string() + " --radius 0.01 --out " + (dir / "m.obj").string()), "huge.vtp",
+                     "huge.vtp: NumberOfPoints = 2305843009213693952 is more than the file's");
+}

@@ -447,3 +447,35 @@ TEST_F(Io, BinaryReadersRejectBadContent) {
     put(dir / "huge.vtp", huge);
     expect_input_error([&] { io::read_vtp<3>(dir / "huge.vtp"); }, dir / "huge.vtp", "Points");
 }
+
+// Issue 12: a .vtp whose header claimed 2^61 points passed every check (2^61 points of 24 bytes "need"
+// 0 bytes once the product wraps around 2^64) and then asked for 2^61 particles: exit 1 with
+// "vector::_M_fill_insert". Every header count is now checked against the file's size first.
+TEST_F(Io, HeaderCountsAreCheckedAgainstTheFileSizeFirst) {
+    io::write_vtp(dir / "t.vtp", sample<3>(20));
+    std::string vtp = slurp(dir / "t.vtp");
+    vtp.replace(vtp.find("NumberOfPoints=\"20\""), 19, "NumberOfPoints=\"2305843009213693952\"");
+    // The Points array's byte count (offset 0) set to what the wrapped product gives: 0.
+    const std::size_t data = vtp.find('_', vtp.find("<AppendedData")) + 1;
+    vtp.replace(data, 8, std::string(8, '\0'));
+    put(dir / "wrap.vtp", vtp);
+    expect_input_error([&] { io::read_vtp<3>(dir / "wrap.vtp"); }, dir / "wrap.vtp",
+                       "NumberOfPoints = 2305843009213693952 is more than the file's");
+    // A count the file could hold as bytes but not as Float32 triples.
+    vtp = slurp(dir / "t.vtp");
+    const std::string n = std::to_string(vtp.size() / 4);
+    vtp.replace(vtp.find("NumberOfPoints=\"20\""), 19, "NumberOfPoints=\"" + n + "\"");
+    put(dir / "many.vtp", vtp);
+    expect_input_error([&] { io::read_vtp<3>(dir / "many.vtp"); }, dir / "many.vtp", "truncated");
+    // PLY, binary and ASCII.
+    io::write_ply(dir / "t.ply", sample<3>(20));
+    std::string ply = slurp(dir / "t.ply");
+    ply.replace(ply.find("element vertex 20"), 17, "element vertex 2305843009213693952");
+    put(dir / "wrap.ply", ply);
+    expect_input_error([&] { io::read_ply<3>(dir / "wrap.ply"); }, dir / "wrap.ply", "truncated");
+    put(dir / "wrap_ascii.ply", "ply\nformat ascii 1.0\nelement vertex 18446744073709551615\nproperty float x\n"
+                                "property float y\nproperty float z\nend_header\n0 0 0\n");
+    expect_input_error([&] { io::read_ply<3>(dir / "wrap_ascii.ply"); }, dir / "wrap_ascii.ply", "truncated");
+    // Devices are not particle files (/dev/zero would be read forever).
+    expect_input_error([&] { io::read_csv<3>("/dev/zero"); }, "/dev/zero", "not a regular file");
+}

@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -12,9 +13,11 @@
 #include <regex>
 
 #include "eddy/error.hpp"
+#include "eddy/json_text.hpp"
 #include "eddy/neighbors.hpp"
 #include "eddy/scene.hpp"
 #include "eddy/shallow_water.hpp"
+#include "eddy/simulation.hpp"
 #include "test_support.hpp"
 
 using namespace eddy;
@@ -627,4 +630,182 @@ TEST(SceneGeometry, BoundsCoverEveryShape) {
     EXPECT_FLOAT_EQ(c.lo[1], 0.0f);
     EXPECT_FLOAT_EQ(c.hi[0], 1.2f);
     EXPECT_FLOAT_EQ(c.hi[1], 1.0f);
+}
+
+// ---- hostile input (issue 12) -----------------------------------------------------------------------
+
+// Nesting 100,000 levels deep overflowed the stack (json::dump echoing the value): the depth is now
+// bounded before anything is parsed, in files and in --set values and key paths alike.
+TEST(SceneHostile, DeepNestingIsRefusedBeforeParsing) {
+    const TempDir dir("deep");
+    nlohmann::json j = base2d();
+    j["gravity"] = "GRAVITY";
+    std::string text = j.dump();
+    text.replace(text.find("\"GRAVITY\""), 9, std::string(100000, '[') + std::string(100000, ']'));
+    expect_input_error([&] { load_scene(dir.write("deep_gravity.json", text)); },
+                       {"deep_gravity.json: line 1 column", "nested deeper than 64 levels"});
+    std::string objects;
+    for (int i = 0; i < 100000; ++i) objects += "{\"a\":";
+    objects += "1" + std::string(100000, '}');
+    expect_input_error([&] { load_scene(dir.write("deep_description.json", "{\"description\": " + objects + "}")); },
+                       {"deep_description.json", "nested deeper than 64 levels"});
+    // Brackets inside strings are text, not nesting.
+    j = base2d();
+    j["description"] = std::string(1000, '[');
+    EXPECT_EQ(load_scene(dir.write("brackets_in_text.json", j.dump())).description, std::string(1000, '['));
+    // 64 levels are fine (the scene's object and 63 more; then an ordinary type error).
+    j = base2d();
+    j["gravity"] = "GRAVITY";
+    text = j.dump();
+    text.replace(text.find("\"GRAVITY\""), 9, std::string(63, '[') + std::string(63, ']'));
+    expect_input_error([&] { load_scene(dir.write("deep64.json", text)); }, {"deep64.json: gravity: expected 2 numbers"});
+    // --set: the value's nesting and the key path's depth.
+    expect_input_error([] { parse_scene(base2d(), "t.json", {"gravity=" + std::string(65000, '[')}); },
+                       {"t.json: --set 'gravity=[[[", "...'", "nested deeper than 64 levels"});
+    std::string path;
+    for (int i = 0; i < 100; ++i) path += "a.";
+    expect_input_error([&] { parse_scene(base2d(), "t.json", {path + "b=1"}); }, {"t.json: --set", "nested deeper"});
+    expect_input_error([] { parse_scene(base2d(), "t.json", {"settings.x=" + std::string(63, '[')}); },
+                       {"t.json: --set", "nested deeper"});
+}
+
+// Every value a message echoes is cut to about 80 characters (one was a single 8 MB line).
+TEST(SceneHostile, EchoedValuesAreCutShort) {
+    nlohmann::json j = base2d();
+    j["gravity"] = nlohmann::json::array();
+    for (int i = 0; i < 100000; ++i) j["gravity"].push_back(i);
+    try {
+        parse_scene(j, "long.json");
+        ADD_FAILURE() << "no error";
+    } catch (const InputError& e) {
+        const std::string msg = e.what();
+        EXPECT_LT(msg.size(), 250u) << msg;
+        EXPECT_NE(msg.find("long.json: gravity: expected 2 numbers, got 100000 ([0,1,2,"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("...)"), std::string::npos) << msg;
+    }
+    for (const auto& edit : std::vector<std::function<void(nlohmann::json&)>>{
+             [](auto& x) { x["method"] = std::string(1'000'000, 'w'); },
+             [](auto& x) { x[std::string(1'000'000, 'k')] = 1; },
+             [](auto& x) {
+                 x["method"] = "clavet";
+                 x["settings"]["mode"] = std::string(1'000'000, 'm');
+             },
+             [](auto& x) { x["name"] = nlohmann::json::array({std::string(1'000'000, 'n')}); },
+             [](auto& x) { x["fluids"][0]["shape"] = std::string(1'000'000, 's') + "\n"; }}) {
+        nlohmann::json k = base2d();
+        edit(k);
+        try {
+            const Scene s = parse_scene(k, "huge.json");
+            build_fluid<2>(s, 1000);
+            (void)make_simulation(s, 1000, ExecContext(1));
+            ADD_FAILURE() << "no error";
+        } catch (const InputError& e) {
+            const std::string msg = e.what();
+            EXPECT_LT(msg.size(), 400u) << msg.substr(0, 400);
+            EXPECT_EQ(msg.find('\n'), std::string::npos);
+            EXPECT_NE(msg.find("huge.json"), std::string::npos) << msg;
+        }
+    }
+    // Short values are shown exactly as JSON; deep values built in code and stray bytes do not throw.
+    EXPECT_EQ(json_excerpt(nlohmann::json::parse(R"([1,2.5,"a",{"b":null}])")), R"([1,2.5,"a",{"b":null}])");
+    nlohmann::json deep = 1;
+    for (int i = 0; i < 10000; ++i) deep = nlohmann::json::array({std::move(deep)});
+    const std::string shown = json_excerpt(deep);
+    EXPECT_LE(shown.size(), 80u);
+    EXPECT_TRUE(shown.ends_with("...")) << shown;
+    EXPECT_NO_THROW(json_excerpt(nlohmann::json(std::string("\xff\xfe"))));
+    expect_input_error([] { parse_scene(base2d(), "t.json", {"name=\xff"}); }, {"t.json: --set", "UTF-8"});
+}
+
+// -1e309 was exit 1 with nlohmann's raw "[json.exception.out_of_range.406]".
+TEST(SceneHostile, NumbersBeyondADoubleOrAFloat) {
+    const TempDir dir("range");
+    const auto file = dir.write("overflow.json", "{\"name\": \"x\", \"dimension\": 2,\n  \"particle_radius\": -1e309}");
+    expect_input_error([&] { load_scene(file); },
+                       {"overflow.json: line 2 column 22: number -1e309 is out of range; allowed: numbers within"});
+    expect_input_error([] { parse_scene(base2d(), "t.json", {"particle_radius=1e400"}); },
+                       {"t.json: --set 'particle_radius=1e400': number 1e400 is out of range"});
+    // Beyond a float: named at the key, not "smaller than one particle" later.
+    expect_input_error([] { parse_scene(base2d(), "t.json", {"fluids.0.max=[1e308,1]"}); },
+                       {"t.json: fluids[0].max[0] = 1e+308: beyond the largest value"});
+    expect_input_error([] { parse_scene(base2d(), "t.json", {"boundaries.0.max=[1,1e39]"}); },
+                       {"t.json: boundaries[0].max[1] = 1e+39"});
+    // Settings whose table allows any size still fit a float (a cast would make 1e300 infinite).
+    expect_input_error([] { make_simulation(parse_scene(base2d(), "t.json", {"settings.speed_of_sound=1e300"}), 1000,
+                                            ExecContext(1)); },
+                       {"t.json", "'speed_of_sound' = 1e+300 is out of range; allowed: numbers within +-3.4e38"});
+    // particle_radius: below the smallest allowed value, not "must be > 0".
+    expect_input_error([] { parse_scene(base2d(), "t.json", {"particle_radius=1e-300"}); },
+                       {"t.json: particle_radius = 1e-300: below the smallest allowed radius 1e-09 m"});
+    expect_input_error([] { parse_scene(base2d(), "t.json", {"particle_radius=1e30"}); },
+                       {"t.json: particle_radius = 1e+30: above the largest allowed radius"});
+    // The clock: a frame interval too short to advance it, or an end too far for it.
+    expect_input_error([] { parse_scene(base2d(), "t.json", {"output.fps=1e7"}); },
+                       {"t.json: output.fps = 1e+07", "allowed: 0 < fps <= 1e+06"});
+    expect_input_error([] { parse_scene(base2d(), "t.json", {"duration=1e10"}); }, {"t.json: duration = 1e+10"});
+    EXPECT_EQ(parse_scene(base2d(), "t", {"output.fps=1e6", "duration=1e9"}).output.fps, 1e6);
+    // A block far beyond --max-particles says how many, not "smaller than one particle".
+    expect_input_error([] { build_fluid<2>(parse_scene(base2d(), "big.json", {"fluids.0.min=[-3e38,-3e38]",
+                                                                              "fluids.0.max=[3e38,3e38]",
+                                                                              "boundaries=[]"}), 1000); },
+                       {"big.json: fluids[0] would create about 9e+80 particles"});
+}
+
+TEST(SceneHostile, DevicesAndFoldersAreNotSceneFiles) {
+    expect_input_error([] { resolve_scene("/dev/null"); }, {"/dev/null: not a regular file"});
+    expect_input_error([] { load_scene("/dev/null"); }, {"/dev/null: not a regular file"});
+    expect_input_error([] { load_scene("/dev/zero"); }, {"/dev/zero: not a regular file"});  // would never end
+    expect_input_error([] { load_scene("/tmp"); }, {"/tmp: is a folder"});
+    // A name longer than the file system allows is "not found", not a filesystem_error.
+    expect_input_error([] { resolve_scene(std::string(5000, 'x')); }, {"xxx...: no such scene"});
+}
+
+TEST(SceneHostile, UnknownScenesAreListedSortedWithASuggestion) {
+    try {
+        resolve_scene("dam_brake_2d");
+        ADD_FAILURE() << "no error";
+    } catch (const InputError& e) {
+        const std::string msg = e.what();
+        EXPECT_NE(msg.find("dam_brake_2d: no such scene file or bundled scene; did you mean dam_break_2d? bundled: "),
+                  std::string::npos) << msg;
+        const std::string list = msg.substr(msg.find("bundled: ") + 9);
+        std::vector<std::string> names;
+        for (std::size_t a = 0;;) {
+            const auto c = list.find(", ", a);
+            names.push_back(list.substr(a, c == std::string::npos ? std::string::npos : c - a));
+            if (c == std::string::npos) break;
+            a = c + 2;
+        }
+        EXPECT_GT(names.size(), 20u);
+        EXPECT_TRUE(std::is_sorted(names.begin(), names.end())) << list;
+    }
+    // Nothing close: no guess.
+    try {
+        resolve_scene("xyzzy");
+        ADD_FAILURE() << "no error";
+    } catch (const InputError& e) {
+        EXPECT_EQ(std::string(e.what()).find("did you mean"), std::string::npos) << e.what();
+    }
+}
+
+// Wall counts went through an int: a radius of 1e30 m made 3 points per ring, and the run "completed"
+// with 6 wall particles. Counts are computed in double and refused beyond the int range.
+TEST(SceneHostile, WallCountsAreComputedInDoubleAndRefusedWhenAbsurd) {
+    EXPECT_EQ(build_boundary<2>(load_scene(scenes_dir() / "circle_2d.json")).size(), 641u);  // rings of 317 and 324
+    expect_input_error([] { build_boundary<2>(load_scene(scenes_dir() / "circle_2d.json", {"boundaries.0.radius=1e30"})); },
+                       {"circle_2d.json: boundaries[0].radius: a circle wall of about", "e+32 particles", "allowed: at most"});
+    nlohmann::json j = base3d();
+    j["boundaries"][0] = {{"shape", "sphere"}, {"center", {0, 0, 0}}, {"radius", 1e25}};
+    expect_input_error([&] { build_boundary<3>(parse_scene(j, "s.json")); }, {"s.json: boundaries[0].radius: a sphere wall"});
+    j["boundaries"][0] = {{"shape", "cylinder"}, {"center", {0, 0, 0}}, {"radius", 1e25}, {"height", 1}};
+    expect_input_error([&] { build_boundary<3>(parse_scene(j, "c.json")); }, {"c.json: boundaries[0].radius/height: a cylinder"});
+    expect_input_error([] { build_boundary<2>(parse_scene(base2d(), "b.json", {"boundaries.0.max=[1e30,1]"})); },
+                       {"b.json: boundaries[0].min/max: a box wall of about"});
+    expect_input_error([] { build_boundary<2>(parse_scene(base2d(), "o.json", {"boundaries.0.max=[1e30,1]",
+                                                                               "boundaries.0.solid=true"})); },
+                       {"o.json: boundaries[0].min/max"});
+    // A large container costs its frame, not its volume: 1 km at r = 1 cm is 50,000 spacings a side,
+    // 2.5e9 lattice points inside (minutes to visit) but 8 * 50,000 + 16 wall points.
+    const auto big = build_boundary<2>(parse_scene(base2d(), "km.json", {"boundaries.0.max=[1000,1000]"}));
+    EXPECT_EQ(big.size(), 400016u);
 }

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "eddy/error.hpp"
+#include "eddy/json_text.hpp"
 
 namespace eddy {
 namespace detail {
@@ -36,7 +37,7 @@ void check_choice(const Field<S>& f, const std::string& v, const std::string& wh
         if (c == v) return;
     std::string allowed;
     for (auto c : f.choices) allowed += (allowed.empty() ? "" : ", ") + std::string(c);
-    throw InputError(fmt::format("{}: key '{}' = \"{}\" is not allowed; allowed: {}", where, f.key, v, allowed));
+    throw InputError(fmt::format("{}: key '{}' = \"{}\" is not allowed; allowed: {}", where, f.key, text_excerpt(v), allowed));
 }
 
 }  // namespace detail
@@ -51,7 +52,7 @@ void apply_json(S& s, std::span<const Field<S>> table, const nlohmann::json& obj
         if (!f) {
             std::string keys;
             for (const auto& cand : table) keys += (keys.empty() ? "" : ", ") + std::string(cand.key);
-            throw InputError(fmt::format("{}: unknown key '{}'; allowed keys: {}", where, it.key(), keys));
+            throw InputError(fmt::format("{}: unknown key '{}'; allowed keys: {}", where, text_excerpt(it.key()), keys));
         }
         const nlohmann::json& v = it.value();
         std::visit(
@@ -59,24 +60,34 @@ void apply_json(S& s, std::span<const Field<S>> table, const nlohmann::json& obj
                 using T = std::remove_cvref_t<decltype(s.*member)>;
                 if constexpr (std::is_same_v<T, bool>) {
                     if (!v.is_boolean())
-                        throw InputError(fmt::format("{}: key '{}' must be true or false, got {}", where, f->key, v.dump()));
+                        throw InputError(fmt::format("{}: key '{}' must be true or false, got {}", where, f->key, json_excerpt(v)));
                     s.*member = v.get<bool>();
                 } else if constexpr (std::is_same_v<T, std::string>) {
                     if (!v.is_string())
-                        throw InputError(fmt::format("{}: key '{}' must be a string, got {}", where, f->key, v.dump()));
+                        throw InputError(fmt::format("{}: key '{}' must be a string, got {}", where, f->key, json_excerpt(v)));
                     detail::check_choice(*f, v.get<std::string>(), where);
                     s.*member = v.get<std::string>();
                 } else if constexpr (std::is_same_v<T, int>) {
                     if (!v.is_number_integer() && !(v.is_number_float() && std::floor(v.get<double>()) == v.get<double>()))
-                        throw InputError(fmt::format("{}: key '{}' must be a whole number, got {}", where, f->key, v.dump()));
+                        throw InputError(fmt::format("{}: key '{}' must be a whole number, got {}", where, f->key, json_excerpt(v)));
                     const double d = v.get<double>();
                     detail::check_range(*f, d, where);
+                    // A table's open range (kInf) must not let a cast overflow: the int's range.
+                    if (!(std::fabs(d) <= 2147483647.0))
+                        throw InputError(fmt::format("{}: key '{}' = {:g} is out of range; allowed: whole numbers within "
+                                                     "+-2147483647",
+                                                     where, f->key, d));
                     s.*member = static_cast<int>(d);
                 } else {
                     if (!v.is_number())
-                        throw InputError(fmt::format("{}: key '{}' must be a number, got {}", where, f->key, v.dump()));
+                        throw InputError(fmt::format("{}: key '{}' must be a number, got {}", where, f->key, json_excerpt(v)));
                     const double d = v.get<double>();
                     detail::check_range(*f, d, where);
+                    // A float setting beyond a float's range would become infinite.
+                    if (std::is_same_v<T, float> && !(std::fabs(d) <= 3.4028234663852886e38))
+                        throw InputError(fmt::format("{}: key '{}' = {:g} is out of range; allowed: numbers within "
+                                                     "+-3.4e38 (a float)",
+                                                     where, f->key, d));
                     s.*member = static_cast<T>(d);
                 }
             },

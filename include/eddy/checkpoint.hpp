@@ -1,0 +1,121 @@
+// eddy: checkpoints. The complete state of a run in one file, written atomically, from which
+// `eddy run --resume DIR` continues bit for bit as if the run had never stopped (issue 12).
+//
+// File layout (little-endian, as the machine writes it; a checkpoint is for resuming on the same kind
+// of machine, not an interchange format):
+//   "EDDYCKPT"                 8 bytes
+//   format version             u32 (kCheckpointFormat)
+//   eddy version               u32 length + text (e.g. "0.1.0"): another version refuses to resume
+//   meta                       u64 length + JSON text: kind, dimension, method, the scene as run
+//                              (after --set), the clock, and the run's record (frames so far, stats)
+//   state                      u64 length + bytes: the particles (every field), the method's own
+//                              state between steps (warm starts live in the particles; Clavet's
+//                              springs, the last step's speeds, the neighbour search's sort phase)
+//   FNV-1a 64 of all the above u64: a torn or corrupted file is refused, never half-read
+// Moving walls need no state: their pose is a function of the clock.
+#pragma once
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "eddy/error.hpp"
+
+namespace eddy {
+
+inline constexpr std::uint32_t kCheckpointFormat = 1;
+inline constexpr const char* kCheckpointFile = "checkpoint.eddy";
+
+/// Appends plain values and arrays to a byte string.
+class StateWriter {
+public:
+    template <class T>
+    void put(const T& v) {
+        static_assert(std::is_trivially_copyable_v<T>);
+        m_bytes.append(reinterpret_cast<const char*>(&v), sizeof(T));
+    }
+    template <class T>
+    void put_vector(const std::vector<T>& v) {
+        static_assert(std::is_trivially_copyable_v<T>);
+        put<std::uint64_t>(v.size());
+        m_bytes.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
+    }
+    void put_string(std::string_view s) {
+        put<std::uint64_t>(s.size());
+        m_bytes.append(s.data(), s.size());
+    }
+    const std::string& bytes() const { return m_bytes; }
+
+private:
+    std::string m_bytes;
+};
+
+/// Reads what a StateWriter wrote. Every read is bounds-checked: a short or inconsistent state throws
+/// InputError naming `where` ("corrupt checkpoint").
+class StateReader {
+public:
+    StateReader(std::string_view bytes, std::string where) : m_bytes(bytes), m_where(std::move(where)) {}
+    template <class T>
+    T get() {
+        static_assert(std::is_trivially_copyable_v<T>);
+        need(sizeof(T));
+        T v;
+        std::memcpy(&v, m_bytes.data() + m_pos, sizeof(T));
+        m_pos += sizeof(T);
+        return v;
+    }
+    /// Reads an array; its length must be `expect` unless expect is SIZE_MAX.
+    template <class T>
+    void get_vector(std::vector<T>& v, std::size_t expect = SIZE_MAX) {
+        static_assert(std::is_trivially_copyable_v<T>);
+        const auto n = get<std::uint64_t>();
+        if (expect != SIZE_MAX && n != expect) fail("an array has the wrong length");
+        if (n > (m_bytes.size() - m_pos) / sizeof(T)) fail("an array runs past the end");
+        v.resize(n);
+        std::memcpy(v.data(), m_bytes.data() + m_pos, n * sizeof(T));
+        m_pos += n * sizeof(T);
+    }
+    std::string get_string() {
+        const auto n = get<std::uint64_t>();
+        need(n);
+        std::string s(m_bytes.substr(m_pos, n));
+        m_pos += n;
+        return s;
+    }
+    bool done() const { return m_pos == m_bytes.size(); }
+    std::size_t position() const { return m_pos; }
+    [[noreturn]] void fail(std::string_view what) const;
+
+private:
+    void need(std::uint64_t n) const {
+        if (n > m_bytes.size() - m_pos) fail("it ends early");
+    }
+    std::string_view m_bytes;
+    std::size_t m_pos = 0;
+    std::string m_where;
+};
+
+/// A checkpoint as read back: the meta JSON and the binary state, checked (magic, format, version,
+/// hash). `file` names it in messages.
+struct CheckpointFile {
+    std::filesystem::path file;
+    nlohmann::json meta;
+    std::string state;
+};
+
+/// Writes a checkpoint atomically (temporary file, fsync, rename).
+void write_checkpoint_file(const std::filesystem::path& file, const nlohmann::json& meta, const std::string& state);
+
+/// Reads and checks a checkpoint. InputError (exit 2), one line naming the file, when it is missing,
+/// from another eddy version or format, torn or corrupt.
+CheckpointFile read_checkpoint_file(const std::filesystem::path& file);
+
+/// The eddy version written into checkpoints (the CMake project version).
+const char* eddy_version();
+
+}  // namespace eddy

@@ -1,0 +1,95 @@
+// The checkpoint container (include/eddy/checkpoint.hpp): magic, format, version, meta JSON, state
+// bytes and a hash, written atomically and checked field by field when read back.
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "eddy/checkpoint.hpp"
+#include "eddy/io.hpp"
+#include "eddy/json_text.hpp"
+
+namespace eddy {
+
+namespace {
+
+constexpr char kMagic[8] = {'E', 'D', 'D', 'Y', 'C', 'K', 'P', 'T'};
+
+std::uint64_t fnv1a(std::string_view bytes) {
+    std::uint64_t h = 1469598103934665603ull;
+    for (unsigned char c : bytes) {
+        h ^= c;
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+}  // namespace
+
+const char* eddy_version() { return EDDY_VERSION; }
+
+void StateReader::fail(std::string_view what) const {
+    throw InputError(fmt::format("{}: corrupt checkpoint: {}; allowed: a checkpoint.eddy written by eddy {}", m_where,
+                                 what, eddy_version()));
+}
+
+void write_checkpoint_file(const std::filesystem::path& file, const nlohmann::json& meta, const std::string& state) {
+    StateWriter w;
+    for (char c : kMagic) w.put(c);
+    w.put<std::uint32_t>(kCheckpointFormat);
+    w.put<std::uint32_t>(static_cast<std::uint32_t>(std::strlen(eddy_version())));
+    std::string bytes = w.bytes();
+    bytes += eddy_version();
+    StateWriter rest;
+    rest.put_string(meta.dump());
+    rest.put_string(state);
+    bytes += rest.bytes();
+    const std::uint64_t h = fnv1a(bytes);
+    bytes.append(reinterpret_cast<const char*>(&h), sizeof h);
+    io::write_atomic(file, bytes);
+}
+
+CheckpointFile read_checkpoint_file(const std::filesystem::path& file) {
+    std::error_code ec;
+    if (!std::filesystem::exists(file, ec))
+        throw InputError(fmt::format("{}: no checkpoint there; allowed: the output folder of an eddy run (it writes {})",
+                                     file.string(), kCheckpointFile));
+    if (!std::filesystem::is_regular_file(file, ec))
+        throw InputError(fmt::format("{}: not a regular file; allowed: a {} written by eddy run", file.string(),
+                                     kCheckpointFile));
+    std::ifstream in(file, std::ios::binary);
+    if (!in) throw InputError(fmt::format("{}: cannot open the checkpoint", file.string()));
+    std::stringstream ss;
+    ss << in.rdbuf();
+    const std::string bytes = ss.str();
+    const std::string where = file.string();
+    if (bytes.size() < sizeof kMagic || bytes.compare(0, sizeof kMagic, kMagic, sizeof kMagic) != 0)
+        throw InputError(fmt::format("{}: not an eddy checkpoint (no EDDYCKPT header); allowed: a {} written by eddy run",
+                                     where, kCheckpointFile));
+    StateReader r(bytes, where);
+    for (std::size_t i = 0; i < sizeof kMagic; ++i) r.get<char>();
+    const auto format = r.get<std::uint32_t>();
+    const auto vlen = r.get<std::uint32_t>();
+    if (vlen > 64) r.fail("the version field is too long");
+    std::string version;
+    for (std::uint32_t i = 0; i < vlen; ++i) version += r.get<char>();
+    if (format != kCheckpointFormat || version != eddy_version())
+        throw InputError(fmt::format("{}: checkpoint written by eddy {} (format {}); this is eddy {} (format {}): "
+                                     "resume it with that version, or start the run again",
+                                     where, version, format, eddy_version(), kCheckpointFormat));
+    if (bytes.size() < sizeof(std::uint64_t)) r.fail("it ends early");
+    std::uint64_t stored;
+    std::memcpy(&stored, bytes.data() + bytes.size() - sizeof stored, sizeof stored);
+    if (fnv1a(std::string_view(bytes).substr(0, bytes.size() - sizeof stored)) != stored)
+        r.fail("its checksum does not match (torn or modified file)");
+    CheckpointFile out;
+    out.file = file;
+    const std::string meta = r.get_string();
+    out.state = r.get_string();
+    if (r.position() != bytes.size() - sizeof stored) r.fail("unexpected bytes after the state");
+    out.meta = parse_json_text(meta, where + " (meta data)");  // depth-bounded, like every JSON eddy reads
+    if (!out.meta.is_object()) r.fail("its meta data is not a JSON object");
+    return out;
+}
+
+}  // namespace eddy

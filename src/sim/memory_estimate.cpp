@@ -1,0 +1,374 @@
+// What make_simulation() will allocate for a scene, from the scene alone (issue 12): counts follow the
+// builders' lattices (src/scene/builders.cpp) in double, so a wall 10 km long is counted, not visited;
+// a fluid block's share of its lattice that survives clipping is measured on at most 4096 of its points.
+//
+// The model, per particle (bytes; D the dimension, nb the lattice neighbours within the support h):
+//   fluid    ParticleSet: position, velocity, acceleration (3 x 4D), density, pressure, id (12);
+//            the method's own arrays: WCSPH none, DFSPH 25 + 16D (and a kernel gradient, 4D, per
+//            fluid neighbour), PBF 20 + 12D, Clavet 16 + 8D (the members their memory_bytes() counts);
+//   walls    BoundarySet: position, rest position, velocity (3 x 4D), psi, object (6), times 1.5
+//            for the slack push_back leaves in the vectors;
+//   grids    sorted index, sorted coordinates, bucket of each point, about one bucket: 12 + 4D per
+//            fluid and per wall particle;
+//   lists    CSR offsets (4 per list, two lists), 4 per entry plus the per-block scratch the lists are
+//            gathered in (between 1 and 2 times the entries): 10 per entry; nb entries per fluid
+//            particle, nb/2 per fluid particle next to a wall (at most min(fluid, walls) of them);
+//   springs  Clavet with spring_stiffness > 0: one per neighbour pair, nb/2 per particle, each a
+//            std::map node (48 bytes, 64 with malloc's header);
+//   models   a wall model's signed distance grid: its box grown by 4r at voxel r, at most 2^24 nodes;
+//   frames   the file image a frame is written from: 64 per fluid particle (or 92 per wall particle
+//            for walls.vtp, built in a string that grows by doubling).
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+
+#include <fmt/format.h>
+
+#include "eddy/clavet.hpp"
+#include "eddy/dfsph.hpp"
+#include "eddy/kernels.hpp"
+#include "eddy/memory_budget.hpp"
+#include "eddy/mesh.hpp"
+#include "eddy/pbf.hpp"
+#include "eddy/scene.hpp"
+#include "eddy/settings.hpp"
+#include "eddy/wcsph.hpp"
+
+namespace eddy {
+
+namespace {
+
+constexpr double kPi = std::numbers::pi;
+
+// Coordinates axis_coords() (builders.cpp) puts inside [lo, hi]: the lattice lo + r + 2r k up to
+// hi - r, a closing one at hi - r when the side is not a multiple of 2r, one in the middle of a side
+// thinner than 2r.
+double axis_count(double lo, double hi, double r) {
+    const double s = 2.0 * r;
+    const double n = std::floor((hi - lo - s) / s + 5e-7) + 1.0;
+    if (std::isnan(n)) return n;
+    if (!(n >= 1.0)) return 1.0;
+    if (!std::isfinite(n) || n > 1e15) return n;  // no closing coordinate to find at this scale
+    const double last = lo + r + s * (n - 1.0);
+    return hi - r - last > 0.1 * r ? n + 1.0 : n;
+}
+
+double ring_count(double R, double s) { return R <= 1e-9 ? 1.0 : std::max(3.0, std::round(2.0 * kPi * R / s)); }
+double shell_count(double R, double s) { return R <= 1e-9 ? 1.0 : std::max(4.0, std::round(4.0 * kPi * R * R / (s * s))); }
+// disc() of builders.cpp: the centre and ceil(R / s) rings out to R.
+double disc_count(double R, double s) {
+    const double rings = std::max(1.0, std::ceil(R / s - 1e-6));
+    return 1.0 + std::max(3.0 * rings, kPi * R * (rings + 1.0) / s);
+}
+
+// Length (2D) or area (3D) of a model's surface.
+template <int D>
+double surface_measure(const Mesh<D>& m) {
+    double total = 0.0;
+    for (const auto& c : m.cells) {
+        if constexpr (D == 2) {
+            total += norm(m.vertices[c[1]] - m.vertices[c[0]]);
+        } else {
+            const Vec3 u = m.vertices[c[1]] - m.vertices[c[0]], v = m.vertices[c[2]] - m.vertices[c[0]];
+            const double x = double(u[1]) * v[2] - double(u[2]) * v[1], y = double(u[2]) * v[0] - double(u[0]) * v[2],
+                         z = double(u[0]) * v[1] - double(u[1]) * v[0];
+            total += 0.5 * std::sqrt(x * x + y * y + z * z);
+        }
+    }
+    return total;
+}
+
+// Wall particles sample_boundary() makes for one boundary.
+template <int D>
+double wall_count(const BoundarySpec& b, double r, int layers) {
+    const double s = 2.0 * r;
+    if (const MeshShape<D>* m = model_shape<D>(b.model)) {
+        // Poisson-disk samples of radius 0.75 s on each offset surface: about 1 per s (2D), 1.2 per s^2 (3D).
+        const double measure = surface_measure<D>(m->mesh());
+        return layers * (D == 2 ? measure / s : 1.2 * measure / (s * s));
+    }
+    if (b.shape == "box") {
+        double inner = 1.0, outer = 1.0, top = layers;
+        for (int a = 0; a < D; ++a) {
+            const double n = axis_count(b.min[a], b.max[a], r);
+            inner *= n;
+            outer *= n + 2.0 * layers;
+            if (a != 1) top *= n + 2.0 * layers;
+        }
+        if (b.solid) {
+            // The hollow shell: points less than 2r per layer deep.
+            double core = 1.0;
+            for (int a = 0; a < D; ++a) core *= std::max(0.0, axis_count(b.min[a], b.max[a], r) - 2.0 * layers);
+            return inner - core;
+        }
+        return outer - inner - (b.open_top ? top : 0.0);
+    }
+    if (b.shape == "circle" || b.shape == "sphere") {
+        double n = 0.0;
+        for (int l = 0; l < layers; ++l) {
+            const double R = b.solid ? b.radius - (2 * l + 1) * r : b.radius + (2 * l + 1) * r;
+            if (R <= 0.0) {
+                n += l == 0 ? 1.0 : 0.0;
+                break;
+            }
+            n += D == 2 ? ring_count(R, s) : shell_count(R, s);
+        }
+        return n;
+    }
+    if (b.shape == "cylinder") {
+        const double heights = axis_count(b.center[1], b.center[1] + b.height, r);
+        const double cap = b.radius + (2 * layers - 1) * r;
+        double n = 0.0;
+        for (int l = 0; l < layers; ++l) {
+            const double R = b.radius + (2 * l + 1) * r;
+            n += ring_count(R, s) * heights + disc_count(cap, s) * (b.open_top ? 1.0 : 2.0) +
+                 (b.open_top ? ring_count(R, s) : 0.0);
+        }
+        return n;
+    }
+    return 0.0;
+}
+
+// Box of a boundary's shape (m), for clipping fluid blocks to the containers.
+template <int D>
+void shape_box(const BoundarySpec& b, double lo[3], double hi[3]) {
+    for (int a = 0; a < D; ++a) {
+        if (b.shape == "box" || b.shape == "mesh" || b.shape == "polygon") {
+            lo[a] = b.min[a];
+            hi[a] = b.max[a];
+        } else if (b.shape == "cylinder" && a == 1) {
+            lo[a] = b.center[1];
+            hi[a] = b.center[1] + b.height;
+        } else {
+            lo[a] = b.center[a] - b.radius;
+            hi[a] = b.center[a] + b.radius;
+        }
+    }
+}
+
+// Is x inside the shape grown by `margin` (shrunk when negative)? The builders' inside_shape.
+template <int D>
+bool inside_shape(const BoundarySpec& b, const Vec<D>& x, float margin) {
+    if (const MeshShape<D>* m = model_shape<D>(b.model))
+        return m->signed_distance(x, 2.0 * std::fabs(margin) + 1e-9) <= margin;
+    if (b.shape == "box") {
+        for (int a = 0; a < D; ++a)
+            if (x[a] < b.min[a] - margin || x[a] > b.max[a] + margin) return false;
+        return true;
+    }
+    const Vec<D> c = from_array<D>(b.center);
+    if constexpr (D == 3) {
+        if (b.shape == "cylinder") {
+            const float dx = x[0] - c[0], dz = x[2] - c[2];
+            return std::sqrt(dx * dx + dz * dz) <= b.radius + margin && x[1] >= c[1] - margin &&
+                   x[1] <= c[1] + b.height + margin;
+        }
+    }
+    return norm(x - c) <= b.radius + margin;
+}
+
+// Fluid particles build_fluid() makes for one block: the points of its lattice (the builders'
+// fluid_lattice; a box's clipped first to the containers' box) counted in double, times the fraction
+// of them that pass the builder's tests (inside the block's shape, inside a container, clear of the
+// solids) on a sub-lattice of at most 4096 of them. Overlaps with earlier blocks are not subtracted.
+template <int D>
+double fluid_count(const FluidSpec& f, double r, const std::vector<const BoundarySpec*>& containers,
+                   const std::vector<const BoundarySpec*>& solids) {
+    if (f.shape == "file") return f.file_particles ? double(f.file_particles->size() / (2 * D)) : 0.0;  // read already
+    const double s = 2.0 * r;
+    double origin[3] = {0, 0, 0}, count[3] = {1, 1, 1};
+    const bool round = f.shape == "circle" || f.shape == "sphere";
+    if (round) {
+        const double m = std::max(-1.0, std::floor((f.radius - r) / s + 1e-6));
+        for (int a = 0; a < D; ++a) {
+            origin[a] = f.center[a] - s * m;
+            count[a] = 2.0 * m + 1.0;
+        }
+    } else {
+        double clo[3] = {-HUGE_VAL, -HUGE_VAL, -HUGE_VAL}, chi[3] = {HUGE_VAL, HUGE_VAL, HUGE_VAL};
+        if (!containers.empty()) {
+            for (int a = 0; a < D; ++a) {
+                clo[a] = HUGE_VAL;
+                chi[a] = -HUGE_VAL;
+            }
+            for (const BoundarySpec* b : containers) {
+                double lo[3], hi[3];
+                shape_box<D>(*b, lo, hi);
+                for (int a = 0; a < D; ++a) {
+                    clo[a] = std::min(clo[a], lo[a]);
+                    chi[a] = std::max(chi[a], hi[a]);
+                }
+            }
+        }
+        for (int a = 0; a < D; ++a) {
+            const double lo = std::max(f.min[a], clo[a]), hi = std::min(f.max[a], chi[a]);
+            origin[a] = lo + r;
+            count[a] = std::max(0.0, std::floor((hi - lo - s) / s + 1e-6) + 1.0);
+        }
+    }
+    double total = 1.0;
+    for (int a = 0; a < D; ++a) total *= count[a];
+    if (!(total > 0.0) || !std::isfinite(total)) return total > 0.0 || std::isnan(total) ? total : 0.0;
+
+    // The sub-lattice: every stride-th point along each axis, centred in its stride.
+    const double per_axis = D == 2 ? 64.0 : 16.0;
+    double stride[3] = {1, 1, 1}, samples[3] = {1, 1, 1};
+    for (int a = 0; a < D; ++a) {
+        stride[a] = std::max(1.0, std::ceil(count[a] / per_axis));
+        samples[a] = std::ceil(count[a] / stride[a]);
+    }
+    const MeshShape<D>* model = model_shape<D>(f.model);
+    const float fr = static_cast<float>(r);
+    double tried = 0.0, kept = 0.0;
+    long idx[3] = {0, 0, 0};
+    while (true) {
+        Vec<D> p;
+        double d2 = 0.0;
+        for (int a = 0; a < D; ++a) {
+            const double k = std::min(count[a] - 1.0, std::floor(stride[a] * (double(idx[a]) + 0.5)));
+            const double x = origin[a] + s * k;
+            d2 += (x - f.center[a]) * (x - f.center[a]);
+            p[a] = static_cast<float>(x);
+        }
+        tried += 1.0;
+        bool keep = !round || std::sqrt(d2) <= f.radius - r + 1e-6 * r;
+        if (keep && model) keep = model->inside(p);
+        if (keep && !containers.empty()) {
+            bool in = false;
+            for (const BoundarySpec* b : containers) in = in || inside_shape<D>(*b, p, -0.9999f * fr);
+            keep = in;
+        }
+        for (const BoundarySpec* b : solids) keep = keep && !inside_shape<D>(*b, p, fr);
+        kept += keep ? 1.0 : 0.0;
+        int a = 0;
+        while (a < D && ++idx[a] == static_cast<long>(samples[a])) idx[a++] = 0;
+        if (a == D) break;
+    }
+    return total * kept / tried;
+}
+
+// Lattice neighbours (spacing 2r) strictly within h = ratio r, the particle itself excluded.
+template <int D>
+double lattice_neighbours(double support_ratio) {
+    double n = 0.0;
+    const float h = static_cast<float>(support_ratio);
+    for_each_lattice_offset<D>(2.0f, h, [&](const Vec<D>& x) {
+        const float d = norm(x);
+        if (d > 0.0f && d < h) n += 1.0;
+    });
+    return n;
+}
+
+struct MethodCost {
+    double support_ratio = 4.0;
+    double bytes_per_particle = 0.0;  // the solver's own arrays
+    double bytes_per_entry = 0.0;     // ... and those kept per fluid neighbour (DFSPH's kernel gradients)
+    bool springs = false;
+};
+
+template <int D>
+MethodCost method_cost(const Scene& scene) {
+    // The settings were checked by make_method before this runs; a bad one only changes the estimate.
+    const std::string where = scene.where() + ": settings";
+    MethodCost c;
+    if (scene.method == "wcsph") {
+        WcsphSettings s;
+        apply_json(s, wcsph_fields(), scene.settings, where);
+        c.support_ratio = s.support_ratio;
+    } else if (scene.method == "dfsph") {
+        DfsphSettings s;
+        apply_json(s, dfsph_fields(), scene.settings, where);
+        c.support_ratio = s.support_ratio;
+        c.bytes_per_particle = 25.0 + 16.0 * D;
+        c.bytes_per_entry = 4.0 * D;
+    } else if (scene.method == "pbf") {
+        PbfSettings s;
+        apply_json(s, pbf_fields(), scene.settings, where);
+        c.support_ratio = s.support_ratio;
+        c.bytes_per_particle = 20.0 + 12.0 * D;
+    } else if (scene.method == "clavet") {
+        ClavetSettings s;
+        apply_json(s, clavet_fields(), scene.settings, where);
+        c.support_ratio = s.support_ratio;
+        c.bytes_per_particle = 16.0 + 8.0 * D;
+        c.springs = s.spring_stiffness > 0.0f;
+    }
+    return c;
+}
+
+template <int D>
+MemoryEstimate estimate_particles(const Scene& scene, std::size_t max_particles) {
+    MemoryEstimate e;
+    const double r = scene.particle_radius, s = 2.0 * r;
+    const MethodCost cost = method_cost<D>(scene);
+    // Boundary layers as make_method chooses them: two for the SPH methods, one for PBF and Clavet.
+    const int layers = scene.method == "pbf" || scene.method == "clavet" ? 1 : 2;
+
+    std::vector<const BoundarySpec*> containers, solids;
+    for (const auto& b : scene.boundaries) (b.solid ? solids : containers).push_back(&b);
+    std::vector<double> fluid(scene.fluids.size()), walls(scene.boundaries.size()), sdf(scene.boundaries.size(), 0.0);
+    double nf_raw = 0.0, nw = 0.0, sdf_bytes = 0.0;
+    for (std::size_t i = 0; i < scene.fluids.size(); ++i) nf_raw += fluid[i] = fluid_count<D>(scene.fluids[i], r, containers, solids);
+    for (std::size_t i = 0; i < scene.boundaries.size(); ++i) {
+        const BoundarySpec& b = scene.boundaries[i];
+        nw += walls[i] = wall_count<D>(b, r, layers);
+        if (const MeshShape<D>* m = model_shape<D>(b.model)) {
+            double nodes = 1.0;
+            for (int a = 0; a < D; ++a) nodes *= (double(m->hi()[a]) - double(m->lo()[a]) + 8.0 * r) / r + 1.0;
+            sdf_bytes += sdf[i] = 4.0 * std::min(nodes, double(std::size_t{1} << 24));
+        }
+    }
+    // More fluid than --max-particles is build_fluid's to refuse, with its own message.
+    const double nf = std::min(nf_raw, double(max_particles));
+    const double fluid_share = nf_raw > 0.0 ? nf / nf_raw : 0.0;
+
+    const double nb = lattice_neighbours<D>(cost.support_ratio);
+    const double fluid_bytes = 12.0 * D + 12.0 + cost.bytes_per_particle;
+    const double wall_bytes = 1.5 * (12.0 * D + 6.0);
+    const double grid_bytes = 12.0 + 4.0 * D;
+    const double entry_bytes = 10.0 + cost.bytes_per_entry;
+    const double wall_entries = std::min(nf, nw) * nb / 2.0;
+    const double lists = nf * (grid_bytes + 8.0 + nb * entry_bytes) + nw * grid_bytes + wall_entries * 10.0;
+    const double springs = cost.springs ? nf * nb / 2.0 : 0.0;
+
+    e.add(fmt::format("fluid {} particles", format_count(nf)), nf * fluid_bytes, nf);
+    if (nw > 0.0) e.add(fmt::format("walls {} particles", format_count(nw)), nw * wall_bytes, nw);
+    e.add("neighbour lists", lists, nb);
+    if (springs > 0.0) e.add(fmt::format("springs {}", format_count(springs)), springs * 64.0, springs);
+    if (sdf_bytes > 0.0) e.add("wall distance grids", sdf_bytes);
+    // A frame is built in memory before it is written: a .vtp holds 52 bytes per fluid particle;
+    // walls.vtp 46 per wall particle in a string grown by doubling (up to twice that while it grows).
+    // One file at a time; csv and ply are of the same order.
+    e.add("frame files", std::max(nf * 64.0, nw * 92.0));
+
+    // The key to change: the block or wall that costs most, or the springs when they dominate.
+    double best = -1.0;
+    const double per_fluid = fluid_bytes + grid_bytes + 8.0 + nb * entry_bytes + (cost.springs ? nb / 2.0 * 64.0 : 0.0);
+    for (std::size_t i = 0; i < fluid.size(); ++i) {
+        const double bytes = fluid[i] * fluid_share * per_fluid;
+        if (bytes > best || std::isnan(bytes)) {
+            best = std::isnan(bytes) ? HUGE_VAL : bytes;
+            e.key = fmt::format("fluids[{}]", i);
+        }
+    }
+    for (std::size_t i = 0; i < walls.size(); ++i) {
+        const double bytes = walls[i] * (wall_bytes + grid_bytes) + sdf[i];
+        if (bytes > best || std::isnan(bytes)) {
+            best = std::isnan(bytes) ? HUGE_VAL : bytes;
+            e.key = fmt::format("boundaries[{}]", i);
+        }
+    }
+    if (springs * 64.0 > 0.5 * e.total()) e.key = "settings.spring_stiffness";
+    return e;
+}
+
+}  // namespace
+
+MemoryEstimate estimate_memory(const Scene& scene, std::size_t max_particles) {
+    if (scene.method == "shallow_water") return {};
+    if (scene.dimension == 2) return estimate_particles<2>(scene, max_particles);
+    if (scene.dimension == 3) return estimate_particles<3>(scene, max_particles);
+    return {};
+}
+
+}  // namespace eddy

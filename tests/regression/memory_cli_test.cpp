@@ -1,0 +1,159 @@
+// What a request costs (issue 12): `eddy run` and `eddy mesh` estimate the memory of a scene, a grid, a
+// heightmap or a surface reconstruction before allocating it, and refuse one that does not fit with
+// exit code 2 and one line naming the key, the estimate and the limit - at once, not after minutes of
+// swapping or a std::bad_alloc.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "test_support.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using eddy::test::CommandResult;
+using eddy::test::run_cli;
+
+class MemoryCli : public eddy::test::TempDirTest {
+protected:
+    std::string q(const fs::path& p) const { return "'" + p.string() + "'"; }
+    // Runs the CLI and checks it refused in time: exit 2, one "eddy: error:" line holding every needle.
+    void expect_refused(const std::string& args, std::initializer_list<std::string> needles) {
+        const auto t0 = std::chrono::steady_clock::now();
+        const CommandResult r = run_cli(args);
+        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        EXPECT_EQ(r.code, 2) << args << "\n" << r.output;
+        EXPECT_LT(seconds, 20.0) << args;  // typically well under a second
+        const auto at = r.output.find("eddy: error: ");
+        ASSERT_NE(at, std::string::npos) << r.output;
+        const std::string line = r.output.substr(at, r.output.find('\n', at) - at);
+        EXPECT_EQ(r.output.find("eddy: error: ", at + 1), std::string::npos) << "one error line: " << r.output;
+        for (const auto& n : needles) EXPECT_NE(line.find(n), std::string::npos) << "'" << n << "' not in: " << line;
+        EXPECT_NE(line.find("needs about"), std::string::npos) << line;
+        EXPECT_NE(line.find("more than the limit"), std::string::npos) << line;
+    }
+};
+
+// A PNG that is only its header (IHDR: width x height, 8-bit grey) and IEND: what stbi_info reads.
+std::string png_header_only(std::uint32_t width, std::uint32_t height) {
+    auto crc = [](const std::string& bytes) {
+        std::uint32_t c = 0xffffffffu;
+        for (unsigned char b : bytes) {
+            c ^= b;
+            for (int k = 0; k < 8; ++k) c = (c >> 1) ^ (0xedb88320u & (0u - (c & 1u)));
+        }
+        return c ^ 0xffffffffu;
+    };
+    auto be32 = [](std::uint32_t v) { return std::string{char(v >> 24), char(v >> 16), char(v >> 8), char(v)}; };
+    auto chunk = [&](const std::string& type, const std::string& data) {
+        return be32(std::uint32_t(data.size())) + type + data + be32(crc(type + data));
+    };
+    const std::string ihdr = be32(width) + be32(height) + std::string{char(8), char(0), char(0), char(0), char(0)};
+    return std::string("\x89PNG\r\n\x1a\n", 8) + chunk("IHDR", ihdr) + chunk("IEND", "");
+}
+
+// n^3 particles (spacing 0.02 m) at `offset`, as csv rows.
+std::string cube_rows(int n, double offset, int& id) {
+    std::string s;
+    for (int k = 0; k < n; ++k)
+        for (int j = 0; j < n; ++j)
+            for (int i = 0; i < n; ++i)
+                s += std::to_string(id++) + "," + std::to_string(offset + 0.02 * i) + "," + std::to_string(offset + 0.02 * j) +
+                     "," + std::to_string(offset + 0.02 * k) + "\n";
+    return s;
+}
+
+}  // namespace
+
+// `boundaries.0.max=[10000,10000]` used to hang in the loader: 16 M wall particles are counted (not
+// sampled) and refused under a limit they exceed.
+TEST_F(MemoryCli, HugeWallIsRefusedAtOnce) {
+    expect_refused("run dam_break_2d --set 'boundaries.0.max=[10000,10000]' --max-memory 200M --out " + q(dir / "out"),
+                   {"dam_break_2d.json: boundaries[0]:", "walls 16 M particles", "the limit 200 MB (--max-memory)"});
+    // In 3D the same tank needs terabytes: refused under the machine's own memory, whatever it has.
+    expect_refused("run dam_break_3d --set 'boundaries.0.max=[10000,10000,10000]' --out " + q(dir / "out"),
+                   {"boundaries[0]:", "walls", "available memory"});
+    EXPECT_FALSE(fs::exists(dir / "out" / "summary.json"));
+}
+
+// A 2^28-cell grid was accepted and would have needed ~26 GB.
+TEST_F(MemoryCli, HugeShallowGridIsRefused) {
+    const auto scene = write("huge.json", R"({
+      "name": "huge", "dimension": 2, "method": "shallow_water", "gravity": 9.81, "duration": 1,
+      "grid": { "cells": [16384, 16384], "dx": 0.1 },
+      "water": { "depth": "1" },
+      "output": { "fps": 4, "formats": ["vti"] } })");
+    expect_refused("run " + q(scene) + " --max-memory 16G --out " + q(dir / "out"),
+                   {"huge.json: grid.cells:", "grid 16384 x 16384", "the limit 16.0 GB (--max-memory)"});
+}
+
+// A heightmap of a few dozen bytes that claims 24000 x 24000 pixels (1.15 GB decoded): refused from its
+// header, before stb_image decodes anything.
+TEST_F(MemoryCli, HugeHeightmapIsRefusedFromItsHeader) {
+    std::ofstream(dir / "big.png", std::ios::binary) << png_header_only(24000, 24000);
+    const auto scene = write("valley.json", R"({
+      "name": "valley", "dimension": 2, "method": "shallow_water", "gravity": 9.81, "duration": 1,
+      "grid": { "cells": [64, 64], "dx": 0.1 },
+      "terrain": { "heightmap": "big.png", "scale": 2.0 },
+      "water": { "depth": "0.1" },
+      "output": { "fps": 4, "formats": ["vti"] } })");
+    expect_refused("run " + q(scene) + " --max-memory 1G --out " + q(dir / "out"),
+                   {"valley.json: terrain.heightmap:", "heightmap 24000 x 24000", "the limit 1.00 GB (--max-memory)"});
+}
+
+// Clavet 3D with springs at support 12 under the default --max-particles: 2.9 M particles, ~450 springs
+// each (the issue's ~133 GB).
+TEST_F(MemoryCli, ClavetSpringsAreRefused) {
+    expect_refused("run clavet_dam_break_3d --set particle_radius=0.0007 --set settings.spring_stiffness=100 "
+                   "--set settings.support_ratio=12 --max-memory 32G --out " + q(dir / "out"),
+                   {"clavet_dam_break_3d.json: settings.spring_stiffness:", "springs", "fluid 2.86 M particles",
+                    "the limit 32.0 GB (--max-memory)"});
+}
+
+// `eddy mesh --radius 1e-7`: every particle gets its own 27 blocks of 8^3 voxels.
+TEST_F(MemoryCli, MeshAtATinyVoxelIsRefused) {
+    int id = 0;
+    const auto in = write("cube.csv", "id,x,y,z\n" + cube_rows(10, 0.0, id));
+    expect_refused("mesh " + q(in) + " --out " + q(dir / "cube.obj") + " --radius 1e-7 --max-memory 50M",
+                   {"cube.csv: --radius:", "grids of 27 k blocks", "the limit 50.0 MB (--max-memory)"});
+    EXPECT_FALSE(fs::exists(dir / "cube.obj"));
+    // The same file at its own radius fits easily.
+    const CommandResult ok = run_cli("mesh " + q(in) + " --out " + q(dir / "cube.obj") + " --radius 0.01 --max-memory 50M");
+    EXPECT_EQ(ok.code, 0) << ok.output;
+}
+
+// Two clusters 100 m apart along every axis: the sparse grid is small, the dense .vti over their box
+// is not (it died of std::bad_alloc).
+TEST_F(MemoryCli, DenseSdfOverFarApartClustersIsRefused) {
+    int id = 0;
+    const auto in = write("two.csv", "id,x,y,z\n" + cube_rows(6, 0.0, id) + cube_rows(6, 100.0, id));
+    expect_refused("mesh " + q(in) + " --out " + q(dir / "two.obj") + " --radius 0.01 --sdf " + q(dir / "two.vti"),
+                   {"two.csv: --sdf:", "dense .vti grid", "available memory"});
+    // Without the dense grid it meshes.
+    const CommandResult ok = run_cli("mesh " + q(in) + " --out " + q(dir / "two.obj") + " --radius 0.01");
+    EXPECT_EQ(ok.code, 0) << ok.output;
+}
+
+// --max-memory itself: a tiny limit refuses a normal scene, a generous one runs it, a bad size is a
+// one-line input error; both subcommands document it.
+TEST_F(MemoryCli, MaxMemoryRefusesOrAccepts) {
+    // dam_break_3d: 27,000 fluid and 46,304 wall particles, about 17 MB.
+    expect_refused("run dam_break_3d --max-memory 1M --out " + q(dir / "out"),
+                   {"dam_break_3d.json: fluids[0]:", "fluid 27 k particles", "walls 46.3 k particles",
+                    "the limit 1.00 MB (--max-memory)"});
+    const CommandResult ok = run_cli("run dam_break_3d --max-memory 4G --steps 2 --quiet --out " + q(dir / "out"));
+    EXPECT_EQ(ok.code, 0) << ok.output;
+    EXPECT_TRUE(fs::exists(dir / "out" / "summary.json"));
+    for (const char* bad : {"lots", "0", "-5G"}) {
+        const CommandResult r = run_cli(std::string("run dam_break_2d --max-memory ") + bad + " --out " + q(dir / "bad"));
+        EXPECT_EQ(r.code, 2) << bad << ": " << r.output;
+        EXPECT_NE(r.output.find("--max-memory"), std::string::npos) << r.output;
+    }
+    EXPECT_NE(run_cli("run --help").output.find("--max-memory"), std::string::npos);
+    EXPECT_NE(run_cli("mesh --help").output.find("--max-memory"), std::string::npos);
+}
