@@ -1,7 +1,9 @@
 // Clavet et al. 2005 (double density relaxation, viscoelasticity): Newton's third law, surface tension
 // pulling a free blob round, springs that make a blob bounce, walls that hold in both modes.
-// Measured (see the printed lines): a 3:1 block relaxes to aspect ratio 1.01-1.02 in 2D (both modes)
-// and 1.01 in 3D; the displacement sum is below 1e-5 of the displacements' total length.
+// Measured (see the printed lines): a 3:1 block relaxes to aspect ratio 1.04-1.06 in 2D (both modes)
+// and 1.01 in 3D, the same with -O0 to -O3, with and without FMA contraction (k_near = k; with k/4 the
+// 3D blob evaporated and its "aspect" was 1.07-1.42 depending on the build); the displacement sum is
+// below 1e-5 of the displacements' total length.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -74,8 +76,19 @@ void free_blob_relaxes_round(const char* mode) {
         worst_sum = std::max(worst_sum, rel);
     }
     const double after = aspect_ratio(blob);
-    std::printf("Clavet %dD %s: aspect ratio %.2f -> %.3f after %.2f s; |sum dx| / sum |dx| <= %.2e\n", D, mode,
-                before, after, 6000 * solver.suggest_dt(blob), worst_sum);
+    // Still one drop: every particle within 1.5 times the radius of a ball (disc) of the blob's
+    // particles at the lattice spacing. With k_near = k/4 the 3D blob evaporated in its first steps
+    // (every particle is a surface particle: P = k (rho - rho0) pulled it together faster than the
+    // near pressure held it), and the aspect ratio measured a cloud whose shape was set by round-off.
+    Vec<D> c = Vec<D>::zero();
+    for (const auto& x : blob.position) c += x * (1.0f / float(blob.size()));
+    double farthest = 0.0;
+    for (const auto& x : blob.position) farthest = std::max(farthest, double(norm(x - c)));
+    const double ball = 2.0 * r * (D == 2 ? std::sqrt(blob.size() / M_PI) : std::cbrt(3.0 * blob.size() / (4.0 * M_PI)));
+    std::printf("Clavet %dD %s: aspect ratio %.2f -> %.3f after %.2f s; farthest particle %.2f ball radii from the "
+                "centre; |sum dx| / sum |dx| <= %.2e\n",
+                D, mode, before, after, 6000 * solver.suggest_dt(blob), farthest / ball, worst_sum);
+    EXPECT_LT(farthest, 1.5 * ball);
     EXPECT_LT(after, 1.10);
     EXPECT_LT(worst_sum, 1e-5);
 }
