@@ -5,7 +5,7 @@ BUILD ?= build
 JOBS  ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build demo test bench fuzz sanitize clean
+.PHONY: all deps build demo test bench fuzz fuzz-ci sanitize asan tsan clean
 
 all: build
 
@@ -18,7 +18,9 @@ $(BUILD)/CMakeCache.txt:
 build: deps $(BUILD)/CMakeCache.txt
 	@cmake --build $(BUILD) -j $(JOBS)
 
-demo: build
+# Only the command-line tool: the tests, benchmarks and viewer are built by `make build` / `make test`.
+demo: deps $(BUILD)/CMakeCache.txt
+	@cmake --build $(BUILD) -j $(JOBS) --target eddy_cli
 	$(BUILD)/bin/eddy run --out out
 
 test: build
@@ -47,12 +49,21 @@ fuzz:
 	    echo "fuzz_$$t found a crash: see fuzz/regressions/$$t/"; exit 1; fi; \
 	done
 
+# The bounded slice CI runs after the suite: every fuzz target for FUZZ_CI_SECONDS (10 s each, about
+# 70 s in all, plus the instrumented build).
+FUZZ_CI_SECONDS ?= 10
+fuzz-ci:
+	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(FUZZ_CI_SECONDS)
+
+# `make sanitize`: both sanitizer runs below (docs/fuzzing.md).
+sanitize: asan tsan
+
 # AddressSanitizer + UndefinedBehaviorSanitizer over the unit, regression and fuzz-replay tests
 # (SANITIZE_LABELS="unit|regression|validation|fuzz|viewer" for everything; the viewer's Mesa leak at exit
 # is suppressed by tests/asan.supp).
 SANITIZE_BUILD ?= build-asan
 SANITIZE_LABELS ?= unit|regression|fuzz
-sanitize: deps
+asan: deps
 	@cmake -S . -B $(SANITIZE_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEDDY_BUILD_BENCH=OFF -DEDDY_NATIVE=OFF \
 	  -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
 	  -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=address,undefined" >/dev/null
@@ -60,5 +71,11 @@ sanitize: deps
 	cd $(SANITIZE_BUILD) && ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/asan.supp \
 	  UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS) -L "$(SANITIZE_LABELS)"
 
+# ThreadSanitizer over the multi-threaded solvers, the neighbour search and the wavefront sweep, against
+# a oneTBB built with -fsanitize=thread from Debian's source of the installed libtbb-dev (scripts/tsan.sh).
+TSAN_BUILD ?= build-tsan
+tsan: deps
+	@bash scripts/tsan.sh $(TSAN_BUILD) $(JOBS)
+
 clean:
-	rm -rf $(BUILD) $(FUZZ_BUILD) $(SANITIZE_BUILD) out
+	rm -rf $(BUILD) $(FUZZ_BUILD) $(SANITIZE_BUILD) $(TSAN_BUILD) out

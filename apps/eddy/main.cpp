@@ -413,9 +413,10 @@ int main(int argc, char** argv) {
                                      "--max-particles"})
                 if (run_cmd->count(flag))
                     throw eddy::InputError(fmt::format("--resume {}: {} cannot change a run being resumed; allowed with "
-                                                       "--resume: --until, --steps, --threads, --checkpoint-every, --quiet",
+                                                       "--resume: --until, --steps, --threads, --checkpoint-every, --max-memory, --quiet",
                                                        resume_dir, std::string(flag) == "scene" ? "a scene" : flag));
             doing = fmt::format("resuming {}", resume_dir);
+            const eddy::MemoryBudget budget = memory_budget(max_memory);
             eddy::ExecContext exec(threads);
             nlohmann::json record;
             const eddy::CheckpointFile ck =
@@ -423,7 +424,7 @@ int main(int argc, char** argv) {
             const RunArgs args{resume_dir, until, 0.0, steps, {}, false, quiet, checkpoint_every};
             ProgressPrinter printer;
             if (ck.meta.value("kind", "") == "grid") {
-                eddy::ShallowWaterSimulation grid = eddy::restore_shallow_water(ck, record);
+                eddy::ShallowWaterSimulation grid = eddy::restore_shallow_water(ck, record, budget);
                 eddy::RunOptions opts = run_options(args, exec, printer);
                 opts.resume = &record;
                 if (!quiet)
@@ -431,7 +432,7 @@ int main(int argc, char** argv) {
                                  std::visit([](const auto& s) { return s.time(); }, grid.solver), resume_dir.c_str());
                 return report(eddy::run(grid, opts, exec), grid.scene, args);
             }
-            eddy::Simulation sim = eddy::restore_simulation(ck, exec, record);
+            eddy::Simulation sim = eddy::restore_simulation(ck, exec, record, budget);
             const eddy::Scene scene = std::visit([](const auto& s) { return s.scene; }, sim);
             eddy::RunOptions opts = run_options(args, exec, printer);
             opts.resume = &record;
@@ -466,6 +467,7 @@ int main(int argc, char** argv) {
         eddy::RunOptions opts = run_options(args, exec, printer);
         opts.mesh = run_mesh;
         opts.mesh_format = run_mesh_format;
+        opts.budget = budget;
         if (!quiet)
             std::fprintf(stderr, "eddy: %s (%s, %dD), %zu particles, %d threads -> %s\n", scene.name.c_str(),
                          scene.method.c_str(), scene.dimension,

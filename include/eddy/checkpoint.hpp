@@ -43,7 +43,7 @@ public:
     void put_vector(const std::vector<T>& v) {
         static_assert(std::is_trivially_copyable_v<T>);
         put<std::uint64_t>(v.size());
-        m_bytes.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
+        if (!v.empty()) m_bytes.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
     }
     void put_string(std::string_view s) {
         put<std::uint64_t>(s.size());
@@ -77,6 +77,7 @@ public:
         if (expect != SIZE_MAX && n != expect) fail("an array has the wrong length");
         if (n > (m_bytes.size() - m_pos) / sizeof(T)) fail("an array runs past the end");
         v.resize(n);
+        if (n == 0) return;  // an empty vector's data() may be null, which memcpy must not get (UBSan)
         std::memcpy(v.data(), m_bytes.data() + m_pos, n * sizeof(T));
         m_pos += n * sizeof(T);
     }

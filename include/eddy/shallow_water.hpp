@@ -210,7 +210,9 @@ RunResult run(ShallowWaterSimulation& sim, const RunOptions& opts, const ExecCon
 /// Checkpoints of grids (include/eddy/checkpoint.hpp): the scene as run, every field of the grid, the
 /// clock and the run loop's `record`; restore_shallow_water rebuilds the simulation exactly.
 void write_checkpoint(const std::filesystem::path& file, const ShallowWaterSimulation& sim, const nlohmann::json& record);
-ShallowWaterSimulation restore_shallow_water(const CheckpointFile& ck, nlohmann::json& record);
+/// The grid's memory (with the run's frame formats) is checked against `budget` first, as make_shallow_water.
+ShallowWaterSimulation restore_shallow_water(const CheckpointFile& ck, nlohmann::json& record,
+                                             const MemoryBudget& budget = {});
 
 namespace io {
 /// VTK ImageData (.vti, binary appended): cell data terrain, depth, eta, velocity (cell-centred), ink.

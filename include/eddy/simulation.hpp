@@ -129,6 +129,9 @@ struct RunOptions {
     bool mesh = false;
     std::string mesh_format = "obj";
     SurfaceSettings mesh_settings;
+    /// With mesh: the simulation's memory plus the surface reconstruction's for the fluid as it is at
+    /// the start must fit (InputError before the first step, as make_simulation). Default: no limit.
+    MemoryBudget budget;
     /// Checkpoints (out_dir/checkpoint.eddy, atomic; issue 12): every `checkpoint_every` simulated
     /// seconds (0: none on the way), and at the end of a run that did not diverge if checkpoint_at_end.
     double checkpoint_every = 0.0;
@@ -166,10 +169,13 @@ RunResult run(Simulation& sim, const RunOptions& opts, const ExecContext& exec);
 void write_checkpoint(const std::filesystem::path& file, const Simulation& sim, const nlohmann::json& record);
 
 /// Rebuilds a simulation from a checkpoint, exactly as it was when written; `record` gets the run
-/// loop's record. InputError (one line naming the file) for a missing, foreign-version or corrupt one.
-Simulation read_checkpoint(const std::filesystem::path& file, const ExecContext& exec, nlohmann::json& record);
+/// loop's record. InputError (one line naming the file) for a missing, foreign-version or corrupt one,
+/// or for a scene whose memory estimate exceeds `budget` (as make_simulation; default: no limit).
+Simulation read_checkpoint(const std::filesystem::path& file, const ExecContext& exec, nlohmann::json& record,
+                           const MemoryBudget& budget = {});
 /// The same from a checkpoint already read (read_checkpoint_file), e.g. after looking at its kind.
-Simulation restore_simulation(const CheckpointFile& ck, const ExecContext& exec, nlohmann::json& record);
+Simulation restore_simulation(const CheckpointFile& ck, const ExecContext& exec, nlohmann::json& record,
+                              const MemoryBudget& budget = {});
 
 /// A 64-bit hash (FNV-1a) of the particle state: positions, velocities, ids, bit for bit.
 std::uint64_t state_hash(const Simulation& sim);

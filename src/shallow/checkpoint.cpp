@@ -26,14 +26,20 @@ void write_checkpoint(const std::filesystem::path& file, const ShallowWaterSimul
         sim.solver);
 }
 
-ShallowWaterSimulation restore_shallow_water(const CheckpointFile& ck, nlohmann::json& record) {
+ShallowWaterSimulation restore_shallow_water(const CheckpointFile& ck, nlohmann::json& record,
+                                             const MemoryBudget& budget) {
     const std::string where = ck.file.string();
     const auto& meta = ck.meta;
     if (meta.value("kind", "") != "grid" || !meta.contains("scene") || !meta["scene"].is_object() ||
         !meta.contains("scene_source") || !meta["scene_source"].is_string())
         throw InputError(fmt::format("{}: corrupt checkpoint: not a shallow-water grid's", where));
     const Scene scene = parse_scene(meta["scene"], meta["scene_source"].get<std::string>());
-    ShallowWaterSimulation sim = make_shallow_water(scene);
+    std::vector<std::string> formats;  // the run's, for the frame writers' buffers
+    if (const auto run = meta.find("run"); run != meta.end() && run->is_object() && run->contains("formats") &&
+                                           (*run)["formats"].is_array())
+        for (const auto& f : (*run)["formats"])
+            if (f.is_string()) formats.push_back(f.get<std::string>());
+    ShallowWaterSimulation sim = make_shallow_water(scene, budget, formats);
     StateReader r(ck.state, where);
     std::visit([&](auto& solver) { solver.load_state(r); }, sim.solver);
     if (!r.done()) r.fail("unexpected bytes after the grid");

@@ -89,11 +89,13 @@ void write_checkpoint(const std::filesystem::path& file, const Simulation& simul
         simulation);
 }
 
-Simulation read_checkpoint(const std::filesystem::path& file, const ExecContext& exec, nlohmann::json& record) {
-    return restore_simulation(read_checkpoint_file(file), exec, record);
+Simulation read_checkpoint(const std::filesystem::path& file, const ExecContext& exec, nlohmann::json& record,
+                           const MemoryBudget& budget) {
+    return restore_simulation(read_checkpoint_file(file), exec, record, budget);
 }
 
-Simulation restore_simulation(const CheckpointFile& ck, const ExecContext& exec, nlohmann::json& record) {
+Simulation restore_simulation(const CheckpointFile& ck, const ExecContext& exec, nlohmann::json& record,
+                              const MemoryBudget& budget) {
     const std::string where = ck.file.string();
     const auto& meta = ck.meta;
     auto bad = [&](const char* what) {
@@ -106,7 +108,7 @@ Simulation restore_simulation(const CheckpointFile& ck, const ExecContext& exec,
     // The scene as it was run (the file may have changed since); relative paths in it (models,
     // heightmaps) resolve against the original file's folder.
     const Scene scene = parse_scene(meta["scene"], meta["scene_source"].get<std::string>());
-    Simulation simulation = make_simulation(scene, std::numeric_limits<std::size_t>::max(), exec);
+    Simulation simulation = make_simulation(scene, std::numeric_limits<std::size_t>::max(), exec, budget);
     StateReader r(ck.state, where);
     std::visit(
         [&](auto& sim) {

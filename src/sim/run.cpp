@@ -293,6 +293,16 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
             const bool mesh = rec ? rec->at("mesh").get<bool>() : opts.mesh;
             const std::string mesh_format = rec ? rec->at("mesh_format").get<std::string>() : opts.mesh_format;
             const auto& out = opts.out_dir;
+            if (mesh && !opts.budget.unlimited()) {  // the surface grids come on top of the simulation
+                SurfaceSettings ss = opts.mesh_settings;
+                if (ss.particle_radius <= 0.0f) ss.particle_radius = scene.particle_radius;
+                MemoryEstimate e = estimate_memory(scene, std::numeric_limits<std::size_t>::max());
+                const MemoryEstimate surface = estimate_surface_memory<D>(
+                    std::span<const Vec<D>>(sim.fluid.position.data(), sim.fluid.size()), ss, false, false);
+                for (const auto& p : surface.parts) e.add("--mesh: " + p.what, p.bytes, p.count);
+                e.key = "--mesh";
+                check_memory(e, opts.budget, scene.where());
+            }
             // The library's own guard (the CLI and the scene loader check first): a frame interval or an
             // end the clock cannot resolve would make a run that never ends.
             if (!(fps > 0.0 && fps <= kMaxFps) || !(end_time > 0.0 && end_time <= kMaxDuration))

@@ -18,4 +18,17 @@ cmake --build "$work/build" >/dev/null
 # would fail the check whenever the listing outgrows what grep has read.
 scenes=$(env -u EDDY_SCENES_DIR "$work/prefix/bin/eddy" scenes)
 grep -q dam_break_3d <<< "$scenes"
-echo "install + find_package(eddy): ok"
+# Every bundled scene runs from the prefix alone (its heightmaps and models installed beside it): two
+# steps each, from another directory, the source tree out of reach.
+count=0
+for name in $(awk '{print $1}' <<< "$scenes"); do
+  (cd "$work" && env -u EDDY_SCENES_DIR "$work/prefix/bin/eddy" run "$name" --steps 2 --threads 1 -q \
+     --out "$work/runs/$name") || { echo "installed eddy cannot run the bundled scene $name" >&2; exit 1; }
+  test -f "$work/runs/$name/summary.json"
+  count=$((count + 1))
+done
+# The exported package names imported targets, never a library path of the machine that built it.
+if grep -n '/usr/lib\|/usr/local/lib' "$work/prefix/lib/cmake/eddy/"*.cmake; then
+  echo "the installed CMake package hard-codes library paths (above)" >&2; exit 1
+fi
+echo "install + find_package(eddy) + $count bundled scenes from the prefix: ok"

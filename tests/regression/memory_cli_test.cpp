@@ -157,3 +157,23 @@ TEST_F(MemoryCli, MaxMemoryRefusesOrAccepts) {
     EXPECT_NE(run_cli("run --help").output.find("--max-memory"), std::string::npos);
     EXPECT_NE(run_cli("mesh --help").output.find("--max-memory"), std::string::npos);
 }
+
+// A resumed run is held to the same budget as a fresh one (particles and grids alike).
+TEST_F(MemoryCli, ResumeChecksTheBudget) {
+    for (const char* name : {"dam_break_2d", "shallow_dam_break_wet"}) {
+        const fs::path out = dir / name;
+        const CommandResult first = run_cli(std::string("run ") + name + " --steps 2 -q --out " + q(out));
+        ASSERT_EQ(first.code, 0) << first.output;
+        expect_refused("run --resume " + q(out) + " --max-memory 1k --until 1", {"--max-memory"});
+        const CommandResult ok = run_cli("run --resume " + q(out) + " --max-memory 8G --steps 2 -q");
+        EXPECT_EQ(ok.code, 0) << ok.output;
+    }
+}
+
+// --mesh: the surface reconstruction's grids are counted on top of the simulation (dam_break_3d: about
+// 21 MB without, 33 MB with).
+TEST_F(MemoryCli, RunWithMeshCountsTheSurface) {
+    const CommandResult plain = run_cli("run dam_break_3d --steps 1 -q --max-memory 28M --out " + q(dir / "plain"));
+    ASSERT_EQ(plain.code, 0) << plain.output;
+    expect_refused("run dam_break_3d --steps 1 -q --mesh --max-memory 28M --out " + q(dir / "mesh"), {"--mesh", "--mesh: grids"});
+}
