@@ -37,7 +37,7 @@ FUZZ_TARGETS = scene set expression read_csv read_vtp read_ply heightmap
 fuzz:
 	@bash scripts/install-deps.sh clang  # libFuzzer and the sanitizer runtimes come with Debian's clang
 	@cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
-	  -DEDDY_FUZZ=ON -DEDDY_BUILD_TESTS=OFF -DEDDY_BUILD_BENCH=OFF -DEDDY_BUILD_VIEWER=OFF -DEDDY_NATIVE=OFF >/dev/null
+	  -DEDDY_FUZZ=ON -DEDDY_PYTHON=OFF -DEDDY_BUILD_TESTS=OFF -DEDDY_BUILD_BENCH=OFF -DEDDY_BUILD_VIEWER=OFF -DEDDY_NATIVE=OFF >/dev/null
 	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target $(addprefix fuzz_,$(FUZZ_TARGETS))
 	@set -e; for t in $(FUZZ_TARGETS); do \
 	  mkdir -p $(FUZZ_BUILD)/corpus/$$t; \
@@ -64,7 +64,7 @@ sanitize: asan tsan
 SANITIZE_BUILD ?= build-asan
 SANITIZE_LABELS ?= unit|regression|fuzz
 asan: deps
-	@cmake -S . -B $(SANITIZE_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEDDY_BUILD_BENCH=OFF -DEDDY_NATIVE=OFF \
+	@cmake -S . -B $(SANITIZE_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEDDY_BUILD_BENCH=OFF -DEDDY_PYTHON=OFF -DEDDY_NATIVE=OFF \
 	  -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
 	  -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=address,undefined" >/dev/null
 	@cmake --build $(SANITIZE_BUILD) -j $(JOBS)

@@ -44,7 +44,7 @@ if [ ! -f "$PREFIX/lib/cmake/TBB/TBBConfig.cmake" ]; then
 fi
 
 cmake -S . -B "$BUILD/eddy" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEDDY_NATIVE=OFF \
-  -DEDDY_BUILD_BENCH=OFF -DEDDY_BUILD_VIEWER=OFF -DTBB_DIR="$PREFIX/lib/cmake/TBB" \
+  -DEDDY_BUILD_BENCH=OFF -DEDDY_BUILD_VIEWER=OFF -DEDDY_PYTHON=OFF -DTBB_DIR="$PREFIX/lib/cmake/TBB" \
   -DCMAKE_CXX_FLAGS="-fsanitize=thread -fno-omit-frame-pointer" \
   -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=thread" -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=thread" > /dev/null
 cmake --build "$BUILD/eddy" -j "$JOBS" --target eddy_unit_tests eddy_regression_tests

@@ -1,0 +1,120 @@
+// eddy.ShallowWater: a heightfield shallow-water grid (Chentanez & Mueller's staggered scheme) stepped or
+// run from Python; its cell fields as 2D numpy arrays indexed [j, i] (y, x).
+#include <memory>
+
+#include "bindings.hpp"
+#include "eddy/error.hpp"
+#include "eddy/shallow_water.hpp"
+#include "run.hpp"
+
+namespace eddy::python {
+
+namespace {
+
+struct PyShallowWater {
+    std::unique_ptr<ExecContext> exec;
+    ShallowWaterSimulation sim;
+    PyShallowWater(const Scene& scene, int threads)
+        : exec(std::make_unique<ExecContext>(threads)), sim(make_shallow_water(scene)) {}
+    template <class F>
+    decltype(auto) visit(F&& f) {
+        return std::visit(std::forward<F>(f), sim.solver);
+    }
+};
+
+/// A (ny, nx) view of a cell field, in the grid's precision (float32 or float64); keeps `owner` alive.
+template <class Real>
+py::array cells(std::vector<Real>& v, int nx, int ny, const py::object& owner, bool writable) {
+    py::array a(py::dtype::of<Real>(), {py::ssize_t(ny), py::ssize_t(nx)},
+                {py::ssize_t(sizeof(Real)) * nx, py::ssize_t(sizeof(Real))}, v.data(), owner);
+    if (!writable) a.attr("setflags")(py::arg("write") = false);
+    return a;
+}
+
+}  // namespace
+
+void bind_shallow(py::module_& m) {
+    py::class_<PyShallowWater>(m, "ShallowWater",
+                               "A shallow-water grid built from a Scene whose method is 'shallow_water'.\n\n"
+                               "ShallowWater(scene, threads=0). terrain and depth are views of the grid (no copy;\n"
+                               "depth is writable, e.g. to start from your own water), eta (terrain + depth) and\n"
+                               "velocity (cell-centred, from the staggered faces) are computed copies. Arrays are\n"
+                               "indexed [j, i]: row j along y, column i along x; cell (i, j) has its centre at\n"
+                               "((i + 0.5) dx, (j + 0.5) dx).")
+        .def(py::init([](const Scene& scene, int threads) {
+                 if (scene.method != "shallow_water")
+                     throw InputError(scene.where() + ": a particle scene: use eddy.Simulation(scene)");
+                 return std::make_unique<PyShallowWater>(scene, threads);
+             }),
+             py::arg("scene"), py::arg("threads") = 0)
+        .def_property_readonly("time", [](PyShallowWater& s) { return s.visit([](auto& g) { return g.time(); }); })
+        .def_property_readonly("steps", [](PyShallowWater& s) { return s.visit([](auto& g) { return g.steps(); }); })
+        .def_property_readonly("shape", [](PyShallowWater& s) {
+            return s.visit([](auto& g) { return py::make_tuple(g.grid().ny, g.grid().nx); });
+        }, "(ny, nx)")
+        .def_property_readonly("dx", [](PyShallowWater& s) { return s.visit([](auto& g) { return double(g.grid().dx); }); },
+                               "cell size (m)")
+        .def(
+            "step",
+            [](PyShallowWater& s, int n) {
+                for (int k = 0; k < n; ++k) {
+                    ShallowWaterStats st;
+                    {
+                        py::gil_scoped_release release;
+                        st = s.visit([&](auto& g) { return g.step(g.suggest_dt(), *s.exec); });
+                    }
+                    if (st.non_finite) throw DivergenceError("the grid became non-finite at step " + std::to_string(k));
+                    if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+                }
+            },
+            py::arg("n") = 1, "step(n=1): advances n time steps of the solver's own (CFL) size.")
+        .def("run", &run_method<PyShallowWater>, RUN_ARGS, kRunDoc)
+        .def("state_hash", [](PyShallowWater& s) { return state_hash(s.sim); })
+        .def_property_readonly(
+            "terrain",
+            [](py::object self) {
+                auto& s = self.cast<PyShallowWater&>();
+                return s.visit([&](auto& g) { auto& G = g.grid(); return cells(G.terrain, G.nx, G.ny, self, false); });
+            },
+            "(ny, nx) terrain height H (m), read-only view")
+        .def_property_readonly(
+            "depth",
+            [](py::object self) {
+                auto& s = self.cast<PyShallowWater&>();
+                return s.visit([&](auto& g) { auto& G = g.grid(); return cells(G.depth, G.nx, G.ny, self, true); });
+            },
+            "(ny, nx) water depth h (m), writable view")
+        .def_property_readonly(
+            "eta",
+            [](PyShallowWater& s) {
+                return s.visit([](auto& g) {
+                    const auto& G = g.grid();
+                    py::array_t<double> a({G.ny, G.nx});
+                    auto r = a.mutable_unchecked<2>();
+                    for (int j = 0; j < G.ny; ++j)
+                        for (int i = 0; i < G.nx; ++i) r(j, i) = double(G.eta(G.cell(i, j)));
+                    return a;
+                });
+            },
+            "(ny, nx) water surface elevation H + h (m), a copy")
+        .def_property_readonly(
+            "velocity",
+            [](PyShallowWater& s) {
+                return s.visit([](auto& g) {
+                    const auto& G = g.grid();
+                    py::array_t<double> a({G.ny, G.nx, 2});
+                    auto r = a.mutable_unchecked<3>();
+                    for (int j = 0; j < G.ny; ++j)
+                        for (int i = 0; i < G.nx; ++i) {
+                            r(j, i, 0) = double(G.uc(i, j));
+                            r(j, i, 1) = double(G.wc(i, j));
+                        }
+                    return a;
+                });
+            },
+            "(ny, nx, 2) cell-centred velocity (m/s; x, y), a copy")
+        .def_property_readonly("volume", [](PyShallowWater& s) { return s.visit([](auto& g) { return g.grid().volume(); }); },
+                               "water volume (m^3)");
+}
+
+}  // namespace eddy::python
