@@ -40,6 +40,8 @@ setup(
     package_data={"eddy": ["__init__.pyi", "py.typed"]},
     ext_modules=[Extension("eddy._eddy", sources=[])],
     cmdclass={"build_ext": CMakeBuild},
+    # Not build/: that is the CMake build folder of `make build` (pip builds in the source tree).
+    options={"build": {"build_base": "build-pip"}},
     python_requires=">=3.9",
     install_requires=["numpy"],
     zip_safe=False,

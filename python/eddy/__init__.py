@@ -5,6 +5,7 @@
     sim = eddy.Simulation(scene, threads=2)
     sim.step(100)
     x = sim.positions          # (n, 2) float32, a view into the simulation (no copy)
+    sim.settings["viscosity"] = 0.05   # checked by the scene files' table; the method is rebuilt
     sim.run(out="out", until=1.0, formats=["vtk"])
 
 See docs/python.md. Bad input raises ValueError with the same one-line message as the command line.
@@ -12,6 +13,7 @@ See docs/python.md. Bad input raises ValueError with the same one-line message a
 from ._eddy import (  # noqa: F401
     DivergenceError,
     Scene,
+    Settings,
     ShallowWater,
     Simulation,
     __version__,
@@ -25,6 +27,7 @@ from ._eddy import (  # noqa: F401
 __all__ = [
     "DivergenceError",
     "Scene",
+    "Settings",
     "ShallowWater",
     "Simulation",
     "load_scene",

@@ -7,6 +7,7 @@
 
 #include "bindings.hpp"
 #include "eddy/simulation.hpp"
+#include "views.hpp"
 
 namespace eddy::python {
 
@@ -73,11 +74,18 @@ py::dict run_from_python(Sim& sim, const ExecContext& exec, const py::object& ou
     return d;
 }
 
-/// The `run` method of a Python class holding `sim` and `exec` (eddy.Simulation, eddy.ShallowWater);
+/// The `run` method of a Python class holding `sim` and `exec` and calling before_change() and
+/// after_change() around anything that changes the simulation (eddy.Simulation, eddy.ShallowWater);
 /// bound with RUN_ARGS.
 template <class Holder>
 py::dict run_method(Holder& h, const py::object& out, double until, std::uint64_t steps, double fps,
                     std::vector<std::string> formats, bool render, const py::object& progress, double checkpoint_every) {
+    Busy busy(h.busy);  // declared first: released last, after after_change()
+    h.before_change();  // views still alive keep their buffers (views.hpp)
+    struct After {
+        Holder& h;
+        ~After() { h.after_change(); }
+    } after{h};
     return run_from_python(h.sim, *h.exec, out, until, steps, fps, std::move(formats), render, progress,
                            checkpoint_every);
 }

@@ -40,11 +40,11 @@ void bind_scene(py::module_& m) {
                       "Made by eddy.load_scene(); `document` is the scene's JSON (after overrides) as a dict.\n"
                       "Change it with scene.set('key.path=value', ...) (the command line's --set), which returns\n"
                       "a new, checked Scene.")
-        .def_property_readonly("name", [](const Scene& s) { return s.name; })
-        .def_property_readonly("description", [](const Scene& s) { return s.description; })
+        .def_property_readonly("name", [](const Scene& s) { return s.name; }, "the scene's name")
+        .def_property_readonly("description", [](const Scene& s) { return s.description; }, "one line, as `eddy scenes` shows")
         .def_property_readonly("method", [](const Scene& s) { return s.method; },
                                "'wcsph', 'dfsph', 'pbf', 'clavet' or 'shallow_water'")
-        .def_property_readonly("dimension", [](const Scene& s) { return s.dimension; })
+        .def_property_readonly("dimension", [](const Scene& s) { return s.dimension; }, "2 or 3")
         .def_property_readonly("particle_radius", [](const Scene& s) { return s.particle_radius; }, "r (m)")
         .def_property_readonly("duration", [](const Scene& s) { return s.duration; }, "simulated time (s)")
         .def_property_readonly("source", [](const Scene& s) { return s.source; }, "the file it came from, if any")
@@ -52,7 +52,8 @@ void bind_scene(py::module_& m) {
                                "the method's settings as given (a copy; change them with set())")
         .def_property_readonly("document", [](const Scene& s) { return to_python(s.document); },
                                "the whole scene as JSON, after overrides (a copy)")
-        .def_property_readonly("warnings", [](const Scene& s) { return s.warnings; })
+        .def_property_readonly("warnings", [](const Scene& s) { return s.warnings; },
+                               "things worth knowing that are not errors, one line each (the CLI prints them)")
         .def(
             "set",
             [](const Scene& s, py::args overrides) {

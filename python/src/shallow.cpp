@@ -6,6 +6,7 @@
 #include "eddy/error.hpp"
 #include "eddy/shallow_water.hpp"
 #include "run.hpp"
+#include "views.hpp"
 
 namespace eddy::python {
 
@@ -16,19 +17,28 @@ struct PyShallowWater {
     ShallowWaterSimulation sim;
     PyShallowWater(const Scene& scene, int threads)
         : exec(std::make_unique<ExecContext>(threads)), sim(make_shallow_water(scene)) {}
+    ViewLeases views;
+    bool busy = false;  ///< stepping or running (views.hpp: Busy)
     template <class F>
     decltype(auto) visit(F&& f) {
         return std::visit(std::forward<F>(f), sim.solver);
     }
+    /// Before a step or run: views still alive keep their buffers (views.hpp).
+    void before_change() {
+        visit([&](auto& g) {
+            views.detach(g.grid().terrain);
+            views.detach(g.grid().depth);
+        });
+    }
+    void after_change() {}
 };
 
-/// A (ny, nx) view of a cell field, in the grid's precision (float32 or float64); keeps `owner` alive.
+/// A (ny, nx) view of a cell field, in the grid's precision (float32 or float64); keeps `owner` alive
+/// and never reads freed memory (ViewLeases).
 template <class Real>
-py::array cells(std::vector<Real>& v, int nx, int ny, const py::object& owner, bool writable) {
-    py::array a(py::dtype::of<Real>(), {py::ssize_t(ny), py::ssize_t(nx)},
-                {py::ssize_t(sizeof(Real)) * nx, py::ssize_t(sizeof(Real))}, v.data(), owner);
-    if (!writable) a.attr("setflags")(py::arg("write") = false);
-    return a;
+py::array cells(PyShallowWater& s, std::vector<Real>& v, int nx, int ny, const py::object& owner, bool writable) {
+    return s.views.make(v, py::dtype::of<Real>(), {py::ssize_t(ny), py::ssize_t(nx)},
+                        {py::ssize_t(sizeof(Real)) * nx, py::ssize_t(sizeof(Real))}, owner, writable);
 }
 
 }  // namespace
@@ -37,7 +47,8 @@ void bind_shallow(py::module_& m) {
     py::class_<PyShallowWater>(m, "ShallowWater",
                                "A shallow-water grid built from a Scene whose method is 'shallow_water'.\n\n"
                                "ShallowWater(scene, threads=0). terrain and depth are views of the grid (no copy;\n"
-                               "depth is writable, e.g. to start from your own water), eta (terrain + depth) and\n"
+                               "depth is writable, e.g. to start from your own water; a view shows the grid until its\n"
+                               "next step() or run(), then keeps its old values), eta (terrain + depth) and\n"
                                "velocity (cell-centred, from the staggered faces) are computed copies. Arrays are\n"
                                "indexed [j, i]: row j along y, column i along x; cell (i, j) has its centre at\n"
                                "((i + 0.5) dx, (j + 0.5) dx).")
@@ -47,8 +58,10 @@ void bind_shallow(py::module_& m) {
                  return std::make_unique<PyShallowWater>(scene, threads);
              }),
              py::arg("scene"), py::arg("threads") = 0)
-        .def_property_readonly("time", [](PyShallowWater& s) { return s.visit([](auto& g) { return g.time(); }); })
-        .def_property_readonly("steps", [](PyShallowWater& s) { return s.visit([](auto& g) { return g.steps(); }); })
+        .def_property_readonly("time", [](PyShallowWater& s) { return s.visit([](auto& g) { return g.time(); }); },
+                               "simulated time (s)")
+        .def_property_readonly("steps", [](PyShallowWater& s) { return s.visit([](auto& g) { return g.steps(); }); },
+                               "steps taken")
         .def_property_readonly("shape", [](PyShallowWater& s) {
             return s.visit([](auto& g) { return py::make_tuple(g.grid().ny, g.grid().nx); });
         }, "(ny, nx)")
@@ -57,6 +70,8 @@ void bind_shallow(py::module_& m) {
         .def(
             "step",
             [](PyShallowWater& s, int n) {
+                Busy busy(s.busy);
+                s.before_change();
                 for (int k = 0; k < n; ++k) {
                     ShallowWaterStats st;
                     {
@@ -69,19 +84,22 @@ void bind_shallow(py::module_& m) {
             },
             py::arg("n") = 1, "step(n=1): advances n time steps of the solver's own (CFL) size.")
         .def("run", &run_method<PyShallowWater>, RUN_ARGS, kRunDoc)
-        .def("state_hash", [](PyShallowWater& s) { return state_hash(s.sim); })
+        .def("state_hash", [](PyShallowWater& s) { return state_hash(s.sim); },
+             "A 64-bit hash of the grid's state (the checkpoint tests'), the same for any thread count.")
         .def_property_readonly(
             "terrain",
             [](py::object self) {
                 auto& s = self.cast<PyShallowWater&>();
-                return s.visit([&](auto& g) { auto& G = g.grid(); return cells(G.terrain, G.nx, G.ny, self, false); });
+                check_idle(s.busy);
+                return s.visit([&](auto& g) { auto& G = g.grid(); return cells(s, G.terrain, G.nx, G.ny, self, false); });
             },
             "(ny, nx) terrain height H (m), read-only view")
         .def_property_readonly(
             "depth",
             [](py::object self) {
                 auto& s = self.cast<PyShallowWater&>();
-                return s.visit([&](auto& g) { auto& G = g.grid(); return cells(G.depth, G.nx, G.ny, self, true); });
+                check_idle(s.busy);
+                return s.visit([&](auto& g) { auto& G = g.grid(); return cells(s, G.depth, G.nx, G.ny, self, true); });
             },
             "(ny, nx) water depth h (m), writable view")
         .def_property_readonly(

@@ -1,52 +1,101 @@
 // eddy.Simulation: a particle simulation (WCSPH, DFSPH, PBF, Clavet; 2D or 3D) stepped or run from
 // Python, its particle fields as numpy arrays that look into the simulation's own memory.
-#include <atomic>
-#include <csignal>
+#include <cmath>
 #include <memory>
-#include <optional>
+#include <string>
+
+#include <fmt/format.h>
 
 #include "bindings.hpp"
-#include "run.hpp"
 #include "eddy/error.hpp"
 #include "eddy/simulation.hpp"
+#include "particle_sim.hpp"
+#include "run.hpp"
 
 namespace eddy::python {
 
 namespace {
 
-/// The simulation and the thread arena it runs in, owned together.
-struct PySimulation {
-    std::unique_ptr<ExecContext> exec;
-    Simulation sim;
-    PySimulation(const Scene& scene, int threads, std::size_t max_particles)
-        : exec(std::make_unique<ExecContext>(threads)), sim(make_simulation(scene, max_particles, *exec)) {}
-    template <class F>
-    decltype(auto) visit(F&& f) {
-        return std::visit(std::forward<F>(f), sim);
-    }
-};
-
-/// A view of one per-particle array: its memory stays the simulation's (no copy), and the array keeps
-/// the Python Simulation alive (`owner` is its base), so a view that outlives the variable never reads
-/// freed memory. Valid until the simulation next steps, reorders or grows.
+/// A view of one per-particle array (ViewLeases: no copy, keeps the simulation alive, never reads freed
+/// memory). Valid, i.e. the simulation's current values, until it next steps, runs, grows or rebuilds.
 template <class T>
-py::array view(std::vector<T>& data, std::vector<py::ssize_t> shape, std::vector<py::ssize_t> strides,
+py::array view(PySimulation& s, std::vector<T>& data, std::vector<py::ssize_t> shape, std::vector<py::ssize_t> strides,
                const py::object& owner, bool writable) {
     using Scalar = std::conditional_t<std::is_same_v<T, float> || std::is_same_v<T, std::uint32_t>, T, float>;
-    py::array a(py::dtype::of<Scalar>(), std::move(shape), std::move(strides),
-                reinterpret_cast<const Scalar*>(data.data()), owner);
-    if (!writable) a.attr("setflags")(py::arg("write") = false);
-    return a;
+    return s.views.make(data, py::dtype::of<Scalar>(), std::move(shape), std::move(strides), owner, writable);
 }
 
 template <int D>
-py::array vectors(std::vector<Vec<D>>& v, const py::object& owner, bool writable) {
-    return view(v, {py::ssize_t(v.size()), D}, {py::ssize_t(sizeof(Vec<D>)), py::ssize_t(sizeof(float))}, owner, writable);
+py::array vectors(PySimulation& s, std::vector<Vec<D>>& v, const py::object& owner, bool writable) {
+    return view(s, v, {py::ssize_t(v.size()), D}, {py::ssize_t(sizeof(Vec<D>)), py::ssize_t(sizeof(float))}, owner,
+                writable);
 }
 
 template <class T>
-py::array scalars(std::vector<T>& v, const py::object& owner) {
-    return view(v, {py::ssize_t(v.size())}, {py::ssize_t(sizeof(T))}, owner, false);
+py::array scalars(PySimulation& s, std::vector<T>& v, const py::object& owner) {
+    return view(s, v, {py::ssize_t(v.size())}, {py::ssize_t(sizeof(T))}, owner, false);
+}
+
+using FloatArray = py::array_t<float, py::array::c_style | py::array::forcecast>;
+
+/// An (k, D) float array from Python, checked: shape and finite values; InputError (ValueError) naming
+/// `what` otherwise.
+void check_rows(const FloatArray& a, py::ssize_t rows, int D, const std::string& what) {
+    if (a.ndim() != 2 || (rows >= 0 && a.shape(0) != rows) || a.shape(1) != D)
+        throw InputError(what + ": expected an array of shape (" + (rows >= 0 ? std::to_string(rows) : std::string("k")) +
+                         ", " + std::to_string(D) + ")");
+    const float* p = a.data();
+    for (py::ssize_t i = 0; i < a.shape(0) * D; ++i)
+        if (!std::isfinite(p[i]))
+            throw InputError(what + ": row " + std::to_string(i / D) + " is not finite (NaN or infinite)");
+}
+
+/// sim.add_particles: appends fluid particles (ParticleSet::push_back: the next ids) and re-initialises
+/// the method on them, as the viewer's "add a block" does. Returns the new ids.
+py::array_t<std::uint32_t> add_particles(PySimulation& s, const FloatArray& positions, const py::object& velocities) {
+    check_idle(s.busy);
+    return s.visit([&](auto& p) {
+        constexpr int D = std::decay_t<decltype(p)>::kDimension;
+        check_rows(positions, -1, D, "add_particles: positions");
+        const py::ssize_t k = positions.shape(0);
+        FloatArray v;
+        if (!velocities.is_none()) {
+            v = velocities.cast<FloatArray>();
+            check_rows(v, k, D, "add_particles: velocities");
+        }
+        if (p.fluid.size() + std::size_t(k) > s.max_particles)
+            throw InputError("add_particles: " + std::to_string(p.fluid.size()) + " + " + std::to_string(k) +
+                             " particles exceed max_particles = " + std::to_string(s.max_particles) +
+                             " (eddy.Simulation(scene, max_particles=...))");
+        const float* x = positions.data();
+        for (py::ssize_t i = 0; i < k; ++i) {
+            Vec<D> xi;
+            for (int a = 0; a < D; ++a) xi[a] = x[i * D + a];
+            if (!p.bounds.contains(xi))
+                throw InputError("add_particles: particle " + std::to_string(i) +
+                                 " lies outside the scene's bounds (its walls plus a margin): it would count as escaped");
+        }
+        Busy busy(s.busy);
+        s.before_change();
+        py::array_t<std::uint32_t> ids(k);
+        auto id = ids.template mutable_unchecked<1>();
+        for (py::ssize_t i = 0; i < k; ++i) {
+            Vec<D> xi, vi = Vec<D>::zero();
+            for (int a = 0; a < D; ++a) {
+                xi[a] = x[i * D + a];
+                if (!velocities.is_none()) vi[a] = v.data()[i * D + a];
+            }
+            id(i) = p.fluid.next_id;
+            p.fluid.push_back(xi, vi);
+        }
+        {
+            py::gil_scoped_release release;
+            std::visit([&](auto& method) { method.init(p.fluid, p.boundary, *s.exec); }, p.method);
+        }
+        s.before_change();  // the new particles' speed counts as given from Python
+        s.after_change();
+        return ids;
+    });
 }
 
 }  // namespace
@@ -57,36 +106,60 @@ void bind_simulation(py::module_& m) {
                              "Simulation(scene, threads=0, max_particles=10_000_000): threads 0 uses every core;\n"
                              "results are the same bits for any thread count. Particle fields (positions,\n"
                              "velocities, density, pressure, ids) are numpy views of the simulation's memory:\n"
-                             "no copy, valid until the next step() or run() (a step may reorder the particles:\n"
-                             "use ids to follow one). A view keeps the simulation alive.")
+                             "no copy, current until the next step(), run(), add_particles() or settings change (a\n"
+                             "step may reorder the particles: use ids to follow one); a view keeps the simulation\n"
+                             "alive and keeps its old values after that, never reading freed memory.\n"
+                             "sim.settings is the method's settings table, changeable between steps.")
         .def(py::init([](const Scene& scene, int threads, std::size_t max_particles) {
                  if (scene.method == "shallow_water")
                      throw InputError(scene.where() + ": a shallow-water scene: use eddy.ShallowWater(scene)");
                  return std::make_unique<PySimulation>(scene, threads, max_particles);
              }),
              py::arg("scene"), py::arg("threads") = 0, py::arg("max_particles") = std::size_t(10'000'000))
-        .def_property_readonly("dimension", [](PySimulation& s) { return s.sim.index() == 0 ? 2 : 3; })
-        .def_property_readonly("method", [](PySimulation& s) { return s.visit([](auto& p) { return p.scene.method; }); })
-        .def_property_readonly("scene", [](PySimulation& s) { return s.visit([](auto& p) { return p.scene; }); })
+        .def_property_readonly("dimension", [](PySimulation& s) { return s.sim.index() == 0 ? 2 : 3; }, "2 or 3")
+        .def_property_readonly("method", [](PySimulation& s) { return s.visit([](auto& p) { return p.scene.method; }); },
+                               "'wcsph', 'dfsph', 'pbf' or 'clavet'")
+        .def_property_readonly("scene", [](PySimulation& s) { return s.visit([](auto& p) { return p.scene; }); },
+                               "the Scene as running (a copy; its settings follow sim.settings)")
         .def_property_readonly("time", [](PySimulation& s) { return s.visit([](auto& p) { return p.time; }); },
                                "simulated time (s)")
-        .def_property_readonly("steps", [](PySimulation& s) { return s.visit([](auto& p) { return p.steps; }); })
-        .def_property_readonly("threads", [](PySimulation& s) { return s.exec->threads(); })
+        .def_property_readonly("steps", [](PySimulation& s) { return s.visit([](auto& p) { return p.steps; }); },
+                               "steps taken")
+        .def_property_readonly("threads", [](PySimulation& s) { return s.exec->threads(); }, "threads of its arena")
+        .def_property_readonly("settings", &simulation_settings,
+                               "The method's settings (eddy.Settings, a mapping): read them, or change them between\n"
+                               "steps (sim.settings['viscosity'] = 0.1), checked by the scene files' table.")
+        .def_property_readonly("max_particles", [](PySimulation& s) { return s.max_particles; },
+                               "most particles it may hold (add_particles)")
         .def("__len__", [](PySimulation& s) { return s.visit([](auto& p) { return p.fluid.size(); }); })
         .def(
             "step",
             [](PySimulation& s, int n) {
                 py::dict last;
+                Busy busy(s.busy);
+                s.before_change();
+                struct After {
+                    PySimulation& s;
+                    ~After() { s.after_change(); }
+                } after{s};
                 for (int k = 0; k < n; ++k) {
                     StepStats st;
                     std::string diverged;
                     {
                         py::gil_scoped_release release;
                         st = step(s.sim, *s.exec);
-                        const float dt_min = s.visit([](auto& p) {
-                            return std::visit([](const auto& method) { return method.min_dt(); }, p.method);
+                        s.visit([&](auto& p) {
+                            const float dt_min = std::visit([](const auto& m) { return m.min_dt(); }, p.method);
+                            diverged = step_divergence(st, dt_min);
+                            // Particles beyond the scene's bounds, as run() checks (count_escaped).
+                            if (diverged.empty() && std::isfinite(p.bounds.lo[0])) {
+                                std::size_t escaped = 0;
+                                for (const auto& x : p.fluid.position) escaped += p.bounds.contains(x) ? 0 : 1;
+                                if (escaped) diverged = fmt::format("{} particle(s) left every boundary", escaped);
+                            }
+                            if (!diverged.empty())
+                                diverged = fmt::format("diverged at step {} (t = {:.6g} s): {}", p.steps, p.time, diverged);
                         });
-                        diverged = step_divergence(st, dt_min);
                     }
                     if (!diverged.empty()) throw DivergenceError(diverged);
                     if (PyErr_CheckSignals() != 0) throw py::error_already_set();
@@ -103,57 +176,81 @@ void bind_simulation(py::module_& m) {
             py::arg("n") = 1,
             "step(n=1) -> dict: advances n time steps (the method's own dt); returns the last step's\n"
             "statistics (dt, max_speed, mean/max_density_error, iterations). Raises eddy.DivergenceError\n"
-            "when a step diverges (the message names the step and why), KeyboardInterrupt on Ctrl-C.")
+            "when a step diverges (the message names the step and why), KeyboardInterrupt on Ctrl-C\n"
+            "(checked between steps). The GIL is released while stepping. Views taken before stop\n"
+            "following the simulation (see positions).")
         .def("run", &run_method<PySimulation>, RUN_ARGS, kRunDoc)
+        .def("add_particles", &add_particles, py::arg("positions"), py::arg("velocities") = py::none(),
+             "add_particles(positions, velocities=None) -> ids\n\n"
+             "Appends fluid particles: positions and velocities (k, D) in m and m/s (velocities default\n"
+             "to 0), inside the scene's bounds, at most max_particles in all. The method is\n"
+             "re-initialised on the particles, as the viewer's 'add a block' does (Clavet's springs\n"
+             "start afresh; WCSPH settles particles at rest into its hydrostatic start). Put them on\n"
+             "the scene's lattice (spacing 2 r) and not closer than 2 r to other particles: overlapping\n"
+             "particles are pushed apart violently. Returns the new particles' ids (uint32). ValueError\n"
+             "on a bad shape, a value not finite, a particle outside the bounds or too many.")
         .def(
-            "state_hash", [](PySimulation& s) { return state_hash(s.sim); },
-            "A 64-bit hash of the complete state (the checkpoint tests' and summary.json's).")
+            "state_hash", [](PySimulation& s) { check_idle(s.busy); return state_hash(s.sim); },
+            "A 64-bit hash (FNV-1a) of the particle state: positions, velocities and ids, bit for bit (the\n"
+            "checkpoint tests' hash); the same for any thread count.")
         .def_property_readonly(
             "positions",
             [](py::object self) {
                 auto& s = self.cast<PySimulation&>();
-                return s.visit([&](auto& p) { return vectors(p.fluid.position, self, false); });
+                check_idle(s.busy);
+                return s.visit([&](auto& p) { return vectors(s, p.fluid.position, self, false); });
             },
-            "(n, D) float32 positions (m), read-only view")
+            "(n, D) float32 positions (m): a read-only view of the simulation's memory (no copy).\n\n"
+            "A view shows the simulation's current values until its next step(), run(),\n"
+            "add_particles() or settings change: a step may reorder the rows (the neighbour search\n"
+            "sorts particles along a space-filling curve; follow a particle by its id). A view still\n"
+            "alive then keeps the values it had, in memory of its own (copied at that moment), so it\n"
+            "never reads freed memory; take a new one after each step. A view keeps the simulation\n"
+            "object alive.")
         .def_property(
             "velocities",
             [](py::object self) {
                 auto& s = self.cast<PySimulation&>();
-                return s.visit([&](auto& p) { return vectors(p.fluid.velocity, self, true); });
+                check_idle(s.busy);
+                return s.visit([&](auto& p) { return vectors(s, p.fluid.velocity, self, true); });
             },
-            [](py::object self, py::array_t<float, py::array::c_style | py::array::forcecast> v) {
+            [](py::object self, const FloatArray& v) {
                 auto& s = self.cast<PySimulation&>();
+                check_idle(s.busy);
                 s.visit([&](auto& p) {
                     constexpr int D = std::decay_t<decltype(p)>::kDimension;
-                    if (v.ndim() != 2 || v.shape(0) != py::ssize_t(p.fluid.size()) || v.shape(1) != D)
-                        throw InputError("velocities: expected an array of shape (" + std::to_string(p.fluid.size()) +
-                                         ", " + std::to_string(D) + ")");
-                    const float* src = v.data();
+                    check_rows(v, py::ssize_t(p.fluid.size()), D, "velocities");
+                    const float* src = v.data();  // in place: views of velocities see the new values
                     for (std::size_t i = 0; i < p.fluid.size(); ++i)
                         for (int a = 0; a < D; ++a) p.fluid.velocity[i][a] = src[i * D + a];
                 });
             },
             "(n, D) float32 velocities (m/s): a writable view (sim.velocities[:, 0] += 1), or assign a whole\n"
-            "array of the same shape")
+            "array of the same shape (ValueError otherwise). Speed given this way raises the scene's\n"
+            "divergence bound by as much (as the viewer's mouse does), so a fast initial field is not\n"
+            "mistaken for a blow-up. Valid as positions is.")
         .def_property_readonly(
             "density",
             [](py::object self) {
                 auto& s = self.cast<PySimulation&>();
-                return s.visit([&](auto& p) { return scalars(p.fluid.density, self); });
+                check_idle(s.busy);
+                return s.visit([&](auto& p) { return scalars(s, p.fluid.density, self); });
             },
             "(n,) float32 density (kg/m^3; kg/m^2 in 2D), read-only view")
         .def_property_readonly(
             "pressure",
             [](py::object self) {
                 auto& s = self.cast<PySimulation&>();
-                return s.visit([&](auto& p) { return scalars(p.fluid.pressure, self); });
+                check_idle(s.busy);
+                return s.visit([&](auto& p) { return scalars(s, p.fluid.pressure, self); });
             },
             "(n,) float32 pressure (Pa; N/m in 2D), read-only view")
         .def_property_readonly(
             "ids",
             [](py::object self) {
                 auto& s = self.cast<PySimulation&>();
-                return s.visit([&](auto& p) { return scalars(p.fluid.id, self); });
+                check_idle(s.busy);
+                return s.visit([&](auto& p) { return scalars(s, p.fluid.id, self); });
             },
             "(n,) uint32 stable particle ids (rows are reordered by the neighbour search; ids are not)")
         .def("__repr__", [](PySimulation& s) {
