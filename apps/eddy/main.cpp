@@ -146,6 +146,7 @@ struct RunArgs {
     std::vector<std::string> formats;
     bool render = false, quiet = false;
     double checkpoint_every = 0.0;  // simulated seconds; 0: a checkpoint at the end only
+    std::string up = "y";           // the files' up axis (eddy/up_axis.hpp)
 };
 
 // The run options both kinds of run take; progress through `printer`, Ctrl-C through g_stop.
@@ -160,6 +161,7 @@ eddy::RunOptions run_options(const RunArgs& a, const eddy::ExecContext& exec, Pr
     opts.threads = exec.threads();
     opts.checkpoint_every = a.checkpoint_every;
     opts.checkpoint_at_end = true;  // any run can be taken further with --resume
+    opts.up = eddy::parse_up_axis(a.up, "--up");
     opts.stop = &g_stop;
     std::signal(SIGINT, on_signal);
     std::signal(SIGTERM, on_signal);
@@ -293,6 +295,18 @@ int main(int argc, char** argv) {
     run_cmd->add_option("--mesh-format", run_mesh_format, "Surface mesh format with --mesh: obj, ply")
         ->check(CLI::IsMember({"obj", "ply"}))
         ->capture_default_str();
+    std::vector<std::string> run_attributes;
+    run_cmd->add_option("--interpolate-attributes", run_attributes,
+                        "With --mesh --mesh-format ply: particle fields carried onto the surface's vertices, comma "
+                        "separated: velocity, density, pressure (motion blur, foam)")
+        ->delimiter(',')
+        ->check(CLI::IsMember({"velocity", "density", "pressure"}));
+    std::string run_up = "y";
+    run_cmd->add_option("--up", run_up,
+                        "Up axis of every geometry file written (particles, walls, surfaces): y (OBJ, Houdini, "
+                        "ParaView; Blender's OBJ importer) or z (Blender's PLY importer and Python); 3D only")
+        ->check(CLI::IsMember({"y", "z"}))
+        ->capture_default_str();
     double checkpoint_every = 0.0;
     run_cmd->add_option("--checkpoint-every", checkpoint_every,
                         "Also write OUT/checkpoint.eddy every this many simulated seconds (every run writes one at "
@@ -328,10 +342,24 @@ int main(int argc, char** argv) {
         ->check(whole_check(0, 1000, "a whole number from 0 to 1000"));
     mesh_cmd->add_option("--min-volume", mesh_opts.settings.min_volume, "Drop pieces enclosing less (m^3; m^2 in 2D)")
         ->check(number_check(0, false, FLT_MAX, false, "a volume >= 0 (m^3; m^2 in 2D)", "min_volume"));
+    mesh_cmd->add_option("--vertex-margin", mesh_opts.settings.vertex_margin,
+                         "Keep every vertex this fraction of a voxel from grid nodes (no slivers; 0: plain marching cubes)")
+        ->capture_default_str()
+        ->check(number_check(0, false, 0.25, false, "a fraction of a voxel from 0 to 0.25", "vertex_margin"));
     mesh_cmd->add_option("--block-size", mesh_opts.settings.block_size, "Voxels per block edge (4..32)")
         ->capture_default_str()
         ->check(whole_check(4, 32, "a whole number from 4 to 32"));
     mesh_cmd->add_option("--format", mesh_opts.format, "Mesh format for a folder of frames: obj, ply")->capture_default_str();
+    mesh_cmd->add_option("--interpolate-attributes", mesh_opts.attributes,
+                         "PLY meshes: particle fields carried onto the vertices, comma separated: velocity, density, "
+                         "pressure (as in the particle files)")
+        ->delimiter(',')
+        ->check(CLI::IsMember({"velocity", "density", "pressure"}));
+    std::string mesh_up;
+    mesh_cmd->add_option("--up", mesh_up,
+                         "Up axis of the meshes: y or z; default: the particles' (up_axis in the run's summary.json, y "
+                         "without one)")
+        ->check(CLI::IsMember({"y", "z"}));
     std::vector<std::string> mesh_sdf;
     mesh_cmd->add_option("--sdf", mesh_sdf, "Also write the signed distance grid: FILE.vti (VTK) or FILE.vdb (OpenVDB level set)");
     mesh_cmd->footer("\nSettings (flags above; ranges as checked):\n" +
@@ -400,6 +428,7 @@ int main(int argc, char** argv) {
             mesh_opts.out = mesh_out;
             for (const auto& f : mesh_sdf) mesh_opts.sdf_out.emplace_back(f);
             mesh_opts.budget = memory_budget(mesh_max_memory);
+            if (!mesh_up.empty()) mesh_opts.up = eddy::parse_up_axis(mesh_up, "--up");
             eddy::ExecContext exec(mesh_threads);
             const auto rep = eddy::mesh_particle_files(mesh_opts, exec);
             std::fprintf(stderr, "eddy: %zu frame(s), %dD, r = %g m: %zu vertices, %zu %s -> %s\n", rep.frames,
@@ -410,7 +439,7 @@ int main(int argc, char** argv) {
         if (!resume_dir.empty()) {
             // Everything but the end, the threads and the output's verbosity is the original run's.
             for (const char* flag : {"scene", "--out", "--fps", "--format", "--set", "--render", "--mesh", "--mesh-format",
-                                     "--max-particles"})
+                                     "--max-particles", "--up", "--interpolate-attributes"})
                 if (run_cmd->count(flag))
                     throw eddy::InputError(fmt::format("--resume {}: {} cannot change a run being resumed; allowed with "
                                                        "--resume: --until, --steps, --threads, --checkpoint-every, --max-memory, --quiet",
@@ -452,8 +481,11 @@ int main(int argc, char** argv) {
         doing = fmt::format("running {}", scene.where());
         for (const auto& w : scene.warnings) std::fprintf(stderr, "eddy: %s\n", w.c_str());
         eddy::ExecContext exec(threads);
-        const RunArgs args{out_dir, until, fps, steps, formats, render, quiet, checkpoint_every};
+        const RunArgs args{out_dir, until, fps, steps, formats, render, quiet, checkpoint_every, run_up};
         if (scene.method == "shallow_water") {
+            if (!run_attributes.empty())
+                throw eddy::InputError(fmt::format("--interpolate-attributes: {} is a grid; allowed with particle scenes' "
+                                                   "--mesh", scene.where()));
             if (run_mesh)
                 throw eddy::InputError(fmt::format("--mesh: {} is a grid; its water surface is written with --format obj or ply",
                                                    scene.where()));
@@ -467,6 +499,7 @@ int main(int argc, char** argv) {
         eddy::RunOptions opts = run_options(args, exec, printer);
         opts.mesh = run_mesh;
         opts.mesh_format = run_mesh_format;
+        opts.mesh_attributes = run_attributes;
         opts.budget = budget;
         if (!quiet)
             std::fprintf(stderr, "eddy: %s (%s, %dD), %zu particles, %d threads -> %s\n", scene.name.c_str(),

@@ -13,12 +13,27 @@
 #include "eddy/boundary.hpp"
 #include "eddy/mesh.hpp"
 #include "eddy/particles.hpp"
+#include "eddy/up_axis.hpp"
 
 namespace eddy::io {
 
 /// Writes bytes to path atomically (temporary file + fsync + rename). Throws std::runtime_error
 /// naming the path on failure.
 void write_atomic(const std::filesystem::path& path, std::string_view bytes);
+
+/// A copy of particles (positions, velocities) or walls (positions, rest positions, velocities) of a
+/// y-up world in the axes of a file whose up axis is `up` (eddy/up_axis.hpp).
+inline ParticleSet<3> in_file_axes(ParticleSet<3> p, UpAxis up) {
+    to_file_axes(std::span<Vec3>(p.position), UpAxis::y, up);
+    to_file_axes(std::span<Vec3>(p.velocity), UpAxis::y, up);
+    return p;
+}
+inline BoundarySet<3> in_file_axes(BoundarySet<3> b, UpAxis up) {
+    to_file_axes(std::span<Vec3>(b.position), UpAxis::y, up);
+    to_file_axes(std::span<Vec3>(b.rest_position), UpAxis::y, up);
+    to_file_axes(std::span<Vec3>(b.velocity), UpAxis::y, up);
+    return b;
+}
 
 /// JSON, pretty-printed, atomically.
 void write_json(const std::filesystem::path& path, const nlohmann::json& j);

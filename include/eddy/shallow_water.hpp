@@ -34,6 +34,7 @@
 
 #include "eddy/checkpoint.hpp"
 #include "eddy/exec.hpp"
+#include "eddy/up_axis.hpp"
 #include "eddy/memory_budget.hpp"
 #include "eddy/scene.hpp"
 #include "eddy/settings.hpp"
@@ -221,9 +222,10 @@ void write_vti(const std::filesystem::path& path, const ShallowWaterGrid<Real>& 
 /// CSV, header i,j,x,y,terrain,depth,u,v,ink (cell-centred velocity).
 template <class Real>
 void write_grid_csv(const std::filesystem::path& path, const ShallowWaterGrid<Real>& g);
-/// The water surface over wet cells as a triangle mesh (z up: vertex (x, y, eta)); .obj or .ply.
+/// The water surface over wet cells as a triangle mesh, vertex (x, y, eta) of the grid's z-up world in
+/// the axes of `up` (eddy/up_axis.hpp: y up by default, as every file eddy writes); .obj or .ply.
 template <class Real>
-void write_water_mesh(const std::filesystem::path& path, const ShallowWaterGrid<Real>& g);
+void write_water_mesh(const std::filesystem::path& path, const ShallowWaterGrid<Real>& g, UpAxis up = UpAxis::y);
 }  // namespace io
 
 /// A shaded picture of the grid: terrain (hill-shaded), water by depth, ink. Grids at most 8 cells wide

@@ -24,6 +24,7 @@
 #include "eddy/render.hpp"
 #include "eddy/scene.hpp"
 #include "eddy/surface.hpp"
+#include "eddy/up_axis.hpp"
 #include "eddy/wcsph.hpp"
 
 namespace eddy {
@@ -129,6 +130,11 @@ struct RunOptions {
     bool mesh = false;
     std::string mesh_format = "obj";
     SurfaceSettings mesh_settings;
+    /// With mesh: particle fields interpolated onto the surface's vertices (interpolate_attributes:
+    /// "velocity", "density", "pressure"); PLY meshes carry them, OBJ cannot (InputError).
+    std::vector<std::string> mesh_attributes;
+    /// The up axis of every geometry file written (eddy/up_axis.hpp); recorded in summary.json.
+    UpAxis up = UpAxis::y;
     /// With mesh: the simulation's memory plus the surface reconstruction's for the fluid as it is at
     /// the start must fit (InputError before the first step, as make_simulation). Default: no limit.
     MemoryBudget budget;

@@ -23,6 +23,7 @@
 #include <cfloat>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -33,7 +34,9 @@
 #include "eddy/exec.hpp"
 #include "eddy/math.hpp"
 #include "eddy/memory_budget.hpp"
+#include "eddy/particles.hpp"
 #include "eddy/settings.hpp"
+#include "eddy/up_axis.hpp"
 
 namespace eddy {
 
@@ -54,6 +57,9 @@ struct SurfaceSettings {
     int smooth_iterations = 0;
     /// Connected pieces of the mesh enclosing less than this volume (m^3; m^2 in 2D) are dropped; 0 keeps all.
     float min_volume = 0.0f;
+    /// Every mesh vertex keeps at least this fraction of a voxel from the grid's nodes (extract_mesh):
+    /// no sliver triangles. 0: plain marching cubes.
+    float vertex_margin = 0.01f;
     /// Use the parallel wavefront sweep (true) or the serial reference (false); same result.
     bool wavefront = true;
     /// Keep the density and signed-distance grids in the result.
@@ -171,8 +177,16 @@ void sweep_wavefront(SparseGrid<D>& phi, const std::vector<std::uint8_t>& pinned
 /// (Nielson & Hamann 1991) computed from that face's four values only, so the two cubes sharing it
 /// agree and the mesh is closed, manifold and consistently oriented. One vertex per crossed grid
 /// edge (shared), normals from the central-difference gradient of phi.
+///
+/// `margin` (fraction of a voxel, 0..0.25) keeps every vertex at least that far from the grid nodes
+/// (the crossing's interpolation parameter is clamped to [margin, 1 - margin]). Plain marching cubes
+/// (margin 0) puts a vertex within 1e-7 m of a node whose value is nearly the iso level, and the
+/// crossings on the other edges of that node meet it there: slivers down to 1e-12 m^2 whose
+/// near-coincident vertices make strict checkers (Open3D's is_watertight) report self-intersections.
+/// The clamp moves no vertex by more than margin * voxel and changes no inside/outside decision, so
+/// the mesh's connectivity, closedness and orientation are those of plain marching cubes.
 template <int D>
-Mesh<D> extract_mesh(const SparseGrid<D>& phi, float iso, const ExecContext& exec);
+Mesh<D> extract_mesh(const SparseGrid<D>& phi, float iso, const ExecContext& exec, float margin = 0.0f);
 
 /// Taubin (1995) smoothing: Laplacian step lambda = 0.5 then mu = -0.53, `iterations` times, over the
 /// mesh's own neighbours (uniform weights). Normals are re-estimated from the cells afterwards.
@@ -182,6 +196,30 @@ void taubin_smooth(Mesh<D>& mesh, int iterations, const ExecContext& exec);
 /// Drops connected pieces enclosing less than min_volume (m^3 or m^2). Returns the pieces dropped.
 template <int D>
 std::size_t remove_small_components(Mesh<D>& mesh, double min_volume);
+
+/// A per-particle field to carry onto a mesh: `components` floats per particle, particle-major.
+struct ParticleField {
+    std::string name;
+    int components = 1;
+    std::span<const float> values;
+};
+
+/// Stage 6, optional (as splashsurf's --interpolate-attributes): each vertex x of `mesh` gets, for
+/// every field, the Shepard-normalised cubic-spline average of the particles within `support`:
+///     A(x) = sum_p A_p W(|x - x_p|, h) / sum_p W(|x - x_p|, h).
+/// Normalised, unlike the SPH sum sum_p (m_p / rho_p) A_p W, so the values do not fade at the free
+/// surface where the kernel is half empty: a jet's surface moves at the jet's speed. A vertex with no
+/// particle within h (none after reconstruct_surface with its own support) gets zeros. Appends one
+/// VertexAttribute per field; the same bits for any thread count (per-vertex sums in the neighbour
+/// search's fixed order). InputError when a field's size is not positions.size() * components.
+template <int D>
+void interpolate_attributes(Mesh<D>& mesh, std::span<const Vec<D>> positions, std::span<const ParticleField> fields,
+                            float support, const ExecContext& exec);
+
+/// The fields of `particles` named in `names` ("velocity", "density", "pressure"; InputError
+/// otherwise) as views for interpolate_attributes; they stay valid while `particles` is unchanged.
+template <int D>
+std::vector<ParticleField> particle_fields(const ParticleSet<D>& particles, std::span<const std::string> names);
 
 /// The whole pipeline. Throws InputError on bad settings, no particles or non-finite positions.
 template <int D>
@@ -215,6 +253,10 @@ struct MeshFilesOptions {
     /// particle_radius 0: read from summary.json in the input's folder or its parent (eddy run writes it).
     SurfaceSettings settings;
     std::vector<std::filesystem::path> sdf_out;  ///< Signed distance grids to write (.vti, .vdb); files only
+    /// Particle fields interpolated onto the vertices (interpolate_attributes); PLY meshes only.
+    std::vector<std::string> attributes;
+    /// Up axis of the meshes; unset: the particles' own (summary.json's "up_axis" beside them, else y).
+    std::optional<UpAxis> up;
     /// Memory a frame may need (estimate_surface_memory, checked after reading its particles and
     /// before any grid is allocated); frames meshed at once share it. Default: no limit.
     MemoryBudget budget;
@@ -230,10 +272,14 @@ MeshFilesReport mesh_particle_files(const MeshFilesOptions& opts, const ExecCont
 
 // ---- OpenVDB (src/surface/openvdb_bridge.cpp, the one file that includes its headers) ------------
 namespace vdb {
-/// Writes a signed distance grid as an OpenVDB level set (.vdb, class "level set", world units,
-/// background = half-width of the band), atomically. 2D grids are written as one slice.
+/// Writes a signed distance grid as an OpenVDB level set named "surface" (class "level set", world
+/// units, background = half-width of the band), atomically. 2D grids are written as one slice.
+/// With `density` (the volume fraction splat_density made), the file also holds it as a fog volume
+/// named "density", after it: the grid Blender's Volume to Mesh modifier and volume shaders read by
+/// default (mesh it at threshold = the reconstruction's iso, 0.5; docs/blender.md).
 template <int D>
-void write_level_set(const std::filesystem::path& path, const SparseGrid<D>& sdf, float half_width_voxels = 3.0f);
+void write_level_set(const std::filesystem::path& path, const SparseGrid<D>& sdf, float half_width_voxels = 3.0f,
+                     const SparseGrid<D>* density = nullptr);
 /// What OpenVDB itself reads back from a .vdb file (for tests): the first grid's name, class, voxel
 /// size, active voxel count and value at a world position.
 struct FileInfo {
@@ -241,6 +287,7 @@ struct FileInfo {
     double voxel = 0.0;
     std::size_t active = 0;
     float value_at_probe = 0.0f;
+    std::vector<std::string> grids;  ///< Every grid's name, in file order
 };
 FileInfo read_info(const std::filesystem::path& path, const Vec3& probe);
 /// OpenVDB's tools::fogToSdf on a copy of `density` (3D): the signed distance (m) at every node of

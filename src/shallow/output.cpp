@@ -58,7 +58,7 @@ void write_grid_csv(const std::filesystem::path& path, const ShallowWaterGrid<Re
 }
 
 template <class Real>
-void write_water_mesh(const std::filesystem::path& path, const ShallowWaterGrid<Real>& g) {
+void write_water_mesh(const std::filesystem::path& path, const ShallowWaterGrid<Real>& g, UpAxis up) {
     // Vertices at the centres of wet cells (x, y, eta); two triangles per 2x2 block of wet cells, one
     // where exactly three are wet, counter-clockwise seen from above (normals up).
     const Real dry = Real(1e-4) * g.dx;
@@ -69,7 +69,9 @@ void write_water_mesh(const std::filesystem::path& path, const ShallowWaterGrid<
             const std::size_t c = g.cell(i, j);
             if (g.depth[c] > dry) {
                 index[c] = std::int32_t(verts.size());
-                verts.push_back({float((i + 0.5) * double(g.dx)), float((j + 0.5) * double(g.dx)), float(g.eta(c))});
+                const Vec3 x = to_file_axes(Vec3{{float((i + 0.5) * double(g.dx)), float((j + 0.5) * double(g.dx)),
+                                                  float(g.eta(c))}}, UpAxis::z, up);
+                verts.push_back({x[0], x[1], x[2]});
             }
         }
     std::vector<std::array<std::int32_t, 3>> tris;
@@ -92,17 +94,18 @@ void write_water_mesh(const std::filesystem::path& path, const ShallowWaterGrid<
     std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char ch) { return char(std::tolower(ch)); });
     std::string s;
     if (ext == ".ply") {
-        s = fmt::format("ply\nformat binary_little_endian 1.0\ncomment eddy shallow-water surface (z up)\nelement vertex {}\n"
+        s = fmt::format("ply\nformat binary_little_endian 1.0\ncomment eddy shallow-water surface ({} up)\nelement vertex {}\n"
                         "property float x\nproperty float y\nproperty float z\nelement face {}\n"
                         "property list uchar int vertex_indices\nend_header\n",
-                        verts.size(), tris.size());
+                        name(up), verts.size(), tris.size());
         for (const auto& v : verts) s.append(reinterpret_cast<const char*>(v.data()), 12);
         for (const auto& t : tris) {
             s.push_back(char(3));
             s.append(reinterpret_cast<const char*>(t.data()), 12);
         }
     } else {
-        s = "# eddy shallow-water surface: vertices at wet cell centres (x, y, eta), z up\n";
+        s = up == UpAxis::z ? "# eddy shallow-water surface: vertices at wet cell centres (x, y, eta), z up\n"
+                            : "# eddy shallow-water surface: vertices at wet cell centres (x, eta, -y), y up\n";
         for (const auto& v : verts) fmt::format_to(std::back_inserter(s), "v {:.7g} {:.7g} {:.7g}\n", v[0], v[1], v[2]);
         for (const auto& t : tris) fmt::format_to(std::back_inserter(s), "f {} {} {}\n", t[0] + 1, t[1] + 1, t[2] + 1);
     }
@@ -214,7 +217,7 @@ void render_grid_png(const std::filesystem::path& path, const ShallowWaterGrid<R
 #define EDDY_SW_OUTPUT(Real)                                                                        \
     template void io::write_vti<Real>(const std::filesystem::path&, const ShallowWaterGrid<Real>&); \
     template void io::write_grid_csv<Real>(const std::filesystem::path&, const ShallowWaterGrid<Real>&); \
-    template void io::write_water_mesh<Real>(const std::filesystem::path&, const ShallowWaterGrid<Real>&); \
+    template void io::write_water_mesh<Real>(const std::filesystem::path&, const ShallowWaterGrid<Real>&, UpAxis); \
     template void render_grid_png<Real>(const std::filesystem::path&, const ShallowWaterGrid<Real>&, int);
 EDDY_SW_OUTPUT(float)
 EDDY_SW_OUTPUT(double)

@@ -42,6 +42,11 @@ RunResult run(ShallowWaterSimulation& sim, const RunOptions& opts, const ExecCon
                     throw InputError(fmt::format("{}: format '{}' is not a grid format; allowed: vti, csv, obj, ply",
                                                  scene.where(), f));
             const bool render_all = rec ? rec->at("render").get<bool>() : opts.render || scene.output.render;
+            // The water surface's meshes in the axes --up asks for (the grid's world is z up); checkpoints
+            // written before the option existed: z up, what those runs wrote.
+            const UpAxis up = rec ? parse_up_axis(rec->value("up_axis", std::string("z")), "checkpoint") : opts.up;
+            if (!opts.mesh_attributes.empty())
+                throw InputError(fmt::format("{}: --interpolate-attributes is for particle scenes' --mesh", scene.where()));
             const auto& out = opts.out_dir;
             detail::prepare_frames_folder(out, {"grid_", "surface_"}, rec ? static_cast<int>(rec->at("frames").size()) : 0);
             detail::start_run_folder(out, {{"scene", scene.name}, {"method", scene.method}}, rec != nullptr);
@@ -65,7 +70,7 @@ RunResult run(ShallowWaterSimulation& sim, const RunOptions& opts, const ExecCon
                         io::write_grid_csv(out / name, g);
                     } else {
                         name = frame_name(fr.index, "surface", f.c_str());
-                        io::write_water_mesh(out / name, g);
+                        io::write_water_mesh(out / name, g, up);
                     }
                     fr.files.push_back(name);
                 }
@@ -94,6 +99,7 @@ RunResult run(ShallowWaterSimulation& sim, const RunOptions& opts, const ExecCon
                 rj["fps"] = fps;
                 rj["formats"] = formats;
                 rj["render"] = render_all;
+                rj["up_axis"] = name(up);
                 rj["time0"] = time0;
                 rj["steps0"] = steps0;
                 rj["next_frame"] = next_frame;
@@ -216,6 +222,7 @@ RunResult run(ShallowWaterSimulation& sim, const RunOptions& opts, const ExecCon
             j["dimension"] = 2;
             j["cells"] = {g.nx, g.ny};
             j["dx"] = double(g.dx);
+            j["up_axis"] = name(up);  // of the water surface meshes (eddy/up_axis.hpp)
             j["steps"] = nsteps;
             j["simulated_time"] = solver.time();
             j["wall_time"] = wall;

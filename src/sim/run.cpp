@@ -292,6 +292,20 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
             const bool render_all = rec ? rec->at("render").get<bool>() : opts.render || scene.output.render;
             const bool mesh = rec ? rec->at("mesh").get<bool>() : opts.mesh;
             const std::string mesh_format = rec ? rec->at("mesh_format").get<std::string>() : opts.mesh_format;
+            // Checkpoints written before these existed: y up, no attributes (what those runs wrote).
+            const UpAxis up = rec ? parse_up_axis(rec->value("up_axis", std::string("y")), "checkpoint") : opts.up;
+            const std::vector<std::string> mesh_attributes =
+                rec ? rec->value("mesh_attributes", std::vector<std::string>{}) : opts.mesh_attributes;
+            if (D == 2 && up != UpAxis::y)
+                throw InputError(fmt::format("{}: --up {}: a 2D scene is written in the x-y plane (z = 0); allowed: --up y",
+                                             scene.where(), name(up)));
+            for (const auto& a : mesh_attributes) {
+                if (a != "velocity" && a != "density" && a != "pressure")
+                    throw InputError(fmt::format("--interpolate-attributes: '{}': allowed: velocity, density, pressure", a));
+                if (!mesh || mesh_format != "ply")
+                    throw InputError(fmt::format("--interpolate-attributes {}: needs --mesh with --mesh-format ply (OBJ "
+                                                 "files have no per-vertex fields)", a));
+            }
             const auto& out = opts.out_dir;
             if (mesh && !opts.budget.unlimited()) {  // the surface grids come on top of the simulation
                 SurfaceSettings ss = opts.mesh_settings;
@@ -345,19 +359,24 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
                 frame_max_err = 0.0f;
                 frame_sum_err = 0.0;
                 frame_steps = 0;
+                // Files in the axes --up asks for (eddy/up_axis.hpp); the world is y up.
+                std::optional<ParticleSet<D>> turned;
+                if constexpr (D == 3)
+                    if (up != UpAxis::y) turned = io::in_file_axes(sim.fluid, up);
+                const ParticleSet<D>& fluid = turned ? *turned : sim.fluid;
                 for (const auto& f : formats) {
                     if (f == "vtk") {
                         const std::string name = frame_name(fr.index, "vtp");
-                        io::write_vtp(out / name, sim.fluid);
+                        io::write_vtp(out / name, fluid);
                         fr.files.push_back(name);
                         pvd.emplace_back(sim.time, name);
                     } else if (f == "csv") {
                         const std::string name = frame_name(fr.index, "csv");
-                        io::write_csv(out / name, sim.fluid);
+                        io::write_csv(out / name, fluid);
                         fr.files.push_back(name);
                     } else if (f == "ply") {
                         const std::string name = frame_name(fr.index, "ply");
-                        io::write_ply(out / name, sim.fluid);
+                        io::write_ply(out / name, fluid);
                         fr.files.push_back(name);
                     }
                 }
@@ -365,16 +384,26 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
                     SurfaceSettings ss = opts.mesh_settings;
                     if (ss.particle_radius == 0.0f) ss.particle_radius = r;
                     const std::string name = fmt::format("frames/surface_{:05d}.{}", fr.index, mesh_format);
-                    write_mesh<D>(out / name, reconstruct_surface<D>(sim.fluid.position, ss, exec).mesh);
+                    Mesh<D> surface = reconstruct_surface<D>(sim.fluid.position, ss, exec).mesh;
+                    interpolate_attributes<D>(surface, sim.fluid.position, particle_fields(sim.fluid, mesh_attributes),
+                                              ss.support(), exec);
+                    if constexpr (D == 3) to_file_axes(surface, UpAxis::y, up);
+                    write_mesh<D>(out / name, surface);
                     fr.files.push_back(name);
                 }
                 // The walls beside the fluid: once when nothing moves, else every frame (walls.pvd).
                 if (!sim.boundary.empty() && (fr.index == 0 || sim.boundary.any_moving())) {
                     const bool moving = sim.boundary.any_moving();
                     const std::string stem = moving ? fmt::format("frames/walls_{:05d}", fr.index) : "frames/walls";
-                    const auto models = posed_models(sim, sim.time);
+                    auto models = posed_models(sim, sim.time);
+                    std::optional<BoundarySet<D>> turned_walls;
+                    if constexpr (D == 3)
+                        if (up != UpAxis::y) {
+                            turned_walls = io::in_file_axes(sim.boundary, up);
+                            for (auto& [obj, m] : models) to_file_axes(m, UpAxis::y, up);
+                        }
                     if (std::find(formats.begin(), formats.end(), "vtk") != formats.end()) {
-                        io::write_walls_vtp(out / (stem + ".vtp"), sim.boundary, models);
+                        io::write_walls_vtp(out / (stem + ".vtp"), turned_walls ? *turned_walls : sim.boundary, models);
                         fr.files.push_back(stem + ".vtp");
                         if (moving) {
                             walls_pvd.emplace_back(sim.time, stem + ".vtp");
@@ -434,6 +463,8 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
                 rj["render"] = render_all;
                 rj["mesh"] = mesh;
                 rj["mesh_format"] = mesh_format;
+                rj["mesh_attributes"] = mesh_attributes;
+                rj["up_axis"] = name(up);
                 rj["time0"] = time0;
                 rj["steps0"] = steps0;
                 rj["next_frame"] = next_frame;
@@ -570,6 +601,8 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
             j["particles"] = sim.fluid.size();
             j["boundary_particles"] = sim.boundary.size();
             j["particle_radius"] = scene.particle_radius;
+            j["up_axis"] = name(up);  // of every geometry file in frames/ (eddy/up_axis.hpp)
+            j["fps"] = fps;
             j["steps"] = nsteps;
             j["simulated_time"] = sim.time;
             j["wall_time"] = wall;

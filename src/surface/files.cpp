@@ -32,13 +32,55 @@ float radius_from_summary(const fs::path& input) {
                                  "beside it; allowed: --radius R (m, > 0)", input.string()));
 }
 
+// The up axis of particle files eddy run wrote (summary.json's "up_axis" beside them); y without one.
+UpAxis up_from_summary(const fs::path& input) {
+    const fs::path dir = fs::is_directory(input) ? input : input.parent_path();
+    for (const fs::path& cand : {dir / "summary.json", dir.parent_path() / "summary.json"}) {
+        std::error_code ec;
+        if (!fs::is_regular_file(cand, ec)) continue;
+        std::ifstream in(cand);
+        const auto j = nlohmann::json::parse(in, nullptr, false);
+        if (!j.is_discarded() && j.contains("up_axis") && j["up_axis"].is_string())
+            return parse_up_axis(j["up_axis"].get<std::string>(), cand.string() + ": key 'up_axis'");
+        if (!j.is_discarded()) return UpAxis::y;
+    }
+    return UpAxis::y;
+}
+
 struct Frame {
     fs::path in, out;
 };
 
+// The particles' fields named in `names`, D components of velocity, for interpolate_attributes.
+template <int D>
+struct FieldsOf {
+    std::vector<float> velocity;
+    std::vector<ParticleField> fields;
+    FieldsOf(const ParticleSet<3>& p, const std::vector<std::string>& names) {
+        for (const auto& n : names) {
+            if (n == "velocity") {
+                velocity.resize(p.size() * D);
+                for (std::size_t i = 0; i < p.size(); ++i)
+                    for (int a = 0; a < D; ++a) velocity[i * D + a] = p.velocity[i][a];
+                fields.push_back({n, D, velocity});
+            } else if (n == "density") {
+                fields.push_back({n, 1, p.density});
+            } else if (n == "pressure") {
+                fields.push_back({n, 1, p.pressure});
+            } else {
+                throw InputError(fmt::format("key 'interpolate_attributes': '{}': allowed: velocity, density, pressure", n));
+            }
+        }
+    }
+};
+
 template <int D>
 MeshFilesReport mesh_one(const ParticleSet<3>& p3, const Frame& f, const MeshFilesOptions& opts,
-                         const SurfaceSettings& s, const MemoryBudget& budget, const ExecContext& exec) {
+                         const SurfaceSettings& s, const MemoryBudget& budget, UpAxis from, const ExecContext& exec) {
+    const UpAxis to = opts.up.value_or(from);
+    if (D == 2 && to != from)
+        throw InputError(fmt::format("{}: --up {}: 2D particles give a contour in the x-y plane; allowed: leave --up out",
+                                     f.in.string(), name(to)));
     std::vector<Vec<D>> pos(p3.size());
     for (std::size_t i = 0; i < pos.size(); ++i)
         for (int a = 0; a < D; ++a) pos[i][a] = p3.position[i][a];
@@ -54,10 +96,13 @@ MeshFilesReport mesh_one(const ParticleSet<3>& p3, const Frame& f, const MeshFil
     } catch (const InputError& e) {
         throw InputError(fmt::format("{}: {}", f.in.string(), e.what()));
     }
+    const FieldsOf<D> fields(p3, opts.attributes);
+    interpolate_attributes<D>(r.mesh, pos, fields.fields, ss.support(), exec);
+    if constexpr (D == 3) to_file_axes(r.mesh, from, to);
     write_mesh<D>(f.out, r.mesh);
     for (const auto& g : opts.sdf_out) {
         if (g.extension() == ".vti") write_vti<D>(g, r.signed_distance);
-        else vdb::write_level_set<D>(g, r.signed_distance);
+        else vdb::write_level_set<D>(g, r.signed_distance, 3.0f, &r.density);
     }
     MeshFilesReport rep;
     rep.frames = 1;
@@ -68,10 +113,10 @@ MeshFilesReport mesh_one(const ParticleSet<3>& p3, const Frame& f, const MeshFil
 }
 
 MeshFilesReport mesh_frame(const Frame& f, const MeshFilesOptions& opts, const SurfaceSettings& s,
-                           const MemoryBudget& budget, const ExecContext& exec) {
+                           const MemoryBudget& budget, UpAxis from, const ExecContext& exec) {
     const ParticleSet<3> p = io::read_particles<3>(f.in);
     const bool flat = std::all_of(p.position.begin(), p.position.end(), [](const Vec3& x) { return x[2] == 0.0f; });
-    return flat ? mesh_one<2>(p, f, opts, s, budget, exec) : mesh_one<3>(p, f, opts, s, budget, exec);
+    return flat ? mesh_one<2>(p, f, opts, s, budget, from, exec) : mesh_one<3>(p, f, opts, s, budget, from, exec);
 }
 
 bool is_particle_file(const fs::path& p) {
@@ -89,6 +134,16 @@ MeshFilesReport mesh_particle_files(const MeshFilesOptions& opts, const ExecCont
     SurfaceSettings s = opts.settings;
     if (s.particle_radius == 0.0f) s.particle_radius = radius_from_summary(opts.input);
     validate(s, "eddy mesh");
+    const UpAxis from = up_from_summary(opts.input);
+    if (opts.up && *opts.up != from && !opts.sdf_out.empty())
+        throw InputError(fmt::format("--sdf with --up {}: grids are written in the particles' axes ({} up); allowed: "
+                                     "leave --up out", name(*opts.up), name(from)));
+    if (!opts.attributes.empty()) {
+        const bool ply = fs::is_directory(opts.input) ? opts.format == "ply" : opts.out.extension() == ".ply";
+        if (!ply)
+            throw InputError(fmt::format("--interpolate-attributes: {} is not a PLY mesh (OBJ has no per-vertex fields); "
+                                         "allowed: a .ply --out or --format ply", opts.out.string()));
+    }
     for (const auto& g : opts.sdf_out)
         if (g.extension() != ".vti" && g.extension() != ".vdb")
             throw InputError(fmt::format("{}: key 'sdf': format '{}' is not written; allowed: .vti, .vdb", g.string(),
@@ -125,7 +180,7 @@ MeshFilesReport mesh_particle_files(const MeshFilesOptions& opts, const ExecCont
     }
     std::vector<MeshFilesReport> reps(frames.size());
     if (frames.size() == 1) {
-        reps[0] = mesh_frame(frames[0], opts, s, opts.budget, exec);
+        reps[0] = mesh_frame(frames[0], opts, s, opts.budget, from, exec);
     } else {
         // Frames run in parallel: each may take its share of the budget.
         MemoryBudget budget = opts.budget;
@@ -139,7 +194,7 @@ MeshFilesReport mesh_particle_files(const MeshFilesOptions& opts, const ExecCont
         exec.run([&] {
             tbb::parallel_for(std::size_t(0), frames.size(), [&](std::size_t i) {
                 try {
-                    reps[i] = mesh_frame(frames[i], opts, s, budget, exec);
+                    reps[i] = mesh_frame(frames[i], opts, s, budget, from, exec);
                 } catch (...) {
                     errors[i] = std::current_exception();
                 }

@@ -19,6 +19,7 @@ std::span<const Field<SurfaceSettings>> surface_fields() {
         {"block_size", &S::block_size, "voxels", 4, 32, "voxels per block edge: unit of sparsity and of parallel work"},
         {"smooth", &S::smooth_iterations, "iterations", 0, 1000, "Taubin smoothing (lambda 0.5, mu -0.53)"},
         {"min_volume", &S::min_volume, "m^3", 0, kInf, "drop mesh pieces enclosing less (m^2 in 2D); 0 keeps all"},
+        {"vertex_margin", &S::vertex_margin, "voxels", 0, 0.25, "every vertex this far from grid nodes: no sliver triangles (0: plain marching cubes)"},
         {"wavefront", &S::wavefront, "", 0, 1, "parallel wavefront sweep (false: the serial reference; same result)"},
         {"keep_grids", &S::keep_grids, "", 0, 1, "keep the density and signed distance grids in the result"},
     };

@@ -106,7 +106,8 @@ struct EdgeTables {
 }  // namespace
 
 template <int D>
-Mesh<D> extract_mesh(const SparseGrid<D>& phi, float iso, const ExecContext& exec) {
+Mesh<D> extract_mesh(const SparseGrid<D>& phi, float iso, const ExecContext& exec, float margin) {
+    margin = std::clamp(margin, 0.0f, 0.25f);
     using Coord = std::array<int, D>;
     const auto& L = phi.layout;
     const std::size_t nb = L.size();
@@ -138,7 +139,7 @@ Mesh<D> extract_mesh(const SparseGrid<D>& phi, float iso, const ExecContext& exe
                 const float f1 = g.step(c, a, +1) - iso;
                 if ((f0 < 0.0f) == (f1 < 0.0f)) continue;
                 if (tables.local[b].empty()) tables.local[b].assign(std::size_t(nv) * D, -1);
-                const float t = std::clamp(f0 / (f0 - f1), 0.0f, 1.0f);
+                const float t = std::clamp(f0 / (f0 - f1), margin, 1.0f - margin);
                 Vec<D> x;
                 for (int k = 0; k < D; ++k) x[k] = float(L.coords[b][k] * B + c[k]) * h;
                 x[a] += t * h;
@@ -442,8 +443,8 @@ std::size_t remove_small_components(Mesh<D>& m, double min_volume) {
     return dropped;
 }
 
-template Mesh<2> extract_mesh<2>(const SparseGrid<2>&, float, const ExecContext&);
-template Mesh<3> extract_mesh<3>(const SparseGrid<3>&, float, const ExecContext&);
+template Mesh<2> extract_mesh<2>(const SparseGrid<2>&, float, const ExecContext&, float);
+template Mesh<3> extract_mesh<3>(const SparseGrid<3>&, float, const ExecContext&, float);
 template double enclosed_volume<2>(const Mesh<2>&);
 template double enclosed_volume<3>(const Mesh<3>&);
 template void taubin_smooth<2>(Mesh<2>&, int, const ExecContext&);

@@ -30,17 +30,43 @@ void write_obj(const std::filesystem::path& path, const Mesh<D>& m) {
     io::write_atomic(path, s);
 }
 
+namespace {
+
+// Vertex attributes as PLY properties: velocity (D components) as vx vy vz, as in eddy's particle
+// files; other D-vectors as name_x name_y name_z; scalars by name. 2D vectors get a zero z.
+template <int D>
+int ply_width(const VertexAttribute& a) {
+    return a.components == D ? 3 : a.components;
+}
+template <int D>
+std::string ply_properties(const VertexAttribute& a) {
+    std::string s;
+    if (a.components == 1) return fmt::format("property float {}\n", a.name);
+    for (int c = 0; c < ply_width<D>(a); ++c) {
+        if (a.components == D && a.name == "velocity") s += fmt::format("property float v{}\n", "xyz"[c]);
+        else if (a.components == D) s += fmt::format("property float {}_{}\n", a.name, "xyz"[c]);
+        else s += fmt::format("property float {}_{}\n", a.name, c);
+    }
+    return s;
+}
+
+}  // namespace
+
 template <int D>
 void write_mesh_ply(const std::filesystem::path& path, const Mesh<D>& m) {
     std::string s = "ply\nformat binary_little_endian 1.0\ncomment eddy surface\n";
     s += fmt::format("element vertex {}\nproperty float x\nproperty float y\nproperty float z\n"
                      "property float nx\nproperty float ny\nproperty float nz\n", m.vertices.size());
+    for (const auto& a : m.attributes) s += ply_properties<D>(a);
     if constexpr (D == 3) s += fmt::format("element face {}\nproperty list uchar int vertex_indices\n", m.cells.size());
     else s += fmt::format("element edge {}\nproperty int vertex1\nproperty int vertex2\n", m.cells.size());
     s += "end_header\n";
     for (std::size_t i = 0; i < m.vertices.size(); ++i) {
         for (int a = 0; a < 3; ++a) append_raw(s, a < D ? m.vertices[i][a] : 0.0f);
         for (int a = 0; a < 3; ++a) append_raw(s, a < D && i < m.normals.size() ? m.normals[i][a] : 0.0f);
+        for (const auto& at : m.attributes)
+            for (int c = 0; c < ply_width<D>(at); ++c)
+                append_raw(s, c < at.components ? at.values[i * at.components + c] : 0.0f);
     }
     for (const auto& c : m.cells) {
         if constexpr (D == 3) append_raw(s, std::uint8_t(3));

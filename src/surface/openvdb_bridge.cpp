@@ -35,7 +35,8 @@ openvdb::Coord to_coord(const std::array<int, D>& i) {
 }  // namespace
 
 template <int D>
-void write_level_set(const std::filesystem::path& path, const SparseGrid<D>& sdf, float half_width_voxels) {
+void write_level_set(const std::filesystem::path& path, const SparseGrid<D>& sdf, float half_width_voxels,
+                     const SparseGrid<D>* density) {
     init();
     const float band = half_width_voxels * sdf.layout.voxel;
     auto grid = openvdb::FloatGrid::create(band);
@@ -49,6 +50,17 @@ void write_level_set(const std::filesystem::path& path, const SparseGrid<D>& sdf
     // Inside the band's closed shell, inactive values become -band (OpenVDB's level-set convention).
     openvdb::tools::signedFloodFill(grid->tree());
     openvdb::GridPtrVec grids{grid};
+    if (density) {  // the volume fraction as a fog volume, for Blender (its default grid name)
+        auto fog = openvdb::FloatGrid::create(0.0f);
+        fog->setTransform(openvdb::math::Transform::createLinearTransform(density->layout.voxel));
+        fog->setGridClass(openvdb::GRID_FOG_VOLUME);
+        fog->setName("density");
+        auto facc = fog->getAccessor();
+        density->for_each_node([&](const std::array<int, D>& i, float v) {
+            if (v > 0.0f) facc.setValue(to_coord<D>(i), v);
+        });
+        grids.push_back(fog);
+    }
     std::ostringstream os(std::ios_base::binary);
     openvdb::io::Stream(os).write(grids);
     io::write_atomic(path, os.str());
@@ -62,6 +74,7 @@ FileInfo read_info(const std::filesystem::path& path, const Vec3& probe) {
     file.close();
     FileInfo info;
     if (!grids || grids->empty()) return info;
+    for (const auto& g : *grids) info.grids.push_back(g->getName());
     const auto grid = openvdb::gridPtrCast<openvdb::FloatGrid>((*grids)[0]);
     if (!grid) return info;
     info.name = grid->getName();
@@ -128,7 +141,7 @@ std::size_t particles_to_mesh(std::span<const Vec3> positions, float radius, flo
     return tris.size() + 2 * quads.size();
 }
 
-template void write_level_set<2>(const std::filesystem::path&, const SparseGrid<2>&, float);
-template void write_level_set<3>(const std::filesystem::path&, const SparseGrid<3>&, float);
+template void write_level_set<2>(const std::filesystem::path&, const SparseGrid<2>&, float, const SparseGrid<2>*);
+template void write_level_set<3>(const std::filesystem::path&, const SparseGrid<3>&, float, const SparseGrid<3>*);
 
 }  // namespace eddy::vdb

@@ -28,7 +28,7 @@ SurfaceResult<D> reconstruct_surface(std::span<const Vec<D>> positions, const Su
     if (s.wavefront) sweep_wavefront<D>(phi, pinned, exec);
     else sweep_serial<D>(phi, pinned);
     lap(r.seconds[2]);
-    r.mesh = extract_mesh<D>(phi, 0.0f, exec);
+    r.mesh = extract_mesh<D>(phi, 0.0f, exec, s.vertex_margin);
     lap(r.seconds[3]);
     taubin_smooth<D>(r.mesh, s.smooth_iterations, exec);
     remove_small_components<D>(r.mesh, s.min_volume);
