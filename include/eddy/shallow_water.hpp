@@ -159,6 +159,11 @@ public:
     /// Changes the settings of a running simulation (the viewer's live controls): checked against the
     /// table; the precision cannot change (InputError). gravity (m/s^2) > 0.
     void set_settings(const ShallowWaterSettings& s, double gravity, const std::string& where = "settings");
+    /// Replaces the water and ink sources (checked ones: parse_shallow_water), from the next step on.
+    void set_sources(std::vector<GridSource> water, std::vector<GridSource> ink) {
+        m_scene.water_sources = std::move(water);
+        m_scene.ink_sources = std::move(ink);
+    }
     /// Adds a cosine bump of water (and ink) at (x, y): used by drops and by the viewer's clicks.
     void add_drop(double x, double y, double radius, double height, double ink);
     /// The grid and the clock as a step leaves them (checkpoint and resume).

@@ -123,6 +123,16 @@ class ShallowWater:
         checkpoint_every: float = 0.0,
     ) -> dict[str, Any]: ...
     def state_hash(self) -> int: ...
+    def add_source(
+        self,
+        min: tuple[float, float],
+        max: tuple[float, float],
+        rate: float,
+        start: float = 0.0,
+        end: float | None = None,
+        ink: bool = False,
+    ) -> None: ...
+    def add_drop(self, x: float, y: float, radius: float, height: float, ink: float = 0.0) -> None: ...
     @property
     def terrain(self) -> npt.NDArray[np.floating[Any]]: ...
     @property

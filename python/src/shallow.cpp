@@ -1,5 +1,7 @@
 // eddy.ShallowWater: a heightfield shallow-water grid (Chentanez & Mueller's staggered scheme) stepped or
 // run from Python; its cell fields as 2D numpy arrays indexed [j, i] (y, x).
+#include <array>
+#include <cmath>
 #include <memory>
 
 #include "bindings.hpp"
@@ -84,6 +86,47 @@ void bind_shallow(py::module_& m) {
             },
             py::arg("n") = 1, "step(n=1): advances n time steps of the solver's own (CFL) size.")
         .def("run", &run_method<PyShallowWater>, RUN_ARGS, kRunDoc)
+        .def(
+            "add_source",
+            [](PyShallowWater& s, std::array<double, 2> lo, std::array<double, 2> hi, double rate, double start,
+               const py::object& end, bool ink) {
+                check_idle(s.busy);
+                // Through the scene's own keys ("sources" / "ink") and their checks, so a bad value gets the
+                // scene file's message and checkpoints (which keep the scene) resume with the source.
+                Scene scene = s.sim.scene;
+                nlohmann::json entry = {{"min", lo}, {"max", hi}, {"rate", rate}, {"start", start}};
+                if (!end.is_none()) entry["end"] = end.cast<double>();
+                const char* key = ink ? "ink" : "sources";
+                nlohmann::json list = scene.shallow_water.contains(key) ? scene.shallow_water[key] : nlohmann::json::array();
+                list.push_back(entry);
+                scene.shallow_water[key] = list;
+                scene.document[key] = list;
+                ShallowWaterScene spec = parse_shallow_water(scene);  // InputError (ValueError) naming the key
+                s.visit([&](auto& g) { g.set_sources(spec.water_sources, spec.ink_sources); });
+                s.sim.scene = std::move(scene);
+                s.sim.spec = std::move(spec);
+            },
+            py::arg("min"), py::arg("max"), py::arg("rate"), py::arg("start") = 0.0, py::arg("end") = py::none(),
+            py::arg("ink") = false,
+            "add_source(min, max, rate, start=0.0, end=None, ink=False): from the next step, every cell whose\n"
+            "centre lies in the rectangle [min, max] ((x, y) in m) gains rate m of water per second (negative:\n"
+            "a drain; ink=True: rate of ink concentration per second) while start <= t < end (s). The same\n"
+            "entry as a scene's \"sources\" (or \"ink\") list, checked the same way (ValueError naming the key);\n"
+            "the run's checkpoint and summary carry it.")
+        .def(
+            "add_drop",
+            [](PyShallowWater& s, double x, double y, double radius, double height, double ink) {
+                check_idle(s.busy);
+                for (double v : {x, y, radius, height, ink})
+                    if (!std::isfinite(v)) throw InputError("add_drop: values must be finite numbers");
+                if (!(radius > 0.0) || !(height > 0.0) || ink < 0.0)
+                    throw InputError("add_drop: allowed: radius > 0 (m), height > 0 (m), ink >= 0");
+                s.before_change();
+                s.visit([&](auto& g) { g.add_drop(x, y, radius, height, ink); });
+            },
+            py::arg("x"), py::arg("y"), py::arg("radius"), py::arg("height"), py::arg("ink") = 0.0,
+            "add_drop(x, y, radius, height, ink=0.0): adds a cosine bump of water `height` m high and `radius` m\n"
+            "wide at (x, y) (m) now, as the scene's drops and the viewer's clicks do.")
         .def("state_hash", [](PyShallowWater& s) { return state_hash(s.sim); },
              "A 64-bit hash of the grid's state (the checkpoint tests'), the same for any thread count.")
         .def_property_readonly(

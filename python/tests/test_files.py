@@ -157,3 +157,11 @@ def test_default_meshes_pass_open3d_is_watertight(tmp_path):
         m = o3d.io.read_triangle_mesh(out)
         results[margin] = (m.is_edge_manifold(), m.is_vertex_manifold(), m.is_watertight())
     assert results == {"0": (True, True, False), "0.01": (True, True, True)}, results
+
+
+def test_mesh_of_a_run_folder_skips_the_walls(runs, tmp_path):
+    """A VTK run folder holds walls_NNNNN.vtp beside the particles: eddy mesh meshes the particles only."""
+    y, _ = runs
+    assert list((y / "frames").glob("walls_*.vtp"))
+    eddy("mesh", str(y / "frames"), "--out", str(tmp_path), "--format", "ply")
+    assert sorted(p.name for p in tmp_path.glob("*.ply")) == [f"surface_{k:05d}.ply" for k in range(4)]

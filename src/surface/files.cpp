@@ -159,7 +159,9 @@ MeshFilesReport mesh_particle_files(const MeshFilesOptions& opts, const ExecCont
         const auto rank = [](const fs::path& p) { return p.extension() == ".vtp" ? 0 : (p.extension() == ".ply" ? 1 : 2); };
         for (const auto& e : fs::directory_iterator(opts.input)) {
             if (!e.is_regular_file() || !is_particle_file(e.path())) continue;
-            if (e.path().filename().string().rfind("surface_", 0) == 0) continue;
+            // eddy run's other frame files: surfaces and walls (walls.vtp, walls_NNNNN.vtp).
+            const std::string fname = e.path().filename().string();
+            if (fname.rfind("surface_", 0) == 0 || fname.rfind("walls", 0) == 0) continue;
             auto [it, fresh] = by_stem.emplace(e.path().stem().string(), e.path());
             if (!fresh && rank(e.path()) < rank(it->second)) it->second = e.path();
         }
