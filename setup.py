@@ -29,6 +29,12 @@ class CMakeBuild(build_ext):
         target = Path(self.get_ext_fullpath(ext.name))
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(built, target)
+        # The bundled scenes (and the models and heightmaps they name) travel with the package: the
+        # source tree the extension was built from may be gone when it is imported.
+        scenes = target.parent / "scenes"
+        if scenes.exists():
+            shutil.rmtree(scenes)
+        shutil.copytree(ROOT / "scenes", scenes)
 
 
 setup(

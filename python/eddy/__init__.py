@@ -10,7 +10,16 @@
 
 See docs/python.md. Bad input raises ValueError with the same one-line message as the command line.
 """
-from ._eddy import (  # noqa: F401
+import os as _os
+
+# A pip-installed eddy carries the bundled scenes beside it (setup.py copies them): point the library
+# there unless the user chose a folder. In the build tree (PYTHONPATH=build/python) there is none and
+# the library finds the source tree's scenes itself.
+_scenes = _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "scenes")
+if _os.path.isdir(_scenes) and not _os.environ.get("EDDY_SCENES_DIR"):
+    _os.environ["EDDY_SCENES_DIR"] = _scenes
+
+from ._eddy import (  # noqa: E402, F401
     DivergenceError,
     Scene,
     Settings,

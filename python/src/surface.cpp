@@ -32,16 +32,54 @@ py::tuple mesh_arrays(const Mesh<D>& m) {
     return py::make_tuple(vertices, cells);
 }
 
+/// Named per-row arrays from Python ({name: (n,) or (n, c)}), as float32 copies with their widths.
+struct Columns {
+    std::vector<std::string> names;
+    std::vector<int> widths;
+    std::vector<std::vector<float>> values;
+    Columns(const py::dict& d, std::size_t rows, const std::string& what) {
+        for (const auto& [k, v] : d) {
+            const std::string name = py::str(k);
+            const auto a = v.cast<py::array_t<float, py::array::c_style | py::array::forcecast>>();
+            if (a.ndim() < 1 || a.ndim() > 2 || std::size_t(a.shape(0)) != rows)
+                throw InputError(what + ": attribute '" + name + "': expected an array of shape (" + std::to_string(rows) +
+                                 ",) or (" + std::to_string(rows) + ", c)");
+            const int w = a.ndim() == 2 ? int(a.shape(1)) : 1;
+            if (w < 1 || w > 16) throw InputError(what + ": attribute '" + name + "': 1 to 16 components");
+            names.push_back(name);
+            widths.push_back(w);
+            values.emplace_back(a.data(), a.data() + rows * std::size_t(w));
+        }
+    }
+};
+
+py::dict attribute_arrays(const std::vector<VertexAttribute>& attrs, std::size_t rows) {
+    py::dict d;
+    for (const auto& a : attrs) {
+        py::array_t<float> arr = a.components == 1 ? py::array_t<float>(py::ssize_t(rows))
+                                                   : py::array_t<float>({py::ssize_t(rows), py::ssize_t(a.components)});
+        if (!a.values.empty()) std::memcpy(arr.mutable_data(), a.values.data(), a.values.size() * sizeof(float));
+        d[py::str(a.name)] = arr;
+    }
+    return d;
+}
+
 template <int D>
-py::tuple reconstruct(const Points& points, const SurfaceSettings& s, int threads) {
+py::tuple reconstruct(const Points& points, const SurfaceSettings& s, int threads, const py::object& attributes) {
     const std::vector<Vec<D>> p = to_points<D>(points);
+    const Columns cols(attributes.is_none() ? py::dict() : py::dict(attributes), p.size(), "reconstruct_surface");
+    std::vector<ParticleField> fields;
+    for (std::size_t k = 0; k < cols.names.size(); ++k) fields.push_back({cols.names[k], cols.widths[k], cols.values[k]});
     Mesh<D> mesh;
     {
         py::gil_scoped_release release;
         ExecContext exec(threads);
         mesh = reconstruct_surface<D>(p, s, exec).mesh;
+        interpolate_attributes<D>(mesh, p, fields, s.support(), exec);
     }
-    return mesh_arrays(mesh);
+    py::tuple vf = mesh_arrays(mesh);
+    if (attributes.is_none()) return vf;
+    return py::make_tuple(vf[0], vf[1], attribute_arrays(mesh.attributes, mesh.vertices.size()));
 }
 
 template <int D>
@@ -75,7 +113,7 @@ void bind_surface(py::module_& m) {
     m.def(
         "reconstruct_surface",
         [](const Points& points, float radius, float voxel, float iso, int smooth, float kernel_radius,
-           float min_volume, int threads) {
+           float min_volume, int threads, const py::object& attributes) {
             SurfaceSettings s;
             s.particle_radius = radius;
             s.voxel_size = voxel;
@@ -84,17 +122,21 @@ void bind_surface(py::module_& m) {
             s.kernel_radius = kernel_radius;
             s.min_volume = min_volume;
             validate(s, "reconstruct_surface");
-            return dimension_of(points, "reconstruct_surface") == 3 ? reconstruct<3>(points, s, threads)
-                                                                    : reconstruct<2>(points, s, threads);
+            return dimension_of(points, "reconstruct_surface") == 3 ? reconstruct<3>(points, s, threads, attributes)
+                                                                    : reconstruct<2>(points, s, threads, attributes);
         },
         py::arg("points"), py::arg("radius"), py::arg("voxel") = 0.0f, py::arg("iso") = 0.5f, py::arg("smooth") = 0,
         py::arg("kernel_radius") = 0.0f, py::arg("min_volume") = 0.0f, py::arg("threads") = 0,
+        py::arg("attributes") = py::none(),
         "reconstruct_surface(points, radius, voxel=0, iso=0.5, smooth=0, kernel_radius=0, min_volume=0,\n"
-        "                    threads=0) -> (vertices, faces)\n\n"
+        "                    threads=0, attributes=None) -> (vertices, faces) or (vertices, faces, attrs)\n\n"
         "The fluid surface of particles, as `eddy mesh` makes it (docs/surface.md): points (n, 3) or (n, 2)\n"
         "in m, radius r (m); voxel 0 = r, kernel_radius 0 = 4 r; iso in (0, 1) of the volume fraction;\n"
         "smooth: Taubin iterations. Returns vertices (m, D) float32 and faces (k, D) int32 (triangles in\n"
-        "3D, segments in 2D), closed and outward-oriented.");
+        "3D, segments in 2D), closed and outward-oriented. attributes: {name: (n,) or (n, c) array} of\n"
+        "per-particle fields (e.g. {'velocity': v}): each is interpolated onto the vertices (normalised\n"
+        "cubic-spline average over the particles within the kernel radius, as eddy mesh\n"
+        "--interpolate-attributes) and returned as a third element, {name: (m,) or (m, c) float32}.");
 
     m.def(
         "read_particles",
@@ -130,14 +172,25 @@ void bind_surface(py::module_& m) {
     m.def(
         "write_mesh",
         [](const std::filesystem::path& path, const Points& vertices,
-           const py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>& faces) {
-            if (dimension_of(vertices, "write_mesh") == 3)
-                write_mesh<3>(path, to_mesh<3>(vertices, faces));
+           const py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>& faces, const py::object& attributes) {
+            const int D = dimension_of(vertices, "write_mesh");
+            const Columns cols(attributes.is_none() ? py::dict() : py::dict(attributes), std::size_t(vertices.shape(0)),
+                               "write_mesh");
+            if (!cols.names.empty() && path.extension() != ".ply")
+                throw InputError(path.string() + ": vertex attributes need a .ply file (OBJ has no per-vertex fields)");
+            auto with = [&](auto m) {
+                for (std::size_t k = 0; k < cols.names.size(); ++k)
+                    m.attributes.push_back({cols.names[k], cols.widths[k], cols.values[k]});
+                return m;
+            };
+            if (D == 3)
+                write_mesh<3>(path, with(to_mesh<3>(vertices, faces)));
             else
-                write_mesh<2>(path, to_mesh<2>(vertices, faces));
+                write_mesh<2>(path, with(to_mesh<2>(vertices, faces)));
         },
-        py::arg("path"), py::arg("vertices"), py::arg("faces"),
-        "write_mesh(path, vertices, faces): a mesh as .obj or .ply (by the extension), written atomically.");
+        py::arg("path"), py::arg("vertices"), py::arg("faces"), py::arg("attributes") = py::none(),
+        "write_mesh(path, vertices, faces, attributes=None): a mesh as .obj or .ply (by the extension), written\n"
+        "atomically. attributes {name: (m,) or (m, c)} become PLY vertex properties (velocity as vx vy vz).");
 }
 
 }  // namespace eddy::python
