@@ -21,6 +21,7 @@ PKGS=(
   xvfb xauth libgl1-mesa-dri             # headless viewer tests under Mesa's software OpenGL
   python3-dev python3-numpy pybind11-dev python3-pytest python3-setuptools python3-pip  # the Python module (python/)
   python3-matplotlib    # examples/python: the dam-break front plotted against Martin & Moyce
+  libopenmpi-dev openmpi-bin  # src/distributed: one simulation over many processes (mpirun)
 )
 PKGS+=("$@")
 

@@ -15,12 +15,16 @@
 #include <filesystem>
 #include <iostream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "eddy/checkpoint.hpp"
+#ifdef EDDY_HAVE_MPI
+#include "eddy/distributed.hpp"
+#endif
 #include "eddy/error.hpp"
 #include "eddy/json_text.hpp"
 #include "eddy/memory_budget.hpp"
@@ -33,6 +37,17 @@
 #include "eddy/wcsph.hpp"
 
 namespace {
+
+// The processes of this run: one, or those mpirun started (src/distributed/). Only rank 0 talks.
+struct Processes {
+    int rank = 0, size = 1;
+    bool running_together = false;  // inside a distributed run: a failure there may be one process's only
+#ifdef EDDY_HAVE_MPI
+    eddy::dist::Comm* comm = nullptr;
+#endif
+};
+Processes g_procs;  // set once in main, before anything runs
+
 
 // Set by SIGINT/SIGTERM; the run loop stops after the current step and writes its summary.
 std::atomic<bool> g_stop{false};
@@ -188,6 +203,35 @@ int report(const eddy::RunResult& r, const eddy::Scene& scene, const RunArgs& a)
     return eddy::kExitOk;
 }
 
+// A grid run on this process, or on every process mpirun started.
+eddy::RunResult run_grid_here(eddy::ShallowWaterSimulation& sim, const eddy::RunOptions& opts, const eddy::ExecContext& exec) {
+#ifdef EDDY_HAVE_MPI
+    if (g_procs.size > 1) {
+        g_procs.running_together = true;
+        eddy::RunResult r = eddy::dist::run_shallow_water(sim, opts, exec, *g_procs.comm);
+        g_procs.running_together = false;
+        return r;
+    }
+#endif
+    return eddy::run(sim, opts, exec);
+}
+
+// --threads, or by default this machine's cores shared by the processes mpirun started on it.
+int threads_here(int threads) {
+    if (threads > 0 || g_procs.size == 1) return threads;
+    const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+    const int here = local ? std::max(1, std::atoi(local)) : 1;
+    return std::max(1, int(std::thread::hardware_concurrency()) / here);
+}
+
+// Particle methods run on one process so far (issue 14 continues with them).
+void refuse_particles_on_many(const eddy::Scene& scene) {
+    if (g_procs.size > 1)
+        throw eddy::InputError(fmt::format("{}: method '{}' runs on one process in this version ({} were started); the "
+                                           "distributed layer covers shallow water so far: run it without mpirun (or -np 1)",
+                                           scene.where(), scene.method, g_procs.size));
+}
+
 // `eddy run` for a shallow-water scene: the same options, output and exit codes as for particles.
 int run_grid(const eddy::Scene& scene, const eddy::ExecContext& exec, const RunArgs& a, const eddy::MemoryBudget& budget) {
     for (const auto& f : a.formats)
@@ -200,7 +244,7 @@ int run_grid(const eddy::Scene& scene, const eddy::ExecContext& exec, const RunA
     if (!a.quiet)
         std::fprintf(stderr, "eddy: %s (shallow_water, %s), %d x %d cells of %g m, %d threads -> %s\n", scene.name.c_str(),
                      spec.settings.precision.c_str(), spec.nx, spec.ny, spec.dx, exec.threads(), a.out_dir.c_str());
-    return report(eddy::run(sim, opts, exec), scene, a);
+    return report(run_grid_here(sim, opts, exec), scene, a);
 }
 
 // --max-memory as given (a size), else the machine's: 90% of the memory available now.
@@ -240,7 +284,36 @@ int exec_viewer(const std::vector<std::string>& args) {
 
 }  // namespace
 
+int run_main(int argc, char** argv);
+
 int main(int argc, char** argv) {
+#ifdef EDDY_HAVE_MPI
+    eddy::dist::MpiSession mpi(argc, argv);
+    g_procs.rank = mpi.world().rank();
+    g_procs.size = mpi.world().size();
+    g_procs.comm = &mpi.world();
+#else
+    if (const char* n = std::getenv("OMPI_COMM_WORLD_SIZE"); n && std::atoi(n) > 1) {
+        if (const char* r = std::getenv("OMPI_COMM_WORLD_RANK"); r && std::atoi(r) == 0)
+            std::fprintf(stderr, "eddy: error: this eddy was built without MPI (Open MPI's libopenmpi-dev was not found when "
+                                 "it was configured); run it without mpirun, or install it and rebuild\n");
+        return eddy::kExitBadInput;
+    }
+#endif
+    if (g_procs.rank != 0) {
+        // Rank 0 speaks for every process: the others write no messages.
+        if (!std::freopen("/dev/null", "w", stderr) || !std::freopen("/dev/null", "w", stdout)) return eddy::kExitFailure;
+    }
+    const int code = run_main(argc, argv);
+#ifdef EDDY_HAVE_MPI
+    // A failure inside a distributed run may be one process's alone (a file the root could not write):
+    // the others would wait for it forever, so it stops them all; mpirun exits with this code.
+    if (g_procs.running_together && g_procs.size > 1) mpi.abort(code == eddy::kExitOk ? eddy::kExitFailure : code);
+#endif
+    return code;
+}
+
+int run_main(int argc, char** argv) {
     CLI::App app{"eddy: fluid simulation toolkit (WCSPH, PBF, Clavet in 2D and 3D; shallow water over terrain)", "eddy"};
     app.require_subcommand(1);
     app.set_version_flag("--version", "eddy 0.1.0");
@@ -446,7 +519,7 @@ int main(int argc, char** argv) {
                                                        resume_dir, std::string(flag) == "scene" ? "a scene" : flag));
             doing = fmt::format("resuming {}", resume_dir);
             const eddy::MemoryBudget budget = memory_budget(max_memory);
-            eddy::ExecContext exec(threads);
+            eddy::ExecContext exec(threads_here(threads));
             nlohmann::json record;
             const eddy::CheckpointFile ck =
                 eddy::read_checkpoint_file(std::filesystem::path(resume_dir) / eddy::kCheckpointFile);
@@ -459,10 +532,11 @@ int main(int argc, char** argv) {
                 if (!quiet)
                     std::fprintf(stderr, "eddy: resuming %s (shallow_water) at t = %.6g s -> %s\n", grid.scene.name.c_str(),
                                  std::visit([](const auto& s) { return s.time(); }, grid.solver), resume_dir.c_str());
-                return report(eddy::run(grid, opts, exec), grid.scene, args);
+                return report(run_grid_here(grid, opts, exec), grid.scene, args);
             }
             eddy::Simulation sim = eddy::restore_simulation(ck, exec, record, budget);
             const eddy::Scene scene = std::visit([](const auto& s) { return s.scene; }, sim);
+            refuse_particles_on_many(scene);
             eddy::RunOptions opts = run_options(args, exec, printer);
             opts.resume = &record;
             if (!quiet)
@@ -480,7 +554,7 @@ int main(int argc, char** argv) {
         const eddy::Scene scene = eddy::load_scene(file, sets);
         doing = fmt::format("running {}", scene.where());
         for (const auto& w : scene.warnings) std::fprintf(stderr, "eddy: %s\n", w.c_str());
-        eddy::ExecContext exec(threads);
+        eddy::ExecContext exec(threads_here(threads));
         const RunArgs args{out_dir, until, fps, steps, formats, render, quiet, checkpoint_every, run_up};
         if (scene.method == "shallow_water") {
             if (!run_attributes.empty())
@@ -494,6 +568,7 @@ int main(int argc, char** argv) {
         for (const auto& f : formats)
             if (f == "vti" || f == "obj")
                 throw eddy::InputError(fmt::format("--format {}: {} is a particle scene; allowed: vtk, csv, ply", f, scene.where()));
+        refuse_particles_on_many(scene);
         eddy::Simulation sim = eddy::make_simulation(scene, max_particles, exec, budget);
         ProgressPrinter printer;
         eddy::RunOptions opts = run_options(args, exec, printer);

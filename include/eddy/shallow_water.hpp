@@ -128,6 +128,27 @@ struct ShallowWaterGrid {
     double volume() const;
 };
 
+/// Where a solver's grid lies in a larger grid: a block of the distributed layer (src/distributed/), cells
+/// it owns plus halo cells copied from its neighbours. A solver on a block runs every pass on all of its
+/// cells (the halo's outer rows go wrong at the block's edge and are overwritten by the next exchange)
+/// and computes with global cell indices where a value depends on them (back-traces, drops, sources), so
+/// that owned cells get the same bits as on the whole grid; its statistics count only owned cells/faces.
+struct GridBlock {
+    int i0 = 0, j0 = 0;                 ///< Global index of the block's cell (0, 0)
+    int global_nx = 0, global_ny = 0;   ///< The whole grid's cells
+    int own_i0 = 0, own_i1 = 0;         ///< Owned cells, local indices [own_i0, own_i1) x [own_j0, own_j1)
+    int own_j0 = 0, own_j1 = 0;
+};
+
+/// The solver's clock and the quantities one step hands to the next (checkpoints, the distributed layer).
+struct ShallowWaterClock {
+    double time = 0.0, inflow = 0.0, outflow = 0.0;
+    double max_wave_speed = 0.0;  ///< For the adaptive step (m/s)
+    double max_depth = 0.0;       ///< For the depth limiter's test (m)
+    double added_depth = 0.0;
+    std::uint64_t steps = 0, drop_counter = 0;
+};
+
 struct ShallowWaterStats {
     double dt = 0.0;
     double max_speed = 0.0;     ///< Largest face speed after the step (m/s)
@@ -136,6 +157,9 @@ struct ShallowWaterStats {
     double inflow = 0.0;        ///< Volume added by sources and drops (m^3)
     std::size_t clamped = 0;    ///< Faces whose speed hit the alpha dx/dt clamp
     bool non_finite = false;
+    /// On a block: owned cells whose semi-Lagrangian back-trace reached past the block's halo (their
+    /// values would differ from the whole grid's; the distributed layer stops the run).
+    std::size_t halo_overrun = 0;
 };
 
 /// The solver: the grid, its scene and the clock. Holds scratch arrays; one per simulation.
@@ -144,6 +168,10 @@ class ShallowWaterSolver {
 public:
     /// Builds the grid (expressions evaluated at cell centres). Throws InputError on bad input.
     ShallowWaterSolver(const ShallowWaterScene& scene, const std::string& where);
+    /// The block `b` of `whole` (cells [b.i0, b.i0 + nx) x [b.j0, b.j0 + ny), halos included): the same
+    /// state, clock and settings; borders of the block inside the whole grid are closed (only halo cells
+    /// see them). With keep_totals false the inflow/outflow totals start at 0 (one block keeps them).
+    ShallowWaterSolver(const ShallowWaterSolver& whole, const GridBlock& b, int nx, int ny, bool keep_totals);
     /// The next time step (s): fixed, or cfl dx / max(sqrt(g h) + |v|), at most max_time_step.
     double suggest_dt() const;
     /// Advances by dt (s).
@@ -156,6 +184,13 @@ public:
     std::uint64_t steps() const { return m_steps; }
     double total_inflow() const { return m_inflow; }
     double total_outflow() const { return m_outflow; }
+    /// Where this grid lies in the whole (the whole grid itself unless built as a block).
+    const GridBlock& block() const { return m_block; }
+    ShallowWaterClock clock() const;
+    void set_clock(const ShallowWaterClock& c);
+    /// The largest face speed and depth over the whole grid (the distributed layer's reductions of
+    /// ShallowWaterStats::max_speed and max_depth): the next time step and depth-limiter test use them.
+    void set_global_maxima(double max_speed, double max_depth);
     /// Changes the settings of a running simulation (the viewer's live controls): checked against the
     /// table; the precision cannot change (InputError). gravity (m/s^2) > 0.
     void set_settings(const ShallowWaterSettings& s, double gravity, const std::string& where = "settings");
@@ -192,6 +227,14 @@ private:
     double m_max_depth = 0.0;         // largest depth at the last velocity pass (m)
     double m_added_depth = 0.0;       // largest depth added to a cell by this step's sources (m)
     bool m_has_solid = false;         // obstacles present
+    /// Is the cell with global index (i, j) one of this block's own (statistics count only those)?
+    bool owns(int i, int j) const {
+        const int li = i - m_block.i0, lj = j - m_block.j0;
+        return li >= m_block.own_i0 && li < m_block.own_i1 && lj >= m_block.own_j0 && lj < m_block.own_j1;
+    }
+    GridBlock m_block;                // the whole grid unless built as a block
+    bool m_partial = false;           // built as a block
+    std::size_t m_halo_overrun = 0;   // this step's (advection)
 };
 
 /// A shallow-water simulation as the CLI runs it: the scene, and the solver in the chosen precision.

@@ -1,0 +1,370 @@
+// Shallow water over many processes (include/eddy/distributed.hpp): blocks of cells with halos, one halo
+// exchange per step, statistics reduced over the processes, frames gathered on the root. The run loop
+// is the one-process loop (src/shallow/run_loop.hpp) over a stepper that does these.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "eddy/distributed.hpp"
+#include "eddy/error.hpp"
+#include "shallow/run_loop.hpp"
+
+namespace eddy::dist {
+
+int halo_width(const ShallowWaterSettings& s) {
+    // How far (cells) a pass's result at one cell depends on values elsewhere, per pass of a step:
+    //   sources 0; velocity 1; closed walls 0; height 2 (a face's flux reads its donor's limiter and
+    //   outflow scale, which read the donor's faces); overshooting 2 (an edge test reads two cells away);
+    //   advection per iteration: conservative and upwind 2 (discharges averaged to the face), semi-
+    //   Lagrangian 2 (the 3x3 mean) + 2 (the bilinear read) + the back-trace (at most alpha cells per
+    //   unit of advection_step with the velocity clamp; checked every step: halo_overrun);
+    //   vorticity 3 (omega, its gradient, the face mean).
+    // Each reach adds up over a step; the halo is twice the sum, rounded up to a multiple of 4.
+    int reach = 1 + 2 + 2;
+    const int iterations = std::max(1, s.advection_iterations);
+    if (s.advection == "semi_lagrangian")
+        reach += iterations * (4 + int(std::ceil(std::max(1.0f, s.advection_step) * std::max(1.0f, s.alpha))));
+    else if (s.advection != "none")
+        reach += iterations * 2;
+    if (s.vorticity > 0.0f) reach += 3;
+    return (2 * reach + 3) / 4 * 4;
+}
+
+BlockLayout choose_layout(int processes, int nx, int ny, int halo) {
+    for (int k = std::max(1, processes); k >= 1; --k) {
+        BlockLayout best;
+        double best_cost = std::numeric_limits<double>::infinity();
+        for (int px = 1; px <= k; ++px) {
+            if (k % px) continue;
+            const int py = k / px;
+            if (px > nx || py > ny) continue;
+            const double cost = double(nx) / px + double(ny) / py;  // halo cells per block, over 2 halo
+            if (cost < best_cost - 1e-12) {
+                best_cost = cost;
+                best.px = px;
+                best.py = py;
+            }
+        }
+        if (std::isfinite(best_cost)) {
+            best.halo = halo;
+            return best;
+        }
+    }
+    return BlockLayout{1, 1, halo};
+}
+
+namespace {
+
+// A rectangle of a field's index space (global indices): [x0, x1) x [y0, y1).
+struct Rect {
+    int x0 = 0, x1 = 0, y0 = 0, y1 = 0;
+    bool empty() const { return x1 <= x0 || y1 <= y0; }
+    std::size_t count() const { return empty() ? 0 : std::size_t(x1 - x0) * std::size_t(y1 - y0); }
+};
+Rect meet(const Rect& a, const Rect& b) {
+    return {std::max(a.x0, b.x0), std::min(a.x1, b.x1), std::max(a.y0, b.y0), std::min(a.y1, b.y1)};
+}
+
+enum Field { kDepth, kInk, kU, kW, kFields };
+
+// One process's block: its owned cells and the cells it holds (owned + halo), in the whole grid.
+struct Block {
+    bool active = false;
+    Rect own, held;
+    // A field's index space: cells, x-faces (one more column), y-faces (one more row).
+    Rect held_of(Field f) const {
+        Rect r = held;
+        if (f == kU) ++r.x1;
+        if (f == kW) ++r.y1;
+        return r;
+    }
+    // Faces on the whole grid's last column/row belong to the block of the cells beside them.
+    Rect own_of(Field f, int nx, int ny) const {
+        Rect r = own;
+        if (f == kU && r.x1 == nx) ++r.x1;
+        if (f == kW && r.y1 == ny) ++r.y1;
+        return r;
+    }
+};
+
+Block block_of(int rank, const BlockLayout& L, int nx, int ny) {
+    Block b;
+    if (rank >= L.px * L.py) return b;
+    const int bx = rank % L.px, by = rank / L.px;
+    b.active = true;
+    b.own = {L.x_begin(bx, nx), L.x_begin(bx + 1, nx), L.y_begin(by, ny), L.y_begin(by + 1, ny)};
+    b.held = {std::max(0, b.own.x0 - L.halo), std::min(nx, b.own.x1 + L.halo), std::max(0, b.own.y0 - L.halo),
+              std::min(ny, b.own.y1 + L.halo)};
+    return b;
+}
+
+// The stepper of the run loop (src/shallow/run_loop.hpp) for one process's block.
+template <class Real>
+class BlockStepper {
+public:
+    BlockStepper(ShallowWaterSimulation& sim, ShallowWaterSolver<Real>& whole, Comm& comm)
+        : m_sim(sim), m_whole(whole), m_comm(comm) {
+        const auto& g = whole.grid();
+        m_nx = g.nx;
+        m_ny = g.ny;
+        m_layout = choose_layout(comm.size(), m_nx, m_ny, halo_width(whole.scene().settings));
+        for (int r = 0; r < comm.size(); ++r) m_blocks.push_back(block_of(r, m_layout, m_nx, m_ny));
+        const Block& me = m_blocks[std::size_t(comm.rank())];
+        if (me.active) {
+            GridBlock gb;
+            gb.i0 = me.held.x0;
+            gb.j0 = me.held.y0;
+            gb.global_nx = m_nx;
+            gb.global_ny = m_ny;
+            gb.own_i0 = me.own.x0 - me.held.x0;
+            gb.own_i1 = me.own.x1 - me.held.x0;
+            gb.own_j0 = me.own.y0 - me.held.y0;
+            gb.own_j1 = me.own.y1 - me.held.y0;
+            m_local.emplace(whole, gb, me.held.x1 - me.held.x0, me.held.y1 - me.held.y0, comm.root());
+        }
+        m_idle = whole.clock();
+        // The exchange plan: what each peer holds of what this process owns, and the reverse.
+        for (int p = 0; p < comm.size(); ++p) {
+            if (p == comm.rank()) continue;
+            const Block& other = m_blocks[std::size_t(p)];
+            if (!me.active || !other.active) continue;
+            Plan send{p, {}}, recv{p, {}};
+            std::size_t ns = 0, nr = 0;
+            for (int f = 0; f < kFields; ++f) {
+                send.rects[f] = meet(other.held_of(Field(f)), me.own_of(Field(f), m_nx, m_ny));
+                recv.rects[f] = meet(me.held_of(Field(f)), other.own_of(Field(f), m_nx, m_ny));
+                ns += send.rects[f].count();
+                nr += recv.rects[f].count();
+            }
+            if (ns) m_send.push_back(send);
+            if (nr) m_recv.push_back(recv);
+        }
+        if (!comm.root()) {
+            // The whole grid stays on the root only (the frames are gathered into it).
+            auto& w = whole.grid();
+            for (auto* v : {&w.terrain, &w.depth, &w.ink, &w.u, &w.w}) std::vector<Real>().swap(*v);
+            std::vector<std::uint8_t>().swap(w.solid);
+        }
+    }
+
+    const ShallowWaterScene& spec() const { return m_sim.spec; }
+    const ShallowWaterSettings& settings() const { return m_whole.scene().settings; }
+    double time() const { return m_local ? m_local->time() : m_idle.time; }
+    std::uint64_t steps() const { return m_local ? m_local->steps() : m_idle.steps; }
+    bool root() const { return m_comm.root(); }
+    double suggest_dt() { return m_comm.max(m_local ? m_local->suggest_dt() : -std::numeric_limits<double>::infinity()); }
+
+    ShallowWaterStats step(double dt, const ExecContext& exec) {
+        ShallowWaterStats st;
+        st.dt = dt;
+        if (m_local) {
+            st = m_local->step(dt, exec);
+        } else {
+            m_idle.time += dt;  // as the solvers' clocks
+            ++m_idle.steps;
+        }
+        exchange();
+        // Two reductions: maxima (a non-finite value as 1), counts.
+        std::vector<double> most{st.max_speed, st.max_depth, st.non_finite ? 1.0 : 0.0};
+        std::vector<std::uint64_t> counts{st.clamped, st.halo_overrun};
+        m_comm.max(most);
+        m_comm.sum(counts);
+        if (m_local) m_local->set_global_maxima(most[0], most[1]);
+        st.max_speed = most[0];
+        st.max_depth = most[1];
+        st.non_finite = most[2] > 0.0;
+        st.clamped = std::size_t(counts[0]);
+        st.halo_overrun = std::size_t(counts[1]);
+        ++m_steps;
+        return st;
+    }
+
+    // Collective: every process sends its owned cells and faces; the root pastes them into the whole.
+    const ShallowWaterGrid<Real>* gather() {
+        std::vector<char> mine;
+        const Block& me = m_blocks[std::size_t(m_comm.rank())];
+        if (m_local) pack(me, [&](Field f) { return me.own_of(f, m_nx, m_ny); }, mine);
+        const auto all = m_comm.gather(mine);
+        const double inflow = total_inflow(), outflow = total_outflow();
+        if (!root()) return nullptr;
+        auto& W = m_whole.grid();
+        for (int r = 0; r < m_comm.size(); ++r) {
+            const Block& b = m_blocks[std::size_t(r)];
+            if (!b.active) continue;
+            const char* p = all[std::size_t(r)].data();
+            for (int f = 0; f < kFields; ++f) {
+                const Rect rc = b.own_of(Field(f), m_nx, m_ny);
+                std::vector<Real>& to = whole_field(W, Field(f));
+                const int stride = m_nx + (f == kU ? 1 : 0);
+                for (int j = rc.y0; j < rc.y1; ++j) {
+                    const std::size_t n = std::size_t(rc.x1 - rc.x0);
+                    std::memcpy(&to[std::size_t(j) * stride + rc.x0], p, n * sizeof(Real));
+                    p += n * sizeof(Real);
+                }
+            }
+        }
+        ShallowWaterClock c = m_local->clock();
+        c.inflow = inflow;
+        c.outflow = outflow;
+        m_whole.set_clock(c);
+        return &W;
+    }
+
+    bool any(bool v) { return m_comm.any(v); }
+    template <class F>
+    void on_root(F&& f) {
+        std::string error;
+        if (root()) {
+            try {
+                f();
+            } catch (const InputError& e) {
+                error = e.what();
+                if (error.empty()) error = "input error";
+            }
+        }
+        m_comm.broadcast(error);
+        if (!error.empty()) throw InputError(error);
+    }
+    // Totals over the processes, summed in rank order (collective).
+    double total_inflow() { return ordered_sum(m_local ? m_local->total_inflow() : 0.0); }
+    double total_outflow() { return ordered_sum(m_local ? m_local->total_outflow() : 0.0); }
+    void checkpoint(const std::filesystem::path& file, const nlohmann::json& record) {
+        gather();
+        on_root([&] { write_checkpoint(file, m_sim, record); });
+    }
+
+    void describe(nlohmann::json& j) {
+        const Block& me = m_blocks[std::size_t(m_comm.rank())];
+        const auto cells = m_comm.all_values(double(me.own.count()));
+        const auto held = m_comm.all_values(double(me.active ? me.held.count() : 0));
+        const CommStats halo = m_comm.stats(Channel::halo), reduce = m_comm.stats(Channel::reduce),
+                        gather = m_comm.stats(Channel::gather);
+        const auto halo_seconds = m_comm.all_values(halo.seconds);
+        const auto halo_bytes = m_comm.all_values(double(halo.bytes_sent));
+        const auto reduce_seconds = m_comm.all_values(reduce.seconds);
+        const auto gather_seconds = m_comm.all_values(gather.seconds);
+        const auto gather_bytes = m_comm.all_values(double(gather.bytes_sent));
+        std::size_t halo_cells = 0;
+        for (const auto& p : m_recv) halo_cells += p.rects[kDepth].count();
+        const auto halo_cells_all = m_comm.all_values(double(halo_cells));
+        double most = 0, total = 0;
+        for (double c : cells) {
+            most = std::max(most, c);
+            total += c;
+        }
+        nlohmann::json p;
+        p["ranks"] = m_comm.size();
+        p["blocks"] = {m_layout.px, m_layout.py};
+        p["halo_cells_wide"] = m_layout.halo;
+        p["cells_per_rank"] = cells;
+        p["cells_held_per_rank"] = held;  // owned + halo: the work of a step
+        p["halo_cells_received_per_step"] = halo_cells_all;
+        p["load_imbalance"] = total > 0 ? most / (total / double(m_comm.size())) : 1.0;
+        // Per rank; seconds include waiting for the others (the root writing a frame, a slower block).
+        auto per_step = [&](const std::vector<double>& v) {
+            nlohmann::json a = nlohmann::json::array();
+            for (double x : v) a.push_back(m_steps ? x / double(m_steps) : 0.0);
+            return a;
+        };
+        p["steps"] = m_steps;
+        p["halo_exchange_seconds"] = halo_seconds;
+        p["halo_bytes_sent_per_step"] = per_step(halo_bytes);
+        p["reduction_seconds"] = reduce_seconds;
+        p["gather_seconds"] = gather_seconds;
+        p["gather_bytes_sent"] = gather_bytes;
+        j["processes"] = p;
+    }
+
+private:
+    struct Plan {
+        int peer = 0;
+        Rect rects[kFields];
+    };
+
+    static std::vector<Real>& whole_field(ShallowWaterGrid<Real>& g, Field f) {
+        return f == kDepth ? g.depth : f == kInk ? g.ink : f == kU ? g.u : g.w;
+    }
+    // The index of global (i, j) of field f in this process's local arrays.
+    std::size_t local_index(Field f, int i, int j) const {
+        const Block& me = m_blocks[std::size_t(m_comm.rank())];
+        const int stride = (me.held.x1 - me.held.x0) + (f == kU ? 1 : 0);
+        return std::size_t(j - me.held.y0) * stride + std::size_t(i - me.held.x0);
+    }
+    template <class RectOf>
+    void pack(const Block&, RectOf&& rect_of, std::vector<char>& out) {
+        auto& g = m_local->grid();
+        for (int f = 0; f < kFields; ++f) {
+            const Rect rc = rect_of(Field(f));
+            const std::vector<Real>& from = whole_field(g, Field(f));
+            for (int j = rc.y0; j < rc.y1; ++j) {
+                const std::size_t n = std::size_t(rc.x1 - rc.x0);
+                const char* p = reinterpret_cast<const char*>(&from[local_index(Field(f), rc.x0, j)]);
+                out.insert(out.end(), p, p + n * sizeof(Real));
+            }
+        }
+    }
+    void exchange() {
+        if (!m_local) return;
+        std::vector<Message> out, in;
+        for (const auto& s : m_send) {
+            Message m{s.peer, {}};
+            pack(m_blocks[std::size_t(m_comm.rank())], [&](Field f) { return s.rects[f]; }, m.bytes);
+            out.push_back(std::move(m));
+        }
+        for (const auto& r : m_recv) {
+            std::size_t n = 0;
+            for (int f = 0; f < kFields; ++f) n += r.rects[f].count();
+            in.push_back(Message{r.peer, std::vector<char>(n * sizeof(Real))});
+        }
+        m_comm.exchange(out, in);
+        auto& g = m_local->grid();
+        for (std::size_t k = 0; k < m_recv.size(); ++k) {
+            const char* p = in[k].bytes.data();
+            for (int f = 0; f < kFields; ++f) {
+                const Rect rc = m_recv[k].rects[f];
+                std::vector<Real>& to = whole_field(g, Field(f));
+                for (int j = rc.y0; j < rc.y1; ++j) {
+                    const std::size_t n = std::size_t(rc.x1 - rc.x0);
+                    std::memcpy(&to[local_index(Field(f), rc.x0, j)], p, n * sizeof(Real));
+                    p += n * sizeof(Real);
+                }
+            }
+        }
+    }
+    double ordered_sum(double v) {
+        double s = 0.0;
+        for (double x : m_comm.all_values(v)) s += x;
+        return s;
+    }
+
+    ShallowWaterSimulation& m_sim;
+    ShallowWaterSolver<Real>& m_whole;
+    Comm& m_comm;
+    int m_nx = 0, m_ny = 0;
+    BlockLayout m_layout;
+    std::vector<Block> m_blocks;
+    std::optional<ShallowWaterSolver<Real>> m_local;
+    ShallowWaterClock m_idle;
+    std::vector<Plan> m_send, m_recv;
+    std::uint64_t m_steps = 0;
+};
+
+template <class Real>
+RunResult run_blocks(ShallowWaterSimulation& sim, ShallowWaterSolver<Real>& whole, const RunOptions& opts, const ExecContext& exec,
+                     Comm& comm) {
+    BlockStepper<Real> stepper(sim, whole, comm);
+    return detail::run_grid_loop(stepper, sim.scene, opts, exec);
+}
+
+}  // namespace
+
+RunResult run_shallow_water(ShallowWaterSimulation& sim, const RunOptions& opts, const ExecContext& exec, Comm& comm) {
+    if (comm.size() == 1) return run(sim, opts, exec);
+    return std::visit([&](auto& whole) { return run_blocks(sim, whole, opts, exec, comm); }, sim.solver);
+}
+
+}  // namespace eddy::dist

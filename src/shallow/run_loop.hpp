@@ -1,0 +1,284 @@
+// The run loop of a shallow-water simulation, shared by one process (src/shallow/run.cpp) and many
+// (src/distributed/shallow_blocks.cpp): steps to frame times exactly, frames (vti, csv, obj, ply),
+// pictures, progress, divergence and interrupts, checkpoints, summary.json with the water volume of
+// every frame.
+//
+// The loop drives a Stepper, which has:
+//   spec()                  the ShallowWaterScene (whole grid)      settings()   the solver's settings
+//   time(), steps()         the clock (the same on every process)   root()       writes files
+//   suggest_dt()            the next step (the whole grid's)        step(dt, exec) -> ShallowWaterStats of the whole grid
+//   gather()                the whole grid on the root, nullptr on the others (every process calls it)
+//   any(bool)               true on every process if true on one    on_root(f)   runs f on the root; its InputError on all
+//   total_inflow(), total_outflow()                                 checkpoint(file, record)
+//   describe(summary)       adds what the stepper knows (processes, blocks, communication)
+#pragma once
+#include <chrono>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "eddy/error.hpp"
+#include "eddy/io.hpp"
+#include "eddy/shallow_water.hpp"
+#include "eddy/simulation.hpp"
+#include "sim/run_support.hpp"
+
+namespace eddy::detail {
+
+inline std::string grid_frame_name(int index, const char* stem, const char* ext) {
+    return fmt::format("frames/{}_{:05d}.{}", stem, index, ext);
+}
+
+template <class Stepper>
+RunResult run_grid_loop(Stepper& solver, const Scene& scene, const RunOptions& opts, const ExecContext& exec) {
+
+        const auto& spec = solver.spec();
+        const nlohmann::json* rec = opts.resume;  // a resumed run: the checkpoint's record
+        const double end_time = opts.until > 0.0 ? opts.until : rec ? rec->at("end_time").get<double>() : scene.duration;
+        const double fps = rec ? rec->at("fps").get<double>() : opts.fps > 0.0 ? opts.fps : scene.output.fps;
+        const std::vector<std::string> formats =
+            rec ? rec->at("formats").get<std::vector<std::string>>()
+                : opts.formats.empty() ? scene.output.formats : opts.formats;
+        // The library's own guard (the CLI and the scene loader check first): a frame interval or an
+        // end the clock cannot resolve would make a run that never ends.
+        if (!(fps > 0.0 && fps <= kMaxFps) || !(end_time > 0.0 && end_time <= kMaxDuration))
+            throw InputError(fmt::format("{}: fps = {:g}, end time = {:g} s: allowed: 0 < fps <= {:g}, 0 < end <= {:g} s",
+                                         scene.where(), fps, end_time, kMaxFps, kMaxDuration));
+        if (rec && solver.time() > end_time + 1e-9 * std::max(1.0, end_time))
+            throw InputError(fmt::format("--until {:g}: the checkpoint is at t = {:.6g} s already; allowed: a later time",
+                                         end_time, solver.time()));
+        for (const auto& f : formats)
+            if (f != "vti" && f != "csv" && f != "obj" && f != "ply")
+                throw InputError(fmt::format("{}: format '{}' is not a grid format; allowed: vti, csv, obj, ply",
+                                             scene.where(), f));
+        const bool render_all = rec ? rec->at("render").get<bool>() : opts.render || scene.output.render;
+        // The water surface's meshes in the axes --up asks for (the grid's world is z up); checkpoints
+        // written before the option existed: z up, what those runs wrote.
+        const UpAxis up = rec ? parse_up_axis(rec->value("up_axis", std::string("z")), "checkpoint") : opts.up;
+        if (!opts.mesh_attributes.empty())
+            throw InputError(fmt::format("{}: --interpolate-attributes is for particle scenes' --mesh", scene.where()));
+        const auto& out = opts.out_dir;
+        solver.on_root([&] {
+            detail::prepare_frames_folder(out, {"grid_", "surface_"}, rec ? static_cast<int>(rec->at("frames").size()) : 0);
+            detail::start_run_folder(out, {{"scene", scene.name}, {"method", scene.method}}, rec != nullptr);
+        });
+
+        RunResult result;
+        std::vector<std::pair<double, std::string>> pvd;
+        std::vector<double> volumes;
+        // The whole grid, on the root (every process takes part in gathering it; nullptr elsewhere).
+        const auto* whole = solver.gather();
+        double volume0 = whole ? whole->volume() : 0.0;
+        auto write_frame = [&](bool render) {
+            const auto* gp = solver.gather();
+            FrameRecord fr;
+            fr.index = static_cast<int>(result.frames.size());
+            fr.time = solver.time();
+            for (const auto& f : formats) {
+                std::string name;
+                if (!gp) {  // not the root: the names only
+                    name = f == "vti" || f == "csv" ? grid_frame_name(fr.index, "grid", f.c_str()) : grid_frame_name(fr.index, "surface", f.c_str());
+                    if (f == "vti") pvd.emplace_back(solver.time(), name);
+                } else if (f == "vti") {
+                    name = grid_frame_name(fr.index, "grid", "vti");
+                    io::write_vti(out / name, *gp);
+                    pvd.emplace_back(solver.time(), name);
+                } else if (f == "csv") {
+                    name = grid_frame_name(fr.index, "grid", "csv");
+                    io::write_grid_csv(out / name, *gp);
+                } else {
+                    name = grid_frame_name(fr.index, "surface", f.c_str());
+                    io::write_water_mesh(out / name, *gp, up);
+                }
+                fr.files.push_back(name);
+            }
+            if (render) {
+                const std::string name = grid_frame_name(fr.index, "grid", "png");
+                if (gp) render_grid_png(out / name, *gp);
+                fr.files.push_back(name);
+            }
+            if (gp && !pvd.empty()) io::write_pvd(out / "grid.pvd", pvd);
+            volumes.push_back(gp ? gp->volume() : 0.0);
+            result.frames.push_back(std::move(fr));
+        };
+
+        using clock = std::chrono::steady_clock;
+        const auto t0 = clock::now();
+        auto last_report = t0;
+        std::uint64_t steps0 = solver.steps();
+        double time0 = solver.time();
+        double step_seconds = 0.0, max_speed = 0.0, max_depth = 0.0, wall_before = 0.0;
+        std::size_t clamped = 0;
+        int next_frame = 1;
+        // What the loop carries beyond the grid (see the particle run in src/sim/run.cpp).
+        auto record = [&]() {
+            nlohmann::json rj;
+            rj["end_time"] = end_time;
+            rj["fps"] = fps;
+            rj["formats"] = formats;
+            rj["render"] = render_all;
+            rj["up_axis"] = name(up);
+            rj["time0"] = time0;
+            rj["steps0"] = steps0;
+            rj["next_frame"] = next_frame;
+            rj["volume0"] = volume0;
+            nlohmann::json frames = nlohmann::json::array();
+            for (std::size_t k = 0; k < result.frames.size(); ++k)
+                frames.push_back({{"index", result.frames[k].index}, {"time", result.frames[k].time},
+                                  {"files", result.frames[k].files}, {"volume", volumes[k]}});
+            rj["frames"] = frames;
+            nlohmann::json p = nlohmann::json::array();
+            for (const auto& [t, name] : pvd) p.push_back({t, name});
+            rj["pvd"] = p;
+            rj["stats"] = {step_seconds, max_speed, max_depth, clamped,
+                           wall_before + std::chrono::duration<double>(clock::now() - t0).count()};
+            return rj;
+        };
+        if (rec) {
+            time0 = rec->at("time0").get<double>();
+            steps0 = rec->at("steps0").get<std::uint64_t>();
+            next_frame = rec->at("next_frame").get<int>();
+            volume0 = rec->at("volume0").get<double>();
+            for (const auto& f : rec->at("frames")) {
+                FrameRecord fr;
+                fr.index = f.at("index").get<int>();
+                fr.time = f.at("time").get<double>();
+                fr.files = f.at("files").get<std::vector<std::string>>();
+                result.frames.push_back(std::move(fr));
+                volumes.push_back(f.at("volume").get<double>());
+            }
+            for (const auto& e : rec->at("pvd")) pvd.emplace_back(e.at(0).get<double>(), e.at(1).get<std::string>());
+            const auto& st = rec->at("stats");
+            step_seconds = st.at(0).get<double>();
+            max_speed = st.at(1).get<double>();
+            max_depth = st.at(2).get<double>();
+            clamped = st.at(3).get<std::size_t>();
+            wall_before = st.at(4).get<double>();
+            if (result.frames.empty()) throw InputError("corrupt checkpoint: it lists no frame");
+        }
+        const std::uint64_t steps_at_start = solver.steps();
+        double next_checkpoint = opts.checkpoint_every > 0.0
+                                     ? time0 + opts.checkpoint_every *
+                                                   (std::floor((solver.time() - time0) / opts.checkpoint_every) + 1.0)
+                                     : std::numeric_limits<double>::infinity();
+        auto checkpoint = [&]() { solver.checkpoint(out / kCheckpointFile, record()); };
+        auto progress = [&](bool finished) {
+            if (!opts.on_progress) return;
+            if (!solver.root()) return;
+            opts.on_progress(detail::make_progress(solver.time(), time0, end_time, solver.steps() - steps_at_start, opts.max_steps,
+                                                   std::size_t(spec.nx) * std::size_t(spec.ny), "cells",
+                                                   std::chrono::duration<double>(clock::now() - t0).count(),
+                                                   static_cast<int>(result.frames.size()), finished));
+        };
+
+        if (!rec) write_frame(render_all);
+        const double frame_dt = 1.0 / fps;
+        result.status = "completed";
+        result.exit_code = kExitOk;
+        const double eps = 1e-9 * std::max(1.0, end_time);
+        const double dt_min = 1e-9;
+        while (solver.time() < end_time - eps && (opts.max_steps == 0 || solver.steps() - steps_at_start < opts.max_steps)) {
+            const double target = std::min(time0 + next_frame * frame_dt, end_time);
+            double dt = solver.suggest_dt();
+            const bool underflow = dt < dt_min;
+            const double left = target - solver.time();
+            if (left <= dt) dt = left;
+            else if (left < 2.0 * dt) dt = 0.5 * left;
+            const auto s0 = clock::now();
+            const ShallowWaterStats st = solver.step(dt, exec);  // statistics of the whole grid
+            step_seconds += std::chrono::duration<double>(clock::now() - s0).count();
+            max_speed = std::max(max_speed, st.max_speed);
+            max_depth = std::max(max_depth, st.max_depth);
+            clamped += st.clamped;
+            std::string problem;
+            if (st.non_finite) problem = "a depth or velocity is not finite (NaN or infinite)";
+            else if (st.halo_overrun)
+                problem = fmt::format("{} cells traced back past their block's halo (a back-trace longer than the halo "
+                                      "is wide: lower advection_step or the time step, or run on fewer processes)",
+                                      st.halo_overrun);
+            else if (underflow) problem = fmt::format("the time step fell below {:g} s", dt_min);
+            if (!problem.empty()) {
+                result.status = "diverged";
+                result.exit_code = kExitDiverged;
+                result.message = fmt::format("diverged at step {} (t = {:.6g} s): {}; the {} frame(s) written so far are valid",
+                                             solver.steps(), solver.time(), problem, result.frames.size());
+                break;
+            }
+            // Land exactly on the frame time (the last step was cut to reach it).
+            if (solver.time() >= target - eps) {
+                write_frame(render_all);
+                ++next_frame;
+            }
+            if (solver.time() >= next_checkpoint - eps) {
+                checkpoint();
+                next_checkpoint += opts.checkpoint_every;
+            }
+            if (solver.any(opts.stop && opts.stop->load())) {
+                result.status = "interrupted";
+                result.exit_code = kExitInterrupted;
+                result.message = fmt::format("interrupted at step {} (t = {:.6g} s)", solver.steps(), solver.time());
+                break;
+            }
+            const auto now = clock::now();
+            if (std::chrono::duration<double>(now - last_report).count() >= opts.progress_interval) {
+                last_report = now;
+                progress(false);
+            }
+        }
+        if (result.exit_code != kExitDiverged && opts.checkpoint_at_end) checkpoint();  // before the off-grid frame
+        if (result.exit_code != kExitDiverged && result.frames.back().time < solver.time()) write_frame(render_all);
+        std::string picture;
+        if (result.exit_code != kExitDiverged) {
+            picture = "last_frame.png";
+            if (const auto* gp = solver.gather()) render_grid_png(out / picture, *gp);
+        }
+        if (result.message.empty())
+            result.message = fmt::format("completed {} steps to t = {:.6g} s", solver.steps() - steps0, solver.time());
+        progress(true);
+
+        const double wall = wall_before + std::chrono::duration<double>(clock::now() - t0).count();
+        const std::uint64_t nsteps = solver.steps() - steps0;
+        nlohmann::json j;
+        j["scene"] = scene.name;
+        j["scene_file"] = scene.source.string();
+        j["method"] = scene.method;
+        j["dimension"] = 2;
+        j["cells"] = {spec.nx, spec.ny};
+        j["dx"] = spec.dx;
+        j["up_axis"] = name(up);  // of the water surface meshes (eddy/up_axis.hpp)
+        j["steps"] = nsteps;
+        j["simulated_time"] = solver.time();
+        j["wall_time"] = wall;
+        j["threads"] = opts.threads > 0 ? opts.threads : exec.threads();
+        j["mean_ms_per_step"] = nsteps ? 1e3 * step_seconds / double(nsteps) : 0.0;
+        j["cell_updates_per_second"] = step_seconds > 0 ? double(spec.nx) * double(spec.ny) * double(nsteps) / step_seconds : 0.0;
+        j["max_speed"] = max_speed;
+        j["max_depth"] = max_depth;
+        j["clamped_face_updates"] = clamped;
+        j["volume_initial"] = volume0;
+        const auto* last = solver.gather();
+        const double volume_final = last ? last->volume() : 0.0;
+        const double inflow = solver.total_inflow(), outflow = solver.total_outflow();
+        j["volume_final"] = volume_final;
+        j["volume_added"] = inflow;
+        j["volume_outflow"] = outflow;
+        const double expected = volume0 + inflow - outflow;
+        j["volume_balance_relative_error"] = expected > 0 ? (volume_final - expected) / expected : 0.0;
+        j["status"] = result.status;
+        j["message"] = result.message;
+        j["settings"] = to_json(solver.settings(), shallow_water_fields());
+        solver.describe(j);  // processes: ranks, blocks, time in communication
+        nlohmann::json frames = nlohmann::json::array();
+        for (std::size_t k = 0; k < result.frames.size(); ++k) {
+            const auto& f = result.frames[k];
+            frames.push_back({{"index", f.index}, {"time", f.time}, {"files", f.files}, {"volume", volumes[k]}});
+        }
+        j["frames"] = frames;
+        if (!picture.empty()) j["picture"] = picture;
+        result.summary = j;
+        if (solver.root()) io::write_json(out / "summary.json", j);
+        return result;
+}
+
+}  // namespace eddy::detail

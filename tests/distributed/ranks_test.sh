@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# The distributed layer (issue 14), through the CLI under mpirun: every check runs a scene on 1 process
+# (no mpirun) and on N = 2, 3, 4 processes (--oversubscribe: 3 and 4 on 2 cores) and compares.
+#   ranks_test.sh EDDY CHECK [args...]
+# CHECK:
+#   same SCENE UNTIL [--set ...]   frames (.vti, .csv, .obj) byte-identical for N = 1..4; summaries agree
+#   resume SCENE T1 T2             N = 2 runs to T1, N = 3 resumes to T2: the frames of one run to T2
+#   tiny                           a 3 x 1 grid on 4 processes: one process has no cell and idles
+#   errors                         a bad scene, a particle scene, a divergence: one line, the exit code
+set -euo pipefail
+EDDY=$1; CHECK=$2; shift 2
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+WORK=$(mktemp -d); trap 'rm -rf "$WORK"' EXIT
+cd "$WORK"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+mpi() { local n=$1; shift; mpirun --oversubscribe -np "$n" "$EDDY" "$@"; }
+
+# frames of $1 and $2 equal byte for byte (and as many)
+same_frames() {
+    local a=$1 b=$2 n=0
+    [ "$(ls "$a/frames" | wc -l)" = "$(ls "$b/frames" | wc -l)" ] || fail "$b: $(ls "$b/frames" | wc -l) frames, $a: $(ls "$a/frames" | wc -l)"
+    for f in "$a"/frames/*; do
+        case "$f" in *.png) continue ;; esac  # pictures: the same code on the same grid
+        cmp -s "$f" "$b/frames/$(basename "$f")" || fail "$b/frames/$(basename "$f") differs from one process's"
+        n=$((n + 1))
+    done
+    echo "$b: $n frame files identical to one process's"
+}
+# summary keys that must agree (the whole grid's statistics: volumes from the gathered grid)
+same_summary() {
+    python3 - "$1/summary.json" "$2/summary.json" "$3" <<'PY'
+import json, sys
+a, b, n = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), int(sys.argv[3])
+for k in ["status", "steps", "simulated_time", "cells", "max_speed", "max_depth", "volume_initial", "volume_final"]:
+    assert a[k] == b[k], f"{sys.argv[2]}: {k} = {b[k]}, one process: {a[k]}"
+assert [f["volume"] for f in a["frames"]] == [f["volume"] for f in b["frames"]], "frame volumes differ"
+for k in ["volume_added", "volume_outflow"]:  # sums over processes: in another order
+    assert abs(a[k] - b[k]) <= 1e-9 * max(1.0, abs(a[k])), f"{k}: {b[k]} vs {a[k]}"
+p = b["processes"]
+assert p["ranks"] == n, p
+cells = a["cells"][0] * a["cells"][1]
+assert sum(p["cells_per_rank"]) == cells, f"owned cells {sum(p['cells_per_rank'])} != {cells}"
+print(f"{sys.argv[2]}: summary agrees; blocks {p['blocks']}, halo {p['halo_cells_wide']}, imbalance {p['load_imbalance']:.3f}")
+PY
+}
+
+case "$CHECK" in
+same)
+    SCENE=$1; UNTIL=$2; shift 2
+    "$EDDY" run "$SCENE" --until "$UNTIL" --out n1 -j1 --quiet --format vti --format csv --format obj "$@"
+    for n in 2 3 4; do
+        mpi "$n" run "$SCENE" --until "$UNTIL" --out "n$n" -j1 --quiet --format vti --format csv --format obj "$@"
+        same_frames n1 "n$n"
+        same_summary n1 "n$n" "$n"
+    done
+    ;;
+resume)
+    SCENE=$1; T1=$2; T2=$3
+    "$EDDY" run "$SCENE" --until "$T2" --out straight -j1 --quiet
+    mpi 2 run "$SCENE" --until "$T1" --out split -j1 --quiet --checkpoint-every "$T1"
+    mpi 3 run --resume split --until "$T2" -j1 --quiet
+    same_frames straight split
+    ;;
+tiny)
+    cat > tiny.json <<'JSON'
+{ "name": "tiny", "method": "shallow_water", "dimension": 2, "duration": 0.2,
+  "grid": { "cells": [3, 1], "dx": 0.1 }, "water": { "surface": "x < 0.15 ? 0.3 : 0.1" },
+  "output": { "fps": 20, "formats": ["vti"] } }
+JSON
+    "$EDDY" run tiny.json --out n1 -j1 --quiet
+    mpi 4 run tiny.json --out n4 -j1 --quiet
+    same_frames n1 n4
+    python3 -c "import json; p = json.load(open('n4/summary.json'))['processes']; assert p['ranks'] == 4 and p['cells_per_rank'].count(0) >= 1, p; print('idle ranks:', p['cells_per_rank'])"
+    ;;
+errors)
+    # exit code and the one line rank 0 prints (the others print nothing)
+    expect() {
+        local code=$1 pattern=$2; shift 2
+        set +e; out=$(mpi 3 "$@" 2>&1); rc=$?; set -e
+        [ "$rc" = "$code" ] || fail "mpirun -np 3 eddy $*: exit $rc, expected $code; it said: $out"
+        n=$(grep -c "^eddy: error: " <<<"$out" || true)
+        [ "$n" = 1 ] || fail "mpirun -np 3 eddy $*: $n error lines, expected 1: $out"
+        grep -q -- "$pattern" <<<"$out" || fail "mpirun -np 3 eddy $*: no '$pattern' in: $out"
+        echo "exit $rc: $(grep '^eddy: error: ' <<<"$out")"
+    }
+    expect 2 "unknown key 'bogus'" run shallow_drops --set settings.bogus=1 --out e1
+    expect 2 "runs on one process in this version" run dam_break_2d --out e2
+    cat > diverge.json <<'JSON'
+{ "name": "diverge", "method": "shallow_water", "dimension": 2, "duration": 1.0,
+  "grid": { "cells": [60, 40], "dx": 0.1 }, "water": { "depth": "x > 5.5 && x < 5.9 && y > 3 ? 1e38 : 0.5" },
+  "settings": { "time_step": 0.001 }, "output": { "fps": 100, "formats": ["vti"] } }
+JSON
+    # the overflow is in the third block (x from 4 to 6 m) only: every process stops at the same step
+    expect 3 "diverged at step 2 " run diverge.json --out e3
+    python3 -c "import json; s = json.load(open('e3/summary.json')); assert s['status'] == 'diverged', s['status']; print('summary:', s['status'], s['message'])"
+    ;;
+*) fail "unknown check $CHECK" ;;
+esac
