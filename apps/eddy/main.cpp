@@ -162,6 +162,7 @@ struct RunArgs {
     bool render = false, quiet = false;
     double checkpoint_every = 0.0;  // simulated seconds; 0: a checkpoint at the end only
     std::string up = "y";           // the files' up axis (eddy/up_axis.hpp)
+    bool pieces = false;            // grids: one .vti piece per process and a .pvti
 };
 
 // The run options both kinds of run take; progress through `printer`, Ctrl-C through g_stop.
@@ -177,6 +178,7 @@ eddy::RunOptions run_options(const RunArgs& a, const eddy::ExecContext& exec, Pr
     opts.checkpoint_every = a.checkpoint_every;
     opts.checkpoint_at_end = true;  // any run can be taken further with --resume
     opts.up = eddy::parse_up_axis(a.up, "--up");
+    opts.pieces = a.pieces;
     opts.stop = &g_stop;
     std::signal(SIGINT, on_signal);
     std::signal(SIGTERM, on_signal);
@@ -208,9 +210,14 @@ eddy::RunResult run_grid_here(eddy::ShallowWaterSimulation& sim, const eddy::Run
 #ifdef EDDY_HAVE_MPI
     if (g_procs.size > 1) {
         g_procs.running_together = true;
-        eddy::RunResult r = eddy::dist::run_shallow_water(sim, opts, exec, *g_procs.comm);
-        g_procs.running_together = false;
-        return r;
+        try {
+            eddy::RunResult r = eddy::dist::run_shallow_water(sim, opts, exec, *g_procs.comm);
+            g_procs.running_together = false;
+            return r;
+        } catch (const eddy::dist::AgreedError&) {
+            g_procs.running_together = false;  // every process stops here with the same message
+            throw;
+        }
     }
 #endif
     return eddy::run(sim, opts, exec);
@@ -237,13 +244,32 @@ int run_grid(const eddy::Scene& scene, const eddy::ExecContext& exec, const RunA
     for (const auto& f : a.formats)
         if (f == "vtk")
             throw eddy::InputError(fmt::format("--format vtk: {} is a grid; allowed: vti, csv, obj, ply", scene.where()));
-    eddy::ShallowWaterSimulation sim = eddy::make_shallow_water(scene, budget, a.formats);
     ProgressPrinter printer;
+    auto banner = [&](const eddy::ShallowWaterScene& spec) {
+        if (!a.quiet)
+            std::fprintf(stderr, "eddy: %s (shallow_water, %s), %d x %d cells of %g m, %d threads%s -> %s\n", scene.name.c_str(),
+                         spec.settings.precision.c_str(), spec.nx, spec.ny, spec.dx, exec.threads(),
+                         g_procs.size > 1 ? fmt::format(" x {} processes", g_procs.size).c_str() : "", a.out_dir.c_str());
+    };
+#ifdef EDDY_HAVE_MPI
+    if (g_procs.size > 1) {
+        // Each process builds its block of the grid only (the root also the whole, to gather frames into).
+        const eddy::RunOptions opts = run_options(a, exec, printer);
+        banner(eddy::parse_shallow_water(scene));
+        g_procs.running_together = true;
+        try {
+            const eddy::RunResult r = eddy::dist::run_shallow_water(scene, budget, a.formats, opts, exec, *g_procs.comm);
+            g_procs.running_together = false;
+            return report(r, scene, a);
+        } catch (const eddy::dist::AgreedError&) {
+            g_procs.running_together = false;  // every process stops here with the same message
+            throw;
+        }
+    }
+#endif
+    eddy::ShallowWaterSimulation sim = eddy::make_shallow_water(scene, budget, a.formats);
     const eddy::RunOptions opts = run_options(a, exec, printer);
-    const auto& spec = sim.spec;
-    if (!a.quiet)
-        std::fprintf(stderr, "eddy: %s (shallow_water, %s), %d x %d cells of %g m, %d threads -> %s\n", scene.name.c_str(),
-                     spec.settings.precision.c_str(), spec.nx, spec.ny, spec.dx, exec.threads(), a.out_dir.c_str());
+    banner(sim.spec);
     return report(run_grid_here(sim, opts, exec), scene, a);
 }
 
@@ -355,6 +381,11 @@ int run_main(int argc, char** argv) {
         ->check(CLI::IsMember({"vtk", "csv", "ply", "vti", "obj"}));
     run_cmd->add_option("--set", sets, "Override a scene key: KEY.PATH=VALUE, e.g. settings.cfl=0.3 (repeatable)");
     run_cmd->add_flag("--render", render, "Write a PNG picture of every frame (the last frame is always rendered)");
+    bool run_pieces = false;
+    run_cmd->add_flag("--pieces", run_pieces,
+                      "Shallow water: write each .vti frame as one piece per process (frames/grid_NNNNN_pRRRR.vti) and a "
+                      ".pvti listing them, which ParaView opens as one grid; for grids too large to gather on one process "
+                      "(mpirun; docs/distributed.md)");
     run_cmd->add_option("--max-particles", max_particles, "Refuse scenes with more fluid particles than this")
         ->capture_default_str()
         ->check(whole_check(1, 4294967295LL, "a whole number from 1 to 4294967295 (particle ids are 32-bit)"));
@@ -478,6 +509,8 @@ int run_main(int argc, char** argv) {
         return eddy::kExitBadInput;
     }
 
+    // Under mpirun only `eddy run` is shared by the processes; the other commands run once, on rank 0.
+    if (g_procs.size > 1 && !*run_cmd && g_procs.rank != 0) return eddy::kExitOk;
     if (*view_cmd) return exec_viewer(view_cmd->remaining());
 
     std::string doing = "starting";  // for failures that are not InputErrors: "out of memory while ..."
@@ -511,7 +544,7 @@ int run_main(int argc, char** argv) {
         }
         if (!resume_dir.empty()) {
             // Everything but the end, the threads and the output's verbosity is the original run's.
-            for (const char* flag : {"scene", "--out", "--fps", "--format", "--set", "--render", "--mesh", "--mesh-format",
+            for (const char* flag : {"scene", "--out", "--fps", "--format", "--set", "--render", "--pieces", "--mesh", "--mesh-format",
                                      "--max-particles", "--up", "--interpolate-attributes"})
                 if (run_cmd->count(flag))
                     throw eddy::InputError(fmt::format("--resume {}: {} cannot change a run being resumed; allowed with "
@@ -555,7 +588,7 @@ int run_main(int argc, char** argv) {
         doing = fmt::format("running {}", scene.where());
         for (const auto& w : scene.warnings) std::fprintf(stderr, "eddy: %s\n", w.c_str());
         eddy::ExecContext exec(threads_here(threads));
-        const RunArgs args{out_dir, until, fps, steps, formats, render, quiet, checkpoint_every, run_up};
+        const RunArgs args{out_dir, until, fps, steps, formats, render, quiet, checkpoint_every, run_up, run_pieces};
         if (scene.method == "shallow_water") {
             if (!run_attributes.empty())
                 throw eddy::InputError(fmt::format("--interpolate-attributes: {} is a grid; allowed with particle scenes' "
@@ -569,6 +602,9 @@ int run_main(int argc, char** argv) {
             if (f == "vti" || f == "obj")
                 throw eddy::InputError(fmt::format("--format {}: {} is a particle scene; allowed: vtk, csv, ply", f, scene.where()));
         refuse_particles_on_many(scene);
+        if (run_pieces)
+            throw eddy::InputError(fmt::format("--pieces: {} is a particle scene; allowed with shallow-water scenes "
+                                               "(particle frames are written whole)", scene.where()));
         eddy::Simulation sim = eddy::make_simulation(scene, max_particles, exec, budget);
         ProgressPrinter printer;
         eddy::RunOptions opts = run_options(args, exec, printer);

@@ -15,14 +15,22 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "eddy/error.hpp"
 #include "eddy/exec.hpp"
 #include "eddy/shallow_water.hpp"
 #include "eddy/simulation.hpp"
 
 namespace eddy::dist {
+
+/// An InputError every process throws at the same point (a bad scene, a refusal reduced over the
+/// processes): they can all stop cleanly, without MPI_Abort.
+struct AgreedError : InputError {
+    using InputError::InputError;
+};
 
 /// What the communication was for: halo exchanges (every step), reductions (time step, statistics),
 /// gathers of frames and checkpoints on the root.
@@ -113,10 +121,17 @@ BlockLayout choose_layout(int processes, int nx, int ny, int halo);
 int halo_width(const ShallowWaterSettings& s);
 
 /// Runs a shallow-water simulation over the processes of `comm` (run() when comm.size() == 1). Every
-/// process passes the same simulation (built by make_shallow_water or restore_shallow_water from the same
-/// scene or checkpoint); each keeps its block of it and the others release the whole grid, which stays
-/// on the root to gather the frames into. The files, checkpoints and summary are those of one process
+/// process passes the same simulation (restore_shallow_water from the same checkpoint: a resumed run);
+/// each keeps its block of it and the others release the whole grid, which stays on the root to gather
+/// the frames into. The files, checkpoints and summary are those of one process
 /// (rank 0 writes them), and the grid has the same bits; summary.json adds "processes".
 RunResult run_shallow_water(ShallowWaterSimulation& sim, const RunOptions& opts, const ExecContext& exec, Comm& comm);
+
+/// A fresh run of a shallow-water scene over the processes of `comm`: each builds only its block from the
+/// scene (the root also builds the whole grid, which frames and checkpoints are gathered into); each
+/// block's memory is checked against `budget` (the root's whole grid too, as make_shallow_water).
+/// A bad scene or a refusal on any process throws the first failing process's InputError on all.
+RunResult run_shallow_water(const Scene& scene, const MemoryBudget& budget, std::span<const std::string> formats,
+                            const RunOptions& opts, const ExecContext& exec, Comm& comm);
 
 }  // namespace eddy::dist

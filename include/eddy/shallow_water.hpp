@@ -140,6 +140,14 @@ struct GridBlock {
     int own_j0 = 0, own_j1 = 0;
 };
 
+/// A grid that is its own whole.
+inline GridBlock whole_grid(int nx, int ny) {
+    GridBlock b;
+    b.global_nx = b.own_i1 = nx;
+    b.global_ny = b.own_j1 = ny;
+    return b;
+}
+
 /// The solver's clock and the quantities one step hands to the next (checkpoints, the distributed layer).
 struct ShallowWaterClock {
     double time = 0.0, inflow = 0.0, outflow = 0.0;
@@ -168,6 +176,10 @@ class ShallowWaterSolver {
 public:
     /// Builds the grid (expressions evaluated at cell centres). Throws InputError on bad input.
     ShallowWaterSolver(const ShallowWaterScene& scene, const std::string& where);
+    /// Only the block `b` of the scene's grid (nx x ny cells from (b.i0, b.j0), halo included): the cells
+    /// the whole grid would have there, from the scene's expressions and heightmap at their positions in
+    /// the whole grid. The initial wave speed and depth are of the owned cells (set_global_maxima).
+    ShallowWaterSolver(const ShallowWaterScene& scene, const std::string& where, const GridBlock& b, int nx, int ny);
     /// The block `b` of `whole` (cells [b.i0, b.i0 + nx) x [b.j0, b.j0 + ny), halos included): the same
     /// state, clock and settings; borders of the block inside the whole grid are closed (only halo cells
     /// see them). With keep_totals false the inflow/outflow totals start at 0 (one block keeps them).
@@ -191,6 +203,9 @@ public:
     /// The largest face speed and depth over the whole grid (the distributed layer's reductions of
     /// ShallowWaterStats::max_speed and max_depth): the next time step and depth-limiter test use them.
     void set_global_maxima(double max_speed, double max_depth);
+    /// This grid's largest face speed and depth (owned ones) at its last velocity pass (or construction).
+    double max_speed() const { return m_max_speed; }
+    double max_depth() const { return m_max_depth; }
     /// Changes the settings of a running simulation (the viewer's live controls): checked against the
     /// table; the precision cannot change (InputError). gravity (m/s^2) > 0.
     void set_settings(const ShallowWaterSettings& s, double gravity, const std::string& where = "settings");
@@ -225,6 +240,7 @@ private:
     std::uint64_t m_steps = 0, m_drop_counter = 0;
     double m_max_wave_speed = 0.0;    // for the adaptive step, from the last velocity pass
     double m_max_depth = 0.0;         // largest depth at the last velocity pass (m)
+    double m_max_speed = 0.0;         // largest face speed at the last velocity pass (m/s)
     double m_added_depth = 0.0;       // largest depth added to a cell by this step's sources (m)
     bool m_has_solid = false;         // obstacles present
     /// Is the cell with global index (i, j) one of this block's own (statistics count only those)?
@@ -267,6 +283,20 @@ namespace io {
 /// VTK ImageData (.vti, binary appended): cell data terrain, depth, eta, velocity (cell-centred), ink.
 template <class Real>
 void write_vti(const std::filesystem::path& path, const ShallowWaterGrid<Real>& g);
+/// The owned cells of a block (GridBlock) as a .vti piece at its place in the whole grid (node extent
+/// i0 + own_i0 .. i0 + own_i1, likewise in y): the files write_pvti lists.
+template <class Real>
+void write_vti_piece(const std::filesystem::path& path, const ShallowWaterGrid<Real>& g, const GridBlock& b);
+/// A piece of a parallel .pvti: cells [x0, x1) x [y0, y1) of the whole grid, in the file `source`
+/// (relative to the .pvti's folder).
+struct GridPiece {
+    int x0 = 0, x1 = 0, y0 = 0, y1 = 0;
+    std::string source;
+};
+/// VTK's parallel ImageData (.pvti): the whole nx x ny grid as the listed pieces, which ParaView opens as
+/// one dataset (the arrays of write_vti).
+void write_pvti(const std::filesystem::path& path, int nx, int ny, double dx, bool double_precision,
+                std::span<const GridPiece> pieces);
 /// CSV, header i,j,x,y,terrain,depth,u,v,ink (cell-centred velocity).
 template <class Real>
 void write_grid_csv(const std::filesystem::path& path, const ShallowWaterGrid<Real>& g);

@@ -146,6 +146,9 @@ struct RunOptions {
     /// numbering, the .pvd collections and the statistics carry on from it; the frame rate, formats,
     /// pictures and meshes are the original run's (fps, formats, render, mesh above are ignored).
     const nlohmann::json* resume = nullptr;
+    /// Grids: .vti frames as one piece per process (frames/grid_NNNNN_pRRRR.vti) and a .pvti that lists
+    /// them (ParaView opens it as one grid), instead of one .vti gathered on the first process.
+    bool pieces = false;
 };
 
 struct FrameRecord {

@@ -71,6 +71,19 @@ Rect meet(const Rect& a, const Rect& b) {
 
 enum Field { kDepth, kInk, kU, kW, kFields };
 
+// The one message of the first process that failed (rank order), on every process; empty if none did.
+std::string first_error(Comm& comm, const std::string& mine) {
+    const auto all = comm.gather(std::vector<char>(mine.begin(), mine.end()));
+    std::string first;
+    for (const auto& m : all)
+        if (!m.empty()) {
+            first.assign(m.begin(), m.end());
+            break;
+        }
+    comm.broadcast(first);
+    return first;
+}
+
 // One process's block: its owned cells and the cells it holds (owned + halo), in the whole grid.
 struct Block {
     bool active = false;
@@ -106,27 +119,19 @@ Block block_of(int rank, const BlockLayout& L, int nx, int ny) {
 template <class Real>
 class BlockStepper {
 public:
-    BlockStepper(ShallowWaterSimulation& sim, ShallowWaterSolver<Real>& whole, Comm& comm)
-        : m_sim(sim), m_whole(whole), m_comm(comm) {
-        const auto& g = whole.grid();
-        m_nx = g.nx;
-        m_ny = g.ny;
-        m_layout = choose_layout(comm.size(), m_nx, m_ny, halo_width(whole.scene().settings));
+    // sim: the whole simulation, on the root (and on every process when it was built whole: then
+    // `fresh` is false and make_local cuts the block from it); make_local(block, nx, ny) builds the block.
+    template <class MakeLocal>
+    BlockStepper(const Scene& scene, const ShallowWaterScene& spec, ShallowWaterSimulation* sim, Comm& comm,
+                 const ShallowWaterClock& start, bool fresh, MakeLocal&& make_local)
+        : m_scene(scene), m_spec(spec), m_sim(comm.root() ? sim : nullptr), m_comm(comm), m_idle(start) {
+        if (m_sim) m_whole = &std::get<ShallowWaterSolver<Real>>(m_sim->solver);
+        m_nx = spec.nx;
+        m_ny = spec.ny;
+        m_layout = choose_layout(comm.size(), m_nx, m_ny, halo_width(spec.settings));
         for (int r = 0; r < comm.size(); ++r) m_blocks.push_back(block_of(r, m_layout, m_nx, m_ny));
         const Block& me = m_blocks[std::size_t(comm.rank())];
-        if (me.active) {
-            GridBlock gb;
-            gb.i0 = me.held.x0;
-            gb.j0 = me.held.y0;
-            gb.global_nx = m_nx;
-            gb.global_ny = m_ny;
-            gb.own_i0 = me.own.x0 - me.held.x0;
-            gb.own_i1 = me.own.x1 - me.held.x0;
-            gb.own_j0 = me.own.y0 - me.held.y0;
-            gb.own_j1 = me.own.y1 - me.held.y0;
-            m_local.emplace(whole, gb, me.held.x1 - me.held.x0, me.held.y1 - me.held.y0, comm.root());
-        }
-        m_idle = whole.clock();
+        if (me.active) m_local.emplace(make_local(grid_block(me), me.held.x1 - me.held.x0, me.held.y1 - me.held.y0));
         // The exchange plan: what each peer holds of what this process owns, and the reverse.
         for (int p = 0; p < comm.size(); ++p) {
             if (p == comm.rank()) continue;
@@ -143,16 +148,29 @@ public:
             if (ns) m_send.push_back(send);
             if (nr) m_recv.push_back(recv);
         }
-        if (!comm.root()) {
-            // The whole grid stays on the root only (the frames are gathered into it).
-            auto& w = whole.grid();
-            for (auto* v : {&w.terrain, &w.depth, &w.ink, &w.u, &w.w}) std::vector<Real>().swap(*v);
-            std::vector<std::uint8_t>().swap(w.solid);
+        if (fresh) {
+            // A block built from the scene closed its inner borders and measured only its own cells:
+            // the halo from the neighbours, the first time step from every block.
+            exchange();
+            std::vector<double> most{m_local ? m_local->max_speed() : 0.0, m_local ? m_local->max_depth() : 0.0};
+            m_comm.max(most);
+            if (m_local) m_local->set_global_maxima(most[0], most[1]);
         }
     }
 
-    const ShallowWaterScene& spec() const { return m_sim.spec; }
-    const ShallowWaterSettings& settings() const { return m_whole.scene().settings; }
+    static GridBlock grid_block(const Block& me) {
+        GridBlock gb;
+        gb.i0 = me.held.x0;
+        gb.j0 = me.held.y0;
+        gb.own_i0 = me.own.x0 - me.held.x0;
+        gb.own_i1 = me.own.x1 - me.held.x0;
+        gb.own_j0 = me.own.y0 - me.held.y0;
+        gb.own_j1 = me.own.y1 - me.held.y0;
+        return gb;
+    }
+
+    const ShallowWaterScene& spec() const { return m_spec; }
+    const ShallowWaterSettings& settings() const { return m_spec.settings; }
     double time() const { return m_local ? m_local->time() : m_idle.time; }
     std::uint64_t steps() const { return m_local ? m_local->steps() : m_idle.steps; }
     bool root() const { return m_comm.root(); }
@@ -191,7 +209,7 @@ public:
         const auto all = m_comm.gather(mine);
         const double inflow = total_inflow(), outflow = total_outflow();
         if (!root()) return nullptr;
-        auto& W = m_whole.grid();
+        auto& W = m_whole->grid();
         for (int r = 0; r < m_comm.size(); ++r) {
             const Block& b = m_blocks[std::size_t(r)];
             if (!b.active) continue;
@@ -210,7 +228,7 @@ public:
         ShallowWaterClock c = m_local->clock();
         c.inflow = inflow;
         c.outflow = outflow;
-        m_whole.set_clock(c);
+        m_whole->set_clock(c);
         return &W;
     }
 
@@ -227,14 +245,52 @@ public:
             }
         }
         m_comm.broadcast(error);
-        if (!error.empty()) throw InputError(error);
+        if (!error.empty()) throw AgreedError(error);
     }
     // Totals over the processes, summed in rank order (collective).
     double total_inflow() { return ordered_sum(m_local ? m_local->total_inflow() : 0.0); }
     double total_outflow() { return ordered_sum(m_local ? m_local->total_outflow() : 0.0); }
     void checkpoint(const std::filesystem::path& file, const nlohmann::json& record) {
         gather();
-        on_root([&] { write_checkpoint(file, m_sim, record); });
+        on_root([&] { write_checkpoint(file, *m_sim, record); });
+    }
+
+    // Collective: every block writes its owned cells as a .vti piece, the root the .pvti listing them.
+    std::vector<std::string> write_pieces(const std::filesystem::path& out, const std::string& pvti) {
+        std::string error;
+        if (m_local) {
+            try {
+                io::write_vti_piece(out / detail::grid_piece_name(pvti, m_comm.rank()), m_local->grid(), m_local->block());
+            } catch (const InputError& e) {
+                error = e.what();
+                if (error.empty()) error = "cannot write a piece";
+            }
+        }
+        error = first_error(m_comm, error);
+        if (!error.empty()) throw AgreedError(error);
+        std::vector<std::string> names;
+        std::vector<io::GridPiece> pieces;
+        for (int r = 0; r < m_comm.size(); ++r) {
+            const Block& b = m_blocks[std::size_t(r)];
+            if (!b.active) continue;
+            names.push_back(detail::grid_piece_name(pvti, r));
+            pieces.push_back({b.own.x0, b.own.x1, b.own.y0, b.own.y1, std::filesystem::path(names.back()).filename().string()});
+        }
+        on_root([&] { io::write_pvti(out / pvti, m_nx, m_ny, m_spec.dx, sizeof(Real) == 8, pieces); });
+        return names;
+    }
+
+    // The whole grid's water volume (m^3): the blocks' owned cells, summed in rank order (collective).
+    double volume() {
+        double v = 0.0;
+        if (m_local) {
+            const auto& g = m_local->grid();
+            const GridBlock& b = m_local->block();
+            for (int j = b.own_j0; j < b.own_j1; ++j)
+                for (int i = b.own_i0; i < b.own_i1; ++i) v += double(g.depth[g.cell(i, j)]);
+            v *= double(g.dx) * double(g.dx);
+        }
+        return ordered_sum(v);
     }
 
     void describe(nlohmann::json& j) {
@@ -341,30 +397,86 @@ private:
         return s;
     }
 
-    ShallowWaterSimulation& m_sim;
-    ShallowWaterSolver<Real>& m_whole;
+    const Scene& m_scene;
+    const ShallowWaterScene& m_spec;
+    ShallowWaterSimulation* m_sim = nullptr;      // the root's
+    ShallowWaterSolver<Real>* m_whole = nullptr;  // the root's: frames are gathered into it
     Comm& m_comm;
     int m_nx = 0, m_ny = 0;
     BlockLayout m_layout;
     std::vector<Block> m_blocks;
-    std::optional<ShallowWaterSolver<Real>> m_local;
     ShallowWaterClock m_idle;
+    std::optional<ShallowWaterSolver<Real>> m_local;
     std::vector<Plan> m_send, m_recv;
     std::uint64_t m_steps = 0;
 };
 
+// Every process holds the whole simulation (a resumed run): each cuts its block, the others release the whole.
 template <class Real>
-RunResult run_blocks(ShallowWaterSimulation& sim, ShallowWaterSolver<Real>& whole, const RunOptions& opts, const ExecContext& exec,
-                     Comm& comm) {
-    BlockStepper<Real> stepper(sim, whole, comm);
-    return detail::run_grid_loop(stepper, sim.scene, opts, exec);
+RunResult run_cut(ShallowWaterSimulation& sim, ShallowWaterSolver<Real>& whole, const RunOptions& opts, const ExecContext& exec,
+                  Comm& comm) {
+    std::optional<BlockStepper<Real>> stepper;
+    stepper.emplace(sim.scene, sim.spec, &sim, comm, whole.clock(), false, [&](const GridBlock& b, int nx, int ny) {
+        GridBlock gb = b;
+        gb.global_nx = sim.spec.nx;
+        gb.global_ny = sim.spec.ny;
+        return ShallowWaterSolver<Real>(whole, gb, nx, ny, comm.root());
+    });
+    if (!comm.root()) {
+        auto& w = whole.grid();  // the whole grid stays on the root only (the frames are gathered into it)
+        for (auto* v : {&w.terrain, &w.depth, &w.ink, &w.u, &w.w}) std::vector<Real>().swap(*v);
+        std::vector<std::uint8_t>().swap(w.solid);
+    }
+    return detail::run_grid_loop(*stepper, sim.scene, opts, exec);
 }
 
 }  // namespace
 
 RunResult run_shallow_water(ShallowWaterSimulation& sim, const RunOptions& opts, const ExecContext& exec, Comm& comm) {
     if (comm.size() == 1) return run(sim, opts, exec);
-    return std::visit([&](auto& whole) { return run_blocks(sim, whole, opts, exec, comm); }, sim.solver);
+    return std::visit([&](auto& whole) { return run_cut(sim, whole, opts, exec, comm); }, sim.solver);
+}
+
+RunResult run_shallow_water(const Scene& scene, const MemoryBudget& budget, std::span<const std::string> formats,
+                            const RunOptions& opts, const ExecContext& exec, Comm& comm) {
+    if (comm.size() == 1) {
+        ShallowWaterSimulation sim = make_shallow_water(scene, budget, formats);
+        return run(sim, opts, exec);
+    }
+    const ShallowWaterScene spec = parse_shallow_water(scene);  // the same verdict on every process
+    const BlockLayout layout = choose_layout(comm.size(), spec.nx, spec.ny, halo_width(spec.settings));
+    const Block me = block_of(comm.rank(), layout, spec.nx, spec.ny);
+    // The root builds the whole grid (frames and checkpoints are gathered into it); every process checks
+    // its block's memory. A failure anywhere stops all, with the first failing process's message.
+    std::optional<ShallowWaterSimulation> whole;
+    std::string error;
+    try {
+        if (comm.root()) whole.emplace(make_shallow_water(scene, budget, formats));
+        ShallowWaterScene part = spec;
+        part.nx = std::max(1, me.held.x1 - me.held.x0);
+        part.ny = std::max(1, me.held.y1 - me.held.y0);
+        check_memory(estimate_memory(part, {}), budget, fmt::format("{} (the block of process {})", scene.where(), comm.rank()));
+    } catch (const InputError& e) {
+        error = e.what();
+        if (error.empty()) error = "input error";
+    }
+    error = first_error(comm, error);
+    if (!error.empty()) throw AgreedError(error);
+    auto go = [&](auto tag) -> RunResult {
+        using Real = decltype(tag);
+        ShallowWaterClock start;  // a fresh grid's clock; the idle processes keep it
+        std::optional<BlockStepper<Real>> stepper;
+        std::string where = scene.where();
+        stepper.emplace(scene, spec, whole ? &*whole : nullptr, comm, start, true, [&](const GridBlock& b, int nx, int ny) {
+            GridBlock gb = b;
+            gb.global_nx = spec.nx;
+            gb.global_ny = spec.ny;
+            return ShallowWaterSolver<Real>(spec, where, gb, nx, ny);
+        });
+        return detail::run_grid_loop(*stepper, scene, opts, exec);
+    };
+    if (spec.settings.precision == "double") return go(double{});
+    return go(float{});
 }
 
 }  // namespace eddy::dist

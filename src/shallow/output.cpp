@@ -20,26 +20,52 @@ using detail::append_raw;
 
 template <class Real>
 void write_vti(const std::filesystem::path& path, const ShallowWaterGrid<Real>& g) {
-    const std::size_t n = g.cells();
+    write_vti_piece(path, g, whole_grid(g.nx, g.ny));
+}
+
+template <class Real>
+void write_vti_piece(const std::filesystem::path& path, const ShallowWaterGrid<Real>& g, const GridBlock& b) {
+    const int i0 = b.own_i0, i1 = b.own_i1, j0 = b.own_j0, j1 = b.own_j1;
+    const std::size_t n = std::size_t(std::max(0, i1 - i0)) * std::size_t(std::max(0, j1 - j0));
     const char* type = std::is_same_v<Real, float> ? "Float32" : "Float64";
-    auto raw = [](const std::vector<Real>& v) { return std::string_view(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(Real)); };
-    std::string eta, velocity, solid;
-    eta.reserve(n * sizeof(Real));
+    std::string terrain, depth, eta, velocity, ink, solid;
+    for (std::string* a : {&terrain, &depth, &eta, &ink, &solid}) a->reserve(n * sizeof(Real));
     velocity.reserve(3 * n * sizeof(Real));
-    solid.reserve(n * sizeof(Real));
-    for (std::size_t c = 0; c < n; ++c) append_raw(eta, Real(g.terrain[c] + g.depth[c]));
-    for (int j = 0; j < g.ny; ++j)
-        for (int i = 0; i < g.nx; ++i) {
+    for (int j = j0; j < j1; ++j)
+        for (int i = i0; i < i1; ++i) {
+            const std::size_t c = g.cell(i, j);
+            append_raw(terrain, g.terrain[c]);
+            append_raw(depth, g.depth[c]);
+            append_raw(eta, Real(g.terrain[c] + g.depth[c]));
             append_raw(velocity, g.uc(i, j));
             append_raw(velocity, g.wc(i, j));
             append_raw(velocity, Real(0));
+            append_raw(ink, g.ink[c]);
+            append_raw(solid, Real(g.solid[c]));
         }
-    for (std::size_t c = 0; c < n; ++c) append_raw(solid, Real(g.solid[c]));
-    const detail::ImageArray arrays[] = {{"terrain", type, 1, raw(g.terrain)}, {"depth", type, 1, raw(g.depth)},
-                                         {"eta", type, 1, eta},                {"velocity", type, 3, velocity},
-                                         {"ink", type, 1, raw(g.ink)},         {"solid", type, 1, solid}};
-    // Cells are the grid's cells: nodes 0..nx along x, 0..ny along y.
-    write_atomic(path, detail::image_data({0, 0, 0}, {g.nx, g.ny, 0}, double(g.dx), true, arrays));
+    const detail::ImageArray arrays[] = {{"terrain", type, 1, terrain}, {"depth", type, 1, depth},
+                                         {"eta", type, 1, eta},         {"velocity", type, 3, velocity},
+                                         {"ink", type, 1, ink},         {"solid", type, 1, solid}};
+    // Cells are the grid's cells: nodes i0..i1 along x, j0..j1 along y, in the whole grid's indices.
+    write_atomic(path, detail::image_data({b.i0 + i0, b.j0 + j0, 0}, {b.i0 + i1, b.j0 + j1, 0}, double(g.dx), true, arrays));
+}
+
+void write_pvti(const std::filesystem::path& path, int nx, int ny, double dx, bool double_precision,
+                std::span<const GridPiece> pieces) {
+    const char* type = double_precision ? "Float64" : "Float32";
+    std::string s = "<?xml version=\"1.0\"?>\n<VTKFile type=\"PImageData\" version=\"1.0\" byte_order=\"LittleEndian\" "
+                    "header_type=\"UInt64\">\n";
+    s += fmt::format("  <PImageData WholeExtent=\"0 {} 0 {} 0 0\" GhostLevel=\"0\" Origin=\"0 0 0\" Spacing=\"{:.9g} {:.9g} {:.9g}\">\n",
+                     nx, ny, dx, dx, dx);
+    s += "    <PCellData Scalars=\"terrain\" Vectors=\"velocity\">\n";
+    for (const auto& [name, components] : {std::pair<const char*, int>{"terrain", 1}, {"depth", 1}, {"eta", 1}, {"velocity", 3},
+                                           {"ink", 1}, {"solid", 1}})
+        s += fmt::format("      <PDataArray type=\"{}\" Name=\"{}\" NumberOfComponents=\"{}\"/>\n", type, name, components);
+    s += "    </PCellData>\n";
+    for (const auto& p : pieces)
+        s += fmt::format("    <Piece Extent=\"{} {} {} {} 0 0\" Source=\"{}\"/>\n", p.x0, p.x1, p.y0, p.y1, p.source);
+    s += "  </PImageData>\n</VTKFile>\n";
+    write_atomic(path, s);
 }
 
 template <class Real>
@@ -216,6 +242,7 @@ void render_grid_png(const std::filesystem::path& path, const ShallowWaterGrid<R
 
 #define EDDY_SW_OUTPUT(Real)                                                                        \
     template void io::write_vti<Real>(const std::filesystem::path&, const ShallowWaterGrid<Real>&); \
+    template void io::write_vti_piece<Real>(const std::filesystem::path&, const ShallowWaterGrid<Real>&, const GridBlock&); \
     template void io::write_grid_csv<Real>(const std::filesystem::path&, const ShallowWaterGrid<Real>&); \
     template void io::write_water_mesh<Real>(const std::filesystem::path&, const ShallowWaterGrid<Real>&, UpAxis); \
     template void render_grid_png<Real>(const std::filesystem::path&, const ShallowWaterGrid<Real>&, int);

@@ -26,6 +26,15 @@ public:
     double total_outflow() const { return m_solver.total_outflow(); }
     void checkpoint(const std::filesystem::path& file, const nlohmann::json& record) const { write_checkpoint(file, m_sim, record); }
     void describe(nlohmann::json&) const {}
+    std::vector<std::string> write_pieces(const std::filesystem::path& out, const std::string& pvti) const {
+        const auto& g = m_solver.grid();
+        const std::string piece = detail::grid_piece_name(pvti, 0);
+        io::write_vti_piece(out / piece, g, whole_grid(g.nx, g.ny));
+        const io::GridPiece p{0, g.nx, 0, g.ny, std::filesystem::path(piece).filename().string()};
+        io::write_pvti(out / pvti, g.nx, g.ny, double(g.dx), sizeof(Real) == 8, std::span<const io::GridPiece>(&p, 1));
+        return {piece};
+    }
+    double volume() const { return m_solver.grid().volume(); }
 
 private:
     ShallowWaterSimulation& m_sim;

@@ -11,6 +11,8 @@
 //   any(bool)               true on every process if true on one    on_root(f)   runs f on the root; its InputError on all
 //   total_inflow(), total_outflow()                                 checkpoint(file, record)
 //   describe(summary)       adds what the stepper knows (processes, blocks, communication)
+//   write_pieces(out, name) every process writes its block's .vti piece, the root the .pvti `name` listing
+//                           them all; returns the pieces' names      volume()  the whole grid's water volume
 #pragma once
 #include <chrono>
 #include <cmath>
@@ -28,6 +30,11 @@ namespace eddy::detail {
 
 inline std::string grid_frame_name(int index, const char* stem, const char* ext) {
     return fmt::format("frames/{}_{:05d}.{}", stem, index, ext);
+}
+
+// The .vti piece of process `rank` beside the .pvti `pvti` (frames/grid_00003.pvti -> frames/grid_00003_p0001.vti).
+inline std::string grid_piece_name(const std::string& pvti, int rank) {
+    return fmt::format("{}_p{:04d}.vti", pvti.substr(0, pvti.size() - 5), rank);
 }
 
 template <class Stepper>
@@ -67,17 +74,26 @@ RunResult run_grid_loop(Stepper& solver, const Scene& scene, const RunOptions& o
         RunResult result;
         std::vector<std::pair<double, std::string>> pvd;
         std::vector<double> volumes;
+        // With pieces, .vti frames are written by every process (its block) and listed in a .pvti; the
+        // whole grid is gathered on the root only for the other formats and pictures.
+        const bool pieces = rec ? rec->value("pieces", false) : opts.pieces;
+        const bool gather_frames = !pieces || formats.size() > 1 || (!formats.empty() && formats[0] != "vti") || render_all;
         // The whole grid, on the root (every process takes part in gathering it; nullptr elsewhere).
-        const auto* whole = solver.gather();
-        double volume0 = whole ? whole->volume() : 0.0;
+        const auto* whole = gather_frames ? solver.gather() : nullptr;
+        double volume0 = whole ? whole->volume() : gather_frames ? 0.0 : solver.volume();
         auto write_frame = [&](bool render) {
-            const auto* gp = solver.gather();
+            const auto* gp = gather_frames || render ? solver.gather() : nullptr;
+            const bool here = solver.root();
             FrameRecord fr;
             fr.index = static_cast<int>(result.frames.size());
             fr.time = solver.time();
             for (const auto& f : formats) {
                 std::string name;
-                if (!gp) {  // not the root: the names only
+                if (f == "vti" && pieces) {
+                    name = grid_frame_name(fr.index, "grid", "pvti");
+                    for (auto& piece : solver.write_pieces(out, name)) fr.files.push_back(std::move(piece));
+                    pvd.emplace_back(solver.time(), name);
+                } else if (!here) {  // not the root: the names only
                     name = f == "vti" || f == "csv" ? grid_frame_name(fr.index, "grid", f.c_str()) : grid_frame_name(fr.index, "surface", f.c_str());
                     if (f == "vti") pvd.emplace_back(solver.time(), name);
                 } else if (f == "vti") {
@@ -98,8 +114,10 @@ RunResult run_grid_loop(Stepper& solver, const Scene& scene, const RunOptions& o
                 if (gp) render_grid_png(out / name, *gp);
                 fr.files.push_back(name);
             }
-            if (gp && !pvd.empty()) io::write_pvd(out / "grid.pvd", pvd);
-            volumes.push_back(gp ? gp->volume() : 0.0);
+            if (here && !pvd.empty()) io::write_pvd(out / "grid.pvd", pvd);
+            // The volume of the gathered grid (the same bits as one process); else the blocks' sum.
+            const double volume = gp ? gp->volume() : (gather_frames || render) ? 0.0 : solver.volume();
+            volumes.push_back(volume);
             result.frames.push_back(std::move(fr));
         };
 
@@ -119,6 +137,7 @@ RunResult run_grid_loop(Stepper& solver, const Scene& scene, const RunOptions& o
             rj["formats"] = formats;
             rj["render"] = render_all;
             rj["up_axis"] = name(up);
+            rj["pieces"] = pieces;
             rj["time0"] = time0;
             rj["steps0"] = steps0;
             rj["next_frame"] = next_frame;
@@ -247,6 +266,7 @@ RunResult run_grid_loop(Stepper& solver, const Scene& scene, const RunOptions& o
         j["cells"] = {spec.nx, spec.ny};
         j["dx"] = spec.dx;
         j["up_axis"] = name(up);  // of the water surface meshes (eddy/up_axis.hpp)
+        if (pieces) j["pieces"] = true;
         j["steps"] = nsteps;
         j["simulated_time"] = solver.time();
         j["wall_time"] = wall;

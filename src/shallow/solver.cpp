@@ -43,22 +43,23 @@ namespace {
 
 // A grayscale PNG (8 or 16 bit, any channel count: the first is used) sampled bilinearly at the cell
 // centres; image column 0 is x = 0, image row 0 is the far edge y = Ly (north up, as a map).
-std::vector<double> load_heightmap(const ShallowWaterScene& s, const std::string& where) {
+// Only the cells of block b (nx x ny cells from (b.i0, b.j0)) are sampled.
+std::vector<double> load_heightmap(const ShallowWaterScene& s, const std::string& where, const GridBlock& b, int nx, int ny) {
     int w = 0, h = 0, channels = 0;
     stbi_us* data = stbi_load_16(s.heightmap.string().c_str(), &w, &h, &channels, 1);
     if (!data)
         throw InputError(fmt::format("{}: terrain.heightmap = \"{}\": cannot read it as a PNG ({})", where,
                                      s.heightmap.string(), stbi_failure_reason() ? stbi_failure_reason() : "unknown"));
-    std::vector<double> out(std::size_t(s.nx) * s.ny);
-    for (int j = 0; j < s.ny; ++j) {
-        for (int i = 0; i < s.nx; ++i) {
+    std::vector<double> out(std::size_t(nx) * ny);
+    for (int j = b.j0; j < b.j0 + ny; ++j) {
+        for (int i = b.i0; i < b.i0 + nx; ++i) {
             const double fx = std::clamp((i + 0.5) / s.nx * w - 0.5, 0.0, double(w - 1));
             const double fy = std::clamp((1.0 - (j + 0.5) / s.ny) * h - 0.5, 0.0, double(h - 1));
             const int x0 = int(fx), y0 = int(fy), x1 = std::min(x0 + 1, w - 1), y1 = std::min(y0 + 1, h - 1);
             const double tx = fx - x0, ty = fy - y0;
             auto px = [&](int x, int y) { return data[std::size_t(y) * w + x] / 65535.0; };
             const double v = (1 - ty) * ((1 - tx) * px(x0, y0) + tx * px(x1, y0)) + ty * ((1 - tx) * px(x0, y1) + tx * px(x1, y1));
-            out[std::size_t(j) * s.nx + i] = s.heightmap_offset + s.heightmap_scale * v;
+            out[std::size_t(j - b.j0) * nx + std::size_t(i - b.i0)] = s.heightmap_offset + s.heightmap_scale * v;
         }
     }
     stbi_image_free(data);
@@ -75,13 +76,24 @@ double ShallowWaterGrid<Real>::volume() const {
 }
 
 template <class Real>
-ShallowWaterSolver<Real>::ShallowWaterSolver(const ShallowWaterScene& scene, const std::string& where) : m_scene(scene) {
+ShallowWaterSolver<Real>::ShallowWaterSolver(const ShallowWaterScene& scene, const std::string& where)
+    : ShallowWaterSolver(scene, where, whole_grid(scene.nx, scene.ny), scene.nx, scene.ny) {}
+
+template <class Real>
+ShallowWaterSolver<Real>::ShallowWaterSolver(const ShallowWaterScene& scene, const std::string& where, const GridBlock& b,
+                                             int nx, int ny)
+    : m_scene(scene), m_block(b), m_partial(nx != scene.nx || ny != scene.ny) {
     validate(scene.settings, shallow_water_fields(), where + ": settings");
     if (scene.nx < 1 || scene.ny < 1) throw InputError(fmt::format("{}: grid.cells: at least 1 x 1 cells", where));
     if (!(scene.dx > 0.0)) throw InputError(fmt::format("{}: grid.dx = {:g}: must be > 0", where, scene.dx));
+    // The block's borders that lie inside the whole grid are walls here: only halo cells see them.
+    m_scene.open[0] = scene.open[0] && b.i0 == 0;
+    m_scene.open[1] = scene.open[1] && b.i0 + nx == scene.nx;
+    m_scene.open[2] = scene.open[2] && b.j0 == 0;
+    m_scene.open[3] = scene.open[3] && b.j0 + ny == scene.ny;
     auto& g = m_g;
-    g.nx = scene.nx;
-    g.ny = scene.ny;
+    g.nx = nx;
+    g.ny = ny;
     g.dx = Real(scene.dx);
     const std::size_t n = g.cells();
     g.terrain.assign(n, 0);
@@ -96,14 +108,16 @@ ShallowWaterSolver<Real>::ShallowWaterSolver(const ShallowWaterScene& scene, con
     m_u2.assign(g.u.size(), 0);
     m_w2.assign(g.w.size(), 0);
 
-    const double dx = scene.dx, lx = g.nx * dx, ly = g.ny * dx;
+    // Expressions at the cells' (faces') positions in the whole grid: gi = i + b.i0, gj = j + b.j0.
+    const double dx = scene.dx, lx = scene.nx * dx, ly = scene.ny * dx;
+    const int i0 = b.i0, j0 = b.j0;
     auto eval = [&](const std::string& text, const char* key, auto&& store) {
         detail::Expression e(text, lx, ly, dx, where, key);
         for (int j = 0; j < g.ny; ++j)
-            for (int i = 0; i < g.nx; ++i) store(i, j, e((i + 0.5) * dx, (j + 0.5) * dx));
+            for (int i = 0; i < g.nx; ++i) store(i, j, e((i + i0 + 0.5) * dx, (j + j0 + 0.5) * dx));
     };
     if (!scene.heightmap.empty()) {
-        const auto t = load_heightmap(scene, where);
+        const auto t = load_heightmap(scene, where, b, nx, ny);
         for (std::size_t c = 0; c < n; ++c) g.terrain[c] = Real(t[c]);
     } else {
         eval(scene.terrain, "terrain", [&](int i, int j, double v) { g.terrain[g.cell(i, j)] = Real(v); });
@@ -131,18 +145,17 @@ ShallowWaterSolver<Real>::ShallowWaterSolver(const ShallowWaterScene& scene, con
     {
         detail::Expression eu(scene.u, lx, ly, dx, where, "water.u"), ev(scene.v, lx, ly, dx, where, "water.v");
         for (int j = 0; j < g.ny; ++j)
-            for (int i = 0; i <= g.nx; ++i) g.u[g.uface(i, j)] = Real(eu(i * dx, (j + 0.5) * dx));
+            for (int i = 0; i <= g.nx; ++i) g.u[g.uface(i, j)] = Real(eu((i + i0) * dx, (j + j0 + 0.5) * dx));
         for (int j = 0; j <= g.ny; ++j)
-            for (int i = 0; i < g.nx; ++i) g.w[g.wface(i, j)] = Real(ev((i + 0.5) * dx, j * dx));
+            for (int i = 0; i < g.nx; ++i) g.w[g.wface(i, j)] = Real(ev((i + i0 + 0.5) * dx, (j + j0) * dx));
     }
     for (std::size_t c = 0; c < n; ++c)
         if (g.solid[c]) {
             g.depth[c] = 0;
             m_has_solid = true;
         }
-    m_block.global_nx = m_block.own_i1 = g.nx;
-    m_block.global_ny = m_block.own_j1 = g.ny;
-    // Boundary conditions on the initial state, and the wave speed for the first step.
+    // Boundary conditions on the initial state, and the wave speed for the first step (of the owned
+    // cells: a block's caller reduces it over the blocks, set_global_maxima).
     ShallowWaterStats st;
     ExecContext serial(1);
     integrate_velocity(Real(0), serial, st);
@@ -162,8 +175,6 @@ ShallowWaterSolver<Real>::ShallowWaterSolver(const ShallowWaterSolver& whole, co
     m_scene.open[1] = m_scene.open[1] && b.i0 + nx == b.global_nx;
     m_scene.open[2] = m_scene.open[2] && b.j0 == 0;
     m_scene.open[3] = m_scene.open[3] && b.j0 + ny == b.global_ny;
-    m_scene.nx = nx;
-    m_scene.ny = ny;
     auto cut = [&](const std::vector<Real>& from, int from_stride, int cols, int rows, std::vector<Real>& to) {
         to.resize(std::size_t(cols) * rows);
         for (int j = 0; j < rows; ++j)

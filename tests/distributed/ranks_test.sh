@@ -7,6 +7,9 @@
 #   resume SCENE T1 T2             N = 2 runs to T1, N = 3 resumes to T2: the frames of one run to T2
 #   tiny                           a 3 x 1 grid on 4 processes: one process has no cell and idles
 #   errors                         a bad scene, a particle scene, a divergence: one line, the exit code
+#   pieces SCENE UNTIL             --pieces on 1 and 3 processes: the .pvti's pieces put together are the
+#                                  one-process .vti, byte for byte (and VTK's own reader, when python3-vtk9
+#                                  is installed, reads the .pvti as that grid)
 set -euo pipefail
 EDDY=$1; CHECK=$2; shift 2
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
@@ -93,6 +96,35 @@ JSON
     # the overflow is in the third block (x from 4 to 6 m) only: every process stops at the same step
     expect 3 "diverged at step 2 " run diverge.json --out e3
     python3 -c "import json; s = json.load(open('e3/summary.json')); assert s['status'] == 'diverged', s['status']; print('summary:', s['status'], s['message'])"
+    ;;
+pieces)
+    SCENE=$1; UNTIL=$2
+    HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
+    "$EDDY" run "$SCENE" --until "$UNTIL" --out whole -j1 --quiet --format vti
+    "$EDDY" run "$SCENE" --until "$UNTIL" --out p1 -j1 --quiet --format vti --pieces
+    mpi 3 run "$SCENE" --until "$UNTIL" --out p3 -j1 --quiet --format vti --pieces
+    for f in whole/frames/grid_*.vti; do
+        stem=$(basename "$f" .vti)
+        python3 "$HERE/pvti_equals_vti.py" "$f" "p1/frames/$stem.pvti"
+        python3 "$HERE/pvti_equals_vti.py" "$f" "p3/frames/$stem.pvti"
+    done
+    grep -q 'file="frames/grid_00001.pvti"' p3/grid.pvd || fail "p3/grid.pvd does not list the .pvti frames"
+    if /usr/bin/python3 -c "import vtk" 2>/dev/null; then
+        /usr/bin/python3 - p3/frames/grid_00001.pvti whole/frames/grid_00001.vti <<'PY'
+import sys, vtk
+from vtk.util.numpy_support import vtk_to_numpy
+p = vtk.vtkXMLPImageDataReader(); p.SetFileName(sys.argv[1]); p.Update()
+w = vtk.vtkXMLImageDataReader(); w.SetFileName(sys.argv[2]); w.Update()
+a, b = p.GetOutput(), w.GetOutput()
+assert a.GetDimensions() == b.GetDimensions(), (a.GetDimensions(), b.GetDimensions())
+for name in ["terrain", "depth", "eta", "velocity", "ink", "solid"]:
+    x, y = vtk_to_numpy(a.GetCellData().GetArray(name)), vtk_to_numpy(b.GetCellData().GetArray(name))
+    assert (x == y).all(), name
+print(f"VTK {vtk.vtkVersion.GetVTKVersion()} reads {sys.argv[1]} as one grid {a.GetDimensions()}, equal to {sys.argv[2]}")
+PY
+    else
+        echo "python3-vtk9 not installed: VTK's own .pvti reader not tried"
+    fi
     ;;
 *) fail "unknown check $CHECK" ;;
 esac

@@ -171,6 +171,7 @@ void ShallowWaterSolver<Real>::integrate_velocity(Real dt, const ExecContext& ex
     st.clamped = total.clamped;
     st.non_finite = !std::isfinite(total.nan_probe);
     m_max_depth = double(total.depth);
+    m_max_speed = double(total.speed);
     m_max_wave_speed = std::sqrt(m_scene.gravity * double(total.depth)) + double(total.speed);
 }
 
