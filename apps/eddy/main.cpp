@@ -254,8 +254,15 @@ int run_grid(const eddy::Scene& scene, const eddy::ExecContext& exec, const RunA
 #ifdef EDDY_HAVE_MPI
     if (g_procs.size > 1) {
         // Each process builds its block of the grid only (the root also the whole, to gather frames into).
-        const eddy::RunOptions opts = run_options(a, exec, printer);
-        banner(eddy::parse_shallow_water(scene));
+        eddy::RunOptions opts = run_options(a, exec, printer);
+        const eddy::ShallowWaterScene spec = eddy::parse_shallow_water(scene);
+        banner(spec);
+        if (!opts.pieces && double(spec.nx) * double(spec.ny) > eddy::dist::kPiecesAboveCells) {
+            opts.pieces = true;
+            if (!a.quiet)
+                std::fprintf(stderr, "eddy: %d x %d cells: .vti frames are written in pieces, one per process, with a .pvti "
+                                     "listing them (as --pieces)\n", spec.nx, spec.ny);
+        }
         g_procs.running_together = true;
         try {
             const eddy::RunResult r = eddy::dist::run_shallow_water(scene, budget, a.formats, opts, exec, *g_procs.comm);

@@ -117,6 +117,10 @@ struct BlockLayout {
 /// per block (nx / px + ny / py), with px <= nx and py <= ny, using as many processes as it can.
 BlockLayout choose_layout(int processes, int nx, int ny, int halo);
 
+/// Grids larger than this (cells) write their .vti frames in pieces under mpirun even without --pieces:
+/// gathered, a frame of 2^26 float cells is built as about 3.5 GB on rank 0.
+inline constexpr double kPiecesAboveCells = double(1 << 26);
+
 /// The halo a step of these settings needs (cells): the reach of every pass's stencil, summed.
 int halo_width(const ShallowWaterSettings& s);
 

@@ -196,6 +196,11 @@ public:
     std::uint64_t steps() const { return m_steps; }
     double total_inflow() const { return m_inflow; }
     double total_outflow() const { return m_outflow; }
+    /// Frees the scratch arrays a step needs (half of the solver's memory): for a grid that only holds
+    /// state (the distributed layer's gather target). step() must not be called afterwards.
+    void release_scratch() {
+        for (auto* v : {&m_a, &m_b, &m_c, &m_u2, &m_w2}) std::vector<Real>().swap(*v);
+    }
     /// Where this grid lies in the whole (the whole grid itself unless built as a block).
     const GridBlock& block() const { return m_block; }
     ShallowWaterClock clock() const;

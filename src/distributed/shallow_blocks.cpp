@@ -125,7 +125,10 @@ public:
     BlockStepper(const Scene& scene, const ShallowWaterScene& spec, ShallowWaterSimulation* sim, Comm& comm,
                  const ShallowWaterClock& start, bool fresh, MakeLocal&& make_local)
         : m_scene(scene), m_spec(spec), m_sim(comm.root() ? sim : nullptr), m_comm(comm), m_idle(start) {
-        if (m_sim) m_whole = &std::get<ShallowWaterSolver<Real>>(m_sim->solver);
+        if (m_sim) {
+            m_whole = &std::get<ShallowWaterSolver<Real>>(m_sim->solver);
+            m_whole->release_scratch();  // it only receives the blocks' cells: half its memory
+        }
         m_nx = spec.nx;
         m_ny = spec.ny;
         m_layout = choose_layout(comm.size(), m_nx, m_ny, halo_width(spec.settings));
