@@ -565,6 +565,31 @@ int run_main(int argc, char** argv) {
                 eddy::read_checkpoint_file(std::filesystem::path(resume_dir) / eddy::kCheckpointFile);
             const RunArgs args{resume_dir, until, 0.0, steps, {}, false, quiet, checkpoint_every};
             ProgressPrinter printer;
+            if (ck.meta.value("kind", "") == "grid_pieces") {
+                // Written in pieces by several processes: each reads its own.
+#ifdef EDDY_HAVE_MPI
+                if (g_procs.size > 1) {
+                    eddy::RunOptions opts = run_options(args, exec, printer);
+                    if (!quiet)
+                        std::fprintf(stderr, "eddy: resuming %s (shallow_water, in pieces) at t = %.6g s on %d processes -> %s\n",
+                                     ck.meta.value("scene_source", std::string("?")).c_str(), ck.meta.value("time", 0.0),
+                                     g_procs.size, resume_dir.c_str());
+                    g_procs.running_together = true;
+                    try {
+                        const eddy::RunResult r = eddy::dist::resume_shallow_water_pieces(ck, budget, opts, exec, *g_procs.comm);
+                        g_procs.running_together = false;
+                        const eddy::Scene scene = eddy::parse_scene(ck.meta["scene"], ck.meta["scene_source"].get<std::string>());
+                        return report(r, scene, args);
+                    } catch (const eddy::dist::AgreedError&) {
+                        g_procs.running_together = false;
+                        throw;
+                    }
+                }
+#endif
+                throw eddy::InputError(fmt::format("--resume {}: written in pieces by {} processes; allowed: resume it with "
+                                                   "mpirun -np {}", resume_dir, ck.meta.value("ranks", 0),
+                                                   ck.meta.value("ranks", 0)));
+            }
             if (ck.meta.value("kind", "") == "grid") {
                 eddy::ShallowWaterSimulation grid = eddy::restore_shallow_water(ck, record, budget);
                 eddy::RunOptions opts = run_options(args, exec, printer);

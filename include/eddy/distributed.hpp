@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "eddy/checkpoint.hpp"
 #include "eddy/error.hpp"
 #include "eddy/exec.hpp"
 #include "eddy/shallow_water.hpp"
@@ -137,5 +138,11 @@ RunResult run_shallow_water(ShallowWaterSimulation& sim, const RunOptions& opts,
 /// A bad scene or a refusal on any process throws the first failing process's InputError on all.
 RunResult run_shallow_water(const Scene& scene, const MemoryBudget& budget, std::span<const std::string> formats,
                             const RunOptions& opts, const ExecContext& exec, Comm& comm);
+
+/// Resumes a run whose checkpoint was written in pieces (a `--pieces` run with .vti frames only: no
+/// process held the whole grid, so each wrote its block: OUT/checkpoint_sSTEP_pRANK.eddy, and rank 0
+/// the index OUT/checkpoint.eddy, `ck`). Needs as many processes as wrote it (AgreedError otherwise).
+RunResult resume_shallow_water_pieces(const CheckpointFile& ck, const MemoryBudget& budget, RunOptions opts,
+                                      const ExecContext& exec, Comm& comm);
 
 }  // namespace eddy::dist

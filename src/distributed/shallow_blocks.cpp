@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "eddy/distributed.hpp"
+#include "eddy/checkpoint.hpp"
 #include "eddy/error.hpp"
 #include "shallow/run_loop.hpp"
 
@@ -121,10 +122,12 @@ class BlockStepper {
 public:
     // sim: the whole simulation, on the root (and on every process when it was built whole: then
     // `fresh` is false and make_local cuts the block from it); make_local(block, nx, ny) builds the block.
+    // gathers: the root holds the whole grid (sim) to gather frames and checkpoints into; without it
+    // every process writes its own checkpoint piece (the same value on every process).
     template <class MakeLocal>
     BlockStepper(const Scene& scene, const ShallowWaterScene& spec, ShallowWaterSimulation* sim, Comm& comm,
-                 const ShallowWaterClock& start, bool fresh, MakeLocal&& make_local)
-        : m_scene(scene), m_spec(spec), m_sim(comm.root() ? sim : nullptr), m_comm(comm), m_idle(start) {
+                 const ShallowWaterClock& start, bool fresh, bool gathers, MakeLocal&& make_local)
+        : m_scene(scene), m_spec(spec), m_sim(comm.root() ? sim : nullptr), m_comm(comm), m_gathers(gathers), m_idle(start) {
         if (m_sim) {
             m_whole = &std::get<ShallowWaterSolver<Real>>(m_sim->solver);
             m_whole->release_scratch();  // it only receives the blocks' cells: half its memory
@@ -253,9 +256,61 @@ public:
     // Totals over the processes, summed in rank order (collective).
     double total_inflow() { return ordered_sum(m_local ? m_local->total_inflow() : 0.0); }
     double total_outflow() { return ordered_sum(m_local ? m_local->total_outflow() : 0.0); }
+    bool gathers() const { return m_gathers; }
+    // The run loop's own checks give every process the same verdict: all stop cleanly.
+    [[noreturn]] void refuse(const std::string& message) const { throw AgreedError(message); }
+
     void checkpoint(const std::filesystem::path& file, const nlohmann::json& record) {
-        gather();
-        on_root([&] { write_checkpoint(file, *m_sim, record); });
+        if (m_gathers) {
+            gather();
+            on_root([&] { write_checkpoint(file, *m_sim, record); });
+            return;
+        }
+        // One file per process, the index (checkpoint.eddy, with rank 0's block) last: it names the pieces
+        // by their step, so an index always refers to a complete set; older pieces are removed after it.
+        const std::filesystem::path dir = file.parent_path();
+        const std::string stem = fmt::format("checkpoint_s{:012d}", steps());
+        auto piece = [&](int r) { return fmt::format("{}_p{:04d}.eddy", stem, r); };
+        std::string error;
+        if (m_local && !root()) {
+            try {
+                nlohmann::json meta{{"kind", "grid_piece"}, {"rank", m_comm.rank()}, {"steps", steps()}, {"time", time()}};
+                StateWriter w;
+                m_local->save_state(w);
+                write_checkpoint_file(dir / piece(m_comm.rank()), meta, w.bytes());
+            } catch (const InputError& e) {
+                error = e.what();
+            }
+        }
+        error = first_error(m_comm, error);
+        if (!error.empty()) throw AgreedError(error);
+        on_root([&] {
+            nlohmann::json meta;
+            meta["kind"] = "grid_pieces";
+            meta["method"] = m_scene.method;
+            meta["precision"] = m_spec.settings.precision;
+            meta["scene"] = m_scene.document;
+            meta["scene_source"] = m_scene.source.string();
+            meta["time"] = time();
+            meta["steps"] = steps();
+            meta["run"] = record;
+            meta["ranks"] = m_comm.size();
+            meta["blocks"] = {m_layout.px, m_layout.py, m_layout.halo};
+            meta["piece_stem"] = stem;
+            StateWriter w;
+            m_local->save_state(w);
+            write_checkpoint_file(file, meta, w.bytes());
+        });
+        if (m_local && !root()) {
+            std::error_code ec;
+            const std::string mine = fmt::format("_p{:04d}.eddy", m_comm.rank());
+            for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+                const std::string name = e.path().filename().string();
+                if (name.rfind("checkpoint_s", 0) == 0 && name.size() > mine.size() &&
+                    name.compare(name.size() - mine.size(), mine.size(), mine) == 0 && name != piece(m_comm.rank()))
+                    std::filesystem::remove(e.path(), ec);
+            }
+        }
     }
 
     // Collective: every block writes its owned cells as a .vti piece, the root the .pvti listing them.
@@ -405,6 +460,7 @@ private:
     ShallowWaterSimulation* m_sim = nullptr;      // the root's
     ShallowWaterSolver<Real>* m_whole = nullptr;  // the root's: frames are gathered into it
     Comm& m_comm;
+    bool m_gathers = true;
     int m_nx = 0, m_ny = 0;
     BlockLayout m_layout;
     std::vector<Block> m_blocks;
@@ -419,7 +475,7 @@ template <class Real>
 RunResult run_cut(ShallowWaterSimulation& sim, ShallowWaterSolver<Real>& whole, const RunOptions& opts, const ExecContext& exec,
                   Comm& comm) {
     std::optional<BlockStepper<Real>> stepper;
-    stepper.emplace(sim.scene, sim.spec, &sim, comm, whole.clock(), false, [&](const GridBlock& b, int nx, int ny) {
+    stepper.emplace(sim.scene, sim.spec, &sim, comm, whole.clock(), false, true, [&](const GridBlock& b, int nx, int ny) {
         GridBlock gb = b;
         gb.global_nx = sim.spec.nx;
         gb.global_ny = sim.spec.ny;
@@ -451,10 +507,15 @@ RunResult run_shallow_water(const Scene& scene, const MemoryBudget& budget, std:
     const Block me = block_of(comm.rank(), layout, spec.nx, spec.ny);
     // The root builds the whole grid (frames and checkpoints are gathered into it); every process checks
     // its block's memory. A failure anywhere stops all, with the first failing process's message.
+    // Frames only in pieces (.vti alone, no pictures): no process needs the whole grid; checkpoints are
+    // written per process too.
+    const std::vector<std::string>& run_formats = opts.formats.empty() ? scene.output.formats : opts.formats;
+    const bool gathers = !(opts.pieces && run_formats.size() == 1 && run_formats[0] == "vti" && !opts.render &&
+                           !scene.output.render);
     std::optional<ShallowWaterSimulation> whole;
     std::string error;
     try {
-        if (comm.root()) whole.emplace(make_shallow_water(scene, budget, formats));
+        if (comm.root() && gathers) whole.emplace(make_shallow_water(scene, budget, formats));
         ShallowWaterScene part = spec;
         part.nx = std::max(1, me.held.x1 - me.held.x0);
         part.ny = std::max(1, me.held.y1 - me.held.y0);
@@ -470,12 +531,77 @@ RunResult run_shallow_water(const Scene& scene, const MemoryBudget& budget, std:
         ShallowWaterClock start;  // a fresh grid's clock; the idle processes keep it
         std::optional<BlockStepper<Real>> stepper;
         std::string where = scene.where();
-        stepper.emplace(scene, spec, whole ? &*whole : nullptr, comm, start, true, [&](const GridBlock& b, int nx, int ny) {
+        stepper.emplace(scene, spec, whole ? &*whole : nullptr, comm, start, true, gathers, [&](const GridBlock& b, int nx, int ny) {
             GridBlock gb = b;
             gb.global_nx = spec.nx;
             gb.global_ny = spec.ny;
             return ShallowWaterSolver<Real>(spec, where, gb, nx, ny);
         });
+        return detail::run_grid_loop(*stepper, scene, opts, exec);
+    };
+    if (spec.settings.precision == "double") return go(double{});
+    return go(float{});
+}
+
+RunResult resume_shallow_water_pieces(const CheckpointFile& ck, const MemoryBudget& budget, RunOptions opts,
+                                      const ExecContext& exec, Comm& comm) {
+    const std::string where = ck.file.string();
+    const auto& meta = ck.meta;
+    if (meta.value("kind", "") != "grid_pieces" || !meta.contains("scene") || !meta["scene"].is_object() ||
+        !meta.contains("scene_source") || !meta["scene_source"].is_string() || !meta.contains("ranks") ||
+        !meta["ranks"].is_number_integer() || !meta.contains("piece_stem") || !meta["piece_stem"].is_string() ||
+        !meta.contains("steps") || !meta["steps"].is_number_unsigned() || !meta.contains("time") || !meta["time"].is_number())
+        throw AgreedError(fmt::format("{}: corrupt checkpoint: not a distributed shallow-water grid's", where));
+    const int ranks = meta["ranks"].get<int>();
+    if (ranks != comm.size())
+        throw AgreedError(fmt::format("{}: written in pieces by {} processes; allowed: resume it with mpirun -np {} "
+                                      "({} were started)", where, ranks, ranks, comm.size()));
+    const Scene scene = parse_scene(meta["scene"], meta["scene_source"].get<std::string>());
+    const ShallowWaterScene spec = parse_shallow_water(scene);
+    nlohmann::json record = meta.value("run", nlohmann::json::object());
+    opts.resume = &record;
+    ShallowWaterClock start;
+    start.time = meta["time"].get<double>();
+    start.steps = meta["steps"].get<std::uint64_t>();
+    const std::filesystem::path dir = ck.file.parent_path();
+    const std::string stem = meta["piece_stem"].get<std::string>();
+    auto go = [&](auto tag) -> RunResult {
+        using Real = decltype(tag);
+        std::optional<BlockStepper<Real>> stepper;
+        std::string error;
+        try {
+            stepper.emplace(scene, spec, nullptr, comm, start, false, false, [&](const GridBlock& b, int nx, int ny) {
+                GridBlock gb = b;
+                gb.global_nx = spec.nx;
+                gb.global_ny = spec.ny;
+                ShallowWaterScene part = spec;
+                part.nx = nx;
+                part.ny = ny;
+                check_memory(estimate_memory(part, {}), budget, fmt::format("{} (the block of process {})", where, comm.rank()));
+                ShallowWaterSolver<Real> solver(spec, scene.where(), gb, nx, ny);
+                if (comm.root()) {
+                    StateReader r(ck.state, where);
+                    solver.load_state(r);
+                    if (!r.done()) r.fail("unexpected bytes after the grid");
+                } else {
+                    const CheckpointFile piece =
+                        read_checkpoint_file(dir / fmt::format("{}_p{:04d}.eddy", stem, comm.rank()));
+                    if (piece.meta.value("kind", "") != "grid_piece" || piece.meta.value("rank", -1) != comm.rank() ||
+                        piece.meta.value("steps", std::uint64_t(0)) != start.steps)
+                        throw InputError(fmt::format("{}: not process {}'s piece of step {}", piece.file.string(),
+                                                     comm.rank(), start.steps));
+                    StateReader r(piece.state, piece.file.string());
+                    solver.load_state(r);
+                    if (!r.done()) r.fail("unexpected bytes after the grid");
+                }
+                return solver;
+            });
+        } catch (const InputError& e) {
+            error = e.what();
+            if (error.empty()) error = "input error";
+        }
+        error = first_error(comm, error);
+        if (!error.empty()) throw AgreedError(error);
         return detail::run_grid_loop(*stepper, scene, opts, exec);
     };
     if (spec.settings.precision == "double") return go(double{});

@@ -1,5 +1,6 @@
 // A shallow-water run on one process: the shared run loop (src/shallow/run_loop.hpp) over the solver
 // itself; and the state hash of a grid.
+#include "eddy/error.hpp"
 #include "shallow/run_loop.hpp"
 
 namespace eddy {
@@ -35,6 +36,8 @@ public:
         return {piece};
     }
     double volume() const { return m_solver.grid().volume(); }
+    bool gathers() const { return true; }
+    [[noreturn]] void refuse(const std::string& message) const { throw InputError(message); }
 
 private:
     ShallowWaterSimulation& m_sim;

@@ -8,6 +8,8 @@
 //   time(), steps()         the clock (the same on every process)   root()       writes files
 //   suggest_dt()            the next step (the whole grid's)        step(dt, exec) -> ShallowWaterStats of the whole grid
 //   gather()                the whole grid on the root, nullptr on the others (every process calls it)
+//   gathers()               is there a whole grid to gather into (the same answer on every process)?
+//   refuse(message)         throws the InputError of a check every process makes alike (before the loop)
 //   any(bool)               true on every process if true on one    on_root(f)   runs f on the root; its InputError on all
 //   total_inflow(), total_outflow()                                 checkpoint(file, record)
 //   describe(summary)       adds what the stepper knows (processes, blocks, communication)
@@ -50,21 +52,21 @@ RunResult run_grid_loop(Stepper& solver, const Scene& scene, const RunOptions& o
         // The library's own guard (the CLI and the scene loader check first): a frame interval or an
         // end the clock cannot resolve would make a run that never ends.
         if (!(fps > 0.0 && fps <= kMaxFps) || !(end_time > 0.0 && end_time <= kMaxDuration))
-            throw InputError(fmt::format("{}: fps = {:g}, end time = {:g} s: allowed: 0 < fps <= {:g}, 0 < end <= {:g} s",
+            solver.refuse(fmt::format("{}: fps = {:g}, end time = {:g} s: allowed: 0 < fps <= {:g}, 0 < end <= {:g} s",
                                          scene.where(), fps, end_time, kMaxFps, kMaxDuration));
         if (rec && solver.time() > end_time + 1e-9 * std::max(1.0, end_time))
-            throw InputError(fmt::format("--until {:g}: the checkpoint is at t = {:.6g} s already; allowed: a later time",
+            solver.refuse(fmt::format("--until {:g}: the checkpoint is at t = {:.6g} s already; allowed: a later time",
                                          end_time, solver.time()));
         for (const auto& f : formats)
             if (f != "vti" && f != "csv" && f != "obj" && f != "ply")
-                throw InputError(fmt::format("{}: format '{}' is not a grid format; allowed: vti, csv, obj, ply",
+                solver.refuse(fmt::format("{}: format '{}' is not a grid format; allowed: vti, csv, obj, ply",
                                              scene.where(), f));
         const bool render_all = rec ? rec->at("render").get<bool>() : opts.render || scene.output.render;
         // The water surface's meshes in the axes --up asks for (the grid's world is z up); checkpoints
         // written before the option existed: z up, what those runs wrote.
         const UpAxis up = rec ? parse_up_axis(rec->value("up_axis", std::string("z")), "checkpoint") : opts.up;
         if (!opts.mesh_attributes.empty())
-            throw InputError(fmt::format("{}: --interpolate-attributes is for particle scenes' --mesh", scene.where()));
+            solver.refuse(fmt::format("{}: --interpolate-attributes is for particle scenes' --mesh", scene.where()));
         const auto& out = opts.out_dir;
         solver.on_root([&] {
             detail::prepare_frames_folder(out, {"grid_", "surface_"}, rec ? static_cast<int>(rec->at("frames").size()) : 0);
@@ -78,6 +80,9 @@ RunResult run_grid_loop(Stepper& solver, const Scene& scene, const RunOptions& o
         // whole grid is gathered on the root only for the other formats and pictures.
         const bool pieces = rec ? rec->value("pieces", false) : opts.pieces;
         const bool gather_frames = !pieces || formats.size() > 1 || (!formats.empty() && formats[0] != "vti") || render_all;
+        if (gather_frames && !solver.gathers())
+            solver.refuse(fmt::format("{}: this run keeps no whole grid to gather frames and pictures into; allowed: "
+                                         "--pieces with --format vti only and no --render", scene.where()));
         // The whole grid, on the root (every process takes part in gathering it; nullptr elsewhere).
         const auto* whole = gather_frames ? solver.gather() : nullptr;
         double volume0 = whole ? whole->volume() : gather_frames ? 0.0 : solver.volume();
@@ -248,7 +253,7 @@ RunResult run_grid_loop(Stepper& solver, const Scene& scene, const RunOptions& o
         if (result.exit_code != kExitDiverged && opts.checkpoint_at_end) checkpoint();  // before the off-grid frame
         if (result.exit_code != kExitDiverged && result.frames.back().time < solver.time()) write_frame(render_all);
         std::string picture;
-        if (result.exit_code != kExitDiverged) {
+        if (result.exit_code != kExitDiverged && solver.gathers()) {  // no whole grid anywhere: no picture
             picture = "last_frame.png";
             if (const auto* gp = solver.gather()) render_grid_png(out / picture, *gp);
         }
@@ -277,8 +282,8 @@ RunResult run_grid_loop(Stepper& solver, const Scene& scene, const RunOptions& o
         j["max_depth"] = max_depth;
         j["clamped_face_updates"] = clamped;
         j["volume_initial"] = volume0;
-        const auto* last = solver.gather();
-        const double volume_final = last ? last->volume() : 0.0;
+        const auto* last = solver.gathers() ? solver.gather() : nullptr;
+        const double volume_final = last ? last->volume() : solver.gathers() ? 0.0 : solver.volume();
         const double inflow = solver.total_inflow(), outflow = solver.total_outflow();
         j["volume_final"] = volume_final;
         j["volume_added"] = inflow;

@@ -34,9 +34,15 @@ void prepare_frames_folder(const std::filesystem::path& out, std::initializer_li
 
 void start_run_folder(const std::filesystem::path& out, const nlohmann::json& what, bool resumed) {
     std::error_code ec;
-    if (!resumed)
+    if (!resumed) {
         for (const char* stale : {"particles.pvd", "grid.pvd", "walls.pvd", "surface.pvd", "checkpoint.eddy", "last_frame.png"})
             std::filesystem::remove(out / stale, ec);
+        // A distributed run's checkpoint pieces (checkpoint_sSTEP_pRANK.eddy).
+        for (const auto& e : std::filesystem::directory_iterator(out, ec)) {
+            const std::string name = e.path().filename().string();
+            if (name.rfind("checkpoint_s", 0) == 0 && e.path().extension() == ".eddy") std::filesystem::remove(e.path(), ec);
+        }
+    }
     nlohmann::json j = what;
     j["status"] = "running";
     j["message"] = resumed ? "resumed from checkpoint.eddy; running (or killed before it could finish)"

@@ -7,6 +7,9 @@
 #   resume SCENE T1 T2             N = 2 runs to T1, N = 3 resumes to T2: the frames of one run to T2
 #   tiny                           a 3 x 1 grid on 4 processes: one process has no cell and idles
 #   errors                         a bad scene, a particle scene, a divergence: one line, the exit code
+#   pieces_resume SCENE T1 T2      --pieces with .vti only (no whole grid anywhere: checkpoints in pieces):
+#                                  3 processes to T1, resumed on 3 to T2, equal the one-process frames;
+#                                  resuming on 2 is refused
 #   pieces SCENE UNTIL             --pieces on 1 and 3 processes: the .pvti's pieces put together are the
 #                                  one-process .vti, byte for byte (and VTK's own reader, when python3-vtk9
 #                                  is installed, reads the .pvti as that grid)
@@ -96,6 +99,18 @@ JSON
     # the overflow is in the third block (x from 4 to 6 m) only: every process stops at the same step
     expect 3 "diverged at step 2 " run diverge.json --out e3
     python3 -c "import json; s = json.load(open('e3/summary.json')); assert s['status'] == 'diverged', s['status']; print('summary:', s['status'], s['message'])"
+    ;;
+pieces_resume)
+    SCENE=$1; T1=$2; T2=$3
+    HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
+    "$EDDY" run "$SCENE" --until "$T2" --out whole -j1 --quiet --format vti
+    mpi 3 run "$SCENE" --until "$T1" --out p3 -j1 --quiet --format vti --pieces
+    ls p3/checkpoint_s*_p0001.eddy p3/checkpoint_s*_p0002.eddy >/dev/null || fail "no checkpoint pieces in p3"
+    set +e; out=$(mpi 2 run --resume p3 --until "$T2" -j1 --quiet 2>&1); rc=$?; set -e
+    [ "$rc" = 2 ] && grep -q "written in pieces by 3 processes" <<<"$out" || fail "resuming on 2 processes: exit $rc: $out"
+    mpi 3 run --resume p3 --until "$T2" -j1 --quiet
+    [ "$(ls p3/checkpoint_s*_p0001.eddy | wc -l)" = 1 ] || fail "older checkpoint pieces were not removed"
+    for f in whole/frames/grid_*.vti; do python3 "$HERE/pvti_equals_vti.py" "$f" "p3/frames/$(basename "$f" .vti).pvti"; done
     ;;
 pieces)
     SCENE=$1; UNTIL=$2
