@@ -568,7 +568,7 @@ int run_main(int argc, char** argv) {
             if (ck.meta.value("kind", "") == "grid_pieces") {
                 // Written in pieces by several processes: each reads its own.
 #ifdef EDDY_HAVE_MPI
-                if (g_procs.size > 1) {
+                {  // on any number of processes, one included
                     eddy::RunOptions opts = run_options(args, exec, printer);
                     if (!quiet)
                         std::fprintf(stderr, "eddy: resuming %s (shallow_water, in pieces) at t = %.6g s on %d processes -> %s\n",
@@ -585,10 +585,11 @@ int run_main(int argc, char** argv) {
                         throw;
                     }
                 }
-#endif
-                throw eddy::InputError(fmt::format("--resume {}: written in pieces by {} processes; allowed: resume it with "
-                                                   "mpirun -np {}", resume_dir, ck.meta.value("ranks", 0),
+#else
+                throw eddy::InputError(fmt::format("--resume {}: written in pieces by {} processes with mpirun; this eddy "
+                                                   "was built without MPI (see docs/distributed.md)", resume_dir,
                                                    ck.meta.value("ranks", 0)));
+#endif
             }
             if (ck.meta.value("kind", "") == "grid") {
                 eddy::ShallowWaterSimulation grid = eddy::restore_shallow_water(ck, record, budget);

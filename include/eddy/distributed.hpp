@@ -141,7 +141,8 @@ RunResult run_shallow_water(const Scene& scene, const MemoryBudget& budget, std:
 
 /// Resumes a run whose checkpoint was written in pieces (a `--pieces` run with .vti frames only: no
 /// process held the whole grid, so each wrote its block: OUT/checkpoint_sSTEP_pRANK.eddy, and rank 0
-/// the index OUT/checkpoint.eddy, `ck`). Needs as many processes as wrote it (AgreedError otherwise).
+/// the index OUT/checkpoint.eddy, `ck`). On another number of processes each block gathers its cells
+/// from the pieces that own them (every process reads the files it needs: a shared folder).
 RunResult resume_shallow_water_pieces(const CheckpointFile& ck, const MemoryBudget& budget, RunOptions opts,
                                       const ExecContext& exec, Comm& comm);
 

@@ -284,9 +284,12 @@ public:
         }
         error = first_error(m_comm, error);
         if (!error.empty()) throw AgreedError(error);
+        const double inflow = total_inflow(), outflow = total_outflow();  // (collective)
         on_root([&] {
             nlohmann::json meta;
             meta["kind"] = "grid_pieces";
+            meta["inflow_total"] = inflow;   // resumed on another process count: the root's
+            meta["outflow_total"] = outflow;
             meta["method"] = m_scene.method;
             meta["precision"] = m_spec.settings.precision;
             meta["scene"] = m_scene.document;
@@ -553,9 +556,7 @@ RunResult resume_shallow_water_pieces(const CheckpointFile& ck, const MemoryBudg
         !meta.contains("steps") || !meta["steps"].is_number_unsigned() || !meta.contains("time") || !meta["time"].is_number())
         throw AgreedError(fmt::format("{}: corrupt checkpoint: not a distributed shallow-water grid's", where));
     const int ranks = meta["ranks"].get<int>();
-    if (ranks != comm.size())
-        throw AgreedError(fmt::format("{}: written in pieces by {} processes; allowed: resume it with mpirun -np {} "
-                                      "({} were started)", where, ranks, ranks, comm.size()));
+    if (ranks < 1 || ranks > (1 << 20)) throw AgreedError(fmt::format("{}: corrupt checkpoint: {} processes", where, ranks));
     const Scene scene = parse_scene(meta["scene"], meta["scene_source"].get<std::string>());
     const ShallowWaterScene spec = parse_shallow_water(scene);
     nlohmann::json record = meta.value("run", nlohmann::json::object());
@@ -565,35 +566,81 @@ RunResult resume_shallow_water_pieces(const CheckpointFile& ck, const MemoryBudg
     start.steps = meta["steps"].get<std::uint64_t>();
     const std::filesystem::path dir = ck.file.parent_path();
     const std::string stem = meta["piece_stem"].get<std::string>();
+    // The blocks that wrote the pieces (their layout follows from their count, as when they were cut).
+    const BlockLayout written = choose_layout(ranks, spec.nx, spec.ny, halo_width(spec.settings));
     auto go = [&](auto tag) -> RunResult {
         using Real = decltype(tag);
+        // Block r's piece, read into a solver on its block (rank 0's is in checkpoint.eddy itself).
+        auto load_piece = [&](int r, ShallowWaterSolver<Real>& into) {
+            if (r == 0) {
+                StateReader rd(ck.state, where);
+                into.load_state(rd);
+                if (!rd.done()) rd.fail("unexpected bytes after the grid");
+                return;
+            }
+            const CheckpointFile piece = read_checkpoint_file(dir / fmt::format("{}_p{:04d}.eddy", stem, r));
+            if (piece.meta.value("kind", "") != "grid_piece" || piece.meta.value("rank", -1) != r ||
+                piece.meta.value("steps", std::uint64_t(0)) != start.steps)
+                throw InputError(fmt::format("{}: not process {}'s piece of step {}", piece.file.string(), r, start.steps));
+            StateReader rd(piece.state, piece.file.string());
+            into.load_state(rd);
+            if (!rd.done()) rd.fail("unexpected bytes after the grid");
+        };
+        auto solver_on = [&](const GridBlock& b, int nx, int ny) {
+            GridBlock gb = b;
+            gb.global_nx = spec.nx;
+            gb.global_ny = spec.ny;
+            return ShallowWaterSolver<Real>(spec, scene.where(), gb, nx, ny);
+        };
         std::optional<BlockStepper<Real>> stepper;
         std::string error;
         try {
             stepper.emplace(scene, spec, nullptr, comm, start, false, false, [&](const GridBlock& b, int nx, int ny) {
-                GridBlock gb = b;
-                gb.global_nx = spec.nx;
-                gb.global_ny = spec.ny;
                 ShallowWaterScene part = spec;
                 part.nx = nx;
                 part.ny = ny;
                 check_memory(estimate_memory(part, {}), budget, fmt::format("{} (the block of process {})", where, comm.rank()));
-                ShallowWaterSolver<Real> solver(spec, scene.where(), gb, nx, ny);
-                if (comm.root()) {
-                    StateReader r(ck.state, where);
-                    solver.load_state(r);
-                    if (!r.done()) r.fail("unexpected bytes after the grid");
-                } else {
-                    const CheckpointFile piece =
-                        read_checkpoint_file(dir / fmt::format("{}_p{:04d}.eddy", stem, comm.rank()));
-                    if (piece.meta.value("kind", "") != "grid_piece" || piece.meta.value("rank", -1) != comm.rank() ||
-                        piece.meta.value("steps", std::uint64_t(0)) != start.steps)
-                        throw InputError(fmt::format("{}: not process {}'s piece of step {}", piece.file.string(),
-                                                     comm.rank(), start.steps));
-                    StateReader r(piece.state, piece.file.string());
-                    solver.load_state(r);
-                    if (!r.done()) r.fail("unexpected bytes after the grid");
+                ShallowWaterSolver<Real> solver = solver_on(b, nx, ny);
+                if (ranks == comm.size()) {  // the same blocks: this process's own piece
+                    load_piece(comm.rank(), solver);
+                    return solver;
                 }
+                // Another process count: the cells this block holds, from every piece that owns some of them.
+                Block mine;
+                mine.active = true;
+                mine.held = {b.i0, b.i0 + nx, b.j0, b.j0 + ny};
+                auto& g = solver.grid();
+                bool clock_set = false;
+                for (int r = 0; r < ranks; ++r) {
+                    const Block old = block_of(r, written, spec.nx, spec.ny);
+                    if (!old.active || meet(old.own_of(kU, spec.nx, spec.ny), mine.held_of(kU)).empty() &&
+                                           meet(old.own_of(kW, spec.nx, spec.ny), mine.held_of(kW)).empty())
+                        continue;
+                    ShallowWaterSolver<Real> from = solver_on(BlockStepper<Real>::grid_block(old), old.held.x1 - old.held.x0,
+                                                              old.held.y1 - old.held.y0);
+                    load_piece(r, from);
+                    const auto& f = from.grid();
+                    const GridBlock& fb = from.block();
+                    for (int field = 0; field < kFields; ++field) {
+                        const Rect rc = meet(old.own_of(Field(field), spec.nx, spec.ny), mine.held_of(Field(field)));
+                        for (int j = rc.y0; j < rc.y1; ++j)
+                            for (int i = rc.x0; i < rc.x1; ++i) {
+                                const int li = i - b.i0, lj = j - b.j0, fi = i - fb.i0, fj = j - fb.j0;
+                                if (field == kDepth) g.depth[g.cell(li, lj)] = f.depth[f.cell(fi, fj)];
+                                else if (field == kInk) g.ink[g.cell(li, lj)] = f.ink[f.cell(fi, fj)];
+                                else if (field == kU) g.u[g.uface(li, lj)] = f.u[f.uface(fi, fj)];
+                                else g.w[g.wface(li, lj)] = f.w[f.wface(fi, fj)];
+                            }
+                    }
+                    if (!clock_set) {
+                        ShallowWaterClock c = from.clock();
+                        c.inflow = comm.root() ? meta.value("inflow_total", 0.0) : 0.0;
+                        c.outflow = comm.root() ? meta.value("outflow_total", 0.0) : 0.0;
+                        solver.set_clock(c);
+                        clock_set = true;
+                    }
+                }
+                if (!clock_set) throw InputError(fmt::format("{}: no piece holds the cells of process {}", where, comm.rank()));
                 return solver;
             });
         } catch (const InputError& e) {
