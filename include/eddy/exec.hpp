@@ -4,6 +4,7 @@
 // are bit-identical whatever the number of threads ("gather, don't scatter").
 #pragma once
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <memory>
 #include <vector>
@@ -77,5 +78,43 @@ T parallel_reduce_blocks(const ExecContext& exec, std::size_t n, T identity, Map
     for (const T& p : partial) acc = join(acc, p);
     return acc;
 }
+
+/// An order-independent sum: each value is rounded once to a fixed point of 2^-40 and added as a
+/// 128-bit integer, so the total has the same bits in any order of addition. The fixed blocks above make
+/// sums reproducible for a given storage order; this makes them independent of it, which the
+/// neighbour lists' (cell, id) order and a run spread over processes (each holding a different subset
+/// of the particles, in its own order) need for decisions such as a solver's stopping test.
+/// Non-finite values make the sum non-finite.
+class ExactSum {
+public:
+    void add(double v) {
+        if (!std::isfinite(v)) {
+            m_bad += v;
+            return;
+        }
+        const double hi = std::trunc(v);  // |v| < 2^63 for anything a solver sums
+        m_q += static_cast<__int128>(static_cast<long long>(hi)) * kOne +
+               static_cast<__int128>(std::llround(std::ldexp(v - hi, 40)));
+    }
+    ExactSum& operator+=(const ExactSum& o) {
+        m_q += o.m_q;
+        m_bad += o.m_bad;
+        return *this;
+    }
+    double value() const {
+        if (m_bad != 0.0 || std::isnan(m_bad)) return m_bad;
+        const bool neg = m_q < 0;
+        const unsigned __int128 a = neg ? static_cast<unsigned __int128>(-m_q) : static_cast<unsigned __int128>(m_q);
+        const double hi = static_cast<double>(static_cast<unsigned long long>(a >> 64));
+        const double lo = static_cast<double>(static_cast<unsigned long long>(a));
+        const double r = std::ldexp(std::ldexp(hi, 64) + lo, -40);
+        return neg ? -r : r;
+    }
+
+private:
+    static constexpr __int128 kOne = static_cast<__int128>(1) << 40;
+    __int128 m_q = 0;
+    double m_bad = 0.0;
+};
 
 }  // namespace eddy

@@ -12,7 +12,8 @@
 // (pairs at exactly r are not neighbours; their kernel weight is zero anyway).
 //
 // Neighbour lists are CSR (offsets + indices), each list in a deterministic order (neighbouring cells in
-// a fixed order, points in a cell by index), built in parallel over fixed blocks of query points.
+// a fixed order, points in a cell by index, or by a key such as the particle id when build() is given
+// one), built in parallel over fixed blocks of query points.
 #pragma once
 #include <array>
 #include <cmath>
@@ -63,8 +64,11 @@ public:
     float cell_size() const { return m_cell_size; }
 
     /// Sorts the points into buckets (stable counting sort). Keeps a copy of the positions in bucket
-    /// order, so the caller may change its own array afterwards.
-    void build(std::span<const Vec<D>> points, const ExecContext& exec);
+    /// order, so the caller may change its own array afterwards. With keys (one per point, e.g. the
+    /// particles' ids), the points of a bucket are in key order instead of index order, so every
+    /// neighbour list is in (cell, key) order whatever order the points are stored in: a particle's
+    /// sums then take the same bits on any number of processes, each holding a different subset.
+    void build(std::span<const Vec<D>> points, const ExecContext& exec, std::span<const std::uint32_t> keys = {});
 
     /// Neighbour lists of `queries` among the built points within `radius` (<= cell size).
     /// With same_set, the queries are the built points themselves and i is not its own neighbour.

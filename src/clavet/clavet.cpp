@@ -316,7 +316,7 @@ StepStats ClavetSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary,
     walls(fluid, dt, exec);
     struct Acc {
         float vmax = 0.0f, emax = 0.0f;
-        double esum = 0.0;
+        ExactSum esum;  // order-independent (ExactSum): the same on any number of processes
         bool bad = false;
     };
     const float inv_dt = 1.0f / dt, inv_rho0 = 1.0f / m_rho0;
@@ -331,7 +331,7 @@ StepStats ClavetSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary,
                 s.vmax = std::max(s.vmax, sp);
                 const float e = std::max(0.0f, fluid.density[i] * inv_rho0 - 1.0f);
                 s.emax = std::max(s.emax, e);
-                s.esum += e;
+                s.esum.add(e);
             }
             return s;
         },
@@ -346,7 +346,7 @@ StepStats ClavetSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary,
     st.dt = dt;
     st.max_speed = a.vmax;
     st.max_density_error = a.emax;
-    st.mean_density_error = n ? static_cast<float>(a.esum / double(n)) : 0.0f;
+    st.mean_density_error = n ? static_cast<float>(a.esum.value() / double(n)) : 0.0f;
     st.non_finite = a.bad;
     return st;
 }

@@ -33,7 +33,8 @@ void FluidNeighborhood<D>::reorder_if_due(ParticleSet<D>& fluid, const ExecConte
 template <int D>
 void FluidNeighborhood<D>::update(const ParticleSet<D>& fluid, const BoundarySet<D>& boundary, bool boundary_moved,
                                   const ExecContext& exec) {
-    m_fluid_grid.build(fluid.position, exec);
+    // Buckets in id order: every list is in (cell, id) order, independent of the storage order.
+    m_fluid_grid.build(fluid.position, exec, fluid.id);
     m_fluid_grid.find_neighbors(fluid.position, m_radius, true, m_fluid_lists, exec);
     if (boundary_moved || !m_boundary_built) {
         m_boundary_grid.build(boundary.position, exec);

@@ -52,9 +52,11 @@ typename NeighborGrid<D>::CellBox NeighborGrid<D>::cell_box(std::span<const Vec<
 }
 
 template <int D>
-void NeighborGrid<D>::build(std::span<const Vec<D>> points, const ExecContext& exec) {
+void NeighborGrid<D>::build(std::span<const Vec<D>> points, const ExecContext& exec,
+                            std::span<const std::uint32_t> keys) {
     const std::size_t n = points.size();
     EDDY_ASSERT(n < 0xffffffffu);
+    EDDY_ASSERT(keys.empty() || keys.size() == n);
 
     // Bounding box of the cells: dense layout when it holds at most about 4 cells per point.
     const CellBox box = cell_box(points, exec);
@@ -101,6 +103,22 @@ void NeighborGrid<D>::build(std::span<const Vec<D>> points, const ExecContext& e
     }
     start[buckets] = static_cast<std::uint32_t>(n);
     for (std::size_t i = n; i-- > 0;) m_sorted_index[--start[m_point_bucket[i]]] = static_cast<std::uint32_t>(i);
+    if (!keys.empty()) {
+        // Each bucket in key order (insertion sort: a bucket holds a few points).
+        const std::uint32_t* key = keys.data();
+        parallel_blocks(exec, buckets, [&](std::size_t b0, std::size_t b1) {
+            for (std::size_t b = b0; b < b1; ++b) {
+                std::uint32_t* first = m_sorted_index.data() + start[b];
+                const std::size_t count = start[b + 1] - start[b];
+                for (std::size_t k = 1; k < count; ++k) {
+                    const std::uint32_t v = first[k];
+                    std::size_t m = k;
+                    for (; m > 0 && key[first[m - 1]] > key[v]; --m) first[m] = first[m - 1];
+                    first[m] = v;
+                }
+            }
+        }, 4096);
+    }
 
     parallel_for_each_index(exec, n, [&](std::size_t s) {
         const Vec<D> x = points[m_sorted_index[s]];

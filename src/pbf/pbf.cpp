@@ -89,7 +89,7 @@ namespace {
 
 struct Stats {
     float vmax = 0.0f, emax = 0.0f;
-    double esum = 0.0;
+    ExactSum esum;  // order-independent (ExactSum): the same on any number of processes
     bool bad = false;
 };
 
@@ -188,7 +188,7 @@ void PbfSolver<D>::substep(ParticleSet<D>& fluid, BoundarySet<D>& boundary, doub
                     const float c = std::max(r * inv_rho0 - 1.0f, 0.0f);
                     m_lambda[i] = -c / (norm2(grad_i) + sum_grad2 + m_eps);
                     s.emax = std::max(s.emax, c);
-                    s.esum += c;
+                    s.esum.add(c);
                 }
                 return s;
             },
@@ -200,7 +200,7 @@ void PbfSolver<D>::substep(ParticleSet<D>& fluid, BoundarySet<D>& boundary, doub
         // With a target: at least `iterations` corrections, then stop as soon as the mean compression
         // measured here (of the positions as they are) is at or below it.
         if (m_s.density_error_target > 0.0f && iter >= m_s.iterations &&
-            dens.esum / double(std::max<std::size_t>(n, 1)) <= m_s.density_error_target)
+            dens.esum.value() / double(std::max<std::size_t>(n, 1)) <= m_s.density_error_target)
             break;
         // Position corrections (eq. 12-14), then collision.
         // Plain pointers: the compiler cannot prove that the members do not alias the outputs.
@@ -312,7 +312,7 @@ void PbfSolver<D>::substep(ParticleSet<D>& fluid, BoundarySet<D>& boundary, doub
 
     stats.max_speed = std::max(stats.max_speed, st.vmax);
     stats.max_density_error = std::max(stats.max_density_error, dens.emax);
-    stats.mean_density_error = n ? static_cast<float>(dens.esum / double(n)) : 0.0f;
+    stats.mean_density_error = n ? static_cast<float>(dens.esum.value() / double(n)) : 0.0f;
     stats.non_finite = stats.non_finite || st.bad;
 }
 

@@ -44,7 +44,7 @@ namespace {
 
 struct Stats {
     float emax = 0.0f, vmax = 0.0f;
-    double esum = 0.0;
+    ExactSum esum;  // order-independent (ExactSum): the same on any number of processes
     bool bad = false;
 };
 Stats join(Stats l, const Stats& r) {
@@ -227,13 +227,13 @@ StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
                 m_surface[i] = (off[i + 1] - off[i]) + static_cast<std::uint32_t>(bn[i].size()) < m_min_neighbors;
                 const float e = std::max(0.0f, r * inv_rho0 - 1.0f);
                 s.emax = std::max(s.emax, e);
-                s.esum += e;
+                s.esum.add(e);
             }
             return s;
         },
         join);
     out.max_density_error = dens.emax;
-    out.mean_density_error = static_cast<float>(dens.esum / double(n));
+    out.mean_density_error = static_cast<float>(dens.esum.value() / double(n));
 
     // One Jacobi iteration's residual: Drho_i/Dt of the current velocities (2017 eq. 4), turned into the
     // pressure increment dP_i, and the solver's mean error. With `fresh` false the rates are m_rate's.
@@ -266,12 +266,12 @@ StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
                         e = std::max(rho[i] + h * rate - rho0, 0.0f);
                         m_dP[i] = e * m_alpha[i] * inv_h2;
                     }
-                    st.esum += e;
+                    st.esum.add(e);
                 }
                 return st;
             },
             join);
-        return s.esum * inv_rho0 / double(n);
+        return s.esum.value() * inv_rho0 / double(n);
     };
     // A solver: warm start from a fraction of the previous step's pressures K (2017 section 4.3), then
     // Jacobi iterations; K accumulates. fresh_rates false: m_rate holds the rates of the current

@@ -115,7 +115,7 @@ namespace {
 // Per-block statistics, combined in block order.
 struct Stats {
     float vmax = 0.0f, amax = 0.0f, emax = 0.0f;
-    double esum = 0.0;
+    ExactSum esum;  // order-independent (ExactSum): the same on any number of processes
     bool bad = false;
 };
 }  // namespace
@@ -254,7 +254,7 @@ StepStats WcsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
                 s.amax = std::max(s.amax, ac);
                 const float e = std::max(0.0f, rho[i] * inv_rho0 - 1.0f);
                 s.emax = std::max(s.emax, e);
-                s.esum += e;
+                s.esum.add(e);
             }
             return s;
         },
@@ -272,7 +272,7 @@ StepStats WcsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
     out.dt = dt;
     out.max_speed = st.vmax;
     out.max_density_error = st.emax;
-    out.mean_density_error = n ? static_cast<float>(st.esum / static_cast<double>(n)) : 0.0f;
+    out.mean_density_error = n ? static_cast<float>(st.esum.value() / static_cast<double>(n)) : 0.0f;
     out.non_finite = st.bad || !std::isfinite(st.vmax) || !std::isfinite(st.amax);
     out.speed_limit = m_c0;
     return out;

@@ -1,8 +1,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <map>
 #include <random>
 
+#include "eddy/exec.hpp"
 #include "eddy/neighbors.hpp"
 
 using namespace eddy;
@@ -184,4 +187,88 @@ TEST(NeighborGrid, BothLayoutsAreExercisedAndAgree) {
     g2.build(p2, exec);
     EXPECT_FALSE(g2.dense());
     expect_equal_to_brute_force<2>(p2, 0.05f, 2);
+}
+
+// With keys (particle ids), a list's entries follow (cell, key) order: the same sequence of keys for a
+// query whatever order the points are stored in, in the dense and the hashed layout alike.
+template <int D>
+void expect_key_order_independent_of_storage(bool spread) {
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> u(0.0f, 1.0f);
+    const std::size_t n = 3000;
+    std::vector<Vec<D>> pts(n);
+    for (std::size_t i = 0; i < n; ++i)  // spread: a tenth flung far along x, so the grid hashes
+        for (int a = 0; a < D; ++a) pts[i][a] = u(rng) * (spread && a == 0 && i % 10 == 0 ? 1000.0f : 1.0f);
+    std::vector<std::uint32_t> ids(n);
+    for (std::uint32_t i = 0; i < n; ++i) ids[i] = 5 * i + 3;
+    auto key_lists = [&](const std::vector<Vec<D>>& p, const std::vector<std::uint32_t>& k) {
+        ExecContext exec(2);
+        NeighborGrid<D> grid(0.08f);
+        grid.build(p, exec, k);
+        EXPECT_EQ(grid.dense(), !spread);
+        NeighborLists lists;
+        grid.find_neighbors(p, 0.08f, true, lists, exec);
+        std::map<std::uint32_t, std::vector<std::uint32_t>> by_key;  // query key -> its neighbours' keys
+        for (std::size_t i = 0; i < p.size(); ++i)
+            for (std::uint32_t j : lists[i]) by_key[k[i]].push_back(k[j]);
+        return by_key;
+    };
+    const auto straight = key_lists(pts, ids);
+    std::vector<std::uint32_t> perm(n);
+    for (std::uint32_t i = 0; i < n; ++i) perm[i] = i;
+    std::shuffle(perm.begin(), perm.end(), rng);
+    std::vector<Vec<D>> p2(n);
+    std::vector<std::uint32_t> k2(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        p2[i] = pts[perm[i]];
+        k2[i] = ids[perm[i]];
+    }
+    const auto shuffled = key_lists(p2, k2);
+    EXPECT_EQ(straight, shuffled);
+    std::size_t pairs = 0;
+    for (const auto& [q, l] : straight) pairs += l.size();
+    EXPECT_GT(pairs, n);  // the points do have neighbours
+}
+
+TEST(NeighborGrid, KeyedListsDoNotDependOnTheStorageOrder) {
+    expect_key_order_independent_of_storage<2>(false);
+    expect_key_order_independent_of_storage<3>(false);
+    expect_key_order_independent_of_storage<2>(true);
+    expect_key_order_independent_of_storage<3>(true);
+}
+
+TEST(ExactSum, SameBitsInAnyOrderAndCloseToTheExactSum) {
+    std::mt19937 rng(3);
+    std::uniform_real_distribution<double> mant(0.0, 1.0);
+    std::uniform_int_distribution<int> ex(-30, 20);
+    std::vector<double> v(100000);
+    long double ref = 0.0L;
+    for (auto& x : v) {
+        x = std::ldexp(mant(rng), ex(rng)) * (mant(rng) < 0.3 ? -1.0 : 1.0);
+        ref += x;
+    }
+    auto total = [](const std::vector<double>& w) {
+        ExactSum s;
+        for (double x : w) s.add(x);
+        return s.value();
+    };
+    const double forward = total(v);
+    std::reverse(v.begin(), v.end());
+    EXPECT_EQ(forward, total(v));
+    std::shuffle(v.begin(), v.end(), rng);
+    ExactSum a, b;  // and split in two partial sums joined
+    for (std::size_t i = 0; i < v.size(); ++i) (i % 3 ? a : b).add(v[i]);
+    b += a;
+    EXPECT_EQ(forward, b.value());
+    // Each value is rounded to 2^-40 once: the total is within n 2^-41 of the exact one.
+    EXPECT_NEAR(forward, double(ref), double(v.size()) * std::ldexp(1.0, -41));
+    // A double sum, by contrast, depends on the order.
+    double d1 = 0.0, d2 = 0.0;
+    for (double x : v) d1 += x;
+    for (auto it = v.rbegin(); it != v.rend(); ++it) d2 += *it;
+    EXPECT_NE(d1, d2);
+    ExactSum bad;
+    bad.add(1.0);
+    bad.add(std::nan(""));
+    EXPECT_TRUE(std::isnan(bad.value()));
 }
