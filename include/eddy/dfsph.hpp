@@ -22,7 +22,8 @@
 //   2. divergence solver (2017 Algorithm 3) on the velocities the step starts with:
 //        dP^v_i = Drho_i/Dt alpha_i / dt   (P^v = 0 for particles with too few neighbours: the free surface)
 //      until mean(max(Drho/Dt, 0)) dt / rho0 <= divergence_error_target
-//   3. gravity: v* = v + dt g
+//   3. gravity: v* = v + dt g; with a viscosity, the implicit viscosity of Weiler et al. 2018 (CG on
+//      (I - dt L) v = v* + dt a_walls, dfsph_viscosity.cpp)
 //   4. density solver (2017 Algorithm 2):
 //        rho*_i = rho_i + dt Drho_i/Dt (v*),  dP_i = (rho*_i - rho0) alpha_i / dt^2
 //      until mean(max(rho* - rho0, 0)) / rho0 <= density_error_target
@@ -67,6 +68,10 @@ struct DfsphSettings {
     int max_divergence_iterations = 100;      ///< Divergence solver: at most
     float warm_start = 0.5f;                  ///< Fraction of the previous step's pressures the density solver starts from
     float divergence_warm_start = 0.5f;       ///< The same for the divergence solver
+    float viscosity = 0.0f;                   ///< Kinematic viscosity nu (m^2/s), implicit (Weiler et al. 2018); water 1e-6, honey ~1e-2
+    float wall_viscosity = 0.0f;              ///< The same against the walls (m^2/s): friction, no-slip as it grows
+    float viscosity_error_target = 0.01f;     ///< Viscosity solver: iterate until |residual| <= this |the step's viscous change|
+    int max_viscosity_iterations = 100;       ///< Viscosity solver: at most this many conjugate gradient iterations
     float xsph = 0.01f;                       ///< XSPH velocity smoothing c (dimensionless)
     float wall_xsph = 0.0f;                   ///< The same towards the walls' velocity (wall friction)
     float cfl = 0.4f;                         ///< CFL number: dt <= cfl 2r / v_max
@@ -111,11 +116,15 @@ public:
     /// Names of the per-particle fields the solver keeps in the ParticleSet (warm starts).
     static constexpr const char* kPressureField = "dfsph_P";
     static constexpr const char* kDivergencePressureField = "dfsph_Pv";
+    static constexpr const char* kViscosityField = "dfsph_viscous_dv";  // the viscosity solve's correction (warm start)
 
 private:
     // The Jacobi velocity update dv_i = -dt [dK_i F_i + sum_j m dK_j grad W_ij] (2017 eq. 9); K (if not null)
     // accumulates dK.
     void apply_pressure(const float* dK, float* K, Vec<D>* v, float dt, const ExecContext& exec) const;
+    // The implicit viscosity (dfsph_viscosity.cpp): v <- (I - dt L)^-1 (v + dt a_walls); returns the
+    // conjugate gradient iterations (0 without viscosity).
+    int solve_viscosity(ParticleSet<D>& fluid, const BoundarySet<D>& boundary, float dt, const ExecContext& exec);
 
     DfsphSettings m_s;
     float m_r, m_mass = 0.0f, m_last_dt = 0.0f, m_vmax = 0.0f, m_last_predicted = 0.0f;
@@ -125,11 +134,15 @@ private:
     FluidNeighborhood<D> m_neighbors;
     std::uint32_t m_min_neighbors = 0;  // fewer (fluid + wall) neighbours: a free-surface particle
     float m_alpha_floor = 0.0f;         // alpha's denominator below this: an isolated particle, alpha = 0
+    float m_viscosity_factor = 1.0f;    // the SPH Laplacian's value on a full lattice over the exact one (constructor)
     // Per step: per fluid pair m grad W_ij (aligned with the fluid CSR lists); per particle alpha, F,
     // G, Fb = sum_b psi_b grad W_ib, the walls' share of Drho/Dt, the density rate, the pressure increment and the XSPH term.
     std::vector<float> m_alpha, m_dP, m_wall_rate, m_rate;
     std::vector<Vec<D>> m_grad, m_F, m_Fb, m_xsph;
     std::vector<std::uint8_t> m_surface;
+    // Viscosity solve: per pair factor, per particle inverted diagonal block, conjugate gradient vectors.
+    std::vector<float> m_visc_pair, m_visc_block;
+    std::vector<Vec<D>> m_visc_b, m_visc_r, m_visc_z, m_visc_p, m_visc_q;
 };
 
 extern template class DfsphSolver<2>;

@@ -117,4 +117,37 @@ private:
     double m_bad = 0.0;
 };
 
+/// The sum of f(i) over [0, n), the same bits in any storage order, for values of any size (a solver's
+/// dot products): a first pass finds the largest |f(i)| = 2^E at most, then each value is rounded once to
+/// 2^(E - 62) and the values are summed as 128-bit integers (relative precision 2^-62 of the largest).
+/// ExactSum's fixed 2^-40 would round the tiny products of a converging solver to zero.
+template <class F>
+double order_free_sum(const ExecContext& exec, std::size_t n, F&& f) {
+    const double top = parallel_reduce_blocks(
+        exec, n, 0.0,
+        [&](std::size_t b0, std::size_t b1) {
+            double m = 0.0;
+            for (std::size_t i = b0; i < b1; ++i) m = std::max(m, std::fabs(double(f(i))));
+            return m;
+        },
+        [](double a, double b) { return std::max(a, b); });
+    if (!std::isfinite(top)) return top;
+    if (top == 0.0) return 0.0;
+    const int e = std::ilogb(top) + 1;  // |f(i)| < 2^e
+    const __int128 q = parallel_reduce_blocks(
+        exec, n, static_cast<__int128>(0),
+        [&](std::size_t b0, std::size_t b1) {
+            __int128 acc = 0;
+            for (std::size_t i = b0; i < b1; ++i) acc += std::llround(std::ldexp(double(f(i)), 62 - e));
+            return acc;
+        },
+        [](__int128 a, __int128 b) { return a + b; });
+    const bool neg = q < 0;
+    const unsigned __int128 a = neg ? static_cast<unsigned __int128>(-q) : static_cast<unsigned __int128>(q);
+    const double r = std::ldexp(std::ldexp(double(static_cast<unsigned long long>(a >> 64)), 64) +
+                                    double(static_cast<unsigned long long>(a)),
+                                e - 62);
+    return neg ? -r : r;
+}
+
 }  // namespace eddy

@@ -105,6 +105,7 @@ struct StepStats {
     float scene_speed_limit = 0.0f;
     int iterations = 0;             ///< Pressure (density) solver iterations of an iterative method (PBF, DFSPH)
     int divergence_iterations = 0;  ///< Divergence solver iterations (DFSPH)
+    int viscosity_iterations = 0;   ///< Implicit viscosity solver iterations (DFSPH with a viscosity)
 };
 
 template <int D>

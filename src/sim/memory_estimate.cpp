@@ -281,6 +281,12 @@ MethodCost method_cost(const Scene& scene) {
         c.support_ratio = s.support_ratio;
         c.bytes_per_particle = 25.0 + 16.0 * D;
         c.bytes_per_entry = 4.0 * D;
+        if (s.viscosity > 0.0f || s.wall_viscosity > 0.0f) {
+            // The implicit viscosity: a float per pair; per particle its D x D block and six vectors
+            // (right-hand side, residual, preconditioned residual, direction, product, warm start).
+            c.bytes_per_particle += 4.0 * D * D + 6.0 * 4.0 * D;
+            c.bytes_per_entry += 4.0;
+        }
     } else if (scene.method == "pbf") {
         PbfSettings s;
         apply_json(s, pbf_fields(), scene.settings, where);

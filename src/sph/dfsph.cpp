@@ -28,6 +28,13 @@ std::span<const Field<DfsphSettings>> dfsph_fields() {
          "density solver: fraction of the previous step's pressures it starts from (0: cold start)"},
         {"divergence_warm_start", &S::divergence_warm_start, "", 0, 1,
          "divergence solver: fraction of the previous step's pressures it starts from (0: cold start)"},
+        {"viscosity", &S::viscosity, "m^2/s", 0, 1e3,
+         "kinematic viscosity nu, solved implicitly (Weiler et al. 2018): water 1e-6, olive oil 1e-4, honey 1e-2"},
+        {"wall_viscosity", &S::wall_viscosity, "m^2/s", 0, 1e3, "the same against the walls (wall friction)"},
+        {"viscosity_error_target", &S::viscosity_error_target, "", 0, 1,
+         "viscosity solver: iterate until the residual is below this fraction of the step's viscous change", {}, true},
+        {"max_viscosity_iterations", &S::max_viscosity_iterations, "", 0, 10000,
+         "viscosity solver: most conjugate gradient iterations per step"},
         {"xsph", &S::xsph, "", 0, 1, "XSPH velocity smoothing c: dv_i = c sum_j m/rho0 (v_j - v_i) W_ij"},
         {"wall_xsph", &S::wall_xsph, "", 0, 1, "XSPH smoothing towards the walls' velocity (wall friction)"},
         {"cfl", &S::cfl, "", 0, 1, "CFL number: dt <= cfl 2r / (v_max + |g| dt)", {}, true},
@@ -88,6 +95,22 @@ DfsphSolver<D>::DfsphSolver(const DfsphSettings& s, float particle_radius, const
     // Fewer than 3/4 of a full neighbourhood: a free-surface particle, whose density deficit is not
     // compression to undo (the divergence solver leaves it; Bender & Koschier 2017, section 4.2).
     m_min_neighbors = static_cast<std::uint32_t>(0.75 * full);
+    // The viscosity's lattice factor: the SPH Laplacian of the viscosity (dfsph_viscosity.cpp) applied
+    // to the shear v = (y^2, 0) at a particle inside a full lattice gives C times the exact 2 (C = 0.649
+    // in 2D, 0.698 in 3D at h = 4r: the support spans two spacings); the solver divides nu by C, so
+    // that a shear wave decays at the rate nu k^2 (DfsphViscosity.ShearWaveDecaysAtTheAnalyticRate2D).
+    double lap = 0.0;
+    const float eps = 0.01f * m_kernel.h * m_kernel.h;
+    for_each_lattice_offset<D>(spacing, m_kernel.h, [&](const Vec<D>& xj) {
+        const float d2 = norm2(xj);
+        if (d2 > 0.0f && d2 < m_kernel.h * m_kernel.h) {
+            const float d = std::sqrt(d2);
+            // v_ij . x_ij = (0 - y_j^2) (0 - x_j), grad W_ij = -x_j W'(d) / d (i at the origin)
+            lap += double(std::pow(spacing, D)) * (double(xj[1]) * xj[1] * xj[0]) / (d2 + eps) *
+                   (-double(xj[0]) * m_kernel.derivative(d) / d);
+        }
+    });
+    m_viscosity_factor = static_cast<float>(2.0 * (D + 2) * lap / 2.0);
     m_alpha_floor = static_cast<float>(1e-6 * denom);
     m_neighbors.configure(m_kernel.h, s.sort_interval);
 }
@@ -322,10 +345,14 @@ StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
         v[i] += gdt;
         m_rate[i] += dot(gdt, m_Fb[i]);
     });
+    // The implicit viscosity changes the velocities unevenly: the density solver then starts from
+    // fresh rates.
+    const bool viscous = m_s.viscosity > 0.0f || m_s.wall_viscosity > 0.0f;
+    if (viscous) out.viscosity_iterations = solve_viscosity(fluid, boundary, dt, exec);
 
     // 4. Density solver (2017 Algorithm 2).
-    const auto [iters, predicted] =
-        solve(P, false, m_s.min_iterations, m_s.max_iterations, m_s.density_error_target, dt, !divergence);
+    const auto [iters, predicted] = solve(P, false, m_s.min_iterations, m_s.max_iterations, m_s.density_error_target,
+                                          dt, !divergence || viscous);
     out.iterations = iters;
     m_last_predicted = static_cast<float>(predicted);
 
@@ -365,6 +392,7 @@ nlohmann::json DfsphSolver<D>::describe() const {
     s["derived_particle_mass"] = m_mass;
     s["derived_support_radius"] = m_kernel.h;
     s["derived_surface_neighbors"] = m_min_neighbors;
+    s["derived_viscosity_lattice_factor"] = m_viscosity_factor;
     return s;
 }
 
@@ -389,7 +417,10 @@ std::size_t DfsphSolver<D>::memory_bytes() const {
     return m_neighbors.memory_bytes() +
            (m_rate.capacity() + m_alpha.capacity() + m_dP.capacity() + m_wall_rate.capacity()) *
                sizeof(float) +
-           (m_grad.capacity() + m_F.capacity() + m_Fb.capacity() + m_xsph.capacity()) * sizeof(Vec<D>) + m_surface.capacity();
+           (m_grad.capacity() + m_F.capacity() + m_Fb.capacity() + m_xsph.capacity()) * sizeof(Vec<D>) + m_surface.capacity() +
+           (m_visc_pair.capacity() + m_visc_block.capacity()) * sizeof(float) +
+           (m_visc_b.capacity() + m_visc_r.capacity() + m_visc_z.capacity() + m_visc_p.capacity() + m_visc_q.capacity()) *
+               sizeof(Vec<D>);
 }
 
 template class DfsphSolver<2>;

@@ -84,6 +84,8 @@ TEST(Checkpoint, ResumeIsSeamlessWcsphMovingWalls) { expect_resume_is_seamless(b
 TEST(Checkpoint, ResumeIsSeamlessDfsph) {
     expect_resume_is_seamless(bundled("dfsph_dam_break_2d", {"settings.sort_interval=8"}), 40);
     expect_resume_is_seamless(bundled("dfsph_dam_break_3d", {"settings.sort_interval=8"}), 10);
+    // The implicit viscosity's warm start (the last correction, a particle field) is part of the state.
+    expect_resume_is_seamless(bundled("dfsph_syrup_2d", {"settings.sort_interval=8"}), 40);
 }
 
 TEST(Checkpoint, ResumeIsSeamlessPbf) {
