@@ -169,13 +169,15 @@ void bind_simulation(py::module_& m) {
                         last["mean_density_error"] = st.mean_density_error;
                         last["max_density_error"] = st.max_density_error;
                         last["iterations"] = st.iterations;
+                        last["divergence_iterations"] = st.divergence_iterations;
+                        last["viscosity_iterations"] = st.viscosity_iterations;
                     }
                 }
                 return last;
             },
             py::arg("n") = 1,
             "step(n=1) -> dict: advances n time steps (the method's own dt); returns the last step's\n"
-            "statistics (dt, max_speed, mean/max_density_error, iterations). Raises eddy.DivergenceError\n"
+            "statistics (dt, max_speed, mean/max_density_error, iterations, divergence_iterations, viscosity_iterations). Raises eddy.DivergenceError\n"
             "when a step diverges (the message names the step and why), KeyboardInterrupt on Ctrl-C\n"
             "(checked between steps). The GIL is released while stepping. Views taken before stop\n"
             "following the simulation (see positions).")

@@ -440,7 +440,7 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
             double time0 = sim.time;
             double step_seconds = 0.0, wall_before = 0.0;
             float max_err = 0.0f, max_speed = 0.0f;
-            double sum_err = 0.0, sum_iterations = 0.0, sum_divergence_iterations = 0.0;
+            double sum_err = 0.0, sum_iterations = 0.0, sum_divergence_iterations = 0.0, sum_viscosity_iterations = 0.0;
             std::uint64_t stat_steps = 0;
             int next_frame = 1;
             auto pvd_json = [](const std::vector<std::pair<double, std::string>>& v) {
@@ -478,7 +478,8 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
                 rj["walls_pvd"] = pvd_json(walls_pvd);
                 rj["frame_accumulators"] = {frame_max_err, frame_sum_err, frame_steps};
                 rj["stats"] = {step_seconds, max_err, max_speed, sum_err, sum_iterations, sum_divergence_iterations,
-                               stat_steps, wall_before + std::chrono::duration<double>(clock::now() - t0).count()};
+                               stat_steps, wall_before + std::chrono::duration<double>(clock::now() - t0).count(),
+                               sum_viscosity_iterations};
                 return rj;
             };
             if (rec) {
@@ -509,6 +510,7 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
                 sum_divergence_iterations = stats.at(5).get<double>();
                 stat_steps = stats.at(6).get<std::uint64_t>();
                 wall_before = stats.at(7).get<double>();
+                if (stats.size() > 8) sum_viscosity_iterations = stats.at(8).get<double>();  // since DFSPH's viscosity
                 if (result.frames.empty()) throw InputError("corrupt checkpoint: it lists no frame");
             }
             const std::uint64_t steps_at_start = sim.steps;  // of this invocation (--steps counts from here)
@@ -544,6 +546,7 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
                 sum_err += st.mean_density_error;
                 sum_iterations += st.iterations;
                 sum_divergence_iterations += st.divergence_iterations;
+                sum_viscosity_iterations += st.viscosity_iterations;
                 ++stat_steps;
                 std::string problem = step_divergence(st, method_dt_min(sim.method));
                 if (problem.empty())
@@ -618,6 +621,8 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
             if (sum_iterations > 0.0) j["mean_iterations"] = sum_iterations / double(stat_steps);
             if (sum_divergence_iterations > 0.0)
                 j["mean_divergence_iterations"] = sum_divergence_iterations / double(stat_steps);
+            if (sum_viscosity_iterations > 0.0)
+                j["mean_viscosity_iterations"] = sum_viscosity_iterations / double(stat_steps);
             j["status"] = result.status;
             j["message"] = result.message;
             std::visit(
