@@ -93,8 +93,9 @@ public:
             return;
         }
         const double hi = std::trunc(v);  // |v| < 2^63 for anything a solver sums
+        // (v - hi) 2^40 by a multiplication: exact (a power of two), and no libm call per value.
         m_q += static_cast<__int128>(static_cast<long long>(hi)) * kOne +
-               static_cast<__int128>(std::llround(std::ldexp(v - hi, 40)));
+               static_cast<__int128>(std::llround((v - hi) * 0x1p40));
     }
     ExactSum& operator+=(const ExactSum& o) {
         m_q += o.m_q;
@@ -138,7 +139,8 @@ double order_free_sum(const ExecContext& exec, std::size_t n, F&& f) {
         exec, n, static_cast<__int128>(0),
         [&](std::size_t b0, std::size_t b1) {
             __int128 acc = 0;
-            for (std::size_t i = b0; i < b1; ++i) acc += std::llround(std::ldexp(double(f(i)), 62 - e));
+            const double scale = std::ldexp(1.0, 62 - e);  // a power of two: the products are exact
+            for (std::size_t i = b0; i < b1; ++i) acc += std::llround(double(f(i)) * scale);
             return acc;
         },
         [](__int128 a, __int128 b) { return a + b; });
