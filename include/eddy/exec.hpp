@@ -79,6 +79,18 @@ T parallel_reduce_blocks(const ExecContext& exec, std::size_t n, T identity, Map
     return acc;
 }
 
+namespace detail {
+/// q 2^e as a double (q a 128-bit fixed-point total of ExactSum or order_free_sum).
+inline double fixed_to_double(__int128 q, int e) {
+    const bool neg = q < 0;
+    const unsigned __int128 a = neg ? static_cast<unsigned __int128>(-q) : static_cast<unsigned __int128>(q);
+    const double r = std::ldexp(std::ldexp(double(static_cast<unsigned long long>(a >> 64)), 64) +
+                                    double(static_cast<unsigned long long>(a)),
+                                e);
+    return neg ? -r : r;
+}
+}  // namespace detail
+
 /// An order-independent sum: each value is rounded once to a fixed point of 2^-40 and added as a
 /// 128-bit integer, so the total has the same bits in any order of addition. The fixed blocks above make
 /// sums reproducible for a given storage order; this makes them independent of it, which the
@@ -104,12 +116,7 @@ public:
     }
     double value() const {
         if (m_bad != 0.0 || std::isnan(m_bad)) return m_bad;
-        const bool neg = m_q < 0;
-        const unsigned __int128 a = neg ? static_cast<unsigned __int128>(-m_q) : static_cast<unsigned __int128>(m_q);
-        const double hi = static_cast<double>(static_cast<unsigned long long>(a >> 64));
-        const double lo = static_cast<double>(static_cast<unsigned long long>(a));
-        const double r = std::ldexp(std::ldexp(hi, 64) + lo, -40);
-        return neg ? -r : r;
+        return detail::fixed_to_double(m_q, -40);
     }
 
 private:
@@ -144,12 +151,7 @@ double order_free_sum(const ExecContext& exec, std::size_t n, F&& f) {
             return acc;
         },
         [](__int128 a, __int128 b) { return a + b; });
-    const bool neg = q < 0;
-    const unsigned __int128 a = neg ? static_cast<unsigned __int128>(-q) : static_cast<unsigned __int128>(q);
-    const double r = std::ldexp(std::ldexp(double(static_cast<unsigned long long>(a >> 64)), 64) +
-                                    double(static_cast<unsigned long long>(a)),
-                                e - 62);
-    return neg ? -r : r;
+    return detail::fixed_to_double(q, e - 62);
 }
 
 }  // namespace eddy
