@@ -105,8 +105,9 @@ DfsphSolver<D>::DfsphSolver(const DfsphSettings& s, float particle_radius, const
         const float d2 = norm2(xj);
         if (d2 > 0.0f && d2 < m_kernel.h * m_kernel.h) {
             const float d = std::sqrt(d2);
-            // v_ij . x_ij = (0 - y_j^2) (0 - x_j), grad W_ij = -x_j W'(d) / d (i at the origin)
-            lap += double(std::pow(spacing, D)) * (double(xj[1]) * xj[1] * xj[0]) / (d2 + eps) *
+            // m / rho0 as the solver weighs a pair; v_ij . x_ij = (0 - y_j^2) (0 - x_j),
+            // grad W_ij = -x_j W'(d) / d (i at the origin)
+            lap += double(m_mass / s.rest_density) * (double(xj[1]) * xj[1] * xj[0]) / (d2 + eps) *
                    (-double(xj[0]) * m_kernel.derivative(d) / d);
         }
     });
