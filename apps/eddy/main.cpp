@@ -205,13 +205,14 @@ int report(const eddy::RunResult& r, const eddy::Scene& scene, const RunArgs& a)
     return eddy::kExitOk;
 }
 
-// A grid run on this process, or on every process mpirun started.
-eddy::RunResult run_grid_here(eddy::ShallowWaterSimulation& sim, const eddy::RunOptions& opts, const eddy::ExecContext& exec) {
+// A run on this process (`alone`), or on every process mpirun started (`together`, src/distributed/).
+template <class Sim, class Together>
+eddy::RunResult run_here(Sim& sim, const eddy::RunOptions& opts, const eddy::ExecContext& exec, [[maybe_unused]] Together&& together) {
 #ifdef EDDY_HAVE_MPI
     if (g_procs.size > 1) {
         g_procs.running_together = true;
         try {
-            eddy::RunResult r = eddy::dist::run_shallow_water(sim, opts, exec, *g_procs.comm);
+            eddy::RunResult r = together(sim, opts, exec, *g_procs.comm);
             g_procs.running_together = false;
             return r;
         } catch (const eddy::dist::AgreedError&) {
@@ -223,20 +224,26 @@ eddy::RunResult run_grid_here(eddy::ShallowWaterSimulation& sim, const eddy::Run
     return eddy::run(sim, opts, exec);
 }
 
+#ifdef EDDY_HAVE_MPI
+#define EDDY_TOGETHER(fn) [](auto& s, const auto& o, const auto& e, auto& c) { return fn(s, o, e, c); }
+#else
+#define EDDY_TOGETHER(fn) 0
+#endif
+
+eddy::RunResult run_grid_here(eddy::ShallowWaterSimulation& sim, const eddy::RunOptions& opts, const eddy::ExecContext& exec) {
+    return run_here(sim, opts, exec, EDDY_TOGETHER(eddy::dist::run_shallow_water));
+}
+
+eddy::RunResult run_particles_here(eddy::Simulation& sim, const eddy::RunOptions& opts, const eddy::ExecContext& exec) {
+    return run_here(sim, opts, exec, EDDY_TOGETHER(eddy::dist::run_particles));
+}
+
 // --threads, or by default this machine's cores shared by the processes mpirun started on it.
 int threads_here(int threads) {
     if (threads > 0 || g_procs.size == 1) return threads;
     const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
     const int here = local ? std::max(1, std::atoi(local)) : 1;
     return std::max(1, int(std::thread::hardware_concurrency()) / here);
-}
-
-// Particle methods run on one process so far (issue 14 continues with them).
-void refuse_particles_on_many(const eddy::Scene& scene) {
-    if (g_procs.size > 1)
-        throw eddy::InputError(fmt::format("{}: method '{}' runs on one process in this version ({} were started); the "
-                                           "distributed layer covers shallow water so far: run it without mpirun (or -np 1)",
-                                           scene.where(), scene.method, g_procs.size));
 }
 
 // `eddy run` for a shallow-water scene: the same options, output and exit codes as for particles.
@@ -602,7 +609,6 @@ int run_main(int argc, char** argv) {
             }
             eddy::Simulation sim = eddy::restore_simulation(ck, exec, record, budget);
             const eddy::Scene scene = std::visit([](const auto& s) { return s.scene; }, sim);
-            refuse_particles_on_many(scene);
             eddy::RunOptions opts = run_options(args, exec, printer);
             opts.resume = &record;
             if (!quiet)
@@ -612,7 +618,7 @@ int run_main(int argc, char** argv) {
                              static_cast<unsigned long long>(std::visit([](const auto& s) { return s.steps; }, sim)),
                              std::visit([](const auto& s) { return s.fluid.size(); }, sim), exec.threads(),
                              resume_dir.c_str());
-            return report(eddy::run(sim, opts, exec), scene, args);
+            return report(run_particles_here(sim, opts, exec), scene, args);
         }
         const eddy::MemoryBudget budget = memory_budget(max_memory);  // a bad size before the scene is read
         const auto file = eddy::resolve_scene(scene_arg.empty() ? kDefaultScene : scene_arg);
@@ -634,7 +640,6 @@ int run_main(int argc, char** argv) {
         for (const auto& f : formats)
             if (f == "vti" || f == "obj")
                 throw eddy::InputError(fmt::format("--format {}: {} is a particle scene; allowed: vtk, csv, ply", f, scene.where()));
-        refuse_particles_on_many(scene);
         if (run_pieces)
             throw eddy::InputError(fmt::format("--pieces: {} is a particle scene; allowed with shallow-water scenes "
                                                "(particle frames are written whole)", scene.where()));
@@ -646,10 +651,11 @@ int run_main(int argc, char** argv) {
         opts.mesh_attributes = run_attributes;
         opts.budget = budget;
         if (!quiet)
-            std::fprintf(stderr, "eddy: %s (%s, %dD), %zu particles, %d threads -> %s\n", scene.name.c_str(),
+            std::fprintf(stderr, "eddy: %s (%s, %dD), %zu particles, %d threads%s -> %s\n", scene.name.c_str(),
                          scene.method.c_str(), scene.dimension,
-                         std::visit([](const auto& s) { return s.fluid.size(); }, sim), exec.threads(), out_dir.c_str());
-        return report(eddy::run(sim, opts, exec), scene, args);
+                         std::visit([](const auto& s) { return s.fluid.size(); }, sim), exec.threads(),
+                         g_procs.size > 1 ? fmt::format(" x {} processes", g_procs.size).c_str() : "", out_dir.c_str());
+        return report(run_particles_here(sim, opts, exec), scene, args);
     } catch (const eddy::InputError& e) {
         std::fprintf(stderr, "eddy: error: %s\n", one_line(e.what()).c_str());
         return eddy::kExitBadInput;

@@ -35,6 +35,7 @@
 
 #include "eddy/boundary.hpp"
 #include "eddy/checkpoint.hpp"
+#include "eddy/halo.hpp"
 #include "eddy/neighborhood.hpp"
 #include "eddy/particles.hpp"
 #include "eddy/settings.hpp"
@@ -89,7 +90,14 @@ public:
     void save_state(StateWriter& w) const;
     void load_state(StateReader& r);
 
+    /// A run over several processes (eddy/halo.hpp): the particle set holds ghosts after the owned
+    /// particles; statistics are owned particles' over every process. Null (the default): one process.
+    void set_halo(Halo<D>* halo) { m_halo = halo; }
+    /// The neighbour search radius (m): every particle within it of an owned one must be held.
+    float neighbor_radius() const { return m_neighbors.radius(); }
+
 private:
+    Halo<D>* m_halo = nullptr;
     void relax_parallel(ParticleSet<D>& fluid, float dt, const ExecContext& exec);
     void relax_sequential(ParticleSet<D>& fluid, float dt);
     void viscosity(ParticleSet<D>& fluid, float dt, const ExecContext& exec);

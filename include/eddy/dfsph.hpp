@@ -51,6 +51,7 @@
 #include "eddy/boundary.hpp"
 #include "eddy/checkpoint.hpp"
 #include "eddy/kernels.hpp"
+#include "eddy/halo.hpp"
 #include "eddy/neighborhood.hpp"
 #include "eddy/particles.hpp"
 #include "eddy/settings.hpp"
@@ -118,7 +119,14 @@ public:
     static constexpr const char* kDivergencePressureField = "dfsph_Pv";
     static constexpr const char* kViscosityField = "dfsph_viscous_dv";  // the viscosity solve's correction (warm start)
 
+    /// A run over several processes (eddy/halo.hpp): the particle set holds ghosts after the owned
+    /// particles; statistics are owned particles' over every process. Null (the default): one process.
+    void set_halo(Halo<D>* halo) { m_halo = halo; }
+    /// The neighbour search radius (m): every particle within it of an owned one must be held.
+    float neighbor_radius() const { return m_neighbors.radius(); }
+
 private:
+    Halo<D>* m_halo = nullptr;
     // The Jacobi velocity update dv_i = -dt [dK_i F_i + sum_j m dK_j grad W_ij] (2017 eq. 9); K (if not null)
     // accumulates dK.
     void apply_pressure(const float* dK, float* K, Vec<D>* v, float dt, const ExecContext& exec) const;

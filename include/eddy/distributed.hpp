@@ -68,6 +68,10 @@ public:
     /// then taken in a fixed order, whatever the process count.
     std::vector<double> all_values(double v);
     bool any(bool v);
+    /// counts[r]: what this process has for process r; returns what each process has for this one.
+    std::vector<std::uint64_t> all_to_all(const std::vector<std::uint64_t>& counts);
+    /// Every process's `bytes` bytes (the same size on every process), in rank order, on every process.
+    std::vector<unsigned char> all_gather(const unsigned char* data, std::size_t bytes);
     /// Sends every message of `out` to its peer and receives one message from each peer listed in `in`
     /// (their sizes must be set: the caller knows them from the decomposition).
     void exchange(const std::vector<Message>& out, std::vector<Message>& in);
@@ -145,5 +149,23 @@ RunResult run_shallow_water(const Scene& scene, const MemoryBudget& budget, std:
 /// from the pieces that own them (every process reads the files it needs: a shared folder).
 RunResult resume_shallow_water_pieces(const CheckpointFile& ck, const MemoryBudget& budget, RunOptions opts,
                                       const ExecContext& exec, Comm& comm);
+
+/// How a particle run is spread (docs/distributed.md).
+struct DistributedParticleOptions {
+    int rebalance_every = 50;  ///< Steps between new cuts of the slabs by particle counts
+};
+
+/// Throws AgreedError (on every process alike) for what does not run over several processes yet:
+/// Clavet's sequential mode and springs, DFSPH's implicit viscosity. Nothing on one process.
+void check_distributable(const Scene& scene, int processes);
+
+/// Runs a particle simulation over the processes of `comm` (every process passes the same, freshly made
+/// simulation): slabs along the fluid's longest axis, cut by particle counts every
+/// `rebalance_every` steps; ghosts within the neighbour radius refreshed between the solver's passes;
+/// migration; statistics reduced. The root writes the files of a run on one process (particles in id
+/// order) and summary.json adds the processes, their particles, the load imbalance and the time spent
+/// communicating. Owned particles are computed as on one process: the same bits for every N.
+RunResult run_particles(Simulation& sim, RunOptions opts, const ExecContext& exec, Comm& comm,
+                        const DistributedParticleOptions& dopts = {});
 
 }  // namespace eddy::dist

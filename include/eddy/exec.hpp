@@ -5,6 +5,7 @@
 #pragma once
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <cstddef>
 #include <memory>
 #include <vector>
@@ -117,6 +118,18 @@ public:
     double value() const {
         if (m_bad != 0.0 || std::isnan(m_bad)) return m_bad;
         return detail::fixed_to_double(m_q, -40);
+    }
+    /// The exact state, for a sum over processes (src/distributed/): save to and add from kStateBytes bytes.
+    static constexpr std::size_t kStateBytes = sizeof(__int128) + sizeof(double);
+    void save(unsigned char* out) const {
+        std::memcpy(out, &m_q, sizeof m_q);
+        std::memcpy(out + sizeof m_q, &m_bad, sizeof m_bad);
+    }
+    void add_saved(const unsigned char* in) {
+        ExactSum o;
+        std::memcpy(&o.m_q, in, sizeof o.m_q);
+        std::memcpy(&o.m_bad, in + sizeof o.m_q, sizeof o.m_bad);
+        *this += o;
     }
 
 private:

@@ -90,6 +90,16 @@ void rebuild_method(Simulation& sim, const Scene& scene, const ExecContext& exec
 /// that the clock lands exactly on `until` when it is > 0).
 StepStats step(Simulation& sim, const ExecContext& exec, double until = 0.0);
 
+/// The time step below which a run of this method has diverged (0: it has no adaptive step).
+template <int D>
+float method_dt_min(const ParticleMethod<D>& m) {
+    return std::visit([](const auto& s) { return s.min_dt(); }, m);
+}
+
+/// The step a run takes from `time` towards `until` (> 0) when the method suggests `dt`: cut to land
+/// exactly on `until` (lands: it does), or halved when a full step would leave a sliver before it.
+float landing_step(float dt, double time, double until, bool& lands);
+
 /// Why a step means the run has diverged, in words, or "" when it does not: a position or velocity
 /// not finite, a time step below the method's dt_min, a speed above the method's limit (WCSPH: the
 /// speed of sound), a speed above the scene's SpeedBound (any method). Particles beyond the scene's
@@ -109,6 +119,26 @@ struct Progress {
     double eta_seconds = 0.0;           ///< Estimated wall time left (s)
     int frames_written = 0;
     bool finished = false;
+};
+
+/// A particle run spread over several processes (src/distributed/particle_slabs.cpp): run() steps
+/// through it, reduces what it decides on (escaped particles, a stop request) and writes frames from
+/// the whole fluid it gathers; only the writing process touches the output folder. Every process runs
+/// the same loop, so each call below is collective. Null in RunOptions: one process.
+class RunHooks {
+public:
+    virtual ~RunHooks() = default;
+    /// One step of every process's part (the time step and statistics agreed by all).
+    virtual StepStats step(Simulation& sim, const ExecContext& exec, double until) = 0;
+    /// Does this process write the files (the root)?
+    virtual bool writes() const = 0;
+    /// The fluid of every process, on the writer, as one set ordered by id; others get an empty set.
+    virtual void gather(const ParticleSet<2>& mine, ParticleSet<2>& whole) = 0;
+    virtual void gather(const ParticleSet<3>& mine, ParticleSet<3>& whole) = 0;
+    virtual std::uint64_t sum(std::uint64_t v) = 0;
+    virtual bool any(bool v) = 0;
+    /// Adds the run's distribution to summary.json (processes, their particles, imbalance, communication).
+    virtual void summarize(nlohmann::json& summary) = 0;
 };
 
 struct RunOptions {
@@ -149,6 +179,8 @@ struct RunOptions {
     /// Grids: .vti frames as one piece per process (frames/grid_NNNNN_pRRRR.vti) and a .pvti that lists
     /// them (ParaView opens it as one grid), instead of one .vti gathered on the first process.
     bool pieces = false;
+    /// Particles over several processes (RunHooks); null: this process alone.
+    RunHooks* hooks = nullptr;
 };
 
 struct FrameRecord {

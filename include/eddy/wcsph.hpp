@@ -60,6 +60,7 @@
 #include "eddy/boundary.hpp"
 #include "eddy/checkpoint.hpp"
 #include "eddy/kernels.hpp"
+#include "eddy/halo.hpp"
 #include "eddy/neighborhood.hpp"
 #include "eddy/particles.hpp"
 #include "eddy/settings.hpp"
@@ -149,7 +150,14 @@ public:
     /// summation density over-respond on the lattice of spacing 2r (1 in the continuum).
     float gradient_factor() const { return m_grad_factor; }
 
+    /// A run over several processes (eddy/halo.hpp): the particle set holds ghosts after the owned
+    /// particles; statistics are owned particles' over every process. Null (the default): one process.
+    void set_halo(Halo<D>* halo) { m_halo = halo; }
+    /// The neighbour search radius (m): every particle within it of an owned one must be held.
+    float neighbor_radius() const { return m_neighbors.radius(); }
+
 private:
+    Halo<D>* m_halo = nullptr;
     /// Density by summation and Tait pressure of every particle (seed eq. d, h) from the current lists.
     void update_density(ParticleSet<D>& fluid, const BoundarySet<D>& boundary, const ExecContext& exec);
     /// The hydrostatic start (see the top of this file); returns the number of particles in the columns

@@ -114,6 +114,7 @@ void ClavetSolver<D>::viscosity(ParticleSet<D>& fluid, float dt, const ExecConte
             m_dx[i] = dv;
         });
         parallel_for_each_index(exec, x.size(), [&](std::size_t i) { v[i] += m_dx[i]; });
+        if (m_halo) m_halo->refresh(v);
     } else {
         for (std::size_t i = 0; i < x.size(); ++i)
             for (std::uint32_t j : fn[i]) {
@@ -199,6 +200,10 @@ void ClavetSolver<D>::relax_parallel(ParticleSet<D>& fluid, float dt, const Exec
         m_p_near[i] = kn * rho_near;
         fluid.pressure[i] = m_p[i];
     });
+    if (m_halo) {  // the displacements read the neighbours' pressures
+        m_halo->refresh(m_p);
+        m_halo->refresh(m_p_near);
+    }
     const float half_dt2 = 0.5f * dt * dt;
     m_pair_len.resize(n);
     parallel_for_each_index(exec, n, [&](std::size_t i) {
@@ -216,9 +221,9 @@ void ClavetSolver<D>::relax_parallel(ParticleSet<D>& fluid, float dt, const Exec
         m_dx[i] = dx;
         m_pair_len[i] = pair_len;
     });
-    // Newton's third law check (serial, fixed order) and application.
+    // Newton's third law check (serial, fixed order; owned particles) and application.
     double sum[D] = {}, abs_sum = 0.0;
-    for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t i = 0; i < owned_count(m_halo, n); ++i) {
         for (int a = 0; a < D; ++a) sum[a] += m_dx[i][a];
         abs_sum += m_pair_len[i];
     }
@@ -292,8 +297,8 @@ StepStats ClavetSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary,
         update_boundary_motion(boundary, t + dt, exec);
         update_wall_poses(m_walls, boundary.motions, t + dt);
     }
-    m_neighbors.reorder_if_due(fluid, exec);
-    const std::size_t n = fluid.size();
+    if (!m_halo) m_neighbors.reorder_if_due(fluid, exec);  // ghosts stay behind the owned particles
+    const std::size_t n = fluid.size(), owned = owned_count(m_halo, n);
     auto& x = fluid.position;
     auto& v = fluid.velocity;
     const Vec<D> g = m_g;
@@ -320,12 +325,13 @@ StepStats ClavetSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary,
         bool bad = false;
     };
     const float inv_dt = 1.0f / dt, inv_rho0 = 1.0f / m_rho0;
-    const Acc a = parallel_reduce_blocks(
+    Acc a = parallel_reduce_blocks(
         exec, n, Acc{},
         [&](std::size_t b0, std::size_t b1) {
             Acc s;
             for (std::size_t i = b0; i < b1; ++i) {
                 v[i] = (x[i] - m_prev[i]) * inv_dt;
+                if (i >= owned) continue;  // a ghost: its owner counts it
                 const float sp = norm(v[i]);
                 if (!std::isfinite(sp) || !is_finite(x[i])) s.bad = true;
                 s.vmax = std::max(s.vmax, sp);
@@ -342,11 +348,21 @@ StepStats ClavetSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary,
             l.bad = l.bad || r.bad;
             return l;
         });
+    std::size_t count = n;
+    if (m_halo) {
+        float mx[3] = {a.vmax, a.emax, a.bad ? 1.0f : 0.0f};
+        m_halo->max(mx);
+        a.vmax = mx[0];
+        a.emax = mx[1];
+        a.bad = mx[2] > 0.0f;
+        m_halo->sum({&a.esum, 1});
+        count = m_halo->global_owned();
+    }
     StepStats st;
     st.dt = dt;
     st.max_speed = a.vmax;
     st.max_density_error = a.emax;
-    st.mean_density_error = n ? static_cast<float>(a.esum.value() / double(n)) : 0.0f;
+    st.mean_density_error = count ? static_cast<float>(a.esum.value() / double(count)) : 0.0f;
     st.non_finite = a.bad;
     return st;
 }

@@ -68,6 +68,22 @@ bool Comm::any(bool v) {
     return out != 0;
 }
 
+std::vector<std::uint64_t> Comm::all_to_all(const std::vector<std::uint64_t>& counts) {
+    if (m_size == 1) return counts;
+    Timed t(m_stats[int(Channel::halo)]);
+    std::vector<std::uint64_t> r(static_cast<std::size_t>(m_size));
+    MPI_Alltoall(counts.data(), 1, MPI_UINT64_T, r.data(), 1, MPI_UINT64_T, handle(m_comm));
+    return r;
+}
+
+std::vector<unsigned char> Comm::all_gather(const unsigned char* data, std::size_t bytes) {
+    if (m_size == 1) return std::vector<unsigned char>(data, data + bytes);
+    Timed t(m_stats[int(Channel::reduce)]);
+    std::vector<unsigned char> r(bytes * static_cast<std::size_t>(m_size));
+    MPI_Allgather(data, int(bytes), MPI_BYTE, r.data(), int(bytes), MPI_BYTE, handle(m_comm));
+    return r;
+}
+
 void Comm::exchange(const std::vector<Message>& out, std::vector<Message>& in) {
     if (out.empty() && in.empty()) return;
     Timed t(m_stats[int(Channel::halo)]);

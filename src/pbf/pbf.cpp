@@ -110,14 +110,15 @@ Vec<D> from3(const Vec3& v) {
 template <int D>
 void PbfSolver<D>::substep(ParticleSet<D>& fluid, BoundarySet<D>& boundary, double t, float dt,
                            const ExecContext& exec, StepStats& stats) {
-    const std::size_t n = fluid.size();
+    const std::size_t n = fluid.size(), owned = owned_count(m_halo, n);
     auto& x = fluid.position;
     auto& v = fluid.velocity;
     auto& rho = fluid.density;
     const bool moved = move_walls(boundary, m_walls, t, dt, exec);
 
-    // Reorder first (before x_old is taken), so that every per-particle array is in the new order.
-    m_neighbors.reorder_if_due(fluid, exec);
+    // Reorder first (before x_old is taken), so that every per-particle array is in the new order
+    // (not with ghosts, which stay behind the owned particles).
+    if (!m_halo) m_neighbors.reorder_if_due(fluid, exec);
     m_old_x.resize(n);
     m_dx.resize(n);
     m_lambda.resize(n);
@@ -187,6 +188,7 @@ void PbfSolver<D>::substep(ParticleSet<D>& fluid, BoundarySet<D>& boundary, doub
                     rho[i] = r;
                     const float c = std::max(r * inv_rho0 - 1.0f, 0.0f);
                     m_lambda[i] = -c / (norm2(grad_i) + sum_grad2 + m_eps);
+                    if (i >= owned) continue;  // a ghost: its owner counts it
                     s.emax = std::max(s.emax, c);
                     s.esum.add(c);
                 }
@@ -197,10 +199,18 @@ void PbfSolver<D>::substep(ParticleSet<D>& fluid, BoundarySet<D>& boundary, doub
                 l.esum += r.esum;
                 return l;
             });
+        std::size_t count = n;
+        if (m_halo) {  // the corrections read the neighbours' lambda; XSPH and vorticity their density
+            m_halo->refresh(m_lambda);
+            m_halo->refresh(rho);
+            m_halo->max({&dens.emax, 1});
+            m_halo->sum({&dens.esum, 1});
+            count = m_halo->global_owned();
+        }
         // With a target: at least `iterations` corrections, then stop as soon as the mean compression
         // measured here (of the positions as they are) is at or below it.
         if (m_s.density_error_target > 0.0f && iter >= m_s.iterations &&
-            dens.esum.value() / double(std::max<std::size_t>(n, 1)) <= m_s.density_error_target)
+            dens.esum.value() / double(std::max<std::size_t>(count, 1)) <= m_s.density_error_target)
             break;
         // Position corrections (eq. 12-14), then collision.
         // Plain pointers: the compiler cannot prove that the members do not alias the outputs.
@@ -242,6 +252,7 @@ void PbfSolver<D>::substep(ParticleSet<D>& fluid, BoundarySet<D>& boundary, doub
             keep_inside(x[i], m_walls, margin);
             pr[i] -= p_scale * m_lambda[i];
         });
+        if (m_halo) m_halo->refresh(x);
     }
     m_last_iterations = iter;
     stats.iterations += iter;
@@ -267,6 +278,7 @@ void PbfSolver<D>::substep(ParticleSet<D>& fluid, BoundarySet<D>& boundary, doub
             m_omega[i] = w;
             m_omega_len[i] = norm(w);
         });
+        if (m_halo) m_halo->refresh(m_omega_len);
         const float eps = m_s.vorticity;
         parallel_for_each_index(exec, n, [&](std::size_t i) {
             Vec<D> eta = Vec<D>::zero();
@@ -281,12 +293,13 @@ void PbfSolver<D>::substep(ParticleSet<D>& fluid, BoundarySet<D>& boundary, doub
                                          : Vec<D>::zero();
         });
         parallel_for_each_index(exec, n, [&](std::size_t i) { v[i] += m_scratch_v[i]; });
+        if (m_halo) m_halo->refresh(v);  // XSPH reads the neighbours' velocities
     }
 
     // XSPH viscosity (eq. 17), and its wall counterpart (friction against the boundary particles).
     const float c = m_s.xsph, c_wall = m_s.wall_xsph;
     const auto& vb = boundary.velocity;
-    const Stats st = parallel_reduce_blocks(
+    const Stats local = parallel_reduce_blocks(
         exec, n, Stats{},
         [&](std::size_t b0, std::size_t b1) {
             Stats s;
@@ -297,6 +310,7 @@ void PbfSolver<D>::substep(ParticleSet<D>& fluid, BoundarySet<D>& boundary, doub
                 if (c_wall > 0.0f)  // walls: the same smoothing towards the wall's velocity
                     for (std::uint32_t k : bn[i]) dw += (vb[k] - v[i]) * (psi[k] * inv_rho0 * W.value(norm(x[i] - xb[k])));
                 m_scratch_v[i] = v[i] + dv * c + dw * c_wall;
+                if (i >= owned) continue;
                 const float sp = norm(m_scratch_v[i]);
                 if (!std::isfinite(sp) || !is_finite(x[i])) s.bad = true;
                 s.vmax = std::max(s.vmax, sp);
@@ -309,10 +323,20 @@ void PbfSolver<D>::substep(ParticleSet<D>& fluid, BoundarySet<D>& boundary, doub
             return l;
         });
     v.swap(m_scratch_v);
+    Stats st = local;
+    std::size_t count = n;
+    if (m_halo) {  // the next substep starts from the ghosts' velocities
+        m_halo->refresh(v);
+        float mx[2] = {st.vmax, st.bad ? 1.0f : 0.0f};
+        m_halo->max(mx);
+        st.vmax = mx[0];
+        st.bad = mx[1] > 0.0f;
+        count = m_halo->global_owned();
+    }
 
     stats.max_speed = std::max(stats.max_speed, st.vmax);
     stats.max_density_error = std::max(stats.max_density_error, dens.emax);
-    stats.mean_density_error = n ? static_cast<float>(dens.esum.value() / double(n)) : 0.0f;
+    stats.mean_density_error = count ? static_cast<float>(dens.esum.value() / double(count)) : 0.0f;
     stats.non_finite = stats.non_finite || st.bad;
 }
 

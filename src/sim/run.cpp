@@ -165,10 +165,6 @@ ParticleSimulation<D> make_particle_simulation(const Scene& scene, std::size_t m
     return sim;
 }
 
-template <int D>
-float method_dt_min(const ParticleMethod<D>& m) {
-    return std::visit([](const auto& s) { return s.min_dt(); }, m);
-}
 
 template <int D>
 std::size_t count_escaped(const ParticleSimulation<D>& sim, const ExecContext& exec) {
@@ -247,6 +243,20 @@ std::string step_divergence(const StepStats& st, float dt_min) {
     return {};
 }
 
+float landing_step(float dt, double time, double until, bool& lands) {
+    lands = false;
+    if (until > 0.0) {
+        // Land exactly on `until`, without leaving a sliver of a step before it.
+        const double left = until - time;
+        if (left <= dt) {
+            lands = true;
+            return static_cast<float>(left);
+        }
+        if (left < 2.0 * dt) return static_cast<float>(0.5 * left);
+    }
+    return dt;
+}
+
 StepStats step(Simulation& simulation, const ExecContext& exec, double until) {
     return std::visit(
         [&](auto& sim) {
@@ -255,16 +265,7 @@ StepStats step(Simulation& simulation, const ExecContext& exec, double until) {
                     float dt = method.suggest_dt(sim.fluid);
                     const bool underflow = dt < method_dt_min(sim.method);
                     bool lands = false;
-                    if (until > 0.0) {
-                        // Land exactly on `until`, without leaving a sliver of a step before it.
-                        const double left = until - sim.time;
-                        if (left <= dt) {
-                            dt = static_cast<float>(left);
-                            lands = true;
-                        } else if (left < 2.0 * dt) {
-                            dt = static_cast<float>(0.5 * left);
-                        }
-                    }
+                    dt = landing_step(dt, sim.time, until, lands);
                     StepStats st = method.step(sim.fluid, sim.boundary, sim.time, dt, exec);
                     st.dt_underflow = underflow;
                     st.scene_speed_limit = sim.speed_bound.limit();
@@ -283,6 +284,10 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
             constexpr int D = std::remove_reference_t<decltype(sim)>::kDimension;
             const Scene& scene = sim.scene;
             const nlohmann::json* rec = opts.resume;  // a resumed run: the checkpoint's record
+            // Over several processes (RunHooks): every one runs this loop; the writer alone touches the folder.
+            RunHooks* const hooks = opts.hooks;
+            const bool writer = !hooks || hooks->writes();
+            const std::uint64_t particles = hooks ? hooks->sum(sim.fluid.size()) : sim.fluid.size();
             // A resumed run goes where the original was going, unless told to go further.
             const double end_time = opts.until > 0.0 ? opts.until : rec ? rec->at("end_time").get<double>() : scene.duration;
             const double fps = rec ? rec->at("fps").get<double>() : opts.fps > 0.0 ? opts.fps : scene.output.fps;
@@ -328,8 +333,17 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
             // Stale frames of an earlier run would mix with this one's in the folder (a resumed run
             // keeps the frames its checkpoint lists).
             const int frames_kept = rec ? static_cast<int>(rec->at("frames").size()) : 0;
-            detail::prepare_frames_folder(out, {"particles_", "surface_", "walls"}, frames_kept);
-            detail::start_run_folder(out, {{"scene", scene.name}, {"method", scene.method}}, rec != nullptr);
+            if (writer) {
+                detail::prepare_frames_folder(out, {"particles_", "surface_", "walls"}, frames_kept);
+                detail::start_run_folder(out, {{"scene", scene.name}, {"method", scene.method}}, rec != nullptr);
+            }
+            // The whole fluid: this process's, or every process's gathered on the writer (collective).
+            ParticleSet<D> gathered;
+            auto whole = [&]() -> const ParticleSet<D>& {
+                if (!hooks) return sim.fluid;
+                hooks->gather(sim.fluid, gathered);
+                return gathered;
+            };
 
             RenderSettings rs = opts.render_settings;
             if (scene.camera.given) {
@@ -359,11 +373,16 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
                 frame_max_err = 0.0f;
                 frame_sum_err = 0.0;
                 frame_steps = 0;
+                const ParticleSet<D>& all = whole();
+                if (!writer) {  // another process writes the files
+                    result.frames.push_back(std::move(fr));
+                    return;
+                }
                 // Files in the axes --up asks for (eddy/up_axis.hpp); the world is y up.
                 std::optional<ParticleSet<D>> turned;
                 if constexpr (D == 3)
-                    if (up != UpAxis::y) turned = io::in_file_axes(sim.fluid, up);
-                const ParticleSet<D>& fluid = turned ? *turned : sim.fluid;
+                    if (up != UpAxis::y) turned = io::in_file_axes(all, up);
+                const ParticleSet<D>& fluid = turned ? *turned : all;
                 for (const auto& f : formats) {
                     if (f == "vtk") {
                         const std::string name = frame_name(fr.index, "vtp");
@@ -384,8 +403,8 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
                     SurfaceSettings ss = opts.mesh_settings;
                     if (ss.particle_radius == 0.0f) ss.particle_radius = r;
                     const std::string name = fmt::format("frames/surface_{:05d}.{}", fr.index, mesh_format);
-                    Mesh<D> surface = reconstruct_surface<D>(sim.fluid.position, ss, exec).mesh;
-                    interpolate_attributes<D>(surface, sim.fluid.position, particle_fields(sim.fluid, mesh_attributes),
+                    Mesh<D> surface = reconstruct_surface<D>(all.position, ss, exec).mesh;
+                    interpolate_attributes<D>(surface, all.position, particle_fields(all, mesh_attributes),
                                               ss.support(), exec);
                     if constexpr (D == 3) to_file_axes(surface, UpAxis::y, up);
                     write_mesh<D>(out / name, surface);
@@ -426,7 +445,7 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
                 }
                 if (render) {
                     const std::string name = frame_name(fr.index, "png");
-                    render_png(out / name, sim.fluid, &sim.boundary, view, r, rs);
+                    render_png(out / name, all, &sim.boundary, view, r, rs);
                     fr.files.push_back(name);
                 }
                 if (!pvd.empty()) io::write_pvd(out / "particles.pvd", pvd);
@@ -518,12 +537,26 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
             double next_checkpoint = checkpoint_every > 0.0
                                          ? time0 + checkpoint_every * (std::floor((sim.time - time0) / checkpoint_every) + 1.0)
                                          : std::numeric_limits<double>::infinity();
-            auto checkpoint = [&]() { write_checkpoint(out / kCheckpointFile, simulation, record()); };
+            auto checkpoint = [&]() {
+                if (!hooks) return write_checkpoint(out / kCheckpointFile, simulation, record());
+                // Over several processes: the whole fluid, gathered, in the writer's simulation for the
+                // write (the methods' statistics are every process's already), then its own part back.
+                whole();
+                if (!writer) return;
+                std::swap(sim.fluid, gathered);
+                try {
+                    write_checkpoint(out / kCheckpointFile, simulation, record());
+                } catch (...) {
+                    std::swap(sim.fluid, gathered);
+                    throw;
+                }
+                std::swap(sim.fluid, gathered);
+            };
 
             auto progress = [&](bool finished) {
-                if (!opts.on_progress) return;
+                if (!opts.on_progress || !writer) return;
                 opts.on_progress(detail::make_progress(sim.time, time0, end_time, sim.steps - steps_at_start, opts.max_steps,
-                                                       sim.fluid.size(), "particles",
+                                                       particles, "particles",
                                                        std::chrono::duration<double>(clock::now() - t0).count(),
                                                        static_cast<int>(result.frames.size()), finished));
             };
@@ -536,7 +569,7 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
             while (sim.time < end_time - eps && (opts.max_steps == 0 || sim.steps - steps_at_start < opts.max_steps)) {
                 const double target = std::min(time0 + next_frame * frame_dt, end_time);
                 const auto s0 = clock::now();
-                const StepStats st = step(simulation, exec, target);
+                const StepStats st = hooks ? hooks->step(simulation, exec, target) : step(simulation, exec, target);
                 step_seconds += std::chrono::duration<double>(clock::now() - s0).count();
                 max_err = std::max(max_err, st.max_density_error);
                 frame_max_err = std::max(frame_max_err, st.max_density_error);
@@ -549,9 +582,11 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
                 sum_viscosity_iterations += st.viscosity_iterations;
                 ++stat_steps;
                 std::string problem = step_divergence(st, method_dt_min(sim.method));
-                if (problem.empty())
-                    if (const std::size_t esc = count_escaped(sim, exec))
-                        problem = fmt::format("{} particle(s) left every boundary", esc);
+                if (problem.empty()) {
+                    std::uint64_t esc = count_escaped(sim, exec);
+                    if (hooks) esc = hooks->sum(esc);
+                    if (esc) problem = fmt::format("{} particle(s) left every boundary", esc);
+                }
                 if (!problem.empty()) {
                     result.status = "diverged";
                     result.exit_code = kExitDiverged;
@@ -567,7 +602,9 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
                     checkpoint();
                     next_checkpoint += checkpoint_every;
                 }
-                if (opts.stop && opts.stop->load()) {
+                bool stop = opts.stop && opts.stop->load();
+                if (hooks) stop = hooks->any(stop);  // the same decision on every process
+                if (stop) {
                     result.status = "interrupted";
                     result.exit_code = kExitInterrupted;
                     result.message = fmt::format("interrupted at step {} (t = {:.6g} s)", sim.steps, sim.time);
@@ -587,8 +624,9 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
             // The last good frame always gets a picture.
             std::string picture;
             if (result.exit_code != kExitDiverged) {
+                const ParticleSet<D>& all = whole();
                 picture = "last_frame.png";
-                render_png(out / picture, sim.fluid, &sim.boundary, view, r, rs);
+                if (writer) render_png(out / picture, all, &sim.boundary, view, r, rs);
             }
             if (result.message.empty())
                 result.message = fmt::format("completed {} steps to t = {:.6g} s", sim.steps - steps0, sim.time);
@@ -601,7 +639,7 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
             j["scene_file"] = scene.source.string();
             j["method"] = scene.method;
             j["dimension"] = D;
-            j["particles"] = sim.fluid.size();
+            j["particles"] = particles;
             j["boundary_particles"] = sim.boundary.size();
             j["particle_radius"] = scene.particle_radius;
             j["up_axis"] = name(up);  // of every geometry file in frames/ (eddy/up_axis.hpp)
@@ -612,7 +650,7 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
             j["threads"] = opts.threads > 0 ? opts.threads : exec.threads();
             j["mean_ms_per_step"] = nsteps ? 1e3 * step_seconds / double(nsteps) : 0.0;
             j["ns_per_particle_step"] =
-                nsteps && sim.fluid.size() ? 1e9 * step_seconds / double(nsteps) / double(sim.fluid.size()) : 0.0;
+                nsteps && particles ? 1e9 * step_seconds / double(nsteps) / double(particles) : 0.0;
             j["max_density_error"] = max_err;
             j["mean_density_error"] = stat_steps ? sum_err / double(stat_steps) : 0.0;
             j["max_speed"] = max_speed;
@@ -641,8 +679,9 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
                                   {"mean_density_error", f.mean_density_error}});
             j["frames"] = frames;
             if (!picture.empty()) j["picture"] = picture;
+            if (hooks) hooks->summarize(j);
             result.summary = j;
-            io::write_json(out / "summary.json", j);
+            if (writer) io::write_json(out / "summary.json", j);
             return result;
         },
         simulation);

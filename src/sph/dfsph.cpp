@@ -165,16 +165,18 @@ template <int D>
 StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, double t, float dt,
                                const ExecContext& exec) {
     const bool moved = move_walls(boundary, m_walls, t, dt, exec);
-    m_neighbors.reorder_if_due(fluid, exec);
+    if (!m_halo) m_neighbors.reorder_if_due(fluid, exec);  // ghosts stay behind the owned particles
     m_neighbors.update(fluid, boundary, moved, exec);
 
     StepStats out;
     out.dt = dt;
-    const std::size_t n = fluid.size();
+    const std::size_t n = fluid.size(), owned = owned_count(m_halo, n);
+    // Over several processes the means divide by every process's owned particles (eddy/halo.hpp).
+    const std::size_t count = m_halo ? m_halo->global_owned() : n;
     const std::size_t ip = fluid.add_scalar(kPressureField), iq = fluid.add_scalar(kDivergencePressureField);
     float* P = fluid.scalars[ip].data.data();
     float* Pv = fluid.scalars[iq].data.data();
-    if (n == 0) return out;
+    if (n == 0 && !m_halo) return out;  // an empty subdomain still takes part in the reductions
 
     const auto& fn = m_neighbors.fluid();
     const auto& bn = m_neighbors.boundary();
@@ -202,7 +204,7 @@ StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
 
     // 1. Density (Akinci 2012 eq. 6), alpha (2017 eq. 8), the per-pair kernel factors, F and G, the
     //    walls' share of Drho/Dt, and the XSPH smoothing of the velocities the step starts with.
-    const Stats dens = parallel_reduce_blocks(
+    Stats dens = parallel_reduce_blocks(
         exec, n, Stats{},
         [&](std::size_t b0, std::size_t b1) {
             Stats s;
@@ -254,6 +256,7 @@ StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
                 float rate = dot(vi, F) - wall_rate;
                 for (std::uint32_t k = off[i]; k < off[i + 1]; ++k) rate -= dot(grad[k], v[idx[k]]);
                 m_rate[i] = rate;
+                if (i >= owned) continue;  // a ghost: its owner counts it
                 const float e = std::max(0.0f, r * inv_rho0 - 1.0f);
                 s.emax = std::max(s.emax, e);
                 s.esum.add(e);
@@ -261,8 +264,12 @@ StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
             return s;
         },
         join);
+    if (m_halo) {
+        m_halo->max({&dens.emax, 1});
+        m_halo->sum({&dens.esum, 1});
+    }
     out.max_density_error = dens.emax;
-    out.mean_density_error = static_cast<float>(dens.esum.value() / double(n));
+    out.mean_density_error = count ? static_cast<float>(dens.esum.value() / double(count)) : 0.0f;
 
     // One Jacobi iteration's residual: Drho_i/Dt of the current velocities (2017 eq. 4), turned into the
     // pressure increment dP_i, and the solver's mean error. With `fresh` false the rates are m_rate's.
@@ -295,12 +302,14 @@ StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
                         e = std::max(rho[i] + h * rate - rho0, 0.0f);
                         m_dP[i] = e * m_alpha[i] * inv_h2;
                     }
-                    st.esum.add(e);
+                    if (i < owned) st.esum.add(e);
                 }
                 return st;
             },
             join);
-        return s.esum.value() * inv_rho0 / double(n);
+        ExactSum total = s.esum;
+        if (m_halo) m_halo->sum({&total, 1});
+        return count ? total.value() * inv_rho0 / double(count) : 0.0;
     };
     // A solver: warm start from a fraction of the previous step's pressures K (2017 section 4.3), then
     // Jacobi iterations; K accumulates. fresh_rates false: m_rate holds the rates of the current
@@ -317,11 +326,13 @@ StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
             const float* rates = m_rate.data();
             const float apart = -m_s.divergence_error_target * rho0 / h;
             parallel_for_each_index(exec, n, [&](std::size_t i) { K[i] = rates[i] < apart ? 0.0f : K[i] * warm; });
+            if (m_halo) m_halo->refresh(std::span<float>(K, n));  // a ghost's rate is its cut-off neighbourhood's
         } else {
             parallel_for_each_index(exec, n, [&](std::size_t i) { K[i] *= warm; });
         }
         if (warm > 0.0f) {
             apply_pressure(K, nullptr, v, h, exec);
+            if (m_halo) m_halo->refresh(std::span<Vec<D>>(v, n));
             fresh_rates = true;
         }
         int it = 0;
@@ -329,7 +340,9 @@ StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
         for (;; ++it) {
             err = residual(divergence, h, fresh_rates || it > 0);
             if ((it >= min_it && err <= target) || it >= max_it) break;
+            if (m_halo) m_halo->refresh(m_dP);  // the update reads the neighbours' increments
             apply_pressure(m_dP.data(), K, v, h, exec);
+            if (m_halo) m_halo->refresh(std::span<Vec<D>>(v, n));  // the next residual their velocities
         }
         return std::pair<int, double>(it, err);
     };
@@ -366,7 +379,7 @@ StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
     //    pressure of the outputs, p = (P + P^v) rho^2.
     const float guard_held = wall_contact_margin(m_r, true), guard_free = wall_contact_margin(m_r, false);
     float* p = fluid.pressure.data();
-    const Stats st = parallel_reduce_blocks(
+    Stats st = parallel_reduce_blocks(
         exec, n, Stats{},
         [&](std::size_t b0, std::size_t b1) {
             Stats s;
@@ -378,6 +391,7 @@ StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
                 guard_walls(x[i], vi, m_walls, P[i] + Pv[i] > 0.0f ? guard_held : guard_free);
                 v[i] = vi;
                 p[i] = (P[i] + Pv[i]) * rho[i] * rho[i];
+                if (i >= owned) continue;  // a ghost: its owner counts it
                 const float sp = norm(vi);
                 if (!std::isfinite(sp) || !is_finite(x[i])) s.bad = true;
                 s.vmax = std::max(s.vmax, sp);
@@ -385,6 +399,12 @@ StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
             return s;
         },
         join);
+    if (m_halo) {
+        float mx[2] = {st.vmax, st.bad ? 1.0f : 0.0f};
+        m_halo->max(mx);
+        st.vmax = mx[0];
+        st.bad = mx[1] > 0.0f;
+    }
     m_vmax = st.vmax;
     m_last_dt = dt;
     out.max_speed = st.vmax;

@@ -160,10 +160,10 @@ template <int D>
 StepStats WcsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, double t, float dt,
                                const ExecContext& exec) {
     const bool moved = move_walls(boundary, m_walls, t, dt, exec);
-    m_neighbors.reorder_if_due(fluid, exec);
+    if (!m_halo) m_neighbors.reorder_if_due(fluid, exec);  // ghosts stay behind the owned particles
     m_neighbors.update(fluid, boundary, moved, exec);
 
-    const std::size_t n = fluid.size();
+    const std::size_t n = fluid.size(), owned = owned_count(m_halo, n);
     const float m = m_mass, inv_rho0 = 1.0f / m_s.rest_density;
     const CubicSpline<D> W = m_kernel;
     const auto& fn = m_neighbors.fluid();
@@ -178,6 +178,10 @@ StepStats WcsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
     const auto& psi = boundary.psi;
 
     update_density(fluid, boundary, exec);
+    if (m_halo) {  // the forces read the neighbours' density and pressure
+        m_halo->refresh(rho);
+        m_halo->refresh(p);
+    }
 
     // Accelerations: symmetric pressure force (seed eq. f), the wall particles' pressure (the particle's
     // own, plus the hydrostatic increment with hydrostatic_walls), Monaghan artificial viscosity, the
@@ -239,7 +243,7 @@ StepStats WcsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
     // against the wall, so the Akinci wall term exerts nothing) touches the wall as a ball of radius r.
     // Either is put back and loses the velocity that carried it in.
     const float guard_held = wall_contact_margin(m_r, true), guard_free = wall_contact_margin(m_r, false);
-    const Stats st = parallel_reduce_blocks(
+    const Stats local = parallel_reduce_blocks(
         exec, n, Stats{},
         [&](std::size_t b0, std::size_t b1) {
             Stats s;
@@ -248,6 +252,7 @@ StepStats WcsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
                 x[i] += vi * dt;
                 guard_walls(x[i], vi, m_walls, p[i] > 0.0f ? guard_held : guard_free);
                 v[i] = vi;
+                if (i >= owned) continue;  // a ghost: its owner counts it
                 const float sp = norm(vi), ac = norm(a[i]);
                 if (!std::isfinite(sp) || !is_finite(x[i])) s.bad = true;
                 s.vmax = std::max(s.vmax, sp);
@@ -266,13 +271,25 @@ StepStats WcsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
             l.bad = l.bad || r.bad;
             return l;
         });
+    Stats st = local;
+    std::size_t count = n;
+    if (m_halo) {
+        float mx[4] = {st.vmax, st.amax, st.emax, st.bad ? 1.0f : 0.0f};
+        m_halo->max(mx);
+        st.vmax = mx[0];
+        st.amax = mx[1];
+        st.emax = mx[2];
+        st.bad = mx[3] > 0.0f;
+        m_halo->sum({&st.esum, 1});
+        count = m_halo->global_owned();
+    }
     m_vmax = st.vmax;
     m_amax = st.amax;
     StepStats out;
     out.dt = dt;
     out.max_speed = st.vmax;
     out.max_density_error = st.emax;
-    out.mean_density_error = n ? static_cast<float>(st.esum.value() / static_cast<double>(n)) : 0.0f;
+    out.mean_density_error = count ? static_cast<float>(st.esum.value() / static_cast<double>(count)) : 0.0f;
     out.non_finite = st.bad || !std::isfinite(st.vmax) || !std::isfinite(st.amax);
     out.speed_limit = m_c0;
     return out;

@@ -6,7 +6,11 @@
 #   same SCENE UNTIL [--set ...]   frames (.vti, .csv, .obj) byte-identical for N = 1..4; summaries agree
 #   resume SCENE T1 T2             N = 2 runs to T1, N = 3 resumes to T2: the frames of one run to T2
 #   tiny                           a 3 x 1 grid on 4 processes: one process has no cell and idles
-#   errors                         a bad scene, a particle scene, a divergence: one line, the exit code
+#   particles SCENE UNTIL [--set ...]  a particle scene: every frame the same particles (by id) with the same
+#                                  values for N = 1..4, none lost or doubled; summaries agree (particles_agree.py)
+#   particles_resume SCENE T1 T2   N = 2 runs to T1 (checkpoint), N = 3 resumes to T2: one process's frames
+#   particles_idle                 3 particles on 4 processes: empty subdomains run along
+#   errors                         a bad scene, a refused particle mode, a divergence: one line, the exit code
 #   pieces_resume SCENE T1 T2      --pieces with .vti only (no whole grid anywhere: checkpoints in pieces):
 #                                  3 processes to T1, resumed on 1, 2, 4 and 3 to T2: the one-process frames
 #   pieces SCENE UNTIL             --pieces on 1 and 3 processes: the .pvti's pieces put together are the
@@ -66,6 +70,36 @@ resume)
     mpi 3 run --resume split --until "$T2" -j1 --quiet
     same_frames straight split
     ;;
+particles)
+    SCENE=$1; UNTIL=$2; shift 2
+    HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
+    "$EDDY" run "$SCENE" --until "$UNTIL" --out n1 -j1 --quiet --format csv "$@"
+    for n in 2 3 4; do
+        mpi "$n" run "$SCENE" --until "$UNTIL" --out "n$n" -j1 --quiet --format csv "$@"
+        python3 "$HERE/particles_agree.py" n1 "n$n" "$n"
+    done
+    ;;
+particles_resume)
+    SCENE=$1; T1=$2; T2=$3
+    HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
+    "$EDDY" run "$SCENE" --until "$T2" --out straight -j1 --quiet --format csv
+    mpi 2 run "$SCENE" --until "$T1" --out split -j1 --quiet --format csv --checkpoint-every "$T1"
+    mpi 3 run --resume split --until "$T2" -j1 --quiet
+    python3 "$HERE/particles_agree.py" straight split 3
+    ;;
+particles_idle)
+    HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
+    cat > few.json <<'JSON'
+{ "name": "few", "method": "wcsph", "dimension": 2, "particle_radius": 0.001, "duration": 0.01,
+  "boundaries": [ { "shape": "box", "min": [0, 0], "max": [0.02, 0.02] } ],
+  "fluids": [ { "shape": "box", "min": [0, 0], "max": [0.006, 0.002] } ],
+  "output": { "fps": 500, "formats": ["csv"] } }
+JSON
+    "$EDDY" run few.json --out n1 -j1 --quiet
+    mpi 4 run few.json --out n4 -j1 --quiet
+    python3 "$HERE/particles_agree.py" n1 n4 4
+    python3 -c "import json; c = [p['particles'] for p in json.load(open('n4/summary.json'))['per_process']]; assert sum(c) == 3 and c.count(0) >= 1, c; print('idle processes:', c)"
+    ;;
 tiny)
     cat > tiny.json <<'JSON'
 { "name": "tiny", "method": "shallow_water", "dimension": 2, "duration": 0.2,
@@ -89,7 +123,8 @@ errors)
         echo "exit $rc: $(grep '^eddy: error: ' <<<"$out")"
     }
     expect 2 "unknown key 'bogus'" run shallow_drops --set settings.bogus=1 --out e1
-    expect 2 "runs on one process in this version" run dam_break_2d --out e2
+    expect 2 "sequential mode" run clavet_dam_break_2d --set settings.mode=sequential --out e2
+    expect 2 "implicit viscosity" run dfsph_syrup_2d --out e4
     cat > diverge.json <<'JSON'
 { "name": "diverge", "method": "shallow_water", "dimension": 2, "duration": 1.0,
   "grid": { "cells": [60, 40], "dx": 0.1 }, "water": { "depth": "x > 5.5 && x < 5.9 && y > 3 ? 1e38 : 0.5" },

@@ -1,0 +1,44 @@
+#!/usr/bin/env python3
+"""A particle run on N processes against the same run on one (tests/distributed/ranks_test.sh):
+every frame holds each particle once (ids: none lost, none doubled at a subdomain face), with the same
+values as one process's, digit for digit (the CSV writes floats round-trip exact); the summaries agree on
+the run's statistics, and list N processes whose particles add up.
+    particles_agree.py ONE_PROCESS_DIR N_PROCESSES_DIR N"""
+import csv, json, os, sys
+
+one, many, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+
+
+def frame(path):
+    rows = list(csv.reader(open(path)))
+    head, body = rows[0], rows[1:]
+    ids = [r[head.index("id")] for r in body]
+    if len(set(ids)) != len(ids):
+        sys.exit(f"FAIL: {path}: {len(ids) - len(set(ids))} particle ids appear twice")
+    return head, {r[head.index("id")]: r for r in body}
+
+
+names = sorted(f for f in os.listdir(f"{one}/frames") if f.endswith(".csv"))
+if names != sorted(f for f in os.listdir(f"{many}/frames") if f.endswith(".csv")):
+    sys.exit(f"FAIL: {many}: frames {os.listdir(many + '/frames')} vs one process's {names}")
+for name in names:
+    ha, a = frame(f"{one}/frames/{name}")
+    hb, b = frame(f"{many}/frames/{name}")
+    if ha != hb or a.keys() != b.keys():
+        sys.exit(f"FAIL: {many}/frames/{name}: {len(b)} particles (ids differ), one process: {len(a)}")
+    bad = [k for k in a if a[k] != b[k]]
+    if bad:
+        sys.exit(f"FAIL: {many}/frames/{name}: {len(bad)} particles differ, e.g. {a[bad[0]]} vs {b[bad[0]]}")
+sa, sb = json.load(open(f"{one}/summary.json")), json.load(open(f"{many}/summary.json"))
+for k in ["status", "steps", "simulated_time", "particles", "max_density_error", "mean_density_error", "max_speed"]:
+    if sa[k] != sb[k]:
+        sys.exit(f"FAIL: {many}/summary.json: {k} = {sb[k]}, one process: {sa[k]}")
+if sb["processes"] != n or len(sb["per_process"]) != n:
+    sys.exit(f"FAIL: {many}/summary.json: processes {sb['processes']}, expected {n}")
+counts = [p["particles"] for p in sb["per_process"]]
+if sum(counts) != sa["particles"]:
+    sys.exit(f"FAIL: {many}/summary.json: per-process particles {counts} do not add up to {sa['particles']}")
+d = sb["decomposition"]
+print(f"{many}: {len(names)} frames of {sa['particles']} particles identical to one process's; per process {counts}, "
+      f"axis {d['axis']}, {d['rebalances']} rebalances, imbalance max {sb['load_imbalance']['max']:.3f}, "
+      f"ghosts/step {[round(p['ghosts_per_step']) for p in sb['per_process']]}")
