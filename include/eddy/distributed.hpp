@@ -156,7 +156,7 @@ struct DistributedParticleOptions {
 };
 
 /// Throws AgreedError (on every process alike) for what does not run over several processes yet:
-/// Clavet's sequential mode and springs, DFSPH's implicit viscosity. Nothing on one process.
+/// Clavet's sequential mode and springs. Nothing on one process.
 void check_distributable(const Scene& scene, int processes);
 
 /// Runs a particle simulation over the processes of `comm` (every process passes the same, freshly made

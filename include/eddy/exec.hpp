@@ -142,9 +142,12 @@ private:
 /// dot products): a first pass finds the largest |f(i)| = 2^E at most, then each value is rounded once to
 /// 2^(E - 62) and the values are summed as 128-bit integers (relative precision 2^-62 of the largest).
 /// ExactSum's fixed 2^-40 would round the tiny products of a converging solver to zero.
+namespace detail {
+// order_free_sum's two passes: the largest |f(i)|, then the values rounded to 2^(e - 62) and summed as
+// integers (|f(i)| < 2^e). Over several processes (eddy/halo.hpp) each is reduced in between.
 template <class F>
-double order_free_sum(const ExecContext& exec, std::size_t n, F&& f) {
-    const double top = parallel_reduce_blocks(
+double order_free_top(const ExecContext& exec, std::size_t n, F&& f) {
+    return parallel_reduce_blocks(
         exec, n, 0.0,
         [&](std::size_t b0, std::size_t b1) {
             double m = 0.0;
@@ -152,10 +155,10 @@ double order_free_sum(const ExecContext& exec, std::size_t n, F&& f) {
             return m;
         },
         [](double a, double b) { return std::max(a, b); });
-    if (!std::isfinite(top)) return top;
-    if (top == 0.0) return 0.0;
-    const int e = std::ilogb(top) + 1;  // |f(i)| < 2^e
-    const __int128 q = parallel_reduce_blocks(
+}
+template <class F>
+__int128 order_free_fixed(const ExecContext& exec, std::size_t n, F&& f, int e) {
+    return parallel_reduce_blocks(
         exec, n, static_cast<__int128>(0),
         [&](std::size_t b0, std::size_t b1) {
             __int128 acc = 0;
@@ -164,7 +167,20 @@ double order_free_sum(const ExecContext& exec, std::size_t n, F&& f) {
             return acc;
         },
         [](__int128 a, __int128 b) { return a + b; });
-    return detail::fixed_to_double(q, e - 62);
+}
+}  // namespace detail
+
+/// The sum of f(i) over [0, n), the same bits in any storage order, for values of any size (a solver's
+/// dot products): a first pass finds the largest |f(i)| = 2^E at most, then each value is rounded once to
+/// 2^(E - 62) and the values are summed as 128-bit integers (relative precision 2^-62 of the largest).
+/// ExactSum's fixed 2^-40 would round the tiny products of a converging solver to zero.
+template <class F>
+double order_free_sum(const ExecContext& exec, std::size_t n, F&& f) {
+    const double top = detail::order_free_top(exec, n, f);
+    if (!std::isfinite(top)) return top;
+    if (top == 0.0) return 0.0;
+    const int e = std::ilogb(top) + 1;  // |f(i)| < 2^e
+    return detail::fixed_to_double(detail::order_free_fixed(exec, n, f, e), e - 62);
 }
 
 }  // namespace eddy

@@ -34,9 +34,24 @@ public:
     virtual void refresh(std::span<Vec<D>> field) = 0;
     /// Collective reductions: maxima in place, sums in place (ExactSum: order-free), any.
     virtual void max(std::span<float> values) = 0;
+    virtual double max(double value) = 0;
     virtual void sum(std::span<ExactSum> values) = 0;
+    virtual __int128 sum(__int128 value) = 0;  ///< Integers: the same total in any order
     virtual bool any(bool v) = 0;
 };
+
+/// order_free_sum (eddy/exec.hpp) over the owned particles of every process: the same bits as on one
+/// process holding them all.
+template <int D, class F>
+double order_free_sum(const ExecContext& exec, std::size_t n, F&& f, Halo<D>* halo) {
+    if (!halo) return order_free_sum(exec, n, f);
+    const std::size_t owned = n - halo->ghosts();
+    const double top = halo->max(detail::order_free_top(exec, owned, f));
+    if (!std::isfinite(top)) return top;
+    if (top == 0.0) return 0.0;
+    const int e = std::ilogb(top) + 1;
+    return detail::fixed_to_double(halo->sum(detail::order_free_fixed(exec, owned, f, e)), e - 62);
+}
 
 /// Owned particles of a set of n held particles: all of them without a halo.
 template <int D>

@@ -146,6 +146,17 @@ public:
             values[k] = s;
         }
     }
+    double max(double v) override { return m_comm.max(v); }
+    __int128 sum(__int128 v) override {
+        const auto all = m_comm.all_gather(reinterpret_cast<const unsigned char*>(&v), sizeof v);
+        __int128 total = 0;
+        for (int r = 0; r < m_comm.size(); ++r) {
+            __int128 x;
+            std::memcpy(&x, all.data() + std::size_t(r) * sizeof x, sizeof x);
+            total += x;
+        }
+        return total;
+    }
     bool any(bool v) override { return m_comm.any(v); }
 
     // ---- RunHooks (what the run loop sees) ----
@@ -436,8 +447,6 @@ void check_distributable(const Scene& scene, int processes) {
             refuse("Clavet's sequential mode (the seed's Gauss-Seidel relaxation, key 'mode')");
         if (number("spring_stiffness") > 0.0) refuse("Clavet's viscoelastic springs (key 'spring_stiffness' > 0)");
     }
-    if (scene.method == "dfsph" && (number("viscosity") > 0.0 || number("wall_viscosity") > 0.0))
-        refuse("DFSPH's implicit viscosity (keys 'viscosity', 'wall_viscosity' > 0)");
 }
 
 RunResult run_particles(Simulation& simulation, RunOptions opts, const ExecContext& exec, Comm& comm,

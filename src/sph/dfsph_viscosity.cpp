@@ -72,7 +72,14 @@ template <int D>
 int DfsphSolver<D>::solve_viscosity(ParticleSet<D>& fluid, const BoundarySet<D>& boundary, float dt,
                                     const ExecContext& exec) {
     const std::size_t n = fluid.size();
-    if (n == 0 || (m_s.viscosity <= 0.0f && m_s.wall_viscosity <= 0.0f)) return 0;
+    if ((n == 0 && !m_halo) || (m_s.viscosity <= 0.0f && m_s.wall_viscosity <= 0.0f)) return 0;
+    // Over several processes (eddy/halo.hpp): sums over the owned particles of all, and the ghosts' entries
+    // of every vector a product reads refreshed from their owners.
+    Halo<D>* const halo = m_halo;
+    auto refresh = [&](Vec<D>* u) {
+        if (halo) halo->refresh(std::span<Vec<D>>(u, n));
+    };
+    if (halo) halo->refresh(fluid.density);  // the pair terms read the neighbours' densities
     const auto& fn = m_neighbors.fluid();
     const auto& bn = m_neighbors.boundary();
     const std::uint32_t* off = fn.offsets.data();
@@ -145,7 +152,8 @@ int DfsphSolver<D>::solve_viscosity(ParticleSet<D>& fluid, const BoundarySet<D>&
     });
 
     // y = (I - dt L) u, the walls' part of L included (their velocities are on the right-hand side).
-    auto product = [&](const Vec<D>* u, Vec<D>* y) {
+    auto product = [&](Vec<D>* u, Vec<D>* y) {
+        refresh(u);
         parallel_blocks(exec, n, [&](std::size_t b0, std::size_t b1) {
             for (std::size_t i = b0; i < b1; ++i) {
                 Vec<D> acc = u[i];
@@ -166,7 +174,7 @@ int DfsphSolver<D>::solve_viscosity(ParticleSet<D>& fluid, const BoundarySet<D>&
     };
     // u . w summed over the particles, the same bits in any storage order.
     auto dot_sum = [&](const Vec<D>* u, const Vec<D>* w) {
-        return order_free_sum(exec, n, [&](std::size_t i) { return dot(u[i], w[i]); });
+        return order_free_sum(exec, n, [&](std::size_t i) { return dot(u[i], w[i]); }, halo);
     };
 
     // The tolerance is relative to what the viscosity changes in this step: the residual of taking no
@@ -209,7 +217,8 @@ int DfsphSolver<D>::solve_viscosity(ParticleSet<D>& fluid, const BoundarySet<D>&
     {
         Vec<D> shift;
         for (int a = 0; a < D; ++a)
-            shift[a] = static_cast<float>(order_free_sum(exec, n, [&](std::size_t i) { return r[i][a]; }) / double(n));
+            shift[a] = static_cast<float>(order_free_sum(exec, n, [&](std::size_t i) { return r[i][a]; }, halo) /
+                                          double(halo ? halo->global_owned() : n));
         parallel_for_each_index(exec, n, [&](std::size_t i) { v[i] += shift; });
     }
     // The correction, for the next step's start: v^{n+1} - v* (b holds v* + dt a_b; dt a_b is small).

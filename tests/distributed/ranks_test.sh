@@ -124,7 +124,7 @@ errors)
     }
     expect 2 "unknown key 'bogus'" run shallow_drops --set settings.bogus=1 --out e1
     expect 2 "sequential mode" run clavet_dam_break_2d --set settings.mode=sequential --out e2
-    expect 2 "implicit viscosity" run dfsph_syrup_2d --out e4
+    expect 2 "springs" run clavet_slime_2d --out e4
     cat > diverge.json <<'JSON'
 { "name": "diverge", "method": "shallow_water", "dimension": 2, "duration": 1.0,
   "grid": { "cells": [60, 40], "dx": 0.1 }, "water": { "depth": "x > 5.5 && x < 5.9 && y > 3 ? 1e38 : 0.5" },
