@@ -1,0 +1,214 @@
+// The particle files' shared reading helpers (one format per file: particles_vtp.cpp, particles_csv.cpp,
+// particles_ply.cpp; particles_io.cpp dispatches by extension). Internal to src/io/.
+//
+// Writers build the whole file in memory and hand it to write_atomic. Readers load the whole file,
+// then check everything a user could get wrong (missing columns, truncated data, non-finite
+// positions, 3D data asked for as 2D) and report it as one InputError line "<file>: <problem>".
+#pragma once
+#include <algorithm>
+#include <bit>
+#include <charconv>
+#include <cctype>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <optional>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "eddy/error.hpp"
+#include "eddy/io.hpp"
+#include "io/vtk_xml.hpp"
+
+
+namespace eddy::io {
+
+// The binary formats are written by copying memory; both declare little-endian data.
+
+namespace detail {
+
+template <class... Args>
+InputError input_error(const std::filesystem::path& path, fmt::format_string<Args...> f, Args&&... args) {
+    return InputError(path.string() + ": " + fmt::format(f, std::forward<Args>(args)...));
+}
+
+
+inline std::string slurp(const std::filesystem::path& path) {
+    std::error_code ec;
+    const auto st = std::filesystem::status(path, ec);
+    if (!std::filesystem::exists(st)) throw input_error(path, "no such file");
+    if (std::filesystem::is_directory(st)) throw input_error(path, "is a folder, not a particle file");
+    // A device or a pipe (/dev/zero) would be read forever: only regular files.
+    if (!std::filesystem::is_regular_file(st)) throw input_error(path, "not a regular file; allowed: a particle file");
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw input_error(path, "cannot open: {}", std::strerror(errno));
+    std::stringstream ss;
+    ss << in.rdbuf();
+    std::string s = ss.str();
+    if (s.empty()) throw input_error(path, "no particles (the file is empty)");
+    return s;
+}
+
+inline std::string_view trim(std::string_view s) {
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+    return s;
+}
+
+// A number in C locale; "nan" and "inf" parse (and are caught later where they matter).
+inline std::optional<double> parse_double(std::string_view s) {
+    s = trim(s);
+    if (!s.empty() && s.front() == '+') s.remove_prefix(1);
+    double v = 0.0;
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc() || end != s.data() + s.size() || s.empty()) return std::nullopt;
+    return v;
+}
+
+// double -> float without the undefined behaviour of out-of-range conversions: values that would
+// round past the largest float become +-inf (and are then caught where finiteness matters).
+inline float narrow(double v) {
+    constexpr double overflow = 0x1.ffffffp127;  // halfway between FLT_MAX and the next power of two
+    if (v >= overflow) return std::numeric_limits<float>::infinity();
+    if (v <= -overflow) return -std::numeric_limits<float>::infinity();
+    return static_cast<float>(v);
+}
+
+// Ids are stored as uint32; anything else in an id column is a user error, not a cast.
+inline std::optional<std::uint32_t> to_id(double v) {
+    if (!(v >= 0.0 && v <= double(std::numeric_limits<std::uint32_t>::max()) && v == std::floor(v))) return std::nullopt;
+    return static_cast<std::uint32_t>(v);
+}
+
+template <int D>
+void finish(ParticleSet<D>& p, const std::filesystem::path& path) {
+    if (p.empty()) throw input_error(path, "no particles");
+    // Ids must stay unique: they are how particles are followed across frames and reorderings.
+    std::vector<std::uint32_t> ids = p.id;
+    std::sort(ids.begin(), ids.end());
+    if (const auto dup = std::adjacent_find(ids.begin(), ids.end()); dup != ids.end())
+        throw input_error(path, "id {} is used by more than one particle", *dup);
+    if (ids.back() == std::numeric_limits<std::uint32_t>::max())
+        throw input_error(path, "id {} leaves no id for new particles", ids.back());
+    p.next_id = ids.back() + 1;
+}
+
+// Particle i from a 3-component position; a 2D set only accepts z = 0. `where` names the line or
+// vertex in messages and is only called on error.
+template <int D, class Where>
+void set_position(ParticleSet<D>& p, std::size_t i, const double (&x)[3], const std::filesystem::path& path,
+                  Where&& where) {
+    const float f[3] = {narrow(x[0]), narrow(x[1]), narrow(x[2])};
+    if (!std::isfinite(f[0]) || !std::isfinite(f[1]) || !std::isfinite(f[2]))
+        throw input_error(path, "{}: position is not finite", where());
+    if (D == 2 && f[2] != 0.0f)
+        throw input_error(path, "{}: z = {} but a 2D particle set was asked for (the file holds 3D particles)",
+                          where(), f[2]);
+    for (int a = 0; a < D; ++a) p.position[i][a] = f[a];
+}
+
+template <int D>
+void set_velocity(ParticleSet<D>& p, std::size_t i, const double (&v)[3]) {
+    for (int a = 0; a < D; ++a) p.velocity[i][a] = narrow(v[a]);
+}
+
+// ---- a very small XML tag reader, enough for VTK headers ----
+
+struct Tag {
+    std::size_t begin = std::string::npos;  // position of '<'
+    std::size_t end = std::string::npos;    // position after '>'
+    explicit operator bool() const { return begin != std::string::npos; }
+};
+
+inline Tag find_tag(std::string_view s, std::string_view name, std::size_t from = 0, std::size_t until = std::string::npos) {
+    std::string open(1, '<');
+    open += name;
+    for (std::size_t t = s.find(open, from); t != std::string::npos && t < until; t = s.find(open, t + 1)) {
+        const char c = t + open.size() < s.size() ? s[t + open.size()] : '\0';
+        if (c != ' ' && c != '>' && c != '/' && c != '\n' && c != '\t' && c != '\r') continue;  // <Points vs <PointData
+        const auto e = s.find('>', t);
+        if (e == std::string::npos) return {};
+        return {t, e + 1};
+    }
+    return {};
+}
+
+inline std::optional<std::string> attribute(std::string_view s, const Tag& tag, std::string_view name) {
+    const std::string_view text = s.substr(tag.begin, tag.end - tag.begin);
+    for (std::size_t a = text.find(name); a != std::string::npos; a = text.find(name, a + 1)) {
+        const char before = a > 0 ? text[a - 1] : '<';
+        std::size_t q = a + name.size();
+        while (q < text.size() && text[q] == ' ') ++q;
+        if ((before != ' ' && before != '\n' && before != '\t') || q >= text.size() || text[q] != '=') continue;
+        ++q;
+        while (q < text.size() && text[q] == ' ') ++q;
+        if (q >= text.size() || (text[q] != '"' && text[q] != '\'')) return std::nullopt;
+        const auto close = text.find(text[q], q + 1);
+        if (close == std::string::npos) return std::nullopt;
+        return std::string(text.substr(q + 1, close - q - 1));
+    }
+    return std::nullopt;
+}
+
+inline std::optional<std::uint64_t> parse_u64(std::string_view s) {
+    s = trim(s);
+    std::uint64_t v = 0;
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc() || end != s.data() + s.size() || s.empty()) return std::nullopt;
+    return v;
+}
+
+// Size in bytes of a VTK or PLY scalar type (0 if unknown).
+inline std::size_t scalar_size(std::string_view t) {
+    if (t == "Int8" || t == "UInt8" || t == "char" || t == "uchar" || t == "int8" || t == "uint8") return 1;
+    if (t == "Int16" || t == "UInt16" || t == "short" || t == "ushort" || t == "int16" || t == "uint16") return 2;
+    if (t == "Int32" || t == "UInt32" || t == "Float32" || t == "int" || t == "uint" || t == "int32" || t == "uint32" ||
+        t == "float" || t == "float32")
+        return 4;
+    if (t == "Int64" || t == "UInt64" || t == "Float64" || t == "double" || t == "float64") return 8;
+    return 0;
+}
+
+enum class Scalar { i8, u8, i16, u16, i32, u32, i64, u64, f32, f64 };
+
+inline Scalar scalar_kind(std::string_view t) {
+    if (t == "Int8" || t == "char" || t == "int8") return Scalar::i8;
+    if (t == "UInt8" || t == "uchar" || t == "uint8") return Scalar::u8;
+    if (t == "Int16" || t == "short" || t == "int16") return Scalar::i16;
+    if (t == "UInt16" || t == "ushort" || t == "uint16") return Scalar::u16;
+    if (t == "Int32" || t == "int" || t == "int32") return Scalar::i32;
+    if (t == "UInt32" || t == "uint" || t == "uint32") return Scalar::u32;
+    if (t == "Int64") return Scalar::i64;
+    if (t == "UInt64") return Scalar::u64;
+    if (t == "Float64" || t == "double" || t == "float64") return Scalar::f64;
+    return Scalar::f32;
+}
+
+template <class T>
+double load_as_double(const char* d) {
+    T v;
+    std::memcpy(&v, d, sizeof(T));
+    return static_cast<double>(v);
+}
+
+inline double load_scalar(Scalar k, const char* d) {
+    switch (k) {
+        case Scalar::i8: return load_as_double<std::int8_t>(d);
+        case Scalar::u8: return load_as_double<std::uint8_t>(d);
+        case Scalar::i16: return load_as_double<std::int16_t>(d);
+        case Scalar::u16: return load_as_double<std::uint16_t>(d);
+        case Scalar::i32: return load_as_double<std::int32_t>(d);
+        case Scalar::u32: return load_as_double<std::uint32_t>(d);
+        case Scalar::i64: return load_as_double<std::int64_t>(d);
+        case Scalar::u64: return load_as_double<std::uint64_t>(d);
+        case Scalar::f32: return load_as_double<float>(d);
+        case Scalar::f64: return load_as_double<double>(d);
+    }
+    return 0.0;
+}
+
+}  // namespace detail
+
+}  // namespace eddy::io

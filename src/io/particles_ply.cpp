@@ -1,0 +1,162 @@
+// Particle files: binary little-endian PLY point clouds.
+#include "io/particle_files.hpp"
+
+namespace eddy::io {
+
+using namespace detail;
+
+// ---- PLY --------------------------------------------------------------------------------------
+
+template <int D>
+void write_ply(const std::filesystem::path& path, const ParticleSet<D>& p) {
+    std::string s = fmt::format(
+        "ply\nformat binary_little_endian 1.0\ncomment eddy particles\nelement vertex {}\n"
+        "property float x\nproperty float y\nproperty float z\n"
+        "property float vx\nproperty float vy\nproperty float vz\n"
+        "property float density\nproperty float pressure\nproperty uint id\nend_header\n",
+        p.size());
+    s.reserve(s.size() + p.size() * 36);
+    for (std::size_t i = 0; i < p.size(); ++i) {
+        const float rec[8] = {p.position[i][0], p.position[i][1], D == 3 ? p.position[i][D - 1] : 0.0f,
+                              p.velocity[i][0], p.velocity[i][1], D == 3 ? p.velocity[i][D - 1] : 0.0f,
+                              p.density[i],     p.pressure[i]};
+        s.append(reinterpret_cast<const char*>(rec), sizeof(rec));
+        append_raw(s, p.id[i]);
+    }
+    write_atomic(path, s);
+}
+
+template <int D>
+ParticleSet<D> read_ply(const std::filesystem::path& path) {
+    const std::string s = slurp(path);
+    const std::string_view sv = s;
+    if (!sv.starts_with("ply\n") && !sv.starts_with("ply\r\n")) throw input_error(path, "not a PLY file (no 'ply' line)");
+    // Header lines up to end_header.
+    std::size_t pos = 0, body = std::string::npos, lineno = 0;
+    std::string format;
+    struct Prop { std::string name, type; std::size_t size; Scalar kind; };
+    std::vector<Prop> props;
+    std::size_t n = 0;
+    bool seen_vertex = false, in_vertex = false;
+    while (pos < s.size()) {
+        const auto nl = sv.find('\n', pos);
+        if (nl == std::string_view::npos) break;
+        const std::string_view line = trim(sv.substr(pos, nl - pos));
+        pos = nl + 1;
+        ++lineno;
+        std::istringstream ls{std::string(line)};
+        std::string w;
+        ls >> w;
+        if (w == "end_header") {
+            body = pos;
+            break;
+        }
+        if (w == "format") {
+            ls >> format;
+        } else if (w == "element") {
+            std::string name;
+            std::string count;
+            ls >> name >> count;
+            const auto c = parse_u64(count);
+            if (!c) throw input_error(path, "line {}: bad element count '{}'", lineno, count);
+            in_vertex = name == "vertex";
+            if (in_vertex) {
+                n = *c;
+                seen_vertex = true;
+            } else if (!seen_vertex && *c > 0) {
+                // Data comes element by element: anything before the vertices would have to be skipped.
+                throw input_error(path, "line {}: element '{}' comes before 'vertex'; vertices must come first", lineno, name);
+            }
+        } else if (w == "property" && in_vertex) {
+            std::string type, name;
+            ls >> type >> name;
+            if (type == "list") throw input_error(path, "line {}: list properties in vertices are not read", lineno);
+            const std::size_t size = scalar_size(type);
+            // PLY type names are lower case; scalar_size also knows VTK's (Float32, ...), which PLY has not.
+            if (size == 0 || !std::islower(static_cast<unsigned char>(type[0])))
+                throw input_error(path, "line {}: unknown property type '{}'", lineno, type);
+            props.push_back({name, type, size, scalar_kind(type)});
+        }
+    }
+    if (body == std::string::npos) throw input_error(path, "no end_header line");
+    if (format != "binary_little_endian" && format != "ascii")
+        throw input_error(path, "format '{}' is not read; only binary_little_endian and ascii", format);
+    if (!seen_vertex) throw input_error(path, "no vertex element");
+    if (n == 0) throw input_error(path, "no particles");
+    auto find = [&](std::string_view name) {
+        for (std::size_t k = 0; k < props.size(); ++k)
+            if (props[k].name == name) return static_cast<int>(k);
+        return -1;
+    };
+    const int ix = find("x"), iy = find("y"), iz = find("z");
+    if (ix < 0 || iy < 0) throw input_error(path, "vertices need x and y properties (and z in 3D)");
+    const int iv[3] = {find("vx"), find("vy"), find("vz")};
+    const int id_density = find("density"), id_pressure = find("pressure"), id_id = find("id");
+
+    std::size_t stride = 0;
+    for (const auto& pr : props) stride += pr.size;
+    const bool binary = format == "binary_little_endian";
+    // Checked before allocating: a corrupt vertex count must not become a huge allocation.
+    if (binary && (s.size() - body) / stride < n)
+        throw input_error(path, "vertex data is truncated: {} vertices announced, {} bytes for them", n, s.size() - body);
+    if (!binary && (s.size() - body + 1) / (2 * props.size()) < n)
+        throw input_error(path, "vertex data is truncated: {} vertices announced", n);
+
+    ParticleSet<D> p;
+    p.resize(n);
+    std::vector<double> vals(props.size());
+    const char* d = s.data() + body;
+    std::size_t apos = body;
+    std::size_t aline = lineno + 1;
+    for (std::size_t i = 0; i < n; ++i) {
+        std::size_t where_line = aline;
+        if (binary) {
+            for (std::size_t k = 0; k < props.size(); ++k) {
+                vals[k] = load_scalar(props[k].kind, d);
+                d += props[k].size;
+            }
+        } else {
+            // One token per property, whitespace separated; lines only matter for messages.
+            for (std::size_t k = 0; k < props.size(); ++k) {
+                while (apos < s.size() && std::isspace(static_cast<unsigned char>(s[apos]))) {
+                    if (s[apos] == '\n') ++aline;
+                    ++apos;
+                }
+                if (k == 0) where_line = aline;
+                if (apos >= s.size()) throw input_error(path, "vertex data is truncated at vertex {}", i);
+                std::size_t e = apos;
+                while (e < s.size() && !std::isspace(static_cast<unsigned char>(s[e]))) ++e;
+                const auto v = parse_double(sv.substr(apos, e - apos));
+                if (!v) throw input_error(path, "line {}: '{}' is not a number", aline, sv.substr(apos, e - apos));
+                vals[k] = *v;
+                apos = e;
+            }
+        }
+        const double x[3] = {vals[ix], vals[iy], iz >= 0 ? vals[iz] : 0.0};
+        set_position(p, i, x, path, [&] {
+            return binary ? fmt::format("vertex {}", i) : fmt::format("line {}", where_line);
+        });
+        const double v[3] = {iv[0] >= 0 ? vals[iv[0]] : 0.0, iv[1] >= 0 ? vals[iv[1]] : 0.0, iv[2] >= 0 ? vals[iv[2]] : 0.0};
+        set_velocity(p, i, v);
+        if (id_density >= 0) p.density[i] = narrow(vals[id_density]);
+        if (id_pressure >= 0) p.pressure[i] = narrow(vals[id_pressure]);
+        if (id_id >= 0) {
+            const auto id = to_id(vals[id_id]);
+            if (!id) throw input_error(path, "vertex {}: id {} is not a whole number in [0, 2^32)", i, vals[id_id]);
+            p.id[i] = *id;
+        } else {
+            p.id[i] = static_cast<std::uint32_t>(i);
+        }
+    }
+    finish(p, path);
+    return p;
+}
+
+#define EDDY_IO_INSTANTIATE(D) \
+    template void write_ply<D>(const std::filesystem::path&, const ParticleSet<D>&); \
+    template ParticleSet<D> read_ply<D>(const std::filesystem::path&);
+EDDY_IO_INSTANTIATE(2)
+EDDY_IO_INSTANTIATE(3)
+#undef EDDY_IO_INSTANTIATE
+
+}  // namespace eddy::io

@@ -1,0 +1,214 @@
+// Particle files: VTK XML PolyData (.vtp, binary appended).
+#include "io/particle_files.hpp"
+
+namespace eddy::io {
+
+using namespace detail;
+
+// ---- VTK XML PolyData -------------------------------------------------------------------------
+
+template <int D>
+void write_vtp(const std::filesystem::path& path, const ParticleSet<D>& p) {
+    const std::uint64_t n = p.size();
+    // Appended arrays, each preceded by its byte count (the UInt64 header); offsets count from the '_'.
+    struct Array { const char* name; const char* type; int comps; std::uint64_t offset; };
+    std::string data;
+    data.reserve(7 * 8 + n * (12 + 8 + 8 + 12 + 4 + 4 + 4));
+    std::vector<Array> arrays;
+    auto begin_array = [&](const char* name, const char* type, int comps, std::uint64_t bytes) {
+        arrays.push_back({name, type, comps, data.size()});
+        append_raw(data, bytes);
+    };
+    auto vec3 = [&](const std::vector<Vec<D>>& v) {
+        for (const auto& x : v) {
+            const float c[3] = {x[0], x[1], D == 3 ? x[D - 1] : 0.0f};
+            data.append(reinterpret_cast<const char*>(c), sizeof(c));
+        }
+    };
+    begin_array("Points", "Float32", 3, n * 12);
+    vec3(p.position);
+    // One vertex cell per point, so that ParaView shows the points without a Glyph filter.
+    begin_array("connectivity", "Int64", 1, n * 8);
+    for (std::uint64_t i = 0; i < n; ++i) append_raw(data, static_cast<std::int64_t>(i));
+    begin_array("offsets", "Int64", 1, n * 8);
+    for (std::uint64_t i = 0; i < n; ++i) append_raw(data, static_cast<std::int64_t>(i + 1));
+    begin_array("velocity", "Float32", 3, n * 12);
+    vec3(p.velocity);
+    begin_array("density", "Float32", 1, n * 4);
+    data.append(reinterpret_cast<const char*>(p.density.data()), n * 4);
+    begin_array("pressure", "Float32", 1, n * 4);
+    data.append(reinterpret_cast<const char*>(p.pressure.data()), n * 4);
+    begin_array("id", "UInt32", 1, n * 4);
+    data.append(reinterpret_cast<const char*>(p.id.data()), n * 4);
+
+    auto da = [&](const Array& a) {
+        return fmt::format("        <DataArray type=\"{}\" Name=\"{}\" NumberOfComponents=\"{}\" format=\"appended\" "
+                           "offset=\"{}\"/>\n",
+                           a.type, a.name, a.comps, a.offset);
+    };
+    std::string xml;
+    xml.reserve(2048 + data.size());
+    xml += "<?xml version=\"1.0\"?>\n";
+    xml += "<VTKFile type=\"PolyData\" version=\"1.0\" byte_order=\"LittleEndian\" header_type=\"UInt64\">\n";
+    xml += "  <PolyData>\n";
+    xml += fmt::format("    <Piece NumberOfPoints=\"{}\" NumberOfVerts=\"{}\" NumberOfLines=\"0\" NumberOfStrips=\"0\" "
+                       "NumberOfPolys=\"0\">\n",
+                       n, n);
+    xml += "      <PointData Scalars=\"density\" Vectors=\"velocity\">\n";
+    for (std::size_t k = 3; k < arrays.size(); ++k) xml += da(arrays[k]);
+    xml += "      </PointData>\n      <Points>\n" + da(arrays[0]) + "      </Points>\n";
+    xml += "      <Verts>\n" + da(arrays[1]) + da(arrays[2]) + "      </Verts>\n";
+    xml += "    </Piece>\n  </PolyData>\n  <AppendedData encoding=\"raw\">\n   _";
+    xml += data;
+    xml += "\n  </AppendedData>\n</VTKFile>\n";
+    write_atomic(path, xml);
+}
+
+template <int D>
+ParticleSet<D> read_vtp(const std::filesystem::path& path) {
+    const std::string s = slurp(path);
+    const std::string_view sv = s;
+    // The XML part ends at the '_' that starts the raw data: never search the binary bytes for tags.
+    const Tag file = find_tag(sv, "VTKFile");
+    if (!file) throw input_error(path, "not a VTK XML file (no <VTKFile> tag)");
+    if (attribute(sv, file, "type").value_or("") != "PolyData")
+        throw input_error(path, "not VTK PolyData (type=\"{}\")", attribute(sv, file, "type").value_or(""));
+    if (attribute(sv, file, "compressor"))
+        throw input_error(path, "compressed VTK data ({}) is not read; save uncompressed raw appended data",
+                          *attribute(sv, file, "compressor"));
+    if (const auto bo = attribute(sv, file, "byte_order"); bo && *bo != "LittleEndian")
+        throw input_error(path, "byte_order=\"{}\" is not read; only LittleEndian", *bo);
+    const std::string header_type = attribute(sv, file, "header_type").value_or("UInt32");
+    if (header_type != "UInt64")
+        throw input_error(path, "header_type=\"{}\" is not read; only UInt64 (as eddy writes it)", header_type);
+    const Tag appended = find_tag(sv, "AppendedData", file.end);
+    const std::size_t head_end = appended ? appended.end : s.size();
+    const Tag piece = find_tag(sv, "Piece", file.end, head_end);
+    if (!piece) throw input_error(path, "no <Piece> in the PolyData");
+    if (find_tag(sv, "Piece", piece.end, head_end)) throw input_error(path, "more than one <Piece> is not read");
+    const auto n_attr = attribute(sv, piece, "NumberOfPoints");
+    const auto n64 = n_attr ? parse_u64(*n_attr) : std::nullopt;
+    if (!n64) throw input_error(path, "<Piece> has no valid NumberOfPoints");
+    if (*n64 == 0) throw input_error(path, "no particles");
+    // Every point needs at least 3 bytes of appended data (3 one-byte coordinates): a count the file
+    // cannot hold is refused here, before any product with it can wrap around 2^64 (2^61 points of
+    // 24 bytes "need" 0 bytes) and before anything is allocated for it.
+    if (*n64 > s.size() / 3)
+        throw input_error(path, "NumberOfPoints = {} is more than the file's {} bytes can hold; allowed: at most {}", *n64,
+                          s.size(), s.size() / 3);
+    const std::size_t n = *n64;
+
+    struct ArrayInfo { Tag tag; std::string name, type, format; int comps; };
+    auto info = [&](const Tag& t) {
+        ArrayInfo a{t, attribute(sv, t, "Name").value_or(""), attribute(sv, t, "type").value_or(""),
+                    attribute(sv, t, "format").value_or("ascii"), 1};
+        if (const auto c = attribute(sv, t, "NumberOfComponents")) {
+            const auto v = parse_u64(*c);
+            if (!v || *v == 0 || *v > 16) throw input_error(path, "array '{}': bad NumberOfComponents=\"{}\"", a.name, *c);
+            a.comps = static_cast<int>(*v);
+        }
+        return a;
+    };
+    std::optional<ArrayInfo> points;
+    if (const Tag pts = find_tag(sv, "Points", piece.end, head_end))
+        if (const Tag t = find_tag(sv, "DataArray", pts.end, sv.find("</Points>", pts.end))) points = info(t);
+    if (!points) throw input_error(path, "no <Points> array");
+    std::vector<ArrayInfo> point_data;
+    if (const Tag pd = find_tag(sv, "PointData", piece.end, head_end); pd && sv[pd.end - 2] != '/') {
+        const auto close = sv.find("</PointData>", pd.end);
+        for (Tag t = find_tag(sv, "DataArray", pd.end, close); t; t = find_tag(sv, "DataArray", t.end, close))
+            point_data.push_back(info(t));
+    }
+    auto named = [&](std::string_view name) -> const ArrayInfo* {
+        for (const auto& a : point_data)
+            if (a.name == name) return &a;
+        return nullptr;
+    };
+
+    if (points->format != "appended")
+        throw input_error(path, "format=\"{}\" data arrays are not read; only raw appended data (as eddy writes it)",
+                          points->format);
+    if (!appended) throw input_error(path, "no <AppendedData> block");
+    if (const auto enc = attribute(sv, appended, "encoding"); enc.value_or("") != "raw")
+        throw input_error(path, "<AppendedData encoding=\"{}\"> is not read; only raw", enc.value_or(""));
+    const std::size_t underscore = s.find('_', appended.end);
+    if (underscore == std::string::npos) throw input_error(path, "<AppendedData> has no '_' marker");
+    const std::size_t base = underscore + 1;
+
+    // Returns the first byte of the array's values after checking type, size and bounds.
+    auto array_data = [&](const ArrayInfo& a, int comps) -> const char* {
+        const std::string label = a.name.empty() ? std::string("Points") : a.name;
+        if (a.format != "appended")
+            throw input_error(path, "array '{}': format=\"{}\" is not read; only raw appended data", label, a.format);
+        const std::size_t elem = scalar_size(a.type);
+        if (elem == 0) throw input_error(path, "array '{}': unsupported type \"{}\"", label, a.type);
+        if (a.comps != comps)
+            throw input_error(path, "array '{}' has {} components, {} expected", label, a.comps, comps);
+        const auto off = parse_u64(attribute(sv, a.tag, "offset").value_or(""));
+        if (!off) throw input_error(path, "array '{}' has no valid offset", label);
+        if (*off > s.size() - base || s.size() - base - *off < 8) throw input_error(path, "array '{}' is truncated", label);
+        std::uint64_t bytes = 0;
+        std::memcpy(&bytes, s.data() + base + *off, 8);
+        if (n > s.size() / (std::size_t(comps) * elem))  // checked before the product, which could wrap
+            throw input_error(path, "array '{}' is truncated: {} points of {} bytes are more than the file's {} bytes",
+                              label, n, std::size_t(comps) * elem, s.size());
+        const std::uint64_t want = std::uint64_t(n) * std::uint64_t(comps) * elem;
+        if (bytes != want)
+            throw input_error(path, "array '{}' holds {} bytes, {} expected for {} points", label, bytes, want, n);
+        if (s.size() - base - *off - 8 < want) throw input_error(path, "array '{}' is truncated", label);
+        return s.data() + base + *off + 8;
+    };
+    // Checked before allocating: a corrupt NumberOfPoints must not become a huge allocation.
+    const char* pts_data = array_data(*points, 3);
+
+    ParticleSet<D> p;
+    p.resize(n);
+    {
+        const Scalar k = scalar_kind(points->type);
+        const std::size_t e = scalar_size(points->type);
+        for (std::size_t i = 0; i < n; ++i) {
+            const char* d = pts_data + 3 * e * i;
+            const double x[3] = {load_scalar(k, d), load_scalar(k, d + e), load_scalar(k, d + 2 * e)};
+            set_position(p, i, x, path, [&] { return fmt::format("point {}", i); });
+        }
+    }
+    if (const ArrayInfo* a = named("velocity")) {
+        const char* d = array_data(*a, 3);
+        const Scalar k = scalar_kind(a->type);
+        const std::size_t e = scalar_size(a->type);
+        for (std::size_t i = 0; i < n; ++i, d += 3 * e) {
+            const double v[3] = {load_scalar(k, d), load_scalar(k, d + e), load_scalar(k, d + 2 * e)};
+            set_velocity(p, i, v);
+        }
+    }
+    auto scalar = [&](const char* name, auto&& store) {
+        if (const ArrayInfo* a = named(name)) {
+            const char* d = array_data(*a, 1);
+            const Scalar k = scalar_kind(a->type);
+            const std::size_t e = scalar_size(a->type);
+            for (std::size_t i = 0; i < n; ++i) store(i, load_scalar(k, d + e * i));
+            return true;
+        }
+        return false;
+    };
+    scalar("density", [&](std::size_t i, double v) { p.density[i] = narrow(v); });
+    scalar("pressure", [&](std::size_t i, double v) { p.pressure[i] = narrow(v); });
+    const bool has_id = scalar("id", [&](std::size_t i, double v) {
+        const auto id = to_id(v);
+        if (!id) throw input_error(path, "point {}: id {} is not a whole number in [0, 2^32)", i, v);
+        p.id[i] = *id;
+    });
+    if (!has_id)
+        for (std::size_t i = 0; i < n; ++i) p.id[i] = static_cast<std::uint32_t>(i);
+    finish(p, path);
+    return p;
+}
+
+#define EDDY_IO_INSTANTIATE(D) \
+    template void write_vtp<D>(const std::filesystem::path&, const ParticleSet<D>&); \
+    template ParticleSet<D> read_vtp<D>(const std::filesystem::path&);
+EDDY_IO_INSTANTIATE(2)
+EDDY_IO_INSTANTIATE(3)
+#undef EDDY_IO_INSTANTIATE
+
+}  // namespace eddy::io
