@@ -54,6 +54,9 @@ std::atomic<bool> g_stop{false};
 extern "C" void on_signal(int) { g_stop.store(true); }
 
 constexpr const char* kDefaultScene = "dam_break_3d";
+// Particle runs over several processes larger than this write their .vtp frames in pieces even without
+// --pieces: gathered, a frame of 2^26 particles is about 2.5 GB on rank 0.
+constexpr double kPiecesAboveParticles = double(1 << 26);
 
 // Checks of the number flags, run by CLI11 on the text before it converts it: "abc", "nan", "inf",
 // "-1" and "1e999" each get one line naming the flag and what is allowed. (CLI11's own ranges print
@@ -397,9 +400,10 @@ int run_main(int argc, char** argv) {
     run_cmd->add_flag("--render", render, "Write a PNG picture of every frame (the last frame is always rendered)");
     bool run_pieces = false;
     run_cmd->add_flag("--pieces", run_pieces,
-                      "Shallow water: write each .vti frame as one piece per process (frames/grid_NNNNN_pRRRR.vti) and a "
-                      ".pvti listing them, which ParaView opens as one grid; for grids too large to gather on one process "
-                      "(mpirun; docs/distributed.md)");
+                      "Write each frame as one piece per process and a parallel VTK file listing them, which ParaView "
+                      "opens as one data set: shallow water .vti (frames/grid_NNNNN_pRRRR.vti, .pvti), particles .vtp "
+                      "(frames/particles_NNNNN_pRRRR.vtp, .pvtp; eddy mesh reads it); for runs too large to gather on "
+                      "one process (mpirun; docs/distributed.md)");
     run_cmd->add_option("--max-particles", max_particles, "Refuse scenes with more fluid particles than this")
         ->capture_default_str()
         ->check(whole_check(1, 4294967295LL, "a whole number from 1 to 4294967295 (particle ids are 32-bit)"));
@@ -440,7 +444,7 @@ int run_main(int argc, char** argv) {
                                                 "and optionally the signed distance grid (.vti/.vdb)");
     eddy::MeshFilesOptions mesh_opts;
     std::string mesh_in, mesh_out;
-    mesh_cmd->add_option("input", mesh_in, "Particle file (.csv, .vtp, .ply) or a folder of frames")->required();
+    mesh_cmd->add_option("input", mesh_in, "Particle file (.csv, .vtp, .pvtp, .ply) or a folder of frames")->required();
     mesh_cmd->add_option("--out,-o", mesh_out, "Mesh file (.obj, .ply); for a folder: the output folder")
         ->required()
         ->check(kNonEmptyPath);
@@ -640,9 +644,6 @@ int run_main(int argc, char** argv) {
         for (const auto& f : formats)
             if (f == "vti" || f == "obj")
                 throw eddy::InputError(fmt::format("--format {}: {} is a particle scene; allowed: vtk, csv, ply", f, scene.where()));
-        if (run_pieces)
-            throw eddy::InputError(fmt::format("--pieces: {} is a particle scene; allowed with shallow-water scenes "
-                                               "(particle frames are written whole)", scene.where()));
         eddy::Simulation sim = eddy::make_simulation(scene, max_particles, exec, budget);
         ProgressPrinter printer;
         eddy::RunOptions opts = run_options(args, exec, printer);
@@ -650,6 +651,13 @@ int run_main(int argc, char** argv) {
         opts.mesh_format = run_mesh_format;
         opts.mesh_attributes = run_attributes;
         opts.budget = budget;
+        const std::size_t particles = std::visit([](const auto& s) { return s.fluid.size(); }, sim);
+        if (g_procs.size > 1 && !opts.pieces && double(particles) > kPiecesAboveParticles) {
+            opts.pieces = true;
+            if (!quiet)
+                std::fprintf(stderr, "eddy: %zu particles: .vtp frames in pieces, one per process (a .pvtp lists them)\n",
+                             particles);
+        }
         if (!quiet)
             std::fprintf(stderr, "eddy: %s (%s, %dD), %zu particles, %d threads%s -> %s\n", scene.name.c_str(),
                          scene.method.c_str(), scene.dimension,

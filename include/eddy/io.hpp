@@ -57,6 +57,10 @@ template <int D>
 void write_walls_vtp(const std::filesystem::path& path, const BoundarySet<D>& b,
                      const std::vector<std::pair<std::uint16_t, Mesh<D>>>& models);
 
+/// Parallel VTK PolyData (.pvtp): the pieces (.vtp files written by write_vtp, relative to the .pvtp's
+/// folder) that ParaView opens as one data set; a run over several processes writes one per process.
+void write_pvtp(const std::filesystem::path& path, const std::vector<std::string>& pieces);
+
 /// ParaView collection (.pvd) of (time, relative file) entries.
 void write_pvd(const std::filesystem::path& path, const std::vector<std::pair<double, std::string>>& entries);
 
@@ -69,7 +73,10 @@ template <int D>
 ParticleSet<D> read_vtp(const std::filesystem::path& path);
 template <int D>
 ParticleSet<D> read_ply(const std::filesystem::path& path);
-/// Any of the above, chosen by the extension (.csv, .vtp, .ply); other extensions are an InputError.
+/// A .pvtp's pieces as one set (empty pieces skipped; ids unique across them).
+template <int D>
+ParticleSet<D> read_pvtp(const std::filesystem::path& path);
+/// Any of the above, chosen by the extension (.csv, .vtp, .pvtp, .ply); other extensions are an InputError.
 template <int D>
 ParticleSet<D> read_particles(const std::filesystem::path& path);
 

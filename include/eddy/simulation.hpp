@@ -132,6 +132,9 @@ public:
     virtual StepStats step(Simulation& sim, const ExecContext& exec, double until) = 0;
     /// Does this process write the files (the root)?
     virtual bool writes() const = 0;
+    /// This process's number and how many run (the pieces of a --pieces frame).
+    virtual int rank() const = 0;
+    virtual int processes() const = 0;
     /// The fluid of every process, on the writer, as one set ordered by id; others get an empty set.
     virtual void gather(const ParticleSet<2>& mine, ParticleSet<2>& whole) = 0;
     virtual void gather(const ParticleSet<3>& mine, ParticleSet<3>& whole) = 0;
@@ -176,8 +179,10 @@ struct RunOptions {
     /// numbering, the .pvd collections and the statistics carry on from it; the frame rate, formats,
     /// pictures and meshes are the original run's (fps, formats, render, mesh above are ignored).
     const nlohmann::json* resume = nullptr;
-    /// Grids: .vti frames as one piece per process (frames/grid_NNNNN_pRRRR.vti) and a .pvti that lists
-    /// them (ParaView opens it as one grid), instead of one .vti gathered on the first process.
+    /// Frames as one piece per process and a parallel VTK file that lists them (ParaView opens it as one
+    /// data set), instead of one file gathered on the first process: grids' .vti
+    /// (frames/grid_NNNNN_pRRRR.vti and .pvti), particles' .vtp (frames/particles_NNNNN_pRRRR.vtp and
+    /// .pvtp; CSV and PLY frames stay whole).
     bool pieces = false;
     /// Particles over several processes (RunHooks); null: this process alone.
     RunHooks* hooks = nullptr;

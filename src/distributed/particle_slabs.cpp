@@ -224,6 +224,8 @@ public:
         return st;
     }
     bool writes() const override { return m_comm.root(); }
+    int rank() const override { return m_comm.rank(); }
+    int processes() const override { return m_comm.size(); }
     void gather(const ParticleSet<2>& mine, ParticleSet<2>& whole) override { gather_set(mine, whole); }
     void gather(const ParticleSet<3>& mine, ParticleSet<3>& whole) override { gather_set(mine, whole); }
     std::uint64_t sum(std::uint64_t v) override { return m_comm.sum(v); }

@@ -209,6 +209,20 @@ inline double load_scalar(Scalar k, const char* d) {
     return 0.0;
 }
 
+inline std::string xml_escape(std::string_view s) {
+    std::string r;
+    for (const char c : s) {
+        switch (c) {
+            case '&': r += "&amp;"; break;
+            case '<': r += "&lt;"; break;
+            case '>': r += "&gt;"; break;
+            case '"': r += "&quot;"; break;
+            default: r += c;
+        }
+    }
+    return r;
+}
+
 }  // namespace detail
 
 }  // namespace eddy::io

@@ -9,21 +9,6 @@ using namespace detail;
 
 // ---- ParaView collection ----------------------------------------------------------------------
 
-namespace {
-std::string xml_escape(std::string_view s) {
-    std::string r;
-    for (const char c : s) {
-        switch (c) {
-            case '&': r += "&amp;"; break;
-            case '<': r += "&lt;"; break;
-            case '>': r += "&gt;"; break;
-            case '"': r += "&quot;"; break;
-            default: r += c;
-        }
-    }
-    return r;
-}
-}  // namespace
 
 void write_pvd(const std::filesystem::path& path, const std::vector<std::pair<double, std::string>>& entries) {
     std::string s = "<?xml version=\"1.0\"?>\n<VTKFile type=\"Collection\" version=\"1.0\" byte_order=\"LittleEndian\">\n"
@@ -41,8 +26,9 @@ ParticleSet<D> read_particles(const std::filesystem::path& path) {
     std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     if (ext == ".csv") return read_csv<D>(path);
     if (ext == ".vtp") return read_vtp<D>(path);
+    if (ext == ".pvtp") return read_pvtp<D>(path);
     if (ext == ".ply") return read_ply<D>(path);
-    throw input_error(path, "unknown particle file type '{}'; allowed: .csv, .vtp, .ply", ext);
+    throw input_error(path, "unknown particle file type '{}'; allowed: .csv, .vtp, .pvtp, .ply", ext);
 }
 
 template ParticleSet<2> read_particles<2>(const std::filesystem::path&);

@@ -295,6 +295,8 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
                 rec ? rec->at("formats").get<std::vector<std::string>>()
                     : opts.formats.empty() ? scene.output.formats : opts.formats;
             const bool render_all = rec ? rec->at("render").get<bool>() : opts.render || scene.output.render;
+            // .vtp frames in pieces, one per process, listed by a .pvtp (opts.pieces).
+            const bool pieces = rec ? rec->value("pieces", false) : opts.pieces;
             const bool mesh = rec ? rec->at("mesh").get<bool>() : opts.mesh;
             const std::string mesh_format = rec ? rec->at("mesh_format").get<std::string>() : opts.mesh_format;
             // Checkpoints written before these existed: y up, no attributes (what those runs wrote).
@@ -337,6 +339,7 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
                 detail::prepare_frames_folder(out, {"particles_", "surface_", "walls"}, frames_kept);
                 detail::start_run_folder(out, {{"scene", scene.name}, {"method", scene.method}}, rec != nullptr);
             }
+            if (hooks) hooks->any(false);  // the folder is ready before any process writes a piece into it
             // The whole fluid: this process's, or every process's gathered on the writer (collective).
             ParticleSet<D> gathered;
             auto whole = [&]() -> const ParticleSet<D>& {
@@ -373,7 +376,27 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
                 frame_max_err = 0.0f;
                 frame_sum_err = 0.0;
                 frame_steps = 0;
-                const ParticleSet<D>& all = whole();
+                const bool vtk = std::find(formats.begin(), formats.end(), "vtk") != formats.end();
+                if (pieces && vtk) {  // every process writes its own particles
+                    const int rank = hooks ? hooks->rank() : 0, processes = hooks ? hooks->processes() : 1;
+                    auto piece = [&](int r) { return fmt::format("particles_{:05d}_p{:04d}.vtp", fr.index, r); };
+                    std::optional<ParticleSet<D>> turned;
+                    if constexpr (D == 3)
+                        if (up != UpAxis::y) turned = io::in_file_axes(sim.fluid, up);
+                    io::write_vtp(out / "frames" / piece(rank), turned ? *turned : sim.fluid);
+                    const std::string name = frame_name(fr.index, "pvtp");
+                    if (writer) {
+                        std::vector<std::string> all_pieces;
+                        for (int r = 0; r < processes; ++r) all_pieces.push_back(piece(r));
+                        io::write_pvtp(out / name, all_pieces);
+                        fr.files.push_back(name);
+                        for (const auto& p : all_pieces) fr.files.push_back("frames/" + p);
+                        pvd.emplace_back(sim.time, name);
+                    }
+                }
+                // The whole fluid on the writer, for what is not written in pieces.
+                const bool need_whole = !pieces || !vtk || formats.size() > 1 || mesh || render;
+                const ParticleSet<D>& all = need_whole ? whole() : sim.fluid;
                 if (!writer) {  // another process writes the files
                     result.frames.push_back(std::move(fr));
                     return;
@@ -384,7 +407,7 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
                     if (up != UpAxis::y) turned = io::in_file_axes(all, up);
                 const ParticleSet<D>& fluid = turned ? *turned : all;
                 for (const auto& f : formats) {
-                    if (f == "vtk") {
+                    if (f == "vtk" && !pieces) {
                         const std::string name = frame_name(fr.index, "vtp");
                         io::write_vtp(out / name, fluid);
                         fr.files.push_back(name);
@@ -480,6 +503,7 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
                 rj["fps"] = fps;
                 rj["formats"] = formats;
                 rj["render"] = render_all;
+                rj["pieces"] = pieces;
                 rj["mesh"] = mesh;
                 rj["mesh_format"] = mesh_format;
                 rj["mesh_attributes"] = mesh_attributes;

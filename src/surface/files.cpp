@@ -1,5 +1,6 @@
 // `eddy mesh`: particle files (or folders of frames) to surface meshes and signed distance grids.
 #include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <map>
 
@@ -121,7 +122,7 @@ MeshFilesReport mesh_frame(const Frame& f, const MeshFilesOptions& opts, const S
 
 bool is_particle_file(const fs::path& p) {
     const auto e = p.extension();
-    return e == ".csv" || e == ".vtp" || e == ".ply";
+    return e == ".csv" || e == ".vtp" || e == ".pvtp" || e == ".ply";
 }
 
 }  // namespace
@@ -129,7 +130,7 @@ bool is_particle_file(const fs::path& p) {
 MeshFilesReport mesh_particle_files(const MeshFilesOptions& opts, const ExecContext& exec) {
     std::error_code ec;
     if (!fs::exists(opts.input, ec))
-        throw InputError(fmt::format("{}: no such file or folder; allowed: a particle file (.csv, .vtp, .ply) or a "
+        throw InputError(fmt::format("{}: no such file or folder; allowed: a particle file (.csv, .vtp, .pvtp, .ply) or a "
                                      "folder of them", opts.input.string()));
     SurfaceSettings s = opts.settings;
     if (s.particle_radius == 0.0f) s.particle_radius = radius_from_summary(opts.input);
@@ -154,19 +155,27 @@ MeshFilesReport mesh_particle_files(const MeshFilesOptions& opts, const ExecCont
             throw InputError(fmt::format("key 'format' = '{}': allowed: obj, ply", opts.format));
         if (!opts.sdf_out.empty())
             throw InputError(fmt::format("{}: key 'sdf' needs a single particle file, not a folder", opts.input.string()));
-        // One file per frame: of particles_00001.vtp/.ply/.csv, the first of vtp, ply, csv.
+        // One file per frame: of particles_00001.pvtp/.vtp/.ply/.csv, the first of pvtp, vtp, ply, csv.
         std::map<std::string, fs::path> by_stem;
-        const auto rank = [](const fs::path& p) { return p.extension() == ".vtp" ? 0 : (p.extension() == ".ply" ? 1 : 2); };
+        const auto rank = [](const fs::path& p) {
+            const auto e = p.extension();
+            return e == ".pvtp" ? 0 : e == ".vtp" ? 1 : e == ".ply" ? 2 : 3;
+        };
         for (const auto& e : fs::directory_iterator(opts.input)) {
             if (!e.is_regular_file() || !is_particle_file(e.path())) continue;
             // eddy run's other frame files: surfaces and walls (walls.vtp, walls_NNNNN.vtp).
             const std::string fname = e.path().filename().string();
             if (fname.rfind("surface_", 0) == 0 || fname.rfind("walls", 0) == 0) continue;
+            // The pieces of a --pieces frame (particles_NNNNN_pRRRR.vtp): their .pvtp stands for them.
+            const std::string stem = e.path().stem().string();
+            if (stem.size() > 6 && stem[stem.size() - 6] == '_' && stem[stem.size() - 5] == 'p' &&
+                std::all_of(stem.end() - 4, stem.end(), [](unsigned char c) { return std::isdigit(c); }))
+                continue;
             auto [it, fresh] = by_stem.emplace(e.path().stem().string(), e.path());
             if (!fresh && rank(e.path()) < rank(it->second)) it->second = e.path();
         }
         if (by_stem.empty())
-            throw InputError(fmt::format("{}: no particle files (.csv, .vtp, .ply) in this folder", opts.input.string()));
+            throw InputError(fmt::format("{}: no particle files (.csv, .vtp, .pvtp, .ply) in this folder", opts.input.string()));
         fs::create_directories(opts.out, ec);
         if (!fs::is_directory(opts.out))
             throw InputError(fmt::format("{}: key 'out': cannot create the output folder", opts.out.string()));

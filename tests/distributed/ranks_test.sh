@@ -10,6 +10,8 @@
 #                                  values for N = 1..4, none lost or doubled; summaries agree (particles_agree.py)
 #   particles_resume SCENE T1 T2   N = 2 runs to T1 (checkpoint), N = 3 resumes to T2: one process's frames
 #   particles_idle                 3 particles on 4 processes: empty subdomains run along
+#   particles_pieces SCENE UNTIL   --pieces on 3 processes: each .pvtp's pieces are the one-process .vtp
+#                                  (pvtp_equals_vtp.py; VTK's reader too with python3-vtk9); eddy mesh reads them
 #   errors                         a bad scene, a refused particle mode, a divergence: one line, the exit code
 #   pieces_resume SCENE T1 T2      --pieces with .vti only (no whole grid anywhere: checkpoints in pieces):
 #                                  3 processes to T1, resumed on 1, 2, 4 and 3 to T2: the one-process frames
@@ -86,6 +88,31 @@ particles_resume)
     mpi 2 run "$SCENE" --until "$T1" --out split -j1 --quiet --format csv --checkpoint-every "$T1"
     mpi 3 run --resume split --until "$T2" -j1 --quiet
     python3 "$HERE/particles_agree.py" straight split 3
+    ;;
+particles_pieces)
+    SCENE=$1; UNTIL=$2
+    HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
+    "$EDDY" run "$SCENE" --until "$UNTIL" --out whole -j1 --quiet --format vtk
+    mpi 3 run "$SCENE" --until "$UNTIL" --out p3 -j1 --quiet --format vtk --pieces
+    for f in whole/frames/particles_*.vtp; do
+        python3 "$HERE/pvtp_equals_vtp.py" "$f" "p3/frames/$(basename "$f" .vtp).pvtp"
+    done
+    grep -q 'file="frames/particles_00001.pvtp"' p3/particles.pvd || fail "p3/particles.pvd does not list the .pvtp frames"
+    "$EDDY" mesh p3/frames/particles_00001.pvtp --out one.obj || fail "eddy mesh cannot read a .pvtp"
+    "$EDDY" mesh p3/frames --out meshes || fail "eddy mesh cannot read a folder of .pvtp frames"
+    [ "$(ls meshes | wc -l)" = "$(ls p3/frames/*.pvtp | wc -l)" ] || fail "eddy mesh: $(ls meshes | wc -l) meshes for $(ls p3/frames/*.pvtp | wc -l) frames"
+    echo "eddy mesh: one mesh per .pvtp frame ($(ls meshes | wc -l))"
+    if /usr/bin/python3 -c "import vtk" 2>/dev/null; then
+        /usr/bin/python3 - p3/frames/particles_00001.pvtp whole/frames/particles_00001.vtp <<'PY'
+import sys, vtk
+p = vtk.vtkXMLPPolyDataReader(); p.SetFileName(sys.argv[1]); p.Update()
+w = vtk.vtkXMLPolyDataReader(); w.SetFileName(sys.argv[2]); w.Update()
+assert p.GetOutput().GetNumberOfPoints() == w.GetOutput().GetNumberOfPoints() > 0
+print(f"VTK {vtk.vtkVersion.GetVTKVersion()} reads {sys.argv[1]} as one data set of {p.GetOutput().GetNumberOfPoints()} points")
+PY
+    else
+        echo "python3-vtk9 not installed: VTK's own .pvtp reader not tried"
+    fi
     ;;
 particles_idle)
     HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")

@@ -296,6 +296,32 @@ TEST_F(Io, PlyIsBinaryLittleEndianAndReadsAscii) {
     EXPECT_EQ(b.next_id, 42u);
 }
 
+// A --pieces frame (one .vtp per process, listed by a .pvtp) reads back as the whole set; an empty
+// piece (a process that held nothing) is skipped; a missing piece or an id in two pieces is named.
+TEST_F(Io, PvtpPiecesReadBackAsTheWhole) {
+    ParticleSet<3> a, b;
+    for (int i = 0; i < 5; ++i) a.push_back(Vec3{{0.1f * i, 0.2f, 0.3f}}, Vec3{{1.0f, 0.0f, float(i)}});
+    for (int i = 0; i < 3; ++i) b.push_back(Vec3{{0.5f, 0.1f * i, 0.0f}}, Vec3::zero());
+    for (std::size_t i = 0; i < b.size(); ++i) b.id[i] = 10 + std::uint32_t(i);
+    io::write_vtp(dir / "f_p0000.vtp", a);
+    io::write_vtp(dir / "f_p0001.vtp", ParticleSet<3>{});
+    io::write_vtp(dir / "f_p0002.vtp", b);
+    io::write_pvtp(dir / "f.pvtp", {"f_p0000.vtp", "f_p0001.vtp", "f_p0002.vtp"});
+    const ParticleSet<3> all = io::read_particles<3>(dir / "f.pvtp");
+    ASSERT_EQ(all.size(), 8u);
+    EXPECT_EQ(all.id[4], 4u);
+    EXPECT_EQ(all.id[5], 10u);
+    EXPECT_EQ(all.position[7][1], b.position[2][1]);
+    EXPECT_EQ(all.velocity[3][2], 3.0f);
+    EXPECT_EQ(all.next_id, 13u);
+    io::write_pvtp(dir / "missing.pvtp", {"f_p0000.vtp", "gone.vtp"});
+    expect_input_error([&] { io::read_pvtp<3>(dir / "missing.pvtp"); }, dir / "gone.vtp", "no such file");
+    io::write_pvtp(dir / "twice.pvtp", {"f_p0000.vtp", "f_p0000.vtp"});
+    expect_input_error([&] { io::read_pvtp<3>(dir / "twice.pvtp"); }, dir / "twice.pvtp", "more than one particle");
+    io::write_pvtp(dir / "none.pvtp", {});
+    expect_input_error([&] { io::read_pvtp<3>(dir / "none.pvtp"); }, dir / "none.pvtp", "no <Piece>");
+}
+
 TEST_F(Io, PvdListsTheFrames) {
     io::write_pvd(dir / "s.pvd", {{0.0, "frames/a.vtp"}, {0.02, "frames/b.vtp"}, {1.0 / 3.0, "x&y.vtp"}});
     const std::string s = slurp(dir / "s.pvd");
@@ -378,7 +404,7 @@ TEST_F(Io, ReadersNameTheFileAndTheProblem) {
     expect_input_error([&] { io::read_ply<2>(dir / "zero.ply"); }, dir / "zero.ply", "no particles");
     // Unknown extension.
     put(dir / "p.xyz", "1 2 3\n");
-    expect_input_error([&] { io::read_particles<3>(dir / "p.xyz"); }, dir / "p.xyz", ".csv, .vtp, .ply");
+    expect_input_error([&] { io::read_particles<3>(dir / "p.xyz"); }, dir / "p.xyz", ".csv, .vtp, .pvtp, .ply");
 }
 
 TEST_F(Io, CsvReaderRejectsBadContent) {
