@@ -152,7 +152,7 @@ RunResult resume_shallow_water_pieces(const CheckpointFile& ck, const MemoryBudg
 
 /// How a particle run is spread (docs/distributed.md).
 struct DistributedParticleOptions {
-    int rebalance_every = 50;  ///< Steps between new cuts of the slabs by particle counts
+    int rebalance_every = 50;  ///< Steps between new cuts of the boxes by particle counts
 };
 
 /// Throws AgreedError (on every process alike) for what does not run over several processes yet:
@@ -160,8 +160,8 @@ struct DistributedParticleOptions {
 void check_distributable(const Scene& scene, int processes);
 
 /// Runs a particle simulation over the processes of `comm` (every process passes the same, freshly made
-/// simulation): slabs along the fluid's longest axis, cut by particle counts every
-/// `rebalance_every` steps; ghosts within the neighbour radius refreshed between the solver's passes;
+/// simulation, or the same checkpoint restored): boxes by recursive bisection at equal particle counts,
+/// cut again every `rebalance_every` steps; ghosts within the neighbour radius refreshed between the solver's passes;
 /// migration; statistics reduced. The root writes the files of a run on one process (particles in id
 /// order) and summary.json adds the processes, their particles, the load imbalance and the time spent
 /// communicating. Owned particles are computed as on one process: the same bits for every N.

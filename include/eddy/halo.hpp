@@ -1,7 +1,7 @@
 // eddy: what a particle solver sees of a run spread over several processes (issue 14), and nothing more.
 //
 // A process holds the particles it owns first, then, after them, `ghosts()` copies of particles other
-// processes own within reach of its subdomain (src/distributed/particle_slabs.cpp builds them). A
+// processes own within reach of its subdomain (src/distributed/particle_boxes.cpp builds them). A
 // solver's passes are gathers: particle i reads its neighbours' values of the previous pass. Owned
 // particles have every neighbour held, so they compute what one process would; a ghost's own
 // neighbourhood is cut off at the edge of the halo, so whatever a ghost computes is wrong and must be

@@ -121,7 +121,7 @@ struct Progress {
     bool finished = false;
 };
 
-/// A particle run spread over several processes (src/distributed/particle_slabs.cpp): run() steps
+/// A particle run spread over several processes (src/distributed/particle_boxes.cpp): run() steps
 /// through it, reduces what it decides on (escaped particles, a stop request) and writes frames from
 /// the whole fluid it gathers; only the writing process touches the output folder. Every process runs
 /// the same loop, so each call below is collective. Null in RunOptions: one process.

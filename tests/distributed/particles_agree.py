@@ -33,12 +33,14 @@ sa, sb = json.load(open(f"{one}/summary.json")), json.load(open(f"{many}/summary
 for k in ["status", "steps", "simulated_time", "particles", "max_density_error", "mean_density_error", "max_speed"]:
     if sa[k] != sb[k]:
         sys.exit(f"FAIL: {many}/summary.json: {k} = {sb[k]}, one process: {sa[k]}")
-if sb["processes"] != n or len(sb["per_process"]) != n:
-    sys.exit(f"FAIL: {many}/summary.json: processes {sb['processes']}, expected {n}")
-counts = [p["particles"] for p in sb["per_process"]]
+p = sb["processes"]
+if p["ranks"] != n or len(p["particles_per_rank"]) != n:
+    sys.exit(f"FAIL: {many}/summary.json: ranks {p['ranks']}, expected {n}")
+counts = [int(c) for c in p["particles_per_rank"]]
 if sum(counts) != sa["particles"]:
-    sys.exit(f"FAIL: {many}/summary.json: per-process particles {counts} do not add up to {sa['particles']}")
-d = sb["decomposition"]
-print(f"{many}: {len(names)} frames of {sa['particles']} particles identical to one process's; per process {counts}, "
-      f"axis {d['axis']}, {d['rebalances']} rebalances, imbalance max {sb['load_imbalance']['max']:.3f}, "
-      f"ghosts/step {[round(p['ghosts_per_step']) for p in sb['per_process']]}")
+    sys.exit(f"FAIL: {many}/summary.json: per-rank particles {counts} do not add up to {sa['particles']}")
+if p["halo_overruns"] != 0:
+    sys.exit(f"FAIL: {many}/summary.json: {p['halo_overruns']} steps overran the halo's margin")
+print(f"{many}: {len(names)} frames of {sa['particles']} particles identical to one process's; per rank {counts}, "
+      f"{p['decomposition']}, {p['rebalances']} rebalances, imbalance max {p['load_imbalance']:.3f}, "
+      f"ghosts/step {[round(g) for g in p['ghosts_per_step']]}")

@@ -125,7 +125,7 @@ JSON
     "$EDDY" run few.json --out n1 -j1 --quiet
     mpi 4 run few.json --out n4 -j1 --quiet
     python3 "$HERE/particles_agree.py" n1 n4 4
-    python3 -c "import json; c = [p['particles'] for p in json.load(open('n4/summary.json'))['per_process']]; assert sum(c) == 3 and c.count(0) >= 1, c; print('idle processes:', c)"
+    python3 -c "import json; c = json.load(open('n4/summary.json'))['processes']['particles_per_rank']; assert sum(c) == 3 and c.count(0) >= 1, c; print('idle processes:', c)"
     ;;
 tiny)
     cat > tiny.json <<'JSON'

@@ -1,15 +1,16 @@
 // The particle methods over several processes (issue 14; include/eddy/distributed.hpp, docs/distributed.md):
-// slabs along one axis cut by particle counts, ghosts refreshed between the solvers' passes (the solvers
-// see only eddy/halo.hpp), particles migrating to the slab they moved into, the statistics reduced, and
-// the whole gathered on the root for the files.
+// boxes by recursive coordinate bisection at equal particle counts, ghosts refreshed between the
+// solvers' passes (the solvers see only eddy/halo.hpp), particles migrating to the box they moved into,
+// the statistics reduced, and the whole gathered on the root for the files.
 //
-// A step on process q, owning the slab [c_q, c_q+1) of the axis:
-//   1. every `rebalance_every` steps, new cuts c from a histogram of every process's particles (equal counts);
-//   2. migration: an owned particle outside the slab goes, with all its fields, to the slab's owner;
+// A step on process q, owning box B_q:
+//   1. every `rebalance_every` steps, new boxes: recursive bisection of the particles, each cut across
+//      the longest side of its region where a histogram summed over the processes reaches equal counts;
+//   2. migration: an owned particle outside B_q goes, with all its fields, to the owner of its box;
 //   3. the time step: the method's, the same on every process (its statistics are already reduced);
-//   4. the halo: each owned particle within `reach` of another slab is copied there (all its fields),
-//      after that process's owned ones; reach = the neighbour radius plus twice the distance a particle
-//      can move in the step (3 (v_max + |g| dt) dt: PBF and Clavet search their predicted positions);
+//   4. the halo: each owned particle within `reach` of another box is copied there (all its fields),
+//      after that process's owned ones; reach = the neighbour radius, plus for PBF and Clavet (which
+//      search their predicted positions, (v + g dt) dt on) max(4 (v_max + |g| dt) dt, radius / 4);
 //   5. the method's step, refreshing ghosts between its passes (Halo::refresh), then the ghosts dropped.
 // Owned particles see every neighbour within the radius and sum them in the order of their ids (eddy's
 // neighbour lists are keyed), so each process computes bit for bit what one process computes.
@@ -87,31 +88,18 @@ std::vector<char> pack_rows(const ParticleSet<D>& f, const std::vector<std::uint
 }  // namespace
 
 template <int D>
-class ParticleSlabs final : public Halo<D>, public RunHooks {
+class ParticleBoxes final : public Halo<D>, public RunHooks {
 public:
-    ParticleSlabs(Comm& comm, ParticleSimulation<D>& sim, int rebalance_every)
+    ParticleBoxes(Comm& comm, ParticleSimulation<D>& sim, int rebalance_every)
         : m_comm(comm), m_every(std::max(1, rebalance_every)) {
         const std::size_t p = std::size_t(comm.size());
         m_send.resize(p);
         m_recv.assign(p, 0);
         m_recv_at.assign(p, 0);
-        // The axis: the longest extent of the fluid (every process holds the whole scene here).
         auto& f = sim.fluid;
-        Vec<D> lo = Vec<D>::zero(), hi = Vec<D>::zero();
-        for (int a = 0; a < D; ++a) {
-            lo[a] = std::numeric_limits<float>::infinity();
-            hi[a] = -std::numeric_limits<float>::infinity();
-        }
-        for (const auto& x : f.position)
-            for (int a = 0; a < D; ++a) {
-                lo[a] = std::min(lo[a], x[a]);
-                hi[a] = std::max(hi[a], x[a]);
-            }
-        for (int a = 1; a < D; ++a)
-            if (hi[a] - lo[a] > hi[m_axis] - lo[m_axis]) m_axis = a;
         m_total = f.size();
-        // Each keeps a contiguous share of the set, then the cuts are made from the counts and the
-        // particles migrate to their slabs: the path every later rebalance takes.
+        // Each keeps a contiguous share of the set, then the boxes are cut from the counts and the
+        // particles migrate to them: the path every later rebalance takes.
         const std::size_t b = f.size() * std::size_t(comm.rank()) / p, e = f.size() * std::size_t(comm.rank() + 1) / p;
         std::vector<std::uint32_t> order(f.size());
         std::iota(order.begin(), order.end(), 0u);
@@ -171,7 +159,7 @@ public:
         }
         migrate(f);
         ++m_since_rebalance;
-        // Load: the largest slab against the mean.
+        // Load: the largest part against the mean.
         const double largest = m_comm.max(double(f.size()));
         if (m_total > 0) {
             const double imbalance = largest * m_comm.size() / double(m_total);
@@ -198,20 +186,29 @@ public:
                     move = (vmax + m_gravity * dt) * dt;
                 }
                 const float radius = method.neighbor_radius();
-                build_halo(f, radius + 4.0f * move);  // both ends of a pair move: 2 moves, and as much again
-                if constexpr (predicted) m_start.assign(f.position.begin(), f.position.begin() + std::ptrdiff_t(m_owned));
+                // Both ends of a pair move: 2 moves, and as much again for the position corrections (at
+                // least a quarter radius: a fluid starting at rest has no speed yet but is corrected).
+                const float margin = predicted ? std::max(4.0f * move, 0.25f * radius) : 0.0f;
+                build_halo(f, radius + margin);
+                if constexpr (std::is_same_v<M, PbfSolver<D>>)
+                    if (method.settings().substeps > 1)
+                        m_start.assign(f.position.begin(), f.position.begin() + std::ptrdiff_t(m_owned));
                 StepStats s = method.step(f, sim.boundary, sim.time, dt, exec);
                 s.dt_underflow = underflow;
                 s.scene_speed_limit = sim.speed_bound.limit();
                 sim.time = lands ? until : sim.time + dt;
                 ++sim.steps;
-                if constexpr (predicted) {
-                    // The halo held every neighbour if no particle moved, over the whole step, further than
-                    // the margin allows (2 moves: the corrections and substeps after the prediction
-                    // included); else the summary says so (such a step may differ from one process's).
+                // With one search per step (Clavet, PBF in one substep) the searched positions are the
+                // prediction, at most `move` from the start: the margin holds by construction. PBF's later
+                // substeps search again after corrections: there the halo held every neighbour if no
+                // particle moved, over the whole step, further than half the margin; else the summary
+                // says so (such a step may differ from one process's).
+                bool searches_again = false;
+                if constexpr (std::is_same_v<M, PbfSolver<D>>) searches_again = method.settings().substeps > 1;
+                if (searches_again) {
                     float moved = 0.0f;
                     for (std::size_t i = 0; i < m_owned; ++i) moved = std::max(moved, norm(f.position[i] - m_start[i]));
-                    if (m_comm.max(double(moved)) > 2.0 * double(move) + 1e-6 * radius) ++m_overruns;
+                    if (m_comm.max(double(moved)) > 0.5 * double(margin)) ++m_overruns;
                 }
                 return s;
             },
@@ -229,79 +226,188 @@ public:
     void gather(const ParticleSet<2>& mine, ParticleSet<2>& whole) override { gather_set(mine, whole); }
     void gather(const ParticleSet<3>& mine, ParticleSet<3>& whole) override { gather_set(mine, whole); }
     std::uint64_t sum(std::uint64_t v) override { return m_comm.sum(v); }
+    // The same "processes" record as a distributed grid run's (shallow_blocks.cpp), with particles for cells.
     void summarize(nlohmann::json& j) override {
         const auto counts = m_comm.all_values(double(m_owned));
         const auto ghosts = m_comm.all_values(m_steps ? m_ghost_sum / double(m_steps) : 0.0);
-        const auto halo_bytes = m_comm.all_values(
-            m_steps ? double(m_comm.stats(Channel::halo).bytes_sent) / double(m_steps) : 0.0);
-        std::vector<double> comm_seconds[3];
-        for (int c = 0; c < 3; ++c) comm_seconds[c] = m_comm.all_values(m_comm.stats(Channel(c)).seconds);
+        const CommStats halo = m_comm.stats(Channel::halo), reduce = m_comm.stats(Channel::reduce),
+                        gather = m_comm.stats(Channel::gather);
+        const auto halo_seconds = m_comm.all_values(halo.seconds);
+        const auto halo_bytes = m_comm.all_values(m_steps ? double(halo.bytes_sent) / double(m_steps) : 0.0);
+        const auto reduce_seconds = m_comm.all_values(reduce.seconds);
+        const auto gather_seconds = m_comm.all_values(gather.seconds);
         const auto step_seconds = m_comm.all_values(m_step_seconds);
-        j["processes"] = m_comm.size();
-        j["decomposition"] = {{"kind", "slabs"}, {"axis", std::string(1, "xyz"[m_axis])},
-                              {"rebalance_every", m_every}, {"rebalances", m_rebalances},
-                              {"halo_overruns", m_overruns},
-                              {"walls", "every process holds all wall particles"}};
-        nlohmann::json per = nlohmann::json::array();
+        nlohmann::json p;
+        p["ranks"] = m_comm.size();
+        p["decomposition"] = "recursive bisection";
+        nlohmann::json boxes = nlohmann::json::array();  // each rank's box at the end (infinite at the scene's sides)
         for (int r = 0; r < m_comm.size(); ++r) {
-            const std::size_t k = std::size_t(r);
-            per.push_back({{"rank", r},
-                           {"particles", std::uint64_t(counts[k])},
-                           {"ghosts_per_step", ghosts[k]},
-                           {"halo_bytes_per_step", halo_bytes[k]},
-                           {"step_seconds", step_seconds[k]},
-                           {"communication_seconds",
-                            {{"halo", comm_seconds[0][k]}, {"reduce", comm_seconds[1][k]}, {"gather", comm_seconds[2][k]}}}});
+            Vec<D> lo, hi;
+            box_of(r, lo, hi);
+            nlohmann::json b = nlohmann::json::array();
+            for (int a = 0; a < D; ++a) b.push_back({lo[a], hi[a]});
+            boxes.push_back(b);
         }
-        j["per_process"] = per;
-        j["load_imbalance"] = {{"max", m_imbalance_max}, {"mean", m_steps ? m_imbalance_sum / double(m_steps) : 1.0}};
+        p["boxes"] = boxes;
+        p["rebalance_every"] = m_every;
+        p["rebalances"] = m_rebalances;
+        p["particles_per_rank"] = counts;  // at the end
+        p["ghosts_per_step"] = ghosts;     // mean over the steps, per rank
+        // Largest owned count over the mean: at worst over the steps, and on average.
+        p["load_imbalance"] = m_imbalance_max;
+        p["load_imbalance_mean"] = m_steps ? m_imbalance_sum / double(m_steps) : 1.0;
+        p["steps"] = m_steps;
+        // Per rank; seconds include waiting for the others (the root writing a frame, a larger part).
+        p["step_seconds"] = step_seconds;
+        p["halo_exchange_seconds"] = halo_seconds;  // ghosts, their refreshes between passes, migration
+        p["halo_bytes_sent_per_step"] = halo_bytes;
+        p["reduction_seconds"] = reduce_seconds;
+        p["gather_seconds"] = gather_seconds;
+        // Steps in which a particle moved further than the halo's margin allowed (PBF, Clavet): 0 means
+        // every step had all its neighbours.
+        p["halo_overruns"] = m_overruns;
+        p["walls"] = "every process holds all wall particles";
+        j["processes"] = p;
     }
 
 private:
-    // The slab holding coordinate c.
-    int owner(float c) const {
-        return int(std::upper_bound(m_cuts.begin() + 1, m_cuts.end() - 1, c) - (m_cuts.begin() + 1));
+    // The decomposition: a binary tree over the ranks. A node holds ranks [r0, r1); an inner node cuts its
+    // region at `cut` along `axis`, the first (r1 - r0) / 2 ranks below the cut, the others above.
+    struct Node {
+        int r0 = 0, r1 = 1, axis = 0, below = -1, above = -1;
+        float cut = 0.0f;
+        bool leaf() const { return below < 0; }
+    };
+
+    // The rank whose box holds x.
+    int owner(const Vec<D>& x) const {
+        int k = 0;
+        while (!m_tree[std::size_t(k)].leaf()) {
+            const Node& n = m_tree[std::size_t(k)];
+            k = x[n.axis] < n.cut ? n.below : n.above;
+        }
+        return m_tree[std::size_t(k)].r0;
+    }
+    // Every rank whose box comes within `reach` of x along each cut (a box distance: a superset of the
+    // ranks within Euclidean reach), x's owner included.
+    template <class F>
+    void near(const Vec<D>& x, float reach, F&& visit, int k = 0) const {
+        const Node& n = m_tree[std::size_t(k)];
+        if (n.leaf()) return visit(n.r0);
+        if (x[n.axis] - reach < n.cut) near(x, reach, visit, n.below);
+        if (x[n.axis] + reach >= n.cut) near(x, reach, visit, n.above);
+    }
+    // Rank r's box (for the summary).
+    void box_of(int r, Vec<D>& lo, Vec<D>& hi) const {
+        for (int a = 0; a < D; ++a) {
+            lo[a] = -std::numeric_limits<float>::infinity();
+            hi[a] = std::numeric_limits<float>::infinity();
+        }
+        int k = 0;
+        while (!m_tree[std::size_t(k)].leaf()) {
+            const Node& n = m_tree[std::size_t(k)];
+            const bool below = r < n.r0 + (n.r1 - n.r0) / 2;
+            (below ? hi : lo)[n.axis] = n.cut;
+            k = below ? n.below : n.above;
+        }
     }
 
-    // Cuts at equal particle counts from a histogram of every process's particles along the axis.
+    // Recursive coordinate bisection at equal particle counts, level by level: every node of a level
+    // cuts its region across its longest side (the region bounded by the particles' bounding box and its
+    // ancestors' cuts) where a histogram of the particles in it, summed over the processes, reaches the
+    // share of its lower ranks. One reduction of all the level's histograms per level.
     void rebalance(const ParticleSet<D>& f) {
-        const int p = m_comm.size();
-        std::vector<double> range = {std::numeric_limits<double>::lowest(), std::numeric_limits<double>::lowest()};
-        for (const auto& x : f.position) {
-            range[0] = std::max(range[0], -double(x[m_axis]));
-            range[1] = std::max(range[1], double(x[m_axis]));
-        }
-        m_comm.max(range);
-        const double lo = -range[0], hi = range[1];
-        constexpr std::size_t kBins = 4096;
-        std::vector<std::uint64_t> hist(kBins, 0);
-        const double scale = hi > lo ? double(kBins) / (hi - lo) : 0.0;
+        std::vector<double> range(2 * D, std::numeric_limits<double>::lowest());
         for (const auto& x : f.position)
-            ++hist[std::min(kBins - 1, std::size_t(std::max(0.0, (double(x[m_axis]) - lo) * scale)))];
-        m_comm.sum(hist);
-        m_cuts.assign(std::size_t(p) + 1, 0.0f);
-        m_cuts.front() = -std::numeric_limits<float>::infinity();
-        m_cuts.back() = std::numeric_limits<float>::infinity();
-        std::uint64_t below = 0;
-        std::size_t bin = 0;
-        for (int r = 1; r < p; ++r) {
-            const double target = double(m_total) * r / p;
-            while (bin < kBins && double(below + hist[bin]) <= target) below += hist[bin++];
-            // The cut at the start of the bin that crosses the target.
-            m_cuts[std::size_t(r)] = m_total ? static_cast<float>(lo + (hi - lo) * double(bin) / double(kBins))
-                                             : m_cuts[std::size_t(r) - 1];
+            for (int a = 0; a < D; ++a) {
+                range[std::size_t(2 * a)] = std::max(range[std::size_t(2 * a)], -double(x[a]));
+                range[std::size_t(2 * a + 1)] = std::max(range[std::size_t(2 * a + 1)], double(x[a]));
+            }
+        m_comm.max(range);
+        struct Region { Vec<D> lo, hi; };
+        std::vector<Region> region(1);
+        for (int a = 0; a < D; ++a) {
+            const bool any = range[std::size_t(2 * a + 1)] >= -range[std::size_t(2 * a)];
+            region[0].lo[a] = any ? static_cast<float>(-range[std::size_t(2 * a)]) : 0.0f;
+            region[0].hi[a] = any ? static_cast<float>(range[std::size_t(2 * a + 1)]) : 0.0f;
         }
-        for (int r = 2; r < p; ++r) m_cuts[std::size_t(r)] = std::max(m_cuts[std::size_t(r)], m_cuts[std::size_t(r) - 1]);
+        m_tree.assign(1, Node{0, m_comm.size()});
+        constexpr std::size_t kBins = 1024;
+        std::vector<int> level = {0};
+        while (!level.empty()) {
+            std::vector<int> split;
+            for (int k : level)
+                if (m_tree[std::size_t(k)].r1 - m_tree[std::size_t(k)].r0 > 1) split.push_back(k);
+            if (split.empty()) break;
+            // Each node's axis: its region's longest side.
+            std::vector<std::size_t> slot(m_tree.size(), 0);
+            for (std::size_t q = 0; q < split.size(); ++q) {
+                Node& n = m_tree[std::size_t(split[q])];
+                const Region& g = region[std::size_t(split[q])];
+                n.axis = 0;
+                for (int a = 1; a < D; ++a)
+                    if (g.hi[a] - g.lo[a] > g.hi[n.axis] - g.lo[n.axis]) n.axis = a;
+                slot[std::size_t(split[q])] = q;
+            }
+            // Histograms of the particles in each node being split (the tree so far: those nodes are leaves).
+            std::vector<std::uint64_t> hist(split.size() * kBins, 0);
+            for (const auto& x : f.position) {
+                int k = 0;
+                while (!m_tree[std::size_t(k)].leaf()) k = x[m_tree[std::size_t(k)].axis] < m_tree[std::size_t(k)].cut
+                                                               ? m_tree[std::size_t(k)].below
+                                                               : m_tree[std::size_t(k)].above;
+                const Node& n = m_tree[std::size_t(k)];
+                if (n.r1 - n.r0 <= 1) continue;
+                const Region& g = region[std::size_t(k)];
+                const double lo = g.lo[n.axis], hi = g.hi[n.axis];
+                const double scale = hi > lo ? double(kBins) / (hi - lo) : 0.0;
+                const double b = std::clamp((double(x[n.axis]) - lo) * scale, 0.0, double(kBins - 1));
+                ++hist[slot[std::size_t(k)] * kBins + std::size_t(b)];
+            }
+            m_comm.sum(hist);
+            std::vector<int> next;
+            for (std::size_t q = 0; q < split.size(); ++q) {
+                const int k = split[q];
+                const Node n = m_tree[std::size_t(k)];
+                const Region g = region[std::size_t(k)];
+                const std::uint64_t* h = hist.data() + q * kBins;
+                std::uint64_t total = 0;
+                for (std::size_t b = 0; b < kBins; ++b) total += h[b];
+                const int lower = (n.r1 - n.r0) / 2;
+                const double target = double(total) * lower / double(n.r1 - n.r0);
+                std::uint64_t below = 0;
+                std::size_t b = 0;
+                while (b < kBins && double(below + h[b]) <= target) below += h[b++];
+                const double lo = g.lo[n.axis], hi = g.hi[n.axis];
+                // The cut at the start of the bin that crosses the target (the region's middle if empty).
+                const float cut = total ? static_cast<float>(lo + (hi - lo) * double(b) / double(kBins))
+                                        : static_cast<float>(0.5 * (lo + hi));
+                const int below_k = int(m_tree.size()), above_k = below_k + 1;
+                m_tree[std::size_t(k)].cut = cut;
+                m_tree[std::size_t(k)].below = below_k;
+                m_tree[std::size_t(k)].above = above_k;
+                m_tree.push_back(Node{n.r0, n.r0 + lower});
+                m_tree.push_back(Node{n.r0 + lower, n.r1});
+                Region rb = g, ra = g;
+                rb.hi[n.axis] = cut;
+                ra.lo[n.axis] = cut;
+                region.push_back(rb);
+                region.push_back(ra);
+                next.push_back(below_k);
+                next.push_back(above_k);
+            }
+            level = std::move(next);
+        }
     }
 
-    // Owned particles outside the slab go to its owner, with all their fields.
+    // Owned particles outside this process's box go to their box's owner, with all their fields.
     void migrate(ParticleSet<D>& f) {
         const int p = m_comm.size(), me = m_comm.rank();
         std::vector<std::vector<std::uint32_t>> leave(static_cast<std::size_t>(p));
         std::vector<std::uint32_t> order;
         order.reserve(f.size());
         for (std::size_t i = 0; i < f.size(); ++i) {
-            const int o = owner(f.position[i][m_axis]);
+            const int o = owner(f.position[i]);
             if (o == me) order.push_back(std::uint32_t(i));
             else leave[std::size_t(o)].push_back(std::uint32_t(i));
         }
@@ -336,16 +442,15 @@ private:
                                                m_comm.sum(std::uint64_t(m_owned)), m_total));
     }
 
-    // Copies of owned particles within `reach` of another slab, appended there after its owned ones.
+    // Copies of owned particles within `reach` of another box, appended there after its owned ones.
     void build_halo(ParticleSet<D>& f, float reach) {
         const int p = m_comm.size(), me = m_comm.rank();
         m_owned = f.size();
         for (auto& s : m_send) s.clear();
         for (std::size_t i = 0; i < m_owned; ++i) {
-            const float c = f.position[i][m_axis];
-            const int r0 = owner(c - reach), r1 = owner(c + reach);
-            for (int r = r0; r <= r1; ++r)
+            near(f.position[i], reach, [&](int r) {
                 if (r != me) m_send[std::size_t(r)].push_back(std::uint32_t(i));
+            });
         }
         std::vector<std::uint64_t> counts(std::size_t(p), 0);
         std::vector<Message> out, in;
@@ -422,9 +527,9 @@ private:
     }
 
     Comm& m_comm;
-    int m_every = 1, m_axis = 0;
+    int m_every = 1;
     float m_gravity = 0.0f;
-    std::vector<float> m_cuts;  // slab r: [m_cuts[r], m_cuts[r + 1]) of the axis
+    std::vector<Node> m_tree;  // the decomposition (rebalance())
     std::uint64_t m_total = 0;  // particles over every process (conserved)
     std::size_t m_owned = 0, m_ghosts = 0;
     std::vector<std::vector<std::uint32_t>> m_send;  // owned rows copied to each process this step
@@ -457,8 +562,8 @@ RunResult run_particles(Simulation& simulation, RunOptions opts, const ExecConte
         [&](auto& sim) {
             constexpr int D = std::remove_reference_t<decltype(sim)>::kDimension;
             check_distributable(sim.scene, comm.size());
-            ParticleSlabs<D> slabs(comm, sim, dopts.rebalance_every);
-            opts.hooks = &slabs;
+            ParticleBoxes<D> boxes(comm, sim, dopts.rebalance_every);
+            opts.hooks = &boxes;
             RunResult r = run(simulation, opts, exec);
             std::visit([](auto& m) { m.set_halo(nullptr); }, sim.method);
             return r;
