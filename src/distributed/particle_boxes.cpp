@@ -378,8 +378,10 @@ private:
                 std::uint64_t below = 0;
                 std::size_t b = 0;
                 while (b < kBins && double(below + h[b]) <= target) below += h[b++];
+                // The nearer of the bin's two edges to the target (particles on a lattice fill few bins).
+                if (b < kBins && double(below + h[b]) - target < target - double(below)) below += h[b++];
                 const double lo = g.lo[n.axis], hi = g.hi[n.axis];
-                // The cut at the start of the bin that crosses the target (the region's middle if empty).
+                // The cut at that edge (the region's middle if it holds no particle).
                 const float cut = total ? static_cast<float>(lo + (hi - lo) * double(b) / double(kBins))
                                         : static_cast<float>(0.5 * (lo + hi));
                 const int below_k = int(m_tree.size()), above_k = below_k + 1;
