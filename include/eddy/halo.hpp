@@ -38,7 +38,16 @@ public:
     virtual void sum(std::span<ExactSum> values) = 0;
     virtual __int128 sum(__int128 value) = 0;  ///< Integers: the same total in any order
     virtual bool any(bool v) = 0;
+    /// The wall particles held changed since the last step (the walls near a process's part are
+    /// redistributed when its part moves): the boundary's neighbour grid must be rebuilt.
+    virtual bool walls_changed() const = 0;
 };
+
+/// Whether the boundary grid needs a rebuild: the walls moved, or the process now holds other walls.
+template <int D>
+inline bool walls_changed(const Halo<D>* halo, bool moved) {
+    return moved || (halo && halo->walls_changed());
+}
 
 /// order_free_sum (eddy/exec.hpp) over the owned particles of every process: the same bits as on one
 /// process holding them all.

@@ -310,7 +310,7 @@ StepStats ClavetSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary,
     });
     // One neighbour search, on the predicted positions, serves the viscosity, the springs and the
     // relaxation (the paper searches before its viscosity step; the impulses then redo the prediction).
-    m_neighbors.update(fluid, boundary, boundary.any_moving(), exec);
+    m_neighbors.update(fluid, boundary, walls_changed(m_halo, boundary.any_moving()), exec);
     if (m_s.linear_viscosity > 0.0f || m_s.quadratic_viscosity > 0.0f) {
         viscosity(fluid, dt, exec);
         parallel_for_each_index(exec, n, [&](std::size_t i) { x[i] = m_prev[i] + v[i] * dt; });

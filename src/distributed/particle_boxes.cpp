@@ -14,7 +14,8 @@
 //   5. the method's step, refreshing ghosts between its passes (Halo::refresh), then the ghosts dropped.
 // Owned particles see every neighbour within the radius and sum them in the order of their ids (eddy's
 // neighbour lists are keyed), so each process computes bit for bit what one process computes.
-// The walls' particles are kept whole on every process (not distributed: docs/distributed.md).
+// Walls: the root keeps all their particles (it writes them); the others those of fixed walls near their
+// box (redistributed with the boxes) and those of moving walls.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -98,6 +99,7 @@ public:
         m_recv_at.assign(p, 0);
         auto& f = sim.fluid;
         m_total = f.size();
+        m_wall_count = sim.boundary.size();
         // Each keeps a contiguous share of the set, then the boxes are cut from the counts and the
         // particles migrate to them: the path every later rebalance takes.
         const std::size_t b = f.size() * std::size_t(comm.rank()) / p, e = f.size() * std::size_t(comm.rank() + 1) / p;
@@ -146,13 +148,17 @@ public:
         return total;
     }
     bool any(bool v) override { return m_comm.any(v); }
+    bool walls_changed() const override { return m_walls_changed; }
 
     // ---- RunHooks (what the run loop sees) ----
     StepStats step(Simulation& simulation, const ExecContext& exec, double until) override {
         auto& sim = std::get<ParticleSimulation<D>>(simulation);
         auto& f = sim.fluid;
         const auto t0 = std::chrono::steady_clock::now();
-        if (m_since_rebalance >= m_every) {
+        std::vector<Node> before;  // the boxes the walls were distributed over (their owners)
+        const bool rebalanced = m_since_rebalance >= m_every;
+        if (rebalanced) {
+            before = m_tree;
             rebalance(f);
             m_since_rebalance = 0;
             ++m_rebalances;
@@ -189,6 +195,10 @@ public:
                 // Both ends of a pair move: 2 moves, and as much again for the position corrections (at
                 // least a quarter radius: a fluid starting at rest has no speed yet but is corrected).
                 const float margin = predicted ? std::max(4.0f * move, 0.25f * radius) : 0.0f;
+                // The walls near this process's box, within the reach its particles search (with a
+                // quarter to spare, so that a slowly growing margin does not redistribute every step).
+                if (rebalanced || radius + margin > m_wall_band)
+                    distribute_walls(sim.boundary, rebalanced ? before : m_tree, 1.25f * (radius + margin));
                 build_halo(f, radius + margin);
                 if constexpr (std::is_same_v<M, PbfSolver<D>>)
                     if (method.settings().substeps > 1)
@@ -213,6 +223,7 @@ public:
                 return s;
             },
             sim.method);
+        m_walls_changed = false;
         m_ghost_sum += double(m_ghosts);
         f.resize(m_owned);  // the ghosts are rebuilt next step from their owners' new state
         m_ghosts = 0;
@@ -266,7 +277,8 @@ public:
         // Steps in which a particle moved further than the halo's margin allowed (PBF, Clavet): 0 means
         // every step had all its neighbours.
         p["halo_overruns"] = m_overruns;
-        p["walls"] = "every process holds all wall particles";
+        // Wall particles held: the root all of them, the others those near their boxes.
+        p["walls_per_rank"] = m_comm.all_values(double(m_wall_count));
         j["processes"] = p;
     }
 
@@ -279,14 +291,15 @@ private:
         bool leaf() const { return below < 0; }
     };
 
-    // The rank whose box holds x.
-    int owner(const Vec<D>& x) const {
+    // The rank whose box holds x (in `tree`, by default the current boxes).
+    int owner(const Vec<D>& x) const { return owner(m_tree, x); }
+    static int owner(const std::vector<Node>& tree, const Vec<D>& x) {
         int k = 0;
-        while (!m_tree[std::size_t(k)].leaf()) {
-            const Node& n = m_tree[std::size_t(k)];
+        while (!tree[std::size_t(k)].leaf()) {
+            const Node& n = tree[std::size_t(k)];
             k = x[n.axis] < n.cut ? n.below : n.above;
         }
-        return m_tree[std::size_t(k)].r0;
+        return tree[std::size_t(k)].r0;
     }
     // Every rank whose box comes within `reach` of x along each cut (a box distance: a superset of the
     // ranks within Euclidean reach), x's owner included.
@@ -444,6 +457,96 @@ private:
                                                m_comm.sum(std::uint64_t(m_owned)), m_total));
     }
 
+    // The walls: the root keeps them all (it writes them, and checkpoints); another process keeps the
+    // particles of moving walls and those of fixed walls within `band` of its box, in the order of the
+    // whole set (so that its neighbour lists sum them in one process's order). The owner of a fixed wall
+    // particle (the process whose box, in `owners`, holds it: it has it) sends it where it is needed.
+    void distribute_walls(BoundarySet<D>& b, const std::vector<Node>& owners, float band) {
+        m_wall_band = band;
+        const int p = m_comm.size(), me = m_comm.rank();
+        if (p == 1) return;
+        if (m_wall_gid.empty() && !b.empty()) {  // the first time: every process holds the whole set
+            m_wall_gid.resize(b.size());
+            std::iota(m_wall_gid.begin(), m_wall_gid.end(), 0u);
+        }
+        auto moving = [&](std::size_t k) { return b.object[k] < b.motions.size() && b.motions[b.object[k]].moving(); };
+        std::vector<std::vector<std::uint32_t>> send(static_cast<std::size_t>(p));
+        for (std::size_t k = 0; k < b.size(); ++k) {
+            if (moving(k) || owner(owners, b.position[k]) != me) continue;
+            near(b.position[k], band, [&](int r) {
+                if (r != 0) send[std::size_t(r)].push_back(std::uint32_t(k));
+            });
+        }
+        constexpr std::size_t row = sizeof(std::uint32_t) + 3 * sizeof(Vec<D>) + sizeof(float) + sizeof(std::uint16_t);
+        std::vector<std::uint64_t> counts(std::size_t(p), 0);
+        std::vector<Message> out, in;
+        for (int r = 0; r < p; ++r) {
+            const auto& rows = send[std::size_t(r)];
+            counts[std::size_t(r)] = rows.size();
+            if (rows.empty() || r == me) continue;
+            Message m{r, std::vector<char>(rows.size() * row)};
+            auto* q = reinterpret_cast<unsigned char*>(m.bytes.data());
+            for (std::uint32_t k : rows) {
+                put(q, m_wall_gid[k]);
+                put(q, b.position[k]);
+                put(q, b.rest_position[k]);
+                put(q, b.velocity[k]);
+                put(q, b.psi[k]);
+                put(q, b.object[k]);
+            }
+            out.push_back(std::move(m));
+        }
+        const std::vector<std::uint64_t> incoming = m_comm.all_to_all(counts);
+        for (int r = 0; r < p; ++r)
+            if (r != me && incoming[std::size_t(r)]) in.push_back({r, std::vector<char>(incoming[std::size_t(r)] * row)});
+        m_comm.exchange(out, in);
+        if (me != 0) {
+            // The new set: moving walls, the fixed ones this process owns and needs, those received; by id.
+            struct Wall { std::uint32_t gid; Vec<D> x, rest, v; float psi; std::uint16_t object; };
+            std::vector<Wall> keep;
+            for (std::size_t k = 0; k < b.size(); ++k)
+                if (moving(k)) keep.push_back({m_wall_gid[k], b.position[k], b.rest_position[k], b.velocity[k], b.psi[k], b.object[k]});
+            for (std::uint32_t k : send[std::size_t(me)])
+                keep.push_back({m_wall_gid[k], b.position[k], b.rest_position[k], b.velocity[k], b.psi[k], b.object[k]});
+            for (const auto& m : in) {
+                const auto* q = reinterpret_cast<const unsigned char*>(m.bytes.data());
+                for (std::size_t k = 0; k < m.bytes.size() / row; ++k) {
+                    Wall w;
+                    get(q, w.gid);
+                    get(q, w.x);
+                    get(q, w.rest);
+                    get(q, w.v);
+                    get(q, w.psi);
+                    get(q, w.object);
+                    keep.push_back(w);
+                }
+            }
+            std::sort(keep.begin(), keep.end(), [](const Wall& a, const Wall& c) { return a.gid < c.gid; });
+            const std::size_t n = keep.size();
+            b.position.resize(n);
+            b.rest_position.resize(n);
+            b.velocity.resize(n);
+            b.psi.resize(n);
+            b.object.resize(n);
+            m_wall_gid.resize(n);
+            for (std::size_t k = 0; k < n; ++k) {
+                m_wall_gid[k] = keep[k].gid;
+                b.position[k] = keep[k].x;
+                b.rest_position[k] = keep[k].rest;
+                b.velocity[k] = keep[k].v;
+                b.psi[k] = keep[k].psi;
+                b.object[k] = keep[k].object;
+            }
+            b.position.shrink_to_fit();
+            b.rest_position.shrink_to_fit();
+            b.velocity.shrink_to_fit();
+            b.psi.shrink_to_fit();
+            b.object.shrink_to_fit();
+        }
+        m_wall_count = b.size();
+        m_walls_changed = true;
+    }
+
     // Copies of owned particles within `reach` of another box, appended there after its owned ones.
     void build_halo(ParticleSet<D>& f, float reach) {
         const int p = m_comm.size(), me = m_comm.rank();
@@ -532,6 +635,10 @@ private:
     int m_every = 1;
     float m_gravity = 0.0f;
     std::vector<Node> m_tree;  // the decomposition (rebalance())
+    std::vector<std::uint32_t> m_wall_gid;  // each held wall particle's index in the whole set (not on the root)
+    float m_wall_band = -1.0f;              // the walls held reach this far from the box (distribute_walls)
+    bool m_walls_changed = false;
+    std::size_t m_wall_count = 0;
     std::uint64_t m_total = 0;  // particles over every process (conserved)
     std::size_t m_owned = 0, m_ghosts = 0;
     std::vector<std::vector<std::uint32_t>> m_send;  // owned rows copied to each process this step

@@ -134,7 +134,7 @@ void PbfSolver<D>::substep(ParticleSet<D>& fluid, BoundarySet<D>& boundary, doub
         keep_inside(x[i], m_walls, margin);
     });
 
-    m_neighbors.update(fluid, boundary, moved, exec);
+    m_neighbors.update(fluid, boundary, walls_changed(m_halo, moved), exec);
 
     const CubicSpline<D> W = m_kernel;
     const float m = m_mass, inv_rho0 = 1.0f / m_s.rest_density, w0 = W.value(0.0f);

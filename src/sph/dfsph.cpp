@@ -166,7 +166,7 @@ StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
                                const ExecContext& exec) {
     const bool moved = move_walls(boundary, m_walls, t, dt, exec);
     if (!m_halo) m_neighbors.reorder_if_due(fluid, exec);  // ghosts stay behind the owned particles
-    m_neighbors.update(fluid, boundary, moved, exec);
+    m_neighbors.update(fluid, boundary, walls_changed(m_halo, moved), exec);
 
     StepStats out;
     out.dt = dt;

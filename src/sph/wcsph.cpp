@@ -161,7 +161,7 @@ StepStats WcsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
                                const ExecContext& exec) {
     const bool moved = move_walls(boundary, m_walls, t, dt, exec);
     if (!m_halo) m_neighbors.reorder_if_due(fluid, exec);  // ghosts stay behind the owned particles
-    m_neighbors.update(fluid, boundary, moved, exec);
+    m_neighbors.update(fluid, boundary, walls_changed(m_halo, moved), exec);
 
     const std::size_t n = fluid.size(), owned = owned_count(m_halo, n);
     const float m = m_mass, inv_rho0 = 1.0f / m_s.rest_density;

@@ -2,7 +2,8 @@
 """A particle run on N processes against the same run on one (tests/distributed/ranks_test.sh):
 every frame holds each particle once (ids: none lost, none doubled at a subdomain face), with the same
 values as one process's, digit for digit (the CSV writes floats round-trip exact); the summaries agree on
-the run's statistics, and list N processes whose particles add up.
+the run's statistics, and list N processes whose particles add up; the root holds every wall particle,
+the others those near their boxes.
     particles_agree.py ONE_PROCESS_DIR N_PROCESSES_DIR N"""
 import csv, json, os, sys
 
@@ -39,8 +40,12 @@ if p["ranks"] != n or len(p["particles_per_rank"]) != n:
 counts = [int(c) for c in p["particles_per_rank"]]
 if sum(counts) != sa["particles"]:
     sys.exit(f"FAIL: {many}/summary.json: per-rank particles {counts} do not add up to {sa['particles']}")
+walls = [int(w) for w in p["walls_per_rank"]]
+if walls[0] != sa["boundary_particles"] or any(w > walls[0] for w in walls):
+    sys.exit(f"FAIL: {many}/summary.json: wall particles per rank {walls}: the root holds all {sa['boundary_particles']}, "
+             "the others at most as many")
 if p["halo_overruns"] != 0:
     sys.exit(f"FAIL: {many}/summary.json: {p['halo_overruns']} steps overran the halo's margin")
 print(f"{many}: {len(names)} frames of {sa['particles']} particles identical to one process's; per rank {counts}, "
       f"{p['decomposition']}, {p['rebalances']} rebalances, imbalance max {p['load_imbalance']:.3f}, "
-      f"ghosts/step {[round(g) for g in p['ghosts_per_step']]}")
+      f"ghosts/step {[round(g) for g in p['ghosts_per_step']]}, walls {walls}")
