@@ -165,7 +165,8 @@ struct RunArgs {
     bool render = false, quiet = false;
     double checkpoint_every = 0.0;  // simulated seconds; 0: a checkpoint at the end only
     std::string up = "y";           // the files' up axis (eddy/up_axis.hpp)
-    bool pieces = false;            // grids: one .vti piece per process and a .pvti
+    bool pieces = false;            // one .vti/.vtp piece per process and a .pvti/.pvtp
+    int rebalance_every = 50;       // particles under mpirun: steps between new cuts of the boxes
 };
 
 // The run options both kinds of run take; progress through `printer`, Ctrl-C through g_stop.
@@ -182,6 +183,7 @@ eddy::RunOptions run_options(const RunArgs& a, const eddy::ExecContext& exec, Pr
     opts.checkpoint_at_end = true;  // any run can be taken further with --resume
     opts.up = eddy::parse_up_axis(a.up, "--up");
     opts.pieces = a.pieces;
+    opts.rebalance_every = a.rebalance_every;
     opts.stop = &g_stop;
     std::signal(SIGINT, on_signal);
     std::signal(SIGTERM, on_signal);
@@ -398,6 +400,12 @@ int run_main(int argc, char** argv) {
         ->check(CLI::IsMember({"vtk", "csv", "ply", "vti", "obj"}));
     run_cmd->add_option("--set", sets, "Override a scene key: KEY.PATH=VALUE, e.g. settings.cfl=0.3 (repeatable)");
     run_cmd->add_flag("--render", render, "Write a PNG picture of every frame (the last frame is always rendered)");
+    int rebalance_every = 50;
+    run_cmd->add_option("--rebalance-every", rebalance_every,
+                        "Particles under mpirun: steps between new cuts of the processes' boxes at equal particle "
+                        "counts (docs/distributed.md)")
+        ->capture_default_str()
+        ->check(whole_check(1, 1000000000LL, "a whole number from 1 to 1000000000"));
     bool run_pieces = false;
     run_cmd->add_flag("--pieces", run_pieces,
                       "Write each frame as one piece per process and a parallel VTK file listing them, which ParaView "
@@ -566,7 +574,7 @@ int run_main(int argc, char** argv) {
                                      "--max-particles", "--up", "--interpolate-attributes"})
                 if (run_cmd->count(flag))
                     throw eddy::InputError(fmt::format("--resume {}: {} cannot change a run being resumed; allowed with "
-                                                       "--resume: --until, --steps, --threads, --checkpoint-every, --max-memory, --quiet",
+                                                       "--resume: --until, --steps, --threads, --checkpoint-every, --rebalance-every, --max-memory, --quiet",
                                                        resume_dir, std::string(flag) == "scene" ? "a scene" : flag));
             doing = fmt::format("resuming {}", resume_dir);
             const eddy::MemoryBudget budget = memory_budget(max_memory);
@@ -574,7 +582,7 @@ int run_main(int argc, char** argv) {
             nlohmann::json record;
             const eddy::CheckpointFile ck =
                 eddy::read_checkpoint_file(std::filesystem::path(resume_dir) / eddy::kCheckpointFile);
-            const RunArgs args{resume_dir, until, 0.0, steps, {}, false, quiet, checkpoint_every};
+            const RunArgs args{resume_dir, until, 0.0, steps, {}, false, quiet, checkpoint_every, "y", false, rebalance_every};
             ProgressPrinter printer;
             if (ck.meta.value("kind", "") == "grid_pieces") {
                 // Written in pieces by several processes: each reads its own.
@@ -631,7 +639,8 @@ int run_main(int argc, char** argv) {
         doing = fmt::format("running {}", scene.where());
         for (const auto& w : scene.warnings) std::fprintf(stderr, "eddy: %s\n", w.c_str());
         eddy::ExecContext exec(threads_here(threads));
-        const RunArgs args{out_dir, until, fps, steps, formats, render, quiet, checkpoint_every, run_up, run_pieces};
+        const RunArgs args{out_dir,          until, fps,    steps,      formats,        render, quiet,
+                           checkpoint_every, run_up, run_pieces, rebalance_every};
         if (scene.method == "shallow_water") {
             if (!run_attributes.empty())
                 throw eddy::InputError(fmt::format("--interpolate-attributes: {} is a grid; allowed with particle scenes' "

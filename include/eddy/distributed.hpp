@@ -150,22 +150,16 @@ RunResult run_shallow_water(const Scene& scene, const MemoryBudget& budget, std:
 RunResult resume_shallow_water_pieces(const CheckpointFile& ck, const MemoryBudget& budget, RunOptions opts,
                                       const ExecContext& exec, Comm& comm);
 
-/// How a particle run is spread (docs/distributed.md).
-struct DistributedParticleOptions {
-    int rebalance_every = 50;  ///< Steps between new cuts of the boxes by particle counts
-};
-
 /// Throws AgreedError (on every process alike) for what does not run over several processes yet:
 /// Clavet's sequential mode and springs. Nothing on one process.
 void check_distributable(const Scene& scene, int processes);
 
 /// Runs a particle simulation over the processes of `comm` (every process passes the same, freshly made
 /// simulation, or the same checkpoint restored): boxes by recursive bisection at equal particle counts,
-/// cut again every `rebalance_every` steps; ghosts within the neighbour radius refreshed between the solver's passes;
+/// cut again every opts.rebalance_every steps; ghosts within the neighbour radius refreshed between the solver's passes;
 /// migration; statistics reduced. The root writes the files of a run on one process (particles in id
 /// order) and summary.json adds the processes, their particles, the load imbalance and the time spent
 /// communicating. Owned particles are computed as on one process: the same bits for every N.
-RunResult run_particles(Simulation& sim, RunOptions opts, const ExecContext& exec, Comm& comm,
-                        const DistributedParticleOptions& dopts = {});
+RunResult run_particles(Simulation& sim, RunOptions opts, const ExecContext& exec, Comm& comm);
 
 }  // namespace eddy::dist

@@ -186,6 +186,8 @@ struct RunOptions {
     bool pieces = false;
     /// Particles over several processes (RunHooks); null: this process alone.
     RunHooks* hooks = nullptr;
+    /// Particles over several processes: steps between new cuts of the processes' boxes by particle counts.
+    int rebalance_every = 50;
 };
 
 struct FrameRecord {

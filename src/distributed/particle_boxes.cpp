@@ -665,13 +665,12 @@ void check_distributable(const Scene& scene, int processes) {
     }
 }
 
-RunResult run_particles(Simulation& simulation, RunOptions opts, const ExecContext& exec, Comm& comm,
-                        const DistributedParticleOptions& dopts) {
+RunResult run_particles(Simulation& simulation, RunOptions opts, const ExecContext& exec, Comm& comm) {
     return std::visit(
         [&](auto& sim) {
             constexpr int D = std::remove_reference_t<decltype(sim)>::kDimension;
             check_distributable(sim.scene, comm.size());
-            ParticleBoxes<D> boxes(comm, sim, dopts.rebalance_every);
+            ParticleBoxes<D> boxes(comm, sim, opts.rebalance_every);
             opts.hooks = &boxes;
             RunResult r = run(simulation, opts, exec);
             std::visit([](auto& m) { m.set_halo(nullptr); }, sim.method);

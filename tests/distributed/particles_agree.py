@@ -44,6 +44,8 @@ walls = [int(w) for w in p["walls_per_rank"]]
 if walls[0] != sa["boundary_particles"] or any(w > walls[0] for w in walls):
     sys.exit(f"FAIL: {many}/summary.json: wall particles per rank {walls}: the root holds all {sa['boundary_particles']}, "
              "the others at most as many")
+if p["steps"] > p["rebalance_every"] and p["rebalances"] < 1:
+    sys.exit(f"FAIL: {many}/summary.json: {p['steps']} steps and no rebalance (every {p['rebalance_every']})")
 if p["halo_overruns"] != 0:
     sys.exit(f"FAIL: {many}/summary.json: {p['halo_overruns']} steps overran the halo's margin")
 print(f"{many}: {len(names)} frames of {sa['particles']} particles identical to one process's; per rank {counts}, "

@@ -12,7 +12,8 @@
 #   particles_idle                 3 particles on 4 processes: empty subdomains run along
 #   particles_pieces SCENE UNTIL   --pieces on 3 processes: each .pvtp's pieces are the one-process .vtp
 #                                  (pvtp_equals_vtp.py; VTK's reader too with python3-vtk9); eddy mesh reads them
-#   errors                         a bad scene, a refused particle mode, a divergence: one line, the exit code
+#   errors                         a bad scene, a refused particle mode, a grid's and a particle divergence:
+#                                  one line, the exit code
 #   pieces_resume SCENE T1 T2      --pieces with .vti only (no whole grid anywhere: checkpoints in pieces):
 #                                  3 processes to T1, resumed on 1, 2, 4 and 3 to T2: the one-process frames
 #   pieces SCENE UNTIL             --pieces on 1 and 3 processes: the .pvti's pieces put together are the
@@ -152,6 +153,8 @@ errors)
     expect 2 "unknown key 'bogus'" run shallow_drops --set settings.bogus=1 --out e1
     expect 2 "sequential mode" run clavet_dam_break_2d --set settings.mode=sequential --out e2
     expect 2 "springs" run clavet_slime_2d --out e4
+    # a particle divergence (a time step 30 times too long): every process stops at the same step
+    expect 3 "diverged at step 3 " run dam_break_2d --set settings.fixed_dt=0.004 --until 0.5 --out e5
     cat > diverge.json <<'JSON'
 { "name": "diverge", "method": "shallow_water", "dimension": 2, "duration": 1.0,
   "grid": { "cells": [60, 40], "dx": 0.1 }, "water": { "depth": "x > 5.5 && x < 5.9 && y > 3 ? 1e38 : 0.5" },
