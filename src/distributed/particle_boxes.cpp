@@ -29,6 +29,7 @@
 
 #include "eddy/distributed.hpp"
 #include "eddy/halo.hpp"
+#include "eddy/neighbors.hpp"
 
 namespace eddy::dist {
 
@@ -192,6 +193,15 @@ public:
                     move = (vmax + m_gravity * dt) * dt;
                 }
                 const float radius = method.neighbor_radius();
+                // The owned particles in Morton order every sort_interval steps, as the method does on
+                // one process (with ghosts behind them it leaves the order to this layer): arrivals are
+                // appended, and particles move, so the order drifts away from the space's.
+                if (const int every = method.settings().sort_interval; every > 0 && ++m_since_sort >= every) {
+                    NeighborGrid<D> grid(radius);
+                    grid.build(f.position, exec);
+                    f.reorder(grid.morton_order(f.position, exec), exec);
+                    m_since_sort = 0;
+                }
                 // Both ends of a pair move: 2 moves, and as much again for the position corrections (at
                 // least a quarter radius: a fluid starting at rest has no speed yet but is corrected).
                 const float margin = predicted ? std::max(4.0f * move, 0.25f * radius) : 0.0f;
@@ -644,7 +654,7 @@ private:
     std::vector<std::vector<std::uint32_t>> m_send;  // owned rows copied to each process this step
     std::vector<std::uint64_t> m_recv, m_recv_at;      // ghosts from each process, and where they start
     std::vector<Vec<D>> m_start;                       // owned positions at the step's start
-    int m_since_rebalance = 0;
+    int m_since_rebalance = 0, m_since_sort = 0;
     std::uint64_t m_steps = 0, m_rebalances = 0, m_overruns = 0;
     double m_ghost_sum = 0.0, m_imbalance_max = 1.0, m_imbalance_sum = 0.0, m_step_seconds = 0.0;
 };
