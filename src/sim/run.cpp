@@ -165,7 +165,6 @@ ParticleSimulation<D> make_particle_simulation(const Scene& scene, std::size_t m
     return sim;
 }
 
-
 template <int D>
 std::size_t count_escaped(const ParticleSimulation<D>& sim, const ExecContext& exec) {
     if (!std::isfinite(sim.bounds.lo[0])) return 0;
@@ -347,6 +346,13 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
                 hooks->gather(sim.fluid, gathered);
                 return gathered;
             };
+            // Particles in the axes --up asks for (eddy/up_axis.hpp; the world is y up): p itself, or a
+            // turned copy kept in `turned`.
+            auto in_file_axes = [&](const ParticleSet<D>& p, std::optional<ParticleSet<D>>& turned) -> const ParticleSet<D>& {
+                if constexpr (D == 3)
+                    if (up != UpAxis::y) return *(turned = io::in_file_axes(p, up));
+                return p;
+            };
 
             RenderSettings rs = opts.render_settings;
             if (scene.camera.given) {
@@ -381,9 +387,7 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
                     const int rank = hooks ? hooks->rank() : 0, processes = hooks ? hooks->processes() : 1;
                     auto piece = [&](int r) { return fmt::format("particles_{:05d}_p{:04d}.vtp", fr.index, r); };
                     std::optional<ParticleSet<D>> turned;
-                    if constexpr (D == 3)
-                        if (up != UpAxis::y) turned = io::in_file_axes(sim.fluid, up);
-                    io::write_vtp(out / "frames" / piece(rank), turned ? *turned : sim.fluid);
+                    io::write_vtp(out / "frames" / piece(rank), in_file_axes(sim.fluid, turned));
                     const std::string name = frame_name(fr.index, "pvtp");
                     if (writer) {
                         std::vector<std::string> all_pieces;
@@ -401,11 +405,8 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
                     result.frames.push_back(std::move(fr));
                     return;
                 }
-                // Files in the axes --up asks for (eddy/up_axis.hpp); the world is y up.
                 std::optional<ParticleSet<D>> turned;
-                if constexpr (D == 3)
-                    if (up != UpAxis::y) turned = io::in_file_axes(all, up);
-                const ParticleSet<D>& fluid = turned ? *turned : all;
+                const ParticleSet<D>& fluid = in_file_axes(all, turned);
                 for (const auto& f : formats) {
                     if (f == "vtk" && !pieces) {
                         const std::string name = frame_name(fr.index, "vtp");
