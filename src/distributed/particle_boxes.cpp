@@ -210,14 +210,6 @@ public:
                 if (rebalanced || radius + margin > m_wall_band)
                     distribute_walls(sim.boundary, rebalanced ? before : m_tree, 1.25f * (radius + margin));
                 build_halo(f, radius + margin);
-                if constexpr (std::is_same_v<M, PbfSolver<D>>)
-                    if (method.settings().substeps > 1)
-                        m_start.assign(f.position.begin(), f.position.begin() + std::ptrdiff_t(m_owned));
-                StepStats s = method.step(f, sim.boundary, sim.time, dt, exec);
-                s.dt_underflow = underflow;
-                s.scene_speed_limit = sim.speed_bound.limit();
-                sim.time = lands ? until : sim.time + dt;
-                ++sim.steps;
                 // With one search per step (Clavet, PBF in one substep) the searched positions are the
                 // prediction, at most `move` from the start: the margin holds by construction. PBF's later
                 // substeps search again after corrections: there the halo held every neighbour if no
@@ -225,6 +217,12 @@ public:
                 // says so (such a step may differ from one process's).
                 bool searches_again = false;
                 if constexpr (std::is_same_v<M, PbfSolver<D>>) searches_again = method.settings().substeps > 1;
+                if (searches_again) m_start.assign(f.position.begin(), f.position.begin() + std::ptrdiff_t(m_owned));
+                StepStats s = method.step(f, sim.boundary, sim.time, dt, exec);
+                s.dt_underflow = underflow;
+                s.scene_speed_limit = sim.speed_bound.limit();
+                sim.time = lands ? until : sim.time + dt;
+                ++sim.steps;
                 if (searches_again) {
                     float moved = 0.0f;
                     for (std::size_t i = 0; i < m_owned; ++i) moved = std::max(moved, norm(f.position[i] - m_start[i]));
