@@ -109,6 +109,7 @@ public:
         std::rotate(order.begin(), order.begin() + std::ptrdiff_t(b), order.end());
         f.reorder(order, ExecContext(1));
         f.resize(e - b);
+        shrink(f);  // the whole scene was built here: keep only this process's share of the memory
         rebalance(f);
         migrate(f);
         std::visit([&](auto& m) { m.set_halo(this); }, sim.method);
@@ -423,6 +424,25 @@ private:
         }
     }
 
+    static void shrink(ParticleSet<D>& f) {
+        f.position.shrink_to_fit();
+        f.velocity.shrink_to_fit();
+        f.acceleration.shrink_to_fit();
+        f.density.shrink_to_fit();
+        f.pressure.shrink_to_fit();
+        f.id.shrink_to_fit();
+        for (auto& s : f.scalars) s.data.shrink_to_fit();
+        for (auto& v : f.vectors) v.data.shrink_to_fit();
+    }
+
+    // Room for particles that arrive with their ids: ParticleSet::resize would give the new slots fresh
+    // ids and advance next_id, which must stay the whole set's (it is the id of the next particle added).
+    static void resize_keeping_ids(ParticleSet<D>& f, std::size_t n) {
+        const std::uint32_t next = f.next_id;
+        f.resize(n);
+        f.next_id = next;
+    }
+
     // Owned particles outside this process's box go to their box's owner, with all their fields.
     void migrate(ParticleSet<D>& f) {
         const int p = m_comm.size(), me = m_comm.rank();
@@ -453,7 +473,7 @@ private:
         }
         std::size_t at = f.size(), arriving = 0;
         for (const auto& m : in) arriving += m.bytes.size() / bytes;
-        f.resize(at + arriving);
+        resize_keeping_ids(f, at + arriving);
         for (const auto& m : in) {
             const auto* q = reinterpret_cast<const unsigned char*>(m.bytes.data());
             for (std::size_t k = 0; k < m.bytes.size() / bytes; ++k) unpack_row(f, at++, q);
@@ -581,7 +601,7 @@ private:
             if (incoming[std::size_t(r)]) in.push_back({r, std::vector<char>(incoming[std::size_t(r)] * bytes)});
         }
         m_comm.exchange(out, in);
-        f.resize(m_owned + total);
+        resize_keeping_ids(f, m_owned + total);
         for (const auto& m : in) {
             std::size_t at = m_owned + m_recv_at[std::size_t(m.peer)];
             const auto* q = reinterpret_cast<const unsigned char*>(m.bytes.data());
@@ -621,13 +641,13 @@ private:
         whole = ParticleSet<E>{};
         if (!m_comm.root()) return;
         whole.mass = mine.mass;
-        whole.next_id = mine.next_id;
         for (const auto& s : mine.scalars) whole.add_scalar(s.name);
         for (const auto& v : mine.vectors) whole.add_vector(v.name);
         const std::size_t bytes = row_bytes(mine);
         std::size_t n = 0;
         for (const auto& part : parts) n += part.size() / bytes;
         whole.resize(n);
+        whole.next_id = mine.next_id;  // every process keeps the whole set's (resize advanced it)
         std::size_t at = 0;
         for (const auto& part : parts) {
             const auto* q = reinterpret_cast<const unsigned char*>(part.data());
