@@ -114,6 +114,33 @@ void set_velocity(ParticleSet<D>& p, std::size_t i, const double (&v)[3]) {
     for (int a = 0; a < D; ++a) p.velocity[i][a] = narrow(v[a]);
 }
 
+// Where each field sits in a row of values (a CSV line, a PLY vertex); -1: not in the file.
+struct RowColumns {
+    int x = -1, y = -1, z = -1;
+    int v[3] = {-1, -1, -1};
+    int density = -1, pressure = -1, id = -1;
+};
+
+// Particle i from a row of values; `where` names the row in messages. Without an id column the id is i.
+template <int D, class Where>
+void set_row(ParticleSet<D>& p, std::size_t i, const std::vector<double>& vals, const RowColumns& c,
+             const std::filesystem::path& path, Where&& where) {
+    auto at = [&](int k) { return k >= 0 ? vals[std::size_t(k)] : 0.0; };
+    const double x[3] = {at(c.x), at(c.y), at(c.z)};
+    set_position(p, i, x, path, where);
+    const double v[3] = {at(c.v[0]), at(c.v[1]), at(c.v[2])};
+    set_velocity(p, i, v);
+    if (c.density >= 0) p.density[i] = narrow(at(c.density));
+    if (c.pressure >= 0) p.pressure[i] = narrow(at(c.pressure));
+    if (c.id >= 0) {
+        const auto id = to_id(at(c.id));
+        if (!id) throw input_error(path, "{}: id {} is not a whole number in [0, 2^32)", where(), at(c.id));
+        p.id[i] = *id;
+    } else {
+        p.id[i] = static_cast<std::uint32_t>(i);
+    }
+}
+
 // ---- a very small XML tag reader, enough for VTK headers ----
 
 struct Tag {

@@ -51,11 +51,18 @@ ParticleSet<D> read_csv(const std::filesystem::path& path) {
         const auto it = std::find(cols.begin(), cols.end(), name);
         return it == cols.end() ? -1 : static_cast<int>(it - cols.begin());
     };
-    const int cx = col("x"), cy = col("y"), cz = col("z");
-    if (cx < 0 || cy < 0)
+    RowColumns c;
+    c.x = col("x");
+    c.y = col("y");
+    c.z = col("z");
+    if (c.x < 0 || c.y < 0)
         throw input_error(path, "line 1: the header must name the columns x and y (and z in 3D), got '{}'", header);
-    const int cv[3] = {col("vx"), col("vy"), col("vz")};
-    const int cd = col("density"), cp = col("pressure"), cid = col("id");
+    c.v[0] = col("vx");
+    c.v[1] = col("vy");
+    c.v[2] = col("vz");
+    c.density = col("density");
+    c.pressure = col("pressure");
+    c.id = col("id");
 
     ParticleSet<D> p;
     std::vector<double> vals(cols.size());
@@ -80,19 +87,7 @@ ParticleSet<D> read_csv(const std::filesystem::path& path) {
             throw input_error(path, "line {}: {} values for the {} columns of the header", lineno, k + 1, cols.size());
         const std::size_t i = p.size();
         p.push_back(Vec<D>::zero(), Vec<D>::zero());
-        const double x[3] = {vals[cx], vals[cy], cz >= 0 ? vals[cz] : 0.0};
-        set_position(p, i, x, path, [&] { return fmt::format("line {}", lineno); });
-        const double v[3] = {cv[0] >= 0 ? vals[cv[0]] : 0.0, cv[1] >= 0 ? vals[cv[1]] : 0.0, cv[2] >= 0 ? vals[cv[2]] : 0.0};
-        set_velocity(p, i, v);
-        if (cd >= 0) p.density[i] = narrow(vals[cd]);
-        if (cp >= 0) p.pressure[i] = narrow(vals[cp]);
-        if (cid >= 0) {
-            const auto id = to_id(vals[cid]);
-            if (!id) throw input_error(path, "line {}: id {} is not a whole number in [0, 2^32)", lineno, vals[cid]);
-            p.id[i] = *id;
-        } else {
-            p.id[i] = static_cast<std::uint32_t>(i);
-        }
+        set_row(p, i, vals, c, path, [&] { return fmt::format("line {}", lineno); });
     }
     finish(p, path);
     return p;

@@ -88,10 +88,17 @@ ParticleSet<D> read_ply(const std::filesystem::path& path) {
             if (props[k].name == name) return static_cast<int>(k);
         return -1;
     };
-    const int ix = find("x"), iy = find("y"), iz = find("z");
-    if (ix < 0 || iy < 0) throw input_error(path, "vertices need x and y properties (and z in 3D)");
-    const int iv[3] = {find("vx"), find("vy"), find("vz")};
-    const int id_density = find("density"), id_pressure = find("pressure"), id_id = find("id");
+    RowColumns c;
+    c.x = find("x");
+    c.y = find("y");
+    c.z = find("z");
+    if (c.x < 0 || c.y < 0) throw input_error(path, "vertices need x and y properties (and z in 3D)");
+    c.v[0] = find("vx");
+    c.v[1] = find("vy");
+    c.v[2] = find("vz");
+    c.density = find("density");
+    c.pressure = find("pressure");
+    c.id = find("id");
 
     std::size_t stride = 0;
     for (const auto& pr : props) stride += pr.size;
@@ -132,21 +139,7 @@ ParticleSet<D> read_ply(const std::filesystem::path& path) {
                 apos = e;
             }
         }
-        const double x[3] = {vals[ix], vals[iy], iz >= 0 ? vals[iz] : 0.0};
-        set_position(p, i, x, path, [&] {
-            return binary ? fmt::format("vertex {}", i) : fmt::format("line {}", where_line);
-        });
-        const double v[3] = {iv[0] >= 0 ? vals[iv[0]] : 0.0, iv[1] >= 0 ? vals[iv[1]] : 0.0, iv[2] >= 0 ? vals[iv[2]] : 0.0};
-        set_velocity(p, i, v);
-        if (id_density >= 0) p.density[i] = narrow(vals[id_density]);
-        if (id_pressure >= 0) p.pressure[i] = narrow(vals[id_pressure]);
-        if (id_id >= 0) {
-            const auto id = to_id(vals[id_id]);
-            if (!id) throw input_error(path, "vertex {}: id {} is not a whole number in [0, 2^32)", i, vals[id_id]);
-            p.id[i] = *id;
-        } else {
-            p.id[i] = static_cast<std::uint32_t>(i);
-        }
+        set_row(p, i, vals, c, path, [&] { return binary ? fmt::format("vertex {}", i) : fmt::format("line {}", where_line); });
     }
     finish(p, path);
     return p;
