@@ -119,6 +119,21 @@ struct RowColumns {
     int x = -1, y = -1, z = -1;
     int v[3] = {-1, -1, -1};
     int density = -1, pressure = -1, id = -1;
+    // find(name): the index of the column or property called name, -1 if there is none.
+    template <class Find>
+    static RowColumns named(Find&& find) {
+        RowColumns c;
+        c.x = find("x");
+        c.y = find("y");
+        c.z = find("z");
+        c.v[0] = find("vx");
+        c.v[1] = find("vy");
+        c.v[2] = find("vz");
+        c.density = find("density");
+        c.pressure = find("pressure");
+        c.id = find("id");
+        return c;
+    }
 };
 
 // Particle i from a row of values; `where` names the row in messages. Without an id column the id is i.

@@ -51,18 +51,9 @@ ParticleSet<D> read_csv(const std::filesystem::path& path) {
         const auto it = std::find(cols.begin(), cols.end(), name);
         return it == cols.end() ? -1 : static_cast<int>(it - cols.begin());
     };
-    RowColumns c;
-    c.x = col("x");
-    c.y = col("y");
-    c.z = col("z");
+    const RowColumns c = RowColumns::named(col);
     if (c.x < 0 || c.y < 0)
         throw input_error(path, "line 1: the header must name the columns x and y (and z in 3D), got '{}'", header);
-    c.v[0] = col("vx");
-    c.v[1] = col("vy");
-    c.v[2] = col("vz");
-    c.density = col("density");
-    c.pressure = col("pressure");
-    c.id = col("id");
 
     ParticleSet<D> p;
     std::vector<double> vals(cols.size());

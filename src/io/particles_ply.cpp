@@ -88,17 +88,8 @@ ParticleSet<D> read_ply(const std::filesystem::path& path) {
             if (props[k].name == name) return static_cast<int>(k);
         return -1;
     };
-    RowColumns c;
-    c.x = find("x");
-    c.y = find("y");
-    c.z = find("z");
+    const RowColumns c = RowColumns::named(find);
     if (c.x < 0 || c.y < 0) throw input_error(path, "vertices need x and y properties (and z in 3D)");
-    c.v[0] = find("vx");
-    c.v[1] = find("vy");
-    c.v[2] = find("vz");
-    c.density = find("density");
-    c.pressure = find("pressure");
-    c.id = find("id");
 
     std::size_t stride = 0;
     for (const auto& pr : props) stride += pr.size;
