@@ -173,6 +173,10 @@ public:
             const double imbalance = largest * m_comm.size() / double(m_total);
             m_imbalance_max = std::max(m_imbalance_max, imbalance);
             m_imbalance_sum += imbalance;
+            // A flow that moves fast (a splash, a drop spreading) unbalances the boxes within the 50
+            // steps: cut them again at the next step, though not more often than every 5 steps (few
+            // particles on lattice planes cannot always be balanced better).
+            if (imbalance > kRebalanceAbove && m_since_rebalance >= 5) m_since_rebalance = m_every;
         }
         StepStats st = std::visit(
             [&](auto& method) {
@@ -658,6 +662,8 @@ private:
         std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return whole.id[a] < whole.id[b]; });
         whole.reorder(order, ExecContext(1));
     }
+
+    static constexpr double kRebalanceAbove = 1.25;  // largest part over the mean that cuts the boxes again
 
     Comm& m_comm;
     int m_every = 1;
