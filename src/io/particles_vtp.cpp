@@ -240,7 +240,12 @@ ParticleSet<D> read_pvtp(const std::filesystem::path& path) {
         ++listed;
         // Relative to the .pvtp's folder; a process that held no particle wrote an empty piece.
         const std::filesystem::path f = path.parent_path() / *source;
-        const std::string head = slurp(f);
+        // Its header only (eddy writes the <Piece> tag in the first few hundred bytes): read_vtp reads the
+        // whole file, once, for a piece that has points.
+        std::string head(4096, '\0');
+        std::ifstream in(f, std::ios::binary);
+        in.read(head.data(), std::streamsize(head.size()));
+        head.resize(std::size_t(in.gcount()));
         const Tag p = find_tag(head, "Piece");
         if (p && attribute(head, p, "NumberOfPoints").value_or("") == "0") continue;
         const ParticleSet<D> part = read_vtp<D>(f);
