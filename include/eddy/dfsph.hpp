@@ -73,7 +73,7 @@ struct DfsphSettings {
     float wall_viscosity = 0.0f;              ///< The same against the walls (m^2/s): friction, no-slip as it grows
     float viscosity_error_target = 0.01f;     ///< Viscosity solver: iterate until |residual| <= this |the step's viscous change|
     int max_viscosity_iterations = 100;       ///< Viscosity solver: at most this many conjugate gradient iterations
-    float xsph = 0.01f;                       ///< XSPH velocity smoothing c (dimensionless)
+    float xsph = 0.05f;                       ///< XSPH velocity smoothing c (dimensionless)
     float wall_xsph = 0.0f;                   ///< The same towards the walls' velocity (wall friction)
     float cfl = 0.4f;                         ///< CFL number: dt <= cfl 2r / v_max
     float dt_min = 1e-6f;                     ///< Smallest time step (s); a run that needs less has diverged
@@ -146,6 +146,8 @@ private:
     // Per step: per fluid pair m grad W_ij (aligned with the fluid CSR lists); per particle alpha, F,
     // G, Fb = sum_b psi_b grad W_ib, the walls' share of Drho/Dt, the density rate, the pressure increment and the XSPH term.
     std::vector<float> m_alpha, m_dP, m_wall_rate, m_rate;
+    int m_needed = 0;
+    float m_ema = 0.0f;
     std::vector<Vec<D>> m_grad, m_F, m_Fb, m_xsph;
     std::vector<std::uint8_t> m_surface;
     // Viscosity solve: per pair factor, per particle inverted diagonal block, conjugate gradient vectors.

@@ -613,8 +613,8 @@ RunResult resume_shallow_water_pieces(const CheckpointFile& ck, const MemoryBudg
                 bool clock_set = false;
                 for (int r = 0; r < ranks; ++r) {
                     const Block old = block_of(r, written, spec.nx, spec.ny);
-                    if (!old.active || meet(old.own_of(kU, spec.nx, spec.ny), mine.held_of(kU)).empty() &&
-                                           meet(old.own_of(kW, spec.nx, spec.ny), mine.held_of(kW)).empty())
+                    if (!old.active || (meet(old.own_of(kU, spec.nx, spec.ny), mine.held_of(kU)).empty() &&
+                                            meet(old.own_of(kW, spec.nx, spec.ny), mine.held_of(kW)).empty()))
                         continue;
                     ShallowWaterSolver<Real> from = solver_on(BlockStepper<Real>::grid_block(old), old.held.x1 - old.held.x0,
                                                               old.held.y1 - old.held.y0);

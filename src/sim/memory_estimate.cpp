@@ -305,7 +305,7 @@ MethodCost method_cost(const Scene& scene) {
 template <int D>
 MemoryEstimate estimate_particles(const Scene& scene, std::size_t max_particles) {
     MemoryEstimate e;
-    const double r = scene.particle_radius, s = 2.0 * r;
+    const double r = scene.particle_radius;
     const MethodCost cost = method_cost<D>(scene);
     // Boundary layers as make_method chooses them: two for the SPH methods, one for PBF and Clavet.
     const int layers = scene.method == "pbf" || scene.method == "clavet" ? 1 : 2;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <vector>
 
 #include "eddy/dfsph.hpp"
 #include "eddy/scene.hpp"
@@ -42,21 +43,26 @@ nlohmann::json tank_scene(double r, double width, double depth) {
 }  // namespace
 
 // The issue's tank (r = 4 mm, water 24 cm deep in a 30 cm wide box, default settings), every frame
-// (0.05 s) up to 3 s: the pressure at 6, 12 and 18 cm below the free surface, averaged over a band away
-// from the side walls, against rho0 g d; and every step's actual mean compression.
-// Measured (docs/methods.md): the pressure builds up over the first 1.5-2 s (0.74-0.9 rho0 g d at
-// 0.25-1.25 s, 37% off at worst), then stays within 6%; from 0.5 s on, the mean compression of a
-// step reaches 1.2x the 0.05% target.
-// The issue asks for 3% from 0.5 s on, which this Jacobi DFSPH does not reach (issue 11's note): the
-// bounds below guard what it does reach, they are not the issue's.
+// (0.05 s) up to 3 s: the pressure at 6, 12 and 18 cm depth, averaged over a band away from the side
+// walls, against rho0 g d; and every step's actual mean compression. The depth is the depth of
+// rest-density water above (the mass above per width over rho0), as in WCSPH's tank test: the top rows
+// of a lattice settle by 1-3 mm, and measured from the geometric surface the same pressure reads 1-3%
+// higher.
+// Measured (docs/methods.md): worst frame 4.6% off from 0.5 to 2 s, 2.8% from 2 to 3 s; before the
+// steps before a frame were made equal (landing_step) and XSPH went from 0.01 to 0.05, 37% and 6%
+// against the geometric depth. The issue asks for 3% from 0.5 s on, which this Jacobi DFSPH reaches
+// from about 1 s on but not in every frame from 0.5 s (issue 11's note): the bounds guard what it
+// reaches.
 TEST(DfsphValidation, TankAtRestHydrostatic2D) {
     const double r = 0.004, width = 0.3, depth = 0.24, g = 9.81, rho0 = 1000.0;
     ExecContext exec(2);
     Simulation sim = make_simulation(parse_scene(tank_scene(r, width, depth), "dfsph_tank"), 1'000'000, exec);
     const float target = DfsphSettings{}.density_error_target;
+    const double m = sim2(sim).fluid.mass;
     const double bands[] = {0.06, 0.12, 0.18};
     double worst_early = 0.0, worst_late = 0.0;
     float worst_error = 0.0f;
+    std::vector<double> ys;
     for (int frame = 1; frame <= 60; ++frame) {
         const double t = 0.05 * frame;
         // The cold start (rho0 everywhere, no pressure yet) compresses the column by up to 0.2% in its
@@ -64,12 +70,16 @@ TEST(DfsphValidation, TankAtRestHydrostatic2D) {
         const float e = advance_to(sim, t, exec, t > 0.5 ? 2.0f * target : 1.0f);
         if (t > 0.5) worst_error = std::max(worst_error, e);
         const auto& f = sim2(sim).fluid;
-        double top = 0.0;
-        for (std::size_t i = 0; i < f.size(); ++i) top = std::max(top, double(f.position[i][1]) + r);
+        ys.assign(f.size(), 0.0);
+        for (std::size_t i = 0; i < f.size(); ++i) ys[i] = f.position[i][1];
+        std::sort(ys.begin(), ys.end());
         for (double band : bands) {
             double sum = 0.0, count = 0.0;
             for (std::size_t i = 0; i < f.size(); ++i) {
-                const double x = f.position[i][0], d = top - f.position[i][1];
+                const double x = f.position[i][0], y = f.position[i][1];
+                // Particles above (half of itself) times m, over the width, over rho0.
+                const double above = double(ys.end() - std::upper_bound(ys.begin(), ys.end(), y)) + 0.5;
+                const double d = above * m / (rho0 * width);
                 if (x < 0.05 || x > width - 0.05 || std::abs(d - band) >= 2.0 * r) continue;
                 sum += f.pressure[i] - rho0 * g * (d - band);  // referred to the band's depth
                 count += 1.0;
@@ -78,10 +88,10 @@ TEST(DfsphValidation, TankAtRestHydrostatic2D) {
             const double p = sum / count, expect = rho0 * g * band, rel = std::abs(p - expect) / expect;
             if (t >= 2.0 - 1e-9) {
                 worst_late = std::max(worst_late, rel);
-                EXPECT_NEAR(p, expect, 0.08 * expect) << "t = " << t << " s, depth " << band << " m";
+                EXPECT_NEAR(p, expect, 0.04 * expect) << "t = " << t << " s, depth " << band << " m";
             } else if (t >= 0.5 - 1e-9) {
                 worst_early = std::max(worst_early, rel);
-                EXPECT_NEAR(p, expect, 0.40 * expect) << "t = " << t << " s, depth " << band << " m";
+                EXPECT_NEAR(p, expect, 0.06 * expect) << "t = " << t << " s, depth " << band << " m";
             }
         }
     }
@@ -91,30 +101,44 @@ TEST(DfsphValidation, TankAtRestHydrostatic2D) {
 }
 
 // Dam break: a column a wide and 2a high; the front Z(t) against Martin & Moyce (1952) (T = t sqrt(2g/a)).
-// Measured: +21% at T = 1.21, +15% at 1.60, +13% at 2.28, +7% at 2.95 - ahead of the experiment as
-// eddy's WCSPH is early on (their gate delayed the start), but more so, and not within the issue's 10%
-// for T >= 1. The bounds guard the measured values; every step's mean compression stays below 2x the
-// target.
+// Measured: +21% at T = 1.21, +15% at 1.60, +12% at 2.28, +7% at 2.95: ahead of the experiment, and not
+// within the issue's 10% for T >= 1 (their gate delayed the start; see WCSPH's test). The lead is not
+// DFSPH's: the same dam break run by eddy's WCSPH without its artificial viscosity (alpha = 0; with
+// alpha = 0.1, the default, WCSPH carries an effective nu = alpha c0 h / 8 of about 1e-3 m^2/s, 1,000
+// times water's, and its front is +15, +9, +5, -1%) has the same front within 3% at every T
+// (docs/methods.md). The bounds guard the measured values; every step's mean compression stays below 2x
+// the target.
 TEST(DfsphValidation, DamBreakFrontAgainstMartinMoyce2D) {
     const double a = 0.1, r = 0.001, g = 9.81;
-    nlohmann::json j = {{"name", "dfsph_dam_break_validation"}, {"dimension", 2}, {"method", "dfsph"},
-                        {"particle_radius", r}, {"gravity", {0, -g}},
-                        {"boundaries", {{{"shape", "box"}, {"min", {0, 0}}, {"max", {6 * a, 3 * a}}}}},
-                        {"fluids", {{{"shape", "box"}, {"min", {0, 0}}, {"max", {a, 2 * a}}}}}};
+    auto scene = [&](const char* method, const nlohmann::json& settings) {
+        nlohmann::json j = {{"name", "dfsph_dam_break_validation"}, {"dimension", 2}, {"method", method},
+                            {"particle_radius", r}, {"gravity", {0, -g}}, {"settings", settings},
+                            {"boundaries", {{{"shape", "box"}, {"min", {0, 0}}, {"max", {6 * a, 3 * a}}}}},
+                            {"fluids", {{{"shape", "box"}, {"min", {0, 0}}, {"max", {a, 2 * a}}}}}};
+        return parse_scene(j, "dfsph_dam_break_validation");
+    };
     ExecContext exec(2);
-    Simulation sim = make_simulation(parse_scene(j, "dfsph_dam_break_validation"), 1'000'000, exec);
+    Simulation sim = make_simulation(scene("dfsph", nlohmann::json::object()), 1'000'000, exec);
+    Simulation inviscid = make_simulation(scene("wcsph", {{"artificial_viscosity", 0.0}}), 1'000'000, exec);
     const float target = DfsphSettings{}.density_error_target;
     struct Point { double T, Z, tolerance; };
     const Point data[] = {{1.212, 1.443, 0.25}, {1.602, 1.884, 0.20}, {2.283, 2.689, 0.15}, {2.950, 3.728, 0.10}};
-    float worst_error = 0.0f;
-    for (const auto& d : data) {
-        worst_error = std::max(worst_error, advance_to(sim, d.T / std::sqrt(2.0 * g / a), exec, 2.0f * target));
-        const auto& f = sim2(sim).fluid;
+    auto front_of = [&](Simulation& s) {
+        const auto& f = sim2(s).fluid;
         double front = 0.0;
         for (std::size_t i = 0; i < f.size(); ++i) front = std::max(front, double(f.position[i][0]) + r);
-        const double z = front / a, rel = (z - d.Z) / d.Z;
-        std::printf("T = %.3f: Z/a = %.3f, Martin & Moyce %.3f (%+.1f%%)\n", d.T, z, d.Z, 100.0 * rel);
+        return front / a;
+    };
+    float worst_error = 0.0f;
+    for (const auto& d : data) {
+        const double t = d.T / std::sqrt(2.0 * g / a);
+        worst_error = std::max(worst_error, advance_to(sim, t, exec, 2.0f * target));
+        while (sim2(inviscid).time < t - 1e-12) ASSERT_FALSE(step(inviscid, exec, t).non_finite);
+        const double z = front_of(sim), z_wcsph = front_of(inviscid), rel = (z - d.Z) / d.Z;
+        std::printf("T = %.3f: Z/a = %.3f, Martin & Moyce %.3f (%+.1f%%); inviscid WCSPH %.3f (%+.1f%%)\n", d.T, z, d.Z,
+                    100.0 * rel, z_wcsph, 100.0 * (z - z_wcsph) / z_wcsph);
         EXPECT_NEAR(z, d.Z, d.tolerance * d.Z) << "T = " << d.T;
+        EXPECT_NEAR(z, z_wcsph, 0.03 * z_wcsph) << "T = " << d.T;
     }
     std::printf("worst mean compression of a step: %.4f%% (target %.3f%%); %llu steps\n", 100.0 * worst_error,
                 100.0 * target, static_cast<unsigned long long>(sim2(sim).steps));
