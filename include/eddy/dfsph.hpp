@@ -146,8 +146,6 @@ private:
     // Per step: per fluid pair m grad W_ij (aligned with the fluid CSR lists); per particle alpha, F,
     // G, Fb = sum_b psi_b grad W_ib, the walls' share of Drho/Dt, the density rate, the pressure increment and the XSPH term.
     std::vector<float> m_alpha, m_dP, m_wall_rate, m_rate;
-    int m_needed = 0;
-    float m_ema = 0.0f;
     std::vector<Vec<D>> m_grad, m_F, m_Fb, m_xsph;
     std::vector<std::uint8_t> m_surface;
     // Viscosity solve: per pair factor, per particle inverted diagonal block, conjugate gradient vectors.

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 
 #include <fmt/format.h>
 
@@ -338,10 +337,8 @@ StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
         }
         int it = 0;
         double err = 0.0;
-        m_needed = -1;
         for (;; ++it) {
             err = residual(divergence, h, fresh_rates || it > 0);
-            if (m_needed < 0 && err <= target) m_needed = it;
             if ((it >= min_it && err <= target) || it >= max_it) break;
             if (m_halo) m_halo->refresh(m_dP);  // the update reads the neighbours' increments
             apply_pressure(m_dP.data(), K, v, h, exec);
@@ -373,12 +370,8 @@ StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
     if (viscous) out.viscosity_iterations = solve_viscosity(fluid, boundary, dt, exec);
 
     // 4. Density solver (2017 Algorithm 2).
-    static const float kEma = getenv("EDDY_EMA") ? float(atof(getenv("EDDY_EMA"))) : 0.0f;
-    static const float kMargin = getenv("EDDY_MARGIN") ? float(atof(getenv("EDDY_MARGIN"))) : 1.15f;
-    const int min_it = kEma > 0.0f ? std::min(m_s.max_iterations, std::max(m_s.min_iterations, int(std::ceil(m_ema * kMargin)))) : m_s.min_iterations;
-    const auto [iters, predicted] = solve(P, false, min_it, m_s.max_iterations, m_s.density_error_target,
+    const auto [iters, predicted] = solve(P, false, m_s.min_iterations, m_s.max_iterations, m_s.density_error_target,
                                           dt, !divergence || viscous);
-    if (kEma > 0.0f) m_ema += kEma * (float(std::max(m_needed, m_s.min_iterations)) - m_ema);
     out.iterations = iters;
     m_last_predicted = static_cast<float>(predicted);
 
