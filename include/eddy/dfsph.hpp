@@ -63,9 +63,9 @@ struct DfsphSettings {
     float rest_density = 1000.0f;             ///< Rest density rho0 (kg/m^3; kg/m^2 in 2D)
     float density_error_target = 0.0005f;     ///< Mean compression the density solver iterates down to (fraction)
     float divergence_error_target = 0.001f;   ///< Mean density change per step the divergence solver allows (fraction)
-    int min_iterations = 2;                   ///< Density solver: at least this many iterations
+    int min_iterations = 1;                   ///< Density solver: at least this many iterations
     int max_iterations = 100;                 ///< Density solver: at most this many
-    int min_divergence_iterations = 1;        ///< Divergence solver: at least
+    int min_divergence_iterations = 0;        ///< Divergence solver: at least
     int max_divergence_iterations = 100;      ///< Divergence solver: at most
     float warm_start = 0.5f;                  ///< Fraction of the previous step's pressures the density solver starts from
     float divergence_warm_start = 0.5f;       ///< The same for the divergence solver
