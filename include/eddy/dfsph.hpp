@@ -65,7 +65,7 @@ struct DfsphSettings {
     float divergence_error_target = 0.001f;   ///< Mean density change per step the divergence solver allows (fraction)
     int min_iterations = 1;                   ///< Density solver: at least this many iterations
     int max_iterations = 100;                 ///< Density solver: at most this many
-    int min_divergence_iterations = 0;        ///< Divergence solver: at least
+    int min_divergence_iterations = 1;        ///< Divergence solver: at least
     int max_divergence_iterations = 100;      ///< Divergence solver: at most
     float warm_start = 0.5f;                  ///< Fraction of the previous step's pressures the density solver starts from
     float divergence_warm_start = 0.5f;       ///< The same for the divergence solver
