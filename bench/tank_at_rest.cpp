@@ -11,10 +11,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
-#include <vector>
 
 #include "eddy/scene.hpp"
 #include "eddy/simulation.hpp"
+#include "tank_support.hpp"
 
 using namespace eddy;
 
@@ -34,7 +34,6 @@ int main(int argc, char** argv) try {
     double worst_early = 0.0, worst_late = 0.0;
     float worst_error = 0.0f;
     long iterations = 0, steps = 0;
-    std::vector<double> ys;
     std::printf("    t   p/(rho0 g d) - 1 at 6, 12, 18 cm   kinetic energy   mean compression   iterations\n");
     for (int frame = 1; frame <= int(T / 0.05 + 0.5); ++frame) {
         const double t = 0.05 * frame;
@@ -55,27 +54,12 @@ int main(int argc, char** argv) try {
         if (t > 0.5) worst_error = std::max(worst_error, error);
         const auto& f = s.fluid;
         double kinetic = 0.0;
-        ys.assign(f.size(), 0.0);
-        for (std::size_t i = 0; i < f.size(); ++i) {
-            kinetic += 0.5 * norm2(f.velocity[i]);
-            ys[i] = f.position[i][1];
-        }
-        std::sort(ys.begin(), ys.end());
+        for (std::size_t i = 0; i < f.size(); ++i) kinetic += 0.5 * norm2(f.velocity[i]);
         std::printf("%5.2f", t);
-        for (double band : bands) {
-            double sum = 0.0, count = 0.0;
-            for (std::size_t i = 0; i < f.size(); ++i) {
-                const double x = f.position[i][0], y = f.position[i][1];
-                const double above = double(ys.end() - std::upper_bound(ys.begin(), ys.end(), y)) + 0.5;
-                const double d = above * f.mass / (rho0 * width);  // depth by mass
-                if (x < 0.05 || x > width - 0.05 || std::abs(d - band) >= 2.0 * r) continue;
-                sum += f.pressure[i] - rho0 * g * (d - band);
-                count += 1.0;
-            }
-            const double rel = count > 0.0 ? (sum / count - rho0 * g * band) / (rho0 * g * band) : 0.0;
-            std::printf(" %+7.1f%%", 100.0 * rel);
-            if (t >= 2.0 - 1e-9) worst_late = std::max(worst_late, std::abs(rel));
-            else if (t >= 0.5 - 1e-9) worst_early = std::max(worst_early, std::abs(rel));
+        for (const auto& band : test::band_pressures(f, width, r, rho0, g, bands)) {
+            std::printf(" %+7.1f%%", 100.0 * band.deviation);
+            if (t >= 2.0 - 1e-9) worst_late = std::max(worst_late, std::abs(band.deviation));
+            else if (t >= 0.5 - 1e-9) worst_early = std::max(worst_early, std::abs(band.deviation));
         }
         std::printf("   %.2e m^2/s^2   %.4f%%   %.1f\n", kinetic / double(f.size()), 100.0 * error,
                     double(frame_iterations) / double(std::max(frame_steps, 1L)));

@@ -96,9 +96,9 @@ float method_dt_min(const ParticleMethod<D>& m) {
     return std::visit([](const auto& s) { return s.min_dt(); }, m);
 }
 
-/// The step a run takes from `time` towards `until` (> 0) when the method suggests `dt`: the remaining
-/// time split into the fewest equal steps no longer than dt, so that the run lands exactly on `until`
-/// (lands: this step does) without a short step before it.
+/// The step a run takes from `time` towards `until` (> 0) when the method suggests `dt`: dt, until at
+/// most 8 steps of dt are left; then the remaining time split into the fewest equal steps no longer than
+/// dt, so that the run lands exactly on `until` (lands: this step does) without a short step before it.
 float landing_step(float dt, double time, double until, bool& lands);
 
 /// Why a step means the run has diverged, in words, or "" when it does not: a position or velocity

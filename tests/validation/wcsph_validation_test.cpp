@@ -10,6 +10,7 @@
 
 #include "eddy/scene.hpp"
 #include "eddy/simulation.hpp"
+#include "tank_support.hpp"
 
 using namespace eddy;
 
@@ -99,33 +100,15 @@ TankRecord tank_at_rest(const nlohmann::json& settings) {
                         {"fluids", {{{"shape", "box"}, {"min", {0, 0}}, {"max", {width, depth}}}}}};
     ExecContext exec(2);
     Simulation sim = make_simulation(parse_scene(j, "tank_at_rest"), 1'000'000, exec);
-    const double m = sim2(sim).fluid.mass;
     const double bands[] = {0.06, 0.10, 0.14, 0.18, 0.22};
     TankRecord rec;
-    std::vector<double> ys;
     for (int frame = 0; frame <= 60; ++frame) {
         const double t = 0.05 * frame;
         advance_to(sim, t, exec);
-        const auto& f = sim2(sim).fluid;
-        ys.assign(f.size(), 0.0);
-        for (std::size_t i = 0; i < f.size(); ++i) ys[i] = f.position[i][1];
-        std::sort(ys.begin(), ys.end());
-        double p_sum[5] = {}, n_sum[5] = {};
-        for (std::size_t i = 0; i < f.size(); ++i) {
-            const double x = f.position[i][0], y = f.position[i][1];
-            if (x < 0.05 || x > width - 0.05) continue;
-            // Particles above (half of itself) times m, over the width the fluid fills, over rho0.
-            const double above = double(ys.end() - std::upper_bound(ys.begin(), ys.end(), y)) + 0.5;
-            const double d = above * m / (rho0 * width);
-            for (int b = 0; b < 5; ++b)
-                if (std::abs(d - bands[b]) < 2.0 * r) {
-                    p_sum[b] += f.pressure[i] - rho0 * g * (d - bands[b]);  // referred to the band's depth
-                    n_sum[b] += 1.0;
-                }
-        }
+        const auto bp = test::band_pressures(sim2(sim).fluid, width, r, rho0, g, bands);
         for (int b = 0; b < 5; ++b) {
-            EXPECT_GT(n_sum[b], 10.0) << "t = " << t;
-            const double dev = (p_sum[b] / n_sum[b]) / (rho0 * g * bands[b]) - 1.0;
+            EXPECT_GT(bp[b].count, 10.0) << "t = " << t;
+            const double dev = bp[b].deviation;
             if (frame == 0 && b == 1) rec.start = dev;
             if (t >= 0.5 - 1e-9 && std::abs(dev) > rec.worst) {
                 rec.worst = std::abs(dev);
