@@ -81,6 +81,17 @@ T parallel_reduce_blocks(const ExecContext& exec, std::size_t n, T identity, Map
 }
 
 namespace detail {
+/// std::llround(y) (to the nearest integer, halves away from zero) for |y| < 2^63, inline: trunc and the
+/// remainder y - trunc(y) are exact, and the libm call it replaces cost 2.5% of a DFSPH step.
+inline long long round_half_away(double y) {
+    const double t = std::trunc(y);
+    const double f = y - t;
+    long long q = static_cast<long long>(t);
+    if (f >= 0.5) ++q;
+    else if (f <= -0.5) --q;
+    return q;
+}
+
 /// q 2^e as a double (q a 128-bit fixed-point total of ExactSum or order_free_sum).
 inline double fixed_to_double(__int128 q, int e) {
     const bool neg = q < 0;
@@ -108,7 +119,7 @@ public:
         const double hi = std::trunc(v);  // |v| < 2^63 for anything a solver sums
         // (v - hi) 2^40 by a multiplication: exact (a power of two), and no libm call per value.
         m_q += static_cast<__int128>(static_cast<long long>(hi)) * kOne +
-               static_cast<__int128>(std::llround((v - hi) * 0x1p40));
+               static_cast<__int128>(detail::round_half_away((v - hi) * 0x1p40));
     }
     ExactSum& operator+=(const ExactSum& o) {
         m_q += o.m_q;
@@ -163,7 +174,7 @@ __int128 order_free_fixed(const ExecContext& exec, std::size_t n, F&& f, int e) 
         [&](std::size_t b0, std::size_t b1) {
             __int128 acc = 0;
             const double scale = std::ldexp(1.0, 62 - e);  // a power of two: the products are exact
-            for (std::size_t i = b0; i < b1; ++i) acc += std::llround(double(f(i)) * scale);
+            for (std::size_t i = b0; i < b1; ++i) acc += round_half_away(double(f(i)) * scale);
             return acc;
         },
         [](__int128 a, __int128 b) { return a + b; });

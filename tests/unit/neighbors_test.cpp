@@ -237,6 +237,22 @@ TEST(NeighborGrid, KeyedListsDoNotDependOnTheStorageOrder) {
     expect_key_order_independent_of_storage<3>(true);
 }
 
+// The inline rounding of ExactSum and order_free_sum gives std::llround's bits: halves away from zero,
+// values just below a half, negatives, and the largest magnitudes the sums use.
+TEST(ExactSum, InlineRoundingIsLlround) {
+    const double cases[] = {0.0, -0.0, 0.5, -0.5, 1.5, -1.5, 2.5, -2.5, 0.49999999999999994, -0.49999999999999994,
+                            std::nextafter(0.5, 1.0), std::nextafter(-0.5, -1.0), 1e12 + 0.5, -1e12 - 0.5,
+                            std::ldexp(1.0, 52) + 1.0, std::ldexp(1.0, 62), -std::ldexp(1.0, 62), 0x1p40 - 0.5};
+    for (double y : cases) EXPECT_EQ(detail::round_half_away(y), std::llround(y)) << y;
+    std::mt19937 rng(5);
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    std::uniform_int_distribution<int> ex(-60, 62);
+    for (int k = 0; k < 200000; ++k) {
+        const double y = std::ldexp(u(rng), ex(rng));
+        ASSERT_EQ(detail::round_half_away(y), std::llround(y)) << y;
+    }
+}
+
 TEST(ExactSum, SameBitsInAnyOrderAndCloseToTheExactSum) {
     std::mt19937 rng(3);
     std::uniform_real_distribution<double> mant(0.0, 1.0);
