@@ -49,11 +49,12 @@ nlohmann::json tank_scene(double r, double width, double depth) {
 // rest-density water above (the mass above per width over rho0), as in WCSPH's tank test: the top rows
 // of a lattice settle by 1-3 mm, and measured from the geometric surface the same pressure reads 1-3%
 // higher.
-// Measured (docs/methods.md): worst frame 5.0% off from 0.5 to 2 s, 3.0% from 2 to 3 s; before the
-// steps before a frame were made equal (landing_step) and XSPH went from 0.01 to 0.05, 37% and 6%
-// against the geometric depth. The issue asks for 3% from 0.5 s on, which this Jacobi DFSPH reaches
-// from about 1 s on but not in every frame from 0.5 s (issue 11's note): the bounds guard what it
-// reaches.
+// Measured (docs/methods.md): worst frame 4.0% off from 0.5 to 2 s, 2.7% from 2 to 3 s (5.0% and 3.0%
+// before correct_prediction; a worst frame moves by up to 1.5% with rounding-level changes, so these
+// are one sample of a spread); before the steps before a frame were made equal (landing_step) and XSPH
+// went from 0.01 to 0.05, 37% and 6% against the geometric depth. The issue asks for 3% from 0.5 s on,
+// which this Jacobi DFSPH reaches from about 1 s on but not in every frame from 0.5 s (issue 11's
+// note): the bounds guard what it reaches.
 TEST(DfsphValidation, TankAtRestHydrostatic2D) {
     const double r = 0.004, width = 0.3, depth = 0.24, g = 9.81, rho0 = 1000.0;
     ExecContext exec(2);
@@ -65,8 +66,9 @@ TEST(DfsphValidation, TankAtRestHydrostatic2D) {
     for (int frame = 1; frame <= 60; ++frame) {
         const double t = 0.05 * frame;
         // The cold start (rho0 everywhere, no pressure yet) compresses the column by up to 0.2% in its
-        // first 0.05 s; from 0.5 s on every step stays below 2x the target.
-        const float e = advance_to(sim, t, exec, t > 0.5 ? 2.0f * target : 1.0f);
+        // first 0.05 s; from 0.5 s on every step stays within 2% of the target (1.004x measured; 1.036x
+        // before the solver aimed below the target by what its prediction missed, correct_prediction).
+        const float e = advance_to(sim, t, exec, t > 0.5 ? 1.02f * target : 1.0f);
         if (t > 0.5) worst_error = std::max(worst_error, e);
         const auto bp = test::band_pressures(sim2(sim).fluid, width, r, rho0, g, bands);
         for (std::size_t b = 0; b < bp.size(); ++b) {
@@ -87,13 +89,15 @@ TEST(DfsphValidation, TankAtRestHydrostatic2D) {
 }
 
 // Dam break: a column a wide and 2a high; the front Z(t) against Martin & Moyce (1952) (T = t sqrt(2g/a)).
-// Measured: +21% at T = 1.21, +14% at 1.60, +12% at 2.28, +7% at 2.95: ahead of the experiment, and not
+// Measured: +21% at T = 1.21, +15% at 1.60, +12% at 2.28, +7% at 2.95: ahead of the experiment, and not
 // within the issue's 10% for T >= 1 (their gate delayed the start; see WCSPH's test). The lead is not
 // DFSPH's: the same dam break run by eddy's WCSPH without its artificial viscosity (alpha = 0; with
 // alpha = 0.1, the default, WCSPH carries an effective nu = alpha c0 h / 8 of about 1e-3 m^2/s, 1,000
 // times water's, and its front is +15, +9, +5, -1%) has the same front within 1.5% at every T (checked to 3%)
-// (docs/methods.md). The bounds guard the measured values; every step's mean compression stays below 2x
-// the target (1.96x at worst).
+// (docs/methods.md). The bounds guard the measured values. Every step's mean compression stays below 2x
+// the target: 1.79x at worst, in the cold start (t = 7-15 ms: the bottom row sinks into the walls'
+// steep kernel faster than the prediction's correction follows); from 0.05 s on, within 5% of it (1.01x
+// measured; 1.03-1.12x before correct_prediction).
 TEST(DfsphValidation, DamBreakFrontAgainstMartinMoyce2D) {
     const double a = 0.1, r = 0.001, g = 9.81;
     auto scene = [&](const char* method, const nlohmann::json& settings) {
@@ -118,7 +122,8 @@ TEST(DfsphValidation, DamBreakFrontAgainstMartinMoyce2D) {
     float worst_error = 0.0f;
     for (const auto& d : data) {
         const double t = d.T / std::sqrt(2.0 * g / a);
-        worst_error = std::max(worst_error, advance_to(sim, t, exec, 2.0f * target));
+        if (sim2(sim).time < 0.05) worst_error = std::max(worst_error, advance_to(sim, 0.05, exec, 2.0f * target));
+        worst_error = std::max(worst_error, advance_to(sim, t, exec, 1.05f * target));
         while (sim2(inviscid).time < t - 1e-12) ASSERT_FALSE(step(inviscid, exec, t).non_finite);
         const double z = front_of(sim), z_wcsph = front_of(inviscid), rel = (z - d.Z) / d.Z;
         std::printf("T = %.3f: Z/a = %.3f, Martin & Moyce %.3f (%+.1f%%); inviscid WCSPH %.3f (%+.1f%%)\n", d.T, z, d.Z,
