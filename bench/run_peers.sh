@@ -2,7 +2,8 @@
 # Runs eddy's benchmarks and the peers side by side in one session, for docs/performance.md.
 #   bash bench/run_peers.sh [build-dir]
 # Peers: nanoflann (k-d tree, built into eddy-bench when libnanoflann-dev is installed) and PySPH
-# (Debian's python3-pysph, optional: skipped when it is not installed).
+# (Debian's python3-pysph, optional: skipped when it is not installed), and SPlisHSPlasH's DFSPH when
+# SPLISHSPLASH_DIR names a tree with its SPHSimulator built (not a Debian package: built by hand).
 set -euo pipefail
 build=${1:-build}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -13,4 +14,9 @@ if /usr/bin/python3 -c 'import pysph' 2>/dev/null; then
   bash "$here/peers/pysph_dam_break.sh" 30 2
 else
   echo "PySPH not installed (apt-get install python3-pysph): peer skipped"
+fi
+if [ -n "${SPLISHSPLASH_DIR:-}" ]; then
+  bash "$here/peers/splishsplash_dam_break.sh" "$SPLISHSPLASH_DIR" 2 "$build/bin/eddy"
+else
+  echo "SPlisHSPlasH: set SPLISHSPLASH_DIR to a tree with SPHSimulator built (docs/performance.md): peer skipped"
 fi

@@ -24,6 +24,7 @@ PEER=${1:?usage: splishsplash_dam_break.sh PEER_DIR [ROUNDS] [eddy binary]}
 ROUNDS=${2:-2}
 EDDY=${3:-build/bin/eddy}
 SIM="$PEER/bin/SPHSimulator"
+SCENE="$(cd "$(dirname "$0")/../.." && pwd)/scenes/bench_dam_break_3d.json"
 [ -x "$SIM" ] || { echo "no $SIM: build SPlisHSPlasH's SPHSimulator first (docs/performance.md)"; exit 1; }
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
@@ -46,7 +47,7 @@ for round in $(seq 1 "$ROUNDS"); do
     [ "$run" = eddy-nu ] && extra="--set settings.viscosity=0.01"
     start=$(date +%s.%N)
     # shellcheck disable=SC2086
-    "$EDDY" run scenes/bench_dam_break_3d.json --set method=dfsph $extra --until 0.5 --threads 2 --out "$OUT/$run" > /dev/null 2>&1
+    "$EDDY" run "$SCENE" --set method=dfsph $extra --until 0.5 --threads 2 --out "$OUT/$run" > /dev/null 2>&1
     end=$(date +%s.%N)
     python3 - "$OUT/$run/summary.json" "$run" "$round" "$start" "$end" <<'PY'
 import json, sys
