@@ -29,7 +29,9 @@
 //      until mean(max(rho* - rho0, 0)) / rho0 <= density_error_target, less (correct_prediction) the
 //      compression the previous step ended with beyond its own prediction, times (dt / dt_prev)^2: the
 //      linear prediction misses the kernel's curvature, mostly at the walls (docs/methods.md), and
-//      so the compression a step ends with, not only its prediction, keeps to the target
+//      so the compression a step ends with, not only its prediction, keeps to the target; and, with
+//      density_error_max > 0, until max(rho* - rho0) / rho0 <= density_error_max as well (impacts and
+//      walls hide a few strongly compressed particles in the mean; docs/methods.md)
 //   5. x += dt v*; v = v* + XSPH (Schechter & Bridson 2012: c sum_j m/rho0 (v_j - v_i) W_ij, from the
 //      velocities the step started with); the walls' shapes guard the boundary particles as in WCSPH.
 // Both solvers start from a fraction of their pressures of the previous step (warm starts, 2017
@@ -66,6 +68,7 @@ struct DfsphSettings {
     float rest_density = 1000.0f;             ///< Rest density rho0 (kg/m^3; kg/m^2 in 2D)
     float density_error_target = 0.0005f;     ///< Mean compression the density solver iterates down to (fraction)
     bool correct_prediction = true;           ///< Aim below the target by what the last step's linear prediction missed
+    float density_error_max = 0.0f;           ///< Density solver: also iterate until no particle's predicted compression exceeds this (fraction); 0: the mean alone
     float divergence_error_target = 0.001f;   ///< Mean density change per step the divergence solver allows (fraction)
     int min_iterations = 1;                   ///< Density solver: at least this many iterations
     int max_iterations = 100;                 ///< Density solver: at most this many

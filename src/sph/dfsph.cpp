@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -18,6 +19,9 @@ std::span<const Field<DfsphSettings>> dfsph_fields() {
         {"correct_prediction", &S::correct_prediction, "", 0, 1,
          "density solver: aim below density_error_target by the compression the last step ended with beyond its "
          "linear prediction (x (dt/dt_prev)^2, down to a quarter of the target), so that steps end at the target"},
+        {"density_error_max", &S::density_error_max, "", 0, 1,
+         "density solver: also iterate until no particle's predicted compression exceeds this (0: the mean target "
+         "alone); impacts and walls then end their steps under density_error_target too, at more iterations"},
         {"divergence_error_target", &S::divergence_error_target, "", 0, 1,
          "divergence solver: iterate until the mean density change over one step, dt Drho/Dt / rho0, is below this", {},
          true},
@@ -78,6 +82,10 @@ DfsphSolver<D>::DfsphSolver(const DfsphSettings& s, float particle_radius, const
     if (s.min_iterations > s.max_iterations)
         throw InputError(fmt::format("{}: key 'min_iterations' = {} is larger than 'max_iterations' = {}", where,
                                      s.min_iterations, s.max_iterations));
+    if (s.density_error_max > 0.0f && s.density_error_max < s.density_error_target)
+        throw InputError(fmt::format("{}: key 'density_error_max' = {:g} is below 'density_error_target' = {:g} (a "
+                                     "particle's largest compression bounds the mean from above; 0 turns it off)",
+                                     where, s.density_error_max, s.density_error_target));
     if (s.min_divergence_iterations > s.max_divergence_iterations)
         throw InputError(fmt::format("{}: key 'min_divergence_iterations' = {} is larger than "
                                      "'max_divergence_iterations' = {}",
@@ -275,8 +283,13 @@ StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
     out.mean_density_error = count ? static_cast<float>(dens.esum.value() / double(count)) : 0.0f;
 
     // One Jacobi iteration's residual: Drho_i/Dt of the current velocities (2017 eq. 4), turned into the
-    // pressure increment dP_i, and the solver's mean error. With `fresh` false the rates are m_rate's.
-    auto residual = [&](bool divergence, float h, bool fresh) {
+    // pressure increment dP_i, and the solver's mean error and largest error (fractions of rho0). With
+    // `fresh` false the rates are m_rate's.
+    struct Residual {
+        double mean;
+        float max;
+    };
+    auto residual = [&](bool divergence, float h, bool fresh, auto track_max) {
         const float inv_h = 1.0f / h, inv_h2 = inv_h * inv_h;
         const Vec<D>* F = m_F.data();
         const Vec<D>* grad = m_grad.data();
@@ -305,19 +318,28 @@ StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
                         e = std::max(rho[i] + h * rate - rho0, 0.0f);
                         m_dP[i] = e * m_alpha[i] * inv_h2;
                     }
-                    if (i < owned) st.esum.add(e);
+                    if (i < owned) {
+                        st.esum.add(e);
+                        if constexpr (decltype(track_max)::value) st.emax = std::max(st.emax, e);
+                    }
                 }
                 return st;
             },
             join);
         ExactSum total = s.esum;
-        if (m_halo) m_halo->sum({&total, 1});
-        return count ? total.value() * inv_rho0 / double(count) : 0.0;
+        float emax = s.emax;
+        if (m_halo) {
+            m_halo->sum({&total, 1});
+            if constexpr (decltype(track_max)::value) m_halo->max({&emax, 1});  // every process stops together
+        }
+        return Residual{count ? total.value() * inv_rho0 / double(count) : 0.0, emax * inv_rho0};
     };
     // A solver: warm start from a fraction of the previous step's pressures K (2017 section 4.3), then
-    // Jacobi iterations; K accumulates. fresh_rates false: m_rate holds the rates of the current
-    // velocities (used when there is no warm start to apply first).
-    auto solve = [&](float* K, bool divergence, int min_it, int max_it, float target, float h, bool fresh_rates) {
+    // Jacobi iterations until the mean error is at most `target` and (if max_target > 0) every
+    // particle's at most max_target; K accumulates. fresh_rates false: m_rate holds the rates of the
+    // current velocities (used when there is no warm start to apply first).
+    auto solve = [&](float* K, bool divergence, int min_it, int max_it, float target, float max_target, float h,
+                     bool fresh_rates) {
         const float warm = divergence ? m_s.divergence_warm_start : m_s.warm_start;
         if (divergence && warm > 0.0f) {
             // The divergence pressure is not warm-started where the fluid already moves apart (dt Drho/Dt
@@ -325,7 +347,7 @@ StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
             // pressure that stopped a particle against a wall last step (a droplet, a sheet landing)
             // would otherwise push it off again this step and, only ever added to, throw it higher
             // than it fell (a sheet dropped 0.6 m rose to 0.73 m). Fluid at rest keeps its warm start.
-            if (fresh_rates) residual(true, h, true);  // else m_rate holds them already
+            if (fresh_rates) residual(true, h, true, std::false_type{});  // else m_rate holds them already
             const float* rates = m_rate.data();
             const float apart = -m_s.divergence_error_target * rho0 / h;
             parallel_for_each_index(exec, n, [&](std::size_t i) { K[i] = rates[i] < apart ? 0.0f : K[i] * warm; });
@@ -341,8 +363,12 @@ StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
         int it = 0;
         double err = 0.0;
         for (;; ++it) {
-            err = residual(divergence, h, fresh_rates || it > 0);
-            if ((it >= min_it && err <= target) || it >= max_it) break;
+            const bool fresh = fresh_rates || it > 0;
+            const Residual res = max_target > 0.0f ? residual(divergence, h, fresh, std::true_type{})
+                                                   : residual(divergence, h, fresh, std::false_type{});
+            err = res.mean;
+            const bool converged = err <= target && (max_target <= 0.0f || res.max <= max_target);
+            if ((it >= min_it && converged) || it >= max_it) break;
             if (m_halo) m_halo->refresh(m_dP);  // the update reads the neighbours' increments
             apply_pressure(m_dP.data(), K, v, h, exec);
             if (m_halo) m_halo->refresh(std::span<Vec<D>>(v, n));  // the next residual their velocities
@@ -355,7 +381,7 @@ StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
     const bool divergence = m_s.max_divergence_iterations > 0;
     if (divergence)
         out.divergence_iterations = solve(Pv, true, m_s.min_divergence_iterations, m_s.max_divergence_iterations,
-                                          m_s.divergence_error_target, dt, false).first;
+                                          m_s.divergence_error_target, 0.0f, dt, false).first;
     else
         std::fill(Pv, Pv + n, 0.0f);
 
@@ -384,8 +410,8 @@ StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
         const float scale = (dt / m_last_dt) * (dt / m_last_dt);
         density_target = std::max(0.25f * density_target, density_target - excess * scale);
     }
-    const auto [iters, predicted] = solve(P, false, m_s.min_iterations, m_s.max_iterations, density_target, dt,
-                                          !divergence || viscous);
+    const auto [iters, predicted] = solve(P, false, m_s.min_iterations, m_s.max_iterations, density_target,
+                                          m_s.density_error_max, dt, !divergence || viscous);
     out.iterations = iters;
     m_last_predicted = static_cast<float>(predicted);
 

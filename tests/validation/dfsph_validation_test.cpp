@@ -6,9 +6,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <string>
 #include <vector>
 
 #include "eddy/dfsph.hpp"
+#include "eddy/error.hpp"
 #include "eddy/scene.hpp"
 #include "eddy/simulation.hpp"
 #include "tank_support.hpp"
@@ -49,9 +51,10 @@ nlohmann::json tank_scene(double r, double width, double depth) {
 // rest-density water above (the mass above per width over rho0), as in WCSPH's tank test: the top rows
 // of a lattice settle by 1-3 mm, and measured from the geometric surface the same pressure reads 1-3%
 // higher.
-// Measured (docs/methods.md): worst frame 4.0% off from 0.5 to 2 s, 2.7% from 2 to 3 s (5.0% and 3.0%
-// before correct_prediction; a worst frame moves by up to 1.5% with rounding-level changes, so these
-// are one sample of a spread); before the steps before a frame were made equal (landing_step) and XSPH
+// Measured (docs/methods.md): worst frame 2.8% off from 0.5 to 2 s, 2.6% from 2 to 3 s (4.0% and 2.7%
+// in the build before density_error_max, whose default results differ by rounding alone; 5.0% and 3.0%
+// before correct_prediction; other tank widths read 2.8-8.5%, so a worst frame is one sample of a
+// spread, and the bounds stay where every build measured so far fits); before the steps before a frame were made equal (landing_step) and XSPH
 // went from 0.01 to 0.05, 37% and 6% against the geometric depth. The issue asks for 3% from 0.5 s on,
 // which this Jacobi DFSPH reaches from about 1 s on but not in every frame from 0.5 s (issue 11's
 // note): the bounds guard what it reaches.
@@ -133,6 +136,35 @@ TEST(DfsphValidation, DamBreakFrontAgainstMartinMoyce2D) {
     }
     std::printf("worst mean compression of a step: %.4f%% (target %.3f%%); %llu steps\n", 100.0 * worst_error,
                 100.0 * target, static_cast<unsigned long long>(sim2(sim).steps));
+}
+
+// density_error_max: the density solver also iterates until no particle's predicted compression
+// exceeds it. With the mean target alone, the compression of the few particles at a wall or an impact
+// hides in the bulk's average and the next step measures more than the target: 1.79x in the dam break
+// above, in its cold start. With density_error_max at 5x the target, the same dam break keeps every
+// step within 1.05x of the target, cold start included (measured 1.016x, one step above 1.0x), at 1.4x
+// the density iterations (22.5 a step instead of 16.6). A bound below the mean target is refused.
+TEST(DfsphValidation, DensityErrorMaxKeepsEveryStepAtTheTarget2D) {
+    const double a = 0.1, r = 0.001, g = 9.81;
+    const float target = DfsphSettings{}.density_error_target;
+    auto scene = [&](double max_error) {
+        nlohmann::json j = {{"name", "dfsph_max_error"}, {"dimension", 2}, {"method", "dfsph"}, {"particle_radius", r},
+                            {"gravity", {0, -g}}, {"settings", {{"density_error_max", max_error}}},
+                            {"boundaries", {{{"shape", "box"}, {"min", {0, 0}}, {"max", {6 * a, 3 * a}}}}},
+                            {"fluids", {{{"shape", "box"}, {"min", {0, 0}}, {"max", {a, 2 * a}}}}}};
+        return parse_scene(j, "dfsph_max_error");
+    };
+    ExecContext exec(2);
+    Simulation sim = make_simulation(scene(5.0 * target), 1'000'000, exec);
+    const float worst = advance_to(sim, 2.95 / std::sqrt(2.0 * g / a), exec, 1.05f * target);
+    std::printf("density_error_max %.3f%%: worst mean compression of a step %.4f%% (target %.3f%%); %llu steps\n",
+                500.0 * target, 100.0 * worst, 100.0 * target, static_cast<unsigned long long>(sim2(sim).steps));
+    try {
+        make_simulation(scene(0.5 * target), 1'000'000, exec);
+        ADD_FAILURE() << "no error for a density_error_max below the target";
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("density_error_max"), std::string::npos) << e.what();
+    }
 }
 
 // Newton's third law in the discrete equations: no gravity, no walls, a squeezed ball of fluid with
