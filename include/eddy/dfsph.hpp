@@ -44,7 +44,10 @@
 // neighbour lists and densities: one neighbour search and one density pass per step, as in the paper.)
 // Time step: dt = cfl 2r / (v_max + |g| dt_prev) (2017 section 4.4), and g dt^2 <= (cfl/40) 2r (a deep
 // column at rest needs many Jacobi iterations to carry its weight when gravity moves it further per
-// step), in [dt_min, dt_max].
+// step), in [dt_min, dt_max]; and dt <= dt_growth dt_prev, the first step a quarter of those limits:
+// fluid released without pressure (a cold start) compresses at its walls faster than the density
+// solver, which carries the weight down about one row per iteration, can follow at full step (the 2D
+// dam break's steps ended 1.8x above the density target in its first 15 ms; docs/methods.md).
 // Every loop gathers: each particle writes only its own values, whatever the thread count.
 #pragma once
 #include <span>
@@ -86,6 +89,7 @@ struct DfsphSettings {
     float dt_min = 1e-6f;                     ///< Smallest time step (s); a run that needs less has diverged
     float dt_max = 5e-3f;                     ///< Largest time step (s)
     float fixed_dt = 0.0f;                    ///< Fixed time step (s); 0: adaptive (CFL)
+    float dt_growth = 1.05f;                  ///< The step grows by at most this factor per step, from a quarter of its limit at the first; 0: off
     float support_ratio = 4.0f;               ///< Kernel support h / particle radius r
     int sort_interval = 32;                   ///< Steps between Morton reorderings of the particles (0: never)
 };

@@ -48,6 +48,9 @@ std::span<const Field<DfsphSettings>> dfsph_fields() {
         {"dt_min", &S::dt_min, "s", 0, kInf, "smallest time step; needing less means the run diverged", {}, true},
         {"dt_max", &S::dt_max, "s", 0, kInf, "largest time step", {}, true},
         {"fixed_dt", &S::fixed_dt, "s", 0, kInf, "fixed time step; 0: adaptive (CFL)"},
+        {"dt_growth", &S::dt_growth, "", 0, 100,
+         "adaptive time step: grows by at most this factor per step, from a quarter of its limits at the first "
+         "(the solvers build the pressure of fluid released at rest); 0: off"},
         {"support_ratio", &S::support_ratio, "", 2, 8, "kernel support radius h in particle radii r"},
         {"sort_interval", &S::sort_interval, "steps", 0, 1e6, "steps between Morton reorderings (0: never)"},
     };
@@ -79,6 +82,10 @@ DfsphSolver<D>::DfsphSolver(const DfsphSettings& s, float particle_radius, const
     if (!(particle_radius > 0.0f)) throw InputError(fmt::format("{}: particle_radius must be > 0", where));
     if (s.dt_min > s.dt_max)
         throw InputError(fmt::format("{}: key 'dt_min' = {:g} is larger than 'dt_max' = {:g}", where, s.dt_min, s.dt_max));
+    if (s.dt_growth > 0.0f && s.dt_growth < 1.0f)
+        throw InputError(fmt::format("{}: key 'dt_growth' = {:g}: allowed: 0 (off) or 1 to 100 (a factor below 1 "
+                                     "would shrink every step)",
+                                     where, s.dt_growth));
     if (s.min_iterations > s.max_iterations)
         throw InputError(fmt::format("{}: key 'min_iterations' = {} is larger than 'max_iterations' = {}", where,
                                      s.min_iterations, s.max_iterations));
@@ -152,6 +159,12 @@ float DfsphSolver<D>::suggest_dt(const ParticleSet<D>&) const {
     // churn; 0.1 sqrt(2r / g) at the default cfl: 5 ms at r = 12.5 mm, 2.9 ms at r = 4 mm.
     const float g = norm(m_g);
     if (g > 0.0f) dt = std::min(dt, std::sqrt(m_s.cfl / 40.0f * 2.0f * m_r / g));
+    // Ramp: a quarter of the limits at the first step (or after init(): the viewer's settings
+    // changes), then at most dt_growth times the last step. Released at rest, the fluid has no
+    // pressure yet; at full step its wall rows compress faster than the density solver builds the
+    // column's pressure (docs/methods.md, "The cold start").
+    if (m_s.dt_growth > 0.0f)
+        dt = std::min(dt, std::max(m_s.dt_min, m_last_dt > 0.0f ? m_s.dt_growth * m_last_dt : 0.25f * dt));
     return dt;
 }
 

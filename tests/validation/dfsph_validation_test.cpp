@@ -51,10 +51,12 @@ nlohmann::json tank_scene(double r, double width, double depth) {
 // rest-density water above (the mass above per width over rho0), as in WCSPH's tank test: the top rows
 // of a lattice settle by 1-3 mm, and measured from the geometric surface the same pressure reads 1-3%
 // higher.
-// Measured (docs/methods.md): worst frame 2.8% off from 0.5 to 2 s, 2.6% from 2 to 3 s (4.0% and 2.7%
-// in the build before density_error_max, whose default results differ by rounding alone; 5.0% and 3.0%
-// before correct_prediction; other tank widths read 2.8-8.5%, so a worst frame is one sample of a
-// spread, and the bounds stay where every build measured so far fits); before the steps before a frame were made equal (landing_step) and XSPH
+// Measured (docs/methods.md): worst frame 4.1% off from 0.5 to 2 s, 3.4% from 2 to 3 s with the time
+// step's ramp (dt_growth; 2.8% and 2.6% without it in the same build; over four tank widths 3.5-4.6% and
+// 1.7-3.4% with it, 2.8-5.2% and 2.6-4.2% without: the same spread); 4.0% and 2.7% in the build before
+// density_error_max, whose default results differ by rounding alone; 5.0% and 3.0% before
+// correct_prediction; other tank widths read 2.8-8.5%, so a worst frame is one sample of a spread, and
+// the bounds stay where every build measured so far fits; before the steps before a frame were made equal (landing_step) and XSPH
 // went from 0.01 to 0.05, 37% and 6% against the geometric depth. The issue asks for 3% from 0.5 s on,
 // which this Jacobi DFSPH reaches from about 1 s on but not in every frame from 0.5 s (issue 11's
 // note): the bounds guard what it reaches.
@@ -68,8 +70,8 @@ TEST(DfsphValidation, TankAtRestHydrostatic2D) {
     float worst_error = 0.0f;
     for (int frame = 1; frame <= 60; ++frame) {
         const double t = 0.05 * frame;
-        // The cold start (rho0 everywhere, no pressure yet) compresses the column by up to 0.2% in its
-        // first 0.05 s; from 0.5 s on every step stays within 2% of the target (1.004x measured; 1.036x
+        // The cold start (rho0 everywhere, no pressure yet) ends steps up to 1.65x above the target in
+        // the first 0.5 s (2.84x at full steps from the start, without dt_growth); from 0.5 s on every step stays within 2% of the target (1.004x measured; 1.036x
         // before the solver aimed below the target by what its prediction missed, correct_prediction).
         const float e = advance_to(sim, t, exec, t > 0.5 ? 1.02f * target : 1.0f);
         if (t > 0.5) worst_error = std::max(worst_error, e);
@@ -92,15 +94,15 @@ TEST(DfsphValidation, TankAtRestHydrostatic2D) {
 }
 
 // Dam break: a column a wide and 2a high; the front Z(t) against Martin & Moyce (1952) (T = t sqrt(2g/a)).
-// Measured: +21% at T = 1.21, +15% at 1.60, +12% at 2.28, +7% at 2.95: ahead of the experiment, and not
+// Measured: +21% at T = 1.21, +15% at 1.60, +13% at 2.28, +7% at 2.95: ahead of the experiment, and not
 // within the issue's 10% for T >= 1 (their gate delayed the start; see WCSPH's test). The lead is not
 // DFSPH's: the same dam break run by eddy's WCSPH without its artificial viscosity (alpha = 0; with
 // alpha = 0.1, the default, WCSPH carries an effective nu = alpha c0 h / 8 of about 1e-3 m^2/s, 1,000
 // times water's, and its front is +15, +9, +5, -1%) has the same front within 1.5% at every T (checked to 3%)
-// (docs/methods.md). The bounds guard the measured values. Every step's mean compression stays below 2x
-// the target: 1.79x at worst, in the cold start (t = 7-15 ms: the bottom row sinks into the walls'
-// steep kernel faster than the prediction's correction follows); from 0.05 s on, within 5% of it (1.01x
-// measured; 1.03-1.12x before correct_prediction).
+// (docs/methods.md). The bounds guard the measured values. Every step's mean compression, the cold
+// start included, stays within 10% of the target: 1.052x measured, in the cold start (t = 8-30 ms);
+// 1.79x before the time step ramped up from a quarter of its limit (dt_growth; the bottom row sank
+// into the walls' steep kernel faster than the full-step prediction and its correction followed).
 TEST(DfsphValidation, DamBreakFrontAgainstMartinMoyce2D) {
     const double a = 0.1, r = 0.001, g = 9.81;
     auto scene = [&](const char* method, const nlohmann::json& settings) {
@@ -125,8 +127,7 @@ TEST(DfsphValidation, DamBreakFrontAgainstMartinMoyce2D) {
     float worst_error = 0.0f;
     for (const auto& d : data) {
         const double t = d.T / std::sqrt(2.0 * g / a);
-        if (sim2(sim).time < 0.05) worst_error = std::max(worst_error, advance_to(sim, 0.05, exec, 2.0f * target));
-        worst_error = std::max(worst_error, advance_to(sim, t, exec, 1.05f * target));
+        worst_error = std::max(worst_error, advance_to(sim, t, exec, 1.1f * target));
         while (sim2(inviscid).time < t - 1e-12) ASSERT_FALSE(step(inviscid, exec, t).non_finite);
         const double z = front_of(sim), z_wcsph = front_of(inviscid), rel = (z - d.Z) / d.Z;
         std::printf("T = %.3f: Z/a = %.3f, Martin & Moyce %.3f (%+.1f%%); inviscid WCSPH %.3f (%+.1f%%)\n", d.T, z, d.Z,
@@ -140,10 +141,10 @@ TEST(DfsphValidation, DamBreakFrontAgainstMartinMoyce2D) {
 
 // density_error_max: the density solver also iterates until no particle's predicted compression
 // exceeds it. With the mean target alone, the compression of the few particles at a wall or an impact
-// hides in the bulk's average and the next step measures more than the target: 1.79x in the dam break
-// above, in its cold start. With density_error_max at 5x the target, the same dam break keeps every
-// step within 1.05x of the target, cold start included (measured 1.016x, one step above 1.0x), at 1.4x
-// the density iterations (22.5 a step instead of 16.6). A bound below the mean target is refused.
+// hides in the bulk's average and the next step measures more than the target: 1.052x in the dam break
+// above, in its cold start (1.79x before dt_growth). With density_error_max at 5x the target, the same
+// dam break keeps every step within 2% of the target, cold start included (measured 0.998x), at more
+// density iterations. A bound below the mean target is refused.
 TEST(DfsphValidation, DensityErrorMaxKeepsEveryStepAtTheTarget2D) {
     const double a = 0.1, r = 0.001, g = 9.81;
     const float target = DfsphSettings{}.density_error_target;
@@ -156,7 +157,7 @@ TEST(DfsphValidation, DensityErrorMaxKeepsEveryStepAtTheTarget2D) {
     };
     ExecContext exec(2);
     Simulation sim = make_simulation(scene(5.0 * target), 1'000'000, exec);
-    const float worst = advance_to(sim, 2.95 / std::sqrt(2.0 * g / a), exec, 1.05f * target);
+    const float worst = advance_to(sim, 2.95 / std::sqrt(2.0 * g / a), exec, 1.02f * target);
     std::printf("density_error_max %.3f%%: worst mean compression of a step %.4f%% (target %.3f%%); %llu steps\n",
                 500.0 * target, 100.0 * worst, 100.0 * target, static_cast<unsigned long long>(sim2(sim).steps));
     try {
@@ -222,6 +223,7 @@ void check_viscous_ball() {
         DfsphSettings s;
         s.viscosity = nu;  // m^2/s; 0.05 is 20 x h^2 / dt, far beyond an explicit step's limit
         s.xsph = 0.0f;
+        s.dt_growth = 0.0f;  // full steps from the first: the operator at large steps is what is tested
         BoundarySet<D> none;
         DfsphSolver<D> solver(s, r, Vec<D>::zero(), 0.0f);
         solver.init(fluid, none, exec);
@@ -358,4 +360,40 @@ TEST(DfsphViscosity, WallViscosityHoldsTheSyrupBack2D) {
     std::printf("front at 0.3 s: syrup %.3f m, syrup on free-slip walls %.3f m, water %.3f m\n", sticky, slip, water);
     EXPECT_LT(sticky, slip - 0.01);
     EXPECT_LT(slip, water - 0.01);
+}
+
+// dt_growth: the first step is a quarter of the step's limits, every later one at most dt_growth times
+// the one before (the dam break above then keeps its cold start under 1.1x the target); 0 turns the
+// ramp off and a factor below 1 is refused, naming the key.
+TEST(DfsphTimeStep, RampsUpFromAQuarterAndGrowsByAtMostDtGrowth2D) {
+    auto scene = [](double growth) {
+        nlohmann::json j = {{"name", "dfsph_ramp"}, {"dimension", 2}, {"method", "dfsph"}, {"particle_radius", 0.004},
+                            {"gravity", {0, -9.81}}, {"settings", {{"dt_growth", growth}}},
+                            {"boundaries", {{{"shape", "box"}, {"min", {0, 0}}, {"max", {0.2, 0.3}}}}},
+                            {"fluids", {{{"shape", "box"}, {"min", {0, 0}}, {"max", {0.2, 0.1}}}}}};
+        return parse_scene(j, "dfsph_ramp");
+    };
+    ExecContext exec(2);
+    auto steps = [&](double growth) {
+        Simulation sim = make_simulation(scene(growth), 1'000'000, exec);
+        std::vector<float> dts;
+        while (sim2(sim).time < 0.1 - 1e-12) {
+            const StepStats st = step(sim, exec, 10.0);  // no frame to land on
+            EXPECT_FALSE(st.non_finite);
+            dts.push_back(st.dt);
+        }
+        return dts;
+    };
+    const std::vector<float> off = steps(0.0), ramp = steps(1.05);
+    ASSERT_GE(off.size(), 2u);
+    EXPECT_FLOAT_EQ(ramp[0], 0.25f * off[0]);
+    for (std::size_t k = 1; k < ramp.size(); ++k) EXPECT_LE(ramp[k], 1.05f * ramp[k - 1] * (1.0f + 1e-6f)) << "step " << k;
+    EXPECT_GT(ramp.size(), off.size());              // the ramp costs steps,
+    EXPECT_FLOAT_EQ(ramp.back(), off.back());        // and ends at the same limit
+    try {
+        make_simulation(scene(0.5), 1'000'000, exec);
+        ADD_FAILURE() << "no error for dt_growth 0.5";
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("dt_growth"), std::string::npos) << e.what();
+    }
 }
