@@ -56,8 +56,8 @@ nlohmann::json tank_scene(double r, double width, double depth) {
 // 1.7-3.4% with it, 2.8-5.2% and 2.6-4.2% without: the same spread); 4.0% and 2.7% in the build before
 // density_error_max, whose default results differ by rounding alone; 5.0% and 3.0% before
 // correct_prediction; other tank widths read 2.8-8.5%, so a worst frame is one sample of a spread, and
-// the bounds stay where every build measured so far fits; before the steps before a frame were made equal (landing_step) and XSPH
-// went from 0.01 to 0.05, 37% and 6% against the geometric depth. The issue asks for 3% from 0.5 s on,
+// the bounds stay where every build measured so far fits; before the steps before a frame were made
+// equal (landing_step) and XSPH went from 0.01 to 0.05, 37% and 6% against the geometric depth. The issue asks for 3% from 0.5 s on,
 // which this Jacobi DFSPH reaches from about 1 s on but not in every frame from 0.5 s (issue 11's
 // note): the bounds guard what it reaches.
 TEST(DfsphValidation, TankAtRestHydrostatic2D) {
@@ -71,8 +71,9 @@ TEST(DfsphValidation, TankAtRestHydrostatic2D) {
     for (int frame = 1; frame <= 60; ++frame) {
         const double t = 0.05 * frame;
         // The cold start (rho0 everywhere, no pressure yet) ends steps up to 1.65x above the target in
-        // the first 0.5 s (2.84x at full steps from the start, without dt_growth); from 0.5 s on every step stays within 2% of the target (1.004x measured; 1.036x
-        // before the solver aimed below the target by what its prediction missed, correct_prediction).
+        // the first 0.5 s (2.84x at full steps from the start, without dt_growth); from 0.5 s on every
+        // step stays within 2% of the target (1.004x measured; 1.036x before the solver aimed below the
+        // target by what its prediction missed, correct_prediction).
         const float e = advance_to(sim, t, exec, t > 0.5 ? 1.02f * target : 1.0f);
         if (t > 0.5) worst_error = std::max(worst_error, e);
         const auto bp = test::band_pressures(sim2(sim).fluid, width, r, rho0, g, bands);
@@ -99,10 +100,10 @@ TEST(DfsphValidation, TankAtRestHydrostatic2D) {
 // DFSPH's: the same dam break run by eddy's WCSPH without its artificial viscosity (alpha = 0; with
 // alpha = 0.1, the default, WCSPH carries an effective nu = alpha c0 h / 8 of about 1e-3 m^2/s, 1,000
 // times water's, and its front is +15, +9, +5, -1%) has the same front within 1.5% at every T (checked to 3%)
-// (docs/methods.md). The bounds guard the measured values. Every step's mean compression, the cold
-// start included, stays within 10% of the target: 1.052x measured, in the cold start (t = 8-30 ms);
-// 1.79x before the time step ramped up from a quarter of its limit (dt_growth; the bottom row sank
-// into the walls' steep kernel faster than the full-step prediction and its correction followed).
+// (docs/methods.md). The bounds guard the measured values. Every step's mean compression stays within
+// 10% of the target in the cold start (the first 0.05 s; 1.052x measured; 1.79x, bound 2x, before the
+// time step ramped up from a quarter of its limit, dt_growth: the bottom row sank into the walls' steep
+// kernel faster than the full-step prediction and its correction followed) and within 5% after it.
 TEST(DfsphValidation, DamBreakFrontAgainstMartinMoyce2D) {
     const double a = 0.1, r = 0.001, g = 9.81;
     auto scene = [&](const char* method, const nlohmann::json& settings) {
@@ -127,7 +128,8 @@ TEST(DfsphValidation, DamBreakFrontAgainstMartinMoyce2D) {
     float worst_error = 0.0f;
     for (const auto& d : data) {
         const double t = d.T / std::sqrt(2.0 * g / a);
-        worst_error = std::max(worst_error, advance_to(sim, t, exec, 1.1f * target));
+        if (sim2(sim).time < 0.05) worst_error = std::max(worst_error, advance_to(sim, 0.05, exec, 1.1f * target));
+        worst_error = std::max(worst_error, advance_to(sim, t, exec, 1.05f * target));
         while (sim2(inviscid).time < t - 1e-12) ASSERT_FALSE(step(inviscid, exec, t).non_finite);
         const double z = front_of(sim), z_wcsph = front_of(inviscid), rel = (z - d.Z) / d.Z;
         std::printf("T = %.3f: Z/a = %.3f, Martin & Moyce %.3f (%+.1f%%); inviscid WCSPH %.3f (%+.1f%%)\n", d.T, z, d.Z,
