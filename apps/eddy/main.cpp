@@ -501,6 +501,8 @@ int run_main(int argc, char** argv) {
         ->check(whole_check(1, 4096, "a whole number from 1 to 4096"));
     std::string mesh_max_memory;
     mesh_cmd->add_option("--max-memory", mesh_max_memory, kMaxMemoryHelp);
+    mesh_cmd->add_flag("--allow-outside-references", mesh_opts.allow_outside_references,
+                       "Let a .pvtp's <Piece Source> name files outside its folder (absolute, '..'); default: refused");
 
     if (argc == 1) {  // a newcomer typing `eddy`: the overview, not an error
         std::cout << app.help();

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "eddy/error.hpp"
+#include "eddy/input_file.hpp"
 
 namespace eddy::view {
 
@@ -39,8 +40,8 @@ void SurfaceMesh::bounds(float lo[3], float hi[3]) const {
 }
 
 SurfaceMesh read_obj(const std::filesystem::path& path) {
-    std::ifstream in(path);
-    if (!in) throw InputError(fmt::format("{}: cannot open the mesh file", path.string()));
+    // Opened without blocking and read whole (eddy/input_file.hpp): a FIFO is refused, never waited on.
+    std::istringstream in(eddy::io::read_regular_file(path, eddy::io::kNoSizeLimit, "the mesh file"));
     SurfaceMesh m;
     std::vector<float> vn;
     std::vector<std::uint32_t> normal_of;  // per face corner: index into vn (or max)

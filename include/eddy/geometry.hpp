@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -37,12 +38,31 @@ struct Placement {
     std::array<double, 3> translate{0, 0, 0};
 };
 
+/// How a model file and the files it names are read (src/geometry/read_mesh.cpp).
+struct ModelFileOptions {
+    /// Side files a model names (an OBJ's mtllib, a glTF's buffer and image uris) may lie outside
+    /// the model's folder (absolute paths, '..', symbolic links leading out). Off: refused.
+    bool allow_outside_references = false;
+    /// Largest model file, and largest side file, in bytes: refused from its size, before reading.
+    std::uint64_t max_file_bytes = std::numeric_limits<std::uint64_t>::max();
+};
+
 /// Reads the triangles of a model file through assimp (OBJ, STL ascii/binary, PLY ascii/binary,
 /// glTF/GLB, FBX, Collada, ... whatever assimp reads), all meshes of the file with their node
 /// transforms applied, identical vertices joined, placed by `where_to`. Throws InputError naming
-/// `file` and the problem (missing, empty, truncated, corrupt, a header whose counts the file cannot
-/// hold, NaN or infinite vertices, no triangles) before any large allocation.
-Mesh<3> read_triangle_mesh(const std::filesystem::path& file, const Placement& where_to = {});
+/// `file` and the problem (missing, not a regular file, empty, truncated, corrupt, a header whose
+/// counts the file cannot hold, a face index beyond the vertices, NaN or infinite vertices, vertices
+/// placed beyond float range, no triangles, a side file that is refused) before any large
+/// allocation. Every file is opened without blocking (eddy/input_file.hpp) and read into memory
+/// first; assimp reads from memory through an I/O system that confines side files to the model's
+/// folder (ModelFileOptions) and never opens a FIFO or device.
+Mesh<3> read_triangle_mesh(const std::filesystem::path& file, const Placement& where_to = {},
+                           const ModelFileOptions& options = {});
+
+/// The same from a model's bytes in memory: `name` (its extension picks the format) only names it.
+/// Side files it names are not found (no file is opened). For the fuzz targets and tests.
+Mesh<3> read_triangle_mesh_from_memory(std::string bytes, const std::filesystem::path& name,
+                                       const Placement& where_to = {});
 
 /// A closed polygon (2D) as a segment mesh: points[i] -> points[i + 1], the last back to the first.
 /// Throws InputError (fewer than 3 points, non-finite coordinates) with `where` in the message.

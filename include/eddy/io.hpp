@@ -1,7 +1,9 @@
 // eddy: file formats. Every writer is atomic: it writes "<name>.tmp-<pid>" and renames it over the
 // target, so a crash never leaves a half-written file.
 #pragma once
+#include <cstdint>
 #include <filesystem>
+#include <limits>
 #include <span>
 #include <string>
 #include <string_view>
@@ -64,20 +66,32 @@ void write_pvtp(const std::filesystem::path& path, const std::vector<std::string
 /// ParaView collection (.pvd) of (time, relative file) entries.
 void write_pvd(const std::filesystem::path& path, const std::vector<std::pair<double, std::string>>& entries);
 
+/// How particle files are read (files from users are untrusted: eddy/input_file.hpp).
+struct ParticleReadOptions {
+    /// Bytes the file may hold (a .pvtp: itself and its pieces together), decided from the sizes before
+    /// anything is read; `limit_origin` says where the limit came from in the message ("--max-memory").
+    std::uint64_t max_bytes = std::numeric_limits<std::uint64_t>::max();
+    std::string limit_origin = "the limit";
+    /// A .pvtp's pieces may lie outside its folder (absolute Source, '..', links leading out).
+    bool allow_outside_references = false;
+};
+
 /// Readers for the files above (positions, velocities, density, pressure, id where present).
-/// Throw InputError naming the file on a missing file or bad content. The dimension is read from the
-/// file (csv: presence of z; vtp/ply: 3 components; all-zero z in vtp/ply reads fine as 3D).
+/// Throw InputError naming the file on a missing file, one that is not a regular file (a FIFO is
+/// refused without blocking), one larger than options.max_bytes, or bad content. The dimension is read
+/// from the file (csv: presence of z; vtp/ply: 3 components; all-zero z in vtp/ply reads fine as 3D).
 template <int D>
-ParticleSet<D> read_csv(const std::filesystem::path& path);
+ParticleSet<D> read_csv(const std::filesystem::path& path, const ParticleReadOptions& options = {});
 template <int D>
-ParticleSet<D> read_vtp(const std::filesystem::path& path);
+ParticleSet<D> read_vtp(const std::filesystem::path& path, const ParticleReadOptions& options = {});
 template <int D>
-ParticleSet<D> read_ply(const std::filesystem::path& path);
-/// A .pvtp's pieces as one set (empty pieces skipped; ids unique across them).
+ParticleSet<D> read_ply(const std::filesystem::path& path, const ParticleReadOptions& options = {});
+/// A .pvtp's pieces as one set (empty pieces skipped; ids unique across them). Pieces are confined to
+/// the .pvtp's folder unless options.allow_outside_references.
 template <int D>
-ParticleSet<D> read_pvtp(const std::filesystem::path& path);
+ParticleSet<D> read_pvtp(const std::filesystem::path& path, const ParticleReadOptions& options = {});
 /// Any of the above, chosen by the extension (.csv, .vtp, .pvtp, .ply); other extensions are an InputError.
 template <int D>
-ParticleSet<D> read_particles(const std::filesystem::path& path);
+ParticleSet<D> read_particles(const std::filesystem::path& path, const ParticleReadOptions& options = {});
 
 }  // namespace eddy::io

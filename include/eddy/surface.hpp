@@ -258,8 +258,11 @@ struct MeshFilesOptions {
     /// Up axis of the meshes; unset: the particles' own (summary.json's "up_axis" beside them, else y).
     std::optional<UpAxis> up;
     /// Memory a frame may need (estimate_surface_memory, checked after reading its particles and
-    /// before any grid is allocated); frames meshed at once share it. Default: no limit.
+    /// before any grid is allocated); frames meshed at once share it. Default: no limit. A particle
+    /// file (a .pvtp with its pieces) larger than a frame's share is refused from its size, unread.
     MemoryBudget budget;
+    /// A .pvtp's pieces may lie outside its folder (--allow-outside-references); off: refused.
+    bool allow_outside_references = false;
 };
 struct MeshFilesReport {
     std::size_t frames = 0, vertices = 0, cells = 0;

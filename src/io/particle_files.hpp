@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 
 #include "eddy/error.hpp"
+#include "eddy/input_file.hpp"
 #include "eddy/io.hpp"
 #include "io/vtk_xml.hpp"
 
@@ -35,18 +36,14 @@ InputError input_error(const std::filesystem::path& path, fmt::format_string<Arg
 }
 
 
-inline std::string slurp(const std::filesystem::path& path) {
-    std::error_code ec;
-    const auto st = std::filesystem::status(path, ec);
-    if (!std::filesystem::exists(st)) throw input_error(path, "no such file");
-    if (std::filesystem::is_directory(st)) throw input_error(path, "is a folder, not a particle file");
-    // A device or a pipe (/dev/zero) would be read forever: only regular files.
-    if (!std::filesystem::is_regular_file(st)) throw input_error(path, "not a regular file; allowed: a particle file");
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw input_error(path, "cannot open: {}", std::strerror(errno));
-    std::stringstream ss;
-    ss << in.rdbuf();
-    std::string s = ss.str();
+// The whole file, opened without blocking (a FIFO, a device such as /dev/zero or a folder is refused
+// before a byte is read: eddy/input_file.hpp) and refused from its size when larger than max_bytes.
+inline std::string slurp(const std::filesystem::path& path, std::uint64_t max_bytes = kNoSizeLimit,
+                         std::string_view limit_origin = "the limit") {
+    auto f = InputFile::open_existing(path);
+    if (!f) throw input_error(path, "no such file");
+    const std::string what = fmt::format("the particle file (limit: {})", limit_origin);
+    std::string s = f->read_all(max_bytes, what);
     if (s.empty()) throw input_error(path, "no particles (the file is empty)");
     return s;
 }

@@ -28,8 +28,8 @@ void write_csv(const std::filesystem::path& path, const ParticleSet<D>& p) {
 }
 
 template <int D>
-ParticleSet<D> read_csv(const std::filesystem::path& path) {
-    const std::string s = slurp(path);
+ParticleSet<D> read_csv(const std::filesystem::path& path, const ParticleReadOptions& options) {
+    const std::string s = slurp(path, options.max_bytes, options.limit_origin);
     std::string_view rest = s;
     if (rest.starts_with("\xEF\xBB\xBF")) rest.remove_prefix(3);  // spreadsheets like to add a UTF-8 BOM
     auto next_line = [&]() -> std::string_view {
@@ -86,7 +86,7 @@ ParticleSet<D> read_csv(const std::filesystem::path& path) {
 
 #define EDDY_IO_INSTANTIATE(D) \
     template void write_csv<D>(const std::filesystem::path&, const ParticleSet<D>&); \
-    template ParticleSet<D> read_csv<D>(const std::filesystem::path&);
+    template ParticleSet<D> read_csv<D>(const std::filesystem::path&, const ParticleReadOptions&);
 EDDY_IO_INSTANTIATE(2)
 EDDY_IO_INSTANTIATE(3)
 #undef EDDY_IO_INSTANTIATE

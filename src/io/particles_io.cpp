@@ -21,17 +21,17 @@ void write_pvd(const std::filesystem::path& path, const std::vector<std::pair<do
 }
 
 template <int D>
-ParticleSet<D> read_particles(const std::filesystem::path& path) {
+ParticleSet<D> read_particles(const std::filesystem::path& path, const ParticleReadOptions& options) {
     std::string ext = path.extension().string();
     std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    if (ext == ".csv") return read_csv<D>(path);
-    if (ext == ".vtp") return read_vtp<D>(path);
-    if (ext == ".pvtp") return read_pvtp<D>(path);
-    if (ext == ".ply") return read_ply<D>(path);
+    if (ext == ".csv") return read_csv<D>(path, options);
+    if (ext == ".vtp") return read_vtp<D>(path, options);
+    if (ext == ".pvtp") return read_pvtp<D>(path, options);
+    if (ext == ".ply") return read_ply<D>(path, options);
     throw input_error(path, "unknown particle file type '{}'; allowed: .csv, .vtp, .pvtp, .ply", ext);
 }
 
-template ParticleSet<2> read_particles<2>(const std::filesystem::path&);
-template ParticleSet<3> read_particles<3>(const std::filesystem::path&);
+template ParticleSet<2> read_particles<2>(const std::filesystem::path&, const ParticleReadOptions&);
+template ParticleSet<3> read_particles<3>(const std::filesystem::path&, const ParticleReadOptions&);
 
 }  // namespace eddy::io

@@ -27,8 +27,8 @@ void write_ply(const std::filesystem::path& path, const ParticleSet<D>& p) {
 }
 
 template <int D>
-ParticleSet<D> read_ply(const std::filesystem::path& path) {
-    const std::string s = slurp(path);
+ParticleSet<D> read_ply(const std::filesystem::path& path, const ParticleReadOptions& options) {
+    const std::string s = slurp(path, options.max_bytes, options.limit_origin);
     const std::string_view sv = s;
     if (!sv.starts_with("ply\n") && !sv.starts_with("ply\r\n")) throw input_error(path, "not a PLY file (no 'ply' line)");
     // Header lines up to end_header.
@@ -138,7 +138,7 @@ ParticleSet<D> read_ply(const std::filesystem::path& path) {
 
 #define EDDY_IO_INSTANTIATE(D) \
     template void write_ply<D>(const std::filesystem::path&, const ParticleSet<D>&); \
-    template ParticleSet<D> read_ply<D>(const std::filesystem::path&);
+    template ParticleSet<D> read_ply<D>(const std::filesystem::path&, const ParticleReadOptions&);
 EDDY_IO_INSTANTIATE(2)
 EDDY_IO_INSTANTIATE(3)
 #undef EDDY_IO_INSTANTIATE

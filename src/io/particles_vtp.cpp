@@ -64,9 +64,11 @@ void write_vtp(const std::filesystem::path& path, const ParticleSet<D>& p) {
     write_atomic(path, xml);
 }
 
+namespace {
+
+// A .vtp's bytes (read already: read_vtp, or a .pvtp's piece) to particles; `path` names it.
 template <int D>
-ParticleSet<D> read_vtp(const std::filesystem::path& path) {
-    const std::string s = slurp(path);
+ParticleSet<D> parse_vtp(const std::string& s, const std::filesystem::path& path) {
     const std::string_view sv = s;
     // The XML part ends at the '_' that starts the raw data: never search the binary bytes for tags.
     const Tag file = find_tag(sv, "VTKFile");
@@ -204,6 +206,13 @@ ParticleSet<D> read_vtp(const std::filesystem::path& path) {
     return p;
 }
 
+}  // namespace
+
+template <int D>
+ParticleSet<D> read_vtp(const std::filesystem::path& path, const ParticleReadOptions& options) {
+    return parse_vtp<D>(slurp(path, options.max_bytes, options.limit_origin), path);
+}
+
 // ---- parallel VTK PolyData: one .vtp piece per process, listed by a .pvtp ---------------------
 
 void write_pvtp(const std::filesystem::path& path, const std::vector<std::string>& pieces) {
@@ -226,29 +235,34 @@ void write_pvtp(const std::filesystem::path& path, const std::vector<std::string
 }
 
 template <int D>
-ParticleSet<D> read_pvtp(const std::filesystem::path& path) {
-    const std::string s = slurp(path);
+ParticleSet<D> read_pvtp(const std::filesystem::path& path, const ParticleReadOptions& options) {
+    const std::string s = slurp(path, options.max_bytes, options.limit_origin);
     const std::string_view sv = s;
     const Tag file = find_tag(sv, "VTKFile");
     if (!file || attribute(sv, file, "type").value_or("") != "PPolyData")
         throw input_error(path, "not a parallel VTK PolyData file (<VTKFile type=\"PPolyData\">)");
+    // The pieces share the limit with the .pvtp: each is refused from its size, before it is read,
+    // when it would take the files read so far beyond it (a 10 GB sparse piece costs no time).
+    std::uint64_t left = options.max_bytes - std::min<std::uint64_t>(options.max_bytes, s.size());
     ParticleSet<D> all;
     int listed = 0;
     for (Tag piece = find_tag(sv, "Piece", file.end); piece; piece = find_tag(sv, "Piece", piece.end)) {
         const auto source = attribute(sv, piece, "Source");
         if (!source || source->empty()) throw input_error(path, "a <Piece> without Source");
         ++listed;
-        // Relative to the .pvtp's folder; a process that held no particle wrote an empty piece.
-        const std::filesystem::path f = path.parent_path() / *source;
-        // Its header only (eddy writes the <Piece> tag in the first few hundred bytes): read_vtp reads the
-        // whole file, once, for a piece that has points.
-        std::string head(4096, '\0');
-        std::ifstream in(f, std::ios::binary);
-        in.read(head.data(), std::streamsize(head.size()));
-        head.resize(std::size_t(in.gcount()));
-        const Tag p = find_tag(head, "Piece");
-        if (p && attribute(head, p, "NumberOfPoints").value_or("") == "0") continue;
-        const ParticleSet<D> part = read_vtp<D>(f);
+        // Relative to the .pvtp's folder and confined to it (no absolute path, no '..', no link
+        // leading out) unless allowed; opened without blocking, like every file from users.
+        const std::filesystem::path f = referenced_path(path, *source, options.allow_outside_references);
+        auto in = InputFile::open_existing(f);
+        if (!in) throw input_error(f, "no such file (a piece of {})", path.string());
+        const std::string bytes =
+            in->read_all(left, fmt::format("the piece (with {} and the pieces before it; limit: {})", path.string(),
+                                           options.limit_origin));
+        left -= std::min<std::uint64_t>(left, bytes.size());
+        // A process that held no particle wrote an empty piece.
+        const Tag p = find_tag(std::string_view(bytes).substr(0, 4096), "Piece");
+        if (p && attribute(bytes, p, "NumberOfPoints").value_or("") == "0") continue;
+        const ParticleSet<D> part = parse_vtp<D>(bytes, f);
         const std::size_t at = all.size();
         all.resize(at + part.size());
         std::copy(part.position.begin(), part.position.end(), all.position.begin() + std::ptrdiff_t(at));
@@ -264,8 +278,8 @@ ParticleSet<D> read_pvtp(const std::filesystem::path& path) {
 
 #define EDDY_IO_INSTANTIATE(D) \
     template void write_vtp<D>(const std::filesystem::path&, const ParticleSet<D>&); \
-    template ParticleSet<D> read_vtp<D>(const std::filesystem::path&); \
-    template ParticleSet<D> read_pvtp<D>(const std::filesystem::path&);
+    template ParticleSet<D> read_vtp<D>(const std::filesystem::path&, const ParticleReadOptions&); \
+    template ParticleSet<D> read_pvtp<D>(const std::filesystem::path&, const ParticleReadOptions&);
 EDDY_IO_INSTANTIATE(2)
 EDDY_IO_INSTANTIATE(3)
 #undef EDDY_IO_INSTANTIATE

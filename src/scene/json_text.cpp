@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "eddy/error.hpp"
+#include "eddy/input_file.hpp"
 
 namespace eddy {
 
@@ -149,22 +150,10 @@ nlohmann::json parse_json_text(std::string_view text, const std::string& where) 
 }
 
 nlohmann::json read_json_file(const std::filesystem::path& file) {
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    const auto st = fs::status(file, ec);
-    if (!fs::exists(st))
-        throw InputError(fmt::format("{}: cannot open file: No such file or directory", file.string()));
-    // A device (/dev/null, /dev/zero), a pipe or a folder: reading it would give nothing, never end or
-    // block. Say what it is instead of a confusing parse error.
-    if (fs::is_directory(st))
-        throw InputError(fmt::format("{}: is a folder, not a scene file; allowed: a .json file", file.string()));
-    if (!fs::is_regular_file(st))
-        throw InputError(fmt::format("{}: not a regular file; allowed: a .json file", file.string()));
-    std::ifstream in(file, std::ios::binary);
-    if (!in) throw InputError(fmt::format("{}: cannot open file: {}", file.string(), std::strerror(errno)));
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return parse_json_text(ss.str(), file.string());
+    // Opened without blocking (eddy/input_file.hpp): a FIFO, a device (/dev/null, /dev/zero) or a
+    // folder is refused before a byte is read, instead of a confusing parse error or a read that never
+    // ends.
+    return parse_json_text(io::read_regular_file(file, io::kNoSizeLimit, "the scene file"), file.string());
 }
 
 std::string json_excerpt(const nlohmann::json& v, std::size_t max_chars) {

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "eddy/error.hpp"
+#include "eddy/input_file.hpp"
 #include "eddy/io.hpp"
 #include "eddy/json_text.hpp"
 #include "scene/method_switch.hpp"
@@ -165,6 +166,9 @@ void parse_model(const Ctx& c, const nlohmann::json& o, const std::string& p, co
     if (shape == "mesh") {
         const std::string file = text(c, o, p, "file", "", true);
         if (file.empty()) c.fail(sub(p, "file"), "must name a model file (.obj, .stl, .ply, .gltf, .glb, .fbx, ...)");
+        // JSON strings may hold \u0000: the name would be cut there by every system call.
+        if (file.find('\0') != std::string::npos)
+            c.fail(sub(p, "file"), fmt::format("\"{}\" holds a NUL byte (\\u0000); allowed: a plain path", text_excerpt(file)));
         fs::path f(file);
         if (f.is_relative()) {
             // Relative to the scene file's folder (scenes built in code: the working directory).
@@ -174,7 +178,10 @@ void parse_model(const Ctx& c, const nlohmann::json& o, const std::string& p, co
         }
         m.file = f.lexically_normal();
         if (o.contains("scale") && o["scale"].is_number()) {
-            const double k = number(c, o, p, "scale", 1.0, false, true);
+            // Negative mirrors, as in the 3-number form (clean_mesh turns the mirrored, inside-out
+            // winding outwards again).
+            const double k = number(c, o, p, "scale", 1.0, false, false);
+            if (!(k != 0.0)) c.fail(sub(p, "scale"), "= 0: must not be zero; a number, or 3 numbers (negative mirrors)");
             m.placement.scale = {k, k, k};
         } else {
             m.placement.scale = vec(c, o, p, "scale", dim, {1, 1, 1}, false);
@@ -514,6 +521,8 @@ Scene parse_document(nlohmann::json& j, const std::string& where) {
             check_shape_keys(c, f, p, "file", {"shape", "file"});
             const std::string file = text(c, f, p, "file", "", true);
             if (file.empty()) c.fail(sub(p, "file"), "must name a particle file (.vtp, .csv, .ply)");
+            if (file.find('\0') != std::string::npos)
+                c.fail(sub(p, "file"), fmt::format("\"{}\" holds a NUL byte (\\u0000); allowed: a plain path", text_excerpt(file)));
             std::filesystem::path path(file);
             std::error_code ec;
             if (path.is_relative() && std::filesystem::is_regular_file(std::filesystem::path(c.file), ec))
@@ -541,9 +550,16 @@ Scene parse_document(nlohmann::json& j, const std::string& where) {
             const std::string ext = fs.file.extension().string();
             bool three = false;
             if (ext == ".csv") {
-                std::ifstream in(fs.file);
+                // Its header line only, opened without blocking (a FIFO is refused, not waited on; a
+                // missing file is reported by read_particles below).
                 std::string header;
-                std::getline(in, header);
+                if (auto in = io::InputFile::open_existing(fs.file)) {
+                    char block[4096];
+                    for (std::size_t got; header.find('\n') == std::string::npos && header.size() < (1u << 20) &&
+                                          (got = in->read(block, sizeof block)) > 0;)
+                        header.append(block, got);
+                }
+                header = header.substr(0, header.find('\n'));
                 three = header.find(",z") != std::string::npos;
             } else {
                 three = true;  // vtp and ply always hold 3 components; 2D frames have z = 0

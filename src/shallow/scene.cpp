@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "eddy/error.hpp"
+#include "eddy/input_file.hpp"
 #include "eddy/json_text.hpp"
 #include "eddy/shallow_water.hpp"
 #include "shallow/expression.hpp"
@@ -138,8 +139,14 @@ ShallowWaterScene parse_shallow_water(const Scene& scene) {
                 c.fail("terrain.heightmap", "missing; expected the path of a grayscale PNG (relative to the scene file)");
             std::filesystem::path hm = t["heightmap"].get<std::string>();
             if (hm.is_relative() && !scene.source.empty()) hm = scene.source.parent_path() / hm;
-            if (!std::filesystem::is_regular_file(hm))
-                c.fail("terrain.heightmap", fmt::format("\"{}\": file not found", hm.string()));
+            // A FIFO or device is refused here, before anything opens it (eddy/input_file.hpp).
+            bool found = true;
+            try {
+                found = io::InputFile::open_existing(hm).has_value();
+            } catch (const InputError& e) {
+                c.fail("terrain.heightmap", e.what());
+            }
+            if (!found) c.fail("terrain.heightmap", fmt::format("\"{}\": file not found", hm.string()));
             s.heightmap = hm;
             s.heightmap_scale = c.num(t, "terrain", "scale", 1.0, false, -1e6, 1e6, false);
             s.heightmap_offset = c.num(t, "terrain", "offset", 0.0, false, -1e6, 1e6, false);

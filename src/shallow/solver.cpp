@@ -27,6 +27,7 @@
 #endif
 
 #include "eddy/error.hpp"
+#include "eddy/input_file.hpp"
 #include "eddy/shallow_water.hpp"
 #include "shallow/expression.hpp"
 #include "shallow/heightmap.hpp"
@@ -34,8 +35,15 @@
 namespace eddy {
 
 bool detail::png_header(const std::filesystem::path& file, int& width, int& height, int& channels, int& bits) {
-    if (!stbi_info(file.string().c_str(), &width, &height, &channels)) return false;
-    bits = stbi_is_16_bit(file.string().c_str()) ? 16 : 8;
+    // The first 64 kB hold the header (IHDR comes first); opened without blocking, like every file
+    // from users (eddy/input_file.hpp), never by stb_image itself.
+    io::InputFile in(file);
+    std::string head(std::size_t(1) << 16, '\0');
+    std::size_t have = 0;
+    for (std::size_t got; have < head.size() && (got = in.read(head.data() + have, head.size() - have)) > 0;) have += got;
+    const auto* bytes = reinterpret_cast<const stbi_uc*>(head.data());
+    if (!stbi_info_from_memory(bytes, int(have), &width, &height, &channels)) return false;
+    bits = stbi_is_16_bit_from_memory(bytes, int(have)) ? 16 : 8;
     return true;
 }
 
@@ -46,7 +54,11 @@ namespace {
 // Only the cells of block b (nx x ny cells from (b.i0, b.j0)) are sampled.
 std::vector<double> load_heightmap(const ShallowWaterScene& s, const std::string& where, const GridBlock& b, int nx, int ny) {
     int w = 0, h = 0, channels = 0;
-    stbi_us* data = stbi_load_16(s.heightmap.string().c_str(), &w, &h, &channels, 1);
+    // Read by eddy (non-blocking open, a regular file, at most 2 GB: stb_image counts in int), decoded
+    // from memory.
+    const std::string png = io::read_regular_file(s.heightmap, std::numeric_limits<int>::max(), "the heightmap");
+    stbi_us* data = stbi_load_16_from_memory(reinterpret_cast<const stbi_uc*>(png.data()), int(png.size()), &w, &h,
+                                             &channels, 1);
     if (!data)
         throw InputError(fmt::format("{}: terrain.heightmap = \"{}\": cannot read it as a PNG ({})", where,
                                      s.heightmap.string(), stbi_failure_reason() ? stbi_failure_reason() : "unknown"));

@@ -3,12 +3,14 @@
 #include <cctype>
 #include <fstream>
 #include <map>
+#include <optional>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <tbb/parallel_for.h>
 
 #include "eddy/error.hpp"
+#include "eddy/input_file.hpp"
 #include "eddy/io.hpp"
 #include "eddy/surface.hpp"
 
@@ -18,16 +20,28 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// summary.json beside the frames (eddy run's), read without blocking (eddy/input_file.hpp); nothing
+// when it is missing or not a regular file, a discarded value when it is not JSON.
+std::optional<nlohmann::json> read_summary(const fs::path& cand) {
+    std::string text;
+    try {
+        auto f = io::InputFile::open_existing(cand);
+        if (!f) return std::nullopt;
+        text = f->read_all(std::uint64_t(1) << 26, "summary.json");
+    } catch (const InputError&) {
+        return std::nullopt;
+    }
+    return nlohmann::json::parse(text, nullptr, false);
+}
+
 // eddy run writes the particle radius into summary.json beside frames/.
 float radius_from_summary(const fs::path& input) {
     const fs::path dir = fs::is_directory(input) ? input : input.parent_path();
     for (const fs::path& cand : {dir / "summary.json", dir.parent_path() / "summary.json"}) {
-        std::error_code ec;
-        if (!fs::is_regular_file(cand, ec)) continue;
-        std::ifstream in(cand);
-        const auto j = nlohmann::json::parse(in, nullptr, false);
-        if (!j.is_discarded() && j.contains("particle_radius") && j["particle_radius"].is_number())
-            return j["particle_radius"].get<float>();
+        const auto j = read_summary(cand);
+        if (!j) continue;
+        if (!j->is_discarded() && j->contains("particle_radius") && (*j)["particle_radius"].is_number())
+            return (*j)["particle_radius"].get<float>();
     }
     throw InputError(fmt::format("{}: key 'radius' is not given and no summary.json with particle_radius was found "
                                  "beside it; allowed: --radius R (m, > 0)", input.string()));
@@ -37,13 +51,11 @@ float radius_from_summary(const fs::path& input) {
 UpAxis up_from_summary(const fs::path& input) {
     const fs::path dir = fs::is_directory(input) ? input : input.parent_path();
     for (const fs::path& cand : {dir / "summary.json", dir.parent_path() / "summary.json"}) {
-        std::error_code ec;
-        if (!fs::is_regular_file(cand, ec)) continue;
-        std::ifstream in(cand);
-        const auto j = nlohmann::json::parse(in, nullptr, false);
-        if (!j.is_discarded() && j.contains("up_axis") && j["up_axis"].is_string())
-            return parse_up_axis(j["up_axis"].get<std::string>(), cand.string() + ": key 'up_axis'");
-        if (!j.is_discarded()) return UpAxis::y;
+        const auto j = read_summary(cand);
+        if (!j) continue;
+        if (!j->is_discarded() && j->contains("up_axis") && (*j)["up_axis"].is_string())
+            return parse_up_axis((*j)["up_axis"].get<std::string>(), cand.string() + ": key 'up_axis'");
+        if (!j->is_discarded()) return UpAxis::y;
     }
     return UpAxis::y;
 }
@@ -115,7 +127,14 @@ MeshFilesReport mesh_one(const ParticleSet<3>& p3, const Frame& f, const MeshFil
 
 MeshFilesReport mesh_frame(const Frame& f, const MeshFilesOptions& opts, const SurfaceSettings& s,
                            const MemoryBudget& budget, UpAxis from, const ExecContext& exec) {
-    const ParticleSet<3> p = io::read_particles<3>(f.in);
+    // The file is held whole in memory while read: larger than the frame's budget, it cannot fit.
+    io::ParticleReadOptions read;
+    if (!budget.unlimited()) {
+        read.max_bytes = budget.limit_bytes;
+        read.limit_origin = budget.origin;
+    }
+    read.allow_outside_references = opts.allow_outside_references;
+    const ParticleSet<3> p = io::read_particles<3>(f.in, read);
     const bool flat = std::all_of(p.position.begin(), p.position.end(), [](const Vec3& x) { return x[2] == 0.0f; });
     return flat ? mesh_one<2>(p, f, opts, s, budget, from, exec) : mesh_one<3>(p, f, opts, s, budget, from, exec);
 }
