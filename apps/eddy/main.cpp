@@ -445,7 +445,8 @@ int run_main(int argc, char** argv) {
     std::string resume_dir;
     run_cmd->add_option("--resume", resume_dir,
                         "Continue the run whose output folder is DIR from its checkpoint.eddy, in that folder, bit for "
-                        "bit as if it had never stopped; --until takes it further than it was going");
+                        "bit as if it had never stopped; --until takes it further than it was going")
+        ->check(kNonEmptyPath);  // --resume "" (an unset variable) must not start the default scene in ./out
 
     // ---- eddy mesh: particle files to surface meshes (issue 5) ----
     auto* mesh_cmd = app.add_subcommand("mesh", "Reconstruct the fluid surface of particle files: a mesh (.obj/.ply) "

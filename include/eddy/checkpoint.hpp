@@ -11,7 +11,11 @@
 //   state                      u64 length + bytes: the particles (every field), the method's own
 //                              state between steps (warm starts live in the particles; Clavet's
 //                              springs, the last step's speeds, the neighbour search's sort phase)
-//   FNV-1a 64 of all the above u64: a torn or corrupted file is refused, never half-read
+//   FNV-1a 64 of all the above u64: a torn or corrupted file is refused, never half-read. A checksum,
+//                              not a signature: anyone can recompute it. What protects against a
+//                              crafted checkpoint is that every field is validated when it is read
+//                              back (meta, run record, particles) and that no path or file name is
+//                              ever taken from it (docs/checkpoints.md, "Untrusted checkpoints").
 // Moving walls need no state: their pose is a function of the clock.
 #pragma once
 #include <cstdint>
@@ -28,7 +32,9 @@
 
 namespace eddy {
 
-inline constexpr std::uint32_t kCheckpointFormat = 1;
+// Format 2 (issue 29): the run record carries the run's id (checked against the folder's run.json) and
+// the particle checkpoint the models its scene needs.
+inline constexpr std::uint32_t kCheckpointFormat = 2;
 inline constexpr const char* kCheckpointFile = "checkpoint.eddy";
 
 /// Appends plain values and arrays to a byte string.
@@ -69,12 +75,13 @@ public:
         m_pos += sizeof(T);
         return v;
     }
-    /// Reads an array; its length must be `expect` unless expect is SIZE_MAX.
+    /// Reads an array; its length must be `expect` unless expect is SIZE_MAX, and at most `max`.
     template <class T>
-    void get_vector(std::vector<T>& v, std::size_t expect = SIZE_MAX) {
+    void get_vector(std::vector<T>& v, std::size_t expect = SIZE_MAX, std::size_t max = SIZE_MAX) {
         static_assert(std::is_trivially_copyable_v<T>);
         const auto n = get<std::uint64_t>();
         if (expect != SIZE_MAX && n != expect) fail("an array has the wrong length");
+        if (n > max) fail("an array is longer than allowed");
         if (n > (m_bytes.size() - m_pos) / sizeof(T)) fail("an array runs past the end");
         v.resize(n);
         if (n == 0) return;  // an empty vector's data() may be null, which memcpy must not get (UBSan)
@@ -89,6 +96,7 @@ public:
         return s;
     }
     bool done() const { return m_pos == m_bytes.size(); }
+    std::size_t remaining() const { return m_bytes.size() - m_pos; }
     std::size_t position() const { return m_pos; }
     [[noreturn]] void fail(std::string_view what) const;
 
@@ -109,12 +117,17 @@ struct CheckpointFile {
     std::string state;
 };
 
+/// The bytes of a checkpoint file (header, meta, state, checksum).
+std::string encode_checkpoint(const nlohmann::json& meta, std::string_view state);
+
 /// Writes a checkpoint atomically (temporary file, fsync, rename).
 void write_checkpoint_file(const std::filesystem::path& file, const nlohmann::json& meta, const std::string& state);
 
 /// Reads and checks a checkpoint. InputError (exit 2), one line naming the file, when it is missing,
 /// from another eddy version or format, torn or corrupt.
 CheckpointFile read_checkpoint_file(const std::filesystem::path& file);
+/// The same checks on bytes already in memory; `file` names them in messages (the fuzz target).
+CheckpointFile read_checkpoint_bytes(std::string_view bytes, const std::filesystem::path& file);
 
 /// The eddy version written into checkpoints (the CMake project version).
 const char* eddy_version();

@@ -1,5 +1,6 @@
-// eddy: file formats. Every writer is atomic: it writes "<name>.tmp-<pid>" and renames it over the
-// target, so a crash never leaves a half-written file.
+// eddy: file formats. Every writer is atomic: it writes ".<name>.eddy-tmp-XXXXXX" (random letters,
+// created with O_EXCL|O_NOFOLLOW) and renames it over the target, so a crash never leaves a
+// half-written file and a link planted in the folder is never written through.
 #pragma once
 #include <cstdint>
 #include <filesystem>
@@ -22,6 +23,13 @@ namespace eddy::io {
 /// Writes bytes to path atomically (temporary file + fsync + rename). Throws std::runtime_error
 /// naming the path on failure.
 void write_atomic(const std::filesystem::path& path, std::string_view bytes);
+
+/// Is `name` (a file name, no folder) one of write_atomic's temporaries (".NAME.eddy-tmp-XXXXXX")?
+bool is_temporary_name(std::string_view name);
+/// Removes the temporaries a killed write left in `folder` (not below it): regular files whose name
+/// is_temporary_name, never a link, nothing else. A folder that is a symbolic link is left alone.
+/// Returns how many were removed.
+std::size_t remove_stale_temporaries(const std::filesystem::path& folder);
 
 /// A copy of particles (positions, velocities) or walls (positions, rest positions, velocities) of a
 /// y-up world in the axes of a file whose up axis is `up` (eddy/up_axis.hpp).

@@ -1,11 +1,23 @@
 // Atomic writes: a temporary file in the same folder, fsync, then rename over the target. The
 // temporary must live in the target's folder: rename() is only atomic within one file system.
+//
+// The output folder may be shared (a path under /tmp) with users who can plant files in it, so the
+// temporary's name is not predictable (random letters, like mkstemp) and it is created with
+// O_CREAT|O_EXCL|O_NOFOLLOW: a file or symbolic link already at that name makes the open fail (we pick
+// another name) instead of writing through it. The rename then replaces the target's directory entry:
+// a symbolic link planted at the target is replaced, never followed (rename(2) does not resolve its
+// last component). Temporaries are named ".NAME.eddy-tmp-XXXXXX" so that those a killed run leaves
+// behind can be recognised and removed (remove_stale_temporaries) without touching anything else.
 #include <fcntl.h>
+#include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <random>
 #include <stdexcept>
 #include <system_error>
 
@@ -18,8 +30,34 @@ namespace eddy::io {
 
 namespace {
 
+constexpr std::string_view kTempTag = ".eddy-tmp-";
+constexpr std::size_t kTempLetters = 6;
+constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+
 [[noreturn]] void fail(const std::filesystem::path& path, const char* what, int err) {
     throw std::runtime_error(fmt::format("{}: {}: {}", path.string(), what, std::strerror(err)));
+}
+
+// Six letters from the kernel's random source (std::random_device when getrandom is unavailable): the
+// name must not be guessable from the pid or the clock.
+std::string random_letters() {
+    std::array<unsigned char, kTempLetters> raw{};
+    std::size_t got = 0;
+    while (got < raw.size()) {
+        const ssize_t n = ::getrandom(raw.data() + got, raw.size() - got, 0);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            break;
+        }
+        got += static_cast<std::size_t>(n);
+    }
+    if (got < raw.size()) {
+        std::random_device rd;
+        for (auto& c : raw) c = static_cast<unsigned char>(rd());
+    }
+    std::string s;
+    for (unsigned char c : raw) s += kAlphabet[c % (sizeof kAlphabet - 1)];
+    return s;
 }
 
 // Closes the descriptor and removes the temporary file unless the write got all the way through.
@@ -50,6 +88,35 @@ private:
 
 }  // namespace
 
+bool is_temporary_name(std::string_view name) {
+    // ".NAME.eddy-tmp-XXXXXX": a dot, a non-empty NAME, the tag, six letters of kAlphabet.
+    if (name.size() < 1 + 1 + kTempTag.size() + kTempLetters || name[0] != '.') return false;
+    const std::size_t tag = name.size() - kTempLetters - kTempTag.size();
+    if (name.substr(tag, kTempTag.size()) != kTempTag) return false;
+    for (char c : name.substr(name.size() - kTempLetters))
+        if (std::strchr(kAlphabet, c) == nullptr || c == '\0') return false;
+    return true;
+}
+
+std::size_t remove_stale_temporaries(const std::filesystem::path& folder) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    // The folder itself must be a folder, not a link to one: a link planted at out/frames would make
+    // us delete in someone else's folder.
+    const fs::file_status fst = fs::symlink_status(folder, ec);
+    if (ec || !fs::is_directory(fst)) return 0;
+    std::size_t removed = 0;
+    for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
+        const std::string name = it->path().filename().string();
+        if (!is_temporary_name(name)) continue;
+        std::error_code e2;
+        // symlink_status: a link with a temporary's name is not ours (O_EXCL never makes one); leave it.
+        if (!fs::is_regular_file(it->symlink_status(e2)) || e2) continue;
+        if (::unlink(it->path().c_str()) == 0) ++removed;
+    }
+    return removed;
+}
+
 void write_atomic(const std::filesystem::path& path, std::string_view bytes) {
     if (path.empty() || !path.has_filename()) fail(path, "cannot write: not a file name", EINVAL);
     if (path.has_parent_path()) {
@@ -59,9 +126,18 @@ void write_atomic(const std::filesystem::path& path, std::string_view bytes) {
             throw std::runtime_error(fmt::format("{}: cannot create the folder {}: {}", path.string(),
                                                  path.parent_path().string(), ec.message()));
     }
-    const std::string tmp_name = fmt::format("{}.tmp-{}", path.string(), static_cast<long>(::getpid()));
-    const int fd = ::open(tmp_name.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) fail(path, "cannot write", errno);
+    const std::filesystem::path folder = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+    const std::string stem = "." + path.filename().string() + std::string(kTempTag);
+    std::string tmp_name;
+    int fd = -1;
+    // EEXIST: a file or link (planted or not) holds that name; another random name. 100 collisions in
+    // a row among 62^6 names means someone is filling the folder: give up rather than loop.
+    for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
+        tmp_name = (folder / (stem + random_letters())).string();
+        fd = ::open(tmp_name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (fd < 0 && errno != EEXIST && errno != EINTR) fail(path, "cannot write", errno);
+    }
+    if (fd < 0) fail(path, "cannot create a temporary file beside it", EEXIST);
     TempFile tmp(tmp_name, fd);
     const char* p = bytes.data();
     std::size_t left = bytes.size();
@@ -77,10 +153,11 @@ void write_atomic(const std::filesystem::path& path, std::string_view bytes) {
     // Without fsync a crash soon after the rename could leave the new name pointing at empty data.
     if (::fsync(tmp.fd()) != 0) fail(path, "cannot flush", errno);
     if (const int err = tmp.close(); err != 0) fail(path, "cannot close", err);
+    // rename(2) replaces the directory entry `path`: if it is a symbolic link, the link goes, its
+    // target is untouched. A folder at `path` makes it fail (EISDIR), which is reported.
     if (std::rename(tmp.name().c_str(), path.c_str()) != 0) fail(path, "cannot rename into place", errno);
     tmp.done();
     // Make the rename itself durable; the file is complete either way, so a failure here is not an error.
-    const std::filesystem::path folder = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
     if (const int dfd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dfd >= 0) {
         ::fsync(dfd);
         ::close(dfd);

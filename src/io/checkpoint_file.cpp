@@ -1,11 +1,9 @@
 // The checkpoint container (include/eddy/checkpoint.hpp): magic, format, version, meta JSON, state
 // bytes and a hash, written atomically and checked field by field when read back.
-#include <fstream>
-#include <sstream>
-
 #include <fmt/format.h>
 
 #include "eddy/checkpoint.hpp"
+#include "eddy/input_file.hpp"
 #include "eddy/io.hpp"
 #include "eddy/json_text.hpp"
 
@@ -33,7 +31,7 @@ void StateReader::fail(std::string_view what) const {
                                  what, eddy_version()));
 }
 
-void write_checkpoint_file(const std::filesystem::path& file, const nlohmann::json& meta, const std::string& state) {
+std::string encode_checkpoint(const nlohmann::json& meta, std::string_view state) {
     StateWriter w;
     for (char c : kMagic) w.put(c);
     w.put<std::uint32_t>(kCheckpointFormat);
@@ -46,42 +44,52 @@ void write_checkpoint_file(const std::filesystem::path& file, const nlohmann::js
     bytes += rest.bytes();
     const std::uint64_t h = fnv1a(bytes);
     bytes.append(reinterpret_cast<const char*>(&h), sizeof h);
-    io::write_atomic(file, bytes);
+    return bytes;
 }
 
-CheckpointFile read_checkpoint_file(const std::filesystem::path& file) {
-    std::error_code ec;
-    if (!std::filesystem::exists(file, ec))
-        throw InputError(fmt::format("{}: no checkpoint there; allowed: the output folder of an eddy run (it writes {})",
-                                     file.string(), kCheckpointFile));
-    if (!std::filesystem::is_regular_file(file, ec))
-        throw InputError(fmt::format("{}: not a regular file; allowed: a {} written by eddy run", file.string(),
-                                     kCheckpointFile));
-    std::ifstream in(file, std::ios::binary);
-    if (!in) throw InputError(fmt::format("{}: cannot open the checkpoint", file.string()));
-    std::stringstream ss;
-    ss << in.rdbuf();
-    const std::string bytes = ss.str();
+void write_checkpoint_file(const std::filesystem::path& file, const nlohmann::json& meta, const std::string& state) {
+    io::write_atomic(file, encode_checkpoint(meta, state));
+}
+
+namespace {
+
+// A version text as read from a file: shown only if it looks like one (digits, dots, letters), so a
+// damaged field is never echoed as "written by eddy 0".
+bool plausible_version(std::string_view v) {
+    if (v.empty() || v.size() > 32) return false;
+    for (char c : v)
+        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '.' || c == '-' || c == '+'))
+            return false;
+    return true;
+}
+
+}  // namespace
+
+CheckpointFile read_checkpoint_bytes(std::string_view bytes, const std::filesystem::path& file) {
     const std::string where = file.string();
-    if (bytes.size() < sizeof kMagic || bytes.compare(0, sizeof kMagic, kMagic, sizeof kMagic) != 0)
+    if (bytes.size() < sizeof kMagic || bytes.compare(0, sizeof kMagic, std::string_view(kMagic, sizeof kMagic)) != 0)
         throw InputError(fmt::format("{}: not an eddy checkpoint (no EDDYCKPT header); allowed: a {} written by eddy run",
                                      where, kCheckpointFile));
     StateReader r(bytes, where);
     for (std::size_t i = 0; i < sizeof kMagic; ++i) r.get<char>();
     const auto format = r.get<std::uint32_t>();
     const auto vlen = r.get<std::uint32_t>();
+    // The checksum first: a flipped bit anywhere (the version field included) is "corrupt", not a
+    // message about another version. A checkpoint of another format still has the same header and
+    // trailing FNV-1a, so a whole file of another version gets the version message below.
+    if (bytes.size() < sizeof kMagic + 8 + sizeof(std::uint64_t)) r.fail("it ends early");
+    std::uint64_t stored;
+    std::memcpy(&stored, bytes.data() + bytes.size() - sizeof stored, sizeof stored);
+    if (fnv1a(bytes.substr(0, bytes.size() - sizeof stored)) != stored)
+        r.fail("its checksum does not match (torn or modified file)");
     if (vlen > 64) r.fail("the version field is too long");
     std::string version;
     for (std::uint32_t i = 0; i < vlen; ++i) version += r.get<char>();
     if (format != kCheckpointFormat || version != eddy_version())
         throw InputError(fmt::format("{}: checkpoint written by eddy {} (format {}); this is eddy {} (format {}): "
                                      "resume it with that version, or start the run again",
-                                     where, version, format, eddy_version(), kCheckpointFormat));
-    if (bytes.size() < sizeof(std::uint64_t)) r.fail("it ends early");
-    std::uint64_t stored;
-    std::memcpy(&stored, bytes.data() + bytes.size() - sizeof stored, sizeof stored);
-    if (fnv1a(std::string_view(bytes).substr(0, bytes.size() - sizeof stored)) != stored)
-        r.fail("its checksum does not match (torn or modified file)");
+                                     where, plausible_version(version) ? version : "of an unknown version", format,
+                                     eddy_version(), kCheckpointFormat));
     CheckpointFile out;
     out.file = file;
     const std::string meta = r.get_string();
@@ -90,6 +98,17 @@ CheckpointFile read_checkpoint_file(const std::filesystem::path& file) {
     out.meta = parse_json_text(meta, where + " (meta data)");  // depth-bounded, like every JSON eddy reads
     if (!out.meta.is_object()) r.fail("its meta data is not a JSON object");
     return out;
+}
+
+CheckpointFile read_checkpoint_file(const std::filesystem::path& file) {
+    std::error_code ec;
+    if (!std::filesystem::exists(file, ec))
+        throw InputError(fmt::format("{}: no checkpoint there; allowed: the output folder of an eddy run (it writes {})",
+                                     file.string(), kCheckpointFile));
+    // Opened without blocking and checked to be a regular file before a byte is read (a FIFO planted
+    // as checkpoint.eddy must not hang eddy).
+    const std::string bytes = io::read_regular_file(file, io::kNoSizeLimit, "the checkpoint");
+    return read_checkpoint_bytes(bytes, file);
 }
 
 }  // namespace eddy

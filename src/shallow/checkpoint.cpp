@@ -1,8 +1,12 @@
 // Checkpoints of shallow-water grids: the scene as run and the solver's fields and clock; resuming
 // rebuilds the solver from the scene and puts the saved grid in place (include/eddy/checkpoint.hpp).
+#include <cmath>
+#include <optional>
+
 #include <fmt/format.h>
 
 #include "eddy/checkpoint.hpp"
+#include "eddy/json_text.hpp"
 #include "eddy/shallow_water.hpp"
 
 namespace eddy {
@@ -30,21 +34,61 @@ ShallowWaterSimulation restore_shallow_water(const CheckpointFile& ck, nlohmann:
                                              const MemoryBudget& budget) {
     const std::string where = ck.file.string();
     const auto& meta = ck.meta;
-    if (meta.value("kind", "") != "grid" || !meta.contains("scene") || !meta["scene"].is_object() ||
-        !meta.contains("scene_source") || !meta["scene_source"].is_string())
-        throw InputError(fmt::format("{}: corrupt checkpoint: not a shallow-water grid's", where));
-    const Scene scene = parse_scene(meta["scene"], meta["scene_source"].get<std::string>());
-    std::vector<std::string> formats;  // the run's, for the frame writers' buffers
-    if (const auto run = meta.find("run"); run != meta.end() && run->is_object() && run->contains("formats") &&
-                                           (*run)["formats"].is_array())
-        for (const auto& f : (*run)["formats"])
-            if (f.is_string()) formats.push_back(f.get<std::string>());
-    ShallowWaterSimulation sim = make_shallow_water(scene, budget, formats);
-    StateReader r(ck.state, where);
-    std::visit([&](auto& solver) { solver.load_state(r); }, sim.solver);
-    if (!r.done()) r.fail("unexpected bytes after the grid");
-    record = meta.value("run", nlohmann::json::object());
-    return sim;
+    auto bad = [&](const std::string& key, const std::string& what) {
+        throw InputError(fmt::format("{}: corrupt checkpoint: meta key '{}' {}", where, key, what));
+    };
+    try {
+        if (meta.value("kind", "") != "grid") bad("kind", "is not \"grid\" (a shallow-water grid's checkpoint)");
+        if (!meta.contains("scene") || !meta["scene"].is_object()) bad("scene", "is missing or not an object");
+        if (!meta.contains("scene_source") || !meta["scene_source"].is_string() ||
+            meta["scene_source"].get<std::string>().size() > 4096 ||
+            meta["scene_source"].get<std::string>().find('\0') != std::string::npos)
+            bad("scene_source", "is not a file name");
+        if (!meta.contains("time") || !meta["time"].is_number() || !std::isfinite(meta["time"].get<double>()) ||
+            meta["time"].get<double>() < 0.0 || meta["time"].get<double>() > kMaxDuration)
+            bad("time", fmt::format("is not a time from 0 to {:g} s", kMaxDuration));
+        if (!meta.contains("steps") || !meta["steps"].is_number_unsigned()) bad("steps", "is not a whole number >= 0");
+        if (!meta.contains("run") || !meta["run"].is_object()) bad("run", "is missing or not an object");
+        // The terrain is part of the saved grid: a heightmap is not read again (it may have moved or
+        // changed since; issue 29, item 10). The scene is rebuilt on a flat terrain, then the grid
+        // loaded over it.
+        nlohmann::json document = meta["scene"];
+        if (document.contains("terrain") && document["terrain"].is_object()) document["terrain"] = "0";
+        std::optional<Scene> parsed;
+        try {
+            parsed.emplace(parse_scene(document, meta["scene_source"].get<std::string>()));
+        } catch (const InputError& e) {
+            throw InputError(fmt::format("{}: the scene it holds: {}", where, e.what()));
+        }
+        const Scene& scene = *parsed;
+        // The run's formats, for the frame writers' buffers (the run loop checks the record in full).
+        std::vector<std::string> formats;
+        if (const auto& run = meta["run"]; run.contains("formats") && run["formats"].is_array())
+            for (const auto& f : run["formats"])
+                if (f.is_string() && (f == "vti" || f == "csv" || f == "obj" || f == "ply"))
+                    formats.push_back(f.get<std::string>());
+        ShallowWaterSimulation sim = make_shallow_water(scene, budget, formats);
+        StateReader r(ck.state, where);
+        std::visit([&](auto& solver) { solver.load_state(r); }, sim.solver);
+        if (!r.done()) r.fail("unexpected bytes after the grid");
+        std::visit(
+            [&](const auto& solver) {
+                if (solver.time() != meta["time"].get<double>() || solver.steps() != meta["steps"].get<std::uint64_t>())
+                    r.fail("the clock in its state is not the one in its meta data");
+                const auto& g = solver.grid();
+                for (const auto* v : {&g.terrain, &g.depth, &g.ink, &g.u, &g.w})
+                    for (auto x : *v)
+                        if (!std::isfinite(x)) r.fail("a terrain height, depth, ink or velocity is not finite");
+                for (auto d : g.depth)
+                    if (d < 0) r.fail("a water depth is negative");
+            },
+            sim.solver);
+        record = meta["run"];
+        return sim;
+    } catch (const nlohmann::json::exception& e) {
+        throw InputError(fmt::format("{}: corrupt checkpoint: its meta data has a value of the wrong type ({})", where,
+                                     text_excerpt(e.what(), 80)));
+    }
 }
 
 }  // namespace eddy

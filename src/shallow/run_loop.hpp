@@ -19,11 +19,14 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "eddy/error.hpp"
+#include "eddy/checkpoint.hpp"
 #include "eddy/io.hpp"
+#include "eddy/json_text.hpp"
 #include "eddy/shallow_water.hpp"
 #include "eddy/simulation.hpp"
 #include "sim/run_support.hpp"
@@ -44,11 +47,25 @@ RunResult run_grid_loop(Stepper& solver, const Scene& scene, const RunOptions& o
 
         const auto& spec = solver.spec();
         const nlohmann::json* rec = opts.resume;  // a resumed run: the checkpoint's record
-        const double end_time = opts.until > 0.0 ? opts.until : rec ? rec->at("end_time").get<double>() : scene.duration;
-        const double fps = rec ? rec->at("fps").get<double>() : opts.fps > 0.0 ? opts.fps : scene.output.fps;
+        // The record comes from a checkpoint: untrusted, read key by key (RecordReader).
+        std::optional<RecordReader> reader;
+        if (rec) reader.emplace(*rec, (opts.out_dir / kCheckpointFile).string());
+        constexpr double kTiny = std::numeric_limits<double>::min();
+        const double recorded_end = rec ? reader->number("end_time", kTiny, kMaxDuration) : scene.duration;
+        const double end_time = opts.until > 0.0 ? opts.until : recorded_end;
+        const double fps = rec ? reader->number("fps", kTiny, kMaxFps) : opts.fps > 0.0 ? opts.fps : scene.output.fps;
         const std::vector<std::string> formats =
-            rec ? rec->at("formats").get<std::vector<std::string>>()
+            rec ? reader->choices("formats", {"vti", "csv", "obj", "ply"})
                 : opts.formats.empty() ? scene.output.formats : opts.formats;
+        std::string run_id;
+        if (rec) {
+            const auto& id = reader->has("run_id") ? rec->at("run_id") : nlohmann::json();
+            if (!id.is_string() || !valid_run_id(id.get<std::string>()))
+                reader->fail("run_id", fmt::format("is {}; allowed: 32 hex digits", json_excerpt(id)));
+            run_id = id.get<std::string>();
+        } else {
+            run_id = new_run_id();  // the root's is the one written (run.json, checkpoints)
+        }
         // The library's own guard (the CLI and the scene loader check first): a frame interval or an
         // end the clock cannot resolve would make a run that never ends.
         if (!(fps > 0.0 && fps <= kMaxFps) || !(end_time > 0.0 && end_time <= kMaxDuration))
@@ -61,31 +78,65 @@ RunResult run_grid_loop(Stepper& solver, const Scene& scene, const RunOptions& o
             if (f != "vti" && f != "csv" && f != "obj" && f != "ply")
                 solver.refuse(fmt::format("{}: format '{}' is not a grid format; allowed: vti, csv, obj, ply",
                                              scene.where(), f));
-        const bool render_all = rec ? rec->at("render").get<bool>() : opts.render || scene.output.render;
+        const bool render_all = rec ? reader->flag("render") : opts.render || scene.output.render;
         // The water surface's meshes in the axes --up asks for (the grid's world is z up); checkpoints
         // written before the option existed: z up, what those runs wrote.
-        const UpAxis up = rec ? parse_up_axis(rec->value("up_axis", std::string("z")), "checkpoint") : opts.up;
+        const UpAxis up = !rec ? opts.up
+                          : reader->has("up_axis") ? parse_up_axis(reader->choice("up_axis", {"y", "z"}), "checkpoint")
+                                                   : UpAxis::z;
         if (!opts.mesh_attributes.empty())
             solver.refuse(fmt::format("{}: --interpolate-attributes is for particle scenes' --mesh", scene.where()));
         const auto& out = opts.out_dir;
-        solver.on_root([&] {
-            detail::prepare_frames_folder(out, {"grid_", "surface_"}, rec ? static_cast<int>(rec->at("frames").size()) : 0);
-            detail::start_run_folder(out, {{"scene", scene.name}, {"method", scene.method}}, rec != nullptr);
-        });
-
         RunResult result;
         std::vector<std::pair<double, std::string>> pvd;
         std::vector<double> volumes;
         // With pieces, .vti frames are written by every process (its block) and listed in a .pvti; the
         // whole grid is gathered on the root only for the other formats and pictures.
-        const bool pieces = rec ? rec->value("pieces", false) : opts.pieces;
+        const bool pieces = rec ? reader->flag("pieces", false) : opts.pieces;
+        // The record's counters and frames, checked against the grid's clock before the folder is touched.
+        std::uint64_t steps0 = solver.steps();
+        double time0 = solver.time();
+        double step_seconds = 0.0, max_speed = 0.0, max_depth = 0.0, wall_before = 0.0;
+        std::size_t clamped = 0;
+        int next_frame = 1;
+        double volume0 = 0.0;
+        if (rec) {
+            constexpr double kBig = 1e300;
+            const RecordReader& r = *reader;
+            time0 = r.number("time0", 0.0, solver.time());
+            steps0 = r.count("steps0", 0, solver.steps());
+            const auto listed = read_record_frames(r, time0, fps, solver.time(), {"volume"});
+            next_frame = static_cast<int>(r.count("next_frame", 1, listed.size()));
+            if (next_frame != static_cast<int>(listed.size()))
+                r.fail("next_frame", fmt::format("= {}; allowed: {} (the frames listed)", next_frame, listed.size()));
+            volume0 = r.number("volume0", -kBig, kBig);
+            for (const auto& f : listed) {
+                FrameRecord fr;
+                fr.index = f.index;
+                fr.time = f.time;
+                fr.files = f.files;
+                result.frames.push_back(std::move(fr));
+                volumes.push_back(f.numbers[0]);
+            }
+            pvd = read_record_pvd(r, "pvd", listed);
+            const auto& st = r.array("stats", 5);
+            step_seconds = r.number_at(st[0], "stats[0]", 0.0, kBig);
+            max_speed = r.number_at(st[1], "stats[1]", 0.0, kBig);
+            max_depth = r.number_at(st[2], "stats[2]", -kBig, kBig);
+            clamped = r.count_at(st[3], "stats[3]", std::numeric_limits<std::size_t>::max());
+            wall_before = r.number_at(st[4], "stats[4]", 0.0, kBig);
+        }
+        solver.on_root([&] {
+            detail::open_run_folder(out, {"grid_", "surface_"}, static_cast<int>(result.frames.size()),
+                                    {{"scene", scene.name}, {"method", scene.method}}, rec != nullptr, run_id);
+        });
         const bool gather_frames = !pieces || formats.size() > 1 || (!formats.empty() && formats[0] != "vti") || render_all;
         if (gather_frames && !solver.gathers())
             solver.refuse(fmt::format("{}: this run keeps no whole grid to gather frames and pictures into; allowed: "
                                          "--pieces with --format vti only and no --render", scene.where()));
         // The whole grid, on the root (every process takes part in gathering it; nullptr elsewhere).
         const auto* whole = gather_frames ? solver.gather() : nullptr;
-        double volume0 = whole ? whole->volume() : gather_frames ? 0.0 : solver.volume();
+        if (!rec) volume0 = whole ? whole->volume() : gather_frames ? 0.0 : solver.volume();
         auto write_frame = [&](bool render) {
             const auto* gp = gather_frames || render ? solver.gather() : nullptr;
             const bool here = solver.root();
@@ -129,11 +180,6 @@ RunResult run_grid_loop(Stepper& solver, const Scene& scene, const RunOptions& o
         using clock = std::chrono::steady_clock;
         const auto t0 = clock::now();
         auto last_report = t0;
-        std::uint64_t steps0 = solver.steps();
-        double time0 = solver.time();
-        double step_seconds = 0.0, max_speed = 0.0, max_depth = 0.0, wall_before = 0.0;
-        std::size_t clamped = 0;
-        int next_frame = 1;
         // What the loop carries beyond the grid (see the particle run in src/sim/run.cpp).
         auto record = [&]() {
             nlohmann::json rj;
@@ -143,6 +189,7 @@ RunResult run_grid_loop(Stepper& solver, const Scene& scene, const RunOptions& o
             rj["render"] = render_all;
             rj["up_axis"] = name(up);
             rj["pieces"] = pieces;
+            rj["run_id"] = run_id;
             rj["time0"] = time0;
             rj["steps0"] = steps0;
             rj["next_frame"] = next_frame;
@@ -159,28 +206,6 @@ RunResult run_grid_loop(Stepper& solver, const Scene& scene, const RunOptions& o
                            wall_before + std::chrono::duration<double>(clock::now() - t0).count()};
             return rj;
         };
-        if (rec) {
-            time0 = rec->at("time0").get<double>();
-            steps0 = rec->at("steps0").get<std::uint64_t>();
-            next_frame = rec->at("next_frame").get<int>();
-            volume0 = rec->at("volume0").get<double>();
-            for (const auto& f : rec->at("frames")) {
-                FrameRecord fr;
-                fr.index = f.at("index").get<int>();
-                fr.time = f.at("time").get<double>();
-                fr.files = f.at("files").get<std::vector<std::string>>();
-                result.frames.push_back(std::move(fr));
-                volumes.push_back(f.at("volume").get<double>());
-            }
-            for (const auto& e : rec->at("pvd")) pvd.emplace_back(e.at(0).get<double>(), e.at(1).get<std::string>());
-            const auto& st = rec->at("stats");
-            step_seconds = st.at(0).get<double>();
-            max_speed = st.at(1).get<double>();
-            max_depth = st.at(2).get<double>();
-            clamped = st.at(3).get<std::size_t>();
-            wall_before = st.at(4).get<double>();
-            if (result.frames.empty()) throw InputError("corrupt checkpoint: it lists no frame");
-        }
         const std::uint64_t steps_at_start = solver.steps();
         double next_checkpoint = opts.checkpoint_every > 0.0
                                      ? time0 + opts.checkpoint_every *
@@ -196,7 +221,17 @@ RunResult run_grid_loop(Stepper& solver, const Scene& scene, const RunOptions& o
                                                    static_cast<int>(result.frames.size()), finished));
         };
 
+        // The stretch from the last frame to an end that is not a frame time cuts its steps to land on
+        // the end, off the path a longer run takes: the checkpoint that lets a finished run be extended
+        // is the one taken where that stretch begins, and none is taken on it (as the particle run).
+        bool checkpoints_held = false;
+        auto hold_checkpoints_if_off_frame = [&]() {
+            if (checkpoints_held || !lands_off_frame(time0, fps, next_frame, end_time)) return;
+            if (opts.checkpoint_at_end || opts.checkpoint_every > 0.0) checkpoint();
+            checkpoints_held = true;
+        };
         if (!rec) write_frame(render_all);
+        hold_checkpoints_if_off_frame();
         const double frame_dt = 1.0 / fps;
         result.status = "completed";
         result.exit_code = kExitOk;
@@ -233,9 +268,10 @@ RunResult run_grid_loop(Stepper& solver, const Scene& scene, const RunOptions& o
             if (solver.time() >= target - eps) {
                 write_frame(render_all);
                 ++next_frame;
+                hold_checkpoints_if_off_frame();
             }
             if (solver.time() >= next_checkpoint - eps) {
-                checkpoint();
+                if (!checkpoints_held) checkpoint();
                 next_checkpoint += opts.checkpoint_every;
             }
             if (solver.any(opts.stop && opts.stop->load())) {
@@ -250,7 +286,8 @@ RunResult run_grid_loop(Stepper& solver, const Scene& scene, const RunOptions& o
                 progress(false);
             }
         }
-        if (result.exit_code != kExitDiverged && opts.checkpoint_at_end) checkpoint();  // before the off-grid frame
+        // Before the off-grid frame; a run that ended off the frame times has its checkpoint already.
+        if (result.exit_code != kExitDiverged && opts.checkpoint_at_end && !checkpoints_held) checkpoint();
         if (result.exit_code != kExitDiverged && result.frames.back().time < solver.time()) write_frame(render_all);
         std::string picture;
         if (result.exit_code != kExitDiverged && solver.gathers()) {  // no whole grid anywhere: no picture
@@ -292,6 +329,7 @@ RunResult run_grid_loop(Stepper& solver, const Scene& scene, const RunOptions& o
         j["volume_balance_relative_error"] = expected > 0 ? (volume_final - expected) / expected : 0.0;
         j["status"] = result.status;
         j["message"] = result.message;
+        j["run_id"] = run_id;
         j["settings"] = to_json(solver.settings(), shallow_water_fields());
         solver.describe(j);  // processes: ranks, blocks, time in communication
         nlohmann::json frames = nlohmann::json::array();

@@ -2,11 +2,15 @@
 // run, the clock, every particle field in its current order (the order is part of the state: sums
 // run over neighbours in it), and the method's own state. Resuming rebuilds the simulation from the
 // scene (walls, settings, derived constants) and then puts the saved state in place.
+#include <algorithm>
+#include <cmath>
 #include <limits>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "eddy/checkpoint.hpp"
+#include "eddy/json_text.hpp"
 #include "eddy/simulation.hpp"
 
 namespace eddy {
@@ -35,10 +39,15 @@ void save_particles(StateWriter& w, const ParticleSet<D>& f) {
     }
 }
 
+// The particles of a checkpoint into `f`, which the scene has just built (and the method initialised):
+// every array its length, every number finite, ids distinct and below next_id, the extra fields with
+// plain names (they end up in files), at least one particle.
 template <int D>
 void load_particles(StateReader& r, ParticleSet<D>& f) {
-    r.get_vector(f.position);
+    const std::size_t max = r.remaining() / (2 * sizeof(Vec<D>));  // positions and velocities at least
+    r.get_vector(f.position, SIZE_MAX, max);
     const std::size_t n = f.position.size();
+    if (n == 0) r.fail("it holds no particle");
     r.get_vector(f.velocity, n);
     r.get_vector(f.acceleration, n);
     r.get_vector(f.density, n);
@@ -46,22 +55,52 @@ void load_particles(StateReader& r, ParticleSet<D>& f) {
     r.get_vector(f.id, n);
     f.mass = r.get<float>();
     f.next_id = r.get<std::uint32_t>();
+    if (!(std::isfinite(f.mass) && f.mass >= 0.0f)) r.fail("the particle mass is not a number >= 0");
+    auto finite = [](const auto& v) {
+        for (const auto& x : v) {
+            if constexpr (std::is_arithmetic_v<std::decay_t<decltype(x)>>) {
+                if (!std::isfinite(x)) return false;
+            } else {
+                for (int a = 0; a < D; ++a)
+                    if (!std::isfinite(x[a])) return false;
+            }
+        }
+        return true;
+    };
+    if (!finite(f.position)) r.fail("a particle position is not finite (NaN or infinite)");
+    if (!finite(f.velocity)) r.fail("a particle velocity is not finite (NaN or infinite)");
+    if (!finite(f.acceleration) || !finite(f.density) || !finite(f.pressure))
+        r.fail("a particle's acceleration, density or pressure is not finite");
     for (std::uint32_t id : f.id)
         if (id >= f.next_id) r.fail("a particle id is not below next_id");
-    const auto ns = r.get<std::uint64_t>();
-    if (ns > 1024) r.fail("too many extra fields");
-    f.scalars.resize(ns);
-    for (auto& s : f.scalars) {
-        s.name = r.get_string();
-        r.get_vector(s.data, n);
+    {
+        std::vector<std::uint32_t> ids = f.id;
+        std::sort(ids.begin(), ids.end());
+        if (std::adjacent_find(ids.begin(), ids.end()) != ids.end()) r.fail("two particles have the same id");
     }
-    const auto nv = r.get<std::uint64_t>();
-    if (nv > 1024) r.fail("too many extra fields");
-    f.vectors.resize(nv);
-    for (auto& v : f.vectors) {
-        v.name = r.get_string();
-        r.get_vector(v.data, n);
-    }
+    // Extra fields (methods add some as they run: DFSPH's viscosity warm start): their names end up in
+    // the frames' files, so only plain names, each once.
+    auto fields = [&](auto& list, const char* what) {
+        const auto count = r.get<std::uint64_t>();
+        if (count > 64) r.fail(fmt::format("it has {} extra {} fields; allowed: at most 64", count, what));
+        list.resize(count);
+        for (std::size_t k = 0; k < list.size(); ++k) {
+            auto& field = list[k];
+            field.name = r.get_string();
+            const bool plain = !field.name.empty() && field.name.size() <= 64 &&
+                               std::all_of(field.name.begin(), field.name.end(), [](char c) {
+                                   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+                               });
+            if (!plain) r.fail(fmt::format("an extra {} field is named \"{}\"; allowed: letters, digits, _", what,
+                                           text_excerpt(field.name, 40)));
+            for (std::size_t i = 0; i < k; ++i)
+                if (list[i].name == field.name) r.fail(fmt::format("two extra fields are named {}", field.name));
+            r.get_vector(field.data, n);
+            if (!finite(field.data)) r.fail(fmt::format("the field {} is not finite", field.name));
+        }
+    };
+    fields(f.scalars, "scalar");
+    fields(f.vectors, "vector");
 }
 
 }  // namespace
@@ -94,35 +133,72 @@ Simulation read_checkpoint(const std::filesystem::path& file, const ExecContext&
     return restore_simulation(read_checkpoint_file(file), exec, record, budget);
 }
 
+namespace {
+
+// The meta data of a particle checkpoint: untrusted, every key checked (kind, dimension, method, the
+// clock, the scene). The run record is checked key by key by the run loop (RecordReader).
+void check_particle_meta(const nlohmann::json& meta, const std::string& where) {
+    auto bad = [&](const std::string& key, const std::string& what) {
+        throw InputError(fmt::format("{}: corrupt checkpoint: meta key '{}' {}", where, key, what));
+    };
+    if (!meta.contains("kind") || meta["kind"] != "particles") bad("kind", "is not \"particles\"");
+    if (!meta.contains("dimension") || !meta["dimension"].is_number_integer() ||
+        (meta["dimension"] != 2 && meta["dimension"] != 3))
+        bad("dimension", "is not 2 or 3");
+    if (!meta.contains("method") || !meta["method"].is_string()) bad("method", "is not a method's name");
+    if (!meta.contains("scene") || !meta["scene"].is_object()) bad("scene", "is missing or not an object");
+    if (!meta.contains("scene_source") || !meta["scene_source"].is_string() ||
+        meta["scene_source"].get<std::string>().size() > 4096 ||
+        meta["scene_source"].get<std::string>().find('\0') != std::string::npos)
+        bad("scene_source", "is not a file name");
+    if (!meta.contains("time") || !meta["time"].is_number() || !std::isfinite(meta["time"].get<double>()) ||
+        meta["time"].get<double>() < 0.0 || meta["time"].get<double>() > kMaxDuration)
+        bad("time", fmt::format("is not a time from 0 to {:g} s", kMaxDuration));
+    if (!meta.contains("steps") || !meta["steps"].is_number_unsigned()) bad("steps", "is not a whole number >= 0");
+    if (!meta.contains("run") || !meta["run"].is_object()) bad("run", "is missing or not an object");
+}
+
+}  // namespace
+
 Simulation restore_simulation(const CheckpointFile& ck, const ExecContext& exec, nlohmann::json& record,
                               const MemoryBudget& budget) {
     const std::string where = ck.file.string();
     const auto& meta = ck.meta;
-    auto bad = [&](const char* what) {
-        throw InputError(fmt::format("{}: corrupt checkpoint: {}", where, what));
-    };
-    if (!meta.contains("kind") || meta["kind"] != "particles") bad("not a particle simulation's checkpoint");
-    if (!meta.contains("scene") || !meta["scene"].is_object() || !meta.contains("scene_source") ||
-        !meta["scene_source"].is_string())
-        bad("the scene is missing");
-    // The scene as it was run (the file may have changed since); relative paths in it (models,
-    // heightmaps) resolve against the original file's folder.
-    const Scene scene = parse_scene(meta["scene"], meta["scene_source"].get<std::string>());
-    Simulation simulation = make_simulation(scene, std::numeric_limits<std::size_t>::max(), exec, budget);
-    StateReader r(ck.state, where);
-    std::visit(
-        [&](auto& sim) {
-            constexpr int D = std::remove_reference_t<decltype(sim)>::kDimension;
-            if (meta.value("dimension", 0) != D) bad("its dimension does not match its scene");
-            sim.time = r.get<double>();
-            sim.steps = r.get<std::uint64_t>();
-            load_particles(r, sim.fluid);
-            std::visit([&](auto& m) { m.load_state(r); }, sim.method);
-        },
-        simulation);
-    if (!r.done()) r.fail("unexpected bytes after the method's state");
-    record = meta.value("run", nlohmann::json::object());
-    return simulation;
+    try {
+        check_particle_meta(meta, where);
+        // The scene as it was run (the file may have changed since). Its errors name the checkpoint.
+        std::optional<Scene> parsed;
+        try {
+            parsed.emplace(parse_scene(meta["scene"], meta["scene_source"].get<std::string>()));
+        } catch (const InputError& e) {
+            throw InputError(fmt::format("{}: the scene it holds: {}", where, e.what()));
+        }
+        const Scene& scene = *parsed;
+        if (scene.dimension != meta["dimension"].get<int>() || scene.method != meta["method"].get<std::string>())
+            throw InputError(fmt::format("{}: corrupt checkpoint: meta keys 'dimension' and 'method' do not match its scene",
+                                         where));
+        Simulation simulation = make_simulation(scene, std::numeric_limits<std::size_t>::max(), exec, budget);
+        StateReader r(ck.state, where);
+        std::visit(
+            [&](auto& sim) {
+                sim.time = r.get<double>();
+                sim.steps = r.get<std::uint64_t>();
+                // The clock in the state is the one in the meta data, bit for bit.
+                if (!std::isfinite(sim.time) || sim.time != meta["time"].get<double>() ||
+                    sim.steps != meta["steps"].get<std::uint64_t>())
+                    r.fail("the clock in its state is not the one in its meta data (or not finite)");
+                load_particles(r, sim.fluid);
+                std::visit([&](auto& m) { m.load_state(r); }, sim.method);
+            },
+            simulation);
+        if (!r.done()) r.fail("unexpected bytes after the method's state");
+        record = meta["run"];
+        return simulation;
+    } catch (const nlohmann::json::exception& e) {
+        // A value of an unexpected type anywhere in the meta data: one line, not the library's text.
+        throw InputError(fmt::format("{}: corrupt checkpoint: its meta data has a value of the wrong type ({})", where,
+                                     text_excerpt(e.what(), 80)));
+    }
 }
 
 }  // namespace eddy

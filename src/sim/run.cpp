@@ -5,12 +5,14 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "eddy/checkpoint.hpp"
 #include "eddy/error.hpp"
 #include "eddy/io.hpp"
+#include "eddy/json_text.hpp"
 #include "sim/run_support.hpp"
 
 namespace eddy {
@@ -199,6 +201,128 @@ std::vector<std::pair<std::uint16_t, Mesh<D>>> posed_models(const ParticleSimula
     return out;
 }
 
+// What a particle run writes and until when: the caller's options (and the scene's) for a new run, the
+// checkpoint's record (checked key by key) for a resumed one.
+struct ParticleRunConfig {
+    double end_time = 0.0, fps = 0.0;
+    std::vector<std::string> formats;
+    bool render_all = false, pieces = false, mesh = false;
+    std::string mesh_format;
+    UpAxis up = UpAxis::y;
+    std::vector<std::string> mesh_attributes;
+    std::string run_id;  // detail::new_run_id(), kept by the checkpoints and the folder's run.json
+};
+
+ParticleRunConfig particle_run_config(const Scene& scene, int dimension, const RunOptions& opts,
+                                      const detail::RecordReader* rec) {
+    ParticleRunConfig c;
+    constexpr double kTiny = std::numeric_limits<double>::min();
+    if (rec) {
+        // A resumed run goes where the original was going, unless told to go further.
+        const double recorded_end = rec->number("end_time", kTiny, kMaxDuration);  // checked even if --until
+        c.end_time = opts.until > 0.0 ? opts.until : recorded_end;
+        c.fps = rec->number("fps", kTiny, kMaxFps);
+        c.formats = rec->choices("formats", {"vtk", "csv", "ply"});
+        c.render_all = rec->flag("render");
+        c.pieces = rec->flag("pieces", false);
+        c.mesh = rec->flag("mesh");
+        // Pasted into frame names: a closed list, never a path (issue 29, item 3).
+        c.mesh_format = rec->choice("mesh_format", {"obj", "ply"});
+        c.up = rec->has("up_axis") ? parse_up_axis(rec->choice("up_axis", {"y", "z"}), "checkpoint") : UpAxis::y;
+        if (rec->has("mesh_attributes")) c.mesh_attributes = rec->choices("mesh_attributes", {"velocity", "density", "pressure"});
+        const auto& id = rec->has("run_id") ? rec->json()["run_id"] : nlohmann::json();
+        if (!id.is_string() || !detail::valid_run_id(id.get<std::string>()))
+            rec->fail("run_id", fmt::format("is {}; allowed: 32 hex digits", json_excerpt(id)));
+        c.run_id = id.get<std::string>();
+    } else {
+        c.end_time = opts.until > 0.0 ? opts.until : scene.duration;
+        c.fps = opts.fps > 0.0 ? opts.fps : scene.output.fps;
+        c.formats = opts.formats.empty() ? scene.output.formats : opts.formats;
+        c.render_all = opts.render || scene.output.render;
+        c.pieces = opts.pieces;  // .vtp frames in pieces, one per process, listed by a .pvtp
+        c.mesh = opts.mesh;
+        c.mesh_format = opts.mesh_format;
+        c.up = opts.up;
+        c.mesh_attributes = opts.mesh_attributes;
+        c.run_id = detail::new_run_id();
+        for (const auto& f : c.formats)
+            if (f != "vtk" && f != "csv" && f != "ply")
+                throw InputError(fmt::format("{}: format '{}': allowed: vtk, csv, ply", scene.where(), text_excerpt(f, 40)));
+        if (c.mesh && c.mesh_format != "obj" && c.mesh_format != "ply")
+            throw InputError(fmt::format("--mesh-format '{}': allowed: obj, ply", text_excerpt(c.mesh_format, 40)));
+    }
+    if (dimension == 2 && c.up != UpAxis::y)
+        throw InputError(fmt::format("{}: --up {}: a 2D scene is written in the x-y plane (z = 0); allowed: --up y",
+                                     scene.where(), name(c.up)));
+    for (const auto& a : c.mesh_attributes) {
+        if (a != "velocity" && a != "density" && a != "pressure")
+            throw InputError(fmt::format("--interpolate-attributes: '{}': allowed: velocity, density, pressure", a));
+        if (!c.mesh || c.mesh_format != "ply")
+            throw InputError(fmt::format("--interpolate-attributes {}: needs --mesh with --mesh-format ply (OBJ "
+                                         "files have no per-vertex fields)", a));
+    }
+    return c;
+}
+
+// What the run loop carries from step to step beyond the simulation (counters, .pvd lists,
+// statistics): a checkpoint's record keeps it so that a resumed run writes the same frames, numbers
+// and statistics.
+struct LoopCarry {
+    double time0 = 0.0;
+    std::uint64_t steps0 = 0;
+    int next_frame = 1;
+    std::vector<std::pair<double, std::string>> pvd, walls_pvd;
+    float frame_max_err = 0.0f;  // since the previous frame
+    double frame_sum_err = 0.0;
+    std::uint64_t frame_steps = 0;
+    double step_seconds = 0.0, wall_before = 0.0;
+    float max_err = 0.0f, max_speed = 0.0f;
+    double sum_err = 0.0, sum_iterations = 0.0, sum_divergence_iterations = 0.0, sum_viscosity_iterations = 0.0;
+    std::uint64_t stat_steps = 0;
+};
+
+// A checkpoint's record back into the loop's carry and frame list, every value checked: against the
+// simulation's clock (time, steps), the frame rate, and plain ranges (floats must fit a float).
+void restore_carry(const detail::RecordReader& r, const ParticleRunConfig& cfg, double time, std::uint64_t steps,
+                   LoopCarry& c, std::vector<FrameRecord>& frames) {
+    constexpr double kFloat = std::numeric_limits<float>::max();
+    constexpr double kBig = 1e300;
+    c.time0 = r.number("time0", 0.0, time);
+    c.steps0 = r.count("steps0", 0, steps);
+    const auto listed = detail::read_record_frames(r, c.time0, cfg.fps, time, {"max_density_error", "mean_density_error"});
+    c.next_frame = static_cast<int>(r.count("next_frame", 1, listed.size()));
+    if (c.next_frame != static_cast<int>(listed.size()))
+        r.fail("next_frame", fmt::format("= {}; allowed: {} (the frames listed)", c.next_frame, listed.size()));
+    for (const auto& f : listed) {
+        if (std::fabs(f.numbers[0]) > kFloat || std::fabs(f.numbers[1]) > kFloat)
+            r.fail(fmt::format("frames[{}]", f.index), "holds a density error out of a float's range");
+        FrameRecord fr;
+        fr.index = f.index;
+        fr.time = f.time;
+        fr.files = f.files;
+        fr.max_density_error = static_cast<float>(f.numbers[0]);
+        fr.mean_density_error = static_cast<float>(f.numbers[1]);
+        frames.push_back(std::move(fr));
+    }
+    c.pvd = detail::read_record_pvd(r, "pvd", listed);
+    c.walls_pvd = detail::read_record_pvd(r, "walls_pvd", listed);
+    const auto& acc = r.array("frame_accumulators", 3);
+    c.frame_max_err = static_cast<float>(r.number_at(acc[0], "frame_accumulators[0]", -kFloat, kFloat));
+    c.frame_sum_err = r.number_at(acc[1], "frame_accumulators[1]", -kBig, kBig);
+    c.frame_steps = r.count_at(acc[2], "frame_accumulators[2]", steps);
+    const auto& st = r.array("stats", SIZE_MAX, 9);
+    if (st.size() < 8) r.fail("stats", fmt::format("has {} entries; allowed: 8 or 9", st.size()));
+    c.step_seconds = r.number_at(st[0], "stats[0]", 0.0, kBig);
+    c.max_err = static_cast<float>(r.number_at(st[1], "stats[1]", -kFloat, kFloat));
+    c.max_speed = static_cast<float>(r.number_at(st[2], "stats[2]", 0.0, kFloat));
+    c.sum_err = r.number_at(st[3], "stats[3]", -kBig, kBig);
+    c.sum_iterations = r.number_at(st[4], "stats[4]", 0.0, kBig);
+    c.sum_divergence_iterations = r.number_at(st[5], "stats[5]", 0.0, kBig);
+    c.stat_steps = r.count_at(st[6], "stats[6]", steps);
+    c.wall_before = r.number_at(st[7], "stats[7]", 0.0, kBig);
+    if (st.size() > 8) c.sum_viscosity_iterations = r.number_at(st[8], "stats[8]", 0.0, kBig);  // since DFSPH's viscosity
+}
+
 }  // namespace
 
 Simulation make_simulation(const Scene& scene, std::size_t max_particles, const ExecContext& exec,
@@ -228,6 +352,16 @@ void rebuild_method(Simulation& simulation, const Scene& scene, const ExecContex
     throw InputError(fmt::format("{}: settings can be rebuilt on the particle methods only", scene.where()));
 }
 
+namespace {
+// "particle 12 at (0.1, 0.2) m" for the particle a StepStats names, else "a particle".
+std::string named_particle(const StepStats& st) {
+    if (st.where_dimension == 2) return fmt::format("particle {} at ({:.4g}, {:.4g}) m", st.where_id, st.where[0], st.where[1]);
+    if (st.where_dimension == 3)
+        return fmt::format("particle {} at ({:.4g}, {:.4g}, {:.4g}) m", st.where_id, st.where[0], st.where[1], st.where[2]);
+    return "a particle";
+}
+}  // namespace
+
 std::string step_divergence(const StepStats& st, float dt_min) {
     if (st.non_finite) return "a position or velocity is not finite (NaN or infinite)";
     if (st.dt_underflow) return fmt::format("the time step fell below dt_min = {:g} s", dt_min);
@@ -239,6 +373,14 @@ std::string step_divergence(const StepStats& st, float dt_min) {
                            "{:.3g} m/s (free fall over the scene's height, plus twice its walls' fastest point and its "
                            "initial velocities)",
                            st.max_speed, kSpeedBoundFactor, st.scene_speed_limit / kSpeedBoundFactor);
+    // Collapses of the position-based methods: slow, so the speed checks above never see them.
+    if (st.crowded > 0)
+        return fmt::format("the fluid collapsed: {} has {} particles in the cells around it, more than {} ({:g} "
+                           "times a fluid at rest); its neighbours were not searched",
+                           named_particle(st), st.crowded, st.crowded_limit, kCrowdedFactor);
+    if (st.density_ratio_limit > 0.0f && st.max_density_ratio > st.density_ratio_limit)
+        return fmt::format("the fluid collapsed: {} reached {:.3g} times the rest density, above the bound {:g}",
+                           named_particle(st), st.max_density_ratio, st.density_ratio_limit);
     return {};
 }
 
@@ -295,31 +437,16 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
             RunHooks* const hooks = opts.hooks;
             const bool writer = !hooks || hooks->writes();
             const std::uint64_t particles = hooks ? hooks->sum(sim.fluid.size()) : sim.fluid.size();
-            // A resumed run goes where the original was going, unless told to go further.
-            const double end_time = opts.until > 0.0 ? opts.until : rec ? rec->at("end_time").get<double>() : scene.duration;
-            const double fps = rec ? rec->at("fps").get<double>() : opts.fps > 0.0 ? opts.fps : scene.output.fps;
-            const std::vector<std::string> formats =
-                rec ? rec->at("formats").get<std::vector<std::string>>()
-                    : opts.formats.empty() ? scene.output.formats : opts.formats;
-            const bool render_all = rec ? rec->at("render").get<bool>() : opts.render || scene.output.render;
-            // .vtp frames in pieces, one per process, listed by a .pvtp (opts.pieces).
-            const bool pieces = rec ? rec->value("pieces", false) : opts.pieces;
-            const bool mesh = rec ? rec->at("mesh").get<bool>() : opts.mesh;
-            const std::string mesh_format = rec ? rec->at("mesh_format").get<std::string>() : opts.mesh_format;
-            // Checkpoints written before these existed: y up, no attributes (what those runs wrote).
-            const UpAxis up = rec ? parse_up_axis(rec->value("up_axis", std::string("y")), "checkpoint") : opts.up;
-            const std::vector<std::string> mesh_attributes =
-                rec ? rec->value("mesh_attributes", std::vector<std::string>{}) : opts.mesh_attributes;
-            if (D == 2 && up != UpAxis::y)
-                throw InputError(fmt::format("{}: --up {}: a 2D scene is written in the x-y plane (z = 0); allowed: --up y",
-                                             scene.where(), name(up)));
-            for (const auto& a : mesh_attributes) {
-                if (a != "velocity" && a != "density" && a != "pressure")
-                    throw InputError(fmt::format("--interpolate-attributes: '{}': allowed: velocity, density, pressure", a));
-                if (!mesh || mesh_format != "ply")
-                    throw InputError(fmt::format("--interpolate-attributes {}: needs --mesh with --mesh-format ply (OBJ "
-                                                 "files have no per-vertex fields)", a));
-            }
+            // A resumed run's record comes from a checkpoint: untrusted, read key by key (RecordReader).
+            std::optional<detail::RecordReader> reader;
+            if (rec) reader.emplace(*rec, (opts.out_dir / kCheckpointFile).string());
+            const ParticleRunConfig cfg = particle_run_config(scene, D, opts, reader ? &*reader : nullptr);
+            const double end_time = cfg.end_time, fps = cfg.fps;
+            const std::vector<std::string>& formats = cfg.formats;
+            const bool render_all = cfg.render_all, pieces = cfg.pieces, mesh = cfg.mesh;
+            const std::string& mesh_format = cfg.mesh_format;
+            const UpAxis up = cfg.up;
+            const std::vector<std::string>& mesh_attributes = cfg.mesh_attributes;
             const auto& out = opts.out_dir;
             if (mesh && !opts.budget.unlimited()) {  // the surface grids come on top of the simulation
                 SurfaceSettings ss = opts.mesh_settings;
@@ -341,10 +468,16 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
                                              end_time, sim.time));
             // Stale frames of an earlier run would mix with this one's in the folder (a resumed run
             // keeps the frames its checkpoint lists).
-            const int frames_kept = rec ? static_cast<int>(rec->at("frames").size()) : 0;
+            // The record's counters, frames and statistics, checked against the simulation's clock.
+            LoopCarry carry;
+            carry.time0 = sim.time;
+            carry.steps0 = sim.steps;
+            RunResult result;
+            if (reader) restore_carry(*reader, cfg, sim.time, sim.steps, carry, result.frames);
+            const int frames_kept = static_cast<int>(result.frames.size());
             if (writer) {
-                detail::prepare_frames_folder(out, {"particles_", "surface_", "walls"}, frames_kept);
-                detail::start_run_folder(out, {{"scene", scene.name}, {"method", scene.method}}, rec != nullptr);
+                detail::open_run_folder(out, {"particles_", "surface_", "walls"}, frames_kept,
+                                        {{"scene", scene.name}, {"method", scene.method}}, rec != nullptr, cfg.run_id);
             }
             if (hooks) hooks->any(false);  // the folder is ready before any process writes a piece into it
             // The whole fluid: this process's, or every process's gathered on the writer (collective).
@@ -376,11 +509,11 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
             }
             const float r = static_cast<float>(scene.particle_radius);
 
-            RunResult result;
-            std::vector<std::pair<double, std::string>> pvd, walls_pvd;
-            float frame_max_err = 0.0f;  // since the previous frame
-            double frame_sum_err = 0.0;
-            std::uint64_t frame_steps = 0;
+            auto& pvd = carry.pvd;
+            auto& walls_pvd = carry.walls_pvd;
+            float& frame_max_err = carry.frame_max_err;  // since the previous frame
+            double& frame_sum_err = carry.frame_sum_err;
+            std::uint64_t& frame_steps = carry.frame_steps;
             auto write_frame = [&](bool render) {
                 FrameRecord fr;
                 fr.index = static_cast<int>(result.frames.size());
@@ -487,22 +620,22 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
             using clock = std::chrono::steady_clock;
             const auto t0 = clock::now();
             auto last_report = t0;
-            std::uint64_t steps0 = sim.steps;
-            double time0 = sim.time;
-            double step_seconds = 0.0, wall_before = 0.0;
-            float max_err = 0.0f, max_speed = 0.0f;
-            double sum_err = 0.0, sum_iterations = 0.0, sum_divergence_iterations = 0.0, sum_viscosity_iterations = 0.0;
-            std::uint64_t stat_steps = 0;
-            int next_frame = 1;
+            const std::uint64_t steps0 = carry.steps0;
+            const double time0 = carry.time0;
+            double& step_seconds = carry.step_seconds;
+            const double wall_before = carry.wall_before;
+            float& max_err = carry.max_err;
+            float& max_speed = carry.max_speed;
+            double& sum_err = carry.sum_err;
+            double& sum_iterations = carry.sum_iterations;
+            double& sum_divergence_iterations = carry.sum_divergence_iterations;
+            double& sum_viscosity_iterations = carry.sum_viscosity_iterations;
+            std::uint64_t& stat_steps = carry.stat_steps;
+            int& next_frame = carry.next_frame;
             auto pvd_json = [](const std::vector<std::pair<double, std::string>>& v) {
                 nlohmann::json a = nlohmann::json::array();
                 for (const auto& [t, name] : v) a.push_back({t, name});
                 return a;
-            };
-            auto pvd_from = [](const nlohmann::json& a) {
-                std::vector<std::pair<double, std::string>> v;
-                for (const auto& e : a) v.emplace_back(e.at(0).get<double>(), e.at(1).get<std::string>());
-                return v;
             };
             // What the run loop carries from step to step beyond the simulation: a checkpoint keeps it
             // so that a resumed run writes the same frames, numbers and statistics.
@@ -517,6 +650,7 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
                 rj["mesh_format"] = mesh_format;
                 rj["mesh_attributes"] = mesh_attributes;
                 rj["up_axis"] = name(up);
+                rj["run_id"] = cfg.run_id;
                 rj["time0"] = time0;
                 rj["steps0"] = steps0;
                 rj["next_frame"] = next_frame;
@@ -534,37 +668,6 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
                                sum_viscosity_iterations};
                 return rj;
             };
-            if (rec) {
-                time0 = rec->at("time0").get<double>();
-                steps0 = rec->at("steps0").get<std::uint64_t>();
-                next_frame = rec->at("next_frame").get<int>();
-                for (const auto& f : rec->at("frames")) {
-                    FrameRecord fr;
-                    fr.index = f.at("index").get<int>();
-                    fr.time = f.at("time").get<double>();
-                    fr.files = f.at("files").get<std::vector<std::string>>();
-                    fr.max_density_error = f.at("max_density_error").get<float>();
-                    fr.mean_density_error = f.at("mean_density_error").get<float>();
-                    result.frames.push_back(std::move(fr));
-                }
-                pvd = pvd_from(rec->at("pvd"));
-                walls_pvd = pvd_from(rec->at("walls_pvd"));
-                const auto& acc = rec->at("frame_accumulators");
-                frame_max_err = acc.at(0).get<float>();
-                frame_sum_err = acc.at(1).get<double>();
-                frame_steps = acc.at(2).get<std::uint64_t>();
-                const auto& stats = rec->at("stats");
-                step_seconds = stats.at(0).get<double>();
-                max_err = stats.at(1).get<float>();
-                max_speed = stats.at(2).get<float>();
-                sum_err = stats.at(3).get<double>();
-                sum_iterations = stats.at(4).get<double>();
-                sum_divergence_iterations = stats.at(5).get<double>();
-                stat_steps = stats.at(6).get<std::uint64_t>();
-                wall_before = stats.at(7).get<double>();
-                if (stats.size() > 8) sum_viscosity_iterations = stats.at(8).get<double>();  // since DFSPH's viscosity
-                if (result.frames.empty()) throw InputError("corrupt checkpoint: it lists no frame");
-            }
             const std::uint64_t steps_at_start = sim.steps;  // of this invocation (--steps counts from here)
             const double checkpoint_every = opts.checkpoint_every;
             double next_checkpoint = checkpoint_every > 0.0
@@ -594,7 +697,24 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
                                                        static_cast<int>(result.frames.size()), finished));
             };
 
+            // The stretch from the last frame to an end that is not a frame time lands its steps on the
+            // end, off the path a longer run takes (landing_step): the checkpoint that lets a finished run
+            // be extended is the one taken where that stretch begins, and none is taken on it.
+            bool checkpoints_held = false;
+            auto hold_checkpoints_if_off_frame = [&]() {
+                if (checkpoints_held || !detail::lands_off_frame(time0, fps, next_frame, end_time)) return;
+                if (opts.checkpoint_at_end || checkpoint_every > 0.0) checkpoint();
+                checkpoints_held = true;
+            };
+
+            // The running memory guard (issue 29): particles that cluster during a run multiply their
+            // neighbour lists; the run stops when the simulation outgrows the budget (checked after every
+            // step: what one step adds, at most, beyond it) instead of growing until the kernel kills it.
+            const double memory_limit = running_memory_limit(
+                opts.budget.unlimited() ? MemoryEstimate{} : estimate_memory(scene, std::numeric_limits<std::size_t>::max()),
+                opts.budget);
             if (!rec) write_frame(render_all);
+            hold_checkpoints_if_off_frame();
             const double frame_dt = 1.0 / fps;
             result.status = "completed";
             result.exit_code = kExitOk;
@@ -620,6 +740,17 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
                     if (hooks) esc = hooks->sum(esc);
                     if (esc) problem = fmt::format("{} particle(s) left every boundary", esc);
                 }
+                if (problem.empty() && std::isfinite(memory_limit)) {
+                    const double held = double(sim.fluid.memory_bytes() + sim.boundary.memory_bytes() +
+                                               std::visit([](const auto& m) { return m.memory_bytes(); }, sim.method));
+                    std::uint64_t over = held > memory_limit ? 1 : 0;
+                    if (hooks) over = hooks->sum(over);  // the same decision on every process
+                    if (over)
+                        problem = fmt::format("the simulation holds {}, more than the {} the memory limit {} ({}) leaves it: "
+                                              "its particles have clustered and their neighbour lists grew",
+                                              format_bytes(held), format_bytes(memory_limit),
+                                              format_bytes(double(opts.budget.limit_bytes)), opts.budget.origin);
+                }
                 if (!problem.empty()) {
                     result.status = "diverged";
                     result.exit_code = kExitDiverged;
@@ -630,9 +761,10 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
                 if (sim.time >= target - eps) {
                     write_frame(render_all);
                     ++next_frame;
+                    hold_checkpoints_if_off_frame();
                 }
                 if (sim.time >= next_checkpoint - eps) {
-                    checkpoint();
+                    if (!checkpoints_held) checkpoint();
                     next_checkpoint += checkpoint_every;
                 }
                 bool stop = opts.stop && opts.stop->load();
@@ -650,8 +782,9 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
                 }
             }
             // The final checkpoint, before the frame below (a frame off the frame times, which a resumed
-            // run rewrites under the same number at its proper time).
-            if (result.exit_code != kExitDiverged && opts.checkpoint_at_end) checkpoint();
+            // run rewrites under the same number at its proper time). A run that ended off the frame
+            // times has its checkpoint already: the state at its last frame.
+            if (result.exit_code != kExitDiverged && opts.checkpoint_at_end && !checkpoints_held) checkpoint();
             // A run stopped by --steps (or interrupted) between frames still ends with a frame of its last state.
             if (result.exit_code != kExitDiverged && result.frames.back().time < sim.time) write_frame(render_all);
             // The last good frame always gets a picture.
@@ -696,6 +829,7 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
                 j["mean_viscosity_iterations"] = sum_viscosity_iterations / double(stat_steps);
             j["status"] = result.status;
             j["message"] = result.message;
+            j["run_id"] = cfg.run_id;
             std::visit(
                 [&](const auto& m) {
                     j["settings"] = m.describe();

@@ -1,24 +1,112 @@
 // Pieces of the run loop shared by the particle run (src/sim/run.cpp) and the grid run
-// (src/shallow/run.cpp).
+// (src/shallow/run_loop.hpp): the run folder (its frames/ folder, stale files, the run's identity),
+// the checked reading of a checkpoint's run record, progress.
 #pragma once
 #include <cstdint>
 #include <filesystem>
 #include <initializer_list>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "eddy/simulation.hpp"
 
 namespace eddy::detail {
 
-/// Creates out/frames (InputError if it cannot) and removes frames of an earlier run whose names start
-/// with one of `stale` ("particles_", "grid_", "surface_"), so the folder never mixes two runs. A
-/// resumed run passes keep_below = the number of frames its checkpoint lists: those stay.
+/// The marker of a run folder: {"run_id": "<32 hex digits>"}. A checkpoint carries the same id in its
+/// record and resumes only in the folder whose marker names it (a checkpoint copied into another
+/// run's folder would mix that run's frames with its own).
+inline constexpr const char* kRunMarkerFile = "run.json";
+
+/// A new run's identity: 128 random bits as 32 hex digits.
+std::string new_run_id();
+/// Is `id` what new_run_id makes?
+bool valid_run_id(std::string_view id);
+
+/// Makes `out` ready for frames: refuses an empty path (InputError), refuses an out/frames that is a
+/// symbolic link (planted there, it would redirect every frame), creates out/frames, removes the
+/// temporaries of writes killed half-way (io::remove_stale_temporaries, in out and out/frames) and the
+/// frames of an earlier run whose names start with one of `stale` ("particles_", "grid_", "surface_"),
+/// so the folder never mixes two runs. A resumed run passes keep_below = the number of frames its
+/// checkpoint lists: those stay.
 void prepare_frames_folder(const std::filesystem::path& out, std::initializer_list<const char*> stale,
                            int keep_below = 0);
 
-/// Removes what an earlier run left at the top of the folder that this run may not rewrite (its .pvd
-/// collections, checkpoint, picture) and writes a summary.json saying "running": a folder always
-/// describes the run that last wrote to it, even if this one is killed before its summary.
-void start_run_folder(const std::filesystem::path& out, const nlohmann::json& what, bool resumed);
+/// A new run: removes what an earlier run left at the top of the folder that this run may not rewrite
+/// (its .pvd collections, checkpoint, picture), writes the marker run.json with `run_id`. Either way
+/// writes a summary.json saying "running": a folder always describes the run that last wrote to it,
+/// even if this one is killed before its summary.
+void start_run_folder(const std::filesystem::path& out, const nlohmann::json& what, bool resumed,
+                      const std::string& run_id);
+
+/// A resumed run: checks that the folder's run.json names `run_id`, the id in the checkpoint's record
+/// (InputError naming both otherwise), before anything in the folder is touched.
+void check_run_marker(const std::filesystem::path& out, const std::string& run_id);
+
+/// The run folder made ready, in order: check_run_marker (resumed), prepare_frames_folder,
+/// start_run_folder. The one call of both run loops.
+void open_run_folder(const std::filesystem::path& out, std::initializer_list<const char*> stale, int frames_kept,
+                     const nlohmann::json& what, bool resumed, const std::string& run_id);
+
+/// A frame file name as a run writes it and its record lists it: "frames/NAME" with NAME one component
+/// of letters, digits, '_', '-' and '.', not starting with '.'. A checkpoint's record is untrusted: no
+/// other name (a folder, "..", an absolute path) is accepted from it.
+bool valid_frame_file(std::string_view name);
+
+/// Reads a checkpoint's run record (untrusted: the checkpoint may be crafted) key by key: every getter
+/// checks presence, type and range and throws InputError "WHERE: corrupt checkpoint: run record key
+/// 'KEY': WHAT; allowed: ..." on one line.
+class RecordReader {
+public:
+    RecordReader(const nlohmann::json& record, std::string where);
+    const nlohmann::json& json() const { return m_rec; }
+    bool has(const char* key) const { return m_rec.contains(key); }
+    /// A finite number within [lo, hi].
+    double number(const char* key, double lo, double hi) const;
+    /// A whole number within [lo, hi].
+    std::uint64_t count(const char* key, std::uint64_t lo, std::uint64_t hi) const;
+    bool flag(const char* key) const;
+    bool flag(const char* key, bool fallback) const { return has(key) ? flag(key) : fallback; }
+    /// One of `allowed`.
+    std::string choice(const char* key, std::initializer_list<const char*> allowed) const;
+    /// A list (at most `max` long) of distinct members of `allowed`.
+    std::vector<std::string> choices(const char* key, std::initializer_list<const char*> allowed,
+                                     std::size_t max = 16) const;
+    /// An array of length n (or any length up to max_n when n is SIZE_MAX).
+    const nlohmann::json& array(const char* key, std::size_t n = SIZE_MAX, std::size_t max_n = SIZE_MAX) const;
+    /// The checks of a value inside an array or object of the record, named `what` in the message.
+    double number_at(const nlohmann::json& v, const std::string& what, double lo, double hi) const;
+    std::uint64_t count_at(const nlohmann::json& v, const std::string& what, std::uint64_t hi) const;
+    std::string frame_file_at(const nlohmann::json& v, const std::string& what) const;
+    [[noreturn]] void fail(const std::string& key, const std::string& what) const;
+    const std::string& where() const { return m_where; }
+
+private:
+    const nlohmann::json& at(const char* key) const;
+    const nlohmann::json& m_rec;
+    std::string m_where;
+};
+
+/// The frames a checkpoint's record lists (index, time, files), checked against the run's clock: index
+/// k at k, times from time0 one frame interval apart (1/fps) and not past `now`, files valid_frame_file.
+/// `extra` names a per-frame number to read too ("volume", or the density errors), appended to `numbers`.
+struct RecordFrame {
+    int index = 0;
+    double time = 0.0;
+    std::vector<std::string> files;
+    std::vector<double> numbers;
+};
+std::vector<RecordFrame> read_record_frames(const RecordReader& r, double time0, double fps, double now,
+                                            std::initializer_list<const char*> extra);
+/// A .pvd collection of a record: [time, file] pairs, each file one of `frames`' files.
+std::vector<std::pair<double, std::string>> read_record_pvd(const RecordReader& r, const char* key,
+                                                            const std::vector<RecordFrame>& frames);
+
+/// Does the run loop's next landing (frame next_frame of a run from time0 at fps, or the run's end,
+/// whichever comes first) fall on the end rather than on a frame time? Then the steps before it are cut
+/// to land there, off the path a longer run takes: a checkpoint written on that stretch could not be
+/// extended bit for bit, so the loops write one as the stretch begins and none on it (issue 29, item 9).
+bool lands_off_frame(double time0, double fps, int next_frame, double end_time);
 
 /// The progress of a run between time0 and end_time (or max_steps), with an ETA from the fraction done.
 Progress make_progress(double time, double time0, double end_time, std::uint64_t steps, std::uint64_t max_steps,

@@ -3,6 +3,7 @@
 // torn or corrupt checkpoint is refused with one line and exit 2.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <fstream>
 #include <iterator>
 
@@ -183,8 +184,17 @@ TEST(Checkpoint, ForeignTornOrCorruptCheckpointsAreRefused) {
     expect_refused(flipped, "corrupt checkpoint");
     expect_refused(good.substr(0, good.size() / 3), "corrupt checkpoint");
     expect_refused(good.substr(0, 5), "not an eddy checkpoint");
-    std::string other = good;
+    // Another version's checkpoint is whole (its checksum matches): the version message. A damaged
+    // version field is "corrupt" (the checksum is checked first; AFlippedBitIsCorruptNotAnotherVersion).
+    const CheckpointFile whole = read_checkpoint_bytes(good, file);
+    std::string other = encode_checkpoint(whole.meta, whole.state);
     other[16] = other[16] == '9' ? '8' : '9';  // the version text starts at byte 16
+    std::uint64_t h = 1469598103934665603ull;
+    for (std::size_t i = 0; i + 8 < other.size(); ++i) {
+        h ^= static_cast<unsigned char>(other[i]);
+        h *= 1099511628211ull;
+    }
+    std::memcpy(&other[other.size() - 8], &h, 8);
     expect_refused(other, "written by eddy");
     expect_refused("", "not an eddy checkpoint");
     std::filesystem::remove(file);
