@@ -47,25 +47,16 @@ RunResult run_grid_loop(Stepper& solver, const Scene& scene, const RunOptions& o
 
         const auto& spec = solver.spec();
         const nlohmann::json* rec = opts.resume;  // a resumed run: the checkpoint's record
-        // The record comes from a checkpoint: untrusted, read key by key (RecordReader).
-        std::optional<RecordReader> reader;
-        if (rec) reader.emplace(*rec, (opts.out_dir / kCheckpointFile).string());
-        constexpr double kTiny = std::numeric_limits<double>::min();
-        const double recorded_end = rec ? reader->number("end_time", kTiny, kMaxDuration) : scene.duration;
-        const double end_time = opts.until > 0.0 ? opts.until : recorded_end;
-        const double fps = rec ? reader->number("fps", kTiny, kMaxFps) : opts.fps > 0.0 ? opts.fps : scene.output.fps;
+        // The record comes from a checkpoint: untrusted, every key checked (read_grid_record) before the
+        // folder is touched.
+        std::optional<GridRecord> gr;
+        if (rec) gr = read_grid_record(*rec, (opts.out_dir / kCheckpointFile).string(), solver.time(), solver.steps());
+        const double end_time = opts.until > 0.0 ? opts.until : rec ? gr->end_time : scene.duration;
+        const double fps = rec ? gr->fps : opts.fps > 0.0 ? opts.fps : scene.output.fps;
         const std::vector<std::string> formats =
-            rec ? reader->choices("formats", {"vti", "csv", "obj", "ply"})
-                : opts.formats.empty() ? scene.output.formats : opts.formats;
-        std::string run_id;
-        if (rec) {
-            const auto& id = reader->has("run_id") ? rec->at("run_id") : nlohmann::json();
-            if (!id.is_string() || !valid_run_id(id.get<std::string>()))
-                reader->fail("run_id", fmt::format("is {}; allowed: 32 hex digits", json_excerpt(id)));
-            run_id = id.get<std::string>();
-        } else {
-            run_id = new_run_id();  // the root's is the one written (run.json, checkpoints)
-        }
+            rec ? gr->formats : opts.formats.empty() ? scene.output.formats : opts.formats;
+        // The root's id is the one written (run.json, checkpoints).
+        const std::string run_id = rec ? gr->run_id : new_run_id();
         // The library's own guard (the CLI and the scene loader check first): a frame interval or an
         // end the clock cannot resolve would make a run that never ends.
         if (!(fps > 0.0 && fps <= kMaxFps) || !(end_time > 0.0 && end_time <= kMaxDuration))
@@ -78,12 +69,10 @@ RunResult run_grid_loop(Stepper& solver, const Scene& scene, const RunOptions& o
             if (f != "vti" && f != "csv" && f != "obj" && f != "ply")
                 solver.refuse(fmt::format("{}: format '{}' is not a grid format; allowed: vti, csv, obj, ply",
                                              scene.where(), f));
-        const bool render_all = rec ? reader->flag("render") : opts.render || scene.output.render;
+        const bool render_all = rec ? gr->render : opts.render || scene.output.render;
         // The water surface's meshes in the axes --up asks for (the grid's world is z up); checkpoints
         // written before the option existed: z up, what those runs wrote.
-        const UpAxis up = !rec ? opts.up
-                          : reader->has("up_axis") ? parse_up_axis(reader->choice("up_axis", {"y", "z"}), "checkpoint")
-                                                   : UpAxis::z;
+        const UpAxis up = rec ? gr->up : opts.up;
         if (!opts.mesh_attributes.empty())
             solver.refuse(fmt::format("{}: --interpolate-attributes is for particle scenes' --mesh", scene.where()));
         const auto& out = opts.out_dir;
@@ -92,8 +81,8 @@ RunResult run_grid_loop(Stepper& solver, const Scene& scene, const RunOptions& o
         std::vector<double> volumes;
         // With pieces, .vti frames are written by every process (its block) and listed in a .pvti; the
         // whole grid is gathered on the root only for the other formats and pictures.
-        const bool pieces = rec ? reader->flag("pieces", false) : opts.pieces;
-        // The record's counters and frames, checked against the grid's clock before the folder is touched.
+        const bool pieces = rec ? gr->pieces : opts.pieces;
+        // The record's counters and frames.
         std::uint64_t steps0 = solver.steps();
         double time0 = solver.time();
         double step_seconds = 0.0, max_speed = 0.0, max_depth = 0.0, wall_before = 0.0;
@@ -101,16 +90,11 @@ RunResult run_grid_loop(Stepper& solver, const Scene& scene, const RunOptions& o
         int next_frame = 1;
         double volume0 = 0.0;
         if (rec) {
-            constexpr double kBig = 1e300;
-            const RecordReader& r = *reader;
-            time0 = r.number("time0", 0.0, solver.time());
-            steps0 = r.count("steps0", 0, solver.steps());
-            const auto listed = read_record_frames(r, time0, fps, solver.time(), {"volume"});
-            next_frame = static_cast<int>(r.count("next_frame", 1, listed.size()));
-            if (next_frame != static_cast<int>(listed.size()))
-                r.fail("next_frame", fmt::format("= {}; allowed: {} (the frames listed)", next_frame, listed.size()));
-            volume0 = r.number("volume0", -kBig, kBig);
-            for (const auto& f : listed) {
+            time0 = gr->time0;
+            steps0 = gr->steps0;
+            next_frame = gr->next_frame;
+            volume0 = gr->volume0;
+            for (const auto& f : gr->frames) {
                 FrameRecord fr;
                 fr.index = f.index;
                 fr.time = f.time;
@@ -118,13 +102,12 @@ RunResult run_grid_loop(Stepper& solver, const Scene& scene, const RunOptions& o
                 result.frames.push_back(std::move(fr));
                 volumes.push_back(f.numbers[0]);
             }
-            pvd = read_record_pvd(r, "pvd", listed);
-            const auto& st = r.array("stats", 5);
-            step_seconds = r.number_at(st[0], "stats[0]", 0.0, kBig);
-            max_speed = r.number_at(st[1], "stats[1]", 0.0, kBig);
-            max_depth = r.number_at(st[2], "stats[2]", -kBig, kBig);
-            clamped = r.count_at(st[3], "stats[3]", std::numeric_limits<std::size_t>::max());
-            wall_before = r.number_at(st[4], "stats[4]", 0.0, kBig);
+            pvd = gr->pvd;
+            step_seconds = gr->step_seconds;
+            max_speed = gr->max_speed;
+            max_depth = gr->max_depth;
+            clamped = gr->clamped;
+            wall_before = gr->wall_before;
         }
         solver.on_root([&] {
             detail::open_run_folder(out, {"grid_", "surface_"}, static_cast<int>(result.frames.size()),

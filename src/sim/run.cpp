@@ -230,10 +230,7 @@ ParticleRunConfig particle_run_config(const Scene& scene, int dimension, const R
         c.mesh_format = rec->choice("mesh_format", {"obj", "ply"});
         c.up = rec->has("up_axis") ? parse_up_axis(rec->choice("up_axis", {"y", "z"}), "checkpoint") : UpAxis::y;
         if (rec->has("mesh_attributes")) c.mesh_attributes = rec->choices("mesh_attributes", {"velocity", "density", "pressure"});
-        const auto& id = rec->has("run_id") ? rec->json()["run_id"] : nlohmann::json();
-        if (!id.is_string() || !detail::valid_run_id(id.get<std::string>()))
-            rec->fail("run_id", fmt::format("is {}; allowed: 32 hex digits", json_excerpt(id)));
-        c.run_id = id.get<std::string>();
+        c.run_id = detail::read_run_id(*rec);
     } else {
         c.end_time = opts.until > 0.0 ? opts.until : scene.duration;
         c.fps = opts.fps > 0.0 ? opts.fps : scene.output.fps;
@@ -324,6 +321,23 @@ void restore_carry(const detail::RecordReader& r, const ParticleRunConfig& cfg, 
 }
 
 }  // namespace
+
+namespace detail {
+
+void check_particle_record(const Simulation& simulation, const nlohmann::json& record, const std::string& where) {
+    std::visit(
+        [&](const auto& sim) {
+            constexpr int D = std::remove_reference_t<decltype(sim)>::kDimension;
+            const RecordReader reader(record, where);
+            const ParticleRunConfig cfg = particle_run_config(sim.scene, D, RunOptions{}, &reader);
+            LoopCarry carry;
+            std::vector<FrameRecord> frames;
+            restore_carry(reader, cfg, sim.time, sim.steps, carry, frames);
+        },
+        simulation);
+}
+
+}  // namespace detail
 
 Simulation make_simulation(const Scene& scene, std::size_t max_particles, const ExecContext& exec,
                            const MemoryBudget& budget) {

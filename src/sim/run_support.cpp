@@ -6,6 +6,7 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <string>
 
@@ -272,6 +273,42 @@ std::vector<std::pair<double, std::string>> read_record_pvd(const RecordReader& 
         out.emplace_back(t, file);
     }
     return out;
+}
+
+std::string read_run_id(const RecordReader& r) {
+    const nlohmann::json id = r.has("run_id") ? r.json()["run_id"] : nlohmann::json();
+    if (!id.is_string() || !valid_run_id(id.get<std::string>()))
+        r.fail("run_id", fmt::format("is {}; allowed: 32 hex digits", json_excerpt(id)));
+    return id.get<std::string>();
+}
+
+GridRecord read_grid_record(const nlohmann::json& record, const std::string& where, double time, std::uint64_t steps) {
+    constexpr double kTiny = std::numeric_limits<double>::min();
+    constexpr double kBig = 1e300;
+    const RecordReader r(record, where);
+    GridRecord g;
+    g.end_time = r.number("end_time", kTiny, kMaxDuration);
+    g.fps = r.number("fps", kTiny, kMaxFps);
+    g.formats = r.choices("formats", {"vti", "csv", "obj", "ply"});
+    g.render = r.flag("render");
+    g.pieces = r.flag("pieces", false);
+    if (r.has("up_axis")) g.up = parse_up_axis(r.choice("up_axis", {"y", "z"}), "checkpoint");
+    g.run_id = read_run_id(r);
+    g.time0 = r.number("time0", 0.0, time);
+    g.steps0 = r.count("steps0", 0, steps);
+    g.frames = read_record_frames(r, g.time0, g.fps, time, {"volume"});
+    g.next_frame = static_cast<int>(r.count("next_frame", 1, g.frames.size()));
+    if (g.next_frame != static_cast<int>(g.frames.size()))
+        r.fail("next_frame", fmt::format("= {}; allowed: {} (the frames listed)", g.next_frame, g.frames.size()));
+    g.volume0 = r.number("volume0", -kBig, kBig);
+    g.pvd = read_record_pvd(r, "pvd", g.frames);
+    const auto& st = r.array("stats", 5);
+    g.step_seconds = r.number_at(st[0], "stats[0]", 0.0, kBig);
+    g.max_speed = r.number_at(st[1], "stats[1]", 0.0, kBig);
+    g.max_depth = r.number_at(st[2], "stats[2]", -kBig, kBig);
+    g.clamped = r.count_at(st[3], "stats[3]", std::numeric_limits<std::size_t>::max());
+    g.wall_before = r.number_at(st[4], "stats[4]", 0.0, kBig);
+    return g;
 }
 
 bool lands_off_frame(double time0, double fps, int next_frame, double end_time) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "eddy/simulation.hpp"
+#include "eddy/up_axis.hpp"
 
 namespace eddy::detail {
 
@@ -101,6 +102,32 @@ std::vector<RecordFrame> read_record_frames(const RecordReader& r, double time0,
 /// A .pvd collection of a record: [time, file] pairs, each file one of `frames`' files.
 std::vector<std::pair<double, std::string>> read_record_pvd(const RecordReader& r, const char* key,
                                                             const std::vector<RecordFrame>& frames);
+
+/// A grid run's record (src/shallow/run_loop.hpp), every key checked against the grid's clock (time,
+/// steps): InputError naming `where` otherwise.
+struct GridRecord {
+    double end_time = 0.0, fps = 0.0;
+    std::vector<std::string> formats;
+    bool render = false, pieces = false;
+    UpAxis up = UpAxis::z;  // checkpoints written before the key existed: z up, what those runs wrote
+    std::string run_id;
+    double time0 = 0.0;
+    std::uint64_t steps0 = 0;
+    int next_frame = 1;
+    double volume0 = 0.0;
+    std::vector<RecordFrame> frames;  // numbers[0]: the frame's water volume
+    std::vector<std::pair<double, std::string>> pvd;
+    double step_seconds = 0.0, max_speed = 0.0, max_depth = 0.0, wall_before = 0.0;
+    std::size_t clamped = 0;
+};
+GridRecord read_grid_record(const nlohmann::json& record, const std::string& where, double time, std::uint64_t steps);
+
+/// A particle run's record checked as run() checks it when it resumes, without running (for the fuzz
+/// target: every key, the frames against the simulation's clock). InputError naming `where`.
+void check_particle_record(const Simulation& simulation, const nlohmann::json& record, const std::string& where);
+
+/// The run record's id: 32 hex digits (InputError through r.fail otherwise).
+std::string read_run_id(const RecordReader& r);
 
 /// Does the run loop's next landing (frame next_frame of a run from time0 at fps, or the run's end,
 /// whichever comes first) fall on the end rather than on a frame time? Then the steps before it are cut
