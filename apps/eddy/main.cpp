@@ -626,6 +626,7 @@ int run_main(int argc, char** argv) {
             const eddy::Scene scene = std::visit([](const auto& s) { return s.scene; }, sim);
             eddy::RunOptions opts = run_options(args, exec, printer);
             opts.resume = &record;
+            opts.budget = budget;  // the running memory guard
             if (!quiet)
                 std::fprintf(stderr, "eddy: resuming %s (%s, %dD) at t = %.6g s, step %llu, %zu particles, %d threads -> %s\n",
                              scene.name.c_str(), scene.method.c_str(), scene.dimension,
@@ -638,7 +639,7 @@ int run_main(int argc, char** argv) {
         const eddy::MemoryBudget budget = memory_budget(max_memory);  // a bad size before the scene is read
         const auto file = eddy::resolve_scene(scene_arg.empty() ? kDefaultScene : scene_arg);
         doing = fmt::format("reading {}", file.string());
-        const eddy::Scene scene = eddy::load_scene(file, sets);
+        const eddy::Scene scene = eddy::load_scene(file, sets, budget);  // models, particle files: checked before read
         doing = fmt::format("running {}", scene.where());
         for (const auto& w : scene.warnings) std::fprintf(stderr, "eddy: %s\n", w.c_str());
         eddy::ExecContext exec(threads_here(threads));

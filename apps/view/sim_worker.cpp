@@ -420,7 +420,7 @@ void SimWorker::do_reset(const std::string& scene_arg, const std::string& method
     // to the new method (src/scene/method_switch.hpp).
     std::vector<std::string> overrides = sets;
     if (!method.empty()) overrides.insert(overrides.begin(), "method=" + method);
-    Scene sc = load_scene(file, overrides);  // also validates the file and the overrides
+    Scene sc = load_scene(file, overrides, m_cfg.budget);  // also validates the file and the overrides
     for (const auto& w : sc.warnings) std::fprintf(stderr, "eddy-view: %s\n", w.c_str());  // an open model, ...
     if (sc.method == "shallow_water") {
 #ifdef EDDY_VIEW_HAS_SHALLOW_WATER

@@ -9,6 +9,7 @@
 // global, and its default is no limit: the command line sets it from the machine's memory.
 #pragma once
 #include <cstddef>
+#include <filesystem>
 #include <limits>
 #include <span>
 #include <string>
@@ -84,6 +85,27 @@ void check_memory(const MemoryEstimate& estimate, const MemoryBudget& budget, co
 /// build_fluid refuses it with its own message. Scenes whose method is not a particle method get an
 /// empty estimate.
 MemoryEstimate estimate_memory(const Scene& scene, std::size_t max_particles);
+
+/// Reading a model file (parse_scene, before read_triangle_mesh): its bytes, assimp's peak and eddy's
+/// copy, or the cleaning and hierarchy of MeshShape when larger, from the file's size and header counts
+/// (binary STL, PLY, glTF, GLB) or its lines counted streaming (OBJ, ASCII STL); per-format factors
+/// measured with /usr/bin/time -v (src/geometry/model_memory.cpp, docs/scenes.md). Nothing is held: at
+/// most 64 kB of header, and a 1 MB buffer. Throws InputError when the file cannot be opened.
+MemoryEstimate estimate_model_memory(const std::filesystem::path& file);
+
+/// Reading a particle file of a fluid {"shape": "file"} (.csv, .vtp, .ply; a .pvtp only its own bytes):
+/// the file's bytes and the particles it holds (a PLY's header count, a .vtp's NumberOfPoints, a CSV's
+/// lines, streamed) at the reader's cost per particle. When the bytes alone exceed `budget` nothing is
+/// counted (refused from the size). Throws InputError when the file cannot be opened.
+MemoryEstimate estimate_particle_file_memory(const std::filesystem::path& file, int dimension,
+                                             const MemoryBudget& budget);
+
+/// The running guard's limit (bytes) on what a particle simulation holds between steps (its particles,
+/// grids, neighbour lists, springs and the method's arrays: the memory_bytes() of each): the budget less
+/// what the estimate `e` counts beside them (frame files, models, wall distance grids). run_particles
+/// stops a run whose simulation grows past it (particles clustering during the run), exit 3, the frames
+/// written so far kept. Infinite with an unlimited budget.
+double running_memory_limit(const MemoryEstimate& e, const MemoryBudget& budget);
 
 /// A shallow-water grid (fields and scratch of every cell and face, in the scene's precision), the
 /// largest buffer the writers of `formats` build for a frame ("vti", "csv", "obj", "ply"), and the

@@ -15,6 +15,7 @@
 #include "eddy/boundary.hpp"
 #include "eddy/geometry.hpp"
 #include "eddy/math.hpp"
+#include "eddy/memory_budget.hpp"
 #include "eddy/particles.hpp"
 
 namespace eddy {
@@ -126,10 +127,14 @@ struct Scene {
 
 /// Reads and validates a scene file. overrides are "key.path=value" strings applied to the JSON before
 /// validation (value parsed as JSON when it parses, else taken as a string), e.g. "settings.cfl=0.3".
-/// Throws InputError (file missing, broken JSON, unknown key, wrong type, bad value).
-Scene load_scene(const std::filesystem::path& file, const std::vector<std::string>& overrides = {});
+/// Throws InputError (file missing, broken JSON, unknown key, wrong type, bad value). Models and particle
+/// files are read here: with a `budget`, each is estimated from its header and size first
+/// (estimate_model_memory, estimate_particle_file_memory) and refused, unread, when it does not fit.
+Scene load_scene(const std::filesystem::path& file, const std::vector<std::string>& overrides = {},
+                 const MemoryBudget& budget = {});
 /// The same from JSON already in memory; `where` names it in errors.
-Scene parse_scene(nlohmann::json j, const std::string& where, const std::vector<std::string>& overrides = {});
+Scene parse_scene(nlohmann::json j, const std::string& where, const std::vector<std::string>& overrides = {},
+                  const MemoryBudget& budget = {});
 
 /// Help text documenting every top-level, boundary, fluid and output key.
 std::string scene_keys_help();

@@ -168,4 +168,18 @@ void check_memory(const MemoryEstimate& e, const MemoryBudget& budget, const std
                                  format_bytes(double(budget.limit_bytes)), budget.origin, e.describe()));
 }
 
+double running_memory_limit(const MemoryEstimate& e, const MemoryBudget& budget) {
+    if (budget.unlimited()) return HUGE_VAL;
+    // The parts the simulation's memory_bytes() covers; the rest is held beside it (or only while a
+    // frame is written) and comes off the budget.
+    double beside = 0.0;
+    for (const auto& p : e.parts) {
+        const std::string_view w = p.what;
+        const bool inside = w.starts_with("fluid") || w.starts_with("walls") || w.starts_with("neighbour lists") ||
+                            w.starts_with("springs");
+        if (!inside) beside += p.bytes;
+    }
+    return std::max(0.0, double(budget.limit_bytes) - beside);
+}
+
 }  // namespace eddy

@@ -30,6 +30,8 @@ constexpr std::initializer_list<const char*> kFormats = {"vtk", "csv", "ply"};
 
 struct Ctx {
     std::string file;
+    /// Models and particle files are estimated against it before they are read (issue 29).
+    MemoryBudget budget;
     // "file: path: what", or "file: path = value: what" when `what` starts with "= ".
     [[noreturn]] void fail(const std::string& path, const std::string& what) const {
         const bool value = what.rfind("= ", 0) == 0;
@@ -192,6 +194,11 @@ void parse_model(const Ctx& c, const nlohmann::json& o, const std::string& p, co
         m.placement.rotate_deg = vec(c, o, p, "rotate", dim, {0, 0, 0}, false);
         m.placement.translate = vec(c, o, p, "translate", dim, {0, 0, 0}, false);
         name = m.file.string();
+        if (!c.budget.unlimited()) {  // from its header and size, before assimp reads it
+            MemoryEstimate e = estimate_model_memory(m.file);
+            e.key = fmt::format("{} ({})", sub(p, "file"), name);
+            check_memory(e, c.budget, c.file);
+        }
         m.mesh = std::make_shared<const MeshShape<3>>(read_triangle_mesh(m.file, m.placement), name);
         report = m.mesh->report();
     } else {
@@ -384,16 +391,17 @@ Scene parse_grid_scene(const Ctx& c, const nlohmann::json& j, const std::string&
 }  // namespace
 
 namespace {
-Scene parse_document(nlohmann::json& j, const std::string& where);
+Scene parse_document(nlohmann::json& j, const std::string& where, const MemoryBudget& budget);
 }  // namespace
 
-Scene parse_scene(nlohmann::json j, const std::string& where, const std::vector<std::string>& overrides) {
+Scene parse_scene(nlohmann::json j, const std::string& where, const std::vector<std::string>& overrides,
+                  const MemoryBudget& budget) {
     const detail::SceneMethodOrigin origin = detail::method_origin(j);
     for (const auto& ov : overrides) apply_override(j, ov, where);
     // `--set method=X`: the file's settings for its own method do not carry over (method_switch.hpp).
     const std::string dropped = detail::drop_foreign_settings(j, origin, overrides, where);
     nlohmann::json document = j;  // before parsing: reading a missing key through [] would add it
-    Scene s = parse_document(j, where);
+    Scene s = parse_document(j, where, budget);
     s.document = std::move(document);
     if (!dropped.empty()) s.warnings.push_back(dropped);
     return s;
@@ -401,8 +409,8 @@ Scene parse_scene(nlohmann::json j, const std::string& where, const std::vector<
 
 namespace {
 
-Scene parse_document(nlohmann::json& j, const std::string& where) {
-    const Ctx c{where};
+Scene parse_document(nlohmann::json& j, const std::string& where, const MemoryBudget& budget) {
+    const Ctx c{where, budget};
     if (j.is_object() && j.contains("method") && j["method"] == "shallow_water") return parse_grid_scene(c, j, where);
     check_keys(c, j, "", {"name", "description", "dimension", "method", "particle_radius", "gravity", "duration",
                           "output", "camera", "settings", "boundaries", "fluids"});
@@ -528,6 +536,11 @@ Scene parse_document(nlohmann::json& j, const std::string& where) {
             if (path.is_relative() && std::filesystem::is_regular_file(std::filesystem::path(c.file), ec))
                 path = std::filesystem::path(c.file).parent_path() / path;
             fs.file = path.lexically_normal();
+            if (!c.budget.unlimited()) {  // from its size and counts, before it is read
+                MemoryEstimate e = estimate_particle_file_memory(fs.file, dim, c.budget);
+                e.key = fmt::format("{} ({})", sub(p, "file"), fs.file.string());
+                check_memory(e, c.budget, c.file);
+            }
             auto data = std::make_shared<std::vector<double>>();
             auto take = [&](const auto& set) {
                 constexpr int FD = static_cast<int>(sizeof(set.position[0]) / sizeof(float));
@@ -619,10 +632,11 @@ Scene parse_document(nlohmann::json& j, const std::string& where) {
 
 }  // namespace
 
-Scene load_scene(const std::filesystem::path& file, const std::vector<std::string>& overrides) {
+Scene load_scene(const std::filesystem::path& file, const std::vector<std::string>& overrides,
+                 const MemoryBudget& budget) {
     // read_json_file: a device or a folder is refused before reading, the nesting is bounded before
     // parsing, and syntax errors and out-of-range numbers become one line naming the file.
-    return parse_scene(read_json_file(file), file.string(), overrides);
+    return parse_scene(read_json_file(file), file.string(), overrides, budget);
 }
 
 std::string scene_keys_help() {

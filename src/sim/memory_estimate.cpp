@@ -16,6 +16,10 @@
 //   springs  Clavet with spring_stiffness > 0: one per neighbour pair, nb/2 per particle, each a
 //            std::map node (48 bytes, 64 with malloc's header);
 //   models   a wall model's signed distance grid: its box grown by 4r at voxel r, at most 2^24 nodes;
+//            every model's triangles and hierarchy as the scene holds them: 12 per vertex, 60 per
+//            triangle (its corners, its index in the leaves, half a node of 88 bytes per 4 triangles);
+//   files    a fluid read from a particle file is not a lattice: its neighbours are counted on its
+//            positions (file_neighbours below), not assumed; clustered particles have many more;
 //   frames   the file image a frame is written from: 64 per fluid particle (or 92 per wall particle
 //            for walls.vtp, built in a string that grows by doubling).
 #include <algorithm>
@@ -259,6 +263,90 @@ double lattice_neighbours(double support_ratio) {
     return n;
 }
 
+// Mean neighbours (strictly within h, the particle itself excluded) of the particles of a fluid read
+// from a file: `data` holds x[D], v[D] per particle. Counted for a sample of at most 16384 particles
+// (evenly spaced in the file's order) against all the others through cells of size h (sorted cell
+// keys, binary search), so that the cost stays O(n log n) however clustered they are: in a cell holding
+// more than 512 particles every k-th is tested and the count scaled by k. Deterministic.
+template <int D>
+double file_neighbours(const std::vector<double>& data, double h) {
+    const std::size_t n = data.size() / (2 * D);
+    if (n < 2 || !(h > 0.0) || !std::isfinite(h)) return 0.0;
+    const float hf = static_cast<float>(h), h2 = hf * hf;
+    auto pos = [&](std::size_t i) {
+        Vec<D> x;
+        for (int a = 0; a < D; ++a) x[a] = static_cast<float>(data[i * 2 * D + a]);
+        return x;
+    };
+    // Cell keys: 21 bits per axis (3D) or 32 (2D) from the lowest cell; cells beyond that wrap and share
+    // keys, which only adds candidates (the distances decide).
+    double lo[D];
+    for (int a = 0; a < D; ++a) lo[a] = HUGE_VAL;
+    for (std::size_t i = 0; i < n; ++i)
+        for (int a = 0; a < D; ++a) lo[a] = std::min(lo[a], data[i * 2 * D + a]);
+    constexpr int bits = D == 3 ? 21 : 32;
+    constexpr std::uint64_t mask = (std::uint64_t{1} << bits) - 1;
+    auto cell = [&](const Vec<D>& x, int a) {
+        const double c = std::floor((double(x[a]) - lo[a]) / h);
+        return static_cast<std::int64_t>(std::clamp(c, 0.0, 9e15));
+    };
+    auto key = [&](const std::int64_t* c) {
+        std::uint64_t k = 0;
+        for (int a = 0; a < D; ++a) k |= (static_cast<std::uint64_t>(c[a]) & mask) << (bits * a);
+        return k;
+    };
+    std::vector<std::pair<std::uint64_t, std::uint32_t>> sorted(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        const Vec<D> x = pos(i);
+        std::int64_t c[D];
+        for (int a = 0; a < D; ++a) c[a] = cell(x, a);
+        sorted[i] = {key(c), static_cast<std::uint32_t>(i)};
+    }
+    std::sort(sorted.begin(), sorted.end());
+    const std::size_t samples = std::min<std::size_t>(n, 16384);
+    double total = 0.0;
+    for (std::size_t s = 0; s < samples; ++s) {
+        const auto i = static_cast<std::uint32_t>((double(s) + 0.5) * double(n) / double(samples));
+        const Vec<D> x = pos(i);
+        std::int64_t c0[D];
+        int off[D];
+        for (int a = 0; a < D; ++a) {
+            c0[a] = cell(x, a);
+            off[a] = -1;
+        }
+        while (true) {
+            std::int64_t c[D];
+            bool valid = true;
+            for (int a = 0; a < D; ++a) {
+                c[a] = c0[a] + off[a];
+                valid = valid && c[a] >= 0;
+            }
+            if (valid) {
+                const std::uint64_t k = key(c);
+                const auto first = std::lower_bound(sorted.begin(), sorted.end(), std::make_pair(k, std::uint32_t{0}));
+                const auto last = std::upper_bound(first, sorted.end(), std::make_pair(k, ~std::uint32_t{0}));
+                const auto count = static_cast<std::size_t>(last - first);
+                const std::size_t stride = std::max<std::size_t>(1, (count + 511) / 512);
+                double near = 0.0, tested = 0.0;
+                for (std::size_t t = 0; t < count; t += stride) {
+                    const std::uint32_t j = first[static_cast<std::ptrdiff_t>(t)].second;
+                    tested += 1.0;
+                    if (j == i) continue;
+                    const Vec<D> y = pos(j);
+                    float d2 = 0.0f;
+                    for (int a = 0; a < D; ++a) d2 += (x[a] - y[a]) * (x[a] - y[a]);
+                    near += d2 < h2 ? 1.0 : 0.0;
+                }
+                if (tested > 0.0) total += near * double(count) / tested;
+            }
+            int a = 0;
+            while (a < D && ++off[a] > 1) off[a++] = -1;
+            if (a == D) break;
+        }
+    }
+    return total / double(samples);
+}
+
 struct MethodCost {
     double support_ratio = 4.0;
     double bytes_per_particle = 0.0;  // the solver's own arrays
@@ -313,11 +401,19 @@ MemoryEstimate estimate_particles(const Scene& scene, std::size_t max_particles)
     std::vector<const BoundarySpec*> containers, solids;
     for (const auto& b : scene.boundaries) (b.solid ? solids : containers).push_back(&b);
     std::vector<double> fluid(scene.fluids.size()), walls(scene.boundaries.size()), sdf(scene.boundaries.size(), 0.0);
-    double nf_raw = 0.0, nw = 0.0, sdf_bytes = 0.0;
-    for (std::size_t i = 0; i < scene.fluids.size(); ++i) nf_raw += fluid[i] = fluid_count<D>(scene.fluids[i], r, containers, solids);
+    double nf_raw = 0.0, nw = 0.0, sdf_bytes = 0.0, model_bytes = 0.0;
+    auto held = [&](const ModelSpec& spec) {
+        if (const MeshShape<D>* m = model_shape<D>(spec))
+            model_bytes += 12.0 * double(m->mesh().vertices.size()) + 60.0 * double(m->mesh().cells.size());
+    };
+    for (std::size_t i = 0; i < scene.fluids.size(); ++i) {
+        nf_raw += fluid[i] = fluid_count<D>(scene.fluids[i], r, containers, solids);
+        held(scene.fluids[i].model);
+    }
     for (std::size_t i = 0; i < scene.boundaries.size(); ++i) {
         const BoundarySpec& b = scene.boundaries[i];
         nw += walls[i] = wall_count<D>(b, r, layers);
+        held(b.model);
         if (const MeshShape<D>* m = model_shape<D>(b.model)) {
             double nodes = 1.0;
             for (int a = 0; a < D; ++a) nodes *= (double(m->hi()[a]) - double(m->lo()[a]) + 8.0 * r) / r + 1.0;
@@ -329,19 +425,30 @@ MemoryEstimate estimate_particles(const Scene& scene, std::size_t max_particles)
     const double fluid_share = nf_raw > 0.0 ? nf / nf_raw : 0.0;
 
     const double nb = lattice_neighbours<D>(cost.support_ratio);
+    // Neighbours per particle of each fluid: the lattice's, or those counted on a file's positions.
+    std::vector<double> nbs(scene.fluids.size(), nb);
+    for (std::size_t i = 0; i < scene.fluids.size(); ++i)
+        if (const auto& data = scene.fluids[i].file_particles; scene.fluids[i].shape == "file" && data)
+            nbs[i] = file_neighbours<D>(*data, cost.support_ratio * r);
+    double fluid_entries = 0.0;
+    for (std::size_t i = 0; i < scene.fluids.size(); ++i) fluid_entries += fluid[i] * fluid_share * nbs[i];
     const double fluid_bytes = 12.0 * D + 12.0 + cost.bytes_per_particle;
     const double wall_bytes = 1.5 * (12.0 * D + 6.0);
     const double grid_bytes = 12.0 + 4.0 * D;
     const double entry_bytes = 10.0 + cost.bytes_per_entry;
     const double wall_entries = std::min(nf, nw) * nb / 2.0;
-    const double lists = nf * (grid_bytes + 8.0 + nb * entry_bytes) + nw * grid_bytes + wall_entries * 10.0;
-    const double springs = cost.springs ? nf * nb / 2.0 : 0.0;
+    const double lists = nf * (grid_bytes + 8.0) + fluid_entries * entry_bytes + nw * grid_bytes + wall_entries * 10.0;
+    const double springs = cost.springs ? fluid_entries / 2.0 : 0.0;
 
     e.add(fmt::format("fluid {} particles", format_count(nf)), nf * fluid_bytes, nf);
     if (nw > 0.0) e.add(fmt::format("walls {} particles", format_count(nw)), nw * wall_bytes, nw);
-    e.add("neighbour lists", lists, nb);
+    const double mean_nb = nf > 0.0 ? fluid_entries / nf : nb;
+    e.add(mean_nb > 1.5 * nb ? fmt::format("neighbour lists ({:.0f} neighbours a particle, {:.0f} on a lattice)", mean_nb, nb)
+                             : std::string("neighbour lists"),
+          lists, fluid_entries + wall_entries);
     if (springs > 0.0) e.add(fmt::format("springs {}", format_count(springs)), springs * 64.0, springs);
     if (sdf_bytes > 0.0) e.add("wall distance grids", sdf_bytes);
+    if (model_bytes > 0.0) e.add("models", model_bytes);
     // A frame is built in memory before it is written: a .vtp holds 52 bytes per fluid particle;
     // walls.vtp 46 per wall particle in a string grown by doubling (up to twice that while it grows).
     // One file at a time; csv and ply are of the same order.
@@ -349,8 +456,9 @@ MemoryEstimate estimate_particles(const Scene& scene, std::size_t max_particles)
 
     // The key to change: the block or wall that costs most, or the springs when they dominate.
     double best = -1.0;
-    const double per_fluid = fluid_bytes + grid_bytes + 8.0 + nb * entry_bytes + (cost.springs ? nb / 2.0 * 64.0 : 0.0);
     for (std::size_t i = 0; i < fluid.size(); ++i) {
+        const double per_fluid =
+            fluid_bytes + grid_bytes + 8.0 + nbs[i] * entry_bytes + (cost.springs ? nbs[i] / 2.0 * 64.0 : 0.0);
         const double bytes = fluid[i] * fluid_share * per_fluid;
         if (bytes > best || std::isnan(bytes)) {
             best = std::isnan(bytes) ? HUGE_VAL : bytes;

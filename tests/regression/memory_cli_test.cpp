@@ -5,9 +5,12 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include "test_support.hpp"
@@ -176,4 +179,111 @@ TEST_F(MemoryCli, RunWithMeshCountsTheSurface) {
     const CommandResult plain = run_cli("run dam_break_3d --steps 1 -q --max-memory 28M --out " + q(dir / "plain"));
     ASSERT_EQ(plain.code, 0) << plain.output;
     expect_refused("run dam_break_3d --steps 1 -q --mesh --max-memory 28M --out " + q(dir / "mesh"), {"--mesh", "--mesh: grids"});
+}
+
+// ---- Models and particle files (issue 29, item 5) ---------------------------------------------------
+
+namespace {
+
+// "x,y,z[,vx,vy,vz]" rows of n particles on a cube lattice of the given spacing from `origin`, with the
+// velocity `inward` (m/s) towards the cube's centre when it is not 0.
+std::string lattice_csv(int side, double spacing, double origin, double inward = 0.0) {
+    std::string s = inward != 0.0 ? "x,y,z,vx,vy,vz\n" : "x,y,z\n";
+    const double c = origin + 0.5 * spacing * (side - 1);
+    for (int k = 0; k < side; ++k)
+        for (int j = 0; j < side; ++j)
+            for (int i = 0; i < side; ++i) {
+                const double p[3] = {origin + spacing * i, origin + spacing * j, origin + spacing * k};
+                s += std::to_string(p[0]) + "," + std::to_string(p[1]) + "," + std::to_string(p[2]);
+                if (inward != 0.0) {
+                    const double d[3] = {c - p[0], c - p[1], c - p[2]};
+                    const double n = std::sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]) + 1e-12;
+                    for (double v : d) s += "," + std::to_string(inward * v / n);
+                }
+                s += "\n";
+            }
+    return s;
+}
+
+}  // namespace
+
+// A 200 MB binary STL (its header claims 4 M triangles; the rest is a hole, no disk and no time) under
+// --max-memory 100M: refused from its header, before assimp reads a byte. It used to be read first:
+// 7.5 s and 834 MB before anything was counted, 1,132 MB at its peak.
+TEST_F(MemoryCli, HugeBinaryStlIsRefusedBeforeReading) {
+    const fs::path stl = dir / "big.stl";
+    {
+        std::string head(84, '\0');
+        const std::uint32_t n = 4'000'000;
+        std::memcpy(head.data() + 80, &n, 4);
+        std::ofstream(stl, std::ios::binary) << head;
+    }
+    fs::resize_file(stl, 84 + 50ull * 4'000'000);
+    const auto scene = write("stl.json", R"({"name": "stl", "dimension": 3, "particle_radius": 0.02,
+      "boundaries": [{"shape": "box", "min": [0, 0, 0], "max": [1, 1, 1]},
+                     {"shape": "mesh", "file": "big.stl", "solid": true}],
+      "fluids": [{"shape": "box", "min": [0, 0, 0], "max": [0.5, 0.5, 0.5]}]})");
+    const auto t0 = std::chrono::steady_clock::now();
+    expect_refused("run " + q(scene) + " --max-memory 100M --out " + q(dir / "out"),
+                   {"stl.json: boundaries[1].file (", "big.stl)", "reading the model 4 M triangles",
+                    "the limit 100 MB (--max-memory)"});
+    // Reading it takes seconds; its header, milliseconds (1 s leaves room for a loaded machine).
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 1.5);
+}
+
+// Particles of a file clustered far closer than the lattice: 27,000 of them within one support radius
+// would need 27,000 neighbours each (7 GB of lists); the estimate counts them on the positions and
+// refuses, where the same number on the lattice runs under the same limit.
+TEST_F(MemoryCli, ClusteredParticleFileIsRefusedWhereALatticeRuns) {
+    const std::string scene_text = R"({"name": "file", "dimension": 3, "particle_radius": 0.01,
+      "boundaries": [{"shape": "box", "min": [0, 0, 0], "max": [1, 1, 1]}],
+      "fluids": [{"shape": "file", "file": "p.csv"}]})";
+    write("p.csv", lattice_csv(30, 0.02, 0.1));
+    const auto scene = write("s.json", scene_text);
+    const CommandResult ok = run_cli("run " + q(scene) + " --max-memory 200M --steps 1 -q --out " + q(dir / "ok"));
+    EXPECT_EQ(ok.code, 0) << ok.output;
+    write("p.csv", lattice_csv(30, 0.001, 0.5));  // a cube of 3 cm: all within h = 4 cm of each other
+    expect_refused("run " + q(scene) + " --max-memory 200M --steps 1 -q --out " + q(dir / "cluster"),
+                   {"s.json: fluids[0]", "neighbour lists (", "neighbours a particle, ", "the limit 200 MB (--max-memory)"});
+}
+
+// A particle file whose bytes alone exceed the limit is refused from its size, before it is read.
+TEST_F(MemoryCli, ParticleFileLargerThanTheLimitIsRefusedUnread) {
+    const fs::path csv = dir / "p.csv";
+    std::ofstream(csv) << "x,y,z\n";
+    fs::resize_file(csv, 3'000'000'000ull);  // a hole: no disk
+    const auto scene = write("s.json", R"({"name": "file", "dimension": 3, "particle_radius": 0.01,
+      "fluids": [{"shape": "file", "file": "p.csv"}]})");
+    const auto t0 = std::chrono::steady_clock::now();
+    expect_refused("run " + q(scene) + " --max-memory 1G --out " + q(dir / "out"),
+                   {"s.json: fluids[0].file (", "particle file 3.00 GB", "the limit 1.00 GB (--max-memory)"});
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 1.5);
+}
+
+// Clustering that develops during a run: 3,600 particles 4.5 r apart (no neighbour within the support
+// at the start) fall and settle, and their neighbour lists grow past what --max-memory leaves the
+// simulation. The running guard stops the run there (exit 3, one line naming the limit), the frames so
+// far kept; before the lists grow, the same limit lets it run.
+TEST_F(MemoryCli, ClusteringDuringTheRunStopsAtTheBudget) {
+    std::string rows = "x,y\n";
+    for (int j = 0; j < 60; ++j)
+        for (int i = 0; i < 60; ++i) rows += std::to_string(0.02 + 0.0225 * i) + "," + std::to_string(0.02 + 0.0225 * j) + "\n";
+    write("sparse.csv", rows);
+    const auto scene = write("sparse.json", R"({"name": "sparse", "dimension": 2, "particle_radius": 0.005,
+      "boundaries": [{"shape": "box", "min": [0, 0], "max": [1.4, 2.0]}],
+      "fluids": [{"shape": "file", "file": "sparse.csv"}]})");
+    const CommandResult early = run_cli("run " + q(scene) + " --max-memory 700k --until 0.1 -q --out " + q(dir / "early"));
+    EXPECT_EQ(early.code, 0) << early.output;
+    const CommandResult r = run_cli("run " + q(scene) + " --max-memory 700k -q --out " + q(dir / "out"));
+    EXPECT_EQ(r.code, 3) << r.output;
+    const auto at = r.output.find("eddy: error: ");
+    ASSERT_NE(at, std::string::npos) << r.output;
+    const std::string line = r.output.substr(at, r.output.find('\n', at) - at);
+    for (const char* needle : {"sparse.json: diverged at step", "the simulation holds", "the memory limit 700 kB (--max-memory)",
+                               "clustered", "frame(s) written so far are valid"})
+        EXPECT_NE(line.find(needle), std::string::npos) << needle << " not in: " << line;
+    EXPECT_TRUE(fs::exists(dir / "out" / "frames" / "particles_00001.vtp"));
+    std::ifstream summary(dir / "out" / "summary.json");
+    const std::string text((std::istreambuf_iterator<char>(summary)), std::istreambuf_iterator<char>());
+    EXPECT_NE(text.find("\"status\": \"diverged\""), std::string::npos) << text.substr(0, 400);
 }

@@ -5,7 +5,12 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <random>
+
+#include <fmt/format.h>
 
 #include "eddy/memory_budget.hpp"
 #include "eddy/scene.hpp"
@@ -256,4 +261,123 @@ TEST(MemoryEstimate, SurfaceBlocksAndBytes) {
     EXPECT_LT(sparse.total(), 1e8);
     EXPECT_GT(dense.total(), 1e12);
     EXPECT_EQ(dense.key, "--sdf");
+}
+
+// ---- Models and particle files (issue 29, item 5) ---------------------------------------------------
+
+namespace {
+
+// Rows "x,y,z" of n particles: a lattice of spacing 2r, or clusters (Gaussian blobs of deviation r,
+// a blob every 0.1 m, distinct positions), fixed seed.
+std::string particle_rows(int n, double r, bool clustered) {
+    std::string s = "x,y,z\n";
+    std::mt19937 rng(29);
+    std::normal_distribution<double> g(0.0, r);
+    const int side = static_cast<int>(std::ceil(std::cbrt(double(n))));
+    for (int i = 0; i < n; ++i) {
+        double p[3];
+        if (clustered) {
+            const int blob = i % 8;
+            for (int a = 0; a < 3; ++a) p[a] = 0.2 + 0.1 * ((blob >> a) & 1) + g(rng);
+        } else {
+            p[0] = 0.1 + 2 * r * (i % side);
+            p[1] = 0.1 + 2 * r * ((i / side) % side);
+            p[2] = 0.1 + 2 * r * (i / side / side);
+        }
+        s += fmt::format("{:.7f},{:.7f},{:.7f}\n", p[0], p[1], p[2]);
+    }
+    return s;
+}
+
+std::string file_fluid_scene(const std::string& file) {
+    return R"({"name": "file", "dimension": 3, "particle_radius": 0.01,
+      "boundaries": [{"shape": "box", "min": [0, 0, 0], "max": [0.6, 0.6, 0.6]}],
+      "fluids": [{"shape": "file", "file": ")" + file + R"("}]})";
+}
+
+}  // namespace
+
+// A model's cost from its header or its lines, nothing of it held: the counts drive the estimate.
+TEST(ModelMemory, CountsFromHeadersAndLines) {
+    test::TempDir dir("model_memory");
+    // Binary STL: the header's count, the size agreeing; the triangles are a hole (never read).
+    const auto stl = dir.path() / "big.stl";
+    {
+        std::string head(84, '\0');
+        const std::uint32_t n = 4'000'000;
+        std::memcpy(head.data() + 80, &n, 4);
+        std::ofstream(stl, std::ios::binary) << head;
+    }
+    std::filesystem::resize_file(stl, 84 + 50ull * 4'000'000);
+    const auto t0 = std::chrono::steady_clock::now();
+    const MemoryEstimate big = estimate_model_memory(stl);
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 0.5);
+    // Measured on a real 4 M-triangle STL of this size: 1,260 MB above the process at rest (docs/scenes.md).
+    EXPECT_GE(big.total(), 1.26e9) << big.describe();
+    EXPECT_LE(big.total(), 4e6 * 450.0) << big.describe();
+    EXPECT_NE(big.describe().find("4 M triangles"), std::string::npos) << big.describe();
+
+    // PLY: the header's element counts (a face list of 1000, 500 vertices).
+    const auto ply = dir.write("m.ply", "ply\nformat binary_little_endian 1.0\nelement vertex 500\nproperty float x\n"
+                                        "property float y\nproperty float z\nelement face 1000\nproperty list uchar int "
+                                        "vertex_indices\nend_header\n");
+    std::filesystem::resize_file(ply, 20000);  // room for them: counts the file cannot hold are capped
+    const MemoryEstimate p = estimate_model_memory(ply);
+    EXPECT_NEAR(p.total(), 360.0 * 1000, 1.0) << p.describe();  // the processing dominates here
+
+    // OBJ: its "v" lines and the triangles of its faces (a quad is two), ASCII STL: its vertex lines / 3.
+    const auto obj = dir.write("m.obj", "# c\nv 0 0 0\nv 1 0 0\n  v 1 1 0\nv 0 1 0\nf 1 2 3 4\nf 1 2 3\nvn 0 0 1\n");
+    const MemoryEstimate o = estimate_model_memory(obj);
+    ASSERT_FALSE(o.parts.empty());
+    EXPECT_EQ(o.parts.back().count, 3.0) << o.describe();
+    std::string facets = "solid s\n";
+    for (int i = 0; i < 5; ++i)
+        facets += "facet normal 0 0 1\n outer loop\n  vertex 0 0 0\n  vertex 1 0 0\n  vertex 0 1 0\n endloop\nendfacet\n";
+    const MemoryEstimate a = estimate_model_memory(dir.write("a.stl", facets + "endsolid s\n"));
+    ASSERT_FALSE(a.parts.empty());
+    EXPECT_EQ(a.parts.back().count, 5.0) << a.describe();
+
+    // A missing model is named.
+    test::expect_input_error([&] { estimate_model_memory(dir.path() / "missing.obj"); }, {"missing.obj"});
+}
+
+// A particle file's reading: the bytes alone over the budget are refused from the size; else the rows.
+TEST(ParticleFileMemory, FromSizeAndRows) {
+    test::TempDir dir("particle_file_memory");
+    const auto csv = dir.write("p.csv", particle_rows(1000, 0.01, false));
+    MemoryBudget small;
+    small.limit_bytes = 1000;
+    const MemoryEstimate e0 = estimate_particle_file_memory(csv, 3, small);
+    EXPECT_EQ(e0.parts.size(), 1u);  // the file's bytes: nothing counted
+    test::expect_input_error([&] { check_memory(e0, small, "x.json"); }, {"particle file"});
+    const MemoryEstimate e = estimate_particle_file_memory(csv, 3, {});
+    ASSERT_NE(e.find("reading"), nullptr) << e.describe();
+    EXPECT_EQ(e.find("reading")->count, 1000.0);
+    const auto ply = dir.write("p.ply", "ply\nformat binary_little_endian 1.0\nelement vertex 70000\nproperty float x\nend_header\n");
+    // A header count the file cannot hold: at most one particle a byte (the reader refuses it anyway).
+    EXPECT_EQ(estimate_particle_file_memory(ply, 3, {}).find("reading")->count, double(std::filesystem::file_size(ply)));
+}
+
+// A file fluid's neighbour lists are counted on its positions: clustered particles (Gaussian blobs) have
+// far more neighbours than a lattice, and the estimate follows what the simulation allocates.
+TEST(MemoryEstimate, FileFluidsCountTheirActualNeighbours) {
+    test::TempDir dir("file_fluid_memory");
+    ExecContext exec(2);
+    double per_particle[2] = {0, 0};
+    for (const bool clustered : {false, true}) {
+        dir.write("p.csv", particle_rows(8000, 0.01, clustered));
+        const auto file = dir.write("s.json", file_fluid_scene("p.csv"));
+        const Scene scene = load_scene(file);
+        const MemoryEstimate e = estimate_memory(scene, 5'000'000);
+        ASSERT_NE(e.find("neighbour lists"), nullptr);
+        Simulation sim = make_simulation(scene, 5'000'000, exec);
+        step(sim, exec);
+        const double actual = double(actual_bytes(sim)), estimate = e.total() - e.find("frame files")->bytes;
+        per_particle[clustered] = e.find("neighbour lists")->count / 8000.0;
+        std::printf("%s: %.0f neighbours a particle, bytes %.0f, estimate %.0f, ratio %.2f\n",
+                    clustered ? "clustered" : "lattice", per_particle[clustered], actual, estimate, estimate / actual);
+        EXPECT_GT(estimate, actual / 1.5) << clustered;
+        EXPECT_LT(estimate, actual * 1.5) << clustered;
+    }
+    EXPECT_GT(per_particle[1], 5.0 * per_particle[0]);
 }
