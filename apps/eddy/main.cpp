@@ -87,6 +87,10 @@ CLI::Validator whole_check(long long lo, long long hi, std::string allowed) {
         "");
 }
 
+// --threads: the range ExecContext accepts (0 is every core, as without the flag).
+const CLI::Validator kThreadsCheck =
+    whole_check(0, eddy::kMaxThreads, fmt::format("0 (every core) or a whole number from 1 to {}", eddy::kMaxThreads));
+
 // --out '': no file or folder has an empty name.
 const CLI::Validator kNonEmptyPath(
     [](std::string& text) -> std::string { return text.empty() ? "'' is not allowed; allowed: a path" : ""; }, "");
@@ -387,8 +391,8 @@ int run_main(int argc, char** argv) {
         ->check(number_check(0, true, eddy::kMaxDuration, false, "a time > 0 and <= 1e9 (s)"));
     run_cmd->add_option("--steps", steps, "Stop after this many steps")
         ->check(whole_check(1, LLONG_MAX, "a whole number >= 1"));
-    run_cmd->add_option("--threads,-j", threads, "Worker threads (default: all cores); results do not depend on it")
-        ->check(whole_check(1, 4096, "a whole number from 1 to 4096"));
+    run_cmd->add_option("--threads,-j", threads, "Worker threads, at most 4096 (default and 0: all cores); results do not depend on it")
+        ->check(kThreadsCheck);
     run_cmd->add_option("--fps", fps,
                         "Frames per simulated second (> 0, at most 1e6: a frame at least every 1 us); default: the "
                         "scene's output.fps")
@@ -498,8 +502,8 @@ int run_main(int argc, char** argv) {
                      "\nINPUT a folder: every particle file in it (one per frame), meshed in parallel into --out (a folder).\n"
                      "See docs/surface.md. Exit codes: 0 done, 1 failure, 2 bad input.\n");
     int mesh_threads = 0;
-    mesh_cmd->add_option("--threads,-j", mesh_threads, "Worker threads (default: all cores); results do not depend on it")
-        ->check(whole_check(1, 4096, "a whole number from 1 to 4096"));
+    mesh_cmd->add_option("--threads,-j", mesh_threads, "Worker threads, at most 4096 (default and 0: all cores); results do not depend on it")
+        ->check(kThreadsCheck);
     std::string mesh_max_memory;
     mesh_cmd->add_option("--max-memory", mesh_max_memory, kMaxMemoryHelp);
     mesh_cmd->add_flag("--allow-outside-references", mesh_opts.allow_outside_references,

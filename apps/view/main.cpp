@@ -918,7 +918,8 @@ int main(int argc, char** argv) {
     cli.add_option("--method", opt.method, "Run the scene with this method: the scene's settings it has with the same key and unit are kept, the others take its defaults")
         ->check(CLI::IsMember({"wcsph", "dfsph", "pbf", "clavet"}));
     cli.add_option("--set", opt.sets, "Override a scene key: KEY.PATH=VALUE, e.g. settings.cfl=0.3 (repeatable)");
-    cli.add_option("--threads,-j", opt.threads, "Simulation threads (default: all cores)")->check(CLI::PositiveNumber);
+    cli.add_option("--threads,-j", opt.threads, "Simulation threads, at most 4096 (default and 0: all cores)")
+        ->check(CLI::Range(0, eddy::kMaxThreads));
     cli.add_option("--max-particles", opt.max_particles, "Refuse scenes (and added blocks) beyond this many particles")
         ->capture_default_str()
         ->check(CLI::PositiveNumber);

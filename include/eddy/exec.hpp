@@ -8,6 +8,7 @@
 #include <cstring>
 #include <cstddef>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <tbb/blocked_range.h>
@@ -16,13 +17,32 @@
 #include <tbb/partitioner.h>
 #include <tbb/task_arena.h>
 
+#include "eddy/error.hpp"
+
 namespace eddy {
+
+/// The most worker threads a user may ask for. Far beyond any machine eddy runs on (oneTBB gives an
+/// arena no more workers than the machine has anyway), yet small enough that the arena's per-slot
+/// storage stays a few MB: a request of 1e5 or 1e9 threads crashed in the arena's teardown (issue 29).
+/// A fixed number rather than a multiple of this machine's cores, so a script that runs on one
+/// machine is accepted on every other.
+inline constexpr int kMaxThreads = 4096;
+
+/// Checks a thread count a user gave (`name` is the flag or argument, e.g. "--threads" or "threads"):
+/// 0 (every core) or 1..kMaxThreads, else an InputError naming it and the allowed range.
+inline int checked_threads(long long threads, const char* name = "threads") {
+    if (threads < 0 || threads > kMaxThreads)
+        throw InputError(std::string(name) + " = " + std::to_string(threads) + ": allowed: 0 (every core) or 1 to " +
+                         std::to_string(kMaxThreads));
+    return static_cast<int>(threads);
+}
 
 class ExecContext {
 public:
-    /// threads <= 0 means all hardware threads.
+    /// threads 0 means all hardware threads; outside 0..kMaxThreads is an InputError (the last line of
+    /// defence: the command line and the Python module check first, naming their own flag).
     explicit ExecContext(int threads = 0)
-        : m_threads(threads > 0 ? threads : tbb::this_task_arena::max_concurrency()),
+        : m_threads(checked_threads(threads) > 0 ? threads : tbb::this_task_arena::max_concurrency()),
           m_arena(std::make_unique<tbb::task_arena>(m_threads)) {}
 
     int threads() const { return m_threads; }

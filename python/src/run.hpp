@@ -1,11 +1,20 @@
 // The Python side of eddy's run loop, shared by eddy.Simulation.run and eddy.ShallowWater.run: the
 // library's run() with the GIL released, the progress callback and Ctrl-C checked between steps.
 #pragma once
+#include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <optional>
 #include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "bindings.hpp"
+#include "eddy/json_text.hpp"
 #include "eddy/simulation.hpp"
 #include "views.hpp"
 
@@ -74,6 +83,40 @@ py::dict run_from_python(Sim& sim, const ExecContext& exec, const py::object& ou
     return d;
 }
 
+/// What run() is asked, checked before anything is written, as the command line's flags are (--until,
+/// --fps, --format, --checkpoint-every and a resume's "already at t"): the library's run() would read
+/// until <= 0 or NaN as "the scene's duration", fps <= 0 as "the scene's", skip formats it does not
+/// know and, asked to end before the simulation's time, do nothing and call it completed (issue 29).
+/// `time` is the simulation's current time (s), `grid` a shallow-water simulation.
+/// (1e9 and 1e6 are kMaxDuration and kMaxFps, written as the command line's messages write them.)
+inline void check_run_request(const Scene& scene, double time, bool grid, double until, double fps,
+                              const std::vector<std::string>& formats, double checkpoint_every) {
+    if (!(std::isfinite(until) && until >= 0.0 && until <= kMaxDuration))
+        throw InputError(fmt::format("run: until = {}: allowed: 0 (the scene's duration) or a time > 0 and <= 1e9 (s)",
+                                     until));
+    if (!(std::isfinite(fps) && fps >= 0.0 && fps <= kMaxFps))
+        throw InputError(fmt::format("run: fps = {}: allowed: 0 (the scene's output.fps) or frames per second > 0 and "
+                                     "<= 1e6", fps));
+    if (!(std::isfinite(checkpoint_every) && checkpoint_every >= 0.0 && checkpoint_every <= kMaxDuration))
+        throw InputError(fmt::format("run: checkpoint_every = {}: allowed: 0 (at the end only) or a time > 0 and <= 1e9 (s)",
+                                     checkpoint_every));
+    const std::vector<std::string> allowed =
+        grid ? std::vector<std::string>{"vti", "csv", "obj", "ply"} : std::vector<std::string>{"vtk", "csv", "ply"};
+    for (const auto& f : formats)
+        if (std::find(allowed.begin(), allowed.end(), f) == allowed.end())
+            throw InputError(fmt::format("run: formats: '{}' is not a {} format; allowed: {} (or [] for the scene's)",
+                                         text_excerpt(f, 40), grid ? "grid" : "particle", fmt::join(allowed, ", ")));
+    // The same tolerance as a resumed run's "already at t" (run()): the end lands on `until` exactly.
+    const double end = until > 0.0 ? until : scene.duration;
+    if (time > end + 1e-9 * std::max(1.0, end)) {
+        if (until > 0.0)
+            throw InputError(fmt::format("run: until = {:g} s: the simulation is at t = {:.6g} s already; allowed: a later "
+                                         "time", until, time));
+        throw InputError(fmt::format("run: until = 0 (the scene's duration, {:g} s): the simulation is at t = {:.6g} s "
+                                     "already; allowed: a later until", scene.duration, time));
+    }
+}
+
 /// The `run` method of a Python class holding `sim` and `exec` and calling before_change() and
 /// after_change() around anything that changes the simulation (eddy.Simulation, eddy.ShallowWater);
 /// bound with RUN_ARGS.
@@ -81,6 +124,11 @@ template <class Holder>
 py::dict run_method(Holder& h, const py::object& out, double until, std::uint64_t steps, double fps,
                     std::vector<std::string> formats, bool render, const py::object& progress, double checkpoint_every) {
     Busy busy(h.busy);  // declared first: released last, after after_change()
+    if constexpr (std::is_same_v<std::remove_cvref_t<decltype(h.sim)>, Simulation>)
+        std::visit([&](auto& p) { check_run_request(p.scene, p.time, false, until, fps, formats, checkpoint_every); },
+                   h.sim);
+    else
+        h.visit([&](auto& g) { check_run_request(h.sim.scene, g.time(), true, until, fps, formats, checkpoint_every); });
     h.before_change();  // views still alive keep their buffers (views.hpp)
     struct After {
         Holder& h;
@@ -99,7 +147,9 @@ inline constexpr const char* kRunDoc =
     "    checkpoint_every=0) -> dict\n\n"
     "Runs as `eddy run` does, writing frames, summary.json and a checkpoint into `out`: until a\n"
     "simulated time (0: the scene's duration) or a number of steps. formats: particles 'vtk', 'csv',\n"
-    "'ply'; grids 'vti', 'csv', 'obj', 'ply' (default: the scene's). progress(dict) is called about every\n"
+    "'ply'; grids 'vti', 'csv', 'obj', 'ply' (default: the scene's). A negative or NaN until, fps or\n"
+    "checkpoint_every, an unknown format or an end before the simulation's time raise ValueError, as\n"
+    "the command line refuses them. progress(dict) is called about every\n"
     "0.25 s with time, end_time, steps, steps_per_second, eta_seconds, ... Returns {status, message,\n"
     "frames, summary}. Ctrl-C stops the run after its current step, writes the last frame and the\n"
     "summary, and raises KeyboardInterrupt; a divergence raises eddy.DivergenceError (frames so far\n"

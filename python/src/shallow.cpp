@@ -48,16 +48,18 @@ py::array cells(PyShallowWater& s, std::vector<Real>& v, int nx, int ny, const p
 void bind_shallow(py::module_& m) {
     py::class_<PyShallowWater>(m, "ShallowWater",
                                "A shallow-water grid built from a Scene whose method is 'shallow_water'.\n\n"
-                               "ShallowWater(scene, threads=0). terrain and depth are views of the grid (no copy;\n"
+                               "ShallowWater(scene, threads=0): threads 0 uses every core, else 1 to 4096 (ValueError\n"
+                               "otherwise). terrain and depth are views of the grid (no copy;\n"
                                "depth is writable, e.g. to start from your own water; a view shows the grid until its\n"
                                "next step() or run(), then keeps its old values), eta (terrain + depth) and\n"
                                "velocity (cell-centred, from the staggered faces) are computed copies. Arrays are\n"
                                "indexed [j, i]: row j along y, column i along x; cell (i, j) has its centre at\n"
                                "((i + 0.5) dx, (j + 0.5) dx).")
-        .def(py::init([](const Scene& scene, int threads) {
+        .def(py::init([](const Scene& scene, long long threads) {
+                 checked_threads(threads, "ShallowWater: threads");
                  if (scene.method != "shallow_water")
                      throw InputError(scene.where() + ": a particle scene: use eddy.Simulation(scene)");
-                 return std::make_unique<PyShallowWater>(scene, threads);
+                 return std::make_unique<PyShallowWater>(scene, int(threads));
              }),
              py::arg("scene"), py::arg("threads") = 0)
         .def_property_readonly("time", [](PyShallowWater& s) { return s.visit([](auto& g) { return g.time(); }); },

@@ -103,17 +103,19 @@ py::array_t<std::uint32_t> add_particles(PySimulation& s, const FloatArray& posi
 void bind_simulation(py::module_& m) {
     py::class_<PySimulation>(m, "Simulation",
                              "A particle simulation built from a Scene (WCSPH, DFSPH, PBF or Clavet; 2D or 3D).\n\n"
-                             "Simulation(scene, threads=0, max_particles=10_000_000): threads 0 uses every core;\n"
+                             "Simulation(scene, threads=0, max_particles=10_000_000): threads 0 uses every core, else 1\n"
+                             "to 4096 (ValueError otherwise); "
                              "results are the same bits for any thread count. Particle fields (positions,\n"
                              "velocities, density, pressure, ids) are numpy views of the simulation's memory:\n"
                              "no copy, current until the next step(), run(), add_particles() or settings change (a\n"
                              "step may reorder the particles: use ids to follow one); a view keeps the simulation\n"
                              "alive and keeps its old values after that, never reading freed memory.\n"
                              "sim.settings is the method's settings table, changeable between steps.")
-        .def(py::init([](const Scene& scene, int threads, std::size_t max_particles) {
+        .def(py::init([](const Scene& scene, long long threads, std::size_t max_particles) {
+                 checked_threads(threads, "Simulation: threads");
                  if (scene.method == "shallow_water")
                      throw InputError(scene.where() + ": a shallow-water scene: use eddy.ShallowWater(scene)");
-                 return std::make_unique<PySimulation>(scene, threads, max_particles);
+                 return std::make_unique<PySimulation>(scene, int(threads), max_particles);
              }),
              py::arg("scene"), py::arg("threads") = 0, py::arg("max_particles") = std::size_t(10'000'000))
         .def_property_readonly("dimension", [](PySimulation& s) { return s.sim.index() == 0 ? 2 : 3; }, "2 or 3")

@@ -113,7 +113,8 @@ void bind_surface(py::module_& m) {
     m.def(
         "reconstruct_surface",
         [](const Points& points, float radius, float voxel, float iso, int smooth, float kernel_radius,
-           float min_volume, int threads, const py::object& attributes) {
+           float min_volume, long long threads, const py::object& attributes) {
+            checked_threads(threads, "reconstruct_surface: threads");
             SurfaceSettings s;
             s.particle_radius = radius;
             s.voxel_size = voxel;
@@ -122,8 +123,8 @@ void bind_surface(py::module_& m) {
             s.kernel_radius = kernel_radius;
             s.min_volume = min_volume;
             validate(s, "reconstruct_surface");
-            return dimension_of(points, "reconstruct_surface") == 3 ? reconstruct<3>(points, s, threads, attributes)
-                                                                    : reconstruct<2>(points, s, threads, attributes);
+            return dimension_of(points, "reconstruct_surface") == 3 ? reconstruct<3>(points, s, int(threads), attributes)
+                                                                    : reconstruct<2>(points, s, int(threads), attributes);
         },
         py::arg("points"), py::arg("radius"), py::arg("voxel") = 0.0f, py::arg("iso") = 0.5f, py::arg("smooth") = 0,
         py::arg("kernel_radius") = 0.0f, py::arg("min_volume") = 0.0f, py::arg("threads") = 0,
@@ -132,8 +133,9 @@ void bind_surface(py::module_& m) {
         "                    threads=0, attributes=None) -> (vertices, faces) or (vertices, faces, attrs)\n\n"
         "The fluid surface of particles, as `eddy mesh` makes it (docs/surface.md): points (n, 3) or (n, 2)\n"
         "in m, radius r (m); voxel 0 = r, kernel_radius 0 = 4 r; iso in (0, 1) of the volume fraction;\n"
-        "smooth: Taubin iterations. Returns vertices (m, D) float32 and faces (k, D) int32 (triangles in\n"
-        "3D, segments in 2D), closed and outward-oriented. attributes: {name: (n,) or (n, c) array} of\n"
+        "smooth: Taubin iterations; threads: 0 uses every core, else 1 to 4096. Returns vertices (m, D)\n"
+        "float32 and faces (k, D) int32 (triangles in 3D, segments in 2D), closed and outward-oriented.\n"
+        "attributes: {name: (n,) or (n, c) array} of\n"
         "per-particle fields (e.g. {'velocity': v}): each is interpolated onto the vertices (normalised\n"
         "cubic-spline average over the particles within the kernel radius, as eddy mesh\n"
         "--interpolate-attributes) and returned as a third element, {name: (m,) or (m, c) float32}.");

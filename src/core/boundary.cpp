@@ -421,8 +421,12 @@ RigidPose<D> BoundaryMotion<D>::pose(double t) const {
     // Keyframe displacement at t: linear between the two keyframes around t.
     std::array<double, 3> tr{0, 0, 0}, rot{0, 0, 0};
     if (!keyframes.empty()) {
-        std::size_t k = 0;
-        while (k + 1 < keyframes.size() && keyframes[k + 1].time <= t) ++k;
+        // The last keyframe at or before t (the first when t is before it), by bisection: a linear
+        // scan made every pose O(keyframes), and the start's speed bound, which samples every
+        // interval, quadratic (200k keyframes: 22.8 s; issue 29). Times increase (scene.cpp).
+        const auto after = std::partition_point(keyframes.begin() + 1, keyframes.end(),
+                                                [t](const Keyframe& kf) { return kf.time <= t; });
+        const std::size_t k = static_cast<std::size_t>(after - keyframes.begin()) - 1;
         const Keyframe& a = keyframes[k];
         if (k + 1 < keyframes.size() && t > a.time) {
             const Keyframe& b = keyframes[k + 1];

@@ -17,6 +17,7 @@
 #include "eddy/error.hpp"
 #include "eddy/neighbors.hpp"
 #include "eddy/scene.hpp"
+#include "scene/fluid_checks.hpp"
 
 namespace eddy {
 
@@ -58,10 +59,14 @@ std::vector<double> axis_coords(double lo, double hi, double r, int outside_laye
     return c;
 }
 
+}  // namespace
+
+namespace detail {
+
 // Is x inside the shape grown by `margin` (shrunk when negative)? Boxes grow along each axis (so a
-// grown box has square corners), round shapes radially.
+// grown box has square corners), round shapes radially. Shared with fluid_checks.cpp (file fluids).
 template <int D>
-bool inside_shape(const BoundarySpec& b, const Vec<D>& x, float margin = 0.0f) {
+bool inside_shape(const BoundarySpec& b, const Vec<D>& x, float margin) {
     if (const MeshShape<D>* m = model_shape<D>(b.model))  // signed distance, capped past the margin
         return m->signed_distance(x, 2.0 * std::fabs(margin) + 1e-9) <= margin;
     if (b.shape == "box") {
@@ -79,6 +84,15 @@ bool inside_shape(const BoundarySpec& b, const Vec<D>& x, float margin = 0.0f) {
     }
     return norm(x - c) <= b.radius + margin;
 }
+
+template bool inside_shape<2>(const BoundarySpec&, const Vec<2>&, float);
+template bool inside_shape<3>(const BoundarySpec&, const Vec<3>&, float);
+
+}  // namespace detail
+
+namespace {
+
+using detail::inside_shape;
 
 // n = round(2 pi R / spacing) evenly spaced points on a circle of radius R about c (2D: in the xy
 // plane; 3D: in the plane y = y0). R ~ 0: the centre alone.
@@ -246,6 +260,8 @@ Lattice fluid_lattice(const FluidSpec& f, double r) {
 
 }  // namespace
 
+namespace detail {
+
 template <int D>
 std::string box_text(const std::array<double, 3>& lo, const std::array<double, 3>& hi) {
     std::string a, b;
@@ -255,6 +271,13 @@ std::string box_text(const std::array<double, 3>& lo, const std::array<double, 3
     }
     return fmt::format("[{}] to [{}]", a, b);
 }
+
+template std::string box_text<2>(const std::array<double, 3>&, const std::array<double, 3>&);
+template std::string box_text<3>(const std::array<double, 3>&, const std::array<double, 3>&);
+
+}  // namespace detail
+
+using detail::box_text;
 
 template <int D>
 ParticleSet<D> build_fluid(const Scene& s, std::size_t max_particles, const ExecContext* exec) {

@@ -18,6 +18,7 @@
 #include "eddy/io.hpp"
 #include "eddy/json_text.hpp"
 #include "scene/method_switch.hpp"
+#include "scene/fluid_checks.hpp"
 
 namespace eddy {
 
@@ -213,6 +214,13 @@ void parse_model(const Ctx& c, const nlohmann::json& o, const std::string& p, co
                 if (!std::isfinite(q[a].get<double>()) || std::fabs(q[a].get<double>()) > kFloatMax)
                     c.fail(key, fmt::format("expected [x, y] corners within +-{:.2g}, got {}", kFloatMax, json_excerpt(q)));
             m.points.push_back({q[0].get<double>(), q[1].get<double>()});
+        }
+        // A polygon listed closed, its last corner repeating its first, is the same polygon: the
+        // repeat would be a zero-length closing segment, skipped and warned about as an opening.
+        if (m.points.front() == m.points.back()) {
+            m.points.pop_back();
+            if (m.points.size() < 3)
+                c.fail(key, "must be a list of at least 3 [x, y] corners (a last corner repeating the first counts once)");
         }
         name = fmt::format("{}: {}", c.file, key);
         m.polygon = std::make_shared<const MeshShape<2>>(polygon_mesh(m.points, name), name);
@@ -598,6 +606,8 @@ Scene parse_document(nlohmann::json& j, const std::string& where, const MemoryBu
                 take(io::read_particles<3>(fs.file));
             }
             fs.file_particles = std::move(data);
+            if (auto w = detail::check_file_fluid(s, fs, fmt::format("{}: {}", c.file, p)); !w.empty())
+                s.warnings.push_back(std::move(w));
             s.fluids.push_back(fs);
             continue;
         }
@@ -616,6 +626,7 @@ Scene parse_document(nlohmann::json& j, const std::string& where, const MemoryBu
             };
             if (fs.model.mesh) box(*fs.model.mesh);
             else box(*fs.model.polygon);
+            detail::check_model_fluid(fs, fmt::format("{}: {}", c.file, p));
         } else if (fs.shape == "box") {
             fs.min = vec(c, f, p, "min", dim, {}, true);
             fs.max = vec(c, f, p, "max", dim, {}, true);
@@ -625,6 +636,7 @@ Scene parse_document(nlohmann::json& j, const std::string& where, const MemoryBu
             fs.radius = number(c, f, p, "radius", 0.0, true, true);
         }
         fs.velocity = vec(c, f, p, "velocity", dim, {0, 0, 0}, false);
+        detail::check_fluid_velocity(fs.velocity, dim, fmt::format("{}: {}", c.file, p));
         s.fluids.push_back(fs);
     }
     return s;

@@ -281,7 +281,7 @@ TEST_F(Cli, FlagValuesAreCheckedWithOneLineEach) {
         {"run dam_break_2d --until nan" + out, "--until: 'nan' is not allowed; allowed: a time > 0"},
         {"run dam_break_2d --until -1" + out, "--until: '-1'"},
         {"run dam_break_2d --until inf" + out, "--until: 'inf'"},
-        {"run dam_break_2d --threads 0" + out, "--threads: '0' is not allowed; allowed: a whole number from 1"},
+        {"run dam_break_2d --threads 4097" + out, "--threads: '4097' is not allowed; allowed: 0 (every core) or a whole number from 1 to 4096"},
         {"run dam_break_2d --steps 1.5" + out, "--steps: '1.5'"},
         {"run dam_break_2d --checkpoint-every nan" + out, "--checkpoint-every: 'nan'"},
         {"run dam_break_2d --quiet --out ''", "--out: '' is not allowed"},
