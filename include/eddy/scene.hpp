@@ -27,6 +27,9 @@ struct ModelSpec {
     Placement placement;               ///< mesh: scale, rotate, translate
     std::vector<std::array<double, 2>> points;  ///< polygon: its corners (m)
     std::shared_ptr<const MeshShape<3>> mesh;   ///< mesh, in scene coordinates
+    /// mesh: the model as read and placed, before MeshShape cleaned it. A checkpoint carries it, so that
+    /// a resumed run is the same model without reading the file again (SceneInputs).
+    std::shared_ptr<const Mesh<3>> placed;
     std::shared_ptr<const MeshShape<2>> polygon;  ///< polygon
 };
 
@@ -135,6 +138,21 @@ Scene load_scene(const std::filesystem::path& file, const std::vector<std::strin
 /// The same from JSON already in memory; `where` names it in errors.
 Scene parse_scene(nlohmann::json j, const std::string& where, const std::vector<std::string>& overrides = {},
                   const MemoryBudget& budget = {});
+
+/// Models and particle files given to parse_scene_from instead of read: a resumed run's, from its
+/// checkpoint (issue 29, item 10), so that resuming never opens a file again (from another working
+/// folder, or after a model was moved or edited, the run is the one it was). In document order: the
+/// "mesh" models of the boundaries, then of the fluids (ModelSpec::placed); the "file" fluids' particles
+/// (FluidSpec::file_particles).
+struct SceneInputs {
+    std::vector<std::shared_ptr<const Mesh<3>>> meshes;
+    std::vector<std::shared_ptr<const std::vector<double>>> particle_files;
+};
+/// parse_scene with the scene's models and particle files taken from `inputs`: no file is opened. An
+/// input missing for a model or file fluid is an InputError naming the key.
+Scene parse_scene_from(nlohmann::json j, const std::string& where, const SceneInputs& inputs);
+/// What parse_scene_from needs to rebuild `scene` (its placed meshes and file particles).
+SceneInputs scene_inputs(const Scene& scene);
 
 /// Help text documenting every top-level, boundary, fluid and output key.
 std::string scene_keys_help();

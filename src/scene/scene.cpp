@@ -33,6 +33,9 @@ struct Ctx {
     std::string file;
     /// Models and particle files are estimated against it before they are read (issue 29).
     MemoryBudget budget;
+    /// A resumed run's models and particle files (SceneInputs), taken in order instead of read.
+    const SceneInputs* inputs = nullptr;
+    mutable std::size_t next_mesh = 0, next_particles = 0;
     // "file: path: what", or "file: path = value: what" when `what` starts with "= ".
     [[noreturn]] void fail(const std::string& path, const std::string& what) const {
         const bool value = what.rfind("= ", 0) == 0;
@@ -195,12 +198,19 @@ void parse_model(const Ctx& c, const nlohmann::json& o, const std::string& p, co
         m.placement.rotate_deg = vec(c, o, p, "rotate", dim, {0, 0, 0}, false);
         m.placement.translate = vec(c, o, p, "translate", dim, {0, 0, 0}, false);
         name = m.file.string();
-        if (!c.budget.unlimited()) {  // from its header and size, before assimp reads it
+        if (!c.budget.unlimited() && !c.inputs) {  // from its header and size, before assimp reads it
             MemoryEstimate e = estimate_model_memory(m.file);
             e.key = fmt::format("{} ({})", sub(p, "file"), name);
             check_memory(e, c.budget, c.file);
         }
-        m.mesh = std::make_shared<const MeshShape<3>>(read_triangle_mesh(m.file, m.placement), name);
+        if (c.inputs) {  // a resumed run: the model its checkpoint carries, already placed
+            if (c.next_mesh >= c.inputs->meshes.size() || !c.inputs->meshes[c.next_mesh])
+                c.fail(sub(p, "file"), "the checkpoint carries no model for it");
+            m.placed = c.inputs->meshes[c.next_mesh++];
+        } else {
+            m.placed = std::make_shared<const Mesh<3>>(read_triangle_mesh(m.file, m.placement));
+        }
+        m.mesh = std::make_shared<const MeshShape<3>>(*m.placed, name);
         report = m.mesh->report();
     } else {
         const std::string key = sub(p, "points");
@@ -399,8 +409,27 @@ Scene parse_grid_scene(const Ctx& c, const nlohmann::json& j, const std::string&
 }  // namespace
 
 namespace {
-Scene parse_document(nlohmann::json& j, const std::string& where, const MemoryBudget& budget);
+Scene parse_document(nlohmann::json& j, const std::string& where, const MemoryBudget& budget,
+                     const SceneInputs* inputs = nullptr);
 }  // namespace
+
+Scene parse_scene_from(nlohmann::json j, const std::string& where, const SceneInputs& inputs) {
+    nlohmann::json document = j;
+    Scene s = parse_document(j, where, MemoryBudget{}, &inputs);
+    s.document = std::move(document);
+    return s;
+}
+
+SceneInputs scene_inputs(const Scene& scene) {
+    SceneInputs in;
+    for (const auto& b : scene.boundaries)
+        if (b.model.placed) in.meshes.push_back(b.model.placed);
+    for (const auto& f : scene.fluids) {
+        if (f.model.placed) in.meshes.push_back(f.model.placed);
+        if (f.file_particles) in.particle_files.push_back(f.file_particles);
+    }
+    return in;
+}
 
 Scene parse_scene(nlohmann::json j, const std::string& where, const std::vector<std::string>& overrides,
                   const MemoryBudget& budget) {
@@ -417,8 +446,9 @@ Scene parse_scene(nlohmann::json j, const std::string& where, const std::vector<
 
 namespace {
 
-Scene parse_document(nlohmann::json& j, const std::string& where, const MemoryBudget& budget) {
-    const Ctx c{where, budget};
+Scene parse_document(nlohmann::json& j, const std::string& where, const MemoryBudget& budget,
+                     const SceneInputs* inputs) {
+    const Ctx c{where, budget, inputs};
     if (j.is_object() && j.contains("method") && j["method"] == "shallow_water") return parse_grid_scene(c, j, where);
     check_keys(c, j, "", {"name", "description", "dimension", "method", "particle_radius", "gravity", "duration",
                           "output", "camera", "settings", "boundaries", "fluids"});
@@ -544,6 +574,26 @@ Scene parse_document(nlohmann::json& j, const std::string& where, const MemoryBu
             if (path.is_relative() && std::filesystem::is_regular_file(std::filesystem::path(c.file), ec))
                 path = std::filesystem::path(c.file).parent_path() / path;
             fs.file = path.lexically_normal();
+            if (c.inputs) {  // a resumed run: the particles its checkpoint carries (x.., v.. per particle)
+                if (c.next_particles >= c.inputs->particle_files.size() || !c.inputs->particle_files[c.next_particles])
+                    c.fail(sub(p, "file"), "the checkpoint carries no particles for it");
+                fs.file_particles = c.inputs->particle_files[c.next_particles++];
+                const auto& d = *fs.file_particles;
+                if (d.empty() || d.size() % std::size_t(2 * dim) != 0)
+                    c.fail(sub(p, "file"), "the checkpoint's particles for it are not whole particles");
+                for (int a = 0; a < 3; ++a) {
+                    fs.min[a] = a < dim ? 1e300 : 0.0;
+                    fs.max[a] = a < dim ? -1e300 : 0.0;
+                }
+                for (std::size_t k = 0; k < d.size(); k += std::size_t(2 * dim))
+                    for (int a = 0; a < dim; ++a) {
+                        if (!std::isfinite(d[k + a])) c.fail(sub(p, "file"), "the checkpoint's particles are not finite");
+                        fs.min[a] = std::min(fs.min[a], d[k + a]);
+                        fs.max[a] = std::max(fs.max[a], d[k + a]);
+                    }
+                s.fluids.push_back(fs);
+                continue;
+            }
             if (!c.budget.unlimited()) {  // from its size and counts, before it is read
                 MemoryEstimate e = estimate_particle_file_memory(fs.file, dim, c.budget);
                 e.key = fmt::format("{} ({})", sub(p, "file"), fs.file.string());

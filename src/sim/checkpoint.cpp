@@ -103,6 +103,44 @@ void load_particles(StateReader& r, ParticleSet<D>& f) {
     fields(f.vectors, "vector");
 }
 
+// The scene's models (as read and placed) and file fluids' particles: a resumed run rebuilds its scene
+// from these and never opens a model or particle file again (issue 29, item 10).
+void save_inputs(StateWriter& w, const SceneInputs& in) {
+    w.put<std::uint64_t>(in.meshes.size());
+    for (const auto& m : in.meshes) {
+        w.put_vector(m->vertices);
+        w.put_vector(m->cells);
+    }
+    w.put<std::uint64_t>(in.particle_files.size());
+    for (const auto& p : in.particle_files) w.put_vector(*p);
+}
+
+SceneInputs load_inputs(StateReader& r) {
+    SceneInputs in;
+    const auto meshes = r.get<std::uint64_t>();
+    if (meshes > 4096) r.fail("it carries more than 4096 models");
+    for (std::uint64_t k = 0; k < meshes; ++k) {
+        auto m = std::make_shared<Mesh<3>>();
+        r.get_vector(m->vertices);
+        r.get_vector(m->cells);
+        for (const auto& v : m->vertices)
+            for (int a = 0; a < 3; ++a)
+                if (!std::isfinite(v[a])) r.fail("a model's vertex is not finite");
+        for (const auto& c : m->cells)
+            for (auto i : c)
+                if (i >= m->vertices.size()) r.fail("a model's triangle names a vertex it does not have");
+        in.meshes.push_back(std::move(m));
+    }
+    const auto files = r.get<std::uint64_t>();
+    if (files > 4096) r.fail("it carries more than 4096 particle files");
+    for (std::uint64_t k = 0; k < files; ++k) {
+        auto p = std::make_shared<std::vector<double>>();
+        r.get_vector(*p);
+        in.particle_files.push_back(std::move(p));
+    }
+    return in;
+}
+
 }  // namespace
 
 void write_checkpoint(const std::filesystem::path& file, const Simulation& simulation, const nlohmann::json& record) {
@@ -121,6 +159,7 @@ void write_checkpoint(const std::filesystem::path& file, const Simulation& simul
             StateWriter w;
             w.put(sim.time);
             w.put(sim.steps);
+            save_inputs(w, scene_inputs(sim.scene));
             save_particles(w, sim.fluid);
             std::visit([&](const auto& m) { m.save_state(w); }, sim.method);
             write_checkpoint_file(file, meta, w.bytes());
@@ -166,10 +205,19 @@ Simulation restore_simulation(const CheckpointFile& ck, const ExecContext& exec,
     const auto& meta = ck.meta;
     try {
         check_particle_meta(meta, where);
-        // The scene as it was run (the file may have changed since). Its errors name the checkpoint.
+        // The clock, then the models and particle files the scene read: the scene as it was run is
+        // rebuilt from its JSON and these, without opening a file (the files may have moved or changed
+        // since). Its errors name the checkpoint.
+        StateReader r(ck.state, where);
+        const double time = r.get<double>();
+        const auto steps = r.get<std::uint64_t>();
+        // The clock in the state is the one in the meta data, bit for bit.
+        if (!std::isfinite(time) || time != meta["time"].get<double>() || steps != meta["steps"].get<std::uint64_t>())
+            r.fail("the clock in its state is not the one in its meta data (or not finite)");
+        const SceneInputs inputs = load_inputs(r);
         std::optional<Scene> parsed;
         try {
-            parsed.emplace(parse_scene(meta["scene"], meta["scene_source"].get<std::string>()));
+            parsed.emplace(parse_scene_from(meta["scene"], meta["scene_source"].get<std::string>(), inputs));
         } catch (const InputError& e) {
             throw InputError(fmt::format("{}: the scene it holds: {}", where, e.what()));
         }
@@ -177,16 +225,16 @@ Simulation restore_simulation(const CheckpointFile& ck, const ExecContext& exec,
         if (scene.dimension != meta["dimension"].get<int>() || scene.method != meta["method"].get<std::string>())
             throw InputError(fmt::format("{}: corrupt checkpoint: meta keys 'dimension' and 'method' do not match its scene",
                                          where));
+        {
+            const SceneInputs used = scene_inputs(scene);
+            if (used.meshes.size() != inputs.meshes.size() || used.particle_files.size() != inputs.particle_files.size())
+                r.fail("the models or particle files it carries are not its scene's");
+        }
         Simulation simulation = make_simulation(scene, std::numeric_limits<std::size_t>::max(), exec, budget);
-        StateReader r(ck.state, where);
         std::visit(
             [&](auto& sim) {
-                sim.time = r.get<double>();
-                sim.steps = r.get<std::uint64_t>();
-                // The clock in the state is the one in the meta data, bit for bit.
-                if (!std::isfinite(sim.time) || sim.time != meta["time"].get<double>() ||
-                    sim.steps != meta["steps"].get<std::uint64_t>())
-                    r.fail("the clock in its state is not the one in its meta data (or not finite)");
+                sim.time = time;
+                sim.steps = steps;
                 load_particles(r, sim.fluid);
                 std::visit([&](auto& m) { m.load_state(r); }, sim.method);
             },

@@ -174,10 +174,12 @@ protected:
         // Refused before the folder is touched (frames and checkpoint as they were).
         EXPECT_EQ(listing(m_dir->path() / "run"), before);
     }
-    // The state's particle arrays (2D): time, steps, then n positions, velocities, ...
+    // The state (2D, no model, no particle file): time, steps, 0 models, 0 particle files, then n
+    // positions, velocities, ...
+    static constexpr std::size_t kParticles = 32;
     std::size_t particles() const {
         std::uint64_t n;
-        std::memcpy(&n, good.state.data() + 16, 8);
+        std::memcpy(&n, good.state.data() + kParticles, 8);
         return n;
     }
 
@@ -245,7 +247,7 @@ TEST_F(CraftedCheckpoint, BadMetaDataIsRefused) {
 TEST_F(CraftedCheckpoint, BadParticlesAreRefused) {
     const std::size_t n = particles();
     ASSERT_GT(n, 2u);
-    const std::size_t pos = 24, vel = pos + 8 * n + 8, acc = vel + 8 * n + 8, den = acc + 8 * n + 8,
+    const std::size_t pos = kParticles + 8, vel = pos + 8 * n + 8, acc = vel + 8 * n + 8, den = acc + 8 * n + 8,
                       pre = den + 4 * n + 8, ids = pre + 4 * n + 8;
     auto edit = [&](auto&& f, const std::string& words) {
         std::string state = good.state;
@@ -263,7 +265,8 @@ TEST_F(CraftedCheckpoint, BadParticlesAreRefused) {
         const double t = std::numeric_limits<double>::quiet_NaN();
         std::memcpy(&s[0], &t, 8);
     }, "clock");
-    edit([&](std::string& s) { s = s.substr(0, 16) + std::string(8, '\0') + s.substr(16); }, "no particle");
+    edit([&](std::string& s) { s = s.substr(0, kParticles) + std::string(8, '\0') + s.substr(kParticles); }, "no particle");
+    edit([&](std::string& s) { s[16] = 1; }, "");  // a model that is not there: refused, whatever the words
 }
 
 TEST(Checkpoint, AFlippedBitIsCorruptNotAnotherVersion) {
@@ -427,4 +430,65 @@ TEST(Checkpoint, ExtendingFromTheCliWritesTheStraightRunsFrames) {
         const std::string f = a["frames"][k]["files"][0];
         EXPECT_EQ(read_bytes(dir.path() / "straight" / f), read_bytes(dir.path() / "ext" / f)) << f;
     }
+}
+
+// ---- item 10: a resumed run never reads its models again ----
+
+namespace {
+
+// Runs `eddy ARGS` from the folder `cwd`.
+eddy::test::CommandResult run_cli_in(const fs::path& cwd, const std::string& args) {
+    const std::string cmd = "cd " + cwd.string() + " && " + std::string(EDDY_CLI) + " " + args + " 2>&1";
+    eddy::test::CommandResult r;
+    FILE* p = popen(cmd.c_str(), "r");
+    if (!p) return r;
+    char buf[4096];
+    while (std::fgets(buf, sizeof buf, p)) r.output += buf;
+    const int status = pclose(p);
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return r;
+}
+
+// A scene with a model beside it (relative path), run 2n steps straight and n steps, then its folder
+// moved away, the model overwritten, and resumed for n more steps from another working folder: the
+// same frames, bit for bit.
+void expect_resume_without_the_files(const std::string& scene, const std::vector<std::string>& files,
+                                     const std::string& flags, int n) {
+    SCOPED_TRACE(scene);
+    TempDir dir("models");
+    fs::create_directories(dir.path() / "scn" / "models");
+    fs::copy_file(fs::path(EDDY_SOURCE_DIR) / "scenes" / (scene + ".json"), dir.path() / "scn" / "s.json");
+    for (const auto& f : files) fs::copy_file(fs::path(EDDY_SOURCE_DIR) / "scenes" / f, dir.path() / "scn" / f);
+    fs::create_directories(dir.path() / "elsewhere");
+    const std::string common = " --quiet --threads 1 " + flags;
+    auto r = run_cli_in(dir.path(), "run scn/s.json --steps " + std::to_string(2 * n) + common + " --out straight");
+    ASSERT_EQ(r.code, 0) << r.output;
+    r = run_cli_in(dir.path(), "run scn/s.json --steps " + std::to_string(n) + common + " --out resumed");
+    ASSERT_EQ(r.code, 0) << r.output;
+    // The model edited (garbage), then the scene's folder moved away altogether.
+    for (const auto& f : files) write_bytes(dir.path() / "scn" / f, "solid garbage\n");
+    fs::rename(dir.path() / "scn", dir.path() / "gone");
+    r = run_cli_in(dir.path() / "elsewhere", "run --resume " + (dir.path() / "resumed").string() + " --quiet --threads 1 --steps " +
+                                                 std::to_string(n));
+    ASSERT_EQ(r.code, 0) << r.output;
+    const auto a = nlohmann::json::parse(read_bytes(dir.path() / "straight" / "summary.json"));
+    const auto b = nlohmann::json::parse(read_bytes(dir.path() / "resumed" / "summary.json"));
+    EXPECT_EQ(a["steps"], b["steps"]);
+    ASSERT_EQ(a["frames"].size(), b["frames"].size());
+    for (std::size_t k = 0; k < a["frames"].size(); ++k)
+        for (const auto& f : a["frames"][k]["files"])
+            EXPECT_EQ(read_bytes(dir.path() / "straight" / f.get<std::string>()),
+                      read_bytes(dir.path() / "resumed" / f.get<std::string>()))
+                << f;
+    EXPECT_TRUE(fs::is_empty(dir.path() / "elsewhere"));
+}
+
+}  // namespace
+
+TEST(Checkpoint, ResumeNeedsNoModelFile) {
+    expect_resume_without_the_files("mesh_dam_break_3d", {"models/plate.stl"}, "--fps 500 --format csv", 4);
+}
+
+TEST(Checkpoint, ResumeNeedsNoHeightmap) {
+    expect_resume_without_the_files("shallow_valley", {"valley.png"}, "--fps 200 --format csv", 3);
 }
