@@ -66,7 +66,8 @@ Mesh<3> read_triangle_mesh_from_memory(std::string bytes, const std::filesystem:
 
 /// A closed polygon (2D) as a segment mesh: points[i] -> points[i + 1], the last back to the first.
 /// Throws InputError (fewer than 3 points, non-finite coordinates) with `where` in the message.
-Mesh<2> polygon_mesh(const std::vector<std::array<double, 2>>& points, const std::string& where);
+/// closed = false: an open polyline (no segment from the last point back to the first; 2 points at least).
+Mesh<2> polygon_mesh(const std::vector<std::array<double, 2>>& points, const std::string& where, bool closed = true);
 
 /// What clean_mesh found.
 struct MeshReport {
@@ -106,6 +107,10 @@ public:
     /// Distance from x to the nearest cell (m), or `limit` when every cell is farther than `limit`.
     /// closest (optional) gets the nearest point when one was found within the limit.
     double distance(const Vec<D>& x, double limit = 1e300, Vec<D>* closest = nullptr) const;
+    /// As distance(), also giving the nearest cell's index (cell; untouched when none is within the limit).
+    double distance(const Vec<D>& x, double limit, Vec<D>* closest, std::uint32_t* cell) const;
+    /// Unit normal of cell c, outward after cleaning (3D: a triangle's, 2D: a segment's).
+    Vec<D> cell_normal(std::uint32_t c) const;
     /// Is any cell closer to x than `radius`? (Cheaper than distance: stops at the first one.) Cells
     /// for which `ignore` returns true do not count.
     bool any_within(const Vec<D>& x, double radius, const std::function<bool(std::uint32_t)>* ignore = nullptr) const;
@@ -137,6 +142,13 @@ private:
 /// A dense signed-distance grid of a MeshShape, for position-based collision: nodes at
 /// origin + voxel * i, exact distances (closest point) within `band` of the surface, signs from the
 /// winding number, and +-band beyond (the sign flood-filled from the band). Negative inside.
+///
+/// An open model (clean_mesh found boundary edges: a tank without a lid, a cube missing a side) has no
+/// inside that a flood fill or a sign can be trusted with: its far inside joins the far outside through
+/// the hole. It is a thin shell instead: phi is the unsigned distance (exact within the band, +band
+/// beyond), `shell` holds a copy of the model for exact closest-point queries near it, and the walls
+/// keep particles `shell_thickness` plus their margin off either face, on the side they are on
+/// (boundary.hpp, Wall).
 template <int D>
 struct SdfGrid {
     Vec<D> origin = Vec<D>::zero();  ///< Position of node 0 (m)
@@ -144,6 +156,8 @@ struct SdfGrid {
     float band = 0.0f;               ///< Distances are exact up to this (m)
     std::array<int, D> nodes{};      ///< Nodes per axis
     std::vector<float> phi;          ///< Row-major, x fastest
+    std::shared_ptr<const MeshShape<D>> shell;  ///< Open model: the shell's surface (phi unsigned); null when closed
+    float shell_thickness = 0.0f;    ///< Open model: half the shell's thickness (m), half the requested voxel
     /// Trilinear value at x (m), and its gradient when grad is given. Outside the grid: +band
     /// (outside the model) and a zero gradient.
     float sample(const Vec<D>& x, Vec<D>* grad = nullptr) const;

@@ -25,6 +25,21 @@ public:
     void update(const ParticleSet<D>& fluid, const BoundarySet<D>& boundary, bool boundary_moved,
                 const ExecContext& exec);
 
+    /// Position-based methods: a fluid particle with more than `n` fluid particles in its 3^D cells gets
+    /// no lists (crowded() then counts them); 0: no limit. See NeighborGrid::find_neighbors.
+    void set_candidate_limit(std::size_t n) { m_candidate_limit = n; }
+    std::size_t candidate_limit() const { return m_candidate_limit; }
+    /// Fluid particles the last update() left without lists (crowded), the first of them and its count.
+    std::size_t crowded() const { return m_fluid_lists.crowded; }
+    std::uint32_t crowded_particle() const { return m_fluid_lists.crowded_query; }
+    std::uint32_t crowded_candidates() const { return m_fluid_lists.crowded_candidates; }
+
+    /// The most particles in one cell (of side the radius) at the fluid's current positions, and one of
+    /// them (its index): the collapse check at the end of a position-based step, whose collision can
+    /// crush the fluid after the step's density pass. One counting sort (the grid the next update()
+    /// rebuilds anyway), no distance computed.
+    std::uint32_t fullest_cell(const ParticleSet<D>& fluid, const ExecContext& exec, std::uint32_t& particle);
+
     const NeighborLists& fluid() const { return m_fluid_lists; }
     const NeighborLists& boundary() const { return m_boundary_lists; }
     float radius() const { return m_radius; }
@@ -37,6 +52,7 @@ private:
     float m_radius = 1.0f;
     int m_sort_interval = 0;
     int m_steps_since_sort = 0;
+    std::size_t m_candidate_limit = 0;
     bool m_boundary_built = false;
     NeighborGrid<D> m_fluid_grid, m_boundary_grid;
     NeighborLists m_fluid_lists, m_boundary_lists;

@@ -38,6 +38,11 @@ struct NeighborLists {
         return {indices.data() + offsets[i], indices.data() + offsets[i + 1]};
     }
     std::size_t total() const { return indices.size(); }
+    /// find_neighbors with a candidate limit: how many queries had more candidates than the limit (their
+    /// lists were left empty), and the first of them (lowest index) with its candidate count.
+    std::size_t crowded = 0;
+    std::uint32_t crowded_query = 0;
+    std::uint32_t crowded_candidates = 0;
     std::size_t memory_bytes() const {
         return offsets.capacity() * sizeof(std::uint32_t) + indices.capacity() * sizeof(std::uint32_t) +
                scratch_bytes();
@@ -72,8 +77,11 @@ public:
 
     /// Neighbour lists of `queries` among the built points within `radius` (<= cell size).
     /// With same_set, the queries are the built points themselves and i is not its own neighbour.
+    /// max_candidates > 0: a query with more points than this in its 3^D cells is not searched (its list
+    /// stays empty, out.crowded counts it). Collapsed particles (thousands in a few cells) would otherwise
+    /// cost time and memory quadratic in their number; the count is known before any distance is computed.
     void find_neighbors(std::span<const Vec<D>> queries, float radius, bool same_set, NeighborLists& out,
-                        const ExecContext& exec) const;
+                        const ExecContext& exec, std::size_t max_candidates = 0) const;
 
     /// Calls f(j) for every built point j with |x - x_j|^2 < radius^2 (radius <= cell size), in the
     /// same order as find_neighbors.
@@ -83,6 +91,10 @@ public:
     /// A permutation that orders the points along a Z-order (Morton) curve of their cells; apply it
     /// with ParticleSet::reorder for cache locality. Deterministic (ties broken by index).
     std::vector<std::uint32_t> morton_order(std::span<const Vec<D>> points, const ExecContext& exec) const;
+
+    /// The fullest bucket of the last build: its point count, and (point) its first point's index. In
+    /// the dense layout a bucket is one cell; hashed, a bucket may hold a few cells (an upper bound).
+    std::uint32_t fullest_bucket(std::uint32_t& point) const;
 
     std::size_t point_count() const { return m_sorted_index.size(); }
     std::size_t bucket_count() const { return m_bucket_start.empty() ? 0 : m_bucket_start.size() - 1; }

@@ -52,6 +52,7 @@
 // on their spacing along gravity, so calling init() again (the viewer does, on settings changes) leaves
 // the particles where they are (3e-8 m in the test).
 #pragma once
+#include <array>
 #include <span>
 #include <string>
 
@@ -104,10 +105,75 @@ struct StepStats {
     /// from the simulation's SpeedBound (simulation.hpp): kSpeedBoundFactor times free fall over the
     /// scene's height plus the walls' and initial speeds. Every method's max_speed above it diverged.
     float scene_speed_limit = 0.0f;
+    /// Collapse of a position-based method (PBF, Clavet), measured in the step's own density pass: the
+    /// largest density over the rest density rho_i / rho0, and the method's bound on it (0: none; run()
+    /// reports max_density_ratio above it as a divergence). A collapsed fluid (thousands of particles in
+    /// a few cells) stays slow, so the speed checks above never see it.
+    float max_density_ratio = 0.0f;
+    float density_ratio_limit = 0.0f;
+    /// The neighbour search refused to build the lists: a particle had `crowded` candidates within its
+    /// 3^D cells, more than `crowded_limit` (a collapse; building them takes quadratic time and memory).
+    std::uint32_t crowded = 0;
+    std::uint32_t crowded_limit = 0;
+    /// As crowded, found at the end of the step: `crowded` particles in one cell of side h, more than
+    /// crowded_limit (the collision crushed the fluid after the density pass).
+    bool crowded_cell = false;
+    /// The particle of the densest (or most crowded) measurement: its id and position (m; z = 0 in 2D),
+    /// `dimension` components of `where` meaningful (0: no particle named).
+    std::uint32_t where_id = 0;
+    std::array<float, 3> where{0.0f, 0.0f, 0.0f};
+    int where_dimension = 0;
     int iterations = 0;             ///< Pressure (density) solver iterations of an iterative method (PBF, DFSPH)
     int divergence_iterations = 0;  ///< Divergence solver iterations (DFSPH)
     int viscosity_iterations = 0;   ///< Implicit viscosity solver iterations (DFSPH with a viscosity)
 };
+
+/// Collapse bounds of the position-based methods (PBF, Clavet; docs/methods.md, "Collapse"). A density
+/// above kCollapseDensityRatio times the rest density, measured in the step's density pass, is a
+/// collapse: the worst frames of the bundled scenes stay far below it (the figures are in the docs).
+inline constexpr float kCollapseDensityRatio = 4.0f;
+/// The neighbour search refuses a particle with more than kCrowdedFactor times the candidates of a
+/// lattice at rest in its 3^D cells of side h: (3 h / 2r)^D of them at spacing 2r.
+inline constexpr float kCrowdedFactor = 16.0f;
+template <int D>
+std::size_t crowded_candidate_limit(float support, float particle_radius) {
+    double n = kCrowdedFactor;
+    for (int a = 0; a < D; ++a) n *= 3.0 * double(support) / (2.0 * double(particle_radius));
+    return static_cast<std::size_t>(n);
+}
+/// At the end of a step, one cell of side h holding more than kCrowdedFactor times a lattice at rest's
+/// (h / 2r)^D particles is a collapse.
+template <int D>
+std::size_t crowded_cell_limit(float support, float particle_radius) {
+    double n = kCrowdedFactor;
+    for (int a = 0; a < D; ++a) n *= double(support) / (2.0 * double(particle_radius));
+    return static_cast<std::size_t>(n);
+}
+
+/// The end-of-step collapse check of the position-based methods: the fullest cell of the fluid where
+/// the step left it (their collision can crush the fluid after the step's density pass: Clavet at a
+/// 0.5 s step put 801 particles in one cell in its last step). Sets st.crowded and the particle when a
+/// cell holds more than crowded_cell_limit. On several processes all agree (the count's maximum).
+template <int D>
+void check_crowded_cells(FluidNeighborhood<D>& neighbors, const ParticleSet<D>& fluid, Halo<D>* halo, float support,
+                         float particle_radius, StepStats& st, const ExecContext& exec) {
+    if (st.crowded > 0) return;
+    std::uint32_t particle = 0;
+    const std::uint32_t most = fluid.empty() ? 0 : neighbors.fullest_cell(fluid, exec, particle);
+    const auto limit = static_cast<std::uint32_t>(crowded_cell_limit<D>(support, particle_radius));
+    float all[1] = {static_cast<float>(most)};
+    if (halo) halo->max(all);
+    if (!(all[0] > static_cast<float>(limit))) return;
+    st.crowded = static_cast<std::uint32_t>(all[0]);
+    st.crowded_limit = limit;
+    st.crowded_cell = true;
+    st.where_dimension = 0;
+    if (most > limit && particle < owned_count(halo, fluid.size())) {
+        st.where_id = fluid.id[particle];
+        for (int a = 0; a < D; ++a) st.where[a] = fluid.position[particle][a];
+        st.where_dimension = D;
+    }
+}
 
 template <int D>
 class WcsphSolver {

@@ -78,6 +78,7 @@ ClavetSolver<D>::ClavetSolver(const ClavetSettings& s, float particle_radius, co
     m_dt = s.time_step > 0.0f ? s.time_step : 0.4f * m_h / m_c0;
     m_anti_stick = s.anti_stick > 0.0f ? s.anti_stick : m_h;
     m_neighbors.configure(m_h, s.sort_interval);
+    m_neighbors.set_candidate_limit(crowded_candidate_limit<D>(m_h, particle_radius));
 }
 
 template <int D>
@@ -311,6 +312,28 @@ StepStats ClavetSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary,
     // One neighbour search, on the predicted positions, serves the viscosity, the springs and the
     // relaxation (the paper searches before its viscosity step; the impulses then redo the prediction).
     m_neighbors.update(fluid, boundary, walls_changed(m_halo, boundary.any_moving()), exec);
+    // A collapse crowds thousands of particles into a few cells: the search refused their lists (its
+    // candidate limit), and the step ends here; run() reports it (step_divergence). On several
+    // processes every one stops with the others.
+    {
+        const std::size_t crowded = m_neighbors.crowded();
+        float any[2] = {crowded > 0 ? 1.0f : 0.0f, static_cast<float>(m_neighbors.crowded_candidates())};
+        if (m_halo) m_halo->max(any);
+        if (any[0] > 0.0f) {
+            StepStats st;
+            st.dt = dt;
+            st.density_ratio_limit = kCollapseDensityRatio;
+            st.crowded = static_cast<std::uint32_t>(any[1]);
+            st.crowded_limit = static_cast<std::uint32_t>(m_neighbors.candidate_limit());
+            if (crowded > 0) {
+                const std::uint32_t i = m_neighbors.crowded_particle();
+                st.where_id = fluid.id[i];
+                for (int a = 0; a < D; ++a) st.where[a] = x[i][a];
+                st.where_dimension = D;
+            }
+            return st;
+        }
+    }
     if (m_s.linear_viscosity > 0.0f || m_s.quadratic_viscosity > 0.0f) {
         viscosity(fluid, dt, exec);
         parallel_for_each_index(exec, n, [&](std::size_t i) { x[i] = m_prev[i] + v[i] * dt; });
@@ -321,6 +344,7 @@ StepStats ClavetSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary,
     walls(fluid, dt, exec);
     struct Acc {
         float vmax = 0.0f, emax = 0.0f;
+        std::uint32_t densest = 0;  // index of the (first) particle at emax
         ExactSum esum;  // order-independent (ExactSum): the same on any number of processes
         bool bad = false;
     };
@@ -336,19 +360,26 @@ StepStats ClavetSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary,
                 if (!std::isfinite(sp) || !is_finite(x[i])) s.bad = true;
                 s.vmax = std::max(s.vmax, sp);
                 const float e = std::max(0.0f, fluid.density[i] * inv_rho0 - 1.0f);
-                s.emax = std::max(s.emax, e);
+                if (e > s.emax) {
+                    s.emax = e;
+                    s.densest = static_cast<std::uint32_t>(i);
+                }
                 s.esum.add(e);
             }
             return s;
         },
         [](Acc l, const Acc& r) {
             l.vmax = std::max(l.vmax, r.vmax);
-            l.emax = std::max(l.emax, r.emax);
+            if (r.emax > l.emax) {  // ties: the earlier block's particle
+                l.emax = r.emax;
+                l.densest = r.densest;
+            }
             l.esum += r.esum;
             l.bad = l.bad || r.bad;
             return l;
         });
     std::size_t count = n;
+    const float local_emax = a.emax;  // this process's part (the particle named is one of its own)
     if (m_halo) {
         float mx[3] = {a.vmax, a.emax, a.bad ? 1.0f : 0.0f};
         m_halo->max(mx);
@@ -364,6 +395,19 @@ StepStats ClavetSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary,
     st.max_density_error = a.emax;
     st.mean_density_error = count ? static_cast<float>(a.esum.value() / double(count)) : 0.0f;
     st.non_finite = a.bad;
+    // Collapse: the fullest cell where the step left the fluid (the walls' pass comes after the
+    // density's), and the densities of this step's relaxation (measured there, on the predicted
+    // positions), the ratio to rho0 with the particle where it ended.
+    check_crowded_cells(m_neighbors, fluid, m_halo, m_h, m_r, st, exec);
+    st.density_ratio_limit = kCollapseDensityRatio;
+    if (a.emax > 0.0f) {
+        st.max_density_ratio = 1.0f + a.emax;
+        if (!st.crowded && local_emax == a.emax && a.densest < owned) {
+            st.where_id = fluid.id[a.densest];
+            for (int k = 0; k < D; ++k) st.where[k] = x[a.densest][k];
+            st.where_dimension = D;
+        }
+    }
     return st;
 }
 

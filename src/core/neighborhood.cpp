@@ -35,12 +35,19 @@ void FluidNeighborhood<D>::update(const ParticleSet<D>& fluid, const BoundarySet
                                   const ExecContext& exec) {
     // Buckets in id order: every list is in (cell, id) order, independent of the storage order.
     m_fluid_grid.build(fluid.position, exec, fluid.id);
-    m_fluid_grid.find_neighbors(fluid.position, m_radius, true, m_fluid_lists, exec);
+    m_fluid_grid.find_neighbors(fluid.position, m_radius, true, m_fluid_lists, exec, m_candidate_limit);
     if (boundary_moved || !m_boundary_built) {
         m_boundary_grid.build(boundary.position, exec);
         m_boundary_built = true;
     }
     m_boundary_grid.find_neighbors(fluid.position, m_radius, false, m_boundary_lists, exec);
+}
+
+template <int D>
+std::uint32_t FluidNeighborhood<D>::fullest_cell(const ParticleSet<D>& fluid, const ExecContext& exec,
+                                                 std::uint32_t& particle) {
+    m_fluid_grid.build(fluid.position, exec, fluid.id);
+    return m_fluid_grid.fullest_bucket(particle);
 }
 
 template <int D>

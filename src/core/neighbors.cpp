@@ -194,7 +194,7 @@ std::size_t filter_within(const Vec<D>& x, const float* const (&cx)[D], const st
 
 template <int D>
 void NeighborGrid<D>::find_neighbors(std::span<const Vec<D>> queries, float radius, bool same_set, NeighborLists& out,
-                                     const ExecContext& exec) const {
+                                     const ExecContext& exec, std::size_t max_candidates) const {
     EDDY_ASSERT(radius <= m_cell_size * (1.0f + 1e-6f));
     EDDY_ASSERT(!same_set || queries.size() == point_count());
     const std::size_t nq = queries.size();
@@ -203,6 +203,12 @@ void NeighborGrid<D>::find_neighbors(std::span<const Vec<D>> queries, float radi
     out.offsets.resize(nq + 1);
     out.offsets[0] = 0;
     if (out.block_scratch.size() < blocks) out.block_scratch.resize(blocks);
+    // Crowded queries per block: how many, and the first one (index, candidates). Blocks write their own.
+    struct Crowd {
+        std::size_t count = 0;
+        std::uint32_t first = 0, candidates = 0;
+    };
+    std::vector<Crowd> crowd(max_candidates > 0 ? blocks : 0);
 
     // Pass 1: each block of queries collects its lists into its own buffer, counts per query.
     const float r2 = radius * radius;
@@ -224,7 +230,26 @@ void NeighborGrid<D>::find_neighbors(std::span<const Vec<D>> queries, float radi
                 if (buf.size() < used + count + nc + 16) buf.resize(std::max(2 * buf.size(), used + count + nc + 16));
                 count += filter_within(x, cx, ci, nc, r2, self, buf.data() + used + count);
             };
+            // The candidate limit: counted from the runs (dense) or the gathered cell set (hashed)
+            // before any distance is computed.
+            auto too_many = [&](std::size_t nc) {
+                if (max_candidates == 0 || nc <= max_candidates) return false;
+                Crowd& k = crowd[b0 / block];
+                if (k.count++ == 0) {
+                    k.first = static_cast<std::uint32_t>(i);
+                    k.candidates = static_cast<std::uint32_t>(std::min<std::size_t>(nc, 0xffffffffu));
+                }
+                return true;
+            };
             if (m_dense) {
+                if (max_candidates > 0) {
+                    std::size_t nc = 0;
+                    for_each_candidate_run(c, [&](std::uint32_t s0, std::uint32_t s1, const Cell*) { nc += s1 - s0; });
+                    if (too_many(nc)) {
+                        out.offsets[i + 1] = 0;
+                        continue;
+                    }
+                }
                 for_each_candidate_run(c, [&](std::uint32_t s0, std::uint32_t s1, const Cell*) {
                     const float* cx[D];
                     for (int a = 0; a < D; ++a) cx[a] = m_sorted_x[a].data() + s0;
@@ -244,6 +269,10 @@ void NeighborGrid<D>::find_neighbors(std::span<const Vec<D>> queries, float radi
                         }
                     });
                 }
+                if (too_many(cand_i.size())) {
+                    out.offsets[i + 1] = 0;
+                    continue;
+                }
                 const float* cx[D];
                 for (int a = 0; a < D; ++a) cx[a] = cand_x[a].data();
                 filter(cx, cand_i.data(), cand_i.size());
@@ -253,6 +282,15 @@ void NeighborGrid<D>::find_neighbors(std::span<const Vec<D>> queries, float radi
         }
     }, block);
 
+    out.crowded = 0;
+    for (const Crowd& k : crowd)
+        if (k.count > 0) {
+            if (out.crowded == 0) {  // blocks in query order: the first crowded block has the lowest query
+                out.crowded_query = k.first;
+                out.crowded_candidates = k.candidates;
+            }
+            out.crowded += k.count;
+        }
     // Prefix sum of the counts (serial: one add per query), then blocks copy their lists in place.
     for (std::size_t i = 0; i < nq; ++i) out.offsets[i + 1] += out.offsets[i];
     out.indices.resize(out.offsets[nq]);
@@ -308,6 +346,20 @@ std::vector<std::uint32_t> NeighborGrid<D>::morton_order(std::span<const Vec<D>>
     std::vector<std::uint32_t> order(n);
     parallel_for_each_index(exec, n, [&](std::size_t i) { order[i] = keys[i].second; });
     return order;
+}
+
+template <int D>
+std::uint32_t NeighborGrid<D>::fullest_bucket(std::uint32_t& point) const {
+    std::uint32_t most = 0;
+    point = 0;
+    for (std::size_t b = 0; b + 1 < m_bucket_start.size(); ++b) {
+        const std::uint32_t count = m_bucket_start[b + 1] - m_bucket_start[b];
+        if (count > most) {
+            most = count;
+            point = m_sorted_index[m_bucket_start[b]];
+        }
+    }
+    return most;
 }
 
 template <int D>

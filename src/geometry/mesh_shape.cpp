@@ -255,7 +255,31 @@ double MeshShape<D>::cell_distance2(std::uint32_t c, const P<D>& x, P<D>& closes
 
 template <int D>
 double MeshShape<D>::distance(const Vec<D>& xv, double limit, Vec<D>* closest) const {
+    return distance(xv, limit, closest, nullptr);
+}
+
+template <int D>
+Vec<D> MeshShape<D>::cell_normal(std::uint32_t c) const {
+    const auto& cell = m_mesh.cells[c];
+    P<D> n;
+    if constexpr (D == 3) {
+        n = cross(sub<3>(to_d<3>(m_mesh.vertices[cell[1]]), to_d<3>(m_mesh.vertices[cell[0]])),
+                  sub<3>(to_d<3>(m_mesh.vertices[cell[2]]), to_d<3>(m_mesh.vertices[cell[0]])));
+    } else {
+        const P<2> e = sub<2>(to_d<2>(m_mesh.vertices[cell[1]]), to_d<2>(m_mesh.vertices[cell[0]]));
+        n = {e[1], -e[0]};  // outward for a counter-clockwise contour, as build()
+    }
+    const double len = std::sqrt(dot<D>(n, n));
+    Vec<D> out = Vec<D>::zero();
+    if (len > 0.0)
+        for (int a = 0; a < D; ++a) out[a] = static_cast<float>(n[a] / len);
+    return out;
+}
+
+template <int D>
+double MeshShape<D>::distance(const Vec<D>& xv, double limit, Vec<D>* closest, std::uint32_t* cell) const {
     const P<D> x = to_d<D>(xv);
+    std::uint32_t best_cell = 0;
     double best = limit * limit;
     P<D> best_point{};
     bool found = false;
@@ -274,6 +298,7 @@ double MeshShape<D>::distance(const Vec<D>& xv, double limit, Vec<D>* closest) c
                 if (d2 < best) {
                     best = d2;
                     best_point = p;
+                    best_cell = m_order[i];
                     found = true;
                 }
             }
@@ -290,6 +315,7 @@ double MeshShape<D>::distance(const Vec<D>& xv, double limit, Vec<D>* closest) c
         }
     }
     if (!found) return limit;
+    if (cell) *cell = best_cell;
     if (closest)
         for (int a = 0; a < D; ++a) (*closest)[a] = static_cast<float>(best_point[a]);
     return std::sqrt(best);

@@ -697,8 +697,10 @@ Mesh<3> read_triangle_mesh_from_memory(std::string bytes, const fs::path& name, 
     return import(src, where_to);
 }
 
-Mesh<2> polygon_mesh(const std::vector<std::array<double, 2>>& points, const std::string& where) {
-    if (points.size() < 3) throw InputError(fmt::format("{}: a polygon needs at least 3 points, got {}", where, points.size()));
+Mesh<2> polygon_mesh(const std::vector<std::array<double, 2>>& points, const std::string& where, bool closed) {
+    if (points.size() < (closed ? 3u : 2u))
+        throw InputError(fmt::format("{}: a {} needs at least {} points, got {}", where, closed ? "polygon" : "polyline",
+                                     closed ? 3 : 2, points.size()));
     Mesh<2> m;
     for (const auto& p : points) {
         if (!std::isfinite(p[0]) || !std::isfinite(p[1]))
@@ -706,7 +708,7 @@ Mesh<2> polygon_mesh(const std::vector<std::array<double, 2>>& points, const std
         m.vertices.push_back(Vec2{{static_cast<float>(p[0]), static_cast<float>(p[1])}});
     }
     const auto n = static_cast<std::uint32_t>(points.size());
-    for (std::uint32_t i = 0; i < n; ++i) m.cells.push_back({i, (i + 1) % n});
+    for (std::uint32_t i = 0; i + (closed ? 0 : 1) < n; ++i) m.cells.push_back({i, (i + 1) % n});
     return m;
 }
 

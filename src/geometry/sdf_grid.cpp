@@ -4,8 +4,16 @@
 // winding number; the rest are +-band with the sign of their region: regions of far nodes are
 // connected through 6-neighbours, and one winding number per region gives the sign of all of it.
 // Queries are trilinear, with the gradient of the trilinear cell (a unit normal after normalising).
+//
+// An open model (boundary edges) is a thin shell instead: the far nodes inside a tank without a lid
+// are connected to the far outside through the opening, so the flood fill gave the whole interior the
+// outside's sign (+band): every particle in the tank was "outside the container" and thrown at the
+// walls (PBF at 2.7e11 m/s in its first step). Signs are not the shell's business: its grid holds the
+// unsigned distance, and the collision (boundary.cpp) asks the model itself for the closest point of
+// the particles near it, which says on which side each one is.
 #include <algorithm>
 #include <cmath>
+#include <memory>
 
 #include "eddy/geometry.hpp"
 
@@ -16,6 +24,11 @@ SdfGrid<D> make_sdf_grid(const MeshShape<D>& shape, float voxel, float band, con
                          std::size_t max_nodes) {
     SdfGrid<D> g;
     g.band = band;
+    const bool shell = shape.report().boundary_edges > 0;
+    if (shell) {
+        g.shell = std::make_shared<const MeshShape<D>>(shape);
+        g.shell_thickness = 0.5f * voxel;  // before the voxel grows: a property of the particles, not the grid
+    }
     const Vec<D> lo = shape.lo() - Vec<D>::filled(band + voxel), hi = shape.hi() + Vec<D>::filled(band + voxel);
     // Grow the voxel until the grid fits max_nodes.
     while (true) {
@@ -47,9 +60,12 @@ SdfGrid<D> make_sdf_grid(const MeshShape<D>& shape, float voxel, float band, con
         const double d = shape.distance(x, band);
         if (d < band) {
             near[i] = 1;
-            g.phi[i] = static_cast<float>(shape.inside(x) ? -d : d);
+            g.phi[i] = static_cast<float>(shell || !shape.inside(x) ? d : -d);
+        } else if (shell) {
+            g.phi[i] = band;
         }
     });
+    if (shell) return g;
     // Far regions: flood fill, one winding number per region (serial; cheap next to the distances).
     std::vector<std::size_t> queue;
     std::size_t stride[3] = {1, 1, 1};

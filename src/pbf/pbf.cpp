@@ -66,6 +66,7 @@ PbfSolver<D>::PbfSolver(const PbfSettings& s, float particle_radius, const Vec<D
         m_dt = 0.5f * spacing / v;
     }
     m_neighbors.configure(m_kernel.h, s.sort_interval);
+    m_neighbors.set_candidate_limit(crowded_candidate_limit<D>(m_kernel.h, particle_radius));
 }
 
 template <int D>
@@ -81,7 +82,10 @@ StepStats PbfSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, do
     StepStats stats;
     stats.dt = dt;
     const float h = dt / static_cast<float>(m_s.substeps);
-    for (int k = 0; k < m_s.substeps; ++k) substep(fluid, boundary, t + k * double(h), h, exec, stats);
+    stats.density_ratio_limit = kCollapseDensityRatio;
+    for (int k = 0; k < m_s.substeps && stats.crowded == 0; ++k) substep(fluid, boundary, t + k * double(h), h, exec, stats);
+    // The fullest cell where the step left the fluid: its last collision comes after its last density pass.
+    check_crowded_cells(m_neighbors, fluid, m_halo, m_kernel.h, m_r, stats, exec);
     return stats;
 }
 
@@ -89,6 +93,7 @@ namespace {
 
 struct Stats {
     float vmax = 0.0f, emax = 0.0f;
+    std::uint32_t densest = 0;  // index of the (first) particle at emax
     ExactSum esum;  // order-independent (ExactSum): the same on any number of processes
     bool bad = false;
 };
@@ -135,6 +140,25 @@ void PbfSolver<D>::substep(ParticleSet<D>& fluid, BoundarySet<D>& boundary, doub
     });
 
     m_neighbors.update(fluid, boundary, walls_changed(m_halo, moved), exec);
+    // A collapse crowds thousands of particles into a few cells: the search refused their lists (its
+    // candidate limit), and the step ends here; run() reports it (step_divergence). On several
+    // processes every one stops with the others.
+    {
+        const std::size_t crowded = m_neighbors.crowded();
+        float any[2] = {crowded > 0 ? 1.0f : 0.0f, static_cast<float>(m_neighbors.crowded_candidates())};
+        if (m_halo) m_halo->max(any);
+        if (any[0] > 0.0f) {
+            stats.crowded = static_cast<std::uint32_t>(any[1]);
+            stats.crowded_limit = static_cast<std::uint32_t>(m_neighbors.candidate_limit());
+            if (crowded > 0) {
+                const std::uint32_t i = m_neighbors.crowded_particle();
+                stats.where_id = fluid.id[i];
+                for (int a = 0; a < D; ++a) stats.where[a] = x[i][a];
+                stats.where_dimension = D;
+            }
+            return;
+        }
+    }
 
     const CubicSpline<D> W = m_kernel;
     const float m = m_mass, inv_rho0 = 1.0f / m_s.rest_density, w0 = W.value(0.0f);
@@ -154,6 +178,7 @@ void PbfSolver<D>::substep(ParticleSet<D>& fluid, BoundarySet<D>& boundary, doub
     const int max_iter = m_s.density_error_target > 0.0f ? m_s.max_iterations : m_s.iterations;
     int iter = 0;
     Stats dens;
+    float local_emax = 0.0f;  // this process's part of dens.emax (the particle named is one of its own)
     for (; iter < max_iter; ++iter) {
         // Density, constraint and lambda (eq. 2, 1, 11).
         dens = parallel_reduce_blocks(
@@ -189,17 +214,24 @@ void PbfSolver<D>::substep(ParticleSet<D>& fluid, BoundarySet<D>& boundary, doub
                     const float c = std::max(r * inv_rho0 - 1.0f, 0.0f);
                     m_lambda[i] = -c / (norm2(grad_i) + sum_grad2 + m_eps);
                     if (i >= owned) continue;  // a ghost: its owner counts it
-                    s.emax = std::max(s.emax, c);
+                    if (c > s.emax) {
+                        s.emax = c;
+                        s.densest = static_cast<std::uint32_t>(i);
+                    }
                     s.esum.add(c);
                 }
                 return s;
             },
             [](Stats l, const Stats& r) {
-                l.emax = std::max(l.emax, r.emax);
+                if (r.emax > l.emax) {  // ties: the earlier block's particle
+                    l.emax = r.emax;
+                    l.densest = r.densest;
+                }
                 l.esum += r.esum;
                 return l;
             });
         std::size_t count = n;
+        local_emax = dens.emax;
         if (m_halo) {  // the corrections read the neighbours' lambda; XSPH and vorticity their density
             m_halo->refresh(m_lambda);
             m_halo->refresh(rho);
@@ -256,6 +288,17 @@ void PbfSolver<D>::substep(ParticleSet<D>& fluid, BoundarySet<D>& boundary, doub
     }
     m_last_iterations = iter;
     stats.iterations += iter;
+    // Collapse: the density of the last measurement (what max_density_error reports), the ratio to
+    // rho0 with the particle where it is now.
+    if (1.0f + dens.emax > stats.max_density_ratio && dens.emax > 0.0f && stats.crowded == 0) {
+        stats.max_density_ratio = 1.0f + dens.emax;
+        stats.where_dimension = 0;
+        if (local_emax == dens.emax && dens.densest < owned) {
+            stats.where_id = fluid.id[dens.densest];
+            for (int a = 0; a < D; ++a) stats.where[a] = x[dens.densest][a];
+            stats.where_dimension = D;
+        }
+    }
 
     // Velocities from positions.
     const float inv_dt = 1.0f / dt;

@@ -215,8 +215,12 @@ void parse_model(const Ctx& c, const nlohmann::json& o, const std::string& p, co
     } else {
         const std::string key = sub(p, "points");
         if (!o.contains("points")) c.fail(key, "missing; it is required (a list of [x, y] corners)");
+        // "closed": false (boundaries only): an open polyline, e.g. a tank's floor and sides without a lid.
+        const bool closed = !o.contains("closed") || flag(c, o, p, "closed", true);
         const auto& pts = o["points"];
-        if (!pts.is_array() || pts.size() < 3) c.fail(key, "must be a list of at least 3 [x, y] corners");
+        if (!pts.is_array() || pts.size() < (closed ? 3u : 2u))
+            c.fail(key, closed ? "must be a list of at least 3 [x, y] corners"
+                               : "must be a list of at least 2 [x, y] points (an open polyline)");
         for (const auto& q : pts) {
             if (!q.is_array() || q.size() != 2 || !q[0].is_number() || !q[1].is_number())
                 c.fail(key, fmt::format("expected [x, y] corners, got {}", json_excerpt(q)));
@@ -227,20 +231,21 @@ void parse_model(const Ctx& c, const nlohmann::json& o, const std::string& p, co
         }
         // A polygon listed closed, its last corner repeating its first, is the same polygon: the
         // repeat would be a zero-length closing segment, skipped and warned about as an opening.
-        if (m.points.front() == m.points.back()) {
+        if (closed && m.points.front() == m.points.back()) {
             m.points.pop_back();
             if (m.points.size() < 3)
                 c.fail(key, "must be a list of at least 3 [x, y] corners (a last corner repeating the first counts once)");
         }
         name = fmt::format("{}: {}", c.file, key);
-        m.polygon = std::make_shared<const MeshShape<2>>(polygon_mesh(m.points, name), name);
+        m.polygon = std::make_shared<const MeshShape<2>>(polygon_mesh(m.points, name, closed), name);
         report = m.polygon->report();
     }
     if (report.boundary_edges || report.non_manifold_edges || report.degenerate)
         warnings.push_back(fmt::format(
             "{}: warning: {} boundary edge(s) (open), {} non-manifold edge(s), {} degenerate {}(s) skipped; inside "
-            "and outside are decided by the generalized winding number",
-            name, report.boundary_edges, report.non_manifold_edges, report.degenerate, dim == 3 ? "triangle" : "segment"));
+            "and outside are decided by the generalized winding number{}",
+            name, report.boundary_edges, report.non_manifold_edges, report.degenerate, dim == 3 ? "triangle" : "segment",
+            report.boundary_edges ? "; open, its walls are a thin shell that keeps fluid on the side it is on" : ""));
 }
 
 // "motion": {velocity, angular_velocity, axis, pivot, keyframes}; or the older angular_velocity, pivot
@@ -500,7 +505,8 @@ Scene parse_document(nlohmann::json& j, const std::string& where, const MemoryBu
             const auto& b = j["boundaries"][i];
             const std::string p = fmt::format("boundaries[{}]", i);
             check_keys(c, b, p, {"shape", "solid", "min", "max", "center", "radius", "height", "angular_velocity",
-                                 "pivot", "axis", "open_top", "motion", "file", "scale", "rotate", "translate", "points"});
+                                 "pivot", "axis", "open_top", "motion", "file", "scale", "rotate", "translate", "points",
+                                 "closed"});
             BoundarySpec bs;
             bs.shape = text(c, b, p, "shape", "", true);
             check_shape_dim(c, p, bs.shape, dim, false);
@@ -514,7 +520,8 @@ Scene parse_document(nlohmann::json& j, const std::string& where, const MemoryBu
                 check_shape_keys(c, b, p, "mesh", {"shape", "solid", "file", "scale", "rotate", "translate",
                                                    "angular_velocity", "pivot", "axis", "motion"});
             else if (bs.shape == "polygon")
-                check_shape_keys(c, b, p, "polygon", {"shape", "solid", "points", "angular_velocity", "pivot", "motion"});
+                check_shape_keys(c, b, p, "polygon",
+                                 {"shape", "solid", "points", "closed", "angular_velocity", "pivot", "motion"});
             else
                 check_shape_keys(c, b, p, bs.shape, {"shape", "solid", "center", "radius", "angular_velocity", "pivot",
                                                      "axis", "motion"});
@@ -725,6 +732,7 @@ std::string scene_keys_help() {
     file (path, meshes)            a model (OBJ, STL, PLY, glTF, FBX, ...), relative to the scene's folder
     scale (number or 3), rotate (deg about x, y, z), translate (m)   meshes: placement, in that order
     points ([[x, y], ...], polygons)   a closed polygon
+    closed (true|false, polygons)      false: an open polyline (a tank without a lid), a thin shell
     angular_velocity (rad/s; default 0)  rigid rotation, counter-clockwise
     pivot (m; default the shape's centre), axis (3 numbers, 3D; default [0,0,1])
     motion ({velocity, angular_velocity, axis, pivot, keyframes: [{time, translate, rotate}]})

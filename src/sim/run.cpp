@@ -388,6 +388,10 @@ std::string step_divergence(const StepStats& st, float dt_min) {
                            "initial velocities)",
                            st.max_speed, kSpeedBoundFactor, st.scene_speed_limit / kSpeedBoundFactor);
     // Collapses of the position-based methods: slow, so the speed checks above never see them.
+    if (st.crowded > 0 && st.crowded_cell)
+        return fmt::format("the fluid collapsed: {} ended a step in a cell (of the kernel's support) with {} particles, "
+                           "more than {} ({:g} times a fluid at rest)",
+                           named_particle(st), st.crowded, st.crowded_limit, kCrowdedFactor);
     if (st.crowded > 0)
         return fmt::format("the fluid collapsed: {} has {} particles in the cells around it, more than {} ({:g} "
                            "times a fluid at rest); its neighbours were not searched",

@@ -233,6 +233,7 @@ std::size_t WcsphSolver<D>::start_hydrostatic(ParticleSet<D>& fluid, const Bound
     //    the smoothed correction leaves one where its model is rough (the top of a run beside a wall:
     //    |e| ~ 6e-5 after 20 rounds in the 30 cm tank, 1e-5 elsewhere).
     const auto& rho = fluid.density;
+    const std::vector<Vec<D>> before_density = fluid.position;  // for the walls' check after the rounds
     for (int round = 0; round < 20; ++round) {
         m_neighbors.update(fluid, boundary, false, exec);
         update_density(fluid, boundary, exec);
@@ -265,6 +266,18 @@ std::size_t WcsphSolver<D>::start_hydrostatic(ParticleSet<D>& fluid, const Bound
             },
             [](double a, double b) { return std::max(a, b); }, 64);
         if (worst < 1e-5) break;
+    }
+    // A run's lowest particle takes its density from the wall below it, and over a sparsely sampled
+    // patch of a model's wall it is moved down towards the wall's particles, up to through the
+    // surface: an open model (a shell, boundary.hpp) then keeps it on the far side (a tank without a
+    // lid lost two particles through its floor this way). A particle the rounds took within the walls'
+    // guard (half a radius) goes back to where it was before them, as step 1 would put it.
+    if (!m_walls.empty()) {
+        const float guard = 0.5f * m_r;
+        parallel_for_each_index(exec, n, [&](std::size_t i) {
+            Vec<D> p = xs[i];
+            if (keep_inside(p, m_walls, guard)) xs[i] = before_density[i];
+        });
     }
     return moved;
 }
