@@ -12,6 +12,7 @@
 #include <vector>
 
 #include <tbb/blocked_range.h>
+#include <tbb/info.h>
 #include <tbb/parallel_for.h>
 #include <tbb/parallel_reduce.h>
 #include <tbb/partitioner.h>
@@ -41,9 +42,12 @@ class ExecContext {
 public:
     /// threads 0 means all hardware threads; outside 0..kMaxThreads is an InputError (the last line of
     /// defence: the command line and the Python module check first, naming their own flag).
+    /// The arena itself gets at most the machine's threads: oneTBB would give it no more workers anyway,
+    /// and asked for more it prints a warning to stderr and keeps a slot for each (threads() is still
+    /// the number asked for, as summaries record it; results do not depend on it).
     explicit ExecContext(int threads = 0)
         : m_threads(checked_threads(threads) > 0 ? threads : tbb::this_task_arena::max_concurrency()),
-          m_arena(std::make_unique<tbb::task_arena>(m_threads)) {}
+          m_arena(std::make_unique<tbb::task_arena>(std::min(m_threads, tbb::info::default_concurrency()))) {}
 
     int threads() const { return m_threads; }
 

@@ -8,9 +8,25 @@
 
 #include <nlohmann/json.hpp>
 
+#include <string>
+
+#include "eddy/error.hpp"
+#include "eddy/exec.hpp"
+
 namespace eddy::python {
 
 namespace py = pybind11;
+
+/// A thread count from Python (any size of int): 0 (every core) or 1..kMaxThreads, else ValueError
+/// (InputError) naming `what`, e.g. "Simulation: threads"; 10**20 too, not pybind's TypeError.
+inline int threads_arg(const py::int_& threads, const char* what) {
+    int overflow = 0;
+    const long long v = PyLong_AsLongLongAndOverflow(threads.ptr(), &overflow);
+    if (overflow != 0)
+        throw InputError(std::string(what) + " = " + py::repr(threads).cast<std::string>() +
+                         ": allowed: 0 (every core) or 1 to " + std::to_string(kMaxThreads));
+    return checked_threads(v, what);
+}
 
 /// JSON <-> Python objects, through Python's json module (exact for what scenes hold).
 py::object to_python(const nlohmann::json& j);

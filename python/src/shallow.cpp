@@ -55,11 +55,11 @@ void bind_shallow(py::module_& m) {
                                "velocity (cell-centred, from the staggered faces) are computed copies. Arrays are\n"
                                "indexed [j, i]: row j along y, column i along x; cell (i, j) has its centre at\n"
                                "((i + 0.5) dx, (j + 0.5) dx).")
-        .def(py::init([](const Scene& scene, long long threads) {
-                 checked_threads(threads, "ShallowWater: threads");
+        .def(py::init([](const Scene& scene, const py::int_& threads_given) {
+                 const int threads = threads_arg(threads_given, "ShallowWater: threads");
                  if (scene.method != "shallow_water")
                      throw InputError(scene.where() + ": a particle scene: use eddy.Simulation(scene)");
-                 return std::make_unique<PyShallowWater>(scene, int(threads));
+                 return std::make_unique<PyShallowWater>(scene, threads);
              }),
              py::arg("scene"), py::arg("threads") = 0)
         .def_property_readonly("time", [](PyShallowWater& s) { return s.visit([](auto& g) { return g.time(); }); },

@@ -111,11 +111,11 @@ void bind_simulation(py::module_& m) {
                              "step may reorder the particles: use ids to follow one); a view keeps the simulation\n"
                              "alive and keeps its old values after that, never reading freed memory.\n"
                              "sim.settings is the method's settings table, changeable between steps.")
-        .def(py::init([](const Scene& scene, long long threads, std::size_t max_particles) {
-                 checked_threads(threads, "Simulation: threads");
+        .def(py::init([](const Scene& scene, const py::int_& threads_given, std::size_t max_particles) {
+                 const int threads = threads_arg(threads_given, "Simulation: threads");
                  if (scene.method == "shallow_water")
                      throw InputError(scene.where() + ": a shallow-water scene: use eddy.ShallowWater(scene)");
-                 return std::make_unique<PySimulation>(scene, int(threads), max_particles);
+                 return std::make_unique<PySimulation>(scene, threads, max_particles);
              }),
              py::arg("scene"), py::arg("threads") = 0, py::arg("max_particles") = std::size_t(10'000'000))
         .def_property_readonly("dimension", [](PySimulation& s) { return s.sim.index() == 0 ? 2 : 3; }, "2 or 3")

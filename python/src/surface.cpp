@@ -113,8 +113,8 @@ void bind_surface(py::module_& m) {
     m.def(
         "reconstruct_surface",
         [](const Points& points, float radius, float voxel, float iso, int smooth, float kernel_radius,
-           float min_volume, long long threads, const py::object& attributes) {
-            checked_threads(threads, "reconstruct_surface: threads");
+           float min_volume, const py::int_& threads_given, const py::object& attributes) {
+            const int threads = threads_arg(threads_given, "reconstruct_surface: threads");
             SurfaceSettings s;
             s.particle_radius = radius;
             s.voxel_size = voxel;
@@ -123,8 +123,8 @@ void bind_surface(py::module_& m) {
             s.kernel_radius = kernel_radius;
             s.min_volume = min_volume;
             validate(s, "reconstruct_surface");
-            return dimension_of(points, "reconstruct_surface") == 3 ? reconstruct<3>(points, s, int(threads), attributes)
-                                                                    : reconstruct<2>(points, s, int(threads), attributes);
+            return dimension_of(points, "reconstruct_surface") == 3 ? reconstruct<3>(points, s, threads, attributes)
+                                                                    : reconstruct<2>(points, s, threads, attributes);
         },
         py::arg("points"), py::arg("radius"), py::arg("voxel") = 0.0f, py::arg("iso") = 0.5f, py::arg("smooth") = 0,
         py::arg("kernel_radius") = 0.0f, py::arg("min_volume") = 0.0f, py::arg("threads") = 0,

@@ -21,7 +21,7 @@ def small_scene():
     })
 
 
-@pytest.mark.parametrize("threads", [100000, 10**9, 10**12, 4097, -5, -1])
+@pytest.mark.parametrize("threads", [100000, 10**9, 10**12, 10**20, -10**30, 4097, -5, -1])
 def test_threads_out_of_range_are_value_errors(threads):
     with pytest.raises(ValueError, match=rf"Simulation: threads = {threads}: allowed: 0 \(every core\) or 1 to 4096"):
         eddy.Simulation(small_scene(), threads=threads)

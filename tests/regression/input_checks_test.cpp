@@ -86,6 +86,10 @@ TEST_F(InputChecks, ThreadsFlagTakesZeroToTheMaximum) {
     expect_bad_input(run_cli("mesh x.csv --out m.obj --threads 100000"), {"--threads: '100000'", "1 to 4096"});
     const Result r = run_cli("run dam_break_2d --quiet --steps 1 --threads 0 --format csv --out " + (dir / "o").string());
     EXPECT_EQ(r.code, 0) << r.output;
+    // More threads than the machine has: the arena gets the machine's (oneTBB printed a warning).
+    const Result most = run_cli("run dam_break_2d --quiet --steps 1 --threads 4096 --format csv --out " + (dir / "m").string());
+    EXPECT_EQ(most.code, 0) << most.output;
+    EXPECT_EQ(most.output, "");
 }
 
 // ---- item 13: fluids read from particle files --------------------------------------------------
