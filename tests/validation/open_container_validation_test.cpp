@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "eddy/error.hpp"
 #include "eddy/scene.hpp"
 #include "eddy/simulation.hpp"
 
@@ -246,5 +247,37 @@ TEST(OpenContainerValidation, ClavetPolygonCornerHoldsAsTheBox2D) {
                     b.closest / 0.005f);
         EXPECT_LE(p.vmax, 1.25f * b.vmax + 0.5f);
         EXPECT_GE(p.closest, 0.25f * 0.005f);
+    }
+}
+
+// "closed": false makes a polygon boundary an open polyline (2 points at least); anything but a bool,
+// or the key on a fluid, is refused naming the key.
+TEST(OpenContainerValidation, OpenPolylineKeyIsChecked) {
+    auto scene = [](nlohmann::json boundary, nlohmann::json fluid) {
+        return nlohmann::json{{"name", "polyline"}, {"dimension", 2}, {"method", "pbf"}, {"particle_radius", 0.01},
+                              {"gravity", {0, -9.81}}, {"boundaries", {boundary}}, {"fluids", {fluid}}};
+    };
+    const nlohmann::json water = {{"shape", "box"}, {"min", {0.0, 0.0}}, {"max", {0.1, 0.1}}};
+    nlohmann::json u = {{"shape", "polygon"}, {"closed", false}, {"points", {{0, 0.2}, {0, 0}, {0.2, 0}, {0.2, 0.2}}}};
+    const Scene s = parse_scene(scene(u, water), "polyline");
+    ASSERT_EQ(s.boundaries.size(), 1u);
+    EXPECT_EQ(s.boundaries[0].model.polygon->mesh().cells.size(), 3u);  // no segment back to the first point
+    EXPECT_EQ(s.boundaries[0].model.polygon->report().boundary_edges, 2u);
+    u["points"] = {{0, 0}, {0.2, 0}};  // a single segment: an open polyline may have 2 points
+    EXPECT_NO_THROW(parse_scene(scene(u, water), "polyline"));
+    u["closed"] = "no";
+    try {
+        parse_scene(scene(u, water), "polyline");
+        ADD_FAILURE() << "a string 'closed' was accepted";
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("closed"), std::string::npos) << e.what();
+    }
+    nlohmann::json bad_fluid = {{"shape", "polygon"}, {"closed", false}, {"points", {{0, 0}, {0.1, 0}, {0.1, 0.1}}}};
+    u["closed"] = false;
+    try {
+        parse_scene(scene(u, bad_fluid), "polyline");
+        ADD_FAILURE() << "'closed' on a fluid polygon was accepted";
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("closed"), std::string::npos) << e.what();
     }
 }
