@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -146,6 +147,15 @@ struct PlyElement {
     bool has_faces() const { return name == "face" || name == "tristrips"; }
 };
 
+// Element and property names as assimp reads them: a letter or '_' first (it read
+// "99999999999999999999999999face 24" as an element of 10^26 entries), then letters, digits, '_', '-'.
+bool ply_name(std::string_view n) {
+    if (n.empty() || !(std::isalpha(static_cast<unsigned char>(n[0])) || n[0] == '_')) return false;
+    for (char c : n)
+        if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-')) return false;
+    return true;
+}
+
 std::vector<std::string_view> words(std::string_view line) {
     std::vector<std::string_view> w;
     std::size_t i = 0;
@@ -197,10 +207,19 @@ private:
                 if (w.size() != 1 || lower(std::string(w[0])) != "ply") corrupt("the first line is not 'ply'");
                 continue;
             }
-            if (w.empty()) continue;
-            if (w[0] == "comment" || w[0] == "obj_info") continue;
+            if (w.empty()) {
+                if (line_no == 2) corrupt("the second line must be the only 'format' line");
+                continue;
+            }
+            if (w[0] == "comment" || w[0] == "obj_info") {
+                if (line_no == 2) corrupt("the second line must be the only 'format' line");
+                continue;
+            }
+            // assimp reads the format from the second line alone (a second 'format' line, ASCII after
+            // binary, made it read list counts of gigabytes from text).
+            if ((line_no == 2) != (w[0] == "format")) corrupt("the second line must be the only 'format' line");
             if (w[0] == "format") {
-                if (w.size() < 2) corrupt("'format' without a format");
+                if (w.size() != 3) corrupt("expected 'format ascii|binary_little_endian|binary_big_endian 1.0'");
                 if (w[1] == "ascii") m_binary = false;
                 else if (w[1] == "binary_little_endian") m_binary = true, m_big_endian = false;
                 else if (w[1] == "binary_big_endian") m_binary = true, m_big_endian = true;
@@ -208,6 +227,7 @@ private:
                 format = true;
             } else if (w[0] == "element") {
                 if (w.size() != 3) corrupt(fmt::format("line {}: expected 'element NAME COUNT'", line_no));
+                if (!ply_name(w[1])) corrupt(fmt::format("line {}: element name '{}'; allowed: a letter, then letters, digits, '_'", line_no, excerpt(w[1])));
                 PlyElement e;
                 e.name = std::string(w[1]);
                 const auto [end, ec] = std::from_chars(w[2].data(), w[2].data() + w[2].size(), e.count);
@@ -232,6 +252,9 @@ private:
                     p.name = std::string(w[2]);
                     if (p.type == PlyType::invalid) corrupt(fmt::format("line {}: unknown type '{}'", line_no, excerpt(w[1])));
                 }
+                if (!ply_name(p.name))
+                    corrupt(fmt::format("line {}: property name '{}'; allowed: a letter, then letters, digits, '_'", line_no,
+                                        excerpt(p.name)));
                 m_elements.back().properties.push_back(std::move(p));
             } else if (w[0] == "end_header") {
                 if (!format) corrupt("no 'format' line");
@@ -392,11 +415,43 @@ private:
     bool m_binary = false, m_big_endian = false;
 };
 
+// Binary glTF (GLB): assimp allocates the chunk lengths its header claims before reading them (a
+// 600-byte file claiming a 2 GB JSON chunk). The declared length must be the file's, and every
+// chunk must fit in it (glTF 2: 12-byte header, then length + type + data chunks; glTF 1: a 20-byte
+// header with the content's length).
+void check_glb(const fs::path& file, std::string_view bytes) {
+    auto u32 = [&](std::size_t at) {
+        std::uint32_t v = 0;
+        std::memcpy(&v, bytes.data() + at, 4);
+        return v;
+    };
+    const std::uint64_t size = bytes.size();
+    if (size < 20) fail(file, fmt::format("truncated GLB: {} bytes, less than its header", size));
+    const std::uint32_t version = u32(4), length = u32(8);
+    if (length != size)
+        fail(file, fmt::format("truncated or corrupt GLB: the header claims {} bytes, the file has {}", length, size));
+    if (version == 1) {
+        if (u32(12) > size - 20)
+            fail(file, fmt::format("truncated or corrupt GLB: the header claims {} bytes of content, the file has {}", u32(12),
+                                   size - 20));
+        return;
+    }
+    for (std::uint64_t at = 12; at < size;) {
+        if (size - at < 8) fail(file, fmt::format("truncated GLB: a chunk header at byte {} is cut off", at));
+        const std::uint32_t chunk = u32(at);
+        if (chunk > size - at - 8)
+            fail(file, fmt::format("truncated or corrupt GLB: the chunk at byte {} claims {} bytes, {} are left", at, chunk,
+                                   size - at - 8));
+        at += 8 + std::uint64_t(chunk);
+    }
+}
+
 void check_header(const fs::path& file, std::string_view bytes) {
     if (bytes.empty()) fail(file, "the file is empty");
     const std::string ext = lower(file.extension().string());
     if (ext == ".stl") check_stl(file, bytes);
     if (ext == ".ply" || lower(std::string(bytes.substr(0, 3))) == "ply") PlyCheck(file, bytes).run();
+    if (ext == ".glb" || bytes.substr(0, 4) == "glTF") check_glb(file, bytes);
 }
 
 // ---- assimp's view of the files -------------------------------------------------------------------

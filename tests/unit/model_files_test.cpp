@@ -121,6 +121,29 @@ TEST_F(ModelFiles, PlyHeadersEddyCannotFollowAreRefused) {
         {"no property"});
 }
 
+// Found by fuzz_model_ply and fuzz_model_gltf (docs/fuzzing.md): layouts assimp reads its own way.
+TEST_F(ModelFiles, HeadersAssimpWouldMisreadAreRefused) {
+    std::string twice = ascii_ply();
+    twice.replace(twice.find("element face"), 0, "element vertex 1\nproperty float x\n");
+    expect_input_error([&] { (void)read_triangle_mesh(write("twice.ply", twice)); }, {"element 'vertex' is declared twice"});
+    std::string digits = ascii_ply();
+    digits.replace(digits.find("element face 4"), 14, "element 9999face 4");
+    expect_input_error([&] { (void)read_triangle_mesh(write("digits.ply", digits)); }, {"element name '9999face'"});
+    std::string formats = ascii_ply();
+    formats.replace(formats.find("element vertex"), 0, "format binary_big_endian 1.0\n");
+    expect_input_error([&] { (void)read_triangle_mesh(write("formats.ply", formats)); }, {"only 'format' line"});
+    // A GLB's JSON chunk claiming 2 GB in a 40-byte file.
+    std::string glb = "glTF";
+    put<std::uint32_t>(glb, 2);
+    put<std::uint32_t>(glb, 40);
+    put<std::uint32_t>(glb, 0x80000000u);
+    put<std::uint32_t>(glb, 0x4E4F534Au);
+    glb += std::string(20, ' ');
+    expect_input_error([&] { (void)read_triangle_mesh(write("big.glb", glb)); }, {"big.glb", "claims 2147483648 bytes"});
+    glb.resize(30);
+    expect_input_error([&] { (void)read_triangle_mesh(write("cut.glb", glb)); }, {"the header claims 40 bytes, the file has 30"});
+}
+
 TEST_F(ModelFiles, AnObjMtllibThatIsAFifoIsRefusedWithinASecond) {
     const fs::path model = write("m/a.obj", "mtllib pipe.mtl\n" + kTetraObj);
     ASSERT_EQ(::mkfifo((dir / "m" / "pipe.mtl").c_str(), 0600), 0);
