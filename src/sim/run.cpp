@@ -731,12 +731,6 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
             const double memory_limit = running_memory_limit(
                 opts.budget.unlimited() ? MemoryEstimate{} : estimate_memory(scene, std::numeric_limits<std::size_t>::max()),
                 opts.budget);
-            // The running memory guard (issue 29): particles that cluster during a run multiply their
-            // neighbour lists; the run stops when the simulation outgrows the budget (checked after every
-            // step: what one step adds, at most, beyond it) instead of growing until the kernel kills it.
-            const double memory_limit = running_memory_limit(
-                opts.budget.unlimited() ? MemoryEstimate{} : estimate_memory(scene, std::numeric_limits<std::size_t>::max()),
-                opts.budget);
             if (!rec) write_frame(render_all);
             hold_checkpoints_if_off_frame();
             const double frame_dt = 1.0 / fps;
@@ -763,17 +757,6 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
                     std::uint64_t esc = count_escaped(sim, exec);
                     if (hooks) esc = hooks->sum(esc);
                     if (esc) problem = fmt::format("{} particle(s) left every boundary", esc);
-                }
-                if (problem.empty() && std::isfinite(memory_limit)) {
-                    const double held = double(sim.fluid.memory_bytes() + sim.boundary.memory_bytes() +
-                                               std::visit([](const auto& m) { return m.memory_bytes(); }, sim.method));
-                    std::uint64_t over = held > memory_limit ? 1 : 0;
-                    if (hooks) over = hooks->sum(over);  // the same decision on every process
-                    if (over)
-                        problem = fmt::format("the simulation holds {}, more than the {} the memory limit {} ({}) leaves it: "
-                                              "its particles have clustered and their neighbour lists grew",
-                                              format_bytes(held), format_bytes(memory_limit),
-                                              format_bytes(double(opts.budget.limit_bytes)), opts.budget.origin);
                 }
                 if (problem.empty() && std::isfinite(memory_limit)) {
                     const double held = double(sim.fluid.memory_bytes() + sim.boundary.memory_bytes() +
