@@ -211,7 +211,12 @@ double fluid_count(const FluidSpec& f, double r, const std::vector<const Boundar
         }
     }
     double total = 1.0;
-    for (int a = 0; a < D; ++a) total *= count[a];
+    for (int a = 0; a < D; ++a) {
+        // A block or ball smaller than one spacing has no points (a round one's count is then -1 on every
+        // axis: in 2D their product would read as one point, and the sub-lattice below would never end).
+        if (count[a] < 1.0) return 0.0;
+        total *= count[a];
+    }
     if (!(total > 0.0) || !std::isfinite(total)) return total > 0.0 || std::isnan(total) ? total : 0.0;
 
     // The sub-lattice: every stride-th point along each axis, centred in its stride.

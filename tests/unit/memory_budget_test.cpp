@@ -381,3 +381,15 @@ TEST(MemoryEstimate, FileFluidsCountTheirActualNeighbours) {
     }
     EXPECT_GT(per_particle[1], 5.0 * per_particle[0]);
 }
+
+// A fluid ball smaller than one lattice spacing holds no point: its estimate ends at once with none
+// (in 2D it read as one point whose sub-lattice never ended: `--set particle_radius=0.64` hung).
+TEST(MemoryEstimate, FluidSmallerThanOneSpacingCountsNothingAndEnds) {
+    for (const char* name : {"clavet_slime_2d", "dam_break_3d"}) {
+        Scene scene = load_scene(resolve_scene(name), {"particle_radius=0.64"});
+        const MemoryEstimate e = estimate_memory(scene, 5'000'000);
+        const auto* fluid = e.find("fluid");
+        ASSERT_NE(fluid, nullptr) << name;
+        EXPECT_GE(fluid->count, 0.0) << name;
+    }
+}
