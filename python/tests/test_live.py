@@ -199,7 +199,7 @@ def test_the_simulation_cannot_be_touched_while_it_runs(tmp_path):
 def test_shallow_water_sources_and_drops_from_python(tmp_path):
     """A source added from Python pours in rate * area * time (the lake's border cells are walls, so
     nothing leaves), goes through the scene's own checks, and resumes in `eddy run --resume` bit for bit
-    (the checkpoint keeps the scene with the source)."""
+    (the checkpoint keeps the scene with the source): extended to 0.6 s, the first run equals a straight one."""
     w = eddy.ShallowWater(eddy.load_scene("shallow_lake_at_rest"), threads=2)
     ny, nx = w.shape
     dx = w.dx
@@ -219,10 +219,17 @@ def test_shallow_water_sources_and_drops_from_python(tmp_path):
     with pytest.raises(ValueError):
         w.add_drop(1.0, 0.1, radius=-1.0, height=0.1)
     w.add_drop(2.0, 0.1, radius=0.3, height=0.05, ink=0.5)
+    # The same water built again, run straight to 0.6 s: extending the first run (which ends off its
+    # frame times) must give the straight run's bits (issue 29, item 9).
+    w2 = eddy.ShallowWater(eddy.load_scene("shallow_lake_at_rest"), threads=2)
+    w2.add_source((x0, y0), (x0 + 3 * dx, y0 + 3 * dx), rate=0.01, end=0.5)
+    while w2.time < 0.3:
+        w2.step()
+    w2.add_drop(2.0, 0.1, radius=0.3, height=0.05, ink=0.5)
     w.run(out=tmp_path / "a", until=0.4, formats=["csv"])
     subprocess.run([EDDY_CLI, "run", "--resume", str(tmp_path / "a"), "--until", "0.6", "-q", "--threads", "2"],
                    check=True)
-    w.run(out=tmp_path / "b", until=0.6, formats=["csv"])
+    w2.run(out=tmp_path / "b", until=0.6, formats=["csv"])
     a = sorted((tmp_path / "a" / "frames").glob("grid_*.csv"))[-1]
     b = sorted((tmp_path / "b" / "frames").glob("grid_*.csv"))[-1]
     assert a.read_bytes() == b.read_bytes()
