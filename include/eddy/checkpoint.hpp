@@ -129,6 +129,11 @@ CheckpointFile read_checkpoint_file(const std::filesystem::path& file);
 /// The same checks on bytes already in memory; `file` names them in messages (the fuzz target).
 CheckpointFile read_checkpoint_bytes(std::string_view bytes, const std::filesystem::path& file);
 
+/// Checks the meta keys every checkpoint has (scene, scene_source, time, steps, run: present, of their
+/// type, in range), throwing InputError "WHERE: corrupt checkpoint: meta key 'K' ..." naming the first
+/// bad one. The kind-specific keys are checked by each kind's restore.
+void check_common_meta(const nlohmann::json& meta, const std::string& where);
+
 /// The eddy version written into checkpoints (the CMake project version).
 const char* eddy_version();
 

@@ -2,10 +2,13 @@
 // bytes and a hash, written atomically and checked field by field when read back.
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "eddy/checkpoint.hpp"
 #include "eddy/input_file.hpp"
 #include "eddy/io.hpp"
 #include "eddy/json_text.hpp"
+#include "eddy/scene.hpp"
 
 namespace eddy {
 
@@ -25,6 +28,22 @@ std::uint64_t fnv1a(std::string_view bytes) {
 }  // namespace
 
 const char* eddy_version() { return EDDY_VERSION; }
+
+void check_common_meta(const nlohmann::json& meta, const std::string& where) {
+    auto bad = [&](const std::string& key, const std::string& what) {
+        throw InputError(fmt::format("{}: corrupt checkpoint: meta key '{}' {}", where, key, what));
+    };
+    if (!meta.contains("scene") || !meta["scene"].is_object()) bad("scene", "is missing or not an object");
+    if (!meta.contains("scene_source") || !meta["scene_source"].is_string() ||
+        meta["scene_source"].get<std::string>().size() > 4096 ||
+        meta["scene_source"].get<std::string>().find('\0') != std::string::npos)
+        bad("scene_source", "is not a file name");
+    if (!meta.contains("time") || !meta["time"].is_number() || !std::isfinite(meta["time"].get<double>()) ||
+        meta["time"].get<double>() < 0.0 || meta["time"].get<double>() > kMaxDuration)
+        bad("time", fmt::format("is not a time from 0 to {:g} s", kMaxDuration));
+    if (!meta.contains("steps") || !meta["steps"].is_number_unsigned()) bad("steps", "is not a whole number >= 0");
+    if (!meta.contains("run") || !meta["run"].is_object()) bad("run", "is missing or not an object");
+}
 
 void StateReader::fail(std::string_view what) const {
     throw InputError(fmt::format("{}: corrupt checkpoint: {}; allowed: a checkpoint.eddy written by eddy {}", m_where,

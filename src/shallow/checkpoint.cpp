@@ -39,16 +39,7 @@ ShallowWaterSimulation restore_shallow_water(const CheckpointFile& ck, nlohmann:
     };
     try {
         if (meta.value("kind", "") != "grid") bad("kind", "is not \"grid\" (a shallow-water grid's checkpoint)");
-        if (!meta.contains("scene") || !meta["scene"].is_object()) bad("scene", "is missing or not an object");
-        if (!meta.contains("scene_source") || !meta["scene_source"].is_string() ||
-            meta["scene_source"].get<std::string>().size() > 4096 ||
-            meta["scene_source"].get<std::string>().find('\0') != std::string::npos)
-            bad("scene_source", "is not a file name");
-        if (!meta.contains("time") || !meta["time"].is_number() || !std::isfinite(meta["time"].get<double>()) ||
-            meta["time"].get<double>() < 0.0 || meta["time"].get<double>() > kMaxDuration)
-            bad("time", fmt::format("is not a time from 0 to {:g} s", kMaxDuration));
-        if (!meta.contains("steps") || !meta["steps"].is_number_unsigned()) bad("steps", "is not a whole number >= 0");
-        if (!meta.contains("run") || !meta["run"].is_object()) bad("run", "is missing or not an object");
+        check_common_meta(meta, where);
         // The terrain is part of the saved grid: a heightmap is not read again (it may have moved or
         // changed since; issue 29, item 10). The scene is rebuilt on a flat terrain, then the grid
         // loaded over it.

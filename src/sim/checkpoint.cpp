@@ -185,16 +185,7 @@ void check_particle_meta(const nlohmann::json& meta, const std::string& where) {
         (meta["dimension"] != 2 && meta["dimension"] != 3))
         bad("dimension", "is not 2 or 3");
     if (!meta.contains("method") || !meta["method"].is_string()) bad("method", "is not a method's name");
-    if (!meta.contains("scene") || !meta["scene"].is_object()) bad("scene", "is missing or not an object");
-    if (!meta.contains("scene_source") || !meta["scene_source"].is_string() ||
-        meta["scene_source"].get<std::string>().size() > 4096 ||
-        meta["scene_source"].get<std::string>().find('\0') != std::string::npos)
-        bad("scene_source", "is not a file name");
-    if (!meta.contains("time") || !meta["time"].is_number() || !std::isfinite(meta["time"].get<double>()) ||
-        meta["time"].get<double>() < 0.0 || meta["time"].get<double>() > kMaxDuration)
-        bad("time", fmt::format("is not a time from 0 to {:g} s", kMaxDuration));
-    if (!meta.contains("steps") || !meta["steps"].is_number_unsigned()) bad("steps", "is not a whole number >= 0");
-    if (!meta.contains("run") || !meta["run"].is_object()) bad("run", "is missing or not an object");
+    check_common_meta(meta, where);
 }
 
 }  // namespace

@@ -23,25 +23,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Timed {
-    int code = -1;
-    std::string output;
-    double seconds = 0;
-};
+using Timed = eddy::test::CommandResult;
 
 // `eddy ARGS` under timeout -s KILL (exit 137 if it blocks), timed.
 Timed run_eddy(const std::string& args, int limit_s = 20) {
-    const std::string cmd = "timeout -s KILL " + std::to_string(limit_s) + " " + std::string(EDDY_CLI) + " " + args + " 2>&1";
-    Timed r;
-    const auto t0 = std::chrono::steady_clock::now();
-    FILE* p = popen(cmd.c_str(), "r");
-    if (!p) return r;
-    std::array<char, 4096> buf{};
-    while (std::fgets(buf.data(), buf.size(), p)) r.output += buf.data();
-    const int status = pclose(p);
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    return r;
+    return eddy::test::run_shell("timeout -s KILL " + std::to_string(limit_s) + " " + std::string(EDDY_CLI) + " " + args +
+                                 " 2>&1");
 }
 
 void expect_refused(const Timed& r, std::initializer_list<std::string> needles, double max_seconds = 5.0) {

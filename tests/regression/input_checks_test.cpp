@@ -43,14 +43,7 @@ protected:
     Result run(const fs::path& scene, const std::string& more = "") {
         const std::string cmd = "cd '" + dir.string() + "' && " + EDDY_CLI + " run " + scene.filename().string() +
                                 " --quiet --threads 1 --out out " + more + " 2>&1";
-        Result r;
-        FILE* p = popen(cmd.c_str(), "r");
-        if (!p) return r;
-        std::array<char, 4096> buf{};
-        while (std::fgets(buf.data(), buf.size(), p)) r.output += buf.data();
-        const int status = pclose(p);
-        r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-        return r;
+        return eddy::test::run_shell(cmd);
     }
 };
 

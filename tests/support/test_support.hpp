@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -93,23 +94,28 @@ void expect_input_error(F&& f, std::initializer_list<std::string> needles) {
     }
 }
 
-/// What a command printed (stdout and stderr together) and its exit code.
+/// What a command printed (stdout and stderr together), its exit code and how long it took.
 struct CommandResult {
     int code = -1;
     std::string output;
+    double seconds = 0.0;
 };
 
-/// Runs `eddy ARGS` (the CLI this build made, EDDY_CLI) through the shell.
-inline CommandResult run_cli(const std::string& args) {
-    const std::string cmd = std::string(EDDY_CLI) + " " + args + " 2>&1";
+/// Runs a shell command line (stderr joined to stdout by the caller's "2>&1").
+inline CommandResult run_shell(const std::string& cmd) {
     CommandResult r;
+    const auto t0 = std::chrono::steady_clock::now();
     FILE* p = popen(cmd.c_str(), "r");
     if (!p) return r;
     std::array<char, 4096> buf{};
     while (std::fgets(buf.data(), buf.size(), p)) r.output += buf.data();
     const int status = pclose(p);
     r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return r;
 }
+
+/// Runs `eddy ARGS` (the CLI this build made, EDDY_CLI) through the shell.
+inline CommandResult run_cli(const std::string& args) { return run_shell(std::string(EDDY_CLI) + " " + args + " 2>&1"); }
 
 }  // namespace eddy::test
