@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "core/collapse.hpp"
 #include "eddy/error.hpp"
 
 namespace eddy {
@@ -315,24 +316,10 @@ StepStats ClavetSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary,
     // A collapse crowds thousands of particles into a few cells: the search refused their lists (its
     // candidate limit), and the step ends here; run() reports it (step_divergence). On several
     // processes every one stops with the others.
-    {
-        const std::size_t crowded = m_neighbors.crowded();
-        float any[2] = {crowded > 0 ? 1.0f : 0.0f, static_cast<float>(m_neighbors.crowded_candidates())};
-        if (m_halo) m_halo->max(any);
-        if (any[0] > 0.0f) {
-            StepStats st;
-            st.dt = dt;
-            st.density_ratio_limit = kCollapseDensityRatio;
-            st.crowded = static_cast<std::uint32_t>(any[1]);
-            st.crowded_limit = static_cast<std::uint32_t>(m_neighbors.candidate_limit());
-            if (crowded > 0) {
-                const std::uint32_t i = m_neighbors.crowded_particle();
-                st.where_id = fluid.id[i];
-                for (int a = 0; a < D; ++a) st.where[a] = x[i][a];
-                st.where_dimension = D;
-            }
-            return st;
-        }
+    if (StepStats st; crowded_search(m_neighbors, fluid, m_halo, st)) {
+        st.dt = dt;
+        st.density_ratio_limit = kCollapseDensityRatio;
+        return st;
     }
     if (m_s.linear_viscosity > 0.0f || m_s.quadratic_viscosity > 0.0f) {
         viscosity(fluid, dt, exec);

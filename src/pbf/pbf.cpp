@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "core/collapse.hpp"
 #include "eddy/error.hpp"
 
 namespace eddy {
@@ -143,22 +144,7 @@ void PbfSolver<D>::substep(ParticleSet<D>& fluid, BoundarySet<D>& boundary, doub
     // A collapse crowds thousands of particles into a few cells: the search refused their lists (its
     // candidate limit), and the step ends here; run() reports it (step_divergence). On several
     // processes every one stops with the others.
-    {
-        const std::size_t crowded = m_neighbors.crowded();
-        float any[2] = {crowded > 0 ? 1.0f : 0.0f, static_cast<float>(m_neighbors.crowded_candidates())};
-        if (m_halo) m_halo->max(any);
-        if (any[0] > 0.0f) {
-            stats.crowded = static_cast<std::uint32_t>(any[1]);
-            stats.crowded_limit = static_cast<std::uint32_t>(m_neighbors.candidate_limit());
-            if (crowded > 0) {
-                const std::uint32_t i = m_neighbors.crowded_particle();
-                stats.where_id = fluid.id[i];
-                for (int a = 0; a < D; ++a) stats.where[a] = x[i][a];
-                stats.where_dimension = D;
-            }
-            return;
-        }
-    }
+    if (crowded_search(m_neighbors, fluid, m_halo, stats)) return;
 
     const CubicSpline<D> W = m_kernel;
     const float m = m_mass, inv_rho0 = 1.0f / m_s.rest_density, w0 = W.value(0.0f);
