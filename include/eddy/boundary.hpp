@@ -49,6 +49,12 @@ struct BoundaryMotion {
     RigidPose<D> pose(double t) const;
 };
 
+/// The fluid's load on one boundary object (eddy/wall_loads.hpp computes it; double: a sum over many pairs).
+struct ObjectLoad {
+    std::array<double, 3> force{0.0, 0.0, 0.0};   ///< (N; 2D: N per metre of depth, z = 0)
+    std::array<double, 3> torque{0.0, 0.0, 0.0};  ///< About the object's pivot (N m; 2D: N m/m, about z only)
+};
+
 template <int D>
 struct BoundarySet {
     std::vector<Vec<D>> position;       ///< Current position (m)
@@ -61,6 +67,9 @@ struct BoundarySet {
     /// analytic shapes; such walls get their own volume calibration (sampled_wall_correction).
     std::vector<std::uint8_t> sampled_layers;
     float particle_radius = 0.0f;            ///< r of the sampling (m)
+    /// Per object: the fluid's force and torque on it over the last step (wall_loads.hpp), every process's
+    /// fluid included; empty before the first step.
+    std::vector<ObjectLoad> load;
 
     std::size_t size() const { return position.size(); }
     bool empty() const { return position.empty(); }

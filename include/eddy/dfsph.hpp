@@ -63,6 +63,7 @@
 #include "eddy/neighborhood.hpp"
 #include "eddy/particles.hpp"
 #include "eddy/settings.hpp"
+#include "eddy/wall_loads.hpp"
 #include "eddy/wcsph.hpp"  // StepStats
 
 namespace eddy {
@@ -158,6 +159,10 @@ private:
     // G, Fb = sum_b psi_b grad W_ib, the walls' share of Drho/Dt, the density rate, the pressure increment and the XSPH term.
     std::vector<float> m_alpha, m_dP, m_wall_rate, m_rate;
     std::vector<Vec<D>> m_grad, m_F, m_Fb, m_xsph;
+    // The fluid's force on each boundary object (wall_loads.hpp); per particle the velocity the walls
+    // changed outside the pressure pairs: their XSPH share and the guard (m/s).
+    WallLoadGather<D> m_loads;
+    std::vector<Vec<D>> m_wall_dv;
     std::vector<std::uint8_t> m_surface;
     // Viscosity solve: per pair factor, per particle inverted diagonal block, conjugate gradient vectors.
     std::vector<float> m_visc_pair, m_visc_block;

@@ -197,6 +197,9 @@ struct FrameRecord {
     std::vector<std::string> files;   ///< Relative to the output directory
     float max_density_error = 0.0f;   ///< Largest compression over the steps since the previous frame
     float mean_density_error = 0.0f;  ///< Mean over those steps of the mean compression
+    /// Per boundary object: the fluid's force and torque, the mean over the steps since the previous
+    /// frame (eddy/wall_loads.hpp; out/forces.csv); empty for a scene without walls.
+    std::vector<ObjectLoad> loads;
 };
 
 struct RunResult {

@@ -65,6 +65,7 @@
 #include "eddy/neighborhood.hpp"
 #include "eddy/particles.hpp"
 #include "eddy/settings.hpp"
+#include "eddy/wall_loads.hpp"
 
 namespace eddy {
 
@@ -238,6 +239,8 @@ private:
     float m_vmax = 0.0f;  // largest speed after the last step (m/s)
     float m_amax = 0.0f;  // largest acceleration of the last step (m/s^2)
     std::vector<Wall<D>> m_walls;
+    WallLoadGather<D> m_loads;       // the fluid's force on each boundary object (wall_loads.hpp)
+    std::vector<Vec<D>> m_guard_dv;  // per particle: the velocity the walls' guard took this step (m/s)
 };
 
 extern template class WcsphSolver<2>;

@@ -276,12 +276,13 @@ struct LoopCarry {
     float max_err = 0.0f, max_speed = 0.0f;
     double sum_err = 0.0, sum_iterations = 0.0, sum_divergence_iterations = 0.0, sum_viscosity_iterations = 0.0;
     std::uint64_t stat_steps = 0;
+    LoadAverage loads;  // the walls' loads since the previous frame
 };
 
 // A checkpoint's record back into the loop's carry and frame list, every value checked: against the
 // simulation's clock (time, steps), the frame rate, and plain ranges (floats must fit a float).
 void restore_carry(const detail::RecordReader& r, const ParticleRunConfig& cfg, double time, std::uint64_t steps,
-                   LoopCarry& c, std::vector<FrameRecord>& frames) {
+                   std::size_t objects_expected, LoopCarry& c, std::vector<FrameRecord>& frames) {
     constexpr double kFloat = std::numeric_limits<float>::max();
     constexpr double kBig = 1e300;
     c.time0 = r.number("time0", 0.0, time);
@@ -300,6 +301,21 @@ void restore_carry(const detail::RecordReader& r, const ParticleRunConfig& cfg, 
         fr.max_density_error = static_cast<float>(f.numbers[0]);
         fr.mean_density_error = static_cast<float>(f.numbers[1]);
         frames.push_back(std::move(fr));
+    }
+    // The walls' loads of each frame and since the last one (absent in checkpoints before issue 28).
+    const std::size_t objects = r.has("objects") ? r.count("objects", 0, 65536) : 0;
+    if (r.has("objects") && objects != objects_expected)
+        r.fail("objects", fmt::format("= {}; allowed: {} (the scene's boundary objects)", objects, objects_expected));
+    if (objects) {
+        const auto& a = r.array("frames");
+        for (std::size_t k = 1; k < frames.size(); ++k) {
+            const std::string at = fmt::format("frames[{}].loads", k);
+            frames[k].loads = detail::loads_from_record(r, a[k].contains("loads") ? a[k]["loads"] : nlohmann::json(), at,
+                                                        objects);
+        }
+        const auto& acc = r.array("load_accumulator", 2);
+        c.loads.elapsed = r.number_at(acc[0], "load_accumulator[0]", 0.0, kBig);
+        c.loads.impulse = detail::loads_from_record(r, acc[1], "load_accumulator[1]", objects);
     }
     c.pvd = detail::read_record_pvd(r, "pvd", listed);
     c.walls_pvd = detail::read_record_pvd(r, "walls_pvd", listed);
@@ -332,7 +348,7 @@ void check_particle_record(const Simulation& simulation, const nlohmann::json& r
             const ParticleRunConfig cfg = particle_run_config(sim.scene, D, RunOptions{}, &reader);
             LoopCarry carry;
             std::vector<FrameRecord> frames;
-            restore_carry(reader, cfg, sim.time, sim.steps, carry, frames);
+            restore_carry(reader, cfg, sim.time, sim.steps, sim.boundary.motions.size(), carry, frames);
         },
         simulation);
 }
@@ -491,7 +507,7 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
             carry.time0 = sim.time;
             carry.steps0 = sim.steps;
             RunResult result;
-            if (reader) restore_carry(*reader, cfg, sim.time, sim.steps, carry, result.frames);
+            if (reader) restore_carry(*reader, cfg, sim.time, sim.steps, sim.boundary.motions.size(), carry, result.frames);
             const int frames_kept = static_cast<int>(result.frames.size());
             if (writer) {
                 detail::open_run_folder(out, {"particles_", "surface_", "walls"}, frames_kept,
@@ -538,6 +554,8 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
                 fr.time = sim.time;
                 fr.max_density_error = frame_max_err;
                 fr.mean_density_error = frame_steps ? static_cast<float>(frame_sum_err / double(frame_steps)) : 0.0f;
+                if (fr.index > 0) fr.loads = carry.loads.mean(sim.boundary.motions.size());
+                carry.loads.reset();
                 frame_max_err = 0.0f;
                 frame_sum_err = 0.0;
                 frame_steps = 0;
@@ -632,7 +650,9 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
                     fr.files.push_back(name);
                 }
                 if (!pvd.empty()) io::write_pvd(out / "particles.pvd", pvd);
+                const bool loads = fr.index > 0 && !fr.loads.empty();
                 result.frames.push_back(std::move(fr));
+                if (loads) detail::write_forces_csv(out / "forces.csv", result.frames);
             };
 
             using clock = std::chrono::steady_clock;
@@ -673,11 +693,17 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
                 rj["steps0"] = steps0;
                 rj["next_frame"] = next_frame;
                 nlohmann::json frames = nlohmann::json::array();
-                for (const auto& f : result.frames)
+                for (const auto& f : result.frames) {
                     frames.push_back({{"index", f.index}, {"time", f.time}, {"files", f.files},
                                       {"max_density_error", f.max_density_error},
                                       {"mean_density_error", f.mean_density_error}});
+                    if (f.index > 0) frames.back()["loads"] = detail::loads_json(f.loads);
+                }
                 rj["frames"] = frames;
+                rj["objects"] = sim.boundary.motions.size();
+                std::vector<ObjectLoad> impulse = carry.loads.impulse;
+                impulse.resize(sim.boundary.motions.size());
+                rj["load_accumulator"] = {carry.loads.elapsed, detail::loads_json(impulse)};
                 rj["pvd"] = pvd_json(pvd);
                 rj["walls_pvd"] = pvd_json(walls_pvd);
                 rj["frame_accumulators"] = {frame_max_err, frame_sum_err, frame_steps};
@@ -752,6 +778,7 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
                 sum_divergence_iterations += st.divergence_iterations;
                 sum_viscosity_iterations += st.viscosity_iterations;
                 ++stat_steps;
+                carry.loads.add(sim.boundary.load, st.dt);
                 std::string problem = step_divergence(st, method_dt_min(sim.method));
                 if (problem.empty()) {
                     std::uint64_t esc = count_escaped(sim, exec);
@@ -862,6 +889,11 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
                                   {"files", f.files},
                                   {"max_density_error", f.max_density_error},
                                   {"mean_density_error", f.mean_density_error}});
+            // The walls' loads of the last frame (forces.csv has every frame's).
+            if (!frames.empty() && result.frames.back().index > 0 && !result.frames.back().loads.empty()) {
+                frames.back()["forces"] = detail::loads_summary(result.frames.back().loads);
+                j["forces_file"] = "forces.csv";
+            }
             j["frames"] = frames;
             if (!picture.empty()) j["picture"] = picture;
             if (hooks) hooks->summarize(j);

@@ -139,4 +139,16 @@ bool lands_off_frame(double time0, double fps, int next_frame, double end_time);
 Progress make_progress(double time, double time0, double end_time, std::uint64_t steps, std::uint64_t max_steps,
                        std::size_t count, const char* counted, double wall_seconds, int frames, bool finished);
 
+/// The fluid's loads on the boundary objects (eddy/wall_loads.hpp) in the run's files
+/// (src/sim/forces_output.cpp): out/forces.csv, "time,object,fx,fy,fz,tx,ty,tz", one row per frame after
+/// the first (its loads are the mean over the steps since the previous frame) and per object, rewritten
+/// atomically at every frame; in a record or summary, [[fx, fy, fz, tx, ty, tz], ...] per object.
+void write_forces_csv(const std::filesystem::path& file, const std::vector<FrameRecord>& frames);
+nlohmann::json loads_json(const std::vector<ObjectLoad>& loads);
+/// Summary form: [{"object": o, "force": [...], "torque": [...]}, ...].
+nlohmann::json loads_summary(const std::vector<ObjectLoad>& loads);
+/// A record's loads (`v`, named `what`): `objects` rows of 6 finite numbers, or InputError through r.
+std::vector<ObjectLoad> loads_from_record(const RecordReader& r, const nlohmann::json& v, const std::string& what,
+                                          std::size_t objects);
+
 }  // namespace eddy::detail

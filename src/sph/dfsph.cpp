@@ -200,7 +200,10 @@ StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
     const std::size_t ip = fluid.add_scalar(kPressureField), iq = fluid.add_scalar(kDivergencePressureField);
     float* P = fluid.scalars[ip].data.data();
     float* Pv = fluid.scalars[iq].data.data();
-    if (n == 0 && !m_halo) return out;  // an empty subdomain still takes part in the reductions
+    if (n == 0 && !m_halo) {  // an empty subdomain still takes part in the reductions
+        boundary.load.assign(boundary.motions.size(), ObjectLoad{});
+        return out;
+    }
 
     const auto& fn = m_neighbors.fluid();
     const auto& bn = m_neighbors.boundary();
@@ -212,6 +215,7 @@ StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
     m_F.resize(n);
     m_Fb.resize(n);
     m_xsph.resize(n);
+    m_wall_dv.resize(n);
     m_surface.resize(n);
 
     const CubicSpline<D> W = m_kernel;
@@ -274,6 +278,7 @@ StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
                 m_alpha[i] = denom > m_alpha_floor ? 1.0f / denom : 0.0f;
                 m_wall_rate[i] = wall_rate;
                 m_xsph[i] = xs * c + xw * c_wall;
+                m_wall_dv[i] = xw * c_wall;
                 m_surface[i] = (off[i + 1] - off[i]) + static_cast<std::uint32_t>(bn[i].size()) < m_min_neighbors;
                 // Drho_i/Dt of the velocities the step starts with (2017 eq. 4), for the divergence
                 // solver's start: the pair terms are still in cache here, which saves that solver a pass.
@@ -428,6 +433,17 @@ StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
     out.iterations = iters;
     m_last_predicted = static_cast<float>(predicted);
 
+    // The walls' loads: the pressure pairs of both solvers at the positions the step started from. The
+    // wall's share of particle i's velocity updates is -dt (P_i + P^v_i) psi_b grad W_ib (eq. 9 with the
+    // accumulated pressures K = P, P^v, warm start included), a force m (P_i + P^v_i) psi_b grad W_ib.
+    m_loads.begin(boundary, t);
+    m_loads.add_pairs(exec, owned, bn, boundary, [&](std::size_t i, std::uint32_t k) {
+        const Vec<D> d = x[i] - xb[k];
+        const float len = norm(d);
+        if (len == 0.0f) return Vec<D>::zero();
+        return d * (-m * (P[i] + Pv[i]) * psi[k] * W.derivative(len) / len);
+    });
+
     // 5. Positions; the walls' shapes guard the boundary particles (see WcsphSolver::step); the
     //    pressure of the outputs, p = (P + P^v) rho^2.
     const float guard_held = wall_contact_margin(m_r, true), guard_free = wall_contact_margin(m_r, false);
@@ -441,7 +457,9 @@ StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
                 x[i] += vi * dt;
                 vi += m_xsph[i];  // XSPH from the velocities the step started with
                 // Held: a pressure from either solver pushes it off the walls (wall_contact_margin).
+                const Vec<D> before = vi;
                 guard_walls(x[i], vi, m_walls, P[i] + Pv[i] > 0.0f ? guard_held : guard_free);
+                m_wall_dv[i] += vi - before;
                 v[i] = vi;
                 p[i] = (P[i] + Pv[i]) * rho[i] * rho[i];
                 if (i >= owned) continue;  // a ghost: its owner counts it
@@ -452,6 +470,9 @@ StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
             return s;
         },
         join);
+    // The walls' XSPH and guard as impulses at the particles, to the object of the nearest wall particle.
+    m_loads.add_impulses(exec, owned, bn, boundary, x, m_wall_dv.data(), m, dt);
+    m_loads.finish(boundary, m_halo);
     if (m_halo) {
         float mx[2] = {st.vmax, st.bad ? 1.0f : 0.0f};
         m_halo->max(mx);
@@ -496,7 +517,7 @@ std::size_t DfsphSolver<D>::memory_bytes() const {
     return m_neighbors.memory_bytes() +
            (m_rate.capacity() + m_alpha.capacity() + m_dP.capacity() + m_wall_rate.capacity()) *
                sizeof(float) +
-           (m_grad.capacity() + m_F.capacity() + m_Fb.capacity() + m_xsph.capacity()) * sizeof(Vec<D>) + m_surface.capacity() +
+           (m_grad.capacity() + m_F.capacity() + m_Fb.capacity() + m_xsph.capacity() + m_wall_dv.capacity()) * sizeof(Vec<D>) + m_surface.capacity() +
            (m_visc_pair.capacity() + m_visc_block.capacity()) * sizeof(float) +
            (m_visc_b.capacity() + m_visc_r.capacity() + m_visc_z.capacity() + m_visc_p.capacity() + m_visc_q.capacity()) *
                sizeof(Vec<D>);

@@ -192,6 +192,29 @@ StepStats WcsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
     const float nu = m_s.viscosity;
     const Vec<D> g = m_g;
     const bool wall_gradient = m_s.hydrostatic_walls, clamp = m_s.clamp_pressure;
+    // Wall particle k's acceleration of fluid particle i (Akinci et al. 2012, eq. 10 and 11): its
+    // pressure mirrored onto the wall particle, plus the hydrostatic increment from the fluid particle
+    // to it: p_b = p_i + rho_i g . (x_b - x_i) (Adami et al. 2012, eq. 27, with the particle itself as
+    // the one fluid neighbour); p_b = p_i without it. Artificial viscosity against the wall's own
+    // velocity (Monaghan's form), with its own coefficient. The walls' loads (m_loads) are the same
+    // terms times m, so what the fluid feels and what the walls report cannot drift apart.
+    auto wall_acceleration = [&](std::size_t i, std::uint32_t k) {
+        const Vec<D> r = x[i] - xb[k];
+        const float d2 = norm2(r);
+        if (d2 == 0.0f) return Vec<D>::zero();
+        const float d = std::sqrt(d2);
+        const float dw = W.derivative(d) / d;
+        const float rhoi = rho[i];
+        const float pi_term = p[i] / (rhoi * rhoi);
+        float s = 2.0f * pi_term;
+        if (wall_gradient) {
+            const float pb = p[i] - rhoi * dot(g, r);
+            s = pi_term + (clamp ? std::max(pb, 0.0f) : pb) / (rhoi * rhoi);
+        }
+        const float vr = dot(v[i] - vb[k], r);
+        if (vr < 0.0f && wall_alpha_c_h > 0.0f) s += -wall_alpha_c_h * vr / ((d2 + eps_h2) * rhoi);
+        return r * -(psi[k] * s * dw);
+    };
     parallel_blocks(exec, n, [&](std::size_t b0, std::size_t b1) {
         for (std::size_t i = b0; i < b1; ++i) {
             const Vec<D> xi = x[i], vi = v[i];
@@ -212,26 +235,7 @@ StepStats WcsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
                 acc -= r * (m * s * dw);
                 if (nu > 0.0f) acc -= vij * (nu * m * 2.0f / (rhoi + rhoj) * W.value(d));
             }
-            for (std::uint32_t k : bn[i]) {
-                const Vec<D> r = xi - xb[k];
-                const float d2 = norm2(r);
-                if (d2 == 0.0f) continue;
-                const float d = std::sqrt(d2);
-                const float dw = W.derivative(d) / d;
-                // Pressure mirrored onto the wall particle, plus the hydrostatic increment from the fluid
-                // particle to it: p_b = p_i + rho_i g . (x_b - x_i) (Adami et al. 2012, eq. 27, with the
-                // particle itself as the one fluid neighbour); p_b = p_i without it.
-                float s = 2.0f * pi_term;
-                if (wall_gradient) {
-                    const float pb = p[i] - rhoi * dot(g, r);
-                    s = pi_term + (clamp ? std::max(pb, 0.0f) : pb) / (rhoi * rhoi);
-                }
-                const float vr = dot(vi - vb[k], r);
-                // Artificial viscosity against the wall's own velocity (Akinci et al. 2012, eq. 11, with
-                // Monaghan's form), with its own coefficient.
-                if (vr < 0.0f && wall_alpha_c_h > 0.0f) s += -wall_alpha_c_h * vr / ((d2 + eps_h2) * rhoi);
-                acc -= r * (psi[k] * s * dw);
-            }
+            for (std::uint32_t k : bn[i]) acc += wall_acceleration(i, k);
             a[i] = acc;
         }
     });
@@ -242,6 +246,9 @@ StepStats WcsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
     // a particle without (p <= 0: a droplet, spray, a thin sheet, whose density stays below rho0 even
     // against the wall, so the Akinci wall term exerts nothing) touches the wall as a ball of radius r.
     // Either is put back and loses the velocity that carried it in.
+    m_loads.begin(boundary, t);
+    m_loads.add_pairs(exec, owned, bn, boundary, [&](std::size_t i, std::uint32_t k) { return wall_acceleration(i, k) * m; });
+    m_guard_dv.resize(n);
     const float guard_held = wall_contact_margin(m_r, true), guard_free = wall_contact_margin(m_r, false);
     const Stats local = parallel_reduce_blocks(
         exec, n, Stats{},
@@ -250,7 +257,9 @@ StepStats WcsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
             for (std::size_t i = b0; i < b1; ++i) {
                 Vec<D> vi = v[i] + a[i] * dt;
                 x[i] += vi * dt;
+                const Vec<D> before = vi;
                 guard_walls(x[i], vi, m_walls, p[i] > 0.0f ? guard_held : guard_free);
+                m_guard_dv[i] = vi - before;
                 v[i] = vi;
                 if (i >= owned) continue;  // a ghost: its owner counts it
                 const float sp = norm(vi), ac = norm(a[i]);
@@ -271,6 +280,10 @@ StepStats WcsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
             l.bad = l.bad || r.bad;
             return l;
         });
+    // The guard's impulses, at the particles where it left them, to the object of the nearest wall
+    // particle; then the loads over every process.
+    m_loads.add_impulses(exec, owned, bn, boundary, x.data(), m_guard_dv.data(), m, dt);
+    m_loads.finish(boundary, m_halo);
     Stats st = local;
     std::size_t count = n;
     if (m_halo) {
@@ -322,7 +335,7 @@ void WcsphSolver<D>::load_state(StateReader& r) {
 
 template <int D>
 std::size_t WcsphSolver<D>::memory_bytes() const {
-    return m_neighbors.memory_bytes();
+    return m_neighbors.memory_bytes() + m_guard_dv.capacity() * sizeof(Vec<D>);
 }
 
 template class WcsphSolver<2>;
