@@ -20,6 +20,22 @@
 
 namespace eddy::python {
 
+/// The walls' loads as numpy (issue 28): (objects, 6) float64, per boundary object (the scene's
+/// `boundaries` in order) fx, fy, fz (N) and tx, ty, tz (N m, about the object's pivot where it is now);
+/// in 2D per metre of depth (N/m, N m/m) with fz = tx = ty = 0. `loads` empty (no step taken yet, or a
+/// method that gathers none) gives rows of NaN: unknown, not zero.
+inline py::array_t<double> loads_array(const std::vector<ObjectLoad>& loads, std::size_t objects) {
+    py::array_t<double> a({py::ssize_t(objects), py::ssize_t(6)});
+    auto w = a.mutable_unchecked<2>();
+    const bool known = loads.size() == objects;
+    for (std::size_t o = 0; o < objects; ++o)
+        for (int c = 0; c < 3; ++c) {
+            w(o, c) = known ? loads[o].force[c] : std::nan("");
+            w(o, 3 + c) = known ? loads[o].torque[c] : std::nan("");
+        }
+    return a;
+}
+
 /// Raised (as eddy.DivergenceError) when a step or a run diverges.
 class DivergenceError : public std::runtime_error {
     using std::runtime_error::runtime_error;
@@ -80,6 +96,23 @@ py::dict run_from_python(Sim& sim, const ExecContext& exec, const py::object& ou
     d["message"] = r.message;
     d["frames"] = r.frames.size();
     d["summary"] = to_python(r.summary);
+    if constexpr (std::is_same_v<Sim, Simulation>) {
+        // Each frame's mean load over the steps since the previous frame (FrameRecord::loads, the rows
+        // of out/forces.csv): (frames, objects, 6); the first frame (no step before it) is NaN.
+        const std::size_t objects = std::visit([](const auto& p) { return p.boundary.motions.size(); }, sim);
+        py::array_t<double> loads({py::ssize_t(r.frames.size()), py::ssize_t(objects), py::ssize_t(6)});
+        py::array_t<double> times(py::ssize_t(r.frames.size()));
+        auto l = loads.mutable_unchecked<3>();
+        auto t = times.mutable_unchecked<1>();
+        for (std::size_t f = 0; f < r.frames.size(); ++f) {
+            t(f) = r.frames[f].time;
+            const auto one = loads_array(r.frames[f].loads, objects).unchecked<2>();
+            for (std::size_t o = 0; o < objects; ++o)
+                for (int c = 0; c < 6; ++c) l(f, o, c) = one(o, c);
+        }
+        d["frame_times"] = times;
+        d["loads"] = loads;
+    }
     return d;
 }
 
@@ -151,7 +184,9 @@ inline constexpr const char* kRunDoc =
     "checkpoint_every, an unknown format or an end before the simulation's time raise ValueError, as\n"
     "the command line refuses them. progress(dict) is called about every\n"
     "0.25 s with time, end_time, steps, steps_per_second, eta_seconds, ... Returns {status, message,\n"
-    "frames, summary}. Ctrl-C stops the run after its current step, writes the last frame and the\n"
+    "frames, summary}; eddy.Simulation's also frame_times (frames,) and loads (frames, objects, 6):\n"
+    "each frame's mean wall loads since the previous frame (as boundary_forces(); out/forces.csv).\n"
+    "Ctrl-C stops the run after its current step, writes the last frame and the\n"
     "summary, and raises KeyboardInterrupt; a divergence raises eddy.DivergenceError (frames so far\n"
     "are kept).";
 

@@ -194,6 +194,18 @@ void bind_simulation(py::module_& m) {
              "particles are pushed apart violently. Returns the new particles' ids (uint32). ValueError\n"
              "on a bad shape, a value not finite, a particle outside the bounds or too many.")
         .def(
+            "boundary_forces",
+            [](PySimulation& s) {
+                check_idle(s.busy);
+                return s.visit([](auto& p) { return loads_array(p.boundary.load, p.boundary.motions.size()); });
+            },
+            "boundary_forces() -> (objects, 6) float64 array\n\n"
+            "The fluid's load on each boundary object (the scene's `boundaries`, in order) over the last\n"
+            "step: fx, fy, fz (N) and tx, ty, tz (N m, the torque about the object's pivot where it is\n"
+            "now). In 2D per metre of depth: force N/m, torque N m/m about z, fz = tx = ty = 0. A fresh\n"
+            "copy. Rows of NaN before the first step, or for a method that does not gather loads. A scene\n"
+            "without boundaries gives shape (0, 6). run() returns each frame's mean ('loads').")
+        .def(
             "state_hash", [](PySimulation& s) { check_idle(s.busy); return state_hash(s.sim); },
             "A 64-bit hash (FNV-1a) of the particle state: positions, velocities and ids, bit for bit (the\n"
             "checkpoint tests' hash); the same for any thread count.")
