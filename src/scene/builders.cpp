@@ -365,9 +365,10 @@ ParticleSet<D> build_fluid(const Scene& s, std::size_t max_particles, const Exec
                 }
             }
             // Points within r of a solid obstacle are dropped: that is how an obstacle is placed in
-            // a block of fluid.
+            // a block of fluid. A point at r itself (a lattice that meets the obstacle's face, where
+            // fluid rests) stays, as containers keep theirs, within the float rounding of the lattice.
             for (const auto* b : solids)
-                if (inside_shape<D>(*b, p, fr)) {
+                if (inside_shape<D>(*b, p, 0.9999f * fr)) {
                     state[i] = 0;
                     return;
                 }

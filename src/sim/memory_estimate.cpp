@@ -247,7 +247,7 @@ double fluid_count(const FluidSpec& f, double r, const std::vector<const Boundar
             for (const BoundarySpec* b : containers) in = in || inside_shape<D>(*b, p, -0.9999f * fr);
             keep = in;
         }
-        for (const BoundarySpec* b : solids) keep = keep && !inside_shape<D>(*b, p, fr);
+        for (const BoundarySpec* b : solids) keep = keep && !inside_shape<D>(*b, p, 0.9999f * fr);
         kept += keep ? 1.0 : 0.0;
         int a = 0;
         while (a < D && ++idx[a] == static_cast<long>(samples[a])) idx[a++] = 0;

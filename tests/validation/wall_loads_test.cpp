@@ -1,0 +1,153 @@
+// The fluid's loads on the walls (issue 28) against hydrostatics: the tank carries the fluid's weight,
+// a gate the force rho0 g H^2 / 2 per metre with the moment rho0 g H^3 / 6 about its foot, a box held
+// under water rho0 g V upwards (Archimedes); the loads the same bits on 1 and 2 threads. The depth H is
+// the fluid's by mass (its volume at rho0 over the reservoir's floor), as in the tank tests.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "eddy/scene.hpp"
+#include "eddy/simulation.hpp"
+#include "eddy/wall_loads.hpp"
+
+using namespace eddy;
+
+namespace {
+
+constexpr double kG = 9.81, kRho0 = 1000.0;
+
+// The mean loads per object over [t0, t1] (each step weighted by its length).
+std::vector<ObjectLoad> mean_loads(Simulation& sim, double t0, double t1, const ExecContext& exec) {
+    LoadAverage avg;
+    return std::visit(
+        [&](auto& s) {
+            while (s.time < t1 - 1e-12) {
+                const bool measure = s.time >= t0 - 1e-12;
+                const StepStats st = step(sim, exec, s.time < t0 ? t0 : t1);
+                EXPECT_FALSE(st.non_finite) << "diverged at t = " << s.time;
+                if (st.non_finite) break;
+                if (measure) avg.add(s.boundary.load, st.dt);
+            }
+            return avg.mean(s.boundary.motions.size());
+        },
+        sim);
+}
+
+// The fluid's mass (kg; kg/m in 2D).
+double fluid_mass(const Simulation& sim) {
+    return std::visit([](const auto& s) { return double(s.fluid.size()) * double(s.fluid.mass); }, sim);
+}
+
+double rel(double measured, double expected) { return measured / expected - 1.0; }
+
+// A 2D reservoir [0, 0.296] x [0, 0.24] (r = 4 mm: 37 x 30 particles) behind a gate hinged at its foot,
+// (0.296, 0), in a tank 0.6 m long; optionally a box held under water instead of the gate's load.
+nlohmann::json gate_scene_2d(const std::string& method) {
+    return {{"name", "gate_2d"}, {"dimension", 2}, {"method", method}, {"particle_radius", 0.004},
+            {"gravity", {0, -kG}},
+            {"boundaries",
+             {{{"shape", "box"}, {"min", {0, 0}}, {"max", {0.6, 0.4}}},
+              {{"shape", "box"}, {"solid", true}, {"min", {0.296, 0}}, {"max", {0.32, 0.4}}, {"pivot", {0.296, 0}}}}},
+            {"fluids", {{{"shape", "box"}, {"min", {0, 0}}, {"max", {0.296, 0.24}}}}}};
+}
+
+struct GateFigures {
+    double weight, force, torque;  // relative errors
+};
+
+GateFigures gate_2d(const std::string& method) {
+    ExecContext exec(2);
+    Simulation sim = make_simulation(parse_scene(gate_scene_2d(method), "gate_2d"), 100000, exec);
+    const auto load = mean_loads(sim, 1.0, 2.0, exec);
+    const double M = fluid_mass(sim), H = M / kRho0 / 0.296;
+    const GateFigures f{rel(-(load[0].force[1] + load[1].force[1]), M * kG),
+                        rel(load[1].force[0], kRho0 * kG * H * H / 2.0),
+                        rel(-load[1].torque[2], kRho0 * kG * H * H * H / 6.0)};
+    std::printf("%s 2D gate: weight %+.2f%%, gate force %+.2f%%, moment about the hinge %+.2f%% (H = %.4f m)\n",
+                method.c_str(), 100 * f.weight, 100 * f.force, 100 * f.torque, H);
+    return f;
+}
+
+// A 2D tank 0.4 m wide, 24 cm of water, a box 12.8 x 8 cm held under water at mid-depth.
+double archimedes_2d(const std::string& method) {
+    const nlohmann::json j = {
+        {"name", "archimedes_2d"}, {"dimension", 2}, {"method", method}, {"particle_radius", 0.004},
+        {"gravity", {0, -kG}},
+        {"boundaries",
+         {{{"shape", "box"}, {"min", {0, 0}}, {"max", {0.4, 0.4}}},
+          {{"shape", "box"}, {"solid", true}, {"min", {0.136, 0.064}}, {"max", {0.264, 0.144}}}}},
+        {"fluids", {{{"shape", "box"}, {"min", {0, 0}}, {"max", {0.4, 0.24}}}}}};
+    ExecContext exec(2);
+    Simulation sim = make_simulation(parse_scene(j, "archimedes_2d"), 100000, exec);
+    const auto load = mean_loads(sim, 1.0, 2.0, exec);
+    const double e = rel(load[1].force[1], kRho0 * kG * 0.128 * 0.08);
+    std::printf("%s 2D box under water: buoyancy %+.2f%% of rho0 g V; tank + box carry the weight %+.2f%%\n",
+                method.c_str(), 100 * e, 100 * rel(-(load[0].force[1] + load[1].force[1]), fluid_mass(sim) * kG));
+    return e;
+}
+
+}  // namespace
+
+TEST(WallLoads, TankCarriesWeightGateForceAndHingeMoment2D) {
+    const GateFigures w = gate_2d("wcsph");
+    EXPECT_LT(std::fabs(w.weight), 0.005);
+    EXPECT_LT(std::fabs(w.force), 0.03);   // measured -2.3%: the surface rows sit low (docs/methods.md)
+    EXPECT_LT(std::fabs(w.torque), 0.03);  // -2.3%
+    const GateFigures d = gate_2d("dfsph");
+    EXPECT_LT(std::fabs(d.weight), 0.005);
+    EXPECT_LT(std::fabs(d.force), 0.02);   // -0.3%
+    EXPECT_LT(std::fabs(d.torque), 0.03);  // -2.0%
+}
+
+TEST(WallLoads, BoxHeldUnderWaterFeelsArchimedes2D) {
+    EXPECT_LT(std::fabs(archimedes_2d("wcsph")), 0.02);  // +0.4%
+    EXPECT_LT(std::fabs(archimedes_2d("dfsph")), 0.04);  // +2.8%: DFSPH's wall rows carry too much pressure
+}
+
+// tank_forces_3d (the bundled scene): the tank, the dam and the box held under water.
+TEST(WallLoads, BundledTankForces3D) {
+    for (const char* method : {"dfsph", "wcsph"}) {
+        ExecContext exec(2);
+        Scene scene = load_scene(EDDY_SOURCE_DIR "/scenes/tank_forces_3d.json");
+        scene.method = method;
+        Simulation sim = make_simulation(scene, 100000, exec);
+        const auto load = mean_loads(sim, 1.0, 2.0, exec);
+        const double V_box = 0.12 * 0.12 * 0.14, M = fluid_mass(sim);
+        const double H = (M / kRho0 + V_box) / (0.24 * 0.3), width = 0.3;
+        const double weight = rel(-(load[0].force[1] + load[1].force[1] + load[2].force[1]), M * kG);
+        const double force = rel(load[1].force[0], kRho0 * kG * H * H / 2.0 * width);
+        const double torque = rel(-load[1].torque[2], kRho0 * kG * H * H * H / 6.0 * width);
+        const double buoyancy = rel(load[2].force[1], kRho0 * kG * V_box);
+        std::printf("%s tank_forces_3d: weight %+.2f%%, dam force %+.2f%%, moment %+.2f%%, buoyancy %+.2f%% (H = %.4f m)\n",
+                    method, 100 * weight, 100 * force, 100 * torque, 100 * buoyancy, H);
+        EXPECT_LT(std::fabs(weight), 0.005) << method;
+        // Measured at r = 1 cm (15 rows): DFSPH -0.7%, -4.9%, -1.6%; WCSPH -1.8%, -0.4%, +6.2%.
+        EXPECT_LT(std::fabs(force), 0.03) << method;
+        EXPECT_LT(std::fabs(torque), 0.06) << method;
+        EXPECT_LT(std::fabs(buoyancy), 0.08) << method;
+    }
+}
+
+// The loads are gathered, never scattered: the same bits on 1 and 2 threads.
+TEST(WallLoads, SameBitsOnOneAndTwoThreads) {
+    for (const char* method : {"wcsph", "dfsph"}) {
+        std::vector<ObjectLoad> loads[2];
+        for (int t = 0; t < 2; ++t) {
+            ExecContext exec(t + 1);
+            Scene scene = load_scene(EDDY_SOURCE_DIR "/scenes/tank_forces_3d.json");
+            scene.method = method;
+            Simulation sim = make_simulation(scene, 100000, exec);
+            for (int k = 0; k < 40; ++k) step(sim, exec);
+            loads[t] = std::get<ParticleSimulation<3>>(sim).boundary.load;
+        }
+        ASSERT_EQ(loads[0].size(), 3u);
+        for (std::size_t o = 0; o < 3; ++o)
+            for (int a = 0; a < 3; ++a) {
+                EXPECT_EQ(loads[0][o].force[a], loads[1][o].force[a]) << method << " object " << o;
+                EXPECT_EQ(loads[0][o].torque[a], loads[1][o].torque[a]) << method << " object " << o;
+            }
+        EXPECT_NE(loads[0][0].force[1], 0.0) << method;
+    }
+}
