@@ -37,6 +37,7 @@
 #include "eddy/dfsph.hpp"
 #include "eddy/wcsph.hpp"
 #include "gfx.hpp"
+#include "load_arrow.hpp"
 #include "mesh.hpp"
 #include "settings_ui.hpp"
 #include "sim_worker.hpp"
@@ -144,6 +145,30 @@ struct App {
     bool show_mesh = true;
     bool show_models = true;     // the scene's models (wall meshes, polygons)
     float solid_opacity = 0.75f;  // of 3D obstacle models (containers: 0.3): the fluid behind shows faintly
+    int load_object = 0;          // the boundary object whose load the panel shows and the arrow draws
+    bool show_load_arrow = true;
+
+    // The selected object's load arrow (load_arrow.hpp): from its pivot along the force, a fluid weight
+    // a quarter of the scene's largest extent long. Empty without loads.
+    std::vector<float> load_arrow_lines() const {
+        if (!snap || !show_load_arrow || load_object < 0 || std::size_t(load_object) >= snap->loads.size() ||
+            std::size_t(load_object) >= snap->pivots.size())
+            return {};
+        float extent = 0.0f;
+        for (int a = 0; a < 3; ++a) extent = std::max(extent, snap->hi[a] - snap->lo[a]);
+        const auto& p = snap->pivots[std::size_t(load_object)];
+        return load_arrow({p[0], p[1], p[2]}, snap->loads[std::size_t(load_object)].force, snap->fluid_weight,
+                          0.25 * double(extent), snap->dimension);
+    }
+
+    // A label for boundary object k: its index, shape and kind, from the scene as running.
+    std::string object_label(std::size_t k) const {
+        if (snap && snap->scene && k < snap->scene->boundaries.size()) {
+            const auto& b = snap->scene->boundaries[k];
+            return fmt::format("{}: {} {}", k, b.shape, b.solid ? "(obstacle)" : "(container)");
+        }
+        return std::to_string(k);
+    }
 
     bool heightfield() const { return snap && snap->heightfield_mode; }
 
@@ -450,6 +475,7 @@ struct App {
             gfx.draw_particles(snap->boundary, radius, false, view, proj, cr, grey);
             draw_models_2d(view, proj, px);
             gfx.draw_particles(snap->fluid, radius, false, view, proj, cr);
+            gfx.draw_triangles(thick_lines_2d(load_arrow_lines(), 3.0f * px), kArrowRgb, view, proj);
         } else {
             glEnable(GL_DEPTH_TEST);
             glDepthFunc(GL_LESS);
@@ -459,8 +485,11 @@ struct App {
             gfx.draw_particles(snap->fluid, snap->particle_radius, true, view, proj, cr);
             draw_models_3d(view, proj, false);
             draw_mesh(view, proj);
+            glDisable(GL_DEPTH_TEST);  // the load arrow shows through the fluid and the walls
+            gfx.draw_lines(load_arrow_lines(), kArrowRgb, view, proj);
         }
     }
+    static constexpr float kArrowRgb[3] = {1.0f, 0.3f, 0.85f};  // magenta: not in the colour map, not grey
 
     // The scene's models (3D meshes) at the snapshot's pose, light grey: obstacles as opaque as the
     // panel says, containers translucent so that the fluid inside shows. Opaque ones are drawn before
@@ -509,6 +538,40 @@ struct App {
         } else {
             ImGui::Text("%s: %.4g .. %.4g", kFields[int(snap->field)], snap->scalar_min, snap->scalar_max);
         }
+    }
+
+    // The fluid's load on the selected boundary object (issue 28): force and torque, the mean over the
+    // steps since the previous snapshot, and the arrow's switch.
+    void loads_panel() {
+        if (!ImGui::CollapsingHeader("Loads on the walls", ImGuiTreeNodeFlags_DefaultOpen)) return;
+        const std::size_t objects = snap->pivots.size();
+        load_object = std::clamp(load_object, 0, int(objects) - 1);
+        if (ImGui::BeginCombo("object", object_label(std::size_t(load_object)).c_str())) {
+            for (std::size_t k = 0; k < objects; ++k)
+                if (ImGui::Selectable(object_label(k).c_str(), int(k) == load_object)) load_object = int(k);
+            ImGui::EndCombo();
+        }
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("The scene's boundaries, in order");
+        const bool d2 = snap->dimension == 2;
+        if (std::size_t(load_object) >= snap->loads.size()) {
+            ImGui::TextDisabled("no loads yet (no step, or %s gathers none)", method.c_str());
+            return;
+        }
+        const eddy::ObjectLoad& l = snap->loads[std::size_t(load_object)];
+        const double f = std::sqrt(l.force[0] * l.force[0] + l.force[1] * l.force[1] + l.force[2] * l.force[2]);
+        if (d2) {
+            ImGui::Text("force (N/m): %.4g, %.4g", l.force[0], l.force[1]);
+            ImGui::Text("torque (N m/m): %.4g", l.torque[2]);
+        } else {
+            ImGui::Text("force (N): %.4g, %.4g, %.4g", l.force[0], l.force[1], l.force[2]);
+            ImGui::Text("torque (N m): %.4g, %.4g, %.4g", l.torque[0], l.torque[1], l.torque[2]);
+        }
+        ImGui::Text("|F| %.4g %s = %.3f x the fluid's weight", f, d2 ? "N/m" : "N",
+                    snap->fluid_weight > 0 ? f / snap->fluid_weight : 0.0);
+        ImGui::Checkbox("arrow", &show_load_arrow);
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip("From the object's pivot along the force; the fluid's weight is a quarter of the scene's "
+                              "largest extent (at most %.0f weights long)", kArrowMaxWeights);
     }
 
     void ui() {
@@ -612,6 +675,7 @@ struct App {
             if (color_field == 0)
                 ImGui::SliderFloat("speed scale", &speed_scale_factor, 0.05f, 20.0f, "x %.2f", ImGuiSliderFlags_Logarithmic);
 
+            if (snap && !snap->pivots.empty()) loads_panel();
             if (ImGui::CollapsingHeader("Gravity", ImGuiTreeNodeFlags_DefaultOpen)) {
                 bool g = ImGui::SliderFloat("strength (m/s^2)", &g_strength, 0.0f, 50.0f, "%.3g");
                 if (snap && snap->dimension == 2) {
@@ -878,6 +942,17 @@ int run(Options& opt) {
                          static_cast<unsigned long long>(s->steps),
                          grid ? std::size_t(s->hf.nx) * std::size_t(s->hf.ny) : s->particles, grid ? "cells" : "particles",
                          s->max_speed);
+        }
+        if (opt.frames > 0 && app.worker) {  // the walls' loads the last frame showed (issue 28)
+            const auto s = app.worker->latest();
+            const char* fu = s->dimension == 2 ? "N/m" : "N";
+            const char* tu = s->dimension == 2 ? "N m/m" : "N m";
+            for (std::size_t o = 0; o < s->loads.size(); ++o) {
+                const eddy::ObjectLoad& l = s->loads[o];
+                std::fprintf(stderr, "eddy-view: load on object %zu: force %.6g %.6g %.6g %s, torque %.6g %.6g %.6g %s, "
+                             "fluid weight %.6g %s\n", o, l.force[0], l.force[1], l.force[2], fu, l.torque[0], l.torque[1],
+                             l.torque[2], tu, s->fluid_weight, fu);
+            }
         }
         app.stop_recording();
         if (app.snap && !app.snap->status.empty() && opt.frames > 0) {

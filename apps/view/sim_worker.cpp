@@ -451,6 +451,7 @@ void SimWorker::do_reset(const std::string& scene_arg, const std::string& method
         m_status += (m_status.empty() ? "" : "; ") + w;
     m_mean_err = m_max_err = 0;
     m_ms_per_step = 0;
+    m_loads.clear();
     publish();
 }
 
@@ -530,6 +531,11 @@ void SimWorker::loop() {
                 }
                 ++n;
                 m_last_dt = st.dt;
+                // The walls' loads, for the snapshot's mean over the last steps (RecentLoads); a method that
+                // gathers none leaves boundary.load empty.
+                with_particles(*m_sim, [&](const auto& s) {
+                    if (!s.boundary.load.empty()) m_loads.add(s.boundary.load, st.dt);
+                });
                 sum_err += st.mean_density_error;
                 max_err = std::max(max_err, st.max_density_error);
                 double dt_min = 0;
@@ -652,6 +658,21 @@ void SimWorker::publish() {
                             snap->wall_lines.insert(snap->wall_lines.end(), {x[0], x[1], x[2]});
                         }
                     }
+                // The walls' loads (copies: the window never reads the simulation) and where each object's
+                // pivot is now, as WallLoadGather::begin places it.
+                const std::size_t objects = wb.motions.size();
+                snap->loads = m_loads.mean();
+                if (snap->loads.size() != objects) snap->loads.clear();
+                snap->pivots.resize(objects);
+                for (std::size_t o = 0; o < objects; ++o) {
+                    const BoundaryMotion<D>& m = wb.motions[o];
+                    const Vec<D> c = m.moving() ? m.pose(sim.time).apply(m.pivot) : m.pivot;
+                    for (int a = 0; a < 3; ++a) snap->pivots[o][a] = a < D ? c[a] : 0.0f;
+                }
+                double g2 = 0.0;
+                for (double g : sim.scene.gravity) g2 += g * g;
+                const double g = g2 > 0.0 ? std::sqrt(g2) : 9.81;
+                snap->fluid_weight = double(n) * double(f.mass) * g;
                 const Aabb<D> b = scene_bounds<D>(sim.scene);
                 for (int a = 0; a < D; ++a) snap->lo[a] = b.lo[a], snap->hi[a] = b.hi[a];
             });

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -21,6 +22,7 @@
 #include "eddy/exec.hpp"
 #include "eddy/scene.hpp"
 #include "eddy/simulation.hpp"
+#include "eddy/wall_loads.hpp"
 #include "heightfield.hpp"
 #include "mesh.hpp"
 #include "models.hpp"
@@ -61,6 +63,58 @@ struct Snapshot {
     double ms_per_step = 0;
     std::size_t particles = 0;
     std::string status;             ///< "" or what went wrong (diverged, bad setting)
+    /// The fluid's load on each boundary object (issue 28, eddy/wall_loads.hpp; the scene's
+    /// `boundaries` in order): force (N; 2D N/m) and torque about its pivot (N m; 2D N m/m, z only),
+    /// the mean over the last RecentLoads::kWindow of simulated time. Empty while unknown: no step
+    /// since the reset, or a method that gathers no loads.
+    std::vector<ObjectLoad> loads;
+    /// Per boundary object: its pivot where it is now (BoundaryMotion::pivot moved by the pose) (m).
+    std::vector<std::array<float, 3>> pivots;
+    /// The fluid's weight (N; 2D N/m): particles x mass x |gravity|, with 9.81 m/s^2 when gravity is
+    /// off; the window scales the load arrow by it (load_arrow.hpp).
+    double fluid_weight = 0;
+};
+
+/// The walls' loads of the last steps, for the snapshot's mean: the steps covering the last kWindow
+/// seconds of simulated time (at most kMaxSteps of them), weighted by dt as eddy run's forces.csv. A
+/// window of simulated steps, not "since the last snapshot": a single step's load is noisy (WCSPH's
+/// pressure waves swing a tank's floor load by several percent) and how many steps a snapshot covers
+/// depends on the machine's speed, so the shown value would too.
+class RecentLoads {
+public:
+    static constexpr double kWindow = 0.1;          ///< (s)
+    static constexpr std::size_t kMaxSteps = 4096;  ///< a cap on memory when dt is tiny
+    /// One step's loads (per object) and its length dt (s). A step with loads of another count of
+    /// objects than those kept starts afresh.
+    void add(const std::vector<ObjectLoad>& load, double dt) {
+        if (!m_steps.empty() && m_steps.back().load.size() != load.size()) clear();
+        m_steps.push_back({dt, load});
+        m_time += dt;
+        while (m_steps.size() > 1 && (m_time - m_steps.front().dt >= kWindow || m_steps.size() > kMaxSteps)) {
+            m_time -= m_steps.front().dt;
+            m_steps.pop_front();
+        }
+    }
+    /// The dt-weighted mean over the steps kept; empty when there are none.
+    std::vector<ObjectLoad> mean() const {
+        if (m_steps.empty()) return {};
+        LoadAverage avg;
+        for (const auto& s : m_steps) avg.add(s.load, s.dt);
+        return avg.mean(m_steps.back().load.size());
+    }
+    std::size_t steps() const { return m_steps.size(); }
+    void clear() {
+        m_steps.clear();
+        m_time = 0.0;
+    }
+
+private:
+    struct Step {
+        double dt;
+        std::vector<ObjectLoad> load;
+    };
+    std::deque<Step> m_steps;
+    double m_time = 0.0;  // sum of the kept steps' dt (s)
 };
 
 struct WorkerConfig {
@@ -143,6 +197,7 @@ private:
     std::vector<ModelView> m_models;                                         // models at rest (pose: identity)
     std::vector<bool> m_model_object;                                        // per boundary object: a model?
     void build_walls();                                                      // the three above, after a reset
+    RecentLoads m_loads;                    // the walls' loads of the last steps
     float m_last_dt = 1e-3f, m_mean_err = 0, m_max_err = 0;
     double m_ms_per_step = 0;
     std::string m_status;

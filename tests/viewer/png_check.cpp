@@ -4,7 +4,10 @@
 // With MIN_GREY, at least that fraction must also be light grey (every channel >= 150, max - min <=
 // 25): the scene's models (wall meshes, polygon outlines); the dark background, the thin wall edges
 // and 2D wall particles (0.45 grey) stay below it.
-// Usage: eddy_png_check FILE.png MIN_FRACTION [MIN_WIDTH MIN_HEIGHT [MIN_GREY]]. Exit 0 if it passes, 1 if not.
+// With MIN_ARROW, at least that fraction must be the load arrow's magenta (red and blue >= 170, green
+// <= 140: apps/view/load_arrow.hpp, colour kArrowRgb in main.cpp), a colour the map never makes.
+// Usage: eddy_png_check FILE.png MIN_FRACTION [MIN_WIDTH MIN_HEIGHT [MIN_GREY [MIN_ARROW]]]. Exit 0 if it
+// passes, 1 if not.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -27,12 +30,14 @@ int main(int argc, char** argv) {
     const double min_fraction = std::atof(argv[2]);
     const int min_w = argc > 3 ? std::atoi(argv[3]) : 1, min_h = argc > 4 ? std::atoi(argv[4]) : 1;
     const double min_grey = argc > 5 ? std::atof(argv[5]) : 0.0;
-    long fluid = 0, grey = 0;
+    const double min_arrow = argc > 6 ? std::atof(argv[6]) : 0.0;
+    long fluid = 0, grey = 0, arrow = 0;
     for (long i = 0; i < long(w) * h; ++i) {
         const unsigned char* p = px + 3 * i;
         const int hi = std::max({p[0], p[1], p[2]}), lo = std::min({p[0], p[1], p[2]});
         if (hi - lo > 60) ++fluid;
         if (lo >= 150 && hi - lo <= 25) ++grey;
+        if (p[0] >= 170 && p[2] >= 170 && p[1] <= 140) ++arrow;
     }
     stbi_image_free(px);
     const double frac = double(fluid) / double(long(w) * h), grey_frac = double(grey) / double(long(w) * h);
@@ -42,5 +47,8 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "%s: %dx%d is smaller than %dx%d\n", argv[1], w, h, min_w, min_h);
         return 1;
     }
-    return frac >= min_fraction && grey_frac >= min_grey ? 0 : 1;
+    const double arrow_frac = double(arrow) / double(long(w) * h);
+    if (min_arrow > 0.0)
+        std::printf("%s: %.3f%% load-arrow magenta (need %.3f%%)\n", argv[1], 100 * arrow_frac, 100 * min_arrow);
+    return frac >= min_fraction && grey_frac >= min_grey && arrow_frac >= min_arrow ? 0 : 1;
 }

@@ -1,6 +1,7 @@
 // The viewer's simulation thread, without a window: stepping through it gives the same state as
 // stepping directly (drawing reads copies), settings and gravity apply live, bad settings leave the
-// simulation as it was, the mouse force acts within k h only, added blocks add particles.
+// simulation as it was, the mouse force acts within k h only, added blocks add particles, snapshots
+// carry the walls' loads (issue 28) and the load arrow is drawn from the pivot along the force.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -13,7 +14,9 @@
 #include "eddy/error.hpp"
 #include "eddy/scene.hpp"
 #include "eddy/simulation.hpp"
+#include "eddy/wall_loads.hpp"
 #include "camera.hpp"
+#include "load_arrow.hpp"
 #include "mesh.hpp"
 #include "sim_worker.hpp"
 
@@ -501,4 +504,144 @@ TEST(ViewerModels, SpinningPolygon) {
     EXPECT_EQ(s->boundary.size(), 4 * box_walls);  // the box's wall particles only
     expect_walls_on_model(ps.boundary, m, *eddy::model_shape<2>(scene.boundaries[1].model), float(scene.particle_radius));
     std::filesystem::remove(path);
+}
+
+// ---- The walls' loads (issue 28) ----------------------------------------------------------------
+
+// The arrow of a load: from the pivot along the force, a fluid weight `reference` long, capped at
+// kArrowMaxWeights weights; a head of two strokes a fifth of the length long; nothing without a force or
+// a weight to scale by.
+TEST(ViewerLoads, ArrowFromPivotAlongTheForce) {
+    const std::array<double, 3> pivot{0.2, 0.2, 0.0};
+    const double W = 784.0, ref = 0.1;
+    auto a = load_arrow(pivot, {0.0, -W, 0.0}, W, ref, 2);
+    ASSERT_EQ(a.size(), 18u);  // shaft and two head strokes
+    EXPECT_FLOAT_EQ(a[0], 0.2f);
+    EXPECT_FLOAT_EQ(a[1], 0.2f);
+    EXPECT_FLOAT_EQ(a[3], 0.2f);
+    EXPECT_FLOAT_EQ(a[4], 0.1f);  // one weight down: ref below the pivot
+    for (int s : {1, 2}) {  // the strokes start at the tip and go back up, one to each side
+        EXPECT_FLOAT_EQ(a[6 * s], 0.2f);
+        EXPECT_FLOAT_EQ(a[6 * s + 1], 0.1f);
+        const float dx = a[6 * s + 3] - 0.2f, dy = a[6 * s + 4] - 0.1f;
+        EXPECT_NEAR(std::hypot(dx, dy), 0.2 * ref, 1e-6);
+        EXPECT_GT(dy, 0.0f);
+        EXPECT_EQ(a[6 * s + 5], 0.0f);
+    }
+    EXPECT_LT((a[9] - 0.2f) * (a[15] - 0.2f), 0.0f);
+    // Twice the weight, twice as long; ten weights: capped.
+    EXPECT_FLOAT_EQ(load_arrow(pivot, {2 * W, 0.0, 0.0}, W, ref, 2)[3], float(0.2 + 2 * ref));
+    EXPECT_FLOAT_EQ(load_arrow(pivot, {10 * W, 0.0, 0.0}, W, ref, 2)[3], float(0.2 + kArrowMaxWeights * ref));
+    // 2D ignores a z component; nothing to draw without a force, a weight or a finite number.
+    EXPECT_EQ(load_arrow(pivot, {0.0, 0.0, W}, W, ref, 2).size(), 0u);
+    EXPECT_EQ(load_arrow(pivot, {0.0, -W, 0.0}, 0.0, ref, 2).size(), 0u);
+    EXPECT_EQ(load_arrow(pivot, {std::nan(""), -W, 0.0}, W, ref, 2).size(), 0u);
+    // 3D, along z: the head's strokes are as long and perpendicular to nothing in particular, but in a
+    // plane with the shaft, symmetric about it.
+    a = load_arrow({0, 0, 0}, {0.0, 0.0, 0.5 * W}, W, ref, 3);
+    ASSERT_EQ(a.size(), 18u);
+    EXPECT_FLOAT_EQ(a[5], float(0.5 * ref));
+    EXPECT_NEAR(a[9] + a[15], 0.0, 1e-7);
+    EXPECT_NEAR(a[10] + a[16], 0.0, 1e-7);
+    EXPECT_NEAR(std::hypot(a[9], a[10], a[11] - a[5]), 0.2 * 0.5 * ref, 1e-6);
+}
+
+TEST(ViewerLoads, ThickLinesCoverTheSegment) {
+    const std::vector<float> seg{0.0f, 0.0f, 0.0f, 0.3f, 0.4f, 0.0f};  // 0.5 long
+    const auto t = thick_lines_2d(seg, 0.01f);
+    ASSERT_EQ(t.size(), 18u);  // two triangles
+    double area = 0;
+    for (int k = 0; k < 2; ++k) {
+        const float* p = &t[9 * k];
+        area += 0.5 * std::abs((p[3] - p[0]) * (p[7] - p[1]) - (p[6] - p[0]) * (p[4] - p[1]));
+    }
+    EXPECT_NEAR(area, 0.5 * 0.01, 1e-7);
+}
+
+// The snapshot's mean keeps the steps covering the last kWindow seconds, weighted by dt.
+TEST(ViewerLoads, RecentLoadsWindow) {
+    RecentLoads r;
+    EXPECT_TRUE(r.mean().empty());
+    auto load = [](double fy) {
+        std::vector<eddy::ObjectLoad> l(1);
+        l[0].force[1] = fy;
+        return l;
+    };
+    r.add(load(100.0), 0.06);  // leaves the window once the later steps cover 0.1 s
+    r.add(load(1.0), 0.03);
+    r.add(load(2.0), 0.03);
+    r.add(load(4.0), 0.06);  // the last three cover 0.12 s, without the second 0.09 s: it stays
+    EXPECT_EQ(r.steps(), 3u);
+    EXPECT_NEAR(r.mean()[0].force[1], (1.0 * 0.03 + 2.0 * 0.03 + 4.0 * 0.06) / 0.12, 1e-12);
+    r.add(std::vector<eddy::ObjectLoad>(2), 0.01);  // another count of objects: starts afresh
+    EXPECT_EQ(r.steps(), 1u);
+    EXPECT_EQ(r.mean().size(), 2u);
+}
+
+// The worker's snapshot carries the loads of the simulation it steps: the dt-weighted mean of each
+// step's boundary.load over the last 0.1 s, as a direct stepping computes it, the same whatever steps
+// each snapshot covered; the tank carries its water's weight, and the fluid's weight is n m g.
+TEST(ViewerLoads, SnapshotCarriesTheTanksLoad) {
+    WorkerConfig c = config("hydrostatic_2d");
+    c.sets = {"particle_radius=0.005"};
+    SimWorker w(c);
+    w.playing = false;
+    auto s0 = w.latest();
+    EXPECT_TRUE(s0->loads.empty());  // no step yet
+    ASSERT_EQ(s0->pivots.size(), 1u);
+    EXPECT_FLOAT_EQ(s0->pivots[0][0], 0.25f);  // the box's centre
+    EXPECT_FLOAT_EQ(s0->pivots[0][1], 0.25f);
+    w.start();
+    const int steps = 600;
+    for (int i = 0; i < steps; ++i) w.request_step();
+    const auto s = wait_for(w, [&](const Snapshot& s) { return s.steps == std::uint64_t(steps); });
+    ASSERT_EQ(s->loads.size(), 1u);
+
+    eddy::ExecContext exec(1);
+    auto sim = eddy::make_simulation(
+        eddy::load_scene(eddy::resolve_scene("hydrostatic_2d"), {"particle_radius=0.005"}), 5'000'000, exec);
+    auto& p = std::get<eddy::ParticleSimulation<2>>(sim);
+    std::vector<std::pair<double, eddy::ObjectLoad>> per_step;
+    for (int i = 0; i < steps; ++i) {
+        const auto st = eddy::step(sim, exec);
+        ASSERT_EQ(p.boundary.load.size(), 1u);
+        per_step.emplace_back(st.dt, p.boundary.load[0]);
+    }
+    std::size_t first = per_step.size() - 1;  // the fewest last steps covering 0.1 s
+    double covered = per_step[first].first;
+    while (first > 0 && covered < RecentLoads::kWindow) covered += per_step[--first].first;
+    eddy::LoadAverage avg;
+    for (std::size_t k = first; k < per_step.size(); ++k) avg.add({per_step[k].second}, per_step[k].first);
+    const auto expect = avg.mean(1)[0];
+    for (int a = 0; a < 3; ++a) {
+        EXPECT_EQ(s->loads[0].force[a], expect.force[a]) << a;
+        EXPECT_EQ(s->loads[0].torque[a], expect.torque[a]) << a;
+    }
+    const double weight = double(p.fluid.size()) * p.fluid.mass * 9.81;
+    EXPECT_NEAR(s->fluid_weight, weight, 1e-9 * weight);
+    EXPECT_NEAR(s->loads[0].force[1], -weight, 0.01 * weight);
+    EXPECT_LT(std::abs(s->loads[0].force[0]), 0.01 * weight);
+    EXPECT_EQ(s->loads[0].force[2], 0.0);
+}
+
+// A moving object's pivot moves with it: wave_maker_3d's piston (keyframes, 8 cm along x in 0.5 s).
+TEST(ViewerLoads, PivotFollowsTheMotion) {
+    SimWorker w(config("wave_maker_3d"));
+    w.playing = false;
+    const auto s0 = w.latest();
+    ASSERT_EQ(s0->pivots.size(), 2u);
+    w.start();
+    for (int i = 0; i < 10; ++i) w.request_step();
+    const auto s1 = wait_for(w, [](const Snapshot& s) { return s.steps == 10; });
+    ASSERT_EQ(s1->pivots.size(), 2u);
+    const float shift = float(0.08 * s1->time / 0.5);
+    ASSERT_GT(shift, 0.0f);
+    EXPECT_EQ(s1->pivots[0], s0->pivots[0]);  // the tank stays
+    EXPECT_NEAR(s1->pivots[1][0] - s0->pivots[1][0], shift, 1e-5f);
+    EXPECT_EQ(s1->pivots[1][1], s0->pivots[1][1]);
+    EXPECT_EQ(s1->pivots[1][2], s0->pivots[1][2]);
+    // WCSPH gathers loads in 3D too: one per object, finite.
+    ASSERT_EQ(s1->loads.size(), 2u);
+    for (const auto& l : s1->loads)
+        for (int a = 0; a < 3; ++a) EXPECT_TRUE(std::isfinite(l.force[a]) && std::isfinite(l.torque[a]));
 }
