@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """A particle run on N processes against the same run on one (tests/distributed/ranks_test.sh):
 every frame holds each particle once (ids: none lost, none doubled at a subdomain face), with the same
-values as one process's, digit for digit (the CSV writes floats round-trip exact); the summaries agree on
+values as one process's, digit for digit (the CSV writes floats round-trip exact), and the same forces.csv
+(the walls' loads); the summaries agree on
 the run's statistics, and list N processes whose particles add up; the root holds every wall particle,
 the others those near their boxes.
     particles_agree.py ONE_PROCESS_DIR N_PROCESSES_DIR N"""
@@ -30,6 +31,11 @@ for name in names:
     bad = [k for k in a if a[k] != b[k]]
     if bad:
         sys.exit(f"FAIL: {many}/frames/{name}: {len(bad)} particles differ, e.g. {a[bad[0]]} vs {b[bad[0]]}")
+# The walls' loads (forces.csv): reduced over the processes in an order-free sum, so the same bits.
+if os.path.exists(f"{one}/forces.csv") != os.path.exists(f"{many}/forces.csv"):
+    sys.exit(f"FAIL: {many}/forces.csv: present on one side only")
+if os.path.exists(f"{one}/forces.csv") and open(f"{one}/forces.csv").read() != open(f"{many}/forces.csv").read():
+    sys.exit(f"FAIL: {many}/forces.csv differs from one process's")
 sa, sb = json.load(open(f"{one}/summary.json")), json.load(open(f"{many}/summary.json"))
 for k in ["status", "steps", "simulated_time", "particles", "max_density_error", "mean_density_error", "max_speed"]:
     if sa[k] != sb[k]:

@@ -24,8 +24,8 @@ std::vector<ObjectLoad> mean_loads(Simulation& sim, double t0, double t1, const 
     return std::visit(
         [&](auto& s) {
             while (s.time < t1 - 1e-12) {
-                const bool measure = s.time >= t0 - 1e-12;
-                const StepStats st = step(sim, exec, s.time < t0 ? t0 : t1);
+                const bool measure = s.time >= t0 - 1e-9;
+                const StepStats st = step(sim, exec, measure ? t1 : t0);
                 EXPECT_FALSE(st.non_finite) << "diverged at t = " << s.time;
                 if (st.non_finite) break;
                 if (measure) avg.add(s.boundary.load, st.dt);
@@ -150,4 +150,66 @@ TEST(WallLoads, SameBitsOnOneAndTwoThreads) {
             }
         EXPECT_NE(loads[0][0].force[1], 0.0) << method;
     }
+}
+
+// A dynamic load against experiment: the dam break of Zhou, De Kat & Buchner (Buchner 2002), its probe P1
+// as the numerical studies place it (bench/scenes/dam_break_impact_2d.json, docs/methods.md). The probe is
+// a boundary object of its own: its mean pressure is its horizontal force over its 0.09 m. DFSPH at its
+// defaults, H/40. Measured: the rise at t sqrt(g/H) = 2.62 (experiment 2.49), the first peak 0.546
+// rho0 g H at 2.94 (0.687 at 2.77; smoothed over 15 ms), the mean from 3.3 to 5.5 0.541 (0.541).
+TEST(WallLoads, DamBreakImpactOnTheWallAgainstBuchner2002) {
+    std::vector<std::pair<double, double>> exp;
+    {
+        std::FILE* f = std::fopen(EDDY_SOURCE_DIR "/tests/validation/data/buchner2002_p1.csv", "r");
+        ASSERT_NE(f, nullptr);
+        char line[256];
+        while (std::fgets(line, sizeof line, f)) {
+            double T, p;
+            if (std::sscanf(line, "%lf,%lf", &T, &p) == 2) exp.emplace_back(T, p);
+        }
+        std::fclose(f);
+    }
+    ASSERT_GT(exp.size(), 20u);
+    auto exp_at = [&](double T) {
+        for (std::size_t k = 1; k < exp.size(); ++k)
+            if (exp[k].first >= T) {
+                const double a = (T - exp[k - 1].first) / (exp[k].first - exp[k - 1].first);
+                return exp[k - 1].second + a * (exp[k].second - exp[k - 1].second);
+            }
+        return exp.back().second;
+    };
+    const double H = 0.6, s = std::sqrt(kG / H), unit = kRho0 * kG * H, probe = 0.09;
+    ExecContext exec(2);
+    Simulation sim = make_simulation(load_scene(EDDY_SOURCE_DIR "/bench/scenes/dam_break_impact_2d.json"), 100000, exec);
+    std::vector<std::pair<double, double>> series;  // (t sqrt(g/H), p / (rho0 g H)) every 5 ms
+    for (int k = 1; k <= 350; ++k) {
+        const double t1 = 0.005 * k;
+        const auto load = mean_loads(sim, t1 - 0.005, t1, exec);
+        series.emplace_back((t1 - 0.0025) * s, load[2].force[0] / probe / unit);
+    }
+    double rise = 0.0, peak = 0.0, peak_T = 0.0, sim_mean = 0.0, exp_mean = 0.0;
+    int n = 0;
+    for (const auto& [T, p] : series) {
+        if (rise == 0.0 && p > 0.1) rise = T;
+        if (T > 3.3 && T < 5.5) { sim_mean += p; exp_mean += exp_at(T); ++n; }
+    }
+    // The first peak: the largest of the series smoothed over 15 ms (three windows; the load of a
+    // particle wall comes in particle hits) within half a unit of time after the rise (the experiment's
+    // comes 0.28 after its rise).
+    for (std::size_t k = 1; k + 1 < series.size(); ++k) {
+        const double T = series[k].first;
+        const double p = (series[k - 1].second + series[k].second + series[k + 1].second) / 3.0;
+        if (rise > 0.0 && T >= rise && T <= rise + 0.5 && p > peak) { peak = p; peak_T = T; }
+    }
+    sim_mean /= n;
+    exp_mean /= n;
+    std::printf("dam break on the wall (DFSPH, H/40): rise at %.2f (experiment 2.49), first peak %.3f rho0 g H at %.2f "
+                "(0.687 at 2.77), mean over 3.3-5.5 %.3f (experiment %.3f)\n", rise, peak, peak_T, sim_mean, exp_mean);
+    EXPECT_GT(rise, 2.40);
+    EXPECT_LT(rise, 2.75);
+    // One experimental trace, no scatter given: impact peaks scatter widely between repetitions
+    // (Lobovsky et al. 2014); 25% here, the rest of the curve within 15%.
+    EXPECT_NEAR(peak, 0.687, 0.25 * 0.687);
+    EXPECT_NEAR(peak_T, 2.77, 0.1 * 2.77);
+    EXPECT_NEAR(sim_mean, exp_mean, 0.15 * exp_mean);
 }
