@@ -415,6 +415,22 @@ StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
     // fresh rates.
     const bool viscous = m_s.viscosity > 0.0f || m_s.wall_viscosity > 0.0f;
     if (viscous) out.viscosity_iterations = solve_viscosity(fluid, boundary, dt, exec);
+    m_loads.begin(boundary, t);
+    if (m_s.wall_viscosity > 0.0f && n > 0) {
+        // The walls' friction in the loads: the implicit solve gave particle i the velocity change
+        // dt a_ib = psi_b grad W_ib c_ib (x_ib . (v_i - v_b)) from wall particle b, with its new velocity
+        // (dfsph_viscosity.cpp: c_ib = dt 2(d+2) nu_b / C / rho0 / (|x_ib|^2 + 0.01 h^2)).
+        const float cb = 2.0f * (D + 2) * dt / m_viscosity_factor * m_s.wall_viscosity * inv_rho0;
+        const float h2 = 0.01f * W.h * W.h;
+        m_loads.add_pairs(exec, owned, bn, boundary, [&](std::size_t i, std::uint32_t k) {
+            const Vec<D> d = x[i] - xb[k];
+            const float len2 = norm2(d);
+            if (len2 == 0.0f) return Vec<D>::zero();
+            const float len = std::sqrt(len2);
+            const Vec<D> g = d * (psi[k] * W.derivative(len) / len);
+            return g * (m * cb / (len2 + h2) * dot(d, v[i] - vb[k]) / dt);
+        });
+    }
 
     // 4. Density solver (2017 Algorithm 2). Its prediction rho_i + dt Drho_i/Dt is linear in the motion;
     //    the kernel's curvature adds compression to it, most of all for particles moving against the
@@ -436,7 +452,6 @@ StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
     // The walls' loads: the pressure pairs of both solvers at the positions the step started from. The
     // wall's share of particle i's velocity updates is -dt (P_i + P^v_i) psi_b grad W_ib (eq. 9 with the
     // accumulated pressures K = P, P^v, warm start included), a force m (P_i + P^v_i) psi_b grad W_ib.
-    m_loads.begin(boundary, t);
     m_loads.add_pairs(exec, owned, bn, boundary, [&](std::size_t i, std::uint32_t k) {
         const Vec<D> d = x[i] - xb[k];
         const float len = norm(d);

@@ -213,3 +213,55 @@ TEST(WallLoads, DamBreakImpactOnTheWallAgainstBuchner2002) {
     EXPECT_NEAR(peak_T, 2.77, 0.1 * 2.77);
     EXPECT_NEAR(sim_mean, exp_mean, 0.15 * exp_mean);
 }
+
+// Newton's third law, step by step: the walls' loads are every momentum the fluid exchanges with them
+// (pressure pairs, friction, wall XSPH, the guard), so over any stretch of a violent flow the fluid's
+// momentum changes by its weight's impulse minus the walls' loads' impulse, to rounding.
+TEST(WallLoads, FluidMomentumBalancesTheWallsLoads) {
+    struct Case {
+        const char* method;
+        nlohmann::json settings;
+    };
+    for (const Case& c : {Case{"wcsph", nlohmann::json::object()},
+                          Case{"dfsph", {{"wall_viscosity", 1e-3}, {"wall_xsph", 0.1}}}}) {
+        const nlohmann::json j = {{"name", "slosh"}, {"dimension", 2}, {"method", c.method}, {"particle_radius", 0.005},
+                                  {"gravity", {0, -kG}}, {"settings", c.settings},
+                                  {"boundaries", {{{"shape", "box"}, {"min", {0, 0}}, {"max", {0.6, 0.4}}},
+                                                  {{"shape", "circle"}, {"solid", true}, {"center", {0.4, 0.05}}, {"radius", 0.04}}}},
+                                  {"fluids", {{{"shape", "box"}, {"min", {0, 0}}, {"max", {0.2, 0.3}}, {"velocity", {1.0, 0.0}}}}}};
+        ExecContext exec(2);
+        Simulation sim = make_simulation(parse_scene(j, "slosh"), 100000, exec);
+        auto& s = std::get<ParticleSimulation<2>>(sim);
+        auto momentum = [&] {
+            std::array<double, 2> p{0.0, 0.0};
+            for (const auto& v : s.fluid.velocity)
+                for (int a = 0; a < 2; ++a) p[a] += double(s.fluid.mass) * v[a];
+            return p;
+        };
+        const double M = fluid_mass(sim);
+        const auto p0 = momentum();
+        std::array<double, 2> walls{0.0, 0.0};
+        double t = 0.0, worst_step = 0.0;
+        while (s.time < 0.6) {
+            const auto before = momentum();
+            const StepStats st = step(sim, exec);
+            ASSERT_FALSE(st.non_finite);
+            std::array<double, 2> J{0.0, 0.0};
+            for (const ObjectLoad& l : s.boundary.load)
+                for (int a = 0; a < 2; ++a) J[a] += l.force[a] * st.dt;
+            const auto after = momentum();
+            // dP = M g dt - J (the loads are on the walls: the fluid feels the opposite)
+            const double ey = (after[1] - before[1]) - (-M * kG * st.dt - J[1]);
+            worst_step = std::max(worst_step, std::fabs(ey) / (M * kG * st.dt));
+            for (int a = 0; a < 2; ++a) walls[a] += J[a];
+            t += st.dt;
+        }
+        const auto p1 = momentum();
+        const double ex = (p1[0] - p0[0]) + walls[0], ey = (p1[1] - p0[1]) - (-M * kG * t - walls[1]);
+        std::printf("%s: momentum against the walls' impulse over 0.6 s: x %.2e, y %.2e of M g t; worst step %.2e\n",
+                    c.method, ex / (M * kG * t), ey / (M * kG * t), worst_step);
+        EXPECT_LT(std::fabs(ex) / (M * kG * t), 1e-6) << c.method;  // measured 1e-9 to 1e-7
+        EXPECT_LT(std::fabs(ey) / (M * kG * t), 1e-6) << c.method;
+        EXPECT_LT(worst_step, 1e-4) << c.method;  // 1e-6
+    }
+}
