@@ -16,6 +16,10 @@
 //     shift of the previous position; stickiness pulls particles within d_stick towards walls
 //     (section 6.1): I = dt k_stick d (1 - d/d_stick) n
 //   v = (x - x_prev) / dt
+// The walls' loads (boundary.load, wall_loads.hpp): the wall pass's change of v = (x - x_prev) / dt
+// (its displacements, the anti-stick shift of x_prev) is an impulse of the particle, given to the object
+// of its nearest wall particle. The method has no mass: the loads take m = density (2r)^D, the mass
+// of the initial lattice's cell at the `density` the particles stand for.
 // q = r/h. Two modes: "sequential", the seed's Gauss-Seidel loop (each particle's displacements are
 // applied at once, later particles see them; serial by nature), and "parallel", a Jacobi gather:
 // dx_i = -(dt^2/2) sum_j [(P_i + P_j)(1-q) + (Pn_i + Pn_j)(1-q)^2] r_ij, every particle writing only its
@@ -39,6 +43,7 @@
 #include "eddy/neighborhood.hpp"
 #include "eddy/particles.hpp"
 #include "eddy/settings.hpp"
+#include "eddy/wall_loads.hpp"
 #include "eddy/wcsph.hpp"  // StepStats
 
 namespace eddy {
@@ -61,6 +66,7 @@ struct ClavetSettings {
     float support_ratio = 6.0f;       ///< Interaction radius h / particle radius r (3 lattice spacings: with
                                       ///< 2 the particles stay on their lattice like a solid)
     int sort_interval = 32;           ///< Steps between Morton reorderings (0: never)
+    float density = 1000.0f;          ///< Mass density (kg/m^3; kg/m^2 in 2D) the particles stand for: walls' loads only
 };
 
 std::span<const Field<ClavetSettings>> clavet_fields();
@@ -79,6 +85,8 @@ public:
     nlohmann::json describe() const;
     const ClavetSettings& settings() const { return m_s; }
     float rest_density() const { return m_rho0; }
+    /// The mass (kg) each particle stands for in the walls' loads: density (2r)^D.
+    float particle_mass() const { return m_mass; }
     float stiffness() const { return m_k; }
     std::size_t spring_count() const { return m_springs.size(); }
     /// Sum of the relaxation displacements of the last step (m): zero to round-off (Newton's third law).
@@ -107,6 +115,7 @@ private:
     ClavetSettings m_s;
     bool m_parallel = true;
     float m_r, m_h, m_rho0 = 0.0f, m_k = 0.0f, m_k_near = 0.0f, m_dt = 0.0f, m_c0 = 0.0f, m_anti_stick = 0.0f;
+    float m_mass = 0.0f;  // kg, the walls' loads only
     Vec<D> m_g;
     std::vector<Wall<D>> m_walls;
     FluidNeighborhood<D> m_neighbors;
@@ -114,6 +123,8 @@ private:
     std::vector<float> m_p, m_p_near, m_pair_len;
     std::map<std::uint64_t, float> m_springs;  // (id_low << 32 | id_high) -> rest length L (m); ordered: deterministic
     std::vector<std::uint32_t> m_index_of_id;
+    WallLoadGather<D> m_loads;
+    std::vector<Vec<D>> m_wall_dv;  // each particle's velocity change by the wall pass (m/s)
     Vec<D> m_disp_sum = Vec<D>::zero();
     double m_disp_abs = 0.0;
 };

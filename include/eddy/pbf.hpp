@@ -20,6 +20,10 @@
 //   XSPH: v_i += c sum_j (m/rho_j) (v_j - v_i) W_ij              (eq. 17)
 //         + c_wall sum_b (psi_b/rho0) (v_b - v_i) W_ib            (the same against the walls: friction)
 //   x = x*
+// The walls' loads (boundary.load, wall_loads.hpp): the wall particles' share of the corrections,
+// summed per pair over the iterations (dx_ib), is a force m dx_ib / dt^2 on i; the collision's
+// displacement dx_c and the wall XSPH's velocity change dv_w are impulses m (dx_c / dt + dv_w). A step's
+// load is the mean over its substeps (sum F_sub dt_sub / dt).
 // S_lattice = sum_k |grad_k C_i|^2 for a particle inside a full lattice of spacing 2r: the constraint
 // relaxation and the tensile term are given relative to it, so their defaults hold at any scale.
 // All loops gather (Jacobi): every particle writes only its own values, whatever the thread count.
@@ -37,6 +41,7 @@
 #include "eddy/neighborhood.hpp"
 #include "eddy/particles.hpp"
 #include "eddy/settings.hpp"
+#include "eddy/wall_loads.hpp"
 #include "eddy/wcsph.hpp"  // StepStats
 
 namespace eddy {
@@ -98,8 +103,9 @@ public:
 
 private:
     Halo<D>* m_halo = nullptr;
-    void substep(ParticleSet<D>& fluid, BoundarySet<D>& boundary, double t, float dt, const ExecContext& exec,
-                 StepStats& stats);
+    // step_dt: the whole step's length, which weighs the substep's loads (dt / step_dt of the step's).
+    void substep(ParticleSet<D>& fluid, BoundarySet<D>& boundary, double t, float dt, float step_dt,
+                 const ExecContext& exec, StepStats& stats);
 
     PbfSettings m_s;
     float m_r, m_mass = 0.0f, m_dt = 0.0f, m_eps = 0.0f, m_lambda_ref = 0.0f, m_w_dq = 0.0f;
@@ -111,6 +117,10 @@ private:
     std::vector<Vec3> m_omega;  // vorticity; in 2D only z is used
     std::vector<float> m_lambda, m_omega_len;
     int m_last_iterations = 0;
+    // The walls' loads: each wall pair's corrections over the substep's iterations (m, one per slot of
+    // the boundary lists), each particle's collision displacement then wall velocity change (m/s).
+    WallLoadGather<D> m_loads;
+    std::vector<Vec<D>> m_pair_dx, m_wall_dv;
 };
 
 extern template class PbfSolver<2>;

@@ -9,8 +9,9 @@
 //
 // with c_o the object's pivot where it is now (the scene's `pivot`, by default the shape's centre,
 // moved with the object: pivot + T(t)). A method whose walls also act through the walls' shapes (the
-// guard of WCSPH and DFSPH, the collision of PBF) adds that momentum change as an impulse of the
-// particle, given to the object of its nearest wall particle and applied at the particle.
+// guard of WCSPH and DFSPH, the collision of PBF, the wall pass of Clavet, whose walls are shapes only)
+// adds that momentum change as an impulse of the particle, given to the object of its nearest wall
+// particle and applied at the particle.
 //
 // The sums are gathers over the owned fluid particles: each particle sums its own pairs in its list
 // order in double, then adds them to per-object ExactSums (order-free), reduced over the processes of a
@@ -21,6 +22,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "eddy/boundary.hpp"
@@ -53,13 +55,20 @@ public:
 
     /// Adds -f(i, b) for every owned fluid particle i < owned and wall neighbour b in bn[i]:
     /// force_on_fluid(i, b) -> Vec<D> is the force (N) wall particle b exerts on fluid particle i.
+    /// A law that reads per-pair state (PBF: each pair's corrections summed over the iterations) may
+    /// take a third argument, the pair's slot in bn's CSR arrays: force_on_fluid(i, b, slot).
     template <class PairForce>
     void add_pairs(const ExecContext& exec, std::size_t owned, const NeighborLists& bn, const BoundarySet<D>& b,
                    PairForce&& force_on_fluid) {
         if (m_sums.empty()) return;
         gather(exec, owned, [&](std::size_t i, Local& acc) {
+            [[maybe_unused]] std::size_t slot = bn.offsets[i];
             for (std::uint32_t k : bn[i]) {
-                const Vec<D> f = force_on_fluid(i, k) * -1.0f;
+                Vec<D> f;
+                if constexpr (std::is_invocable_v<PairForce&, std::size_t, std::uint32_t, std::size_t>)
+                    f = force_on_fluid(i, k, slot++) * -1.0f;
+                else
+                    f = force_on_fluid(i, k) * -1.0f;
                 acc.add(b.object[k], f, b.position[k], m_pivot);
             }
         });

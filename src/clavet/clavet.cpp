@@ -31,6 +31,8 @@ std::span<const Field<ClavetSettings>> clavet_fields() {
         {"time_step", &S::time_step, "s", 0, kInf, "fixed step; 0: 0.4 h / c0"},
         {"support_ratio", &S::support_ratio, "", 2, 12, "interaction radius h in particle radii r"},
         {"sort_interval", &S::sort_interval, "steps", 0, 1e6, "steps between Morton reorderings (0: never)"},
+        {"density", &S::density, "kg/m^3", 0, kInf,
+         "mass density the particles stand for (kg/m^2 in 2D), for the walls' loads only", {}, true},
     };
     return table;
 }
@@ -44,6 +46,7 @@ ClavetSolver<D>::ClavetSolver(const ClavetSettings& s, float particle_radius, co
     m_parallel = s.mode == "parallel";
     m_h = s.support_ratio * particle_radius;
     const float spacing = 2.0f * particle_radius;
+    m_mass = s.density * std::pow(spacing, static_cast<float>(D));
     // The initial lattice: rho0, and the geometric factor B of the sound speed c^2 = k B (the double
     // density relaxation linearised about a uniform lattice: B = (1/D^2) sum (1-q)|x| * sum (1-q) q).
     double rho = 0.0, s1 = 0.0, s2 = 0.0;
@@ -270,10 +273,13 @@ void ClavetSolver<D>::relax_sequential(ParticleSet<D>& fluid, float dt) {
 
 template <int D>
 void ClavetSolver<D>::walls(ParticleSet<D>& fluid, float dt, const ExecContext& exec) {
-    if (m_walls.empty()) return;
     auto& x = fluid.position;
+    m_wall_dv.assign(x.size(), Vec<D>::zero());
+    if (m_walls.empty()) return;
     const float d_stick = m_s.stick_distance * m_h, k_stick = m_s.stickiness, margin = 0.5f * m_r;
+    const float inv_dt = 1.0f / dt;
     parallel_for_each_index(exec, x.size(), [&](std::size_t i) {
+        const Vec<D> x0 = x[i], prev0 = m_prev[i];
         // Stickiness (section 6.1), as a displacement: dt * (dt k_stick d (1 - d/d_stick)) towards the wall.
         if (k_stick > 0.0f)
             for (const auto& w : m_walls) {
@@ -289,6 +295,9 @@ void ClavetSolver<D>::walls(ParticleSet<D>& fluid, float dt, const ExecContext& 
             const float len = norm(push);
             if (len > 0.0f) m_prev[i] -= push * (m_anti_stick * dt / len);
         }
+        // The pass's change of v = (x - x_prev) / dt; each difference of two nearby floats is exactly
+        // the change the pass made.
+        m_wall_dv[i] = ((x[i] - x0) - (m_prev[i] - prev0)) * inv_dt;
     });
 }
 
@@ -304,6 +313,7 @@ StepStats ClavetSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary,
     auto& x = fluid.position;
     auto& v = fluid.velocity;
     const Vec<D> g = m_g;
+    m_loads.begin(boundary, t + dt);  // the wall particles' pose, as drawn: the step's end
     m_prev.resize(n);
     parallel_for_each_index(exec, n, [&](std::size_t i) {
         v[i] += g * dt;
@@ -317,6 +327,7 @@ StepStats ClavetSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary,
     // candidate limit), and the step ends here; run() reports it (step_divergence). On several
     // processes every one stops with the others.
     if (StepStats st; crowded_search(m_neighbors, fluid, m_halo, st)) {
+        m_loads.finish(boundary, m_halo);  // zero: the step did not finish
         st.dt = dt;
         st.density_ratio_limit = kCollapseDensityRatio;
         return st;
@@ -329,6 +340,8 @@ StepStats ClavetSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary,
     if (m_parallel) relax_parallel(fluid, dt, exec);
     else relax_sequential(fluid, dt);
     walls(fluid, dt, exec);
+    m_loads.add_impulses(exec, owned, m_neighbors.boundary(), boundary, x.data(), m_wall_dv.data(), m_mass, dt);
+    m_loads.finish(boundary, m_halo);
     struct Acc {
         float vmax = 0.0f, emax = 0.0f;
         std::uint32_t densest = 0;  // index of the (first) particle at emax
@@ -407,6 +420,7 @@ nlohmann::json ClavetSolver<D>::describe() const {
     s["derived_speed_of_sound"] = m_c0;
     s["derived_time_step"] = m_dt;
     s["derived_interaction_radius"] = m_h;
+    s["derived_particle_mass"] = m_mass;
     s["springs"] = m_springs.size();
     return s;
 }
@@ -443,7 +457,7 @@ void ClavetSolver<D>::load_state(StateReader& r) {
 
 template <int D>
 std::size_t ClavetSolver<D>::memory_bytes() const {
-    return m_neighbors.memory_bytes() + (m_prev.capacity() + m_dx.capacity()) * sizeof(Vec<D>) +
+    return m_neighbors.memory_bytes() + (m_prev.capacity() + m_dx.capacity() + m_wall_dv.capacity()) * sizeof(Vec<D>) +
            (m_p.capacity() + m_p_near.capacity()) * sizeof(float) + m_springs.size() * 48 +
            m_index_of_id.capacity() * sizeof(std::uint32_t);
 }

@@ -84,7 +84,10 @@ StepStats PbfSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, do
     stats.dt = dt;
     const float h = dt / static_cast<float>(m_s.substeps);
     stats.density_ratio_limit = kCollapseDensityRatio;
-    for (int k = 0; k < m_s.substeps && stats.crowded == 0; ++k) substep(fluid, boundary, t + k * double(h), h, exec, stats);
+    m_loads.begin(boundary, t);
+    for (int k = 0; k < m_s.substeps && stats.crowded == 0; ++k)
+        substep(fluid, boundary, t + k * double(h), h, dt, exec, stats);
+    m_loads.finish(boundary, m_halo);
     // The fullest cell where the step left the fluid: its last collision comes after its last density pass.
     check_crowded_cells(m_neighbors, fluid, m_halo, m_kernel.h, m_r, stats, exec);
     return stats;
@@ -114,7 +117,7 @@ Vec<D> from3(const Vec3& v) {
 }  // namespace
 
 template <int D>
-void PbfSolver<D>::substep(ParticleSet<D>& fluid, BoundarySet<D>& boundary, double t, float dt,
+void PbfSolver<D>::substep(ParticleSet<D>& fluid, BoundarySet<D>& boundary, double t, float dt, float step_dt,
                            const ExecContext& exec, StepStats& stats) {
     const std::size_t n = fluid.size(), owned = owned_count(m_halo, n);
     auto& x = fluid.position;
@@ -129,15 +132,19 @@ void PbfSolver<D>::substep(ParticleSet<D>& fluid, BoundarySet<D>& boundary, doub
     m_dx.resize(n);
     m_lambda.resize(n);
     m_scratch_v.resize(n);
+    m_wall_dv.resize(n);
 
-    // Prediction (external forces only).
+    // Prediction (external forces only). The collisions' displacements (the difference of two nearby
+    // floats: exactly the change of x) are summed in m_wall_dv for the walls' loads.
     const Vec<D> g = m_g;
     const float margin = 0.5f * m_r;
     parallel_for_each_index(exec, n, [&](std::size_t i) {
         m_old_x[i] = x[i];
         v[i] += g * dt;
         x[i] += v[i] * dt;
+        const Vec<D> free = x[i];
         keep_inside(x[i], m_walls, margin);
+        m_wall_dv[i] = x[i] - free;
     });
 
     m_neighbors.update(fluid, boundary, walls_changed(m_halo, moved), exec);
@@ -154,6 +161,9 @@ void PbfSolver<D>::substep(ParticleSet<D>& fluid, BoundarySet<D>& boundary, doub
     const auto& psi = boundary.psi;
     const float k_corr = m_s.tensile_k * m_lambda_ref, inv_w_dq = 1.0f / m_w_dq;
     const int n_corr = m_s.tensile_n;
+    // Each wall pair's share of the corrections, summed over this substep's iterations (the positions
+    // move between iterations, so the sum is kept per pair: its wall particle's object and lever).
+    m_pair_dx.assign(bn.total(), Vec<D>::zero());
 
     // The pressure the corrections stand for: dx_i = (1/rho0) sum_j m (lambda_i + lambda_j) grad W_ij is the
     // displacement dt^2 a_i of the SPH pressure force a_i = -sum_j m (p_i + p_j) / rho0^2 grad W_ij (seed
@@ -239,6 +249,7 @@ void PbfSolver<D>::substep(ParticleSet<D>& fluid, BoundarySet<D>& boundary, doub
         const Vec<D>* xs = x.data();
         const float* lam = m_lambda.data();
         Vec<D>* out = m_dx.data();
+        Vec<D>* pair_dx = m_pair_dx.data();
         parallel_for_each_index(exec, n, [&](std::size_t i) {
             const Vec<D> xi = xs[i];
             const float li = lam[i];
@@ -261,17 +272,26 @@ void PbfSolver<D>::substep(ParticleSet<D>& fluid, BoundarySet<D>& boundary, doub
                 const float s_corr = -k_corr * p;
                 dp += d * ((li + lam[j] + s_corr) * m * dw / len);
             }
+            Vec<D>* pair = pair_dx + bn.offsets[i];
             for (std::uint32_t k : bn[i]) {
                 const Vec<D> d = xi - xb[k];
                 const float len = norm(d);
-                if (len == 0.0f) continue;
-                dp += d * (li * psi[k] * W.derivative(len) / len);
+                if (len > 0.0f) {
+                    // dp's own expression as without the loads (with FMA contraction a shared product
+                    // would round differently and change the motion's bits).
+                    const float s = li * psi[k] * W.derivative(len) / len;
+                    dp += d * s;
+                    *pair += d * (s * inv_rho0);
+                }
+                ++pair;
             }
             out[i] = dp * inv_rho0;
         });
         parallel_for_each_index(exec, n, [&](std::size_t i) {
             x[i] += m_dx[i];
+            const Vec<D> free = x[i];
             keep_inside(x[i], m_walls, margin);
+            m_wall_dv[i] += x[i] - free;
             pr[i] -= p_scale * m_lambda[i];
         });
         if (m_halo) m_halo->refresh(x);
@@ -343,6 +363,7 @@ void PbfSolver<D>::substep(ParticleSet<D>& fluid, BoundarySet<D>& boundary, doub
                 if (c_wall > 0.0f)  // walls: the same smoothing towards the wall's velocity
                     for (std::uint32_t k : bn[i]) dw += (vb[k] - v[i]) * (psi[k] * inv_rho0 * W.value(norm(x[i] - xb[k])));
                 m_scratch_v[i] = v[i] + dv * c + dw * c_wall;
+                m_wall_dv[i] = m_wall_dv[i] * inv_dt + dw * c_wall;  // the walls' velocity change
                 if (i >= owned) continue;
                 const float sp = norm(m_scratch_v[i]);
                 if (!std::isfinite(sp) || !is_finite(x[i])) s.bad = true;
@@ -356,6 +377,14 @@ void PbfSolver<D>::substep(ParticleSet<D>& fluid, BoundarySet<D>& boundary, doub
             return l;
         });
     v.swap(m_scratch_v);
+
+    // The walls' loads of this substep, weighted dt / step_dt in the step's: the pairs' corrections
+    // (a force m dx / dt^2 on the fluid), the collisions and the wall XSPH (impulses m dv).
+    m_loads.add_pairs(exec, owned, bn, boundary, [&, scale = m / (dt * step_dt)](std::size_t, std::uint32_t,
+                                                                               std::size_t slot) {
+        return m_pair_dx[slot] * scale;
+    });
+    m_loads.add_impulses(exec, owned, bn, boundary, x.data(), m_wall_dv.data(), m, step_dt);
     Stats st = local;
     std::size_t count = n;
     if (m_halo) {  // the next substep starts from the ghosts' velocities
@@ -397,7 +426,9 @@ void PbfSolver<D>::load_state(StateReader& r) {
 
 template <int D>
 std::size_t PbfSolver<D>::memory_bytes() const {
-    return m_neighbors.memory_bytes() + (m_old_x.capacity() + m_dx.capacity() + m_scratch_v.capacity()) * sizeof(Vec<D>) +
+    return m_neighbors.memory_bytes() +
+           (m_old_x.capacity() + m_dx.capacity() + m_scratch_v.capacity() + m_pair_dx.capacity() + m_wall_dv.capacity()) *
+               sizeof(Vec<D>) +
            m_omega.capacity() * sizeof(Vec3) + (m_lambda.capacity() + m_omega_len.capacity()) * sizeof(float);
 }
 
