@@ -429,6 +429,11 @@ int run_main(int argc, char** argv) {
     run_cmd->add_option("--mesh-format", run_mesh_format, "Surface mesh format with --mesh: obj, ply")
         ->check(CLI::IsMember({"obj", "ply"}))
         ->capture_default_str();
+    bool run_wall_pressure = false;
+    run_cmd->add_flag("--wall-pressure", run_wall_pressure,
+                      "Particle scenes: write the walls every frame (frames/walls_NNNNN.vtp, walls.pvd) with a point "
+                      "array 'pressure', the fluid's pressure on each wall particle (Pa; N/m in 2D), extrapolated from "
+                      "the fluid within the kernel's support (Adami et al. 2012); as the scene's output.wall_pressure");
     std::vector<std::string> run_attributes;
     run_cmd->add_option("--interpolate-attributes", run_attributes,
                         "With --mesh --mesh-format ply: particle fields carried onto the surface's vertices, comma "
@@ -578,7 +583,7 @@ int run_main(int argc, char** argv) {
         if (!resume_dir.empty()) {
             // Everything but the end, the threads and the output's verbosity is the original run's.
             for (const char* flag : {"scene", "--out", "--fps", "--format", "--set", "--render", "--pieces", "--mesh", "--mesh-format",
-                                     "--max-particles", "--up", "--interpolate-attributes"})
+                                     "--max-particles", "--up", "--interpolate-attributes", "--wall-pressure"})
                 if (run_cmd->count(flag))
                     throw eddy::InputError(fmt::format("--resume {}: {} cannot change a run being resumed; allowed with "
                                                        "--resume: --until, --steps, --threads, --checkpoint-every, --rebalance-every, --max-memory, --quiet",
@@ -656,6 +661,9 @@ int run_main(int argc, char** argv) {
             if (run_mesh)
                 throw eddy::InputError(fmt::format("--mesh: {} is a grid; its water surface is written with --format obj or ply",
                                                    scene.where()));
+            if (run_wall_pressure)
+                throw eddy::InputError(fmt::format("--wall-pressure: {} is a grid (its walls are cells, not particles); "
+                                                   "allowed with particle scenes", scene.where()));
             return run_grid(scene, exec, args, budget);
         }
         for (const auto& f : formats)
@@ -667,6 +675,7 @@ int run_main(int argc, char** argv) {
         opts.mesh = run_mesh;
         opts.mesh_format = run_mesh_format;
         opts.mesh_attributes = run_attributes;
+        opts.wall_pressure = run_wall_pressure;
         opts.budget = budget;
         const std::size_t particles = std::visit([](const auto& s) { return s.fluid.size(); }, sim);
         if (g_procs.size > 1 && !opts.pieces && double(particles) > kPiecesAboveParticles) {

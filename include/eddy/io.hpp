@@ -63,9 +63,13 @@ void write_ply(const std::filesystem::path& path, const ParticleSet<D>& p);
 
 /// The walls (src/io/walls_io.cpp): VTK PolyData with two pieces, the boundary particles (vertices;
 /// velocity, psi, object) and the models' surfaces as given (triangles, or lines in 2D; object).
+/// With `pressure` (one per wall particle, eddy/wall_pressure.hpp) both pieces carry a point array
+/// "pressure": the particles' own, and `model_pressure` on the models' vertices (one per vertex, in the
+/// models' order; empty: zeros). Every piece has the same arrays or ParaView reads none of them.
 template <int D>
 void write_walls_vtp(const std::filesystem::path& path, const BoundarySet<D>& b,
-                     const std::vector<std::pair<std::uint16_t, Mesh<D>>>& models);
+                     const std::vector<std::pair<std::uint16_t, Mesh<D>>>& models, std::span<const float> pressure = {},
+                     std::span<const float> model_pressure = {});
 
 /// Parallel VTK PolyData (.pvtp): the pieces (.vtp files written by write_vtp, relative to the .pvtp's
 /// folder) that ParaView opens as one data set; a run over several processes writes one per process.

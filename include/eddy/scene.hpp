@@ -90,6 +90,8 @@ struct OutputSpec {
     std::vector<std::string> formats{"vtk"};    ///< any of "vtk", "csv", "ply"
     bool render = false;                        ///< a PNG per frame
     bool render_last = true;                    ///< always render the last frame
+    /// Particle scenes: the walls every frame with the fluid's pressure on them (eddy/wall_pressure.hpp)
+    bool wall_pressure = false;
 };
 
 /// Optional fixed camera for pictures (3D): eye and target (m), vertical field of view (deg).

@@ -189,6 +189,10 @@ struct RunOptions {
     RunHooks* hooks = nullptr;
     /// Particles over several processes: steps between new cuts of the processes' boxes by particle counts.
     int rebalance_every = 50;
+    /// The walls every frame (frames/walls_NNNNN.vtp, walls.pvd) with a point array "pressure": the
+    /// fluid's pressure on each wall particle (eddy/wall_pressure.hpp); also on with the scene's
+    /// output.wall_pressure. A resumed run keeps its checkpoint's choice.
+    bool wall_pressure = false;
 };
 
 struct FrameRecord {

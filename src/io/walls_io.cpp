@@ -1,6 +1,9 @@
 // The walls of a particle scene as a VTK PolyData file: piece 0 the boundary particles (vertices, with
 // velocity, psi and object), piece 1 the models' surfaces at their current pose (triangles in 3D,
-// lines in 2D, with object). ParaView shows both beside the fluid's particles_*.vtp.
+// lines in 2D, with object), and with a run's --wall-pressure a "pressure" array on both. ParaView
+// shows both beside the fluid's particles_*.vtp.
+#include <stdexcept>
+
 #include <fmt/format.h>
 
 #include "eddy/io.hpp"
@@ -36,7 +39,11 @@ void append_points(std::string& data, const std::vector<Vec<D>>& v) {
 
 template <int D>
 void write_walls_vtp(const std::filesystem::path& path, const BoundarySet<D>& b,
-                     const std::vector<std::pair<std::uint16_t, Mesh<D>>>& models) {
+                     const std::vector<std::pair<std::uint16_t, Mesh<D>>>& models, std::span<const float> pressure,
+                     std::span<const float> model_pressure) {
+    const bool with_pressure = !pressure.empty();
+    if (with_pressure && pressure.size() != b.size())
+        throw std::invalid_argument("write_walls_vtp: one pressure per wall particle is needed");
     std::string data, xml;
     auto begin = [&](std::vector<Array>& arrays, const char* name, const char* type, int comps, std::uint64_t bytes) {
         arrays.push_back({name, type, comps, data.size()});
@@ -57,6 +64,10 @@ void write_walls_vtp(const std::filesystem::path& path, const BoundarySet<D>& b,
     data.append(reinterpret_cast<const char*>(b.psi.data()), n * 4);
     begin(p, "object", "UInt16", 1, n * 2);
     data.append(reinterpret_cast<const char*>(b.object.data()), n * 2);
+    if (with_pressure) {
+        begin(p, "pressure", "Float32", 1, n * 4);
+        data.append(reinterpret_cast<const char*>(pressure.data()), n * 4);
+    }
     // Piece 1: the models, one mesh.
     std::vector<Vec<D>> verts;
     std::vector<std::uint16_t> vobject;
@@ -78,6 +89,15 @@ void write_walls_vtp(const std::filesystem::path& path, const BoundarySet<D>& b,
     for (std::uint64_t i = 0; i < nc; ++i) append_raw(data, static_cast<std::int64_t>((i + 1) * D));
     begin(q, "object", "UInt16", 1, nv * 2);
     data.append(reinterpret_cast<const char*>(vobject.data()), nv * 2);
+    if (with_pressure) {  // the same arrays as piece 0's pressure, or ParaView drops it (issue 31)
+        if (!model_pressure.empty() && model_pressure.size() != nv)
+            throw std::invalid_argument("write_walls_vtp: one model pressure per model vertex is needed");
+        begin(q, "pressure", "Float32", 1, nv * 4);
+        if (model_pressure.empty())
+            data.append(nv * 4, '\0');
+        else
+            data.append(reinterpret_cast<const char*>(model_pressure.data()), nv * 4);
+    }
 
     xml += "<?xml version=\"1.0\"?>\n";
     xml += "<VTKFile type=\"PolyData\" version=\"1.0\" byte_order=\"LittleEndian\" header_type=\"UInt64\">\n  <PolyData>\n";
@@ -85,13 +105,14 @@ void write_walls_vtp(const std::filesystem::path& path, const BoundarySet<D>& b,
                        "NumberOfPolys=\"0\">\n",
                        n, n);
     xml += "      <PointData Vectors=\"velocity\">\n" + data_array(p[3]) + data_array(p[4]) + data_array(p[5]) +
-           "      </PointData>\n";
+           (with_pressure ? data_array(p[6]) : std::string()) + "      </PointData>\n";
     xml += "      <Points>\n" + data_array(p[0]) + "      </Points>\n";
     xml += "      <Verts>\n" + data_array(p[1]) + data_array(p[2]) + "      </Verts>\n    </Piece>\n";
     xml += fmt::format("    <Piece NumberOfPoints=\"{}\" NumberOfVerts=\"0\" NumberOfLines=\"{}\" NumberOfStrips=\"0\" "
                        "NumberOfPolys=\"{}\">\n",
                        nv, D == 2 ? nc : 0, D == 3 ? nc : 0);
-    xml += "      <PointData>\n" + data_array(q[3]) + "      </PointData>\n";
+    xml += "      <PointData>\n" + data_array(q[3]) + (with_pressure ? data_array(q[4]) : std::string()) +
+           "      </PointData>\n";
     xml += "      <Points>\n" + data_array(q[0]) + "      </Points>\n";
     const char* cells = D == 3 ? "Polys" : "Lines";
     xml += fmt::format("      <{}>\n", cells) + data_array(q[1]) + data_array(q[2]) + fmt::format("      </{}>\n", cells);
@@ -102,8 +123,10 @@ void write_walls_vtp(const std::filesystem::path& path, const BoundarySet<D>& b,
 }
 
 template void write_walls_vtp<2>(const std::filesystem::path&, const BoundarySet<2>&,
-                                 const std::vector<std::pair<std::uint16_t, Mesh<2>>>&);
+                                 const std::vector<std::pair<std::uint16_t, Mesh<2>>>&, std::span<const float>,
+                                 std::span<const float>);
 template void write_walls_vtp<3>(const std::filesystem::path&, const BoundarySet<3>&,
-                                 const std::vector<std::pair<std::uint16_t, Mesh<3>>>&);
+                                 const std::vector<std::pair<std::uint16_t, Mesh<3>>>&, std::span<const float>,
+                                 std::span<const float>);
 
 }  // namespace eddy::io

@@ -360,10 +360,15 @@ double run_duration(const Ctx& c, const nlohmann::json& j) {
     return d;
 }
 
-// "output": {fps, formats, render}; `formats` lists what this kind of scene can write.
+// "output": {fps, formats, render, wall_pressure (particle scenes: `particles`)}; `formats` lists what
+// this kind of scene can write.
 void parse_output(const Ctx& c, const nlohmann::json& o, std::initializer_list<const char*> formats, const char* what,
-                  OutputSpec& out) {
-    check_keys(c, o, "output", {"fps", "formats", "render"});
+                  OutputSpec& out, bool particles) {
+    if (particles)
+        check_keys(c, o, "output", {"fps", "formats", "render", "wall_pressure"});
+    else
+        check_keys(c, o, "output", {"fps", "formats", "render"});
+    if (particles) out.wall_pressure = flag(c, o, "output", "wall_pressure", false);
     out.fps = number(c, o, "output", "fps", 25.0, false, true);
     if (out.fps > kMaxFps)
         c.fail("output.fps", fmt::format("= {:g}: a frame every {:g} s is too short to advance the clock; allowed: 0 < fps "
@@ -399,7 +404,7 @@ Scene parse_grid_scene(const Ctx& c, const nlohmann::json& j, const std::string&
     s.gravity = {0, 0, -number(c, j, "", "gravity", 9.81, false, true)};
     s.duration = run_duration(c, j);
     s.output.formats = {"vti"};
-    if (j.contains("output")) parse_output(c, j["output"], {"vti", "csv", "obj", "ply"}, "grid format", s.output);
+    if (j.contains("output")) parse_output(c, j["output"], {"vti", "csv", "obj", "ply"}, "grid format", s.output, false);
     if (j.contains("settings")) {
         if (!j["settings"].is_object()) c.fail("settings", "must be an object of the method's settings");
         s.settings = j["settings"];
@@ -484,7 +489,7 @@ Scene parse_document(nlohmann::json& j, const std::string& where, const MemoryBu
     s.gravity = vec(c, j, "", "gravity", dim, {0, -9.81, 0}, false);
     s.duration = run_duration(c, j);
 
-    if (j.contains("output")) parse_output(c, j["output"], kFormats, "format", s.output);
+    if (j.contains("output")) parse_output(c, j["output"], kFormats, "format", s.output, true);
     if (j.contains("camera")) {
         const auto& o = j["camera"];
         check_keys(c, o, "camera", {"eye", "target", "fov"});
@@ -720,6 +725,8 @@ std::string scene_keys_help() {
   output.fps (1/s, 0 to 1e6; default 25)  frames per simulated second (a frame at least every 1 us)
   output.formats (list of vtk|csv|ply; default ["vtk"])
   output.render (true|false; default false)  a PNG per frame
+  output.wall_pressure (true|false; default false)  the walls every frame (frames/walls_NNNNN.vtp,
+                                   walls.pvd) with the fluid's pressure on them (point array pressure)
   camera.eye, camera.target (m, 3 numbers), camera.fov (deg; default 40)  3D pictures
   settings (object)                the method's settings, listed below
   boundaries[] (list)              walls, sampled with two layers of boundary particles:

@@ -13,6 +13,7 @@
 #include "eddy/error.hpp"
 #include "eddy/io.hpp"
 #include "eddy/json_text.hpp"
+#include "eddy/wall_pressure.hpp"
 #include "sim/run_support.hpp"
 
 namespace eddy {
@@ -207,6 +208,7 @@ struct ParticleRunConfig {
     double end_time = 0.0, fps = 0.0;
     std::vector<std::string> formats;
     bool render_all = false, pieces = false, mesh = false;
+    bool wall_pressure = false;  // the walls every frame with the fluid's pressure on them
     std::string mesh_format;
     UpAxis up = UpAxis::y;
     std::vector<std::string> mesh_attributes;
@@ -226,6 +228,7 @@ ParticleRunConfig particle_run_config(const Scene& scene, int dimension, const R
         c.render_all = rec->flag("render");
         c.pieces = rec->flag("pieces", false);
         c.mesh = rec->flag("mesh");
+        c.wall_pressure = rec->flag("wall_pressure", false);  // absent in checkpoints before it existed
         // Pasted into frame names: a closed list, never a path (issue 29, item 3).
         c.mesh_format = rec->choice("mesh_format", {"obj", "ply"});
         c.up = rec->has("up_axis") ? parse_up_axis(rec->choice("up_axis", {"y", "z"}), "checkpoint") : UpAxis::y;
@@ -238,6 +241,7 @@ ParticleRunConfig particle_run_config(const Scene& scene, int dimension, const R
         c.render_all = opts.render || scene.output.render;
         c.pieces = opts.pieces;  // .vtp frames in pieces, one per process, listed by a .pvtp
         c.mesh = opts.mesh;
+        c.wall_pressure = opts.wall_pressure || scene.output.wall_pressure;
         c.mesh_format = opts.mesh_format;
         c.up = opts.up;
         c.mesh_attributes = opts.mesh_attributes;
@@ -576,7 +580,9 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
                     }
                 }
                 // The whole fluid on the writer, for what is not written in pieces.
-                const bool need_whole = !pieces || !vtk || formats.size() > 1 || mesh || render;
+                const bool pressure_walls = cfg.wall_pressure && vtk && !sim.boundary.empty();  // every frame
+                const bool walls_now = !sim.boundary.empty() && (fr.index == 0 || sim.boundary.any_moving() || pressure_walls);
+                const bool need_whole = !pieces || !vtk || formats.size() > 1 || mesh || render || pressure_walls;
                 const ParticleSet<D>& all = need_whole ? whole() : sim.fluid;
                 if (!writer) {  // another process writes the files
                     result.frames.push_back(std::move(fr));
@@ -611,19 +617,31 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
                     write_mesh<D>(out / name, surface);
                     fr.files.push_back(name);
                 }
-                // The walls beside the fluid: once when nothing moves, else every frame (walls.pvd).
-                if (!sim.boundary.empty() && (fr.index == 0 || sim.boundary.any_moving())) {
-                    const bool moving = sim.boundary.any_moving();
+                // The walls beside the fluid: once when nothing moves, else every frame (walls.pvd); every
+                // frame too with the fluid's pressure on them (--wall-pressure), which changes as it flows.
+                if (walls_now) {
+                    const bool moving = sim.boundary.any_moving() || pressure_walls;
                     const std::string stem = moving ? fmt::format("frames/walls_{:05d}", fr.index) : "frames/walls";
                     auto models = posed_models(sim, sim.time);
+                    // The fluid's pressure on the walls, in the world's axes (gravity's), before the files' turn;
+                    // the whole fluid (`all`), so that every process count gives the same bits.
+                    std::vector<float> pressure, model_pressure;
+                    if (pressure_walls) {
+                        const float h = std::visit([](const auto& m) { return m.neighbor_radius(); }, sim.method);
+                        pressure = wall_pressure<D>(sim.boundary, all, from_array<D>(scene.gravity), h, exec);
+                        std::vector<Vec<D>> verts;
+                        for (const auto& [obj, m] : models) verts.insert(verts.end(), m.vertices.begin(), m.vertices.end());
+                        model_pressure = wall_pressure_at<D>(verts, sim.boundary, pressure, h, exec);
+                    }
                     std::optional<BoundarySet<D>> turned_walls;
                     if constexpr (D == 3)
                         if (up != UpAxis::y) {
                             turned_walls = io::in_file_axes(sim.boundary, up);
                             for (auto& [obj, m] : models) to_file_axes(m, UpAxis::y, up);
                         }
-                    if (std::find(formats.begin(), formats.end(), "vtk") != formats.end()) {
-                        io::write_walls_vtp(out / (stem + ".vtp"), turned_walls ? *turned_walls : sim.boundary, models);
+                    if (vtk) {
+                        io::write_walls_vtp(out / (stem + ".vtp"), turned_walls ? *turned_walls : sim.boundary, models,
+                                            pressure, model_pressure);
                         fr.files.push_back(stem + ".vtp");
                         if (moving) {
                             walls_pvd.emplace_back(sim.time, stem + ".vtp");
@@ -685,6 +703,7 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
                 rj["render"] = render_all;
                 rj["pieces"] = pieces;
                 rj["mesh"] = mesh;
+                rj["wall_pressure"] = cfg.wall_pressure;
                 rj["mesh_format"] = mesh_format;
                 rj["mesh_attributes"] = mesh_attributes;
                 rj["up_axis"] = name(up);
