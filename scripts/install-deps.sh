@@ -22,6 +22,7 @@ PKGS=(
   python3-dev python3-numpy pybind11-dev python3-pytest python3-setuptools python3-pip  # the Python module (python/)
   python3-matplotlib    # examples/python: the dam-break front plotted against Martin & Moyce
   libopenmpi-dev openmpi-bin  # src/distributed: one simulation over many processes (mpirun)
+  python3-vtk9          # tests: VTK's own readers open our .vtp files (walls with their pressure)
 )
 PKGS+=("$@")
 
