@@ -145,6 +145,14 @@ private:
     // The implicit viscosity (dfsph_viscosity.cpp): v <- (I - dt L)^-1 (v + dt a_walls); returns the
     // conjugate gradient iterations (0 without viscosity).
     int solve_viscosity(ParticleSet<D>& fluid, const BoundarySet<D>& boundary, float dt, const ExecContext& exec);
+    // The walls' loads (dfsph_loads.cpp, eddy/wall_loads.hpp), in three passes over the wall pairs: the
+    // friction of the implicit viscosity (after it), the pressure of both solvers (after them), the
+    // walls' XSPH and guard as impulses, reduced over the processes into boundary.load (after step 5).
+    void begin_wall_loads(const ParticleSet<D>& fluid, const BoundarySet<D>& boundary, double t, float dt,
+                          const ExecContext& exec);
+    void add_pressure_wall_loads(const ParticleSet<D>& fluid, const float* P, const float* Pv, const BoundarySet<D>& boundary,
+                                 const ExecContext& exec);
+    void finish_wall_loads(const ParticleSet<D>& fluid, BoundarySet<D>& boundary, float dt, const ExecContext& exec);
 
     DfsphSettings m_s;
     float m_r, m_mass = 0.0f, m_last_dt = 0.0f, m_vmax = 0.0f, m_last_predicted = 0.0f;

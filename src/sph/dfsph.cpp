@@ -278,7 +278,7 @@ StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
                 m_alpha[i] = denom > m_alpha_floor ? 1.0f / denom : 0.0f;
                 m_wall_rate[i] = wall_rate;
                 m_xsph[i] = xs * c + xw * c_wall;
-                m_wall_dv[i] = xw * c_wall;
+                m_wall_dv[i] = xw;  // times c_wall in step 5 (kept apart: the XSPH sum above rounds as before)
                 m_surface[i] = (off[i + 1] - off[i]) + static_cast<std::uint32_t>(bn[i].size()) < m_min_neighbors;
                 // Drho_i/Dt of the velocities the step starts with (2017 eq. 4), for the divergence
                 // solver's start: the pair terms are still in cache here, which saves that solver a pass.
@@ -415,22 +415,8 @@ StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
     // fresh rates.
     const bool viscous = m_s.viscosity > 0.0f || m_s.wall_viscosity > 0.0f;
     if (viscous) out.viscosity_iterations = solve_viscosity(fluid, boundary, dt, exec);
-    m_loads.begin(boundary, t);
-    if (m_s.wall_viscosity > 0.0f && n > 0) {
-        // The walls' friction in the loads: the implicit solve gave particle i the velocity change
-        // dt a_ib = psi_b grad W_ib c_ib (x_ib . (v_i - v_b)) from wall particle b, with its new velocity
-        // (dfsph_viscosity.cpp: c_ib = dt 2(d+2) nu_b / C / rho0 / (|x_ib|^2 + 0.01 h^2)).
-        const float cb = 2.0f * (D + 2) * dt / m_viscosity_factor * m_s.wall_viscosity * inv_rho0;
-        const float h2 = 0.01f * W.h * W.h;
-        m_loads.add_pairs(exec, owned, bn, boundary, [&](std::size_t i, std::uint32_t k) {
-            const Vec<D> d = x[i] - xb[k];
-            const float len2 = norm2(d);
-            if (len2 == 0.0f) return Vec<D>::zero();
-            const float len = std::sqrt(len2);
-            const Vec<D> g = d * (psi[k] * W.derivative(len) / len);
-            return g * (m * cb / (len2 + h2) * dot(d, v[i] - vb[k]) / dt);
-        });
-    }
+    // The walls' friction in their loads, with the velocities it left (dfsph_loads.cpp).
+    begin_wall_loads(fluid, boundary, t, dt, exec);
 
     // 4. Density solver (2017 Algorithm 2). Its prediction rho_i + dt Drho_i/Dt is linear in the motion;
     //    the kernel's curvature adds compression to it, most of all for particles moving against the
@@ -449,15 +435,8 @@ StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
     out.iterations = iters;
     m_last_predicted = static_cast<float>(predicted);
 
-    // The walls' loads: the pressure pairs of both solvers at the positions the step started from. The
-    // wall's share of particle i's velocity updates is -dt (P_i + P^v_i) psi_b grad W_ib (eq. 9 with the
-    // accumulated pressures K = P, P^v, warm start included), a force m (P_i + P^v_i) psi_b grad W_ib.
-    m_loads.add_pairs(exec, owned, bn, boundary, [&](std::size_t i, std::uint32_t k) {
-        const Vec<D> d = x[i] - xb[k];
-        const float len = norm(d);
-        if (len == 0.0f) return Vec<D>::zero();
-        return d * (-m * (P[i] + Pv[i]) * psi[k] * W.derivative(len) / len);
-    });
+    // The walls' loads of both pressure solvers, at the positions the step started from (dfsph_loads.cpp).
+    add_pressure_wall_loads(fluid, P, Pv, boundary, exec);
 
     // 5. Positions; the walls' shapes guard the boundary particles (see WcsphSolver::step); the
     //    pressure of the outputs, p = (P + P^v) rho^2.
@@ -474,7 +453,7 @@ StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
                 // Held: a pressure from either solver pushes it off the walls (wall_contact_margin).
                 const Vec<D> before = vi;
                 guard_walls(x[i], vi, m_walls, P[i] + Pv[i] > 0.0f ? guard_held : guard_free);
-                m_wall_dv[i] += vi - before;
+                m_wall_dv[i] = m_wall_dv[i] * c_wall + (vi - before);
                 v[i] = vi;
                 p[i] = (P[i] + Pv[i]) * rho[i] * rho[i];
                 if (i >= owned) continue;  // a ghost: its owner counts it
@@ -485,9 +464,8 @@ StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
             return s;
         },
         join);
-    // The walls' XSPH and guard as impulses at the particles, to the object of the nearest wall particle.
-    m_loads.add_impulses(exec, owned, bn, boundary, x, m_wall_dv.data(), m, dt);
-    m_loads.finish(boundary, m_halo);
+    // The walls' XSPH and guard as impulses, and the loads over every process (dfsph_loads.cpp).
+    finish_wall_loads(fluid, boundary, dt, exec);
     if (m_halo) {
         float mx[2] = {st.vmax, st.bad ? 1.0f : 0.0f};
         m_halo->max(mx);

@@ -97,13 +97,13 @@ TEST(WallLoads, TankCarriesWeightGateForceAndHingeMoment2D) {
     EXPECT_LT(std::fabs(w.torque), 0.03);  // -2.3%
     const GateFigures d = gate_2d("dfsph");
     EXPECT_LT(std::fabs(d.weight), 0.005);
-    EXPECT_LT(std::fabs(d.force), 0.02);   // -0.3%
-    EXPECT_LT(std::fabs(d.torque), 0.03);  // -2.0%
+    EXPECT_LT(std::fabs(d.force), 0.02);   // -0.4% (-0.3% in a build that rounds differently)
+    EXPECT_LT(std::fabs(d.torque), 0.03);  // -2.2% (-2.0%)
 }
 
 TEST(WallLoads, BoxHeldUnderWaterFeelsArchimedes2D) {
     EXPECT_LT(std::fabs(archimedes_2d("wcsph")), 0.02);  // +0.4%
-    EXPECT_LT(std::fabs(archimedes_2d("dfsph")), 0.04);  // +2.8%: DFSPH's wall rows carry too much pressure
+    EXPECT_LT(std::fabs(archimedes_2d("dfsph")), 0.04);  // -0.07% (+2.8% in a build that rounds differently)
 }
 
 // tank_forces_3d (the bundled scene): the tank, the dam and the box held under water.
@@ -155,8 +155,9 @@ TEST(WallLoads, SameBitsOnOneAndTwoThreads) {
 // A dynamic load against experiment: the dam break of Zhou, De Kat & Buchner (Buchner 2002), its probe P1
 // as the numerical studies place it (bench/scenes/dam_break_impact_2d.json, docs/methods.md). The probe is
 // a boundary object of its own: its mean pressure is its horizontal force over its 0.09 m. DFSPH at its
-// defaults, H/40. Measured: the rise at t sqrt(g/H) = 2.62 (experiment 2.49), the first peak 0.546
-// rho0 g H at 2.94 (0.687 at 2.77; smoothed over 15 ms), the mean from 3.3 to 5.5 0.541 (0.541).
+// defaults, H/40. Measured: the rise at t sqrt(g/H) = 2.64 (experiment 2.49), the impact peak 0.599
+// rho0 g H (0.687; smoothed over 15 ms), its load's mean time 2.965 (2.827), the mean from 3.3 to 5.5
+// 0.542 (0.541).
 TEST(WallLoads, DamBreakImpactOnTheWallAgainstBuchner2002) {
     std::vector<std::pair<double, double>> exp;
     {
@@ -193,24 +194,40 @@ TEST(WallLoads, DamBreakImpactOnTheWallAgainstBuchner2002) {
         if (rise == 0.0 && p > 0.1) rise = T;
         if (T > 3.3 && T < 5.5) { sim_mean += p; exp_mean += exp_at(T); ++n; }
     }
-    // The first peak: the largest of the series smoothed over 15 ms (three windows; the load of a
-    // particle wall comes in particle hits) within half a unit of time after the rise (the experiment's
-    // comes 0.28 after its rise).
+    // The impact: the largest of the series smoothed over 15 ms (three windows; the load of a particle
+    // wall comes in particle hits) within 0.6 after the rise, and when the impact's load comes: the
+    // pressure-weighted mean time over that window (where the single largest sample falls on the broad
+    // first peak moves by 0.2 between builds that round differently; the mean time by 0.02).
+    double weighted = 0.0, weight = 0.0;
     for (std::size_t k = 1; k + 1 < series.size(); ++k) {
         const double T = series[k].first;
         const double p = (series[k - 1].second + series[k].second + series[k + 1].second) / 3.0;
-        if (rise > 0.0 && T >= rise && T <= rise + 0.5 && p > peak) { peak = p; peak_T = T; }
+        if (rise > 0.0 && T >= rise && T <= rise + 0.6) {
+            peak = std::max(peak, p);
+            weighted += T * series[k].second;
+            weight += series[k].second;
+        }
     }
+    peak_T = weight > 0.0 ? weighted / weight : 0.0;
+    // The experiment's, the same way (its rise at 2.49, the trace sampled finely).
+    const double exp_rise = 2.49;
+    double exp_weighted = 0.0, exp_weight = 0.0;
+    for (double T = exp_rise; T <= exp_rise + 0.6; T += 0.001) {
+        exp_weighted += T * exp_at(T);
+        exp_weight += exp_at(T);
+    }
+    const double exp_T = exp_weighted / exp_weight;
     sim_mean /= n;
     exp_mean /= n;
-    std::printf("dam break on the wall (DFSPH, H/40): rise at %.2f (experiment 2.49), first peak %.3f rho0 g H at %.2f "
-                "(0.687 at 2.77), mean over 3.3-5.5 %.3f (experiment %.3f)\n", rise, peak, peak_T, sim_mean, exp_mean);
+    std::printf("dam break on the wall (DFSPH, H/40): rise at %.2f (experiment 2.49), impact peak %.3f rho0 g H (0.687), "
+                "its load's mean time %.3f (%.3f), mean over 3.3-5.5 %.3f (experiment %.3f)\n", rise, peak, peak_T, exp_T,
+                sim_mean, exp_mean);
     EXPECT_GT(rise, 2.40);
     EXPECT_LT(rise, 2.75);
     // One experimental trace, no scatter given: impact peaks scatter widely between repetitions
     // (Lobovsky et al. 2014); 25% here, the rest of the curve within 15%.
     EXPECT_NEAR(peak, 0.687, 0.25 * 0.687);
-    EXPECT_NEAR(peak_T, 2.77, 0.1 * 2.77);
+    EXPECT_NEAR(peak_T, exp_T, 0.1 * exp_T);
     EXPECT_NEAR(sim_mean, exp_mean, 0.15 * exp_mean);
 }
 
