@@ -6,14 +6,32 @@
 // constant (no compression). Both are Jacobi iterations on one "stiffness" per particle; here it is
 // kept as P_i = p_i / rho_i^2 (m^5 kg^-1 s^-2), so the pressure of the outputs is p_i = P_i rho_i^2.
 //
-// A pressure P changes the velocities by the symmetric SPH pressure force, walls acting with the
-// particle's own pressure (Akinci et al. 2012):
-//   dv_i = -dt [ sum_j m (P_i + P_j) grad W_ij + sum_b psi_b P_i grad W_ib ]                   (2017 eq. 9)
+// A pressure P changes the velocities by the symmetric SPH pressure force, the walls pushing with
+// the particle's own pressure (Akinci et al. 2012), or, with extrapolated_wall_pressure (off by default:
+// not yet robust, below), with it plus the pressure extrapolated to the wall particles (Band, Gissler,
+// Ihmsen & Teschner 2018, "Pressure boundaries for implicit incompressible SPH", ACM TOG 37(2), its
+// Shepard form):
+//   dv_i = -dt [ sum_j m (P_i + P_j) grad W_ij + sum_b psi_b (P_i + P_b) grad W_ib ]            (2017 eq. 9)
+//   P_b = sum_j' w_ij' P_j' + [max(0, sum_j' w_ij' g.(x_i - x_j')) + g.(x_b - x_i)] / rho_i
+// with j' over i's fluid neighbours and i itself, w_ij' = W_ij' / sum W (Shepard weights): the pressure of
+// the fluid around i, carried hydrostatically to x_i and on to the wall particle. The bracket does not
+// depend on P: it acts once per step, with gravity. Without P_b (the Akinci et al. 2012 form,
+// extrapolated_wall_pressure off) a particle at rest at r from a wall, where the wall's
+// gradient sum mirrors the fluid's, is pushed off the wall with its own pressure only while the row
+// above pushes it down with both: the bottom row sinks (to r/2 in 2D, to the guard in 3D) and carries
+// 1.2-2.4x the hydrostatic pressure (docs/methods.md, "Walls with an extrapolated pressure").
 // The density changes at the rate
 //   Drho_i/Dt = sum_j m (v_i - v_j) . grad W_ij + sum_b psi_b (v_i - v_b) . grad W_ib             (2017 eq. 4)
-// The first is the transpose of the second, so a converged solve is a projection of the velocities.
+// Without the extrapolated pressure the update is the transpose of the rate, and a converged solve a
+// projection; with it the update pushes harder at the walls than the rate sees. Taking P_b = P_i there
+// instead of the neighbourhood's average (a plainly mirrored pressure) makes the tank at rest gain
+// energy (docs/methods.md); the average smooths the solver's particle-to-particle noise out of the push,
+// and tanks of whole spacings settle, but the 30 cm tank at r = 4 mm, whose last column falls
+// into the builder's 4 mm slot, keeps swinging (+-50% of rho0 g d): hence off by default.
 // One Jacobi step assumes each particle's own P moves it and its neighbours, which gives the factor
-//   alpha_i = 1 / ( |F_i|^2 + sum_j |m grad W_ij|^2 ),  F_i = sum_j m grad W_ij + sum_b psi_b grad W_ib  (2017 eq. 8)
+//   alpha_i = 1 / ( F_i . (F_i + w_ii Fb_i) + sum_j |m grad W_ij|^2 ),
+//   F_i = sum_j m grad W_ij + Fb_i,  Fb_i = sum_b psi_b grad W_ib                                 (2017 eq. 8)
+// (w_ii Fb_i: P_i's share of the wall's push through P_b; 0 without the extrapolated pressure.)
 // (Bender & Koschier's alpha is rho_i times this: they solve for kappa_i = p_i / rho_i = P_i rho_i.)
 //
 // Per step of length dt:
@@ -39,7 +57,8 @@
 // never pulls). Tried and dropped (docs/methods.md): letting an iteration also lower a pressure
 // (projected Jacobi) diverges at full step and in 3D dam breaks even at half step; a full warm start
 // (1.0) ratchets the pressure up step after step; walls with a mirrored pressure (beta = 2) make the
-// update no longer the transpose of the rate and pump energy into a tank at rest.
+// update no longer the transpose of the rate and pump energy into a tank at rest (the extrapolated
+// pressure above, averaged over the neighbourhood, much less so).
 // (The paper's loop ends with the divergence solver; here it opens the next step, on the same
 // neighbour lists and densities: one neighbour search and one density pass per step, as in the paper.)
 // Time step: dt = cfl 2r / (v_max + |g| dt_prev) (2017 section 4.4), and g dt^2 <= (cfl/40) 2r (a deep
@@ -93,6 +112,7 @@ struct DfsphSettings {
     float dt_growth = 1.05f;                  ///< The step grows by at most this factor per step, from a quarter of its limit at the first; 0: off
     float support_ratio = 4.0f;               ///< Kernel support h / particle radius r
     int sort_interval = 32;                   ///< Steps between Morton reorderings of the particles (0: never)
+    bool extrapolated_wall_pressure = false;  ///< Walls push with P_i + P_b, P_b extrapolated from the fluid (Band et al. 2018); off: P_i alone (Akinci 2012)
 };
 
 /// The field table of DfsphSettings (scene "settings" for "method": "dfsph").
@@ -163,10 +183,12 @@ private:
     std::uint32_t m_min_neighbors = 0;  // fewer (fluid + wall) neighbours: a free-surface particle
     float m_alpha_floor = 0.0f;         // alpha's denominator below this: an isolated particle, alpha = 0
     float m_viscosity_factor = 1.0f;    // the SPH Laplacian's value on a full lattice over the exact one (constructor)
-    // Per step: per fluid pair m grad W_ij (aligned with the fluid CSR lists); per particle alpha, F,
-    // G, Fb = sum_b psi_b grad W_ib, the walls' share of Drho/Dt, the density rate, the pressure increment and the XSPH term.
-    std::vector<float> m_alpha, m_dP, m_wall_rate, m_rate;
-    std::vector<Vec<D>> m_grad, m_F, m_Fb, m_xsph;
+    // Per step: per fluid pair m grad W_ij and the Shepard weight w_ij (aligned with the fluid CSR lists);
+    // per particle alpha, F, Fb = sum_b psi_b grad W_ib, the walls' share of Drho/Dt, the density rate,
+    // the pressure increment, the XSPH term, w_ii and the walls' pressure-independent push (the
+    // bracket of P_b above).
+    std::vector<float> m_alpha, m_dP, m_wall_rate, m_rate, m_w, m_wself;
+    std::vector<Vec<D>> m_grad, m_F, m_Fb, m_xsph, m_wall_push;
     // The fluid's force on each boundary object (wall_loads.hpp); per particle the velocity the walls
     // changed outside the pressure pairs: their XSPH share and the guard (m/s).
     WallLoadGather<D> m_loads;

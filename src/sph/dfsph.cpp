@@ -53,6 +53,11 @@ std::span<const Field<DfsphSettings>> dfsph_fields() {
          "(the solvers build the pressure of fluid released at rest); 0: off"},
         {"support_ratio", &S::support_ratio, "", 2, 8, "kernel support radius h in particle radii r"},
         {"sort_interval", &S::sort_interval, "steps", 0, 1e6, "steps between Morton reorderings (0: never)"},
+        {"extrapolated_wall_pressure", &S::extrapolated_wall_pressure, "", 0, 1,
+         "walls push with the particle's pressure plus the pressure extrapolated to the wall particles (Band et "
+         "al. 2018: the neighbourhood's, carried hydrostatically), so that water at rest sits at r from the walls "
+         "with the hydrostatic pressure; off (default): the particle's own pressure alone (Akinci et al. 2012); "
+         "on, a tank whose fluid was set in motion can keep swinging (docs/methods.md)"},
     };
     return table;
 }
@@ -175,10 +180,24 @@ void DfsphSolver<D>::apply_pressure(const float* dK, float* K, Vec<D>* v, float 
     const std::uint32_t* idx = fn.indices.data();
     const Vec<D>* grad = m_grad.data();
     const Vec<D>* F = m_F.data();
+    const Vec<D>* Fb = m_Fb.data();
+    const float* w = m_w.data();
+    const float* wself = m_wself.data();
+    const bool extrapolated = m_s.extrapolated_wall_pressure;
     parallel_blocks(exec, m_alpha.size(), [&](std::size_t b0, std::size_t b1) {
         for (std::size_t i = b0; i < b1; ++i) {
             Vec<D> acc = F[i] * dK[i];  // the particle's own pressure, against fluid and walls
-            for (std::uint32_t k = off[i]; k < off[i + 1]; ++k) acc += grad[k] * dK[idx[k]];
+            if (extrapolated) {
+                // and the walls' pressure: the Shepard average of the neighbourhood's (header, P_b)
+                float avg = wself[i] * dK[i];
+                for (std::uint32_t k = off[i]; k < off[i + 1]; ++k) {
+                    acc += grad[k] * dK[idx[k]];
+                    avg += w[k] * dK[idx[k]];
+                }
+                acc += Fb[i] * avg;
+            } else {
+                for (std::uint32_t k = off[i]; k < off[i + 1]; ++k) acc += grad[k] * dK[idx[k]];
+            }
             v[i] -= acc * dt;
             if (K) K[i] += dK[i];
         }
@@ -216,10 +235,17 @@ StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
     m_Fb.resize(n);
     m_xsph.resize(n);
     m_wall_dv.resize(n);
+    const bool extrapolated = m_s.extrapolated_wall_pressure;
+    if (extrapolated) {
+        m_w.resize(fn.total());
+        m_wself.resize(n);
+        m_wall_push.resize(n);
+    }
     m_surface.resize(n);
 
     const CubicSpline<D> W = m_kernel;
     const float m = m_mass, rho0 = m_s.rest_density, inv_rho0 = 1.0f / rho0, w0 = W.value(0.0f);
+    const Vec<D> grav = m_g;
     const float c = m_s.xsph * m * inv_rho0, c_wall = m_s.wall_xsph * inv_rho0;
     Vec<D>* x = fluid.position.data();
     Vec<D>* v = fluid.velocity.data();
@@ -230,17 +256,20 @@ StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
     const std::uint32_t* off = fn.offsets.data();
     const std::uint32_t* idx = fn.indices.data();
 
-    // 1. Density (Akinci 2012 eq. 6), alpha (2017 eq. 8), the per-pair kernel factors, F and G, the
-    //    walls' share of Drho/Dt, and the XSPH smoothing of the velocities the step starts with.
+    // 1. Density (Akinci 2012 eq. 6), alpha (2017 eq. 8), the per-pair kernel factors, F, the walls'
+    //    share of Drho/Dt, the XSPH smoothing of the velocities the step starts with; with the
+    //    extrapolated wall pressure, the Shepard weights and the walls' pressure-independent push.
     Stats dens = parallel_reduce_blocks(
         exec, n, Stats{},
         [&](std::size_t b0, std::size_t b1) {
             Stats s;
             Vec<D>* grad = m_grad.data();
+            float* wk = extrapolated ? m_w.data() : nullptr;
             for (std::size_t i = b0; i < b1; ++i) {
                 const Vec<D> xi = x[i], vi = v[i];
-                float r = m * w0, sum2 = 0.0f, wall_rate = 0.0f;
+                float r = m * w0, sum2 = 0.0f, wall_rate = 0.0f, wsum = w0, lift = 0.0f;
                 Vec<D> Ff = Vec<D>::zero(), Fb = Vec<D>::zero(), xs = Vec<D>::zero(), xw = Vec<D>::zero();
+                Vec<D> hydro = Vec<D>::zero();
                 for (std::uint32_t k = off[i]; k < off[i + 1]; ++k) {
                     const std::uint32_t j = idx[k];
                     const Vec<D> d = xi - x[j];
@@ -248,6 +277,11 @@ StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
                     float w, dw;
                     W.value_and_derivative(len, w, dw);
                     r += m * w;
+                    if (wk) {
+                        wk[k] = w;
+                        wsum += w;
+                        lift += w * dot(grav, d);  // g . (x_i - x_j): neighbour j's pressure carried to x_i
+                    }
                     const Vec<D> g = d * (len > 0.0f ? m * dw / len : 0.0f);  // coincident: no direction
                     grad[k] = g;
                     Ff += g;
@@ -263,6 +297,7 @@ StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
                     if (len > 0.0f) {
                         const Vec<D> g = d * (psi[k] * dw / len);
                         Fb += g;
+                        hydro -= g * dot(grav, d);  // g . (x_b - x_i), from x_i on to the wall particle
                         wall_rate += dot(g, vb[k]);
                     }
                     xw += (vb[k] - vi) * (psi[k] * w);
@@ -274,7 +309,19 @@ StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
                 const Vec<D> F = Ff + Fb;
                 m_F[i] = F;
                 m_Fb[i] = Fb;
-                const float denom = dot(F, F) + sum2;
+                float self_share = 0.0f;
+                if (wk) {
+                    // Shepard weights (equal masses); the bracket of P_b (dfsph.hpp), whose push on i,
+                    // -sum_b psi_b [..] grad W_ib, is the same all step. The neighbourhood's pressure is
+                    // carried down to x_i, never up (a particle at the free surface with fluid only
+                    // below would otherwise pull itself into a side wall).
+                    const float inv = 1.0f / wsum;
+                    for (std::uint32_t k = off[i]; k < off[i + 1]; ++k) wk[k] *= inv;
+                    self_share = w0 * inv;
+                    m_wself[i] = self_share;
+                    m_wall_push[i] = (Fb * (std::max(lift * inv, 0.0f)) + hydro) * (-1.0f / r);
+                }
+                const float denom = dot(F, F + Fb * self_share) + sum2;
                 m_alpha[i] = denom > m_alpha_floor ? 1.0f / denom : 0.0f;
                 m_wall_rate[i] = wall_rate;
                 m_xsph[i] = xs * c + xw * c_wall;
@@ -411,6 +458,9 @@ StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
         v[i] += gdt;
         m_rate[i] += dot(gdt, m_Fb[i]);
     });
+    // The walls' pressure-independent push (the extrapolated wall pressure's hydrostatic part) is
+    // uneven: the density solver then starts from fresh rates.
+    if (extrapolated) parallel_for_each_index(exec, n, [&](std::size_t i) { v[i] += m_wall_push[i] * dt; });
     // The implicit viscosity changes the velocities unevenly: the density solver then starts from
     // fresh rates.
     const bool viscous = m_s.viscosity > 0.0f || m_s.wall_viscosity > 0.0f;
@@ -431,7 +481,7 @@ StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
         density_target = std::max(0.25f * density_target, density_target - excess * scale);
     }
     const auto [iters, predicted] = solve(P, false, m_s.min_iterations, m_s.max_iterations, density_target,
-                                          m_s.density_error_max, dt, !divergence || viscous);
+                                          m_s.density_error_max, dt, !divergence || viscous || extrapolated);
     out.iterations = iters;
     m_last_predicted = static_cast<float>(predicted);
 
@@ -508,9 +558,13 @@ void DfsphSolver<D>::load_state(StateReader& r) {
 template <int D>
 std::size_t DfsphSolver<D>::memory_bytes() const {
     return m_neighbors.memory_bytes() +
-           (m_rate.capacity() + m_alpha.capacity() + m_dP.capacity() + m_wall_rate.capacity()) *
+           (m_rate.capacity() + m_alpha.capacity() + m_dP.capacity() + m_wall_rate.capacity() + m_w.capacity() +
+            m_wself.capacity()) *
                sizeof(float) +
-           (m_grad.capacity() + m_F.capacity() + m_Fb.capacity() + m_xsph.capacity() + m_wall_dv.capacity()) * sizeof(Vec<D>) + m_surface.capacity() +
+           (m_grad.capacity() + m_F.capacity() + m_Fb.capacity() + m_xsph.capacity() + m_wall_push.capacity() +
+            m_wall_dv.capacity()) *
+               sizeof(Vec<D>) +
+           m_surface.capacity() +
            (m_visc_pair.capacity() + m_visc_block.capacity()) * sizeof(float) +
            (m_visc_b.capacity() + m_visc_r.capacity() + m_visc_z.capacity() + m_visc_p.capacity() + m_visc_q.capacity()) *
                sizeof(Vec<D>);
