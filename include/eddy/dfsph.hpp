@@ -193,6 +193,7 @@ private:
     // changed outside the pressure pairs: their XSPH share and the guard (m/s).
     WallLoadGather<D> m_loads;
     std::vector<Vec<D>> m_wall_dv;
+    std::vector<float> m_load_avg, m_load_lift;  // extrapolated wall pressure: per particle avg_i, max(0, lift_i)
     std::vector<std::uint8_t> m_surface;
     // Viscosity solve: per pair factor, per particle inverted diagonal block, conjugate gradient vectors.
     std::vector<float> m_visc_pair, m_visc_block;

@@ -51,11 +51,44 @@ void DfsphSolver<D>::add_pressure_wall_loads(const ParticleSet<D>& fluid, const 
     const Vec<D>* x = fluid.position.data();
     const Vec<D>* xb = boundary.position.data();
     const float* psi = boundary.psi.data();
-    m_loads.add_pairs(exec, owned_count(m_halo, n), m_neighbors.boundary(), boundary, [&](std::size_t i, std::uint32_t k) {
+    const std::size_t owned = owned_count(m_halo, n);
+    const auto& bn = m_neighbors.boundary();
+    if (!m_s.extrapolated_wall_pressure) {
+        m_loads.add_pairs(exec, owned, bn, boundary, [&](std::size_t i, std::uint32_t k) {
+            const Vec<D> d = x[i] - xb[k];
+            const float len = norm(d);
+            if (len == 0.0f) return Vec<D>::zero();
+            return d * (-m * (P[i] + Pv[i]) * psi[k] * W.derivative(len) / len);
+        });
+        return;
+    }
+    // With the extrapolated wall pressure (dfsph.hpp) the wall pushes with P_i + P_b: the pressures'
+    // part -(P_i + P^v_i + avg_i) psi_b grad W_ib (avg_i the Shepard average of P + P^v around i, with
+    // the step's weights), and the pressure-independent part -(1/rho_i) psi_b grad W_ib
+    // [max(0, lift_i) - g . (x_i - x_b)], lift_i = sum_j w_ij g . (x_i - x_j): m_wall_push pair by pair.
+    const auto& fn = m_neighbors.fluid();
+    const float* w = m_w.data();
+    const float* rho = fluid.density.data();
+    const Vec<D> g = m_g;
+    m_load_avg.resize(n);
+    m_load_lift.resize(n);
+    parallel_for_each_index(exec, owned, [&](std::size_t i) {
+        if (bn[i].empty()) return;
+        float avg = m_wself[i] * (P[i] + Pv[i]), lift = 0.0f;
+        for (std::uint32_t k = fn.offsets[i]; k < fn.offsets[i + 1]; ++k) {
+            const std::uint32_t j = fn.indices[k];
+            avg += w[k] * (P[j] + Pv[j]);
+            lift += w[k] * dot(g, x[i] - x[j]);
+        }
+        m_load_avg[i] = avg;
+        m_load_lift[i] = std::max(lift, 0.0f);
+    });
+    m_loads.add_pairs(exec, owned, bn, boundary, [&](std::size_t i, std::uint32_t k) {
         const Vec<D> d = x[i] - xb[k];
         const float len = norm(d);
         if (len == 0.0f) return Vec<D>::zero();
-        return d * (-m * (P[i] + Pv[i]) * psi[k] * W.derivative(len) / len);
+        const Vec<D> gw = d * (psi[k] * W.derivative(len) / len);
+        return gw * (-m * (P[i] + Pv[i] + m_load_avg[i]) - m / rho[i] * (m_load_lift[i] - dot(g, d)));
     });
 }
 

@@ -240,7 +240,8 @@ TEST(WallLoads, FluidMomentumBalancesTheWallsLoads) {
         nlohmann::json settings;
     };
     for (const Case& c : {Case{"wcsph", nlohmann::json::object()},
-                          Case{"dfsph", {{"wall_viscosity", 1e-3}, {"wall_xsph", 0.1}}}}) {
+                          Case{"dfsph", {{"wall_viscosity", 1e-3}, {"wall_xsph", 0.1}}},
+                          Case{"dfsph", {{"extrapolated_wall_pressure", true}}}}) {
         const nlohmann::json j = {{"name", "slosh"}, {"dimension", 2}, {"method", c.method}, {"particle_radius", 0.005},
                                   {"gravity", {0, -kG}}, {"settings", c.settings},
                                   {"boundaries", {{{"shape", "box"}, {"min", {0, 0}}, {"max", {0.6, 0.4}}},
