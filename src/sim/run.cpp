@@ -340,6 +340,67 @@ void restore_carry(const detail::RecordReader& r, const ParticleRunConfig& cfg, 
     if (st.size() > 8) c.sum_viscosity_iterations = r.number_at(st[8], "stats[8]", 0.0, kBig);  // since DFSPH's viscosity
 }
 
+
+// summary.json of a particle run: the scene, its statistics (the loop's carry), the frames with the last
+// one's loads, the method's settings and memory.
+template <int D>
+nlohmann::json run_summary(const ParticleSimulation<D>& sim, const ParticleRunConfig& cfg, const LoopCarry& c,
+                           const RunResult& result, std::uint64_t particles, double wall, int threads,
+                           const std::string& picture) {
+    const Scene& scene = sim.scene;
+    const std::uint64_t nsteps = sim.steps - c.steps0;
+    const double step_seconds = c.step_seconds;
+    const double stat_steps = double(c.stat_steps);
+    nlohmann::json j;
+    j["scene"] = scene.name;
+    j["scene_file"] = scene.source.string();
+    j["method"] = scene.method;
+    j["dimension"] = D;
+    j["particles"] = particles;
+    j["boundary_particles"] = sim.boundary.size();
+    j["particle_radius"] = scene.particle_radius;
+    j["up_axis"] = name(cfg.up);  // of every geometry file in frames/ (eddy/up_axis.hpp)
+    j["fps"] = cfg.fps;
+    j["steps"] = nsteps;
+    j["simulated_time"] = sim.time;
+    j["wall_time"] = wall;
+    j["threads"] = threads;
+    j["mean_ms_per_step"] = nsteps ? 1e3 * step_seconds / double(nsteps) : 0.0;
+    j["ns_per_particle_step"] = nsteps && particles ? 1e9 * step_seconds / double(nsteps) / double(particles) : 0.0;
+    j["max_density_error"] = c.max_err;
+    j["mean_density_error"] = c.stat_steps ? c.sum_err / stat_steps : 0.0;
+    j["max_speed"] = c.max_speed;
+    j["speed_bound"] = {{"free_fall", sim.speed_bound.free_fall}, {"walls", sim.speed_bound.walls},
+                        {"initial", sim.speed_bound.initial}, {"limit", sim.speed_bound.limit()}};
+    if (c.sum_iterations > 0.0) j["mean_iterations"] = c.sum_iterations / stat_steps;
+    if (c.sum_divergence_iterations > 0.0) j["mean_divergence_iterations"] = c.sum_divergence_iterations / stat_steps;
+    if (c.sum_viscosity_iterations > 0.0) j["mean_viscosity_iterations"] = c.sum_viscosity_iterations / stat_steps;
+    j["status"] = result.status;
+    j["message"] = result.message;
+    j["run_id"] = cfg.run_id;
+    std::visit(
+        [&](const auto& m) {
+            j["settings"] = m.describe();
+            j["memory_bytes_per_particle"] =
+                sim.fluid.size() ? double(sim.fluid.memory_bytes() + m.memory_bytes()) / double(sim.fluid.size()) : 0.0;
+        },
+        sim.method);
+    nlohmann::json frames = nlohmann::json::array();
+    for (const auto& f : result.frames)
+        frames.push_back({{"index", f.index},
+                          {"time", f.time},
+                          {"files", f.files},
+                          {"max_density_error", f.max_density_error},
+                          {"mean_density_error", f.mean_density_error}});
+    // The walls' loads of the last frame (forces.csv has every frame's).
+    if (!frames.empty() && result.frames.back().index > 0 && !result.frames.back().loads.empty()) {
+        frames.back()["forces"] = detail::loads_summary(result.frames.back().loads);
+        j["forces_file"] = "forces.csv";
+    }
+    j["frames"] = frames;
+    if (!picture.empty()) j["picture"] = picture;
+    return j;
+}
 }  // namespace
 
 namespace detail {
@@ -863,58 +924,8 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
             progress(true);
 
             const double wall = wall_before + std::chrono::duration<double>(clock::now() - t0).count();
-            const std::uint64_t nsteps = sim.steps - steps0;
-            nlohmann::json j;
-            j["scene"] = scene.name;
-            j["scene_file"] = scene.source.string();
-            j["method"] = scene.method;
-            j["dimension"] = D;
-            j["particles"] = particles;
-            j["boundary_particles"] = sim.boundary.size();
-            j["particle_radius"] = scene.particle_radius;
-            j["up_axis"] = name(up);  // of every geometry file in frames/ (eddy/up_axis.hpp)
-            j["fps"] = fps;
-            j["steps"] = nsteps;
-            j["simulated_time"] = sim.time;
-            j["wall_time"] = wall;
-            j["threads"] = opts.threads > 0 ? opts.threads : exec.threads();
-            j["mean_ms_per_step"] = nsteps ? 1e3 * step_seconds / double(nsteps) : 0.0;
-            j["ns_per_particle_step"] =
-                nsteps && particles ? 1e9 * step_seconds / double(nsteps) / double(particles) : 0.0;
-            j["max_density_error"] = max_err;
-            j["mean_density_error"] = stat_steps ? sum_err / double(stat_steps) : 0.0;
-            j["max_speed"] = max_speed;
-            j["speed_bound"] = {{"free_fall", sim.speed_bound.free_fall}, {"walls", sim.speed_bound.walls},
-                                {"initial", sim.speed_bound.initial}, {"limit", sim.speed_bound.limit()}};
-            if (sum_iterations > 0.0) j["mean_iterations"] = sum_iterations / double(stat_steps);
-            if (sum_divergence_iterations > 0.0)
-                j["mean_divergence_iterations"] = sum_divergence_iterations / double(stat_steps);
-            if (sum_viscosity_iterations > 0.0)
-                j["mean_viscosity_iterations"] = sum_viscosity_iterations / double(stat_steps);
-            j["status"] = result.status;
-            j["message"] = result.message;
-            j["run_id"] = cfg.run_id;
-            std::visit(
-                [&](const auto& m) {
-                    j["settings"] = m.describe();
-                    j["memory_bytes_per_particle"] =
-                        sim.fluid.size() ? double(sim.fluid.memory_bytes() + m.memory_bytes()) / double(sim.fluid.size()) : 0.0;
-                },
-                sim.method);
-            nlohmann::json frames = nlohmann::json::array();
-            for (const auto& f : result.frames)
-                frames.push_back({{"index", f.index},
-                                  {"time", f.time},
-                                  {"files", f.files},
-                                  {"max_density_error", f.max_density_error},
-                                  {"mean_density_error", f.mean_density_error}});
-            // The walls' loads of the last frame (forces.csv has every frame's).
-            if (!frames.empty() && result.frames.back().index > 0 && !result.frames.back().loads.empty()) {
-                frames.back()["forces"] = detail::loads_summary(result.frames.back().loads);
-                j["forces_file"] = "forces.csv";
-            }
-            j["frames"] = frames;
-            if (!picture.empty()) j["picture"] = picture;
+            nlohmann::json j = run_summary(sim, cfg, carry, result, particles, wall,
+                                           opts.threads > 0 ? opts.threads : exec.threads(), picture);
             if (hooks) hooks->summarize(j);
             result.summary = j;
             if (writer) io::write_json(out / "summary.json", j);
