@@ -198,20 +198,21 @@ StepStats WcsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
     // the one fluid neighbour); p_b = p_i without it. Artificial viscosity against the wall's own
     // velocity (Monaghan's form), with its own coefficient. The walls' loads (m_loads) are the same
     // terms times m, so what the fluid feels and what the walls report cannot drift apart.
-    auto wall_acceleration = [&](std::size_t i, std::uint32_t k) {
-        const Vec<D> r = x[i] - xb[k];
+    // The particle's own values (xi, vi, rhoi, pi = p_i, pi_term = p_i / rho_i^2) come from the caller,
+    // once per particle.
+    auto wall_acceleration = [&](const Vec<D>& xi, const Vec<D>& vi, float rhoi, float pi, float pi_term,
+                                 std::uint32_t k) {
+        const Vec<D> r = xi - xb[k];
         const float d2 = norm2(r);
         if (d2 == 0.0f) return Vec<D>::zero();
         const float d = std::sqrt(d2);
         const float dw = W.derivative(d) / d;
-        const float rhoi = rho[i];
-        const float pi_term = p[i] / (rhoi * rhoi);
         float s = 2.0f * pi_term;
         if (wall_gradient) {
-            const float pb = p[i] - rhoi * dot(g, r);
+            const float pb = pi - rhoi * dot(g, r);
             s = pi_term + (clamp ? std::max(pb, 0.0f) : pb) / (rhoi * rhoi);
         }
-        const float vr = dot(v[i] - vb[k], r);
+        const float vr = dot(vi - vb[k], r);
         if (vr < 0.0f && wall_alpha_c_h > 0.0f) s += -wall_alpha_c_h * vr / ((d2 + eps_h2) * rhoi);
         return r * -(psi[k] * s * dw);
     };
@@ -235,7 +236,7 @@ StepStats WcsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
                 acc -= r * (m * s * dw);
                 if (nu > 0.0f) acc -= vij * (nu * m * 2.0f / (rhoi + rhoj) * W.value(d));
             }
-            for (std::uint32_t k : bn[i]) acc += wall_acceleration(i, k);
+            for (std::uint32_t k : bn[i]) acc += wall_acceleration(xi, vi, rhoi, p[i], pi_term, k);
             a[i] = acc;
         }
     });
@@ -247,7 +248,9 @@ StepStats WcsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
     // against the wall, so the Akinci wall term exerts nothing) touches the wall as a ball of radius r.
     // Either is put back and loses the velocity that carried it in.
     m_loads.begin(boundary, t);
-    m_loads.add_pairs(exec, owned, bn, boundary, [&](std::size_t i, std::uint32_t k) { return wall_acceleration(i, k) * m; });
+    m_loads.add_pairs(exec, owned, bn, boundary, [&](std::size_t i, std::uint32_t k) {
+        return wall_acceleration(x[i], v[i], rho[i], p[i], p[i] / (rho[i] * rho[i]), k) * m;
+    });
     m_guard_dv.resize(n);
     const float guard_held = wall_contact_margin(m_r, true), guard_free = wall_contact_margin(m_r, false);
     const Stats local = parallel_reduce_blocks(
