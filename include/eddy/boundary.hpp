@@ -38,6 +38,18 @@ struct RigidPose {
 ///   x(t) = pivot + T(t) + R_key(t) R_spin(t) (x0 - pivot),   T(t) = velocity t + translate_key(t),
 /// R_spin the rotation by angular_velocity t about axis (2D: in the xy plane), and translate_key,
 /// R_key interpolated linearly between keyframes (the first holds before it, the last after it).
+/// The motion of a body the fluid moves (eddy/bodies.hpp): its pose at `time`, its rest points x0 at
+///   x = pivot + shift + R (x0 - pivot)   (pivot: the body's centre of mass at rest),
+/// and its velocities then; after `time` the pose goes on at these velocities (what the fluid's next step
+/// sees; the bodies' integration sets a new state after each step).
+struct DrivenState {
+    double time = 0.0;                                    ///< (s)
+    std::array<std::array<double, 3>, 3> R{{{1, 0, 0}, {0, 1, 0}, {0, 0, 1}}};  ///< Rotation since rest
+    std::array<double, 3> shift{0, 0, 0};                 ///< Displacement of the centre of mass (m)
+    std::array<double, 3> velocity{0, 0, 0};              ///< Of the centre of mass (m/s)
+    std::array<double, 3> angular_velocity{0, 0, 0};      ///< (rad/s; 2D: z)
+};
+
 template <int D>
 struct BoundaryMotion {
     Vec<D> pivot = Vec<D>::zero();           ///< Centre of rotation (m)
@@ -45,6 +57,8 @@ struct BoundaryMotion {
     float angular_velocity = 0.0f;           ///< Angular velocity (rad/s), counter-clockwise about the axis
     Vec<D> velocity = Vec<D>::zero();        ///< Constant translation velocity (m/s)
     std::vector<Keyframe> keyframes;         ///< Sorted by time; empty: none
+    bool driven = false;                     ///< A body's: the pose follows `state`, not the keys above
+    DrivenState state;                       ///< driven: the body's last integrated state
     bool moving() const;
     RigidPose<D> pose(double t) const;
 };

@@ -14,6 +14,7 @@
 
 #include "eddy/boundary.hpp"
 #include "eddy/geometry.hpp"
+#include "eddy/mass_properties.hpp"
 #include "eddy/math.hpp"
 #include "eddy/memory_budget.hpp"
 #include "eddy/particles.hpp"
@@ -57,7 +58,26 @@ struct BoundarySpec {
     std::array<double, 3> velocity{};  ///< motion.velocity: constant translation (m/s)
     std::vector<Keyframe> keyframes;   ///< motion.keyframes
     ModelSpec model;                   ///< mesh / polygon
-    bool moving() const { return angular_velocity != 0.0 || velocity != std::array<double, 3>{} || !keyframes.empty(); }
+    int body = -1;                     ///< The shape of Scene::bodies[body] (a solid the fluid moves); -1: a wall
+    bool moving() const {
+        return body >= 0 || angular_velocity != 0.0 || velocity != std::array<double, 3>{} || !keyframes.empty();
+    }
+};
+
+/// A rigid body of a scene's "bodies" list (issue 30; eddy/bodies.hpp, docs/bodies.md): a solid the fluid
+/// moves and whose walls move the fluid. Its shape is the solid Scene::boundaries[boundary] (listed after the
+/// scene's own boundaries, BoundarySpec::body naming the body), so that every builder samples it as an
+/// obstacle: its wall particles, the fluid kept out of it, its walls for collision.
+struct BodySpec {
+    std::size_t boundary = 0;               ///< Its shape: Scene::boundaries[boundary]
+    std::string shape;                      ///< As given: box, circle, polygon (2D); box, sphere, cylinder, mesh (3D)
+    MassProperties mass;                    ///< Mass, centre of mass, inertia (kg, m, kg m^2; 2D: per metre of depth)
+    std::array<double, 3> velocity{};       ///< Initial velocity of the centre of mass (m/s)
+    std::array<double, 3> angular_velocity{};  ///< Initial angular velocity (rad/s; 2D: z only)
+    double friction = 0.5;                  ///< Coulomb friction of its contacts with bodies and walls (the engine's)
+    double restitution = 0.0;               ///< Bounciness of its contacts, 0 to 1
+    std::array<bool, 3> fixed_translation{false, false, false};  ///< fixed_axes "x", "y", "z"
+    std::array<bool, 3> fixed_rotation{false, false, false};     ///< fixed_axes "rx", "ry", "rz" (2D: "rz")
 };
 
 /// A block of fluid of a scene's "fluids" list, sampled on a lattice of spacing 2r.
@@ -116,6 +136,7 @@ struct Scene {
     nlohmann::json settings = nlohmann::json::object();  ///< Method settings, checked by the method's table
     std::vector<BoundarySpec> boundaries;
     std::vector<FluidSpec> fluids;
+    std::vector<BodySpec> bodies;       ///< Their shapes are the last entries of `boundaries`
     /// "method": "shallow_water": the grid's keys (grid, terrain, water, borders, ink, sources, drops,
     /// obstacles) as given, checked by parse_shallow_water (shallow_water.hpp). Null for particle scenes.
     nlohmann::json shallow_water;
@@ -129,6 +150,12 @@ struct Scene {
     /// "file.json" or the scene name, for error messages.
     std::string where() const { return source.empty() ? name : source.string(); }
 };
+
+/// The key of boundary object i in the scene's file: "boundaries[i]", or "bodies[k]" for a body's shape.
+inline std::string boundary_key(const Scene& s, std::size_t i) {
+    if (i < s.boundaries.size() && s.boundaries[i].body >= 0) return "bodies[" + std::to_string(s.boundaries[i].body) + "]";
+    return "boundaries[" + std::to_string(i) + "]";
+}
 
 /// Reads and validates a scene file. overrides are "key.path=value" strings applied to the JSON before
 /// validation (value parsed as JSON when it parses, else taken as a string), e.g. "settings.cfl=0.3".

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "eddy/bodies.hpp"
 #include "eddy/boundary.hpp"
 #include "eddy/checkpoint.hpp"
 #include "eddy/clavet.hpp"
@@ -69,6 +70,7 @@ struct ParticleSimulation {
     double time = 0.0;        ///< Simulated time (s)
     std::uint64_t steps = 0;  ///< Steps taken
     SpeedBound speed_bound;   ///< The fastest physical motion of the scene (set by make_simulation)
+    RigidBodies<D> bodies;    ///< The scene's bodies (eddy/bodies.hpp): moved by the fluid after each step
 };
 
 using Simulation = std::variant<ParticleSimulation<2>, ParticleSimulation<3>>;
@@ -204,6 +206,8 @@ struct FrameRecord {
     /// Per boundary object: the fluid's force and torque, the mean over the steps since the previous
     /// frame (eddy/wall_loads.hpp; out/forces.csv); empty for a scene without walls.
     std::vector<ObjectLoad> loads;
+    /// The bodies' state at the frame (eddy/bodies.hpp; out/bodies.csv); empty for a scene without bodies.
+    std::vector<BodyState> bodies;
 };
 
 struct RunResult {

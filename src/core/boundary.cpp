@@ -481,7 +481,8 @@ Mat3 mul(const Mat3& a, const Mat3& b) {
 }
 
 // Rotation by angle a about unit axis k (Rodrigues).
-Mat3 axis_angle(const Vec3& k, double a) {
+template <class V>
+Mat3 axis_angle(const V& k, double a) {
     const double c = std::cos(a), s = std::sin(a), t = 1.0 - c, x = k[0], y = k[1], z = k[2];
     return {{{t * x * x + c, t * x * y - s * z, t * x * z + s * y},
              {t * x * y + s * z, t * y * y + c, t * y * z - s * x},
@@ -499,11 +500,26 @@ Mat3 euler(const std::array<double, 3>& deg) {
 
 template <int D>
 bool BoundaryMotion<D>::moving() const {
-    return angular_velocity != 0.0f || !(velocity == Vec<D>::zero()) || !keyframes.empty();
+    return driven || angular_velocity != 0.0f || !(velocity == Vec<D>::zero()) || !keyframes.empty();
 }
 
 template <int D>
 RigidPose<D> BoundaryMotion<D>::pose(double t) const {
+    if (driven) {  // the body's state, carried on at its velocities: R(t) = Rot(w (t - t0)) R0
+        const double dt = t - state.time;
+        const auto& w = state.angular_velocity;
+        const double speed = std::sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]);
+        Mat3 turn{{{1, 0, 0}, {0, 1, 0}, {0, 0, 1}}};
+        if (speed > 0.0 && dt != 0.0) turn = axis_angle(std::array<double, 3>{w[0] / speed, w[1] / speed, w[2] / speed}, speed * dt);
+        const Mat3 R = mul(turn, state.R);
+        RigidPose<D> p;
+        for (int a = 0; a < D; ++a) {
+            p.pivot[a] = pivot[a];
+            p.shift[a] = state.shift[a] + state.velocity[a] * dt;
+            for (int b = 0; b < D; ++b) p.R[a][b] = R[a][b];
+        }
+        return p;
+    }
     // Keyframe displacement at t: linear between the two keyframes around t.
     std::array<double, 3> tr{0, 0, 0}, rot{0, 0, 0};
     if (!keyframes.empty()) {

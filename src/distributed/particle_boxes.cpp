@@ -224,6 +224,8 @@ public:
                 if constexpr (std::is_same_v<M, PbfSolver<D>>) searches_again = method.settings().substeps > 1;
                 if (searches_again) m_start.assign(f.position.begin(), f.position.begin() + std::ptrdiff_t(m_owned));
                 StepStats s = method.step(f, sim.boundary, sim.time, dt, exec);
+                // Every process steps its own copy of the bodies with the same (reduced) loads.
+                advance_bodies(sim.bodies, sim.boundary, sim.time, dt);
                 s.dt_underflow = underflow;
                 s.scene_speed_limit = sim.speed_bound.limit();
                 sim.time = lands ? until : sim.time + dt;

@@ -423,9 +423,9 @@ BoundarySet<D> build_boundary(const Scene& s, int layers, const ExecContext* exe
             sampled = sample_boundary<D>(b, s.particle_radius, layers, exec ? *exec : serial);
         } catch (const TooManyWallPoints& e) {
             const char* key = b.shape == "box" ? "min/max" : b.shape == "cylinder" ? "radius/height" : "radius";
-            throw InputError(fmt::format("{}: boundaries[{}].{}: a {} wall of about {:.3g} particles at particle_radius "
+            throw InputError(fmt::format("{}: {}.{}: a {} wall of about {:.3g} particles at particle_radius "
                                          "{:g} m; allowed: at most {:.0f} (a smaller shape or a larger particle_radius)",
-                                         s.where(), i, key, b.shape, e.count, s.particle_radius, kMaxWallPoints));
+                                         s.where(), boundary_key(s, i), key, b.shape, e.count, s.particle_radius, kMaxWallPoints));
         }
         for (const auto& p : sampled) out.push_back(p, static_cast<std::uint16_t>(i));
         BoundaryMotion<D> m;

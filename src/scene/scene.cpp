@@ -391,7 +391,7 @@ void parse_output(const Ctx& c, const nlohmann::json& o, std::initializer_list<c
 // parse_shallow_water (src/shallow/scene.cpp), which make_shallow_water calls before anything runs.
 Scene parse_grid_scene(const Ctx& c, const nlohmann::json& j, const std::string& where) {
     check_keys(c, j, "", {"name", "description", "dimension", "method", "gravity", "duration", "output", "settings",
-                          "grid", "terrain", "water", "borders", "ink", "sources", "drops", "obstacles"});
+                          "grid", "terrain", "water", "borders", "ink", "sources", "drops", "obstacles", "bodies"});
     Scene s;
     s.source = where;
     s.method = "shallow_water";
@@ -410,7 +410,7 @@ Scene parse_grid_scene(const Ctx& c, const nlohmann::json& j, const std::string&
         s.settings = j["settings"];
     }
     s.shallow_water = nlohmann::json::object();
-    for (const char* k : {"grid", "terrain", "water", "borders", "ink", "sources", "drops", "obstacles"})
+    for (const char* k : {"grid", "terrain", "water", "borders", "ink", "sources", "drops", "obstacles", "bodies"})
         if (j.contains(k)) s.shallow_water[k] = j[k];
     if (!j.contains("grid")) c.fail("grid", "missing; it is required for shallow water, e.g. {\"cells\": [400, 4], \"dx\": 0.025}");
     return s;
@@ -456,12 +456,243 @@ Scene parse_scene(nlohmann::json j, const std::string& where, const std::vector<
 
 namespace {
 
+using Inertia = std::array<std::array<double, 3>, 3>;
+
+// A cylinder body (3D) as a closed triangle mesh: its walls, fluid exclusion and collision then go
+// through the model path (any axis, not only the containers' y). 48 sides: the prism's volume is
+// 0.29% below the cylinder's, well inside one particle of sampling; the mass comes from the exact shape.
+std::shared_ptr<const MeshShape<3>> cylinder_model(const std::array<double, 3>& c, const std::array<double, 3>& axis,
+                                                   double radius, double height, const std::string& name) {
+    constexpr int kSides = 48;
+    const double len = std::sqrt(axis[0] * axis[0] + axis[1] * axis[1] + axis[2] * axis[2]);
+    const std::array<double, 3> a{axis[0] / len, axis[1] / len, axis[2] / len};
+    // Two unit vectors across the axis.
+    std::array<double, 3> u = std::fabs(a[0]) < 0.9 ? std::array<double, 3>{1, 0, 0} : std::array<double, 3>{0, 1, 0};
+    const double d = u[0] * a[0] + u[1] * a[1] + u[2] * a[2];
+    for (int k = 0; k < 3; ++k) u[k] -= d * a[k];
+    const double ul = std::sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]);
+    for (auto& x : u) x /= ul;
+    const std::array<double, 3> v{a[1] * u[2] - a[2] * u[1], a[2] * u[0] - a[0] * u[2], a[0] * u[1] - a[1] * u[0]};
+    Mesh<3> m;
+    for (int end = 0; end < 2; ++end) {
+        const double s = (end == 0 ? -0.5 : 0.5) * height;
+        for (int i = 0; i < kSides; ++i) {
+            const double t = 2.0 * M_PI * i / kSides, cs = radius * std::cos(t), sn = radius * std::sin(t);
+            Vec3 p;
+            for (int k = 0; k < 3; ++k) p[k] = static_cast<float>(c[k] + s * a[k] + cs * u[k] + sn * v[k]);
+            m.vertices.push_back(p);
+        }
+    }
+    const std::uint32_t bottom = 2 * kSides, top = 2 * kSides + 1;
+    Vec3 pb, pt;
+    for (int k = 0; k < 3; ++k) {
+        pb[k] = static_cast<float>(c[k] - 0.5 * height * a[k]);
+        pt[k] = static_cast<float>(c[k] + 0.5 * height * a[k]);
+    }
+    m.vertices.push_back(pb);
+    m.vertices.push_back(pt);
+    for (std::uint32_t i = 0; i < kSides; ++i) {
+        const std::uint32_t j = (i + 1) % kSides;
+        m.cells.push_back({i, j, kSides + j});  // clean_mesh orients every cell outwards
+        m.cells.push_back({i, kSides + j, kSides + i});
+        m.cells.push_back({bottom, j, i});
+        m.cells.push_back({top, kSides + i, kSides + j});
+    }
+    return std::make_shared<const MeshShape<3>>(std::move(m), name);
+}
+
+// R M R^T for a rotation R (columns: where the axes go).
+Inertia rotated(const Inertia& m, const Inertia& r) {
+    Inertia out{};
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j)
+            for (int k = 0; k < 3; ++k)
+                for (int l = 0; l < 3; ++l) out[i][j] += r[i][k] * m[k][l] * r[j][l];
+    return out;
+}
+
+// "bodies": rigid bodies the fluid moves (issue 30). Each becomes a BodySpec and, as its shape, a solid
+// boundary appended to s.boundaries (parsed after the scene's own boundaries, before the fluids: the
+// order of SceneInputs' models).
+void parse_bodies(const Ctx& c, const nlohmann::json& j, int dim, Scene& s) {
+    if (!j.is_array()) c.fail("bodies", "must be a list");
+    for (std::size_t i = 0; i < j.size(); ++i) {
+        const auto& b = j[i];
+        const std::string p = fmt::format("bodies[{}]", i);
+        check_keys(c, b, p, {"shape", "min", "max", "center", "radius", "height", "axis", "file", "scale", "rotate",
+                             "translate", "points", "density", "mass", "inertia", "velocity", "angular_velocity",
+                             "friction", "restitution", "fixed_axes"});
+        BodySpec body;
+        BoundarySpec bs;
+        bs.solid = true;
+        bs.body = static_cast<int>(i);
+        body.shape = bs.shape = text(c, b, p, "shape", "", true);
+        const bool ok = bs.shape == "box" || (dim == 2 && (bs.shape == "circle" || bs.shape == "polygon")) ||
+                        (dim == 3 && (bs.shape == "sphere" || bs.shape == "cylinder" || bs.shape == "mesh"));
+        if (!ok)
+            c.fail(sub(p, "shape"), fmt::format("\"{}\" is not allowed for a body in {}D; allowed: {}", text_excerpt(bs.shape),
+                                                dim, dim == 2 ? "box, circle, polygon" : "box, sphere, cylinder, mesh"));
+        const std::initializer_list<const char*> common = {"shape", "density", "mass", "inertia", "velocity",
+                                                           "angular_velocity", "friction", "restitution", "fixed_axes"};
+        auto allow = [&](std::initializer_list<const char*> own) {
+            for (auto it = b.begin(); it != b.end(); ++it) {
+                bool known = false;
+                for (const char* k : common) known = known || it.key() == k;
+                for (const char* k : own) known = known || it.key() == k;
+                if (!known)
+                    c.fail(sub(p, text_excerpt(it.key())),
+                           fmt::format("a {} body has no '{}'; its keys: {}, {}", bs.shape, text_excerpt(it.key()), join(own),
+                                       join(common)));
+            }
+        };
+        MassProperties unit;  // of density 1
+        if (bs.shape == "box") {
+            allow({"min", "max"});
+            bs.min = vec(c, b, p, "min", dim, {}, true);
+            bs.max = vec(c, b, p, "max", dim, {}, true);
+            check_box(c, p, bs.min, bs.max, dim);
+            unit = box_mass_properties(dim, bs.min, bs.max, 1.0);
+        } else if (bs.shape == "circle" || bs.shape == "sphere") {
+            allow({"center", "radius"});
+            bs.center = vec(c, b, p, "center", dim, {}, true);
+            bs.radius = number(c, b, p, "radius", 0.0, true, true);
+            unit = ball_mass_properties(dim, bs.center, bs.radius, 1.0);
+        } else if (bs.shape == "cylinder") {
+            allow({"center", "radius", "height", "axis"});
+            const auto center = vec(c, b, p, "center", dim, {}, true);
+            const double radius = number(c, b, p, "radius", 0.0, true, true);
+            const double height = number(c, b, p, "height", 0.0, true, true);
+            const auto axis = vec(c, b, p, "axis", dim, {0, 1, 0}, false);
+            const double len = std::sqrt(axis[0] * axis[0] + axis[1] * axis[1] + axis[2] * axis[2]);
+            if (!(len > 0.0)) c.fail(sub(p, "axis"), "must not be zero; the direction of the cylinder's axis");
+            // Its mass along y, turned onto the axis.
+            unit = cylinder_mass_properties({0, -0.5 * height, 0}, radius, height, 1.0);
+            const std::array<double, 3> a{axis[0] / len, axis[1] / len, axis[2] / len};
+            std::array<double, 3> u = std::fabs(a[0]) < 0.9 ? std::array<double, 3>{1, 0, 0} : std::array<double, 3>{0, 0, 1};
+            const double d = u[0] * a[0] + u[1] * a[1] + u[2] * a[2];
+            for (int k = 0; k < 3; ++k) u[k] -= d * a[k];
+            const double ul = std::sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]);
+            for (auto& x : u) x /= ul;
+            const std::array<double, 3> w{u[1] * a[2] - u[2] * a[1], u[2] * a[0] - u[0] * a[2], u[0] * a[1] - u[1] * a[0]};
+            const Inertia r{{{u[0], a[0], w[0]}, {u[1], a[1], w[1]}, {u[2], a[2], w[2]}}};  // x -> u, y -> a, z -> w
+            unit.inertia = rotated(unit.inertia, r);
+            unit.center = center;
+            bs.center = center;
+            bs.radius = radius;
+            bs.height = height;
+            bs.shape = "mesh";  // sampled, excluded and collided as its closed triangle model
+            bs.model.mesh = cylinder_model(center, a, radius, height, fmt::format("{}: {}", c.file, p));
+            for (int k = 0; k < 3; ++k) {
+                bs.min[k] = bs.model.mesh->lo()[k];
+                bs.max[k] = bs.model.mesh->hi()[k];
+            }
+        } else {  // mesh (3D) or polygon (2D): a closed model
+            if (bs.shape == "mesh") allow({"file", "scale", "rotate", "translate"});
+            else allow({"points"});
+            parse_model(c, b, p, bs.shape, dim, bs.model, s.warnings);
+            const MeshReport& rep = bs.shape == "mesh" ? bs.model.mesh->report() : bs.model.polygon->report();
+            if (rep.boundary_edges || rep.non_manifold_edges)
+                c.fail(sub(p, bs.shape == "mesh" ? "file" : "points"),
+                       fmt::format("the {} is not closed ({} open edge(s), {} non-manifold edge(s)): a body needs a closed "
+                                   "{} to have a volume and a mass",
+                                   bs.shape == "mesh" ? "model " + bs.model.file.string() : std::string("polygon"),
+                                   rep.boundary_edges, rep.non_manifold_edges, bs.shape == "mesh" ? "model" : "polygon"));
+            if (bs.shape == "mesh") {
+                unit = mesh_mass_properties(bs.model.mesh->mesh(), 1.0);
+                for (int a = 0; a < 3; ++a) {
+                    bs.min[a] = bs.model.mesh->lo()[a];
+                    bs.max[a] = bs.model.mesh->hi()[a];
+                }
+            } else {
+                unit = polygon_mass_properties(bs.model.points, 1.0);
+                for (int a = 0; a < 2; ++a) {
+                    bs.min[a] = bs.model.polygon->lo()[a];
+                    bs.max[a] = bs.model.polygon->hi()[a];
+                }
+            }
+            if (!(unit.volume > 0.0))
+                c.fail(sub(p, "shape"), fmt::format("the {} encloses no volume", bs.shape == "mesh" ? "model" : "polygon"));
+        }
+        // Mass: from the density, or given (the density follows); the inertia scales with it unless given.
+        const bool has_density = b.contains("density"), has_mass = b.contains("mass");
+        if (has_density == has_mass)
+            c.fail(p, has_density ? "give either 'density' or 'mass', not both"
+                                  : "missing 'density' (kg/m^3) or 'mass' (kg; 2D: kg per metre of depth); one is required");
+        const double scale = has_density ? number(c, b, p, "density", 0.0, true, true) : number(c, b, p, "mass", 0.0, true, true) / unit.mass;
+        body.mass = unit;
+        body.mass.mass = unit.mass * scale;
+        for (auto& row : body.mass.inertia)
+            for (auto& x : row) x *= scale;
+        if (b.contains("inertia")) {
+            const std::string ip = sub(p, "inertia");
+            const auto& in = b["inertia"];
+            Inertia given{};
+            if (dim == 2) {
+                given[2][2] = number(c, b, p, "inertia", 0.0, true, true);
+            } else if (in.is_array() && in.size() == 3 && in[0].is_array()) {
+                for (int r = 0; r < 3; ++r) {
+                    if (!in[r].is_array() || in[r].size() != 3)
+                        c.fail(ip, "expected 3 moments [Ixx, Iyy, Izz] or a 3x3 tensor [[..], [..], [..]] (kg m^2)");
+                    for (int k = 0; k < 3; ++k) {
+                        if (!in[r][k].is_number() || !std::isfinite(in[r][k].get<double>()))
+                            c.fail(ip, "expected finite numbers (kg m^2)");
+                        given[r][k] = in[r][k].get<double>();
+                    }
+                }
+                for (int r = 0; r < 3; ++r)
+                    for (int k = 0; k < r; ++k)
+                        if (given[r][k] != given[k][r]) c.fail(ip, "the tensor must be symmetric");
+            } else {
+                const auto d = vec(c, b, p, "inertia", dim, {}, true, 3);
+                for (int k = 0; k < 3; ++k) given[k][k] = d[k];
+            }
+            for (int k = dim == 2 ? 2 : 0; k < 3; ++k)
+                if (!(given[k][k] > 0.0))
+                    c.fail(ip, fmt::format("the moments must be > 0 (kg m^2{}), got {:g}", dim == 2 ? " per metre" : "", given[k][k]));
+            if (dim == 3) {  // a physical tensor: each moment at most the sum of the other two
+                const auto pa = principal_axes(given);
+                if (!(pa.moments[0] > 0.0) || pa.moments[2] > pa.moments[0] + pa.moments[1] * (1.0 + 1e-9))
+                    c.fail(ip, "is no rigid body's inertia: its principal moments must be > 0 and each at most the sum of the "
+                               "other two");
+            }
+            body.mass.inertia = given;
+        }
+        body.velocity = vec(c, b, p, "velocity", dim, {0, 0, 0}, false);
+        if (dim == 2) body.angular_velocity[2] = number(c, b, p, "angular_velocity", 0.0, false, false);
+        else body.angular_velocity = vec(c, b, p, "angular_velocity", dim, {0, 0, 0}, false);
+        body.friction = number(c, b, p, "friction", 0.5, false, false);
+        if (body.friction < 0.0) c.fail(sub(p, "friction"), fmt::format("= {:g}: must be >= 0", body.friction));
+        body.restitution = number(c, b, p, "restitution", 0.0, false, false);
+        if (body.restitution < 0.0 || body.restitution > 1.0)
+            c.fail(sub(p, "restitution"), fmt::format("= {:g}: allowed: 0 (no bounce) to 1", body.restitution));
+        if (b.contains("fixed_axes")) {
+            const auto& fa = b["fixed_axes"];
+            const char* allowed = dim == 2 ? "\"x\", \"y\", \"rz\"" : "\"x\", \"y\", \"z\", \"rx\", \"ry\", \"rz\"";
+            if (!fa.is_array()) c.fail(sub(p, "fixed_axes"), fmt::format("must be a list of axes; allowed: {}", allowed));
+            for (const auto& a : fa) {
+                const std::string n = a.is_string() ? a.get<std::string>() : json_excerpt(a);
+                const bool rot = n.size() == 2 && n[0] == 'r';
+                const int k = n.empty() ? -1 : (n.back() == 'x' ? 0 : n.back() == 'y' ? 1 : n.back() == 'z' ? 2 : -1);
+                const bool valid = a.is_string() && k >= 0 && (n.size() == 1 || rot) &&
+                                   (dim == 3 || (rot ? k == 2 : k < 2));
+                if (!valid)
+                    c.fail(sub(p, "fixed_axes"), fmt::format("\"{}\" is no axis of a {}D body; allowed: {}", text_excerpt(n), dim, allowed));
+                (rot ? body.fixed_rotation : body.fixed_translation)[k] = true;
+            }
+        }
+        for (int a = 0; a < 3; ++a) bs.pivot[a] = body.mass.center[a];
+        body.boundary = s.boundaries.size();
+        s.boundaries.push_back(std::move(bs));
+        s.bodies.push_back(std::move(body));
+    }
+}
+
 Scene parse_document(nlohmann::json& j, const std::string& where, const MemoryBudget& budget,
                      const SceneInputs* inputs) {
     const Ctx c{where, budget, inputs};
     if (j.is_object() && j.contains("method") && j["method"] == "shallow_water") return parse_grid_scene(c, j, where);
     check_keys(c, j, "", {"name", "description", "dimension", "method", "particle_radius", "gravity", "duration",
-                          "output", "camera", "settings", "boundaries", "fluids"});
+                          "output", "camera", "settings", "boundaries", "bodies", "fluids"});
     Scene s;
     s.source = where;
     s.name = text(c, j, "", "name", "", true);
@@ -564,6 +795,7 @@ Scene parse_document(nlohmann::json& j, const std::string& where, const MemoryBu
             s.boundaries.push_back(bs);
         }
     }
+    if (j.contains("bodies")) parse_bodies(c, j["bodies"], dim, s);
     if (!j.contains("fluids")) c.fail("fluids", "missing; at least one fluid block is required");
     if (!j["fluids"].is_array() || j["fluids"].empty()) c.fail("fluids", "must be a non-empty list");
     for (std::size_t i = 0; i < j["fluids"].size(); ++i) {
@@ -745,6 +977,16 @@ std::string scene_keys_help() {
     motion ({velocity, angular_velocity, axis, pivot, keyframes: [{time, translate, rotate}]})
                                    a prescribed motion instead of the three keys above
     (a key that does not belong to the shape, e.g. a box's radius, is an error)
+  bodies[] (list)                  rigid bodies the fluid moves and that move it (docs/bodies.md):
+    shape: box | circle, polygon (2D) | sphere, cylinder, mesh (3D); min, max, center, radius,
+    height, axis (cylinder; default [0,1,0]; center is its middle), file, scale, rotate, translate,
+    points as for boundaries (models and polygons closed)
+    density (kg/m^3) or mass (kg; 2D: kg per metre of depth), one of them required
+    inertia (kg m^2 about the centre of mass; 2D: a number; 3D: [Ixx, Iyy, Izz] or a 3x3 tensor;
+                                   default: from the shape and its density)
+    velocity (m/s), angular_velocity (rad/s; 2D: a number, 3D: 3 numbers)   initial; default 0
+    friction (>= 0; default 0.5), restitution (0 to 1; default 0)   its contacts (Bullet, Box2D)
+    fixed_axes (list of "x", "y", "z", "rx", "ry", "rz")   axes it cannot move or turn along
   fluids[] (list, at least one)    blocks of fluid:
     shape: box | circle, polygon (2D) | sphere, mesh (3D); min, max or center, radius (m), or
     file, scale, rotate, translate (meshes), or points (polygons); velocity (m/s; default 0)
@@ -761,6 +1003,7 @@ Shallow-water scene keys ("method": "shallow_water"; docs/scenes.md; expressions
   sources[] ({min, max (m), rate (m/s of depth), start, end (s)})   water added
   ink[] ({min, max, rate (1/s), start, end})   ink added
   drops ({rate (1/s), radius (m), height (m), ink, seed, start, end})   random drops
+  bodies[] ({shape: box|sphere|cylinder, center, size|radius, length, axis, yaw, density|mass, velocity, ...})
   output.formats (list of vti|csv|obj|ply; default ["vti"]), output.fps, output.render
 )";
 }

@@ -162,7 +162,11 @@ void write_checkpoint(const std::filesystem::path& file, const Simulation& simul
             save_inputs(w, scene_inputs(sim.scene));
             save_particles(w, sim.fluid);
             std::visit([&](const auto& m) { m.save_state(w); }, sim.method);
+            w.put_vector(sim.bodies.state);
             write_checkpoint_file(file, meta, w.bytes());
+            // The engine's warm-start data is not in the checkpoint: the run that carries on builds its
+            // engine anew from the state, as a resumed one does (eddy/bodies.hpp).
+            sim.bodies.reset_engine();
         },
         simulation);
 }
@@ -228,6 +232,18 @@ Simulation restore_simulation(const CheckpointFile& ck, const ExecContext& exec,
                 sim.steps = steps;
                 load_particles(r, sim.fluid);
                 std::visit([&](auto& m) { m.load_state(r); }, sim.method);
+                r.get_vector(sim.bodies.state, sim.bodies.size());
+                for (const BodyState& b : sim.bodies.state) {
+                    bool finite = true;
+                    for (double x : b.position) finite = finite && std::isfinite(x);
+                    for (double x : b.orientation) finite = finite && std::isfinite(x);
+                    for (double x : b.velocity) finite = finite && std::isfinite(x);
+                    for (double x : b.angular_velocity) finite = finite && std::isfinite(x);
+                    const double q = b.orientation[0] * b.orientation[0] + b.orientation[1] * b.orientation[1] +
+                                     b.orientation[2] * b.orientation[2] + b.orientation[3] * b.orientation[3];
+                    if (!finite || std::fabs(q - 1.0) > 1e-6) r.fail("a body's state is not finite or not a rotation");
+                }
+                sync_body_motions(sim.bodies, sim.boundary, time);
             },
             simulation);
         if (!r.done()) r.fail("unexpected bytes after the method's state");

@@ -474,7 +474,7 @@ MemoryEstimate estimate_particles(const Scene& scene, std::size_t max_particles)
         const double bytes = walls[i] * (wall_bytes + grid_bytes) + sdf[i];
         if (bytes > best || std::isnan(bytes)) {
             best = std::isnan(bytes) ? HUGE_VAL : bytes;
-            e.key = fmt::format("boundaries[{}]", i);
+            e.key = boundary_key(scene, i);
         }
     }
     if (springs * 64.0 > 0.5 * e.total()) e.key = "settings.spring_stiffness";

@@ -150,7 +150,8 @@ ParticleSimulation<D> make_particle_simulation(const Scene& scene, std::size_t m
     // springs between millions of particles, is refused here instead of swapping or hanging.
     check_memory(estimate_memory(scene, max_particles), budget, scene.where());
     ParticleSimulation<D> sim{scene, build_fluid<D>(scene, max_particles, &exec), build_boundary<D>(scene, layers, &exec),
-                              std::move(method), {}, 0.0, 0, {}};
+                              std::move(method), {}, 0.0, 0, {}, {}};
+    sim.bodies = make_bodies<D>(scene, sim.boundary);
     std::visit([&](auto& m) { m.init(sim.fluid, sim.boundary, exec); }, sim.method);
     if (scene.boundaries.empty()) {
         // Nothing holds the fluid: no particle can leave "every boundary".
@@ -286,7 +287,7 @@ struct LoopCarry {
 // A checkpoint's record back into the loop's carry and frame list, every value checked: against the
 // simulation's clock (time, steps), the frame rate, and plain ranges (floats must fit a float).
 void restore_carry(const detail::RecordReader& r, const ParticleRunConfig& cfg, double time, std::uint64_t steps,
-                   std::size_t objects_expected, LoopCarry& c, std::vector<FrameRecord>& frames) {
+                   std::size_t objects_expected, std::size_t bodies, LoopCarry& c, std::vector<FrameRecord>& frames) {
     constexpr double kFloat = std::numeric_limits<float>::max();
     constexpr double kBig = 1e300;
     c.time0 = r.number("time0", 0.0, time);
@@ -320,6 +321,12 @@ void restore_carry(const detail::RecordReader& r, const ParticleRunConfig& cfg, 
         const auto& acc = r.array("load_accumulator", 2);
         c.loads.elapsed = r.number_at(acc[0], "load_accumulator[0]", 0.0, kBig);
         c.loads.impulse = detail::loads_from_record(r, acc[1], "load_accumulator[1]", objects);
+    }
+    if (bodies) {  // the bodies' state at each frame (bodies.csv)
+        const auto& a = r.array("frames");
+        for (std::size_t k = 0; k < frames.size(); ++k)
+            frames[k].bodies = detail::bodies_from_record(r, a[k].contains("bodies") ? a[k]["bodies"] : nlohmann::json(),
+                                                          fmt::format("frames[{}].bodies", k), bodies);
     }
     c.pvd = detail::read_record_pvd(r, "pvd", listed);
     c.walls_pvd = detail::read_record_pvd(r, "walls_pvd", listed);
@@ -397,6 +404,23 @@ nlohmann::json run_summary(const ParticleSimulation<D>& sim, const ParticleRunCo
         frames.back()["forces"] = detail::loads_summary(result.frames.back().loads);
         j["forces_file"] = "forces.csv";
     }
+    // The bodies at the last frame (bodies.csv has every frame's).
+    if (!sim.bodies.empty() && !result.frames.empty()) {
+        nlohmann::json b = nlohmann::json::array();
+        const FrameRecord& last = result.frames.back();
+        for (std::size_t k = 0; k < last.bodies.size(); ++k) {
+            const BodyState& s = last.bodies[k];
+            b.push_back({{"body", k},
+                         {"object", sim.bodies.object[k]},
+                         {"mass", sim.bodies.specs[k].mass.mass},
+                         {"position", s.position},
+                         {"orientation", s.orientation},
+                         {"velocity", s.velocity},
+                         {"angular_velocity", s.angular_velocity}});
+        }
+        j["bodies"] = b;
+        j["bodies_file"] = "bodies.csv";
+    }
     j["frames"] = frames;
     if (!picture.empty()) j["picture"] = picture;
     return j;
@@ -413,7 +437,7 @@ void check_particle_record(const Simulation& simulation, const nlohmann::json& r
             const ParticleRunConfig cfg = particle_run_config(sim.scene, D, RunOptions{}, &reader);
             LoopCarry carry;
             std::vector<FrameRecord> frames;
-            restore_carry(reader, cfg, sim.time, sim.steps, sim.boundary.motions.size(), carry, frames);
+            restore_carry(reader, cfg, sim.time, sim.steps, sim.boundary.motions.size(), sim.bodies.size(), carry, frames);
         },
         simulation);
 }
@@ -439,6 +463,8 @@ void rebuild_method(Simulation& simulation, const Scene& scene, const ExecContex
         sim.method = std::move(method);
         sim.scene.settings = scene.settings;
         sim.scene.gravity = scene.gravity;
+        sim.bodies.gravity = scene.gravity;
+        sim.bodies.reset_engine();
         std::visit([&](auto& m) { m.init(sim.fluid, sim.boundary, exec); }, sim.method);
     };
     // Particle methods only (a grid method added to Simulation keeps this compiling).
@@ -515,6 +541,7 @@ StepStats step(Simulation& simulation, const ExecContext& exec, double until) {
                     bool lands = false;
                     dt = landing_step(dt, sim.time, until, lands);
                     StepStats st = method.step(sim.fluid, sim.boundary, sim.time, dt, exec);
+                    advance_bodies(sim.bodies, sim.boundary, sim.time, dt);
                     st.dt_underflow = underflow;
                     st.scene_speed_limit = sim.speed_bound.limit();
                     sim.time = lands ? until : sim.time + dt;
@@ -572,7 +599,7 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
             carry.time0 = sim.time;
             carry.steps0 = sim.steps;
             RunResult result;
-            if (reader) restore_carry(*reader, cfg, sim.time, sim.steps, sim.boundary.motions.size(), carry, result.frames);
+            if (reader) restore_carry(*reader, cfg, sim.time, sim.steps, sim.boundary.motions.size(), sim.bodies.size(), carry, result.frames);
             const int frames_kept = static_cast<int>(result.frames.size());
             if (writer) {
                 detail::open_run_folder(out, {"particles_", "surface_", "walls"}, frames_kept,
@@ -621,6 +648,7 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
                 fr.mean_density_error = frame_steps ? static_cast<float>(frame_sum_err / double(frame_steps)) : 0.0f;
                 if (fr.index > 0) fr.loads = carry.loads.mean(sim.boundary.motions.size());
                 carry.loads.reset();
+                fr.bodies = sim.bodies.state;
                 frame_max_err = 0.0f;
                 frame_sum_err = 0.0;
                 frame_steps = 0;
@@ -732,6 +760,7 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
                 const bool loads = fr.index > 0 && !fr.loads.empty();
                 result.frames.push_back(std::move(fr));
                 if (loads) detail::write_forces_csv(out / "forces.csv", result.frames);
+                if (!sim.bodies.empty()) detail::write_bodies_csv(out / "bodies.csv", result.frames, sim.bodies.object);
             };
 
             using clock = std::chrono::steady_clock;
@@ -778,6 +807,7 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
                                       {"max_density_error", f.max_density_error},
                                       {"mean_density_error", f.mean_density_error}});
                     if (f.index > 0) frames.back()["loads"] = detail::loads_json(f.loads);
+                    if (!f.bodies.empty()) frames.back()["bodies"] = detail::bodies_json(f.bodies);
                 }
                 rj["frames"] = frames;
                 rj["objects"] = sim.boundary.motions.size();

@@ -151,4 +151,15 @@ nlohmann::json loads_summary(const std::vector<ObjectLoad>& loads);
 std::vector<ObjectLoad> loads_from_record(const RecordReader& r, const nlohmann::json& v, const std::string& what,
                                           std::size_t objects);
 
+/// The bodies (eddy/bodies.hpp) in the run's files (src/sim/bodies_output.cpp): out/bodies.csv,
+/// "time,body,x,y,z,qw,qx,qy,qz,vx,vy,vz,wx,wy,wz,fx,fy,fz,tx,ty,tz", one row per frame and body: the
+/// pose and velocities at the frame, the fluid's force and torque (about the centre of mass) the mean
+/// over the steps since the previous frame (0 at the first frame), rewritten atomically at every frame;
+/// in a record [[13 numbers of BodyState], ...] per body.
+void write_bodies_csv(const std::filesystem::path& file, const std::vector<FrameRecord>& frames,
+                      const std::vector<std::uint16_t>& objects);
+nlohmann::json bodies_json(const std::vector<BodyState>& bodies);
+std::vector<BodyState> bodies_from_record(const RecordReader& r, const nlohmann::json& v, const std::string& what,
+                                          std::size_t bodies);
+
 }  // namespace eddy::detail
