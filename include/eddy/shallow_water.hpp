@@ -61,6 +61,10 @@ struct ShallowWaterSettings {
     float max_time_step = 0.02f;   ///< Upper bound of the adaptive step (s)
     std::string precision = "float";  ///< "float" | "double": the grid's number type
     int rows_per_task = 8;         ///< Rows of cells per parallel task (results do not depend on it)
+    // Floating bodies (scene key "bodies"; docs/bodies.md, "Shallow water").
+    float water_density = 1000.0f;        ///< rho of the water (kg/m^3): buoyancy rho g V_sub, drag
+    float displacement_stiffness = 3.0f;  ///< k of the displaced depth b = k (H + w - z_bottom): the body's lid
+                                          ///< (k / (1 + k) of the submerged volume is displaced at rest)
 };
 
 /// The field table of ShallowWaterSettings (scene "settings" for "method": "shallow_water").
@@ -83,6 +87,37 @@ struct DropSpec {
     double ink = 0.0;        ///< Ink added at the centre with each drop
 };
 
+/// A rigid body floating on the grid (scene key "bodies"; docs/bodies.md, "Shallow water"). The grid's
+/// world: x, y horizontal, z up. Mass from density and shape unless given; inertia from the shape.
+struct ShallowBodySpec {
+    std::string shape;                      ///< "box" | "sphere" | "cylinder"
+    std::array<double, 3> center{};         ///< Centre of mass (m)
+    std::array<double, 3> size{};           ///< box: full extents along its own x, y, z (m)
+    double radius = 0.0;                    ///< sphere, cylinder (m)
+    double length = 0.0;                    ///< cylinder: along its axis (m)
+    std::string axis = "x";                 ///< cylinder: its axis before the yaw ("x", "y": a log; "z": upright)
+    double yaw = 0.0;                       ///< Rotation about z (degrees), box and cylinder
+    double density = 0.0;                   ///< kg/m^3 (> 0), or
+    double mass = 0.0;                      ///< kg (> 0): one of the two
+    std::array<double, 3> velocity{};       ///< m/s
+    std::array<double, 3> angular_velocity{};  ///< rad/s, world axes
+    double drag = 1.0;                      ///< C_d: per wetted cell 0.5 rho C_d dx^2 |v_rel| v_rel
+};
+
+/// A body's state as the solver integrates it (world axes, z up). The shape's half extents: box (a, b, c);
+/// sphere (r, r, r); cylinder (half length along its own x, r, r).
+struct ShallowBody {
+    int shape = 0;                          ///< 0 box, 1 sphere, 2 cylinder
+    std::array<double, 3> half{};
+    double mass = 0.0;
+    std::array<double, 3> inertia{};        ///< Principal moments in the body's own axes (kg m^2)
+    double drag = 1.0;
+    std::array<double, 3> x{}, v{}, omega{};  ///< Centre (m), velocity (m/s), angular velocity (rad/s, world)
+    std::array<double, 4> q{1, 0, 0, 0};    ///< Orientation (w, x, y, z): body axes -> world
+    std::array<double, 3> force{}, torque{};  ///< The water's force (N) and torque about the centre (N m), last step
+    double bound = 0.0;                     ///< Radius of a sphere about x holding the body (m)
+};
+
 /// A shallow-water scene, from the JSON keys that a particle scene does not have (docs/scenes.md).
 struct ShallowWaterScene {
     int nx = 0, ny = 0;      ///< Cells along x and y
@@ -99,8 +134,12 @@ struct ShallowWaterScene {
     bool open[4] = {false, false, false, false};  ///< Borders x = 0, x = Lx, y = 0, y = Ly: wall (false) or open
     std::vector<GridSource> water_sources, ink_sources;
     std::vector<DropSpec> drops;
+    std::vector<ShallowBodySpec> bodies;
     ShallowWaterSettings settings;
 };
+
+/// The body a spec describes at rest in its pose (mass, inertia, orientation from axis and yaw).
+ShallowBody make_shallow_body(const ShallowBodySpec& spec);
 
 /// Reads and checks the shallow-water keys of a scene (s.method == "shallow_water"). Throws InputError
 /// naming the file and the key (bad grid, bad expression, heightmap not found, unknown key...).
@@ -115,6 +154,9 @@ struct ShallowWaterGrid {
     std::vector<Real> terrain, depth, ink;  ///< Cell centres: H (m), h (m), ink
     std::vector<Real> u, w;                 ///< Face velocities (m/s)
     std::vector<std::uint8_t> solid;        ///< 1: an obstacle cell (no water, walls on its faces)
+    /// Depth of the bodies' displacement b in each cell (m), part of `depth` (empty without bodies): the
+    /// water itself is depth - displaced.
+    std::vector<Real> displaced;
 
     std::size_t cells() const { return std::size_t(nx) * std::size_t(ny); }
     std::size_t cell(int i, int j) const { return std::size_t(j) * nx + i; }
@@ -124,8 +166,10 @@ struct ShallowWaterGrid {
     /// Cell-centred velocity: the mean of the two faces along each axis.
     Real uc(int i, int j) const { return Real(0.5) * (u[uface(i, j)] + u[uface(i + 1, j)]); }
     Real wc(int i, int j) const { return Real(0.5) * (w[wface(i, j)] + w[wface(i, j + 1)]); }
-    /// Water volume (m^3), summed in double in a fixed order.
+    /// Water volume (m^3) without the bodies' displacement, summed in double in a fixed order.
     double volume() const;
+    /// The bodies' displaced volume (m^3), sum of `displaced` dx^2.
+    double displaced_volume() const;
 };
 
 /// Where a solver's grid lies in a larger grid: a block of the distributed layer (src/distributed/), cells
@@ -221,6 +265,9 @@ public:
     }
     /// Adds a cosine bump of water (and ink) at (x, y): used by drops and by the viewer's clicks.
     void add_drop(double x, double y, double radius, double height, double ink);
+    /// The floating bodies (scene order), integrated by step() with the water (docs/bodies.md).
+    const std::vector<ShallowBody>& bodies() const { return m_bodies; }
+    std::vector<ShallowBody>& bodies() { return m_bodies; }
     /// The grid and the clock as a step leaves them (checkpoint and resume).
     void save_state(StateWriter& w) const;
     void load_state(StateReader& r);
@@ -238,6 +285,8 @@ private:
     void integrate_velocity(Real dt, const ExecContext& exec, ShallowWaterStats& st);
 
     ShallowWaterScene m_scene;
+    std::vector<ShallowBody> m_bodies;
+    std::vector<Real> m_body_ax, m_body_ay;  // scratch: the bodies' drag on the water per cell (m/s^2)
     ShallowWaterGrid<Real> m_g;
     std::vector<Real> m_a, m_b, m_c;  // scratch: cell-sized
     std::vector<Real> m_u2, m_w2;     // scratch: face-sized
@@ -311,10 +360,12 @@ template <class Real>
 void write_water_mesh(const std::filesystem::path& path, const ShallowWaterGrid<Real>& g, UpAxis up = UpAxis::y);
 }  // namespace io
 
-/// A shaded picture of the grid: terrain (hill-shaded), water by depth, ink. Grids at most 8 cells wide
-/// are drawn as a side view (terrain and surface along x).
+/// A shaded picture of the grid: terrain (hill-shaded), water by depth, ink, and the floating bodies'
+/// footprints (wood brown, darker where under water) when `bodies` is given. Grids at most 8 cells wide
+/// are drawn as a side view (terrain, surface and the bodies' columns along x).
 template <class Real>
-void render_grid_png(const std::filesystem::path& path, const ShallowWaterGrid<Real>& g, int max_size = 1024);
+void render_grid_png(const std::filesystem::path& path, const ShallowWaterGrid<Real>& g, int max_size = 1024,
+                     const std::vector<ShallowBody>* bodies = nullptr);
 
 /// A 64-bit hash (FNV-1a) of depth, velocities and ink, bit for bit.
 std::uint64_t state_hash(const ShallowWaterSimulation& sim);

@@ -7,6 +7,7 @@
 // fields and the file image), .csv about 120 bytes, the water surface .obj 180 and .ply 115 (index,
 // vertices, triangles and text). The heightmap: stb_image keeps the inflated and the unfiltered image
 // at once (2 x width x height x channels x bytes per sample), then the terrain in double per cell.
+// Floating bodies add three numbers per cell: the displaced depth and their drag on the water (x, y).
 #include <algorithm>
 #include <string>
 
@@ -31,6 +32,7 @@ MemoryEstimate estimate_memory(const ShallowWaterScene& s, std::span<const std::
         frame = std::max(frame, cells * per_cell);
     }
     if (frame > 0.0) e.add("frame files", frame);
+    if (!s.bodies.empty()) e.add(fmt::format("{} floating bodies' fields", s.bodies.size()), cells * 3.0 * real);
     int w = 0, h = 0, channels = 0, bits = 8;
     if (!s.heightmap.empty() && detail::png_header(s.heightmap, w, h, channels, bits)) {
         const double image = 2.0 * double(w) * double(h) * channels * (bits / 8) + double(w) * double(h) * 2.0;

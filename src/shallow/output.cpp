@@ -11,6 +11,7 @@
 #include "eddy/render.hpp"
 #include "eddy/shallow_water.hpp"
 #include "io/vtk_xml.hpp"
+#include "shallow/bodies.hpp"
 
 namespace eddy {
 
@@ -154,8 +155,35 @@ Vec3 terrain_color(float t) {
 }  // namespace
 
 template <class Real>
-void render_grid_png(const std::filesystem::path& path, const ShallowWaterGrid<Real>& g, int max_size) {
+void render_grid_png(const std::filesystem::path& path, const ShallowWaterGrid<Real>& g, int max_size,
+                     const std::vector<ShallowBody>* bodies) {
     const int nx = g.nx, ny = g.ny;
+    // The bodies' columns per cell (top view: the highest; side view: each body's own), over their rectangles.
+    struct Column {
+        float lo, hi;
+    };
+    std::vector<Column> cover;
+    const Vec3 wood{{0.55f, 0.36f, 0.18f}};
+    auto column_at = [&](int i, int j) -> const Column* {
+        if (cover.empty()) return nullptr;
+        const Column& c = cover[g.cell(i, j)];
+        return c.hi > c.lo ? &c : nullptr;
+    };
+    if (bodies && !bodies->empty()) {
+        cover.assign(g.cells(), Column{0.0f, 0.0f});
+        for (const ShallowBody& b : *bodies) {
+            int i0, i1, j0, j1;
+            shallow_detail::body_rect(b, g, i0, i1, j0, j1);
+            for (int j = j0; j < j1; ++j)
+                for (int i = i0; i < i1; ++i) {
+                    double lo, hi;
+                    if (!shallow_detail::body_column(b, (i + 0.5) * double(g.dx), (j + 0.5) * double(g.dx), lo, hi)) continue;
+                    Column& c = cover[g.cell(i, j)];
+                    if (c.hi > c.lo) c = {std::min(c.lo, float(lo)), std::max(c.hi, float(hi))};
+                    else c = {float(lo), float(hi)};
+                }
+        }
+    }
     const Real dry = Real(1e-4) * g.dx;
     float hmin = 1e30f, hmax = -1e30f, dmax = 0.0f, imax = 0.0f, emin = 1e30f, emax = -1e30f;
     for (std::size_t c = 0; c < g.cells(); ++c) {
@@ -190,7 +218,9 @@ void render_grid_png(const std::filesystem::path& path, const ShallowWaterGrid<R
             for (int y = 0; y < Hpx; ++y) {
                 const float z = hi - (y + 0.5f) / Hpx * (hi - lo);
                 Vec3& p = img[std::size_t(y) * W + x];
+                const Column* body = column_at(i, j);
                 if (g.solid[c]) p = solid_color;
+                else if (body && z >= body->lo && z <= body->hi) p = z <= e ? wood * 0.7f : wood;
                 else if (z <= H) p = terrain_color((H - hmin) / std::max(hmax - hmin, 1e-6f)) * 0.85f;
                 else if (z <= e && g.depth[c] > dry) p = mix(mix(water_shallow, water_deep, std::min(1.0f, (e - z) / (2 * depth_scale))), ink_color, 0.8f * tint);
             }
@@ -234,6 +264,8 @@ void render_grid_png(const std::filesystem::path& path, const ShallowWaterGrid<R
                     if (g.ink[c] > 0) wc = mix(wc, ink_color, 0.85f * (1.0f - std::exp(-float(g.ink[c]) / ink_scale)));
                     p = mix(p, wc, std::min(1.0f, 0.45f + 0.55f * t));
                 }
+                // A body: wood, lit by its top's height, darker where its top is under water.
+                if (const Column* body = column_at(i, j)) p = body->hi > E(i, j) ? wood * (0.8f + 0.2f * shade(H, i, j)) : mix(p, wood, 0.5f);
             }
             img[std::size_t(y) * W + x] = p;
         }
@@ -245,7 +277,8 @@ void render_grid_png(const std::filesystem::path& path, const ShallowWaterGrid<R
     template void io::write_vti_piece<Real>(const std::filesystem::path&, const ShallowWaterGrid<Real>&, const GridBlock&); \
     template void io::write_grid_csv<Real>(const std::filesystem::path&, const ShallowWaterGrid<Real>&); \
     template void io::write_water_mesh<Real>(const std::filesystem::path&, const ShallowWaterGrid<Real>&, UpAxis); \
-    template void render_grid_png<Real>(const std::filesystem::path&, const ShallowWaterGrid<Real>&, int);
+    template void render_grid_png<Real>(const std::filesystem::path&, const ShallowWaterGrid<Real>&, int, \
+                                        const std::vector<ShallowBody>*);
 EDDY_SW_OUTPUT(float)
 EDDY_SW_OUTPUT(double)
 

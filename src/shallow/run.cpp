@@ -20,6 +20,8 @@ public:
     double suggest_dt() const { return m_solver.suggest_dt(); }
     ShallowWaterStats step(double dt, const ExecContext& exec) { return m_solver.step(dt, exec); }
     const ShallowWaterGrid<Real>* gather() const { return &m_solver.grid(); }
+    /// The floating bodies (the distributed stepper has none: run_grid_loop refuses a scene with bodies there).
+    const std::vector<ShallowBody>& bodies() const { return m_solver.bodies(); }
     bool any(bool v) const { return v; }
     template <class F>
     void on_root(F&& f) const { f(); }
@@ -71,6 +73,12 @@ std::uint64_t state_hash(const ShallowWaterSimulation& sim) {
             mix(g.u);
             mix(g.w);
             mix(g.ink);
+            for (const auto& b : solver.bodies()) {  // pose and velocities, bit for bit
+                mix(b.x);
+                mix(b.q);
+                mix(b.v);
+                mix(b.omega);
+            }
             return h;
         },
         sim.solver);

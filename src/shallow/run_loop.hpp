@@ -33,6 +33,25 @@
 
 namespace eddy::detail {
 
+// One row of bodies.csv: time, body, pose, velocity, the water's force and torque (20 numbers after time).
+inline std::array<double, 19> body_row(const ShallowBody& b) {
+    return {b.x[0], b.x[1], b.x[2], b.q[0], b.q[1], b.q[2], b.q[3], b.v[0], b.v[1], b.v[2],
+            b.omega[0], b.omega[1], b.omega[2], b.force[0], b.force[1], b.force[2], b.torque[0], b.torque[1], b.torque[2]};
+}
+
+// out/bodies.csv: every frame's bodies, rewritten whole (atomically) at each frame.
+inline void write_bodies_csv(const std::filesystem::path& file, const std::vector<double>& times,
+                             const std::vector<std::vector<std::array<double, 19>>>& rows) {
+    std::string text = "time,body,x,y,z,qw,qx,qy,qz,vx,vy,vz,wx,wy,wz,fx,fy,fz,tx,ty,tz\n";
+    for (std::size_t f = 0; f < rows.size(); ++f)
+        for (std::size_t k = 0; k < rows[f].size(); ++k) {
+            fmt::format_to(std::back_inserter(text), "{:.17g},{}", times[f], k);
+            for (double v : rows[f][k]) fmt::format_to(std::back_inserter(text), ",{:.17g}", v);
+            text += '\n';
+        }
+    io::write_atomic(file, text);
+}
+
 inline std::string grid_frame_name(int index, const char* stem, const char* ext) {
     return fmt::format("frames/{}_{:05d}.{}", stem, index, ext);
 }
@@ -47,6 +66,23 @@ RunResult run_grid_loop(Stepper& solver, const Scene& scene, const RunOptions& o
 
         const auto& spec = solver.spec();
         const nlohmann::json* rec = opts.resume;  // a resumed run: the checkpoint's record
+        // Floating bodies live on the whole grid only: a stepper over blocks (mpirun) has none.
+        constexpr bool has_bodies = requires(const Stepper& st) { st.bodies(); };
+        if constexpr (!has_bodies) {
+            if (!spec.bodies.empty())
+                solver.refuse(fmt::format("{}: bodies: floating bodies run on one process only (the grid split over "
+                                          "processes does not carry them); allowed: no 'bodies' under mpirun, or run "
+                                          "without mpirun",
+                                          scene.where()));
+        }
+        auto bodies_now = [&]() {
+            std::vector<std::array<double, 19>> rows;
+            if constexpr (has_bodies)
+                for (const auto& b : solver.bodies()) rows.push_back(body_row(b));
+            return rows;
+        };
+        const bool with_bodies = !spec.bodies.empty();
+        std::vector<std::vector<std::array<double, 19>>> body_rows;  // per frame
         // The record comes from a checkpoint: untrusted, every key checked (read_grid_record) before the
         // folder is touched.
         std::optional<GridRecord> gr;
@@ -94,6 +130,32 @@ RunResult run_grid_loop(Stepper& solver, const Scene& scene, const RunOptions& o
             steps0 = gr->steps0;
             next_frame = gr->next_frame;
             volume0 = gr->volume0;
+            // The bodies' rows of the frames written so far (the record's "bodies": per frame, per body 19
+            // numbers), checked: a checkpoint is untrusted.
+            if (with_bodies) {
+                const auto& rb = rec->contains("bodies") ? (*rec)["bodies"] : nlohmann::json();
+                const std::string where = (opts.out_dir / kCheckpointFile).string();
+                if (!rb.is_array() || rb.size() != gr->frames.size())
+                    solver.refuse(fmt::format("{}: corrupt checkpoint: record key 'bodies' is not one list of bodies per frame", where));
+                for (const auto& f : rb) {
+                    if (!f.is_array() || f.size() != spec.bodies.size())
+                        solver.refuse(fmt::format("{}: corrupt checkpoint: record key 'bodies' has a frame without its {} bodies",
+                                                  where, spec.bodies.size()));
+                    std::vector<std::array<double, 19>> rows;
+                    for (const auto& b : f) {
+                        if (!b.is_array() || b.size() != 19)
+                            solver.refuse(fmt::format("{}: corrupt checkpoint: record key 'bodies' has a body that is not 19 numbers", where));
+                        std::array<double, 19> r{};
+                        for (std::size_t k = 0; k < 19; ++k) {
+                            if (!b[k].is_number() || !std::isfinite(b[k].get<double>()))
+                                solver.refuse(fmt::format("{}: corrupt checkpoint: record key 'bodies' holds a value that is not a finite number", where));
+                            r[k] = b[k].get<double>();
+                        }
+                        rows.push_back(r);
+                    }
+                    body_rows.push_back(std::move(rows));
+                }
+            }
             for (const auto& f : gr->frames) {
                 FrameRecord fr;
                 fr.index = f.index;
@@ -112,6 +174,8 @@ RunResult run_grid_loop(Stepper& solver, const Scene& scene, const RunOptions& o
         solver.on_root([&] {
             detail::open_run_folder(out, {"grid_", "surface_"}, static_cast<int>(result.frames.size()),
                                     {{"scene", scene.name}, {"method", scene.method}}, rec != nullptr, run_id);
+            // An earlier run's bodies.csv in the folder is not this run's.
+            if (!rec) std::filesystem::remove(out / "bodies.csv");
         });
         const bool gather_frames = !pieces || formats.size() > 1 || (!formats.empty() && formats[0] != "vti") || render_all;
         if (gather_frames && !solver.gathers())
@@ -150,8 +214,20 @@ RunResult run_grid_loop(Stepper& solver, const Scene& scene, const RunOptions& o
             }
             if (render) {
                 const std::string name = grid_frame_name(fr.index, "grid", "png");
-                if (gp) render_grid_png(out / name, *gp);
+                if (gp) {
+                    if constexpr (has_bodies) render_grid_png(out / name, *gp, 1024, &solver.bodies());
+                    else render_grid_png(out / name, *gp);
+                }
                 fr.files.push_back(name);
+            }
+            if (with_bodies) {
+                body_rows.push_back(bodies_now());
+                if (here) {
+                    std::vector<double> times;
+                    for (const auto& f : result.frames) times.push_back(f.time);
+                    times.push_back(fr.time);
+                    write_bodies_csv(out / "bodies.csv", times, body_rows);
+                }
             }
             if (here && !pvd.empty()) io::write_pvd(out / "grid.pvd", pvd);
             // The volume of the gathered grid (the same bits as one process); else the blocks' sum.
@@ -182,6 +258,7 @@ RunResult run_grid_loop(Stepper& solver, const Scene& scene, const RunOptions& o
                 frames.push_back({{"index", result.frames[k].index}, {"time", result.frames[k].time},
                                   {"files", result.frames[k].files}, {"volume", volumes[k]}});
             rj["frames"] = frames;
+            if (with_bodies) rj["bodies"] = body_rows;
             nlohmann::json p = nlohmann::json::array();
             for (const auto& [t, name] : pvd) p.push_back({t, name});
             rj["pvd"] = p;
@@ -275,7 +352,10 @@ RunResult run_grid_loop(Stepper& solver, const Scene& scene, const RunOptions& o
         std::string picture;
         if (result.exit_code != kExitDiverged && solver.gathers()) {  // no whole grid anywhere: no picture
             picture = "last_frame.png";
-            if (const auto* gp = solver.gather()) render_grid_png(out / picture, *gp);
+            if (const auto* gp = solver.gather()) {
+                if constexpr (has_bodies) render_grid_png(out / picture, *gp, 1024, &solver.bodies());
+                else render_grid_png(out / picture, *gp);
+            }
         }
         if (result.message.empty())
             result.message = fmt::format("completed {} steps to t = {:.6g} s", solver.steps() - steps0, solver.time());
@@ -321,6 +401,22 @@ RunResult run_grid_loop(Stepper& solver, const Scene& scene, const RunOptions& o
             frames.push_back({{"index", f.index}, {"time", f.time}, {"files", f.files}, {"volume", volumes[k]}});
         }
         j["frames"] = frames;
+        if (with_bodies) {
+            // The bodies at the end: pose, velocity and the water's last loads (bodies.csv has every frame).
+            nlohmann::json bj = nlohmann::json::array();
+            if constexpr (has_bodies) {
+                const auto& list = solver.bodies();
+                for (std::size_t k = 0; k < list.size(); ++k) {
+                    const auto& b = list[k];
+                    bj.push_back({{"body", k}, {"shape", spec.bodies[k].shape}, {"mass", b.mass}, {"position", b.x},
+                                  {"orientation", b.q}, {"velocity", b.v}, {"angular_velocity", b.omega},
+                                  {"force", b.force}, {"torque", b.torque}});
+                }
+                if (last) j["volume_displaced_final"] = last->displaced_volume();
+            }
+            j["bodies"] = bj;
+            j["bodies_file"] = "bodies.csv";
+        }
         if (!picture.empty()) j["picture"] = picture;
         result.summary = j;
         if (solver.root()) io::write_json(out / "summary.json", j);

@@ -34,6 +34,8 @@ std::span<const Field<ShallowWaterSettings>> shallow_water_fields() {
         {"max_time_step", &S::max_time_step, "s", 0, kInf, "upper bound of the adaptive step", {}, true},
         {"precision", &S::precision, "", 0, 0, "number type of the grid", {"float", "double"}},
         {"rows_per_task", &S::rows_per_task, "rows", 1, 1 << 20, "rows of cells per parallel task (results do not depend on it)"},
+        {"water_density", &S::water_density, "kg/m^3", 0, kInf, "the water's density: buoyancy and drag on bodies", {}, true},
+        {"displacement_stiffness", &S::displacement_stiffness, "", 0, 100, "k of a body's displaced depth b = k (H + w - z_bottom); k / (1 + k) of the submerged volume is displaced at rest"},
     };
     return table;
 }
@@ -103,6 +105,68 @@ std::vector<GridSource> sources(const Ctx& c, const nlohmann::json& list, const 
         s.start = c.num(list[i], p, "start", 0.0, false, 0.0, 1e300, false);
         s.end = c.num(list[i], p, "end", 1e300, false, 0.0, 1e300, false);
         out.push_back(s);
+    }
+    return out;
+}
+
+// bodies[i]: {shape, center, size | radius (+ length), axis, yaw, density | mass, velocity, angular_velocity, drag}.
+std::vector<ShallowBodySpec> bodies(const Ctx& c, const nlohmann::json& list, double lx, double ly) {
+    if (!list.is_array()) c.fail("bodies", "must be a list of {\"shape\": \"box\" | \"sphere\" | \"cylinder\", ...}");
+    std::vector<ShallowBodySpec> out;
+    for (std::size_t i = 0; i < list.size(); ++i) {
+        const std::string p = fmt::format("bodies[{}]", i);
+        const auto& o = list[i];
+        if (!o.is_object()) c.fail(p, fmt::format("expected an object, got {}", json_excerpt(o)));
+        ShallowBodySpec b;
+        if (!o.contains("shape") || !o["shape"].is_string())
+            c.fail(p + ".shape", "missing; allowed: \"box\", \"sphere\", \"cylinder\"");
+        b.shape = o["shape"].get<std::string>();
+        const char* common[] = {"shape", "center", "density", "mass", "velocity", "angular_velocity", "drag"};
+        if (b.shape == "box") c.keys(o, p, {common[0], common[1], common[2], common[3], common[4], common[5], common[6], "size", "yaw"});
+        else if (b.shape == "sphere") c.keys(o, p, {common[0], common[1], common[2], common[3], common[4], common[5], common[6], "radius"});
+        else if (b.shape == "cylinder")
+            c.keys(o, p, {common[0], common[1], common[2], common[3], common[4], common[5], common[6], "radius", "length", "axis", "yaw"});
+        else c.fail(p + ".shape", fmt::format("= {}: allowed: \"box\", \"sphere\", \"cylinder\"", json_excerpt(o["shape"])));
+        auto vec3 = [&](const char* key, bool required, std::array<double, 3> fallback) {
+            const std::string k = p + "." + key;
+            if (!o.contains(key)) {
+                if (required) c.fail(k, "missing; it is required ([x, y, z])");
+                return fallback;
+            }
+            const auto& v = o[key];
+            if (!v.is_array() || v.size() != 3 || !v[0].is_number() || !v[1].is_number() || !v[2].is_number())
+                c.fail(k, fmt::format("expected [x, y, z], got {}", json_excerpt(v)));
+            std::array<double, 3> a{v[0].get<double>(), v[1].get<double>(), v[2].get<double>()};
+            for (double e : a)
+                if (!std::isfinite(e) || std::abs(e) > 1e6) c.fail(k, fmt::format("= {}: each must be in [-1e6, 1e6]", json_excerpt(v)));
+            return a;
+        };
+        b.center = vec3("center", true, {});
+        if (b.center[0] < 0 || b.center[0] > lx || b.center[1] < 0 || b.center[1] > ly)
+            c.fail(p + ".center", fmt::format("= {}: x must be in [0, {:g}] and y in [0, {:g}] (on the grid)", json_excerpt(o["center"]), lx, ly));
+        b.velocity = vec3("velocity", false, {});
+        b.angular_velocity = vec3("angular_velocity", false, {});
+        if (b.shape == "box") {
+            b.size = vec3("size", true, {});
+            for (double e : b.size)
+                if (!(e > 0.0)) c.fail(p + ".size", fmt::format("= {}: each extent must be > 0 (m)", json_excerpt(o["size"])));
+        } else {
+            b.radius = c.num(o, p, "radius", 0.0, true, 0.0, 1e6, true);
+        }
+        if (b.shape == "cylinder") {
+            b.length = c.num(o, p, "length", 0.0, true, 0.0, 1e6, true);
+            if (o.contains("axis")) {
+                const auto& a = o["axis"];
+                if (a != "x" && a != "y" && a != "z") c.fail(p + ".axis", fmt::format("= {}: allowed: \"x\", \"y\" (lying), \"z\" (upright)", json_excerpt(a)));
+                b.axis = a.get<std::string>();
+            }
+        }
+        if (b.shape != "sphere") b.yaw = c.num(o, p, "yaw", 0.0, false, -3600.0, 3600.0, false);
+        if (o.contains("density") == o.contains("mass")) c.fail(p, "give either 'density' (kg/m^3) or 'mass' (kg), one of the two");
+        b.density = c.num(o, p, "density", 0.0, false, 0.0, 1e6, true);
+        b.mass = c.num(o, p, "mass", 0.0, false, 0.0, 1e12, true);
+        b.drag = c.num(o, p, "drag", 1.0, false, 0.0, 1e3, false);
+        out.push_back(b);
     }
     return out;
 }
@@ -209,6 +273,7 @@ ShallowWaterScene parse_shallow_water(const Scene& scene) {
             s.drops.push_back(ds);
         }
     }
+    if (j.contains("bodies")) s.bodies = bodies(c, j["bodies"], lx, ly);
     apply_json(s.settings, shallow_water_fields(), scene.settings, scene.where() + ": settings");
     validate(s.settings, shallow_water_fields(), scene.where() + ": settings");
 

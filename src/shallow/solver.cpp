@@ -29,6 +29,7 @@
 #include "eddy/error.hpp"
 #include "eddy/input_file.hpp"
 #include "eddy/shallow_water.hpp"
+#include "shallow/bodies.hpp"
 #include "shallow/expression.hpp"
 #include "shallow/heightmap.hpp"
 
@@ -84,6 +85,14 @@ template <class Real>
 double ShallowWaterGrid<Real>::volume() const {
     double v = 0.0;
     for (Real h : depth) v += double(h);
+    for (Real b : displaced) v -= double(b);
+    return v * double(dx) * double(dx);
+}
+
+template <class Real>
+double ShallowWaterGrid<Real>::displaced_volume() const {
+    double v = 0.0;
+    for (Real b : displaced) v += double(b);
     return v * double(dx) * double(dx);
 }
 
@@ -166,6 +175,13 @@ ShallowWaterSolver<Real>::ShallowWaterSolver(const ShallowWaterScene& scene, con
             g.depth[c] = 0;
             m_has_solid = true;
         }
+    // Floating bodies, on the whole grid only (the distributed layer refuses them: run_loop.hpp).
+    if (!scene.bodies.empty() && !m_partial) {
+        for (const auto& spec : scene.bodies) m_bodies.push_back(make_shallow_body(spec));
+        shallow_detail::initial_displacement(g, m_bodies, double(scene.settings.displacement_stiffness));
+        m_body_ax.assign(n, 0);
+        m_body_ay.assign(n, 0);
+    }
     // Boundary conditions on the initial state, and the wave speed for the first step (of the owned
     // cells: a block's caller reduces it over the blocks, set_global_maxima).
     ShallowWaterStats st;
@@ -249,7 +265,9 @@ double ShallowWaterSolver<Real>::suggest_dt() const {
     const auto& s = m_scene.settings;
     if (s.time_step > 0.0f) return s.time_step;
     const double c = m_max_wave_speed;
-    const double dt = c > 0.0 ? s.cfl * m_scene.dx / c : s.max_time_step;
+    double dt = c > 0.0 ? s.cfl * m_scene.dx / c : s.max_time_step;
+    for (const ShallowBody& b : m_bodies)
+        dt = std::min(dt, shallow_detail::body_time_step(b, double(s.water_density), m_scene.gravity));
     return std::min<double>(dt, s.max_time_step);
 }
 
@@ -273,6 +291,20 @@ ShallowWaterStats ShallowWaterSolver<Real>::step(double dt_in, const ExecContext
     const Real dt = Real(dt_in);
     const auto& s = m_scene.settings;
     m_halo_overrun = 0;
+    shallow_detail::BodyCoupling coupling;
+    if (!m_bodies.empty()) {
+        // The bodies move first, under the water's loads at the start of the step (body_motion.cpp).
+        coupling.gravity = m_scene.gravity;
+        coupling.density = double(s.water_density);
+        coupling.dry = double(s.dry_depth) * m_scene.dx;
+        // The displacement's stiffness k raises the wave speed under a body by sqrt(1 + k): lowered for
+        // a step whose Courant number C would make that exceed 0.5 (body_displacement.cpp).
+        const double courant = dt_in * m_max_wave_speed / m_scene.dx;
+        const double k_max = courant > 0.0 ? 0.25 / (courant * courant) - 1.0 : double(s.displacement_stiffness);
+        coupling.stiffness = std::clamp(k_max, 0.0, double(s.displacement_stiffness));
+        shallow_detail::body_loads_and_motion(m_bodies, m_g, coupling, dt_in, m_body_ax, m_body_ay);
+        shallow_detail::keep_bodies_on_grid(m_bodies, m_g);
+    }
     apply_sources(dt_in, st);
     if (s.advection != "none") {
         // Each pass traces back advection_step * dt: the seed's (0.5, 2 passes) moves as far as (1, 1).
@@ -289,6 +321,9 @@ ShallowWaterStats ShallowWaterSolver<Real>::step(double dt_in, const ExecContext
     if (m_max_depth + m_added_depth < limit) integrate_height_fast(dt, exec, st);
     else integrate_height(dt, exec, st);
     if (s.edge_alpha > 0.0f) reduce_overshooting(exec);
+    // The bodies at their new poses displace the water the height pass has moved (body_displacement.cpp).
+    if (!m_bodies.empty())
+        shallow_detail::displace_water(m_g, m_bodies, coupling, dt, m_body_ax, m_body_ay, m_a, exec, s.rows_per_task);
     integrate_velocity(dt, exec, st);
     st.halo_overrun = m_halo_overrun;
     m_time += dt_in;
@@ -309,6 +344,11 @@ void ShallowWaterSolver<Real>::save_state(StateWriter& w) const {
     for (double v : {m_time, m_inflow, m_outflow, m_max_wave_speed, m_max_depth, m_added_depth}) w.put(v);
     w.put(m_steps);
     w.put(m_drop_counter);
+    // Bodies (none: nothing, the layout of checkpoints written before bodies existed).
+    if (!m_bodies.empty()) {
+        w.put_vector(m_g.displaced);
+        shallow_detail::save_bodies(w, m_bodies);
+    }
 }
 
 template <class Real>
@@ -323,6 +363,10 @@ void ShallowWaterSolver<Real>::load_state(StateReader& r) {
     for (double* v : {&m_time, &m_inflow, &m_outflow, &m_max_wave_speed, &m_max_depth, &m_added_depth}) *v = r.get<double>();
     m_steps = r.get<std::uint64_t>();
     m_drop_counter = r.get<std::uint64_t>();
+    if (!m_bodies.empty()) {
+        r.get_vector(m_g.displaced, m_g.displaced.size());
+        shallow_detail::load_bodies(r, m_bodies);
+    }
 }
 
 template struct ShallowWaterGrid<float>;
