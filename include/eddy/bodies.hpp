@@ -70,6 +70,9 @@ struct RigidBodies {
     std::vector<std::uint16_t> object;      ///< The boundary object of each body
     std::vector<BodyState> state;           ///< Now
     std::vector<ObjectLoad> load;           ///< The fluid's load over the last step, about the centre of mass
+    /// Forces from outside the scene (the viewer's drag, a script), added to the fluid's each step until
+    /// changed: force at the centre of mass (N; 2D N/m), torque about it. Empty or shorter: none.
+    std::vector<ObjectLoad> external;
     /// The walls the bodies collide with: the scene's boundaries that are not bodies, with their object
     /// index (prescribed motions move them) and the length scale of the engine's units.
     std::vector<BoundarySpec> walls;
@@ -96,6 +99,8 @@ RigidBodies<D> make_bodies(const Scene& scene, BoundarySet<D>& boundary);
 /// bodies to t + dt and their boundary objects' driven motions take the new state.
 template <int D>
 void advance_bodies(RigidBodies<D>& bodies, BoundarySet<D>& boundary, double t, double dt);
+
+/// add_body(Simulation&, ...), adding a body to a running simulation, is declared in simulation.hpp.
 
 /// Sets the driven motions of the bodies' boundary objects to their state at time t (after the state was
 /// changed from outside; advance_bodies does it after each step).

@@ -88,6 +88,13 @@ Simulation make_simulation(const Scene& scene, std::size_t max_particles, const 
 /// keeps between steps (Clavet's springs) starts afresh.
 void rebuild_method(Simulation& sim, const Scene& scene, const ExecContext& exec);
 
+/// Adds a body to a running particle simulation (the viewer's drop, Python's add_body; eddy/bodies.hpp):
+/// `body` is one entry of a scene's "bodies" list, checked as a scene's (InputError naming bodies[i]; a
+/// body overlapping a wall or another body is refused). Fluid particles inside the new body are removed;
+/// the method is rebuilt on the new walls (rebuild_method); the other bodies keep their state. Returns the
+/// number of fluid particles removed. src/bodies/add_body.cpp.
+std::size_t add_body(Simulation& sim, const nlohmann::json& body, const ExecContext& exec);
+
 /// One step of whatever the simulation holds. The time step comes from the method (and is cut so
 /// that the clock lands exactly on `until` when it is > 0).
 StepStats step(Simulation& sim, const ExecContext& exec, double until = 0.0);

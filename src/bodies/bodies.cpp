@@ -160,7 +160,14 @@ template <int D>
 void advance_bodies(RigidBodies<D>& bodies, BoundarySet<D>& boundary, double t, double dt) {
     if (bodies.empty()) return;
     for (std::size_t k = 0; k < bodies.size(); ++k)
+    {
         bodies.load[k] = bodies.object[k] < boundary.load.size() ? boundary.load[bodies.object[k]] : ObjectLoad{};
+        if (k < bodies.external.size())
+            for (int a = 0; a < 3; ++a) {
+                bodies.load[k].force[a] += bodies.external[k].force[a];
+                bodies.load[k].torque[a] += bodies.external[k].torque[a];
+            }
+    }
     auto& engine = bodies.cache.engine;
     if (!engine) {
         if constexpr (D == 2) engine = make_box2d_engine(bodies);
