@@ -4,7 +4,10 @@
 #              shown as spheres of the particle radius by a Geometry Nodes "Mesh to Points" modifier;
 #   surface    the reconstructed surface (eddy run --mesh), with velocity on its vertices when the run
 #              wrote it (--mesh-format ply --interpolate-attributes velocity: motion blur, foam);
-#   walls      the scene's wall models (walls.obj, or walls_NNNNN.obj when they move).
+#   walls      the scene's wall models (walls.obj, or walls_NNNNN.obj when they move);
+#   bodies     one object per rigid body (bodies/body_KK.obj, its surface about its centre of mass),
+#              animated by keyframes on location and rotation_quaternion from bodies.csv, so that a
+#              saved .blend plays and renders them without the add-on.
 #
 # Each object shows the frame of the current Blender frame: a frame-change handler loads the file
 # (Blender frame scene.frame_start + k shows eddy frame k; the import sets the scene's fps to the run's).
@@ -21,7 +24,7 @@ bl_info = {
     "version": (0, 1, 0),
     "blender": (3, 4, 0),
     "location": "File > Import > eddy output folder",
-    "description": "Animated particles (velocity, density, pressure, id), surfaces and walls of an eddy run",
+    "description": "Animated particles (velocity, density, pressure, id), surfaces, walls and rigid bodies of an eddy run",
     "category": "Import-Export",
 }
 
@@ -185,6 +188,50 @@ def read_mesh(path):
     return {k: np.ascontiguousarray(a, dtype=np.int32 if k == "faces" else np.float32) for k, a in out.items()}
 
 
+def read_bodies_csv(path):
+    """bodies.csv (time,body,x,y,z,qw,qx,qy,qz,vx,vy,vz,wx,wy,wz,fx,fy,fz,tx,ty,tz; one row per body per
+    frame, frames in order): dict of float64 arrays time (f,), position (f, b, 3), orientation (f, b, 4)
+    (w, x, y, z), velocity, angular_velocity, force, torque (f, b, 3), in the world's axes."""
+    with open(path) as f:
+        names = f.readline().strip().split(",")
+    want = ["time", "body", "x", "y", "z", "qw", "qx", "qy", "qz", "vx", "vy", "vz", "wx", "wy", "wz"]
+    if names[:len(want)] != want:
+        raise ValueError(f"{path}: not an eddy bodies.csv (its header starts {','.join(names[:4])})")
+    table = np.loadtxt(path, delimiter=",", skiprows=1, ndmin=2, dtype=np.float64)
+    if table.size == 0:
+        raise ValueError(f"{path}: no rows")
+    bodies = int(table[:, 1].max()) + 1
+    frames = len(table) // bodies
+    if frames * bodies != len(table) or not np.array_equal(table[:, 1], np.tile(np.arange(bodies), frames)):
+        raise ValueError(f"{path}: rows are not every body (0 to {bodies - 1}) at every frame, in order")
+    t = table.reshape(frames, bodies, -1)
+    col = {n: i for i, n in enumerate(names)}
+
+    def cols(*n):
+        return np.ascontiguousarray(t[:, :, [col[c] for c in n]])
+
+    out = {"time": t[:, 0, 0].copy(), "position": cols("x", "y", "z"), "orientation": cols("qw", "qx", "qy", "qz"),
+           "velocity": cols("vx", "vy", "vz"), "angular_velocity": cols("wx", "wy", "wz")}
+    if "tz" in col:
+        out["force"], out["torque"] = cols("fx", "fy", "fz"), cols("tx", "ty", "tz")
+    return out
+
+
+def body_keys(bodies, up_axis):
+    """Per frame and body, the location (f, b, 3) and rotation_quaternion (f, b, 4) of Blender objects
+    holding the bodies' rest meshes (bodies/body_KK.obj in a file whose up axis is `up_axis`, turned by
+    to_blender_axes): bodies.csv's pose, in the world's y-up axes, turned into Blender's z up. The turn T
+    is a rotation, so a rotation q becomes T q T^-1: its axis (x, y, z) turns like a vector. Each
+    quaternion keeps the sign nearest the previous frame's, so that keys interpolate the short way."""
+    loc = to_blender_axes(bodies["position"].reshape(-1, 3), "y").reshape(bodies["position"].shape)
+    q = bodies["orientation"].copy()
+    q[:, :, 1:] = to_blender_axes(q[:, :, 1:].reshape(-1, 3), "y").reshape(q[:, :, 1:].shape)
+    for f in range(1, len(q)):
+        flip = np.sum(q[f] * q[f - 1], axis=1) < 0
+        q[f][flip] *= -1
+    return loc, q
+
+
 def to_blender_axes(vectors, up_axis):
     """(n, 3) vectors of a file whose up axis is `up_axis` in Blender's z-up frame: y up -> (x, -z, y),
     as Blender's OBJ importer does; z up as they are."""
@@ -223,6 +270,18 @@ class Run:
                     self.frames[kind][k] = os.path.join(frames, name)
         static_walls = os.path.join(frames, "walls.obj")
         self.static_walls = static_walls if os.path.isfile(static_walls) else None
+        # Rigid bodies (particle runs): bodies/body_KK.obj at rest and their poses in bodies.csv.
+        self.bodies = []
+        folder = os.path.join(self.folder, "bodies")
+        for name in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
+            m = re.fullmatch(r"body_(\d+)\.obj", name)
+            if m:
+                self.bodies.append((int(m.group(1)), os.path.join(folder, name)))
+        self.bodies.sort()
+        if [k for k, _ in self.bodies] != list(range(len(self.bodies))):
+            raise ValueError(f"{folder}: body files are not body_00.obj to body_{len(self.bodies) - 1:02d}.obj")
+        csv = os.path.join(self.folder, "bodies.csv")
+        self.bodies_csv = csv if self.bodies and os.path.isfile(csv) else None
 
     def count(self):
         return max([max(v) + 1 for v in self.frames.values() if v] or [0])
@@ -327,10 +386,43 @@ def eddy_frame_change(scene, depsgraph=None):
     _update(scene, depsgraph)
 
 
-def load(folder, particles=True, surface=True, walls=True, scene=None):
+def _body_objects(run, coll, name, frame_start):
+    """One mesh object per body, its rest mesh about the centre of mass, keyed at every frame (linear)."""
+    poses = read_bodies_csv(run.bodies_csv)
+    if poses["position"].shape[1] != len(run.bodies):
+        raise ValueError(f"{run.bodies_csv}: {poses['position'].shape[1]} bodies, but {len(run.bodies)} body files")
+    loc, quat = body_keys(poses, run.up_axis)
+    frames = frame_start + np.arange(len(loc), dtype=np.float64)
+    objs = []
+    for k, path in run.bodies:
+        mesh = read_mesh(path)
+        data = bpy.data.meshes.new(f"{name} body {k}")
+        _fill_mesh(data, to_blender_axes(mesh["position"], run.up_axis), mesh["faces"])
+        data.polygons.foreach_set("use_smooth", np.zeros(len(data.polygons), dtype=bool))  # flat: boxes stay boxes
+        obj = bpy.data.objects.new(f"{name} body {k}", data)
+        coll.objects.link(obj)
+        obj["eddy_folder"], obj["eddy_body"] = run.folder, k
+        obj.rotation_mode = "QUATERNION"
+        obj.location, obj.rotation_quaternion = loc[0, k], quat[0, k]
+        action = bpy.data.actions.new(f"{name} body {k}")
+        obj.animation_data_create().action = action
+        for path_, values in (("location", loc[:, k]), ("rotation_quaternion", quat[:, k])):
+            for i in range(values.shape[1]):
+                fc = action.fcurves.new(path_, index=i, action_group=f"body {k}")
+                fc.keyframe_points.add(len(frames))
+                fc.keyframe_points.foreach_set("co", np.stack([frames, values[:, i]], axis=1).ravel())
+                for kp in fc.keyframe_points:  # frames are samples: no overshoot between them
+                    kp.interpolation = "LINEAR"
+                fc.update()
+        objs.append(obj)
+    return objs
+
+
+def load(folder, particles=True, surface=True, walls=True, scene=None, bodies=True):
     """Imports the eddy run in `folder` into `scene` (default: the current one): one object per kind that
     the run wrote, in a collection named after the run, animated from scene.frame_start. Sets the scene's
-    fps to the run's (when it is a whole number) and frame_end to its last frame. Returns {kind: object}."""
+    fps to the run's (when it is a whole number) and frame_end to its last frame. Returns {kind: object},
+    and "bodies": [one object per rigid body] when the run has bodies."""
     scene = scene or bpy.context.scene
     run = Run(folder)
     _runs[run.folder] = run
@@ -348,9 +440,14 @@ def load(folder, particles=True, surface=True, walls=True, scene=None):
         if kind == "particles":
             _points_modifier(obj, run.radius)
         objects[kind] = obj
+    if bodies and run.bodies_csv:
+        objects["bodies"] = _body_objects(run, coll, name, scene.frame_start)
     if run.fps > 0 and abs(run.fps - round(run.fps)) < 1e-9:
         scene.render.fps, scene.render.fps_base = int(round(run.fps)), 1.0
-    scene.frame_end = scene.frame_start + max(0, run.count() - 1)
+    count = run.count()
+    if "bodies" in objects:
+        count = max(count, len(read_bodies_csv(run.bodies_csv)["time"]))
+    scene.frame_end = scene.frame_start + max(0, count - 1)
     if eddy_frame_change not in bpy.app.handlers.frame_change_pre:
         bpy.app.handlers.frame_change_pre.append(eddy_frame_change)
     _update(scene)
@@ -371,11 +468,12 @@ if bpy is not None:
         particles: bpy.props.BoolProperty(name="Particles", default=True)
         surface: bpy.props.BoolProperty(name="Surface", default=True)
         walls: bpy.props.BoolProperty(name="Walls", default=True)
+        bodies: bpy.props.BoolProperty(name="Bodies", default=True)
 
         def execute(self, context):
             folder = self.filepath if os.path.isdir(self.filepath) else os.path.dirname(self.filepath)
             try:
-                objs = load(folder, self.particles, self.surface, self.walls, context.scene)
+                objs = load(folder, self.particles, self.surface, self.walls, context.scene, self.bodies)
             except (OSError, ValueError) as e:
                 self.report({"ERROR"}, str(e))
                 return {"CANCELLED"}

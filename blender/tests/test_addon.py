@@ -5,8 +5,8 @@
 # frame: both land on the same coordinates (one up-axis convention, whatever the format); the fluid
 # stands upright (the world's height is Blender's z, and it falls along -z); every attribute survives
 # with the file's values; the surface's velocity is a weighted average of the particles'; frame
-# changes load the right files (moving walls included); a shallow-water surface lies flat; and Cycles
-# renders a frame. Exit code 1 on the first failure (ctest: blender.addon).
+# changes load the right files (moving walls included); a shallow-water surface lies flat; Cycles
+# renders a frame; and rigid bodies come in as one keyed object per body (check_bodies). Exit code 1 on the first failure (ctest: blender.addon).
 import os
 import subprocess
 import sys
@@ -150,7 +150,86 @@ def main():
     img = bpy.data.images.load(scene.render.filepath)
     px = np.array(img.pixels[:]).reshape(48, 64, 4)
     assert px[..., :3].std() > 0.01, "the picture is uniform"
-    print(f"blender.addon: OK ({frames} frames, {len(p)} particles, {len(verts(a['surface']))} surface vertices; {tmp})")
+    counts = f"{frames} frames, {len(p)} particles, {len(verts(a['surface']))} surface vertices"
+    bodies = check_bodies(tmp)  # last: it reopens a saved .blend
+    print(f"blender.addon: OK ({counts}, {bodies} bodies; {tmp})")
+
+
+# A tank with a spinning box, a sphere and a cylinder (issue 30), 0.2 s at 20 fps.
+BODIES_SCENE = """{"name": "addon_bodies", "dimension": 3, "method": "dfsph", "particle_radius": 0.02,
+  "gravity": [0, -9.81, 0], "duration": 0.2, "output": {"fps": 20, "formats": ["ply"]},
+  "boundaries": [{"shape": "box", "min": [0, 0, 0], "max": [0.6, 0.5, 0.6]}],
+  "bodies": [{"shape": "box", "min": [0.15, 0.2, 0.15], "max": [0.35, 0.3, 0.3], "density": 500,
+              "angular_velocity": [0, 2, 1]},
+             {"shape": "sphere", "center": [0.45, 0.35, 0.45], "radius": 0.07, "density": 300, "velocity": [0.2, 0, 0]},
+             {"shape": "cylinder", "center": [0.45, 0.3, 0.15], "radius": 0.05, "height": 0.12, "axis": [1, 0, 0],
+              "density": 400}],
+  "fluids": [{"shape": "box", "min": [0, 0, 0], "max": [0.6, 0.16, 0.6]}]}"""
+
+
+def world_verts(obj):
+    m = np.array(obj.matrix_world)
+    v = verts(obj).astype(np.float64)
+    return v @ m[:3, :3].T + m[:3, 3]
+
+
+def check_bodies(tmp):
+    """Rigid bodies: one object per body from bodies/body_KK.obj, keyed (location, rotation_quaternion) at every
+    frame, y-up and --up z runs alike; at every frame the posed mesh is the run's frames/bodies_NNNNN.vtp in
+    Blender's axes; saved and reopened with the add-on's handler gone, the .blend still plays them."""
+    scene_file = os.path.join(tmp, "bodies.json")
+    with open(scene_file, "w") as f:
+        f.write(BODIES_SCENE)
+    runs = {up: os.path.join(tmp, f"bodies_{up}") for up in ("y", "z")}
+    for up, out in runs.items():
+        eddy("run", scene_file, "-q", "--threads", "2", "--out", out, "--up", up)
+    scene = bpy.context.scene  # (a scene made here would not be evaluated by frame_set in the background)
+    scene.frame_start = 11
+    got = {up: eddy_blender.load(out, particles=False, walls=False, scene=scene) for up, out in runs.items()}
+    n = 3
+    for up in runs:
+        objs = got[up]["bodies"]
+        assert len(objs) == n, (up, objs)
+        for k, obj in enumerate(objs):
+            assert obj.rotation_mode == "QUATERNION" and obj.animation_data and obj.animation_data.action
+            curves = {(c.data_path, c.array_index): c for c in obj.animation_data.action.fcurves}
+            assert set(curves) == {("location", i) for i in range(3)} | {("rotation_quaternion", i) for i in range(4)}
+            for c in curves.values():
+                assert len(c.keyframe_points) == 5 and c.keyframe_points[0].co[0] == 11, (k, len(c.keyframe_points))
+    assert scene.frame_end == 15, scene.frame_end
+    apart = 0.0
+    for i in range(5):
+        scene.frame_set(11 + i)
+        for up, out in runs.items():
+            vtp = eddy_blender._vtp_arrays(os.path.join(out, "frames", f"bodies_{i:05d}.vtp"))
+            want = eddy_blender.to_blender_axes(vtp["Points"].reshape(-1, 3), up).astype(np.float64)
+            placed = np.concatenate([world_verts(o) for o in got[up]["bodies"]])
+            assert placed.shape == want.shape and np.abs(placed - want).max() < 2e-5, (up, i, np.abs(placed - want).max())
+        apart = max(apart, np.abs(world_verts(got["y"]["bodies"][0]) - world_verts(got["z"]["bodies"][0])).max())
+        assert apart < 2e-5, apart  # y-up and z-up files: the same bodies in Blender
+    # Upright: the spinning box's centre of mass (world y = 0.25) is Blender's z.
+    scene.frame_set(11)
+    box = got["y"]["bodies"][0]
+    assert abs(box.location[2] - 0.25) < 1e-6 and abs(box.location[1] + 0.225) < 1e-6, tuple(box.location)
+    first = world_verts(box)
+    scene.frame_set(15)
+    last = world_verts(box)
+    assert np.abs(last - first).max() > 0.005, "the box did not move"
+
+    # Saved, reopened without the add-on's handler: the keys alone play the bodies.
+    box_name = box.name
+    blend = os.path.join(tmp, "bodies.blend")
+    bpy.ops.wm.save_as_mainfile(filepath=blend)
+    eddy_blender.unregister()  # the handler and the importer gone: only the keys remain
+    bpy.ops.wm.open_mainfile(filepath=blend)
+    assert not any(getattr(h, "__name__", "") == "eddy_frame_change" for h in bpy.app.handlers.frame_change_pre)
+    scene = bpy.context.scene
+    box = bpy.data.objects[box_name]
+    scene.frame_set(11)
+    assert np.abs(world_verts(box) - first).max() < 1e-6, "the reopened .blend plays another pose"
+    scene.frame_set(15)
+    assert np.abs(world_verts(box) - last).max() < 1e-6, "the reopened .blend plays another pose"
+    return n
 
 
 try:

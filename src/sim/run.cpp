@@ -12,6 +12,7 @@
 #include "eddy/checkpoint.hpp"
 #include "eddy/error.hpp"
 #include "eddy/io.hpp"
+#include "eddy/bodies_io.hpp"
 #include "eddy/json_text.hpp"
 #include "eddy/wall_pressure.hpp"
 #include "sim/run_support.hpp"
@@ -602,9 +603,14 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
             if (reader) restore_carry(*reader, cfg, sim.time, sim.steps, sim.boundary.motions.size(), sim.bodies.size(), carry, result.frames);
             const int frames_kept = static_cast<int>(result.frames.size());
             if (writer) {
-                detail::open_run_folder(out, {"particles_", "surface_", "walls"}, frames_kept,
+                detail::open_run_folder(out, {"particles_", "surface_", "walls", "bodies_"}, frames_kept,
                                         {{"scene", scene.name}, {"method", scene.method}}, rec != nullptr, cfg.run_id);
             }
+            // The bodies in files (issue 30; eddy/bodies_io.hpp): their surfaces at rest once (bodies/body_KK.obj,
+            // for Blender), at their pose every frame (frames/bodies_NNNNN.vtp in write_frame, bodies.pvd).
+            const std::vector<Mesh<3>> body_rest =
+                io::body_rest_meshes<D>(sim.bodies, io::body_prism_depth(scene.particle_radius));
+            if (writer) io::write_body_meshes(out / "bodies", body_rest, up);
             if (hooks) hooks->any(false);  // the folder is ready before any process writes a piece into it
             // The whole fluid: this process's, or every process's gathered on the writer (collective).
             ParticleSet<D> gathered;
@@ -737,9 +743,12 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
                             io::write_pvd(out / "walls.pvd", walls_pvd);
                         }
                     }
-                    if (!models.empty()) {  // for Blender and other mesh tools: the models alone, OBJ
+                    // A body's model is its own object in Blender (bodies/body_KK.obj, keyed): not in the walls' OBJ.
+                    const auto is_body = [&](const auto& om) { return scene.boundaries[om.first].body >= 0; };
+                    if (!std::all_of(models.begin(), models.end(), is_body)) {  // for Blender and other mesh tools: the models alone, OBJ
                         Mesh<D> all;
                         for (const auto& [obj, m] : models) {
+                            if (scene.boundaries[obj].body >= 0) continue;
                             const auto base = static_cast<std::uint32_t>(all.vertices.size());
                             all.vertices.insert(all.vertices.end(), m.vertices.begin(), m.vertices.end());
                             for (auto c : m.cells) {
@@ -751,6 +760,11 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
                         fr.files.push_back(stem + ".obj");
                     }
                 }
+                if (!sim.bodies.empty()) {  // the bodies at their pose (eddy/bodies_io.hpp)
+                    const std::string name = fmt::format("frames/bodies_{:05d}.vtp", fr.index);
+                    io::write_bodies_vtp(out / name, body_rest, sim.bodies.state, up);
+                    fr.files.push_back(name);
+                }
                 if (render) {
                     const std::string name = frame_name(fr.index, "png");
                     render_png(out / name, all, &sim.boundary, view, r, rs);
@@ -761,6 +775,13 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
                 result.frames.push_back(std::move(fr));
                 if (loads) detail::write_forces_csv(out / "forces.csv", result.frames);
                 if (!sim.bodies.empty()) detail::write_bodies_csv(out / "bodies.csv", result.frames, sim.bodies.object);
+                if (!sim.bodies.empty()) {  // bodies.pvd from the frames' own files (a resumed run's kept ones too)
+                    std::vector<std::pair<double, std::string>> listed;
+                    for (const FrameRecord& f : result.frames)
+                        for (const auto& file : f.files)
+                            if (file.rfind("frames/bodies_", 0) == 0) listed.emplace_back(f.time, file);
+                    io::write_pvd(out / "bodies.pvd", listed);
+                }
             };
 
             using clock = std::chrono::steady_clock;
