@@ -398,7 +398,13 @@ def _body_objects(run, coll, name, frame_start):
         mesh = read_mesh(path)
         data = bpy.data.meshes.new(f"{name} body {k}")
         _fill_mesh(data, to_blender_axes(mesh["position"], run.up_axis), mesh["faces"])
-        data.polygons.foreach_set("use_smooth", np.zeros(len(data.polygons), dtype=bool))  # flat: boxes stay boxes
+        # Smooth within 30 degrees: a sphere looks round, a box keeps its edges.
+        if hasattr(data, "use_auto_smooth"):  # Blender < 4.1
+            data.use_auto_smooth, data.auto_smooth_angle = True, np.radians(30.0)
+        elif hasattr(data, "set_sharp_from_angle"):  # Blender 4.1+
+            data.set_sharp_from_angle(angle=np.radians(30.0))
+        else:
+            data.polygons.foreach_set("use_smooth", np.zeros(len(data.polygons), dtype=bool))
         obj = bpy.data.objects.new(f"{name} body {k}", data)
         coll.objects.link(obj)
         obj["eddy_folder"], obj["eddy_body"] = run.folder, k
