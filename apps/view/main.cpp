@@ -36,6 +36,7 @@
 #include "eddy/shallow_water.hpp"
 #include "eddy/dfsph.hpp"
 #include "eddy/wcsph.hpp"
+#include "bodies_view.hpp"
 #include "gfx.hpp"
 #include "load_arrow.hpp"
 #include "mesh.hpp"
@@ -83,6 +84,7 @@ struct Options {
     bool surface = false;          // reconstruct and draw the fluid's surface live (3D)
     int steps_per_frame = 0;       // > 0: lockstep, exactly this many steps before each frame is drawn
     bool mesh_only = false;        // --mesh without a scene: the mesh alone
+    bool bodies_mode = false;      // --bodies-mode: a left drag grabs bodies (as the panel's checkbox, key G)
 };
 
 std::string timestamp() {
@@ -127,6 +129,13 @@ struct App {
     bool has_last = false;
     double last_mx = 0, last_my = 0;
     double scroll = 0;
+    // bodies (issue 30): in bodies mode, or with Ctrl held, a left press on a body grabs it
+    bool bodies_mode = false;
+    bool body_dragging = false;
+    bool body_press = false;  // the left button's press went to the bodies (hit or not): no fluid push
+    BodyDrag body_drag;
+    V3 body_plane_point, body_plane_normal;
+    int selected_body = -1;
 
     // output
     std::string pending_screenshot;
@@ -216,6 +225,8 @@ struct App {
     // A new scene or method: controls and camera follow it.
     void on_new_generation() {
         seen_generation = snap->generation;
+        end_body_drag();
+        selected_body = -1;
         const float ext[3] = {snap->hi[0] - snap->lo[0], snap->hi[1] - snap->lo[1], snap->hi[2] - snap->lo[2]};
         cam.is_3d = snap->dimension == 3;
         if (!cam.is_3d) {
@@ -359,6 +370,35 @@ struct App {
         const double dx = mx - last_mx, dy = my - last_my;
         last_mx = mx, last_my = my;
 
+        // Left on a body in bodies mode (or with Ctrl): grab it and drag it (a spring to the cursor,
+        // applied by the simulation thread); elsewhere in bodies mode: nothing.
+        const bool ctrl = glfwGetKey(win, GLFW_KEY_LEFT_CONTROL) == GLFW_PRESS || glfwGetKey(win, GLFW_KEY_RIGHT_CONTROL) == GLFW_PRESS;
+        if (left && !dragging && !body_dragging && !ui && snap && !heightfield() && (bodies_mode || ctrl)) {
+            dragging = true;  // this press is the bodies': no fluid push until it is released
+            body_press = true;
+            mouse.active = false;
+            V3 o, d;
+            cam.ray(mx, my, ww, wh, o, d);
+            if (const auto hit = pick_body(snap->bodies, o, d, cam.is_3d); hit && worker) {
+                body_dragging = true;
+                selected_body = int(hit->body);
+                body_plane_point = hit->point;
+                body_plane_normal = normalized(cam.eye() - cam.target);
+                body_drag.active = true;
+                body_drag.body = snap->bodies[hit->body].index;
+                body_drag.local = hit->local;
+                body_drag.target = {hit->point.x, hit->point.y, hit->point.z};
+                worker->set_body_drag(body_drag);
+            }
+        }
+        if (body_dragging && !left) end_body_drag();
+        if (body_dragging && worker) {
+            V3 hit;
+            if (ray_plane(mx, my, body_plane_point, body_plane_normal, hit)) {
+                body_drag.target = {hit.x, hit.y, cam.is_3d ? hit.z : 0.0f};
+                worker->set_body_drag(body_drag);
+            }
+        }
         // Left: the mouse force (particles), or a drop of water / ink (heightfield, Shift: ink).
         if (left && !dragging && !ui && snap) {
             dragging = true;
@@ -373,10 +413,11 @@ struct App {
         }
         if (!left && dragging) {
             dragging = false;
+            body_press = false;
             mouse.active = false;
             if (worker) worker->set_mouse(mouse);
         }
-        if (dragging && !heightfield() && worker) {
+        if (dragging && !body_press && !heightfield() && worker) {
             V3 hit;
             if (ray_plane(mx, my, plane_point, plane_normal, hit)) {
                 const V3 vel = has_last && frame_dt > 0 ? (hit - last_point) * float(1.0 / frame_dt) : V3{};
@@ -419,6 +460,30 @@ struct App {
         }
     }
 
+    void end_body_drag() {
+        if (!body_dragging && !body_drag.active) return;
+        body_dragging = false;
+        body_drag.active = false;
+        if (worker) worker->set_body_drag(body_drag);
+    }
+
+    // Where a dropped body goes: the cursor; in 3D where its ray meets the horizontal plane through the
+    // middle of the scene (else the plane through the scene's centre facing the camera).
+    std::array<double, 3> drop_point() const {
+        double mx, my;
+        glfwGetCursorPos(win, &mx, &my);
+        int w, h;
+        glfwGetWindowSize(win, &w, &h);
+        V3 o, d;
+        cam.ray(mx, my, w, h, o, d);
+        if (!cam.is_3d || !snap) return {o.x, o.y, 0.0};
+        const V3 mid{0.5f * (snap->lo[0] + snap->hi[0]), 0.5f * (snap->lo[1] + snap->hi[1]), 0.5f * (snap->lo[2] + snap->hi[2])};
+        V3 hit;
+        if (!intersect_plane(o, d, mid, V3{0, 1, 0}, hit) && !intersect_plane(o, d, mid, normalized(cam.eye() - cam.target), hit))
+            hit = mid;
+        return {hit.x, hit.y, hit.z};
+    }
+
     void key(int k) {
         switch (k) {  // these work without a simulation too (--mesh alone)
             case GLFW_KEY_P: pending_screenshot = fmt::format("eddy-view-{}.png", timestamp()); return;
@@ -434,6 +499,16 @@ struct App {
             case GLFW_KEY_S: worker->playing = false, worker->request_step(); break;
             case GLFW_KEY_R: worker->reset(opt.scene, method); break;
             case GLFW_KEY_B: worker->add_block(); break;
+            case GLFW_KEY_N:
+                if (!heightfield()) worker->drop_body(true, drop_point());
+                break;
+            case GLFW_KEY_M:
+                if (!heightfield()) worker->drop_body(false, drop_point());
+                break;
+            case GLFW_KEY_G:
+                bodies_mode = !bodies_mode;
+                if (!bodies_mode) end_body_drag();
+                break;
             case GLFW_KEY_C: color_field = (color_field + 1) % 3, worker->color_field = color_field; break;
             default: break;
         }
@@ -475,6 +550,7 @@ struct App {
             gfx.draw_particles(snap->boundary, radius, false, view, proj, cr, grey);
             draw_models_2d(view, proj, px);
             gfx.draw_particles(snap->fluid, radius, false, view, proj, cr);
+            draw_bodies_2d(view, proj);
             gfx.draw_triangles(thick_lines_2d(load_arrow_lines(), 3.0f * px), kArrowRgb, view, proj);
         } else {
             glEnable(GL_DEPTH_TEST);
@@ -482,14 +558,127 @@ struct App {
             const float grey[3] = {0.55f, 0.55f, 0.6f};
             gfx.draw_lines(snap->wall_lines, grey, view, proj);
             draw_models_3d(view, proj, true);
+            draw_bodies_3d(view, proj);
             gfx.draw_particles(snap->fluid, snap->particle_radius, true, view, proj, cr);
             draw_models_3d(view, proj, false);
             draw_mesh(view, proj);
             glDisable(GL_DEPTH_TEST);  // the load arrow shows through the fluid and the walls
             gfx.draw_lines(load_arrow_lines(), kArrowRgb, view, proj);
+            draw_drag_line(view, proj);
         }
     }
     static constexpr float kArrowRgb[3] = {1.0f, 0.3f, 0.85f};  // magenta: not in the colour map, not grey
+
+    // The bodies (issue 30), each in its own colour (bodies_view.hpp body_color), at the snapshot's pose.
+    // 2D: filled over the fluid (the fluid stays outside them), with a darker outline (white while
+    // dragged or selected) that shows the turning.
+    void draw_bodies_2d(const Mat4& view, const Mat4& proj) {
+        for (const BodyView& b : snap->bodies) {
+            if (!b.geometry) continue;
+            const auto& m = b.geometry->mesh;
+            std::vector<float> tris;
+            tris.reserve(3 * m.triangles.size());
+            for (auto v : m.triangles) {
+                const V3 p = posed(b, {m.xyz[3 * v], m.xyz[3 * v + 1], m.xyz[3 * v + 2]});
+                tris.insert(tris.end(), {p.x, p.y, 0.0f});
+            }
+            const auto c = body_color(b.index);
+            gfx.draw_triangles(tris, c.data(), view, proj);
+            std::vector<float> lines;
+            const auto& o = b.geometry->outline;
+            for (std::size_t i = 0; i + 2 < o.size(); i += 3) {
+                const V3 p = posed(b, {o[i], o[i + 1], o[i + 2]});
+                lines.insert(lines.end(), {p.x, p.y, 0.0f});
+            }
+            const bool lit = b.dragged || int(b.index) == selected_body;
+            const float edge[3] = {lit ? 1.0f : 0.45f * c[0], lit ? 1.0f : 0.45f * c[1], lit ? 1.0f : 0.45f * c[2]};
+            gfx.draw_lines(lines, edge, view, proj);
+        }
+        draw_drag_line(view, proj);
+    }
+
+    // 3D: opaque, shaded as the models (matte, lit on both sides), drawn before the particles.
+    void draw_bodies_3d(const Mat4& view, const Mat4& proj) {
+        for (const BodyView& b : snap->bodies) {
+            if (!b.geometry) continue;
+            const auto c = body_color(b.index);
+            const bool lit = b.dragged || int(b.index) == selected_body;
+            const float k = lit ? 1.15f : 1.0f;  // the selected body a little brighter
+            const float rgba[4] = {std::min(1.0f, k * c[0]), std::min(1.0f, k * c[1]), std::min(1.0f, k * c[2]), 1.0f};
+            gfx.draw_model(b.geometry->mesh, b.geometry->id, snap->models.size() + b.index, b.pose, rgba, true, view, proj,
+                           cam.eye());
+        }
+    }
+
+    // While dragging: a white line from the grabbed point (where it is now) to the cursor's target.
+    void draw_drag_line(const Mat4& view, const Mat4& proj) {
+        if (!body_dragging || !snap) return;
+        for (const BodyView& b : snap->bodies) {
+            if (b.index != body_drag.body) continue;
+            const V3 p = posed(b, {float(b.rest_center[0] + body_drag.local[0]), float(b.rest_center[1] + body_drag.local[1]),
+                                   float(b.rest_center[2] + body_drag.local[2])});
+            const std::vector<float> line{p.x, p.y, p.z, static_cast<float>(body_drag.target[0]),
+                                          static_cast<float>(body_drag.target[1]), static_cast<float>(body_drag.target[2])};
+            static constexpr float kWhite[3] = {1.0f, 1.0f, 1.0f};
+            gfx.draw_lines(line, kWhite, view, proj);
+        }
+    }
+
+    // The panel's bodies: count, drag mode, drops, and the selected body's numbers.
+    void bodies_panel() {
+        if (!ImGui::CollapsingHeader("Bodies", ImGuiTreeNodeFlags_DefaultOpen)) return;
+        const auto& bs = snap->bodies;
+        const bool d2 = snap->dimension == 2;
+        ImGui::Text("%zu bodies", bs.size());
+        ImGui::SameLine();
+        if (ImGui::Checkbox("drag bodies (G)", &bodies_mode) && !bodies_mode) end_body_drag();
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip("Left drag on a body pulls it (a spring to the cursor); Ctrl + left drag does it in any mode");
+        // The buttons drop above the middle of the scene (the keys: at the cursor).
+        const std::array<double, 3> top{0.5 * (snap->lo[0] + snap->hi[0]), snap->lo[1] + 0.75 * (snap->hi[1] - snap->lo[1]),
+                                        0.5 * (snap->lo[2] + snap->hi[2])};
+        if (ImGui::Button("Drop ball (N)")) worker->drop_body(true, top);
+        ImGui::SameLine();
+        if (ImGui::Button("Drop box (M)")) worker->drop_body(false, top);
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip("%.0f particle radii across, density %.0f kg/m^3; the keys drop at the cursor",
+                              SimWorker::kDropSizeRadii, SimWorker::kDropDensity);
+        if (bs.empty()) return;
+        selected_body = std::clamp(selected_body, 0, int(bs.size()) - 1);
+        auto label = [&](std::size_t k) {
+            return fmt::format("body {}: {}", k, bs[k].geometry ? bs[k].geometry->shape : std::string("?"));
+        };
+        if (ImGui::BeginCombo("body", label(std::size_t(selected_body)).c_str())) {
+            for (std::size_t k = 0; k < bs.size(); ++k)
+                if (ImGui::Selectable(label(k).c_str(), int(k) == selected_body)) selected_body = int(k);
+            ImGui::EndCombo();
+        }
+        const BodyView& b = bs[std::size_t(selected_body)];
+        const auto& s = b.state;
+        const auto c = body_color(b.index);
+        ImGui::ColorButton("##colour", ImVec4(c[0], c[1], c[2], 1), ImGuiColorEditFlags_NoTooltip, ImVec2(12, 12));
+        ImGui::SameLine();
+        if (d2) {
+            ImGui::Text("mass %.4g kg/m%s", b.mass, b.dragged ? " (dragged)" : "");
+            ImGui::Text("position (m): %.4f, %.4f", s.position[0], s.position[1]);
+            ImGui::Text("velocity (m/s): %.4g, %.4g", s.velocity[0], s.velocity[1]);
+            ImGui::Text("angular velocity (rad/s): %.4g", s.angular_velocity[2]);
+        } else {
+            ImGui::Text("mass %.4g kg%s", b.mass, b.dragged ? " (dragged)" : "");
+            ImGui::Text("position (m): %.4f, %.4f, %.4f", s.position[0], s.position[1], s.position[2]);
+            ImGui::Text("velocity (m/s): %.4g, %.4g, %.4g", s.velocity[0], s.velocity[1], s.velocity[2]);
+            ImGui::Text("angular velocity (rad/s): %.3g, %.3g, %.3g", s.angular_velocity[0], s.angular_velocity[1],
+                        s.angular_velocity[2]);
+        }
+        if (b.object < snap->loads.size()) {
+            const auto& f = snap->loads[b.object].force;
+            if (d2) ImGui::Text("fluid force (N/m): %.4g, %.4g", f[0], f[1]);
+            else ImGui::Text("fluid force (N): %.4g, %.4g, %.4g", f[0], f[1], f[2]);
+            if (ImGui::IsItemHovered()) ImGui::SetTooltip("The mean over the last 0.1 s of simulated time (as the walls' loads)");
+        } else {
+            ImGui::TextDisabled("fluid force: none yet");
+        }
+    }
 
     // The scene's models (3D meshes) at the snapshot's pose, light grey: obstacles as opaque as the
     // panel says, containers translucent so that the fluid inside shows. Opaque ones are drawn before
@@ -676,6 +865,7 @@ struct App {
                 ImGui::SliderFloat("speed scale", &speed_scale_factor, 0.05f, 20.0f, "x %.2f", ImGuiSliderFlags_Logarithmic);
 
             if (snap && !snap->pivots.empty()) loads_panel();
+            if (snap) bodies_panel();
             if (ImGui::CollapsingHeader("Gravity", ImGuiTreeNodeFlags_DefaultOpen)) {
                 bool g = ImGui::SliderFloat("strength (m/s^2)", &g_strength, 0.0f, 50.0f, "%.3g");
                 if (snap && snap->dimension == 2) {
@@ -691,6 +881,7 @@ struct App {
                 ImGui::SliderFloat("force strength (1/s)", &mouse.strength, 1.0f, 500.0f, "%.0f", ImGuiSliderFlags_Logarithmic);
                 if (ImGui::Button("Add block (B)")) worker->add_block();
                 ImGui::TextDisabled("%s", cam.is_3d ? "left drag: push; right drag: orbit; wheel: zoom" : "left drag: push; right drag: pan; wheel: zoom");
+                ImGui::TextDisabled("Ctrl + left drag (or G): drag a body; N, M: drop a ball, a box");
             }
             if (ImGui::CollapsingHeader(fmt::format("Settings: {}", method).c_str())) {
                 bool changed = false;
@@ -733,7 +924,7 @@ struct App {
 #endif
             ImGui::TextWrapped("Left click: drop water; Shift + left click: drop ink. Right drag: orbit; wheel: zoom.");
         }
-        ImGui::TextDisabled("keys: Space play/pause, S step, R reset,\nB block, C colour, P screenshot, V record,\nH hide panel, Q quit");
+        ImGui::TextDisabled("keys: Space play/pause, S step, R reset,\nB block, N ball, M box, G drag bodies,\nC colour, P screenshot, V record, H hide panel, Q quit");
         ImGui::PopItemWidth();
         ImGui::End();
     }
@@ -797,6 +988,7 @@ int run(Options& opt) {
         app.scenes = eddy::list_bundled_scenes();
     }
     app.show_ui = !opt.hide_ui;
+    app.bodies_mode = opt.bodies_mode;
 
     glfwSetErrorCallback(glfw_error);
     if (!glfwInit()) {
@@ -954,6 +1146,13 @@ int run(Options& opt) {
                              l.torque[2], tu, s->fluid_weight, fu);
             }
         }
+        if (opt.frames > 0 && app.worker) {  // the bodies the last frame showed (issue 30), for scripts and tests
+            const auto s = app.worker->latest();
+            for (const BodyView& b : s->bodies)
+                std::fprintf(stderr, "eddy-view: body %zu: position %.6g %.6g %.6g m, velocity %.6g %.6g %.6g m/s\n", b.index,
+                             b.state.position[0], b.state.position[1], b.state.position[2], b.state.velocity[0],
+                             b.state.velocity[1], b.state.velocity[2]);
+        }
         app.stop_recording();
         if (app.snap && !app.snap->status.empty() && opt.frames > 0) {
             std::fprintf(stderr, "eddy-view: %s\n", app.snap->status.c_str());
@@ -1013,6 +1212,7 @@ int main(int argc, char** argv) {
                    "Lockstep: exactly this many simulation steps before each frame is drawn (reproducible --frames runs)")
         ->check(CLI::PositiveNumber);
     cli.add_flag("--surface", opt.surface, "Reconstruct the fluid's surface live and draw it (3D scenes; the panel's checkbox)");
+    cli.add_flag("--bodies-mode", opt.bodies_mode, "Start with left drags grabbing bodies (the panel's 'drag bodies', key G)");
     cli.add_flag("--hide-ui", opt.hide_ui, "Start with the control panel hidden (H shows it)");
     cli.add_option("--record", opt.record, "Record every frame into this folder as PNGs (and recording.mp4 if ffmpeg is on PATH)");
     cli.add_option("--test-drag", opt.test_drag,
@@ -1028,7 +1228,8 @@ int main(int argc, char** argv) {
         ->check(CLI::PositiveNumber);
     cli.add_option("--bench-seconds", opt.bench_seconds, "How long --bench-render runs (s)")->capture_default_str()->check(CLI::PositiveNumber);
     cli.footer("\nMouse: left drag pushes the fluid (within k h, proportional to the mouse's motion); right drag orbits (3D) or pans (2D);\n"
-               "wheel zooms. Keys: Space play/pause, S step, R reset, B add a block, C colour field, P screenshot, V record,\n"
+               "wheel zooms; Ctrl + left drag (or G, then left drag) pulls a body. Keys: Space play/pause, S step, R reset,\n"
+               "B add a block, N drop a ball, M drop a box (at the cursor), G drag bodies, C colour field, P screenshot, V record,\n"
                "H hide the panel, Q/Esc quit. Exit codes: 0 done, 1 failure (no display, OpenGL), 2 bad input, 3 the simulation\n"
                "diverged during a --frames run. See docs/viewer.md.");
     try {

@@ -283,6 +283,83 @@ void SimWorker::set_mouse(const MouseForce& m) {
     m_mouse = m;
 }
 
+void SimWorker::set_body_drag(const BodyDrag& d) {
+    std::lock_guard lock(m_cmd_mutex);
+    m_body_drag = d;
+}
+
+// The drag's load on its body for the next step (RigidBodies::external, which the bodies' step adds to
+// the fluid's); a released drag takes its load away again.
+void SimWorker::apply_body_drag(float dt) {
+    BodyDrag d;
+    {
+        std::lock_guard lock(m_cmd_mutex);
+        d = m_body_drag;
+    }
+    if (!m_sim) return;
+    with_particles(*m_sim, [&](auto& sim) {
+        constexpr int D = std::remove_reference_t<decltype(sim)>::kDimension;
+        auto& rb = sim.bodies;
+        if (m_drag_applied && (!d.active || d.body != *m_drag_applied)) {
+            if (*m_drag_applied < rb.external.size()) rb.external[*m_drag_applied] = ObjectLoad{};
+            m_drag_applied.reset();
+        }
+        if (!d.active || d.body >= rb.size()) return;
+        if (rb.external.size() < rb.size()) rb.external.resize(rb.size());
+        const double mass = rb.specs[d.body].mass.mass;
+        const ObjectLoad l = drag_load(d, rb.state[d.body], mass, D);
+        rb.external[d.body] = l;
+        m_drag_applied = d.body;
+        // Energy from outside the scene, as the mouse force's: the speed the fluid may reach grows by
+        // what the drag gives the body over the step.
+        const double f = std::sqrt(l.force[0] * l.force[0] + l.force[1] * l.force[1] + l.force[2] * l.force[2]);
+        if (mass > 0.0) sim.speed_bound.added += static_cast<float>(f / mass * double(dt));
+    });
+}
+
+void SimWorker::drop_body(bool ball, std::array<double, 3> point) {
+    post([this, ball, point] {
+        if (!m_sim) return;
+        nlohmann::json body;
+        with_particles(*m_sim, [&](const auto& sim) {
+            constexpr int D = std::remove_reference_t<decltype(sim)>::kDimension;
+            const double half = 0.5 * kDropSizeRadii * sim.scene.particle_radius;
+            // Inside the scene's bounds, clear of their edges by the body and two particle radii.
+            const Aabb<D> b = scene_bounds<D>(sim.scene);
+            nlohmann::json c = nlohmann::json::array();
+            for (int a = 0; a < D; ++a) {
+                const double margin = half + 2.0 * sim.scene.particle_radius;
+                const double lo = b.lo[a] + margin, hi = b.hi[a] - margin;
+                c.push_back(lo < hi ? std::clamp(point[a], lo, hi) : 0.5 * (b.lo[a] + b.hi[a]));
+            }
+            if (ball) {
+                body = {{"shape", D == 2 ? "circle" : "sphere"}, {"center", c}, {"radius", half}};
+            } else {
+                nlohmann::json lo = nlohmann::json::array(), hi = nlohmann::json::array();
+                for (int a = 0; a < D; ++a) lo.push_back(c[a].get<double>() - half), hi.push_back(c[a].get<double>() + half);
+                body = {{"shape", "box"}, {"min", lo}, {"max", hi}};
+            }
+            body["density"] = kDropDensity;
+        });
+        if (body.empty()) return;
+        try {
+            const std::size_t removed = add_body(*m_sim, body, m_exec);
+            build_walls();
+            std::size_t n = 0;
+            double mass = 0.0;
+            with_particles(*m_sim, [&](const auto& sim) {
+                n = sim.bodies.size();
+                if (n) mass = sim.bodies.specs[n - 1].mass.mass;
+            });
+            m_status = fmt::format("dropped body {} ({}, {:.4g} {}); {} fluid particles inside it removed", n - 1,
+                                   ball ? "ball" : "box", mass, std::holds_alternative<ParticleSimulation<2>>(*m_sim) ? "kg/m" : "kg",
+                                   removed);
+        } catch (const InputError& e) {
+            m_status = fmt::format("cannot drop a {} there: {}", ball ? "ball" : "box", e.what());
+        }
+    });
+}
+
 void SimWorker::drop(double x, double z, bool ink) {
     post([this, x, z, ink] {
 #ifdef EDDY_VIEW_HAS_SHALLOW_WATER
@@ -385,12 +462,21 @@ void SimWorker::build_walls() {
     m_moving_lines.clear();
     m_models.clear();
     m_model_object.clear();
+    m_body_object.clear();
+    m_body_geometry.clear();
     if (!m_sim) return;
     with_particles(*m_sim, [&](const auto& sim) {
         constexpr int D = std::remove_reference_t<decltype(sim)>::kDimension;
         const auto& bs = sim.scene.boundaries;
         m_model_object.assign(bs.size(), false);
+        // The bodies are drawn as bodies (a colour each, at their state's pose), not as walls.
+        m_body_object.assign(std::max(bs.size(), sim.boundary.motions.size()), false);
+        for (std::size_t k = 0; k < sim.bodies.size(); ++k) {
+            if (sim.bodies.object[k] < m_body_object.size()) m_body_object[sim.bodies.object[k]] = true;
+            m_body_geometry.push_back(make_body_geometry<D>(sim.bodies.shapes[k]));
+        }
         for (std::size_t i = 0; i < bs.size(); ++i) {
+            if (m_body_object[i]) continue;
             const bool moving = i < sim.boundary.motions.size() && sim.boundary.motions[i].moving();
             if (const MeshShape<D>* shape = model_shape<D>(bs[i].model)) {
                 ModelView mv;
@@ -431,6 +517,8 @@ void SimWorker::do_reset(const std::string& scene_arg, const std::string& method
         m_moving_lines.clear();
         m_models.clear();
         m_model_object.clear();
+        m_body_object.clear();
+        m_body_geometry.clear();
         m_status.clear();
         m_ms_per_step = 0;
         m_max_speed = 0;
@@ -442,6 +530,11 @@ void SimWorker::do_reset(const std::string& scene_arg, const std::string& method
     }
     m_sim.emplace(make_simulation(sc, m_cfg.max_particles, m_exec, m_cfg.budget));
     m_water.reset();
+    m_drag_applied.reset();  // the new simulation has no drag's load (the window starts a new drag)
+    {
+        std::lock_guard lock(m_cmd_mutex);
+        m_body_drag.active = false;
+    }
     ++m_generation;
     build_walls();
     const double v = std::sqrt(2.0 * norm(from_array<3>(sc.gravity)) * fluid_height(sc));
@@ -521,6 +614,7 @@ void SimWorker::loop() {
                     continue;
                 }
                 apply_mouse(m_last_dt);
+                apply_body_drag(m_last_dt);
                 StepStats st;
                 try {
                     st = step(*m_sim, m_exec);
@@ -642,7 +736,8 @@ void SimWorker::publish() {
                 if constexpr (D == 2) {  // wall particles, but not those of models (drawn as outlines)
                     snap->boundary.reserve(4 * wb.size());
                     for (std::size_t i = 0; i < wb.size(); ++i)
-                        if (wb.object[i] >= m_model_object.size() || !m_model_object[wb.object[i]])
+                        if ((wb.object[i] >= m_model_object.size() || !m_model_object[wb.object[i]]) &&
+                            (wb.object[i] >= m_body_object.size() || !m_body_object[wb.object[i]]))
                             snap->boundary.insert(snap->boundary.end(), {wb.position[i][0], wb.position[i][1], 0.0f, 0.0f});
                 }
                 // Models and moving walls at the snapshot's time: the motion's pose (as posed_models in eddy run).
@@ -668,6 +763,25 @@ void SimWorker::publish() {
                     const BoundaryMotion<D>& m = wb.motions[o];
                     const Vec<D> c = m.moving() ? m.pose(sim.time).apply(m.pivot) : m.pivot;
                     for (int a = 0; a < 3; ++a) snap->pivots[o][a] = a < D ? c[a] : 0.0f;
+                }
+                // The bodies at their state (the pose the fluid's walls have: sync_body_motions).
+                std::optional<std::size_t> dragged;
+                {
+                    std::lock_guard lock(m_cmd_mutex);
+                    if (m_body_drag.active) dragged = m_body_drag.body;
+                }
+                const auto& rb = sim.bodies;
+                for (std::size_t k = 0; k < rb.size() && k < m_body_geometry.size(); ++k) {
+                    BodyView bv;
+                    bv.index = k;
+                    bv.object = rb.object[k];
+                    bv.geometry = m_body_geometry[k];
+                    bv.rest_center = rb.specs[k].mass.center;
+                    bv.state = rb.state[k];
+                    bv.pose = body_pose(bv.state, bv.rest_center);
+                    bv.mass = rb.specs[k].mass.mass;
+                    bv.dragged = dragged == k;
+                    snap->bodies.push_back(std::move(bv));
                 }
                 double g2 = 0.0;
                 for (double g : sim.scene.gravity) g2 += g * g;

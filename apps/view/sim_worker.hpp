@@ -23,6 +23,7 @@
 #include "eddy/scene.hpp"
 #include "eddy/simulation.hpp"
 #include "eddy/wall_loads.hpp"
+#include "bodies_view.hpp"
 #include "heightfield.hpp"
 #include "mesh.hpp"
 #include "models.hpp"
@@ -73,6 +74,10 @@ struct Snapshot {
     /// The fluid's weight (N; 2D N/m): particles x mass x |gravity|, with 9.81 m/s^2 when gravity is
     /// off; the window scales the load arrow by it (load_arrow.hpp).
     double fluid_weight = 0;
+    /// The rigid bodies (issue 30; eddy/bodies.hpp) at the snapshot's time: geometry (shared, at rest),
+    /// pose and state (copies). Their wall particles are not in `boundary`, nor their shapes in
+    /// `models` or `wall_lines`: the window draws the bodies themselves.
+    std::vector<BodyView> bodies;
 };
 
 /// The walls' loads of the last steps, for the snapshot's mean: the steps covering the last kWindow
@@ -171,6 +176,15 @@ public:
     void set_mouse(const MouseForce& m);
     /// Heightfield mode: water (or ink) dropped at (x, z) (m).
     void drop(double x, double z, bool ink);
+    /// Drags a body (eddy/bodies.hpp's `external` load: a spring-damper from the grabbed point to the
+    /// cursor, bodies_view.hpp drag_load), applied before every step until a drag with active = false.
+    void set_body_drag(const BodyDrag& d);
+    /// Adds a body at `point` (m; z ignored in 2D): a ball or a box, 8 particle radii across, of density
+    /// 500 kg/m^3 (eddy::add_body; a body that would overlap a wall or another body is refused, and the
+    /// status says why).
+    void drop_body(bool ball, std::array<double, 3> point);
+    /// The drop's size and density.
+    static constexpr double kDropSizeRadii = 8.0, kDropDensity = 500.0;
 
 private:
     void loop();
@@ -179,6 +193,7 @@ private:
     void publish();
     void do_reset(const std::string& scene, const std::string& method, const std::vector<std::string>& sets);
     void apply_mouse(float dt);
+    void apply_body_drag(float dt);
 
     WorkerConfig m_cfg;
     std::string m_initial_scene, m_initial_method;  // as on the command line: --set applies to them only
@@ -196,7 +211,9 @@ private:
     std::vector<std::pair<std::uint16_t, std::vector<float>>> m_moving_lines;  // moving analytic walls: object, rest edges
     std::vector<ModelView> m_models;                                         // models at rest (pose: identity)
     std::vector<bool> m_model_object;                                        // per boundary object: a model?
-    void build_walls();                                                      // the three above, after a reset
+    std::vector<bool> m_body_object;                                         // per boundary object: a body's?
+    std::vector<std::shared_ptr<const BodyGeometry>> m_body_geometry;        // per body: its shape at rest
+    void build_walls();                                                      // the above, after a reset or an added body
     RecentLoads m_loads;                    // the walls' loads of the last steps
     float m_last_dt = 1e-3f, m_mean_err = 0, m_max_err = 0;
     double m_ms_per_step = 0;
@@ -213,6 +230,8 @@ private:
     std::condition_variable m_cv;
     std::vector<std::function<void()>> m_commands;
     MouseForce m_mouse;
+    BodyDrag m_body_drag;                   // guarded by m_cmd_mutex, as m_mouse
+    std::optional<std::size_t> m_drag_applied;  // the body whose external load the drag set (sim thread)
     std::atomic<int> m_step_requests{0};
     std::atomic<bool> m_quit{false};
     std::thread m_thread;
