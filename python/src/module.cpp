@@ -62,6 +62,7 @@ PYBIND11_MODULE(_eddy, m) {
     bind_scene(m);
     bind_settings(m);
     bind_simulation(m);
+    bind_bodies(m);
     bind_shallow(m);
     bind_surface(m);
 }

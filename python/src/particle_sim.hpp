@@ -59,6 +59,7 @@ struct PySimulation {
             views.detach(p.fluid.density);
             views.detach(p.fluid.pressure);
             views.detach(p.fluid.id);
+            views.detach(p.bodies.state);  // sim.bodies (bodies.cpp)
         });
         const float v = max_speed();
         if (std::isfinite(v) && v > last_max_speed) {

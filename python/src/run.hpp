@@ -112,6 +112,22 @@ py::dict run_from_python(Sim& sim, const ExecContext& exec, const py::object& ou
         }
         d["frame_times"] = times;
         d["loads"] = loads;
+        // Each frame's bodies (FrameRecord::bodies, out/bodies.csv): (frames, bodies, 13) float64, a row
+        // per body: position (3), orientation w, x, y, z (4), velocity (3), angular_velocity (3).
+        const std::size_t nb = std::visit([](const auto& p) { return p.bodies.size(); }, sim);
+        py::array_t<double> bodies({py::ssize_t(r.frames.size()), py::ssize_t(nb), py::ssize_t(13)});
+        auto b = bodies.mutable_unchecked<3>();
+        for (std::size_t f = 0; f < r.frames.size(); ++f)
+            for (std::size_t k = 0; k < nb; ++k) {
+                const bool has = k < r.frames[f].bodies.size();
+                const BodyState s = has ? r.frames[f].bodies[k] : BodyState{};
+                const double* v[4] = {s.position.data(), s.orientation.data(), s.velocity.data(), s.angular_velocity.data()};
+                const int w[4] = {3, 4, 3, 3};
+                int c = 0;
+                for (int part = 0; part < 4; ++part)
+                    for (int i = 0; i < w[part]; ++i) b(f, k, c++) = has ? v[part][i] : std::nan("");
+            }
+        d["bodies"] = bodies;
     }
     return d;
 }
@@ -185,7 +201,9 @@ inline constexpr const char* kRunDoc =
     "the command line refuses them. progress(dict) is called about every\n"
     "0.25 s with time, end_time, steps, steps_per_second, eta_seconds, ... Returns {status, message,\n"
     "frames, summary}; eddy.Simulation's also frame_times (frames,) and loads (frames, objects, 6):\n"
-    "each frame's mean wall loads since the previous frame (as boundary_forces(); out/forces.csv).\n"
+    "each frame's mean wall loads since the previous frame (as boundary_forces(); out/forces.csv),\n"
+    "and bodies (frames, bodies, 13): each frame's body states, position (3), orientation w, x, y, z\n"
+    "(4), velocity (3), angular_velocity (3) (out/bodies.csv).\n"
     "Ctrl-C stops the run after its current step, writes the last frame and the\n"
     "summary, and raises KeyboardInterrupt; a divergence raises eddy.DivergenceError (frames so far\n"
     "are kept).";
