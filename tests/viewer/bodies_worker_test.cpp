@@ -1,7 +1,7 @@
 // The viewer's rigid bodies (issue 30) without a window: snapshots carry every body at its state's
 // pose (and not as walls), picking hits what is drawn, a drag request pulls a body to the cursor
 // through the simulation thread, a drop request adds a body, and the drag's spring feels the same for
-// light and heavy bodies.
+// light and heavy bodies, and the filled 2D shapes (a concave polygon too) cover their area.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -225,4 +225,41 @@ TEST(ViewerBodies, DropRequestAddsABody) {
         EXPECT_NE(s->status.find("cannot drop a box"), std::string::npos) << s->status;
         w.stop();
     }
+}
+
+TEST(ViewerBodies, FilledShapesCoverTheirArea) {
+    // A concave polygon (a U: its notch must stay empty), a box and a circle: the drawn triangles'
+    // area is the shape's (the circle's: its 48-gon's).
+    const auto file = std::filesystem::temp_directory_path() / "eddy_viewer_bodies_u.json";
+    {
+        std::ofstream f(file);
+        f << R"({ "name": "u", "dimension": 2, "method": "wcsph", "particle_radius": 0.005, "gravity": [0, -9.81],
+  "boundaries": [ { "shape": "box", "min": [0, 0], "max": [0.6, 0.4] } ],
+  "bodies": [ { "shape": "polygon", "points": [[0.1,0.2],[0.25,0.2],[0.25,0.3],[0.2,0.3],[0.2,0.25],[0.15,0.25],[0.15,0.3],[0.1,0.3]],
+                "density": 500 },
+              { "shape": "box", "min": [0.35, 0.2], "max": [0.45, 0.26], "density": 300 },
+              { "shape": "circle", "center": [0.5, 0.3], "radius": 0.04, "density": 300 } ],
+  "fluids": [ { "shape": "box", "min": [0, 0], "max": [0.6, 0.1] } ] })";
+    }
+    SimWorker w(config(file.string()));
+    const auto s = w.latest();
+    ASSERT_EQ(s->bodies.size(), 3u);
+    auto area = [](const BodyGeometry& g) {
+        double a = 0.0;
+        const auto& x = g.mesh.xyz;
+        for (std::size_t t = 0; t + 2 < g.mesh.triangles.size(); t += 3) {
+            const auto i = 3 * g.mesh.triangles[t], j = 3 * g.mesh.triangles[t + 1], k = 3 * g.mesh.triangles[t + 2];
+            a += 0.5 * std::fabs(double(x[j] - x[i]) * (x[k + 1] - x[i + 1]) - double(x[k] - x[i]) * (x[j + 1] - x[i + 1]));
+        }
+        return a;
+    };
+    EXPECT_NEAR(area(*s->bodies[0].geometry), 0.15 * 0.1 - 0.05 * 0.05, 1e-6);
+    EXPECT_NEAR(area(*s->bodies[1].geometry), 0.1 * 0.06, 1e-6);
+    EXPECT_NEAR(area(*s->bodies[2].geometry), 0.5 * 48 * 0.04 * 0.04 * std::sin(2 * std::numbers::pi / 48), 1e-6);
+    // The notch is not the body's: a press there grabs nothing; on an arm of the U, the U.
+    EXPECT_FALSE(pick_body(s->bodies, {0.175f, 0.28f, 0.0f}, {0, 0, -1}, false));
+    const auto arm = pick_body(s->bodies, {0.125f, 0.28f, 0.0f}, {0, 0, -1}, false);
+    ASSERT_TRUE(arm);
+    EXPECT_EQ(arm->body, 0u);
+    std::filesystem::remove(file);
 }
