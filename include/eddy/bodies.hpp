@@ -17,9 +17,10 @@
 //
 // Determinism: the loads are the same bits on any thread and process count (WallLoadGather), and every
 // process steps its own copy of the engine single-threaded with the same inputs, so the bodies are the
-// same bits everywhere. The engine keeps warm-start data between steps that a checkpoint does not
-// hold; it is therefore built anew from the bodies' state whenever a checkpoint is written (and on a
-// resume), so a resumed run and the run that carried on step the same engine.
+// same bits everywhere. The engines keep contact caches and warm-start impulses between steps that a
+// checkpoint could not hold; eddy therefore builds the engine's world anew every step from the bodies'
+// state (only the shapes are kept), so that a resumed run steps exactly as the run that carried on.
+// Contacts start cold each step; the solvers iterate more to make up for it (docs/bodies.md).
 #pragma once
 #include <array>
 #include <cstddef>
@@ -49,7 +50,7 @@ public:
     virtual void step(std::vector<BodyState>& state, const std::vector<ObjectLoad>& load, double t, double dt) = 0;
 };
 
-/// A cache that a copy does not share: a copied simulation builds its own engine from the state.
+/// The engine (its shapes) as a cache that a copy does not share: a copy builds its own.
 struct EngineCache {
     std::shared_ptr<BodyEngine> engine;
     EngineCache() = default;
@@ -84,8 +85,7 @@ struct RigidBodies {
 
     std::size_t size() const { return state.size(); }
     bool empty() const { return state.empty(); }
-    /// Drops the engine: the next step builds it anew from `state` (after the state was set from outside:
-    /// a checkpoint, the viewer dragging a body, Python).
+    /// Drops the engine (its shapes): the next step builds it anew (after the bodies changed).
     void reset_engine() const { const_cast<EngineCache&>(cache).engine.reset(); }
 };
 

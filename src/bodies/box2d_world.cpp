@@ -21,31 +21,26 @@ namespace {
 class Box2dEngine final : public BodyEngine {
 public:
     explicit Box2dEngine(const RigidBodies<2>& bodies)
-        : m_L(20.0 * bodies.particle_radius),
-          m_world(b2Vec2(float(bodies.gravity[0] / m_L), float(bodies.gravity[1] / m_L))),
-          m_r(bodies.particle_radius) {
-        m_world.SetAllowSleeping(false);  // a sleeping body would not feel the fluid
-        const b2BodyDef ground;
-        m_ground = m_world.CreateBody(&ground);
-        for (std::size_t w = 0; w < bodies.walls.size(); ++w) add_wall(bodies.walls[w], bodies.wall_motion[w]);
-        for (std::size_t k = 0; k < bodies.size(); ++k) add_body(bodies.specs[k], bodies.shapes[k], bodies.state[k]);
-    }
+        : m_L(20.0 * bodies.particle_radius), m_r(bodies.particle_radius), m_bodies(bodies) {}
 
+    // The world is built anew every step from the bodies' state (its contacts start cold): Box2D keeps
+    // warm-start impulses and contact caches between steps that no checkpoint could hold, and a world
+    // rebuilt from the state alone steps a resumed run exactly as the run that carried on.
     void step(std::vector<BodyState>& state, const std::vector<ObjectLoad>& load, double t, double dt) override {
-        // Walls with a prescribed motion: at their pose at t, moving to that at t + dt.
-        for (const auto& [body, motion] : m_moving) {
-            const auto [p0, a0] = placement(motion.pose(t));
-            const auto [p1, a1] = placement(motion.pose(t + dt));
-            body->SetTransform(p0, a0);
-            body->SetLinearVelocity(float(1.0 / dt) * (p1 - p0));
-            body->SetAngularVelocity(float((a1 - a0) / dt));
-        }
+        b2World world(b2Vec2(float(m_bodies.gravity[0] / m_L), float(m_bodies.gravity[1] / m_L)));
+        world.SetAllowSleeping(false);  // a sleeping body would not feel the fluid
+        m_world = &world;
+        const b2BodyDef ground;
+        m_ground = world.CreateBody(&ground);
+        m_body.clear();
+        for (std::size_t w = 0; w < m_bodies.walls.size(); ++w) add_wall(m_bodies.walls[w], m_bodies.wall_motion[w], t, dt);
+        for (std::size_t k = 0; k < m_bodies.size(); ++k) add_body(m_bodies.specs[k], m_bodies.shapes[k], state[k]);
         for (std::size_t k = 0; k < m_body.size(); ++k) {
             b2Body* b = m_body[k];
             b->ApplyForceToCenter(b2Vec2(float(load[k].force[0] / m_L), float(load[k].force[1] / m_L)), true);
             b->ApplyTorque(float(load[k].torque[2] / (m_L * m_L)), true);
         }
-        m_world.Step(float(dt), 8, 3);
+        world.Step(float(dt), 20, 8);
         for (std::size_t k = 0; k < m_body.size(); ++k) {
             const b2Body* b = m_body[k];
             BodyState& s = state[k];
@@ -56,6 +51,7 @@ public:
             s.orientation = {std::cos(0.5 * angle), 0.0, 0.0, std::sin(0.5 * angle)};
             s.angular_velocity = {0.0, 0.0, double(b->GetAngularVelocity())};
         }
+        m_world = nullptr;
     }
 
 private:
@@ -95,13 +91,18 @@ private:
         fixture(body, c, 0.5, 0.0);
     }
 
-    void add_wall(const BoundarySpec& w, const BoundaryMotion<2>& motion) {
+    void add_wall(const BoundarySpec& w, const BoundaryMotion<2>& motion, double t, double dt) {
         b2Body* body = m_ground;
-        if (motion.moving()) {
+        if (motion.moving()) {  // a prescribed motion: at its pose at t, moving to that at t + dt
+            const auto [p0, a0] = placement(motion.pose(t));
+            const auto [p1, a1] = placement(motion.pose(t + dt));
             b2BodyDef def;
             def.type = b2_kinematicBody;
-            body = m_world.CreateBody(&def);
-            m_moving.emplace_back(body, motion);
+            def.position = p0;
+            def.angle = a0;
+            def.linearVelocity = float(1.0 / dt) * (p1 - p0);
+            def.angularVelocity = float((a1 - a0) / dt);
+            body = m_world->CreateBody(&def);
         }
         if (const MeshShape<2>* m = model_shape<2>(w.model)) {
             // The polygon's segments, each a two-sided edge.
@@ -160,7 +161,7 @@ private:
         def.linearVelocity = to_b2(s.velocity[0], s.velocity[1]);
         def.angularVelocity = float(s.angular_velocity[2]);
         def.fixedRotation = spec.fixed_rotation[2];
-        b2Body* body = m_world.CreateBody(&def);
+        b2Body* body = m_world->CreateBody(&def);
         // Shapes in the body's frame: the rest shape about the centre of mass.
         const double cx = spec.mass.center[0], cy = spec.mass.center[1];
         if (shape.shape == "box") {
@@ -194,11 +195,11 @@ private:
         if (fx && fy) {
             b2RevoluteJointDef j;
             j.Initialize(m_ground, body, body->GetWorldCenter());
-            m_world.CreateJoint(&j);
+            m_world->CreateJoint(&j);
         } else if (fx || fy) {
             b2PrismaticJointDef j;
             j.Initialize(m_ground, body, body->GetWorldCenter(), fx ? b2Vec2(0.0f, 1.0f) : b2Vec2(1.0f, 0.0f));
-            m_world.CreateJoint(&j);
+            m_world->CreateJoint(&j);
         }
         m_body.push_back(body);
     }
@@ -243,11 +244,11 @@ private:
     }
 
     double m_L;
-    b2World m_world;
     double m_r;  // particle radius (m)
+    RigidBodies<2> m_bodies;  // what the world is built from (its state is the step's argument)
+    b2World* m_world = nullptr;  // within step()
     b2Body* m_ground = nullptr;
     std::vector<b2Body*> m_body;
-    std::vector<std::pair<b2Body*, BoundaryMotion<2>>> m_moving;  // kinematic walls and their motions
 };
 
 }  // namespace

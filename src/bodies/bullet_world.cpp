@@ -38,56 +38,85 @@ Mat3d from_bt(const btMatrix3x3& m) {
 class BulletEngine final : public BodyEngine {
 public:
     explicit BulletEngine(const RigidBodies<3>& bodies)
-        : m_L(20.0 * bodies.particle_radius), m_margin(btScalar(0.01)), m_r(bodies.particle_radius) {
-        m_config = std::make_unique<btDefaultCollisionConfiguration>();
-        m_dispatcher = std::make_unique<btCollisionDispatcher>(m_config.get());
-        m_broadphase = std::make_unique<btDbvtBroadphase>();
-        m_solver = std::make_unique<btSequentialImpulseConstraintSolver>();
-        m_world = std::make_unique<btDiscreteDynamicsWorld>(m_dispatcher.get(), m_broadphase.get(), m_solver.get(),
-                                                            m_config.get());
-        m_world->setGravity(btVector3(bodies.gravity[0] / m_L, bodies.gravity[1] / m_L, bodies.gravity[2] / m_L));
-        m_world->getSolverInfo().m_numIterations = 20;
-        for (std::size_t w = 0; w < bodies.walls.size(); ++w) add_wall(bodies.walls[w], bodies.wall_motion[w]);
-        for (std::size_t k = 0; k < bodies.size(); ++k) add_body(bodies.specs[k], bodies.shapes[k], bodies.state[k]);
+        : m_L(20.0 * bodies.particle_radius), m_margin(btScalar(0.01)), m_r(bodies.particle_radius), m_bodies(bodies) {
+        // The shapes once (a wall model's BVH, a body's reduced hull); the world every step.
+        for (std::size_t w = 0; w < bodies.walls.size(); ++w) m_wall_shape.push_back(wall_shape(bodies.walls[w]));
+        for (std::size_t k = 0; k < bodies.size(); ++k) m_body_shape.push_back(body_shape(bodies.specs[k], bodies.shapes[k]));
     }
 
-    ~BulletEngine() override {
-        for (int i = m_world->getNumCollisionObjects() - 1; i >= 0; --i) {
-            btCollisionObject* o = m_world->getCollisionObjectArray()[i];
-            if (btRigidBody* b = btRigidBody::upcast(o)) m_world->removeRigidBody(b);
-            else m_world->removeCollisionObject(o);
-        }
-    }
-
+    // The world is built anew every step from the bodies' state (its contacts start cold): Bullet keeps
+    // contact manifolds, warm-start impulses and a broadphase tree between steps that no checkpoint could
+    // hold, and a world rebuilt from the state alone steps a resumed run exactly as the run that carried on.
     void step(std::vector<BodyState>& state, const std::vector<ObjectLoad>& load, double t, double dt) override {
-        for (auto& [body, motion] : m_moving) {  // kinematic walls: at t now, Bullet's velocities from t -> t + dt
-            body->setWorldTransform(transform(motion.pose(t)));
-            body->setInterpolationWorldTransform(transform(motion.pose(t)));
-            body->getMotionState()->setWorldTransform(transform(motion.pose(t + dt)));
+        btDefaultCollisionConfiguration config;
+        btCollisionDispatcher dispatcher(&config);
+        btDbvtBroadphase broadphase;
+        btSequentialImpulseConstraintSolver solver;
+        btDiscreteDynamicsWorld world(&dispatcher, &broadphase, &solver, &config);
+        world.setGravity(btVector3(m_bodies.gravity[0], m_bodies.gravity[1], m_bodies.gravity[2]) / m_L);
+        world.getSolverInfo().m_numIterations = 20;
+        std::vector<std::unique_ptr<btRigidBody>> objects;
+        std::vector<std::unique_ptr<btDefaultMotionState>> states;
+        for (std::size_t w = 0; w < m_wall_shape.size(); ++w) {
+            const BoundaryMotion<3>& motion = m_bodies.wall_motion[w];
+            btRigidBody::btRigidBodyConstructionInfo info(0.0, nullptr, m_wall_shape[w]);
+            info.m_friction = 0.5;
+            auto body = std::make_unique<btRigidBody>(info);
+            if (motion.moving()) {  // kinematic: at its pose at t; Bullet's velocities from t -> t + dt
+                body->setWorldTransform(transform(motion.pose(t)));
+                body->setInterpolationWorldTransform(transform(motion.pose(t)));
+                auto ms = std::make_unique<btDefaultMotionState>(transform(motion.pose(t + dt)));
+                body->setMotionState(ms.get());
+                body->setCollisionFlags(body->getCollisionFlags() | btCollisionObject::CF_KINEMATIC_OBJECT);
+                body->setActivationState(DISABLE_DEACTIVATION);
+                states.push_back(std::move(ms));
+            }
+            world.addRigidBody(body.get());
+            objects.push_back(std::move(body));
         }
-        for (std::size_t k = 0; k < m_body.size(); ++k) {
-            btRigidBody* b = m_body[k].body;
-            b->applyCentralForce(btVector3(load[k].force[0], load[k].force[1], load[k].force[2]) / m_L);
-            b->applyTorque(btVector3(load[k].torque[0], load[k].torque[1], load[k].torque[2]) / (m_L * m_L));
+        std::vector<btRigidBody*> dynamic;
+        for (std::size_t k = 0; k < m_body_shape.size(); ++k) {
+            const BodySpec& spec = m_bodies.specs[k];
+            const BodyShape& bs = m_body_shape[k];
+            const BodyState& s = state[k];
+            btRigidBody::btRigidBodyConstructionInfo info(spec.mass.mass, nullptr, bs.shape, bs.inertia);
+            info.m_friction = spec.friction;
+            info.m_restitution = spec.restitution;
+            info.m_startWorldTransform = btTransform(to_bt(quaternion_matrix(s.orientation)) * bs.principal,
+                                                     btVector3(s.position[0], s.position[1], s.position[2]) / m_L);
+            auto body = std::make_unique<btRigidBody>(info);
+            body->setLinearVelocity(btVector3(s.velocity[0], s.velocity[1], s.velocity[2]) / m_L);
+            body->setAngularVelocity(btVector3(s.angular_velocity[0], s.angular_velocity[1], s.angular_velocity[2]));
+            body->setActivationState(DISABLE_DEACTIVATION);  // a sleeping body would not feel the fluid
+            body->setLinearFactor(btVector3(spec.fixed_translation[0] ? 0 : 1, spec.fixed_translation[1] ? 0 : 1,
+                                            spec.fixed_translation[2] ? 0 : 1));
+            body->setAngularFactor(btVector3(spec.fixed_rotation[0] ? 0 : 1, spec.fixed_rotation[1] ? 0 : 1,
+                                             spec.fixed_rotation[2] ? 0 : 1));
+            world.addRigidBody(body.get());
+            body->applyCentralForce(btVector3(load[k].force[0], load[k].force[1], load[k].force[2]) / m_L);
+            body->applyTorque(btVector3(load[k].torque[0], load[k].torque[1], load[k].torque[2]) / (m_L * m_L));
+            dynamic.push_back(body.get());
+            objects.push_back(std::move(body));
         }
-        m_world->stepSimulation(dt, 0);  // 0 substeps: one step of exactly dt
-        for (std::size_t k = 0; k < m_body.size(); ++k) {
-            const Body& bb = m_body[k];
-            const btTransform& tr = bb.body->getWorldTransform();
+        world.stepSimulation(dt, 0);  // 0 substeps: one step of exactly dt
+        for (std::size_t k = 0; k < dynamic.size(); ++k) {
+            const btRigidBody* b = dynamic[k];
+            const btTransform& tr = b->getWorldTransform();
             BodyState& s = state[k];
-            const btVector3 c = tr.getOrigin() * m_L, v = bb.body->getLinearVelocity() * m_L, w = bb.body->getAngularVelocity();
+            const btVector3 c = tr.getOrigin() * m_L, v = b->getLinearVelocity() * m_L, w = b->getAngularVelocity();
             s.position = {c.x(), c.y(), c.z()};
             s.velocity = {v.x(), v.y(), v.z()};
             s.angular_velocity = {w.x(), w.y(), w.z()};
-            // R = (R P) P^T
-            s.orientation = matrix_quaternion(from_bt(tr.getBasis() * bb.principal.transpose()));
+            s.orientation = matrix_quaternion(from_bt(tr.getBasis() * m_body_shape[k].principal.transpose()));  // R = (R P) P^T
         }
+        for (auto& o : objects) world.removeRigidBody(o.get());
     }
 
 private:
-    struct Body {
-        btRigidBody* body;
+    struct BodyShape {
+        btCollisionShape* shape;
         btMatrix3x3 principal;  // P: the principal axes at rest (columns)
+        btVector3 inertia;      // the principal moments, in the engine's units
     };
 
     // A wall's pose x -> pivot + shift + R (x - pivot) as a Bullet transform of its rest shape.
@@ -151,7 +180,8 @@ private:
         return triangles(v, tri);
     }
 
-    void add_wall(const BoundarySpec& w, const BoundaryMotion<3>& motion) {
+    // A wall's rest shape (its frame: the world at rest).
+    btCollisionShape* wall_shape(const BoundarySpec& w) {
         btCollisionShape* shape = nullptr;
         btTransform local = btTransform::getIdentity();
         if (const MeshShape<3>* m = model_shape<3>(w.model)) {
@@ -190,24 +220,13 @@ private:
         }
         if (shape->getShapeType() != COMPOUND_SHAPE_PROXYTYPE && shape->getShapeType() != SPHERE_SHAPE_PROXYTYPE)
             shape->setMargin(m_margin);
-        auto* compound = own<btCompoundShape>();  // the rest shape placed in the wall's frame (world at rest)
+        auto* compound = own<btCompoundShape>();
         compound->addChildShape(local, shape);
-        btRigidBody::btRigidBodyConstructionInfo info(0.0, nullptr, compound);
-        info.m_friction = 0.5;
-        auto body = std::make_unique<btRigidBody>(info);
-        if (motion.moving()) {
-            auto ms = std::make_unique<btDefaultMotionState>(transform(motion.pose(0.0)));
-            body->setMotionState(ms.get());
-            body->setCollisionFlags(body->getCollisionFlags() | btCollisionObject::CF_KINEMATIC_OBJECT);
-            body->setActivationState(DISABLE_DEACTIVATION);
-            m_moving.emplace_back(body.get(), motion);
-            m_states.push_back(std::move(ms));
-        }
-        m_world->addRigidBody(body.get());
-        m_bodies.push_back(std::move(body));
+        return compound;
     }
 
-    void add_body(const BodySpec& spec, const BoundarySpec& shape, const BodyState& s) {
+    // A body's shape in its principal frame, about its centre of mass.
+    BodyShape body_shape(const BodySpec& spec, const BoundarySpec& shape) {
         const PrincipalAxes pa = principal_axes(spec.mass.inertia);
         const btMatrix3x3 P = to_bt(pa.axes), Pt = P.transpose();
         const btVector3 c0(spec.mass.center[0], spec.mass.center[1], spec.mass.center[2]);
@@ -223,7 +242,7 @@ private:
             for (int i = 0; i < reduced.numVertices(); ++i) h->addPoint(reduced.getVertexPointer()[i], false);
             h->recalcLocalAabb();
             h->setMargin(m_margin);
-            h->initializePolyhedralFeatures();  // full contact manifolds in one step (a box resting flat)
+            h->initializePolyhedralFeatures();  // full contact manifolds in one step (a hull resting flat)
             child = h;
         } else if (shape.shape == "box") {
             const btVector3 lo(shape.min[0], shape.min[1], shape.min[2]), hi(shape.max[0], shape.max[1], shape.max[2]);
@@ -237,39 +256,18 @@ private:
         }
         auto* compound = own<btCompoundShape>();
         compound->addChildShape(local, child);
-        const btVector3 inertia(pa.moments[0] / (m_L * m_L), pa.moments[1] / (m_L * m_L), pa.moments[2] / (m_L * m_L));
-        btRigidBody::btRigidBodyConstructionInfo info(spec.mass.mass, nullptr, compound, inertia);
-        info.m_friction = spec.friction;
-        info.m_restitution = spec.restitution;
-        info.m_startWorldTransform = btTransform(to_bt(quaternion_matrix(s.orientation)) * P,
-                                                 btVector3(s.position[0], s.position[1], s.position[2]) / m_L);
-        auto body = std::make_unique<btRigidBody>(info);
-        body->setLinearVelocity(btVector3(s.velocity[0], s.velocity[1], s.velocity[2]) / m_L);
-        body->setAngularVelocity(btVector3(s.angular_velocity[0], s.angular_velocity[1], s.angular_velocity[2]));
-        body->setActivationState(DISABLE_DEACTIVATION);  // a sleeping body would not feel the fluid
-        body->setLinearFactor(btVector3(spec.fixed_translation[0] ? 0 : 1, spec.fixed_translation[1] ? 0 : 1,
-                                        spec.fixed_translation[2] ? 0 : 1));
-        body->setAngularFactor(btVector3(spec.fixed_rotation[0] ? 0 : 1, spec.fixed_rotation[1] ? 0 : 1,
-                                         spec.fixed_rotation[2] ? 0 : 1));
-        m_world->addRigidBody(body.get());
-        m_body.push_back({body.get(), P});
-        m_bodies.push_back(std::move(body));
+        const double l2 = m_L * m_L;
+        return {compound, P, btVector3(pa.moments[0] / l2, pa.moments[1] / l2, pa.moments[2] / l2)};
     }
 
     double m_L;
     btScalar m_margin;
     double m_r;
-    std::unique_ptr<btDefaultCollisionConfiguration> m_config;
-    std::unique_ptr<btCollisionDispatcher> m_dispatcher;
-    std::unique_ptr<btDbvtBroadphase> m_broadphase;
-    std::unique_ptr<btSequentialImpulseConstraintSolver> m_solver;
-    std::unique_ptr<btDiscreteDynamicsWorld> m_world;
+    RigidBodies<3> m_bodies;  // what the world is built from (its state is the step's argument)
+    std::vector<std::unique_ptr<btTriangleMesh>> m_meshes;  // before the shapes that use them
     std::vector<std::unique_ptr<btCollisionShape>> m_shapes;
-    std::vector<std::unique_ptr<btTriangleMesh>> m_meshes;
-    std::vector<std::unique_ptr<btDefaultMotionState>> m_states;
-    std::vector<std::unique_ptr<btRigidBody>> m_bodies;
-    std::vector<Body> m_body;
-    std::vector<std::pair<btRigidBody*, BoundaryMotion<3>>> m_moving;
+    std::vector<btCollisionShape*> m_wall_shape;
+    std::vector<BodyShape> m_body_shape;
 };
 
 }  // namespace

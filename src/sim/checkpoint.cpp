@@ -162,11 +162,8 @@ void write_checkpoint(const std::filesystem::path& file, const Simulation& simul
             save_inputs(w, scene_inputs(sim.scene));
             save_particles(w, sim.fluid);
             std::visit([&](const auto& m) { m.save_state(w); }, sim.method);
-            w.put_vector(sim.bodies.state);
+            w.put_vector(sim.bodies.state);  // all the engine needs (eddy/bodies.hpp)
             write_checkpoint_file(file, meta, w.bytes());
-            // The engine's warm-start data is not in the checkpoint: the run that carries on builds its
-            // engine anew from the state, as a resumed one does (eddy/bodies.hpp).
-            sim.bodies.reset_engine();
         },
         simulation);
 }
