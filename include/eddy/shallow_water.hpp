@@ -283,10 +283,14 @@ private:
     void integrate_height_fast(Real dt, const ExecContext& exec, ShallowWaterStats& st);
     void reduce_overshooting(const ExecContext& exec);
     void integrate_velocity(Real dt, const ExecContext& exec, ShallowWaterStats& st);
+    void list_displaced_cells();  // m_body_displaced_cells from the grid's displaced depth
 
     ShallowWaterScene m_scene;
     std::vector<ShallowBody> m_bodies;
-    std::vector<Real> m_body_ax, m_body_ay;  // scratch: the bodies' drag on the water per cell (m/s^2)
+    std::vector<Real> m_body_ax, m_body_ay;  // the bodies' drag on the water per cell (m/s^2), zero elsewhere
+    std::vector<Real> m_body_b;              // scratch: the new displaced depth, zero between steps
+    std::vector<std::uint32_t> m_body_drag_cells, m_body_displaced_cells;  // where the two above are not zero
+    std::vector<std::uint8_t> m_body_mark;   // scratch: zero between steps
     ShallowWaterGrid<Real> m_g;
     std::vector<Real> m_a, m_b, m_c;  // scratch: cell-sized
     std::vector<Real> m_u2, m_w2;     // scratch: face-sized

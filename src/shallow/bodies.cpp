@@ -70,12 +70,16 @@ void initial_displacement(ShallowWaterGrid<Real>& g, const std::vector<ShallowBo
         for (int j = j0; j < j1; ++j)
             for (int i = i0; i < i1; ++i) {
                 const std::size_t c = g.cell(i, j);
-                double lo, hi;
-                if (g.solid[c] || !body_column(b, (i + 0.5) * dx, (j + 0.5) * dx, lo, hi)) continue;
+                if (g.solid[c]) continue;
                 const double H = double(g.terrain[c]), eta = H + double(g.depth[c]) - double(g.displaced[c]);
-                const double bottom = std::max(lo, H);
-                const double d = std::clamp(f * (eta - bottom), 0.0, std::max(0.0, hi - bottom));
-                g.displaced[c] = Real(std::min(double(g.displaced[c]) + d, double(g.depth[c])));
+                double d = 0.0;
+                for_samples(i, j, dx, [&](double x, double y) {
+                    double lo, hi;
+                    if (!body_column(b, x, y, lo, hi)) return;
+                    const double bottom = std::max(lo, H);
+                    d += std::clamp(f * (eta - bottom), 0.0, std::max(0.0, hi - bottom));
+                });
+                if (d > 0.0) g.displaced[c] = Real(std::min(double(g.displaced[c]) + d / (kSub * kSub), double(g.depth[c])));
             }
     }
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdint>
 #include <vector>
 
 #include "eddy/checkpoint.hpp"
@@ -35,9 +36,17 @@ inline D3 unrotate(const Q4& q, const D3& v) { return rotate({q[0], -q[1], -q[2]
 // (x, y) is inside the body; false when it misses. In the body's frame the line is p0 + t d with t the
 // world height: slabs for the box's faces and the cylinder's caps, a quadratic for the sphere and the
 // cylinder's mantle.
-inline bool body_column(const ShallowBody& b, double x, double y, double& lo, double& hi) {
-    const D3 p0 = unrotate(b.q, {x - b.x[0], y - b.x[1], -b.x[2]});
-    const D3 d = unrotate(b.q, {0.0, 0.0, 1.0});
+// The line's frame, once per body: p0 = base + x ex + y ey.
+struct BodyFrame {
+    D3 base, ex, ey, d;
+};
+inline BodyFrame body_frame(const ShallowBody& b) {
+    return {unrotate(b.q, {-b.x[0], -b.x[1], -b.x[2]}), unrotate(b.q, {1.0, 0.0, 0.0}), unrotate(b.q, {0.0, 1.0, 0.0}),
+            unrotate(b.q, {0.0, 0.0, 1.0})};
+}
+inline bool body_column(const ShallowBody& b, const BodyFrame& f, double x, double y, double& lo, double& hi) {
+    const D3 p0 = add(f.base, add(scale(f.ex, x), scale(f.ey, y)));
+    const D3& d = f.d;
     double t0 = -1e300, t1 = 1e300;
     auto slab = [&](int a, double h) {
         if (std::abs(d[a]) < 1e-12) return std::abs(p0[a]) <= h;
@@ -68,17 +77,37 @@ inline bool body_column(const ShallowBody& b, double x, double y, double& lo, do
     hi = t1;
     return true;
 }
+inline bool body_column(const ShallowBody& b, double x, double y, double& lo, double& hi) {
+    return body_column(b, body_frame(b), x, y, lo, hi);
+}
 
-// Cells [i0, i1) x [j0, j1) that the body's bounding circle can cover (clamped to the grid; empty if none).
+// A cell is sampled at kSub x kSub points: a body covers a fraction of a cell, so that a column does not
+// enter or leave its footprint all at once as it moves (each such jump would pump a short wave into the
+// water under it). f(x, y) for each point, in a fixed order.
+constexpr int kSub = 3;
+template <class F>
+void for_samples(int i, int j, double dx, F&& f) {
+    for (int b = 0; b < kSub; ++b)
+        for (int a = 0; a < kSub; ++a) f((i + (a + 0.5) / kSub) * dx, (j + (b + 0.5) / kSub) * dx);
+}
+
+// Cells [i0, i1) x [j0, j1) that the body's horizontal bounding box can cover (clamped to the grid; empty
+// if none): along a world axis a, a box (or the box around a cylinder) reaches sum_k |axis_k . e_a| half_k.
 template <class Real>
 void body_rect(const ShallowBody& b, const ShallowWaterGrid<Real>& g, int& i0, int& i1, int& j0, int& j1) {
     const double dx = double(g.dx);
-    auto lo = [&](double c) { return int(std::floor((c - b.bound) / dx - 0.5)); };
-    auto hi = [&](double c) { return int(std::ceil((c + b.bound) / dx - 0.5)) + 1; };
-    i0 = std::clamp(lo(b.x[0]), 0, g.nx);
-    i1 = std::clamp(hi(b.x[0]), 0, g.nx);
-    j0 = std::clamp(lo(b.x[1]), 0, g.ny);
-    j1 = std::clamp(hi(b.x[1]), 0, g.ny);
+    double reach[2] = {b.half[0], b.half[0]};
+    if (b.shape != 1) {
+        const D3 ax[3] = {rotate(b.q, {1, 0, 0}), rotate(b.q, {0, 1, 0}), rotate(b.q, {0, 0, 1})};
+        for (int a = 0; a < 2; ++a)
+            reach[a] = std::abs(ax[0][a]) * b.half[0] + std::abs(ax[1][a]) * b.half[1] + std::abs(ax[2][a]) * b.half[2];
+    }
+    auto lo = [&](double c, double r) { return int(std::floor((c - r) / dx - 0.5)); };
+    auto hi = [&](double c, double r) { return int(std::ceil((c + r) / dx - 0.5)) + 1; };
+    i0 = std::clamp(lo(b.x[0], reach[0]), 0, g.nx);
+    i1 = std::clamp(hi(b.x[0], reach[0]), 0, g.nx);
+    j0 = std::clamp(lo(b.x[1], reach[1]), 0, g.ny);
+    j1 = std::clamp(hi(b.x[1], reach[1]), 0, g.ny);
 }
 
 // What the coupling needs of the solver beyond the grid and the bodies.
@@ -91,9 +120,17 @@ struct BodyCoupling {
 
 // Pass 1 (src/shallow/passes/body_motion.cpp): the water's force and torque on every body at its pose and
 // velocity, and the bodies' drag on the water per cell (ax, ay in m/s^2, added by pass 3).
+// The cells it touches: `drag_cells` lists the cells whose ax, ay it set (the previous list's are zeroed
+// first); `mark` is a grid-sized array of zeros, left as found.
+struct BodyCells {
+    std::vector<std::uint32_t> drag;       // cells with a drag on the water this step
+    std::vector<std::uint32_t> displaced;  // cells whose displaced depth is not zero
+    std::vector<std::uint8_t> mark;        // grid-sized scratch, all zero between passes
+};
+
 template <class Real>
 void body_loads_and_motion(std::vector<ShallowBody>& bodies, const ShallowWaterGrid<Real>& g, const BodyCoupling& c,
-                           double dt, std::vector<Real>& ax, std::vector<Real>& ay);
+                           double dt, std::vector<Real>& ax, std::vector<Real>& ay, BodyCells& cells);
 
 // Pass 2 (src/shallow/passes/body_bounds.cpp): bodies kept on the grid (clamped at its borders) and above
 // the terrain (lifted out of it).
@@ -102,11 +139,11 @@ void keep_bodies_on_grid(std::vector<ShallowBody>& bodies, const ShallowWaterGri
 
 // Pass 3 (src/shallow/passes/body_displacement.cpp): the displaced depth of the bodies at their new poses
 // replaces the old one in the depth (volume kept: depth - displaced does not change), and the drag on the
-// water is added to the face velocities. A gather over rows: same bits on any thread count.
+// water is added to the face velocities. Serial over the bodies' cells in a fixed order (they are few):
+// the same bits on any thread count. `scratch` is grid-sized and all zero between calls.
 template <class Real>
 void displace_water(ShallowWaterGrid<Real>& g, const std::vector<ShallowBody>& bodies, const BodyCoupling& c, Real dt,
-                    const std::vector<Real>& ax, const std::vector<Real>& ay, std::vector<Real>& scratch,
-                    const ExecContext& exec, int rows_per_task);
+                    const std::vector<Real>& ax, const std::vector<Real>& ay, std::vector<Real>& scratch, BodyCells& cells);
 
 // The displaced depth at the start (bodies.cpp): the scene's water surface holds the bodies already.
 template <class Real>

@@ -181,6 +181,9 @@ ShallowWaterSolver<Real>::ShallowWaterSolver(const ShallowWaterScene& scene, con
         shallow_detail::initial_displacement(g, m_bodies, double(scene.settings.displacement_stiffness));
         m_body_ax.assign(n, 0);
         m_body_ay.assign(n, 0);
+        m_body_b.assign(n, 0);
+        m_body_mark.assign(n, 0);
+        list_displaced_cells();
     }
     // Boundary conditions on the initial state, and the wave speed for the first step (of the owned
     // cells: a block's caller reduces it over the blocks, set_global_maxima).
@@ -292,6 +295,7 @@ ShallowWaterStats ShallowWaterSolver<Real>::step(double dt_in, const ExecContext
     const auto& s = m_scene.settings;
     m_halo_overrun = 0;
     shallow_detail::BodyCoupling coupling;
+    shallow_detail::BodyCells cells;
     if (!m_bodies.empty()) {
         // The bodies move first, under the water's loads at the start of the step (body_motion.cpp).
         coupling.gravity = m_scene.gravity;
@@ -302,7 +306,10 @@ ShallowWaterStats ShallowWaterSolver<Real>::step(double dt_in, const ExecContext
         const double courant = dt_in * m_max_wave_speed / m_scene.dx;
         const double k_max = courant > 0.0 ? 0.25 / (courant * courant) - 1.0 : double(s.displacement_stiffness);
         coupling.stiffness = std::clamp(k_max, 0.0, double(s.displacement_stiffness));
-        shallow_detail::body_loads_and_motion(m_bodies, m_g, coupling, dt_in, m_body_ax, m_body_ay);
+        cells.drag = std::move(m_body_drag_cells);
+        cells.displaced = std::move(m_body_displaced_cells);
+        cells.mark = std::move(m_body_mark);
+        shallow_detail::body_loads_and_motion(m_bodies, m_g, coupling, dt_in, m_body_ax, m_body_ay, cells);
         shallow_detail::keep_bodies_on_grid(m_bodies, m_g);
     }
     apply_sources(dt_in, st);
@@ -322,8 +329,12 @@ ShallowWaterStats ShallowWaterSolver<Real>::step(double dt_in, const ExecContext
     else integrate_height(dt, exec, st);
     if (s.edge_alpha > 0.0f) reduce_overshooting(exec);
     // The bodies at their new poses displace the water the height pass has moved (body_displacement.cpp).
-    if (!m_bodies.empty())
-        shallow_detail::displace_water(m_g, m_bodies, coupling, dt, m_body_ax, m_body_ay, m_a, exec, s.rows_per_task);
+    if (!m_bodies.empty()) {
+        shallow_detail::displace_water(m_g, m_bodies, coupling, dt, m_body_ax, m_body_ay, m_body_b, cells);
+        m_body_drag_cells = std::move(cells.drag);
+        m_body_displaced_cells = std::move(cells.displaced);
+        m_body_mark = std::move(cells.mark);
+    }
     integrate_velocity(dt, exec, st);
     st.halo_overrun = m_halo_overrun;
     m_time += dt_in;
@@ -366,7 +377,15 @@ void ShallowWaterSolver<Real>::load_state(StateReader& r) {
     if (!m_bodies.empty()) {
         r.get_vector(m_g.displaced, m_g.displaced.size());
         shallow_detail::load_bodies(r, m_bodies);
+        list_displaced_cells();
     }
+}
+
+template <class Real>
+void ShallowWaterSolver<Real>::list_displaced_cells() {
+    m_body_displaced_cells.clear();
+    for (std::size_t c = 0; c < m_g.displaced.size(); ++c)
+        if (m_g.displaced[c] != 0) m_body_displaced_cells.push_back(std::uint32_t(c));
 }
 
 template struct ShallowWaterGrid<float>;

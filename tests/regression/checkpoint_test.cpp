@@ -3,6 +3,8 @@
 // torn or corrupt checkpoint is refused with one line and exit 2.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -209,9 +211,10 @@ TEST(Checkpoint, ForeignTornOrCorruptCheckpointsAreRefused) {
     EXPECT_NE(r.output.find("no checkpoint there"), std::string::npos) << r.output;
 }
 
-// Grids: the same for shallow water (sources and drops carry on too).
+// Grids: the same for shallow water (sources and drops carry on too; river_logs: floating bodies, their
+// bodies.csv and summary entry too).
 TEST(Checkpoint, ResumeIsSeamlessShallowWater) {
-    for (const char* name : {"shallow_dam_break_wet", "shallow_drops"}) {
+    for (const char* name : {"shallow_dam_break_wet", "shallow_drops", "river_logs"}) {
         SCOPED_TRACE(name);
         TempDir dir("checkpoint_grid");
         ExecContext exec(2);
@@ -241,6 +244,14 @@ TEST(Checkpoint, ResumeIsSeamlessShallowWater) {
         const auto a = nlohmann::json::parse(read_bytes(dir.path() / "straight" / "summary.json"));
         EXPECT_EQ(a["frames"], c.summary["frames"]);
         EXPECT_EQ(a["volume_final"], c.summary["volume_final"]);
+        if (std::string(name) == "river_logs") {
+            ASSERT_TRUE(a.contains("bodies"));
+            EXPECT_EQ(a["bodies"], c.summary["bodies"]);
+            EXPECT_EQ(a["volume_displaced_final"], c.summary["volume_displaced_final"]);
+            const std::string csv = read_bytes(dir.path() / "straight" / "bodies.csv");
+            EXPECT_GT(std::count(csv.begin(), csv.end(), '\n'), 4 * 20);  // header + 4 bodies x 21 frames
+            EXPECT_EQ(csv, read_bytes(dir.path() / "resumed" / "bodies.csv"));
+        }
     }
 }
 

@@ -187,3 +187,43 @@ TEST(ShallowBodiesValidation, SameBitsOnOneAndTwoThreads) {
     }
     EXPECT_EQ(hashes[0], hashes[1]);
 }
+
+// Light and heavy bodies (0.1 to 0.9 of the water's density; boxes, balls, logs) dropped into waves are
+// stable at the grid's own fixed step (0.25 dx / sqrt(g h), the body step limit not used): every body
+// ends afloat, its underside below the water and its top above it, moving slower than 1 m/s.
+TEST(ShallowBodiesValidation, LightAndHeavyBodiesAreStableAtTheGridsStep) {
+    ExecContext exec(2);
+    nlohmann::json bodies = nlohmann::json::array();
+    int k = 0;
+    for (double ratio : {0.1, 0.3, 0.5, 0.7, 0.9}) {
+        const double y = 0.2 + 0.2 * k++;
+        bodies.push_back({{"shape", "box"}, {"center", {0.25, y, 0.36}}, {"size", {0.12, 0.12, 0.05}}, {"density", 1000 * ratio}});
+        bodies.push_back({{"shape", "sphere"}, {"center", {0.6, y, 0.36}}, {"radius", 0.05}, {"density", 1000 * ratio}});
+        bodies.push_back({{"shape", "cylinder"}, {"center", {0.95, y, 0.36}}, {"radius", 0.03}, {"length", 0.2}, {"axis", "x"},
+                          {"yaw", 30}, {"density", 1000 * ratio}});
+    }
+    const int n = 80;
+    const double dx = 1.2 / n, dt = 0.25 * dx / std::sqrt(g * 0.3);
+    nlohmann::json j = basin(n, 1.2, true, bodies, "float");
+    j["drops"] = {{"rate", 3}, {"radius", 0.08}, {"height", 0.02}, {"seed", 5}};
+    j["settings"]["time_step"] = dt;
+    ShallowWaterSimulation sim = make(j);
+    run_to(sim, 4.0, exec, [](const auto&) {});
+    std::visit(
+        [&](const auto& s) {
+            const auto& gr = s.grid();
+            for (std::size_t b = 0; b < s.bodies().size(); ++b) {
+                const auto& body = s.bodies()[b];
+                const int i = int(body.x[0] / dx), jj = int(body.x[1] / dx);
+                const double eta = double(gr.eta(gr.cell(i, jj)));
+                const double speed = std::sqrt(body.v[0] * body.v[0] + body.v[1] * body.v[1] + body.v[2] * body.v[2]);
+                SCOPED_TRACE(fmt::format("body {} (density ratio {:.1f})", b, 0.1 + 0.2 * double(b / 3)));
+                EXPECT_TRUE(std::isfinite(body.x[2]));
+                EXPECT_LT(body.x[2] - body.half[2] * (body.shape == 0 ? 1 : 0) - (body.shape == 0 ? 0 : body.half[1]), eta);
+                EXPECT_GT(body.x[2] + (body.shape == 0 ? body.half[2] : body.half[1]), eta);
+                EXPECT_LT(speed, 1.0);
+            }
+        },
+        sim.solver);
+    std::printf("Light and heavy bodies: 15 bodies, densities 0.1-0.9 of the water's, 4 s at the grid's step %.5f s: afloat\n", dt);
+}

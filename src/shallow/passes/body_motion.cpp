@@ -1,11 +1,12 @@
 // Floating bodies, pass 1: the water's loads on each body and the body's step (semi-implicit Euler).
 // (A pass of ShallowWaterSolver::step; docs/bodies.md, "Shallow water", has the model.)
 //
-// Per cell (x_c, y_c) under a body, its column [lo, hi] (bodies.hpp) and the water's surface eta = H + h:
+// Per point (x_c, y_c) under a body (kSub^2 points per cell, each of area dx^2 / kSub^2 = A), its column
+// [lo, hi] (bodies.hpp) and the cell's water surface eta = H + h:
 //   submerged depth   s = clamp(min(eta, hi) - max(lo, H), 0)          (the part above the bed, below eta)
-//   buoyancy          F_b = rho g s dx^2 e_z at (x_c, y_c, max(lo, H) + s / 2): the pressure on the body's
+//   buoyancy          F_b = rho g s A e_z at (x_c, y_c, max(lo, H) + s / 2): the pressure on the body's
 //                     underside; eta includes the bodies' own displacement, so at rest it is the level around
-//   drag              F_d = c (v_w - v - omega x r), c = 0.5 rho C_d dx^2 |v_w - v_p| (v_w: the cell's water
+//   drag              F_d = c (v_w - v - omega x r), c = 0.5 rho C_d A |v_w - v_p| (v_w: the cell's water
 //                     velocity, horizontal; v_p the body's velocity at the point)
 // Linear:  v' = (m v + dt (F_b - m g e_z + sum c (v_w - omega x r))) / (m + dt sum c)      (drag implicit)
 // Angular: (I_w + dt D) omega' = I_w omega + dt (sum r x F_b + sum r x c (v_w - v)),  D = sum c (|r|^2 1 - r r^T)
@@ -13,6 +14,7 @@
 // velocity so that a light body in a fast river is stable at the grid's step; buoyancy is explicit (a
 // spring of stiffness rho g A: stable while dt < 2 sqrt(m / (rho g A)), which suggest_dt keeps).
 // Cells are visited row by row in a fixed order, bodies in scene order: the same bits on any thread count.
+// The cells given a drag on the water are listed (BodyCells::drag) so that the next step clears only them.
 #include <algorithm>
 #include <cmath>
 
@@ -56,13 +58,14 @@ D3 solve(const M3& m, const D3& r) {
 
 template <class Real>
 void body_loads_and_motion(std::vector<ShallowBody>& bodies, const ShallowWaterGrid<Real>& g, const BodyCoupling& c,
-                           double dt, std::vector<Real>& ax, std::vector<Real>& ay) {
-    std::fill(ax.begin(), ax.end(), Real(0));
-    std::fill(ay.begin(), ay.end(), Real(0));
-    const double dx = double(g.dx), area = dx * dx, rho = c.density;
+                           double dt, std::vector<Real>& ax, std::vector<Real>& ay, BodyCells& cells) {
+    for (std::uint32_t cell : cells.drag) ax[cell] = ay[cell] = Real(0);
+    cells.drag.clear();
+    const double dx = double(g.dx), area = dx * dx / (kSub * kSub), rho = c.density;  // per sample
     for (ShallowBody& b : bodies) {
         int i0, i1, j0, j1;
         body_rect(b, g, i0, i1, j0, j1);
+        const BodyFrame frame = body_frame(b);
         D3 fb{}, tb{}, fd_explicit{}, td_explicit{};  // buoyancy; drag without the implicit parts
         double csum = 0.0;
         M3 damp{};
@@ -70,14 +73,14 @@ void body_loads_and_motion(std::vector<ShallowBody>& bodies, const ShallowWaterG
             for (int i = i0; i < i1; ++i) {
                 const std::size_t cell = g.cell(i, j);
                 if (g.solid[cell]) continue;
-                const double x = (i + 0.5) * dx, y = (j + 0.5) * dx;
-                double lo, hi;
-                if (!body_column(b, x, y, lo, hi)) continue;
                 const double H = double(g.terrain[cell]), h = double(g.depth[cell]);
                 if (h <= c.dry) continue;
+                for_samples(i, j, dx, [&](double x, double y) {
+                double lo, hi;
+                if (!body_column(b, frame, x, y, lo, hi)) return;
                 const double bottom = std::max(lo, H);
                 const double s = std::min(H + h, hi) - bottom;
-                if (!(s > 0.0)) continue;
+                if (!(s > 0.0)) return;
                 const D3 r{x - b.x[0], y - b.x[1], bottom + 0.5 * s - b.x[2]};
                 const D3 f{0.0, 0.0, rho * c.gravity * s * area};
                 fb = add(fb, f);
@@ -96,11 +99,16 @@ void body_loads_and_motion(std::vector<ShallowBody>& bodies, const ShallowWaterG
                             for (int q = 0; q < 3; ++q) damp[p * 3 + q] += k * ((p == q ? rr : 0.0) - r[p] * r[q]);
                         // The body's pull on the water: -F_d / (rho h dx^2), at most what turns the
                         // relative velocity to zero in one step (h is the column the solver moves).
-                        const double rate = std::min(1.0 / dt, k / (rho * h * area));
+                        const double rate = std::min(1.0 / dt, k / (rho * h * dx * dx));
                         ax[cell] += Real(-rel[0] * rate);
                         ay[cell] += Real(-rel[1] * rate);
+                        if (!cells.mark[cell]) {
+                            cells.mark[cell] = 1;
+                            cells.drag.push_back(std::uint32_t(cell));
+                        }
                     }
                 }
+                });
             }
         const double m = b.mass;
         // Linear: gravity and buoyancy explicit, drag implicit in v.
@@ -130,11 +138,12 @@ void body_loads_and_motion(std::vector<ShallowBody>& bodies, const ShallowWaterG
         for (double& e : n) e /= len;
         b.q = n;
     }
+    for (std::uint32_t cell : cells.drag) cells.mark[cell] = 0;
 }
 
 template void body_loads_and_motion<float>(std::vector<ShallowBody>&, const ShallowWaterGrid<float>&, const BodyCoupling&,
-                                           double, std::vector<float>&, std::vector<float>&);
+                                           double, std::vector<float>&, std::vector<float>&, BodyCells&);
 template void body_loads_and_motion<double>(std::vector<ShallowBody>&, const ShallowWaterGrid<double>&, const BodyCoupling&,
-                                            double, std::vector<double>&, std::vector<double>&);
+                                            double, std::vector<double>&, std::vector<double>&, BodyCells&);
 
 }  // namespace eddy::shallow_detail

@@ -68,9 +68,13 @@ void ShallowWaterSolver<Real>::reduce_overshooting(const ExecContext& exec) {
             const std::size_t c0 = g.cell(0, j);
             Real* e = &eta[std::size_t(r) * stride + 2];
             Real* hr = &hh[std::size_t(r) * stride + 2];
+            // Cells under floating bodies (displaced > 0) count as obstacles here: their surface is the
+            // body's pressure head, not a wave, and a transfer there would be amplified (1 + k) times by
+            // the displacement (body_displacement.cpp) into a checkerboard.
+            const Real* disp = g.displaced.empty() ? nullptr : &g.displaced[c0];
             for (int i = 0; i < nx; ++i) {
                 hr[i] = g.depth[c0 + i];
-                e[i] = g.solid[c0 + i] ? nan : g.terrain[c0 + i] + g.depth[c0 + i];
+                e[i] = g.solid[c0 + i] || (disp && disp[i] > 0) ? nan : g.terrain[c0 + i] + g.depth[c0 + i];
             }
             Real m = 0;
             for (int i = 1; i < nx; ++i) m = std::max(m, std::abs(e[i] - e[i - 1]));  // NaN never wins
