@@ -153,6 +153,8 @@ errors)
     expect 2 "unknown key 'bogus'" run shallow_drops --set settings.bogus=1 --out e1
     expect 2 "sequential mode" run clavet_dam_break_2d --set settings.mode=sequential --out e2
     expect 2 "springs" run clavet_slime_2d --out e4
+    # floating bodies on a grid run on one process only (docs/bodies.md, "Shallow water")
+    expect 2 "floating bodies run on one process only" run river_logs --out e6
     # a particle divergence (a time step 30 times too long): every process stops at the same step
     expect 3 "diverged at step 3 " run dam_break_2d --set settings.fixed_dt=0.004 --until 0.5 --out e5
     cat > diverge.json <<'JSON'
