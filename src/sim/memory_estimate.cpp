@@ -454,6 +454,10 @@ MemoryEstimate estimate_particles(const Scene& scene, std::size_t max_particles)
     if (springs > 0.0) e.add(fmt::format("springs {}", format_count(springs)), springs * 64.0, springs);
     if (sdf_bytes > 0.0) e.add("wall distance grids", sdf_bytes);
     if (model_bytes > 0.0) e.add("models", model_bytes);
+    // Bodies (eddy/bodies.hpp): their walls are counted above; the engine adds its shapes (a reduced hull
+    // of at most ~42 points, a box, a sphere: ~1 KB) and, within a step, a rigid body and its contacts
+    // (~2 KB) per body, and the state, specs and shapes kept twice (the simulation's and the engine's).
+    if (!scene.bodies.empty()) e.add(fmt::format("bodies ({})", scene.bodies.size()), 4096.0 * double(scene.bodies.size()));
     // A frame is built in memory before it is written: a .vtp holds 52 bytes per fluid particle;
     // walls.vtp 46 per wall particle in a string grown by doubling (up to twice that while it grows).
     // One file at a time; csv and ply are of the same order.

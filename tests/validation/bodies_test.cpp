@@ -8,9 +8,11 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <string>
 
+#include "eddy/error.hpp"
 #include "eddy/scene.hpp"
 #include "eddy/simulation.hpp"
 
@@ -173,4 +175,243 @@ TEST(Bodies, ClavetBodyFloatsStably) {
     EXPECT_LT(f.drift, 0.05);
     EXPECT_GT(f.draft, -0.02);         // not thrown off the water
     EXPECT_LT(f.draft, c.ratio * c.h);  // nor sunk below its draft
+}
+
+// Archimedes in 3D: a box 20 particle diameters across (r = 12.5 mm) at half the water's density.
+class FloatingBox3D : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(FloatingBox3D, RestsAtItsDraft) {
+    FloatCase c;
+    c.method = GetParam();
+    c.dim = 3;
+    c.r = 0.0125;
+    c.W = 0.9;
+    c.L = 0.3;
+    c.w = 0.5;
+    c.h = 0.2;
+    c.ratio = 0.5;
+    const FloatFigures f = float_box(c, 1.0, 0.5);
+    report("archimedes", c, f);
+    ASSERT_TRUE(f.finite);
+    EXPECT_LT(std::fabs(f.error), 0.02);
+    EXPECT_LT(f.tilt, 0.05);
+}
+
+INSTANTIATE_TEST_SUITE_P(Bodies, FloatingBox3D, ::testing::Values("wcsph", "dfsph", "pbf"),
+                         [](const auto& info) { return info.param; });
+
+namespace {
+
+// Total linear momentum of fluid and bodies (kg m/s; 2D per metre).
+template <int D>
+std::array<double, 3> momentum(const ParticleSimulation<D>& s) {
+    std::array<double, 3> p{0, 0, 0};
+    for (const auto& v : s.fluid.velocity)
+        for (int a = 0; a < D; ++a) p[a] += double(s.fluid.mass) * double(v[a]);
+    for (std::size_t k = 0; k < s.bodies.size(); ++k)
+        for (int a = 0; a < 3; ++a) p[a] += s.bodies.specs[k].mass.mass * s.bodies.state[k].velocity[a];
+    return p;
+}
+
+}  // namespace
+
+// Without gravity and away from every wall, what the fluid gains the body loses: a box shot through a
+// drop of water at 0.5 m/s, fluid plus body momentum held within 1e-6 of the body's initial momentum
+// (WCSPH 1.7e-7, DFSPH 2.1e-7 in 2D with Box2D's floats, 7.6e-8 in 3D with Bullet's doubles).
+class MomentumExchange : public ::testing::TestWithParam<std::tuple<std::string, int>> {};
+
+TEST_P(MomentumExchange, FluidPlusBodiesConserved) {
+    const std::string method = std::get<0>(GetParam());
+    const int dim = std::get<1>(GetParam());
+    auto v = [&](double x, double y, double z) { return dim == 2 ? nlohmann::json{x, y} : nlohmann::json{x, y, z}; };
+    const double r = dim == 2 ? 0.005 : 0.01;
+    nlohmann::json j = {{"name", "momentum"}, {"dimension", dim}, {"method", method}, {"particle_radius", r},
+                        {"gravity", v(0, 0, 0)},
+                        {"boundaries", {{{"shape", "box"}, {"min", v(-1, -1, -1)}, {"max", v(1, 1, 1)}}}},
+                        {"bodies", {{{"shape", "box"}, {"min", v(-0.05, -0.05, -0.05)}, {"max", v(0.05, 0.05, 0.05)},
+                                     {"density", 1000}, {"velocity", v(0.5, 0.1, 0)}}}},
+                        {"fluids", {{{"shape", dim == 2 ? "circle" : "sphere"}, {"center", v(0, 0, 0)},
+                                     {"radius", dim == 2 ? 0.25 : 0.15}}}}};
+    // Without gravity the methods cannot derive their stiffness or step from the fluid's height.
+    if (method == "wcsph") j["settings"] = {{"speed_of_sound", 20.0}};
+    if (method == "pbf") j["settings"] = {{"time_step", 0.0005}};
+    const ExecContext exec(2);
+    Simulation sim = make_simulation(parse_scene(j, "momentum"), 10'000'000, exec);
+    std::visit(
+        [&](auto& s) {
+            const auto p0 = momentum(s);
+            const double scale = std::hypot(p0[0], p0[1]);
+            double worst = 0.0;
+            while (s.time < 0.1 - 1e-9) {
+                const StepStats st = step(sim, exec, 0.1);
+                ASSERT_FALSE(st.non_finite);
+                const auto p = momentum(s);
+                for (int a = 0; a < 3; ++a) worst = std::max(worst, std::fabs(p[a] - p0[a]) / scale);
+            }
+            const double vb = s.bodies.state[0].velocity[0];
+            std::printf("[bodies] momentum %s %dD: worst drift %.3g of the initial, body slowed to %.4f m/s\n", method.c_str(),
+                        dim, worst, vb);
+            // Not met for PBF: its exchange drifts by about 1e-3 (XSPH, vorticity and wall friction off
+            // change little: 0.75-1.2e-3); bounded here so that it cannot get worse unseen (docs/bodies.md).
+            EXPECT_LT(worst, method == "pbf" ? 2e-3 : 1e-6);
+            EXPECT_LT(vb, 0.49);  // the fluid did take momentum
+        },
+        sim);
+}
+
+INSTANTIATE_TEST_SUITE_P(Bodies, MomentumExchange,
+                         ::testing::Values(std::make_tuple("wcsph", 2), std::make_tuple("dfsph", 2), std::make_tuple("pbf", 2),
+                                           std::make_tuple("dfsph", 3)),
+                         [](const auto& info) { return std::get<0>(info.param) + std::to_string(std::get<1>(info.param)) + "d"; });
+
+// A body of the water's own density, under water, neither rises nor sinks more than r in 2 s; a
+// floating one, once settled, stays where it is for 5 s.
+TEST(Bodies, NeutralBodyStaysPut) {
+    for (const char* method : {"dfsph", "wcsph"}) {
+        FloatCase c;
+        c.method = method;
+        c.ratio = 1.0;
+        c.L = 0.3;
+        c.w = 0.2;
+        c.h = 0.1;
+        c.start_offset = -0.1;  // the box spans 0.1 to 0.2 m: submerged
+        const ExecContext exec(2);
+        Simulation sim = make_simulation(parse_scene(float_scene(c), "neutral"), 10'000'000, exec);
+        auto& s = std::get<ParticleSimulation<2>>(sim);
+        const double y0 = s.bodies.state[0].position[1];
+        double worst = 0.0;
+        while (s.time < 2.0 - 1e-9) {
+            ASSERT_FALSE(step(sim, exec, 2.0).non_finite);
+            worst = std::max(worst, std::fabs(s.bodies.state[0].position[1] - y0));
+        }
+        std::printf("[bodies] neutral %s: largest vertical move %.5f m (r = %g m)\n", method, worst, c.r);
+        EXPECT_LT(worst, c.r) << method;
+    }
+}
+
+TEST(Bodies, FloatingBodyAtRestStaysAtRest) {
+    FloatCase c;
+    c.method = "dfsph";
+    c.ratio = 0.5;
+    const ExecContext exec(2);
+    Simulation sim = make_simulation(parse_scene(float_scene(c), "rest"), 10'000'000, exec);
+    auto& s = std::get<ParticleSimulation<2>>(sim);
+    while (s.time < 1.5 - 1e-9) ASSERT_FALSE(step(sim, exec, 1.5).non_finite);
+    const auto x0 = s.bodies.state[0].position;
+    double worst = 0.0;
+    while (s.time < 6.5 - 1e-9) {
+        ASSERT_FALSE(step(sim, exec, 6.5).non_finite);
+        worst = std::max(worst, std::hypot(s.bodies.state[0].position[0] - x0[0], s.bodies.state[0].position[1] - x0[1]));
+    }
+    std::printf("[bodies] at rest: largest move over 5 s %.5f m (r = %g m)\n", worst, c.r);
+    EXPECT_LT(worst, c.r);
+}
+
+// Light and heavy: a box at 0.1 of the water's density floats at its draft at the fluid's own time step,
+// one at 10 times sinks and rests on the floor (Box2D's contact), both without diverging.
+TEST(Bodies, LightAndHeavyBodiesAreStable) {
+    FloatCase light;
+    light.method = "dfsph";
+    light.ratio = 0.1;
+    const FloatFigures f = float_box(light, 1.5, 1.0);
+    report("light", light, f);
+    ASSERT_TRUE(f.finite);
+    EXPECT_LT(std::fabs(f.error), 0.15);
+
+    FloatCase heavy = light;
+    heavy.ratio = 10.0;
+    heavy.start_offset = 0.0;
+    const ExecContext exec(2);
+    nlohmann::json j = float_scene(heavy);
+    // Ten times the water: it starts at the surface and sinks.
+    j["bodies"][0]["min"][1] = heavy.L - 0.5 * heavy.h;
+    j["bodies"][0]["max"][1] = heavy.L + 0.5 * heavy.h;
+    Simulation sim = make_simulation(parse_scene(j, "heavy"), 10'000'000, exec);
+    auto& s = std::get<ParticleSimulation<2>>(sim);
+    while (s.time < 2.0 - 1e-9) ASSERT_FALSE(step(sim, exec, 2.0).non_finite);
+    const double bottom = s.bodies.state[0].position[1] - 0.5 * heavy.h;
+    std::printf("[bodies] heavy (10x): bottom %.5f m above the floor, speed %.4f m/s\n", bottom,
+                std::hypot(s.bodies.state[0].velocity[0], s.bodies.state[0].velocity[1]));
+    EXPECT_LT(bottom, 2.0 * heavy.r);
+    EXPECT_GT(bottom, -0.5 * heavy.r);
+    EXPECT_LT(std::hypot(s.bodies.state[0].velocity[0], s.bodies.state[0].velocity[1]), 0.02);
+}
+
+// The same scene on 1 and 2 threads: the same bodies, bit for bit (the loads are gathered order-free,
+// the engine steps single-threaded on every copy).
+TEST(Bodies, SameBitsOnOneAndTwoThreads) {
+    for (const char* method : {"wcsph", "dfsph", "pbf", "clavet"})
+        for (int dim : {2, 3}) {
+            FloatCase c;
+            c.method = method;
+            c.dim = dim;
+            c.ratio = 0.5;
+            c.start_offset = 0.02;  // it falls in: contacts with the fluid change every step
+            if (dim == 3) {
+                c.r = 0.02;
+                c.W = 0.6;
+                c.L = 0.2;
+                c.w = 0.24;
+                c.h = 0.12;
+            }
+            std::vector<BodyState> out[2];
+            for (int threads : {1, 2}) {
+                const ExecContext exec(threads);
+                Simulation sim = make_simulation(parse_scene(float_scene(c), "threads"), 10'000'000, exec);
+                std::visit(
+                    [&](auto& s) {
+                        while (s.time < 0.15 - 1e-9) step(sim, exec, 0.15);
+                        out[threads - 1] = s.bodies.state;
+                    },
+                    sim);
+            }
+            ASSERT_EQ(out[0].size(), 1u);
+            EXPECT_EQ(0, std::memcmp(out[0].data(), out[1].data(), sizeof(BodyState))) << method << " " << dim << "D";
+            EXPECT_NE(out[0][0].velocity[1], 0.0);
+        }
+}
+
+// Bad bodies: one line naming bodies[i] and the key.
+TEST(Bodies, BadBodiesAreRefusedWithOneLine) {
+    auto scene = [](nlohmann::json body) {
+        return nlohmann::json{{"name", "bad"}, {"dimension", 2}, {"method", "dfsph"}, {"particle_radius", 0.01},
+                              {"boundaries", {{{"shape", "box"}, {"min", {0, 0}}, {"max", {1, 1}}}}},
+                              {"bodies", {body}},
+                              {"fluids", {{{"shape", "box"}, {"min", {0, 0}}, {"max", {1, 0.3}}}}}};
+    };
+    auto error = [&](nlohmann::json body) -> std::string {
+        try {
+            const ExecContext exec(1);
+            make_simulation(parse_scene(scene(body), "bad.json"), 1'000'000, exec);
+        } catch (const InputError& e) {
+            return e.what();
+        }
+        return "";
+    };
+    const nlohmann::json box = {{"shape", "box"}, {"min", {0.4, 0.5}}, {"max", {0.6, 0.6}}, {"density", 500}};
+    auto with = [&](const char* k, nlohmann::json v) {
+        nlohmann::json b = box;
+        b[k] = v;
+        return b;
+    };
+    const std::string zero = error(with("density", 0));
+    EXPECT_NE(zero.find("bodies[0].density"), std::string::npos) << zero;
+    EXPECT_NE(error(with("density", -5)).find("must be > 0"), std::string::npos);
+    nlohmann::json neither = box;
+    neither.erase("density");
+    EXPECT_NE(error(neither).find("'density'"), std::string::npos);
+    nlohmann::json both = box;
+    both["mass"] = 3;
+    EXPECT_NE(error(both).find("not both"), std::string::npos);
+    EXPECT_NE(error(with("radius", 0.1)).find("bodies[0].radius"), std::string::npos);
+    EXPECT_NE(error(with("restitution", 2)).find("bodies[0].restitution"), std::string::npos);
+    EXPECT_NE(error(with("fixed_axes", nlohmann::json{"z"})).find("bodies[0].fixed_axes"), std::string::npos);
+    nlohmann::json through = {{"shape", "box"}, {"min", {0.9, 0.5}}, {"max", {1.2, 0.6}}, {"density", 500}};
+    const std::string wall = error(through);
+    EXPECT_NE(wall.find("bodies[0]"), std::string::npos) << wall;
+    EXPECT_NE(wall.find("outside every container"), std::string::npos) << wall;
+    nlohmann::json open = {{"shape", "polygon"}, {"points", {{0.4, 0.5}, {0.6, 0.5}, {0.5, 0.6}}}, {"closed", false},
+                           {"density", 500}};
+    EXPECT_NE(error(open).find("bodies[0]: unknown key 'closed'"), std::string::npos) << error(open);
+    for (const std::string& e : {zero, wall}) EXPECT_EQ(e.find('\n'), std::string::npos);
 }
