@@ -337,6 +337,10 @@ ShallowWaterStats ShallowWaterSolver<Real>::step(double dt_in, const ExecContext
     }
     integrate_velocity(dt, exec, st);
     st.halo_overrun = m_halo_overrun;
+    // A body whose state is no longer finite is a divergence like a depth that is not (the run stops).
+    for (const ShallowBody& b : m_bodies)
+        for (const auto* a : {&b.x, &b.v, &b.omega})
+            for (double v : *a) st.non_finite = st.non_finite || !std::isfinite(v);
     m_time += dt_in;
     ++m_steps;
     return st;

@@ -227,3 +227,42 @@ TEST(ShallowBodiesValidation, LightAndHeavyBodiesAreStableAtTheGridsStep) {
         sim.solver);
     std::printf("Light and heavy bodies: 15 bodies, densities 0.1-0.9 of the water's, 4 s at the grid's step %.5f s: afloat\n", dt);
 }
+
+// Bodies thrown at the borders (5 m/s, spinning) stay on the grid and finite, and the water keeps its
+// volume; a body dropped onto dry land (a shelf 0.5 m high) rests on the terrain.
+TEST(ShallowBodiesValidation, BodiesStayOnTheGridAndOnTheTerrain) {
+    ExecContext exec(2);
+    const nlohmann::json thrown = {
+        {{"shape", "box"}, {"center", {0.6, 0.6, 0.32}}, {"size", {0.2, 0.1, 0.06}}, {"density", 500.0}, {"velocity", {5.0, 1.0, 0.0}},
+         {"angular_velocity", {0.0, 0.0, 8.0}}},
+        {{"shape", "sphere"}, {"center", {0.3, 0.9, 0.3}}, {"radius", 0.05}, {"density", 300.0}, {"velocity", {-4.0, 3.0, 1.0}}},
+        {{"shape", "cylinder"}, {"center", {0.9, 0.3, 0.31}}, {"radius", 0.03}, {"length", 0.3}, {"density", 700.0},
+         {"velocity", {0.0, -5.0, 0.0}}}};
+    ShallowWaterSimulation sim = make(basin(80, 1.2, false, thrown, "float"));
+    const double v0 = std::visit([](const auto& s) { return s.grid().volume(); }, sim.solver);
+    run_to(sim, 1.5, exec, [&](const auto& s) {
+        for (const auto& b : s.bodies()) {
+            ASSERT_TRUE(std::isfinite(b.x[0]) && std::isfinite(b.x[1]) && std::isfinite(b.x[2]));
+            ASSERT_GE(b.x[0], 0.0);
+            ASSERT_LE(b.x[0], 1.2);
+            ASSERT_GE(b.x[1], 0.0);
+            ASSERT_LE(b.x[1], 1.2);
+        }
+    });
+    std::visit([&](const auto& s) { EXPECT_NEAR(s.grid().volume(), v0, 1e-5 * v0); }, sim.solver);
+
+    const nlohmann::json shelf = {{{"shape", "box"}, {"center", {1.1, 0.6, 0.7}}, {"size", {0.1, 0.1, 0.05}}, {"density", 800.0}}};
+    nlohmann::json j = basin(80, 1.2, false, shelf, "float");
+    j["terrain"] = "x > 1.0 ? 0.5 : 0";
+    j["water"]["surface"] = "x > 1.0 ? 0 : 0.3";
+    ShallowWaterSimulation dry = make(j);
+    run_to(dry, 1.0, exec, [](const auto&) {});
+    std::visit(
+        [&](const auto& s) {
+            const auto& b = s.bodies()[0];
+            std::printf("On the shelf: underside at %.6f m (terrain 0.5 m), vertical speed %.2e m/s\n", b.x[2] - 0.025, b.v[2]);
+            EXPECT_NEAR(b.x[2] - 0.025, 0.5, 1e-9);
+            EXPECT_EQ(b.v[2], 0.0);
+        },
+        dry.solver);
+}
