@@ -78,6 +78,11 @@ struct BodySpec {
     double restitution = 0.0;               ///< Bounciness of its contacts, 0 to 1
     std::array<bool, 3> fixed_translation{false, false, false};  ///< fixed_axes "x", "y", "z"
     std::array<bool, 3> fixed_rotation{false, false, false};     ///< fixed_axes "rx", "ry", "rz" (2D: "rz")
+    /// "added_at" (s): the time add_body() added it to a running simulation, which writes this key into
+    /// the scene's document; 0: a body of the scene from the start. An added body was checked against
+    /// the objects where they were then, so make_bodies does not check it at the scene's poses (where
+    /// a body since moved away may have started).
+    double added_at = 0.0;
 };
 
 /// A block of fluid of a scene's "fluids" list, sampled on a lattice of spacing 2r.

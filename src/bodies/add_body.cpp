@@ -45,6 +45,7 @@ std::shared_ptr<const Mesh<3>> new_body_model(const Scene& old, const nlohmann::
         std::string what = e.what();
         const std::size_t at = what.find("bodies[0]");
         if (at != std::string::npos) what.replace(at, 9, fmt::format("bodies[{}]", index));
+        else what = fmt::format("{}: bodies[{}].file: {}", old.where(), index, what);  // the model reader's own line
         throw InputError(what);
     }
 }
@@ -101,6 +102,8 @@ std::size_t add_body_to(ParticleSimulation<D>& sim, const nlohmann::json& body, 
     nlohmann::json doc = old.document;
     if (!doc.contains("bodies")) doc["bodies"] = nlohmann::json::array();
     doc["bodies"].push_back(body);
+    // When it joined: make_bodies (a resume) does not check it at the scene's poses (BodySpec::added_at).
+    if (body.is_object() && sim.time > 0.0) doc["bodies"].back()["added_at"] = sim.time;
     SceneInputs inputs = scene_inputs(old);
     if (auto model = new_body_model(old, body, index)) {
         std::size_t walls = 0;

@@ -132,11 +132,15 @@ RigidBodies<D> make_bodies(const Scene& scene, BoundarySet<D>& boundary) {
     for (std::size_t p = 0; p < boundary.size(); ++p) {
         const int k = body_of[boundary.object[p]];
         if (k < 0) continue;
+        // A body added to a running simulation (add_body) was checked where everything was then; at the
+        // scene's poses it may overlap a body that started where it was dropped and has moved away.
+        if (out.specs[k].added_at > 0.0) continue;
         const Vec<D> x = boundary.position[p];
         bool contained = !any_container;
         for (std::size_t o = 0; o < scene.boundaries.size(); ++o) {
             if (o == boundary.object[p]) continue;
             const BoundarySpec& b = scene.boundaries[o];
+            if (b.body >= 0 && scene.bodies[std::size_t(b.body)].added_at > 0.0) continue;  // as above
             if (!b.solid) {
                 if (!contained && inside_spec<D>(b, x)) contained = true;
                 continue;

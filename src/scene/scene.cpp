@@ -521,7 +521,7 @@ void parse_bodies(const Ctx& c, const nlohmann::json& j, int dim, Scene& s) {
         const std::string p = fmt::format("bodies[{}]", i);
         check_keys(c, b, p, {"shape", "min", "max", "center", "radius", "height", "axis", "file", "scale", "rotate",
                              "translate", "points", "density", "mass", "inertia", "velocity", "angular_velocity",
-                             "friction", "restitution", "fixed_axes"});
+                             "friction", "restitution", "fixed_axes", "added_at"});
         BodySpec body;
         BoundarySpec bs;
         bs.solid = true;
@@ -533,7 +533,8 @@ void parse_bodies(const Ctx& c, const nlohmann::json& j, int dim, Scene& s) {
             c.fail(sub(p, "shape"), fmt::format("\"{}\" is not allowed for a body in {}D; allowed: {}", text_excerpt(bs.shape),
                                                 dim, dim == 2 ? "box, circle, polygon" : "box, sphere, cylinder, mesh"));
         const std::initializer_list<const char*> common = {"shape", "density", "mass", "inertia", "velocity",
-                                                           "angular_velocity", "friction", "restitution", "fixed_axes"};
+                                                           "angular_velocity", "friction", "restitution", "fixed_axes",
+                                                           "added_at"};
         auto allow = [&](std::initializer_list<const char*> own) {
             for (auto it = b.begin(); it != b.end(); ++it) {
                 bool known = false;
@@ -665,6 +666,9 @@ void parse_bodies(const Ctx& c, const nlohmann::json& j, int dim, Scene& s) {
         body.restitution = number(c, b, p, "restitution", 0.0, false, false);
         if (body.restitution < 0.0 || body.restitution > 1.0)
             c.fail(sub(p, "restitution"), fmt::format("= {:g}: allowed: 0 (no bounce) to 1", body.restitution));
+        body.added_at = number(c, b, p, "added_at", 0.0, false, false);  // add_body's (eddy/simulation.hpp)
+        if (!(body.added_at >= 0.0 && body.added_at <= kMaxDuration))
+            c.fail(sub(p, "added_at"), fmt::format("= {:g}: allowed: 0 (from the start) to 1e9 s", body.added_at));
         if (b.contains("fixed_axes")) {
             const auto& fa = b["fixed_axes"];
             const char* allowed = dim == 2 ? "\"x\", \"y\", \"rz\"" : "\"x\", \"y\", \"z\", \"rx\", \"ry\", \"rz\"";
@@ -987,6 +991,8 @@ std::string scene_keys_help() {
     velocity (m/s), angular_velocity (rad/s; 2D: a number, 3D: 3 numbers)   initial; default 0
     friction (>= 0; default 0.5), restitution (0 to 1; default 0)   its contacts (Bullet, Box2D)
     fixed_axes (list of "x", "y", "z", "rx", "ry", "rz")   axes it cannot move or turn along
+    added_at (s; default 0)        written by add_body (viewer, Python): when it joined a running run;
+                                   its overlaps were checked then, not at the others' starting poses
   fluids[] (list, at least one)    blocks of fluid:
     shape: box | circle, polygon (2D) | sphere, mesh (3D); min, max or center, radius (m), or
     file, scale, rotate, translate (meshes), or points (polygons); velocity (m/s; default 0)

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <unistd.h>
 #include <algorithm>
@@ -224,4 +225,94 @@ TEST(AddBody, ACheckpointAfterAnAddResumesToTheSameBits) {
     ASSERT_EQ(a.size(), 2u);
     ASSERT_EQ(b.size(), 2u);
     for (std::size_t k = 0; k < a.size(); ++k) EXPECT_TRUE(same_bits(a[k], b[k])) << "body " << k;
+}
+
+// A mesh body added to a scene whose walls and fluid are models too: its model goes between the walls'
+// and the fluid's in the scene's inputs (what a checkpoint carries), so a resume rebuilds the same walls
+// without reading a file and steps to the same bits.
+TEST(AddBody, AMeshBodyJoinsTheModelsAndResumesToTheSameBits) {
+    const ExecContext exec(2);
+    const std::string models = std::string(EDDY_SOURCE_DIR) + "/scenes/models/";
+    const nlohmann::json doc = {
+        {"name", "add_mesh_body"},
+        {"dimension", 3},
+        {"method", "dfsph"},
+        {"particle_radius", 0.01},
+        {"boundaries",
+         {{{"shape", "box"}, {"min", {0, 0, 0}}, {"max", {0.4, 0.5, 0.4}}},
+          {{"shape", "mesh"}, {"file", models + "box.obj"}, {"scale", {0.06, 0.3, 0.06}}, {"translate", {0.02, 0, 0.02}},
+           {"solid", true}}}},
+        {"fluids", {{{"shape", "mesh"}, {"file", models + "box.obj"}, {"scale", {0.4, 0.12, 0.4}}}}}};
+    Simulation sim = make_simulation(parse_scene(doc, "mesh_tank.json"), 10'000'000, exec);
+    step_to(sim, exec, 0.05);
+    const std::size_t removed = add_body(
+        sim,
+        {{"shape", "mesh"}, {"file", models + "sphere.obj"}, {"scale", 0.05}, {"translate", {0.25, 0.3, 0.25}}, {"density", 500.0}},
+        exec);
+    auto& s = particles<3>(sim);
+    EXPECT_EQ(removed, 0u);
+    ASSERT_EQ(s.bodies.size(), 1u);
+    ASSERT_EQ(s.scene.boundaries.size(), 3u);
+    ASSERT_TRUE(s.scene.boundaries[2].model.placed);
+    EXPECT_NEAR(s.scene.boundaries[2].max[1] - s.scene.boundaries[2].min[1], 0.1, 1e-3);  // the sphere, not a box
+    const SceneInputs in = scene_inputs(s.scene);
+    ASSERT_EQ(in.meshes.size(), 3u);  // obstacle, body, fluid
+    EXPECT_EQ(in.meshes[1], s.scene.boundaries[2].model.placed);
+    // A mesh body that does not exist: one line naming bodies[1] and the key.
+    const std::string e = input_error([&] {
+        add_body(sim, {{"shape", "mesh"}, {"file", models + "no_such.obj"}, {"density", 500.0}}, exec);
+    });
+    EXPECT_NE(e.find("bodies[1]"), std::string::npos) << e;
+    EXPECT_EQ(e.find('\n'), std::string::npos) << e;
+    EXPECT_EQ(s.bodies.size(), 1u);
+
+    step_to(sim, exec, 0.1);
+    const auto dir = std::filesystem::temp_directory_path() / ("eddy_add_mesh_body_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    write_checkpoint(dir / "ck.eddy", sim, nlohmann::json::object());
+    nlohmann::json record;
+    Simulation resumed = read_checkpoint(dir / "ck.eddy", exec, record);
+    std::filesystem::remove_all(dir);
+    step_to(sim, exec, 0.2);
+    step_to(resumed, exec, 0.2);
+    EXPECT_EQ(state_hash(sim), state_hash(resumed));
+    EXPECT_TRUE(same_bits(particles<3>(sim).bodies.state[0], particles<3>(resumed).bodies.state[0]));
+    EXPECT_LT(particles<3>(sim).bodies.state[0].position[1], 0.3);  // falling
+}
+
+// A body added where another body started (that one has fallen away since): the add is right (the space
+// is free now), and a checkpoint written afterwards resumes, although at the scene's poses the two would
+// overlap (the added body carries its added_at; its overlaps were checked when it was added).
+TEST(AddBody, ABodyAddedWhereAnotherStartedResumes) {
+    const ExecContext exec(1);
+    nlohmann::json doc = tank_2d("dfsph");
+    doc["bodies"][0]["min"] = {0.4, 0.4};
+    doc["bodies"][0]["max"] = {0.5, 0.46};
+    Simulation sim = make_simulation(parse_scene(doc, "tank.json"), 10'000'000, exec);
+    step_to(sim, exec, 0.5);
+    ASSERT_LT(particles<2>(sim).bodies.state[0].position[1], 0.36);  // it fell: its top below 0.39
+    add_body(sim, {{"shape", "box"}, {"min", {0.41, 0.41}}, {"max", {0.49, 0.45}}, {"density", 500.0}}, exec);
+    EXPECT_DOUBLE_EQ(particles<2>(sim).scene.document["bodies"][1]["added_at"].get<double>(), 0.5);
+    step_to(sim, exec, 0.55);
+    const auto dir = std::filesystem::temp_directory_path() / ("eddy_add_body_start_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    write_checkpoint(dir / "ck.eddy", sim, nlohmann::json::object());
+    nlohmann::json record;
+    std::string error;
+    std::optional<Simulation> resumed;
+    try {
+        resumed.emplace(read_checkpoint(dir / "ck.eddy", exec, record));
+    } catch (const InputError& e) {
+        error = e.what();
+    }
+    std::filesystem::remove_all(dir);
+    ASSERT_TRUE(resumed) << error;
+    step_to(sim, exec, 0.65);
+    step_to(*resumed, exec, 0.65);
+    EXPECT_EQ(state_hash(sim), state_hash(*resumed));
+    // A scene that starts with the two overlapping is still refused.
+    nlohmann::json both = tank_2d("dfsph");
+    both["bodies"].push_back({{"shape", "box"}, {"min", {0.1, 0.2}}, {"max", {0.2, 0.3}}, {"density", 500.0}});
+    const std::string e = input_error([&] { make_simulation(parse_scene(both, "tank.json"), 10'000'000, exec); });
+    EXPECT_NE(e.find("bodies[0]: overlaps bodies[1]"), std::string::npos) << e;
 }
