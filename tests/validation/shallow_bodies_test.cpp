@@ -100,17 +100,22 @@ TEST(ShallowBodiesValidation, ArchimedesDraftAtTwoResolutions) {
 }
 
 // A box of the water's density, fully under water (0.1 m tall in 0.3 m, its faces on cell faces so that
-// the heightfield's columns hold exactly its volume), neither sinks nor rises by more than a cell in 2 s.
+// the heightfield's columns hold exactly its volume), neither sinks nor rises by more than a cell in 2 s,
+// in still water and with drops making waves over it.
 TEST(ShallowBodiesValidation, NeutralBoxStaysPut) {
     ExecContext exec(2);
     const int n = 80;
     const double dx = 1.2 / n;
     const nlohmann::json box = {{{"shape", "box"}, {"center", {0.6, 0.6, 0.2}}, {"size", {0.3, 0.3, 0.1}}, {"density", 1000.0}}};
-    ShallowWaterSimulation sim = make(basin(n, 1.2, false, box));
-    double most = 0;
-    run_to(sim, 2.0, exec, [&](const auto& s) { most = std::max(most, std::abs(s.bodies()[0].x[2] - 0.2)); });
-    std::printf("Neutral box: largest |dz| over 2 s %.3e m (cell %.4f m)\n", most, dx);
-    EXPECT_LT(most, dx);
+    for (bool waves : {false, true}) {
+        nlohmann::json j = basin(n, 1.2, false, box);
+        if (waves) j["drops"] = {{"rate", 5}, {"radius", 0.08}, {"height", 0.03}, {"seed", 11}};
+        ShallowWaterSimulation sim = make(j);
+        double most = 0;
+        run_to(sim, 2.0, exec, [&](const auto& s) { most = std::max(most, std::abs(s.bodies()[0].x[2] - 0.2)); });
+        std::printf("Neutral box%s: largest |dz| over 2 s %.3e m (cell %.4f m)\n", waves ? " under waves" : "", most, dx);
+        EXPECT_LT(most, dx) << (waves ? "waves" : "still");
+    }
 }
 
 // A box dropped from 5 cm above the water into a closed basin: the water (depth minus the bodies'
