@@ -70,7 +70,7 @@ struct RigidBodies {
     std::vector<BoundarySpec> shapes;       ///< Each body's shape at rest (its Scene::boundaries entry)
     std::vector<std::uint16_t> object;      ///< The boundary object of each body
     std::vector<BodyState> state;           ///< Now
-    std::vector<ObjectLoad> load;           ///< The fluid's load over the last step, about the centre of mass
+    std::vector<ObjectLoad> load;           ///< The last step's load (the fluid's plus `external`), about the centre of mass
     /// Forces from outside the scene (the viewer's drag, a script), added to the fluid's each step until
     /// changed: force at the centre of mass (N; 2D N/m), torque about it. Empty or shorter: none.
     std::vector<ObjectLoad> external;

@@ -163,8 +163,8 @@ RigidBodies<D> make_bodies(const Scene& scene, BoundarySet<D>& boundary) {
 template <int D>
 void advance_bodies(RigidBodies<D>& bodies, BoundarySet<D>& boundary, double t, double dt) {
     if (bodies.empty()) return;
-    for (std::size_t k = 0; k < bodies.size(); ++k)
-    {
+    // What moves each body: the fluid's load on its object over the step, and any load from outside.
+    for (std::size_t k = 0; k < bodies.size(); ++k) {
         bodies.load[k] = bodies.object[k] < boundary.load.size() ? boundary.load[bodies.object[k]] : ObjectLoad{};
         if (k < bodies.external.size())
             for (int a = 0; a < 3; ++a) {

@@ -235,9 +235,10 @@ private:
         if (const MeshShape<3>* m = model_shape<3>(shape.model)) {
             btConvexHullShape hull;
             for (const auto& p : m->mesh().vertices) hull.addPoint(Pt * (btVector3(p[0], p[1], p[2]) - c0) / m_L, false);
+            hull.setMargin(0.0);  // the reduction samples the support function: with a margin it would grow
             hull.recalcLocalAabb();
             btShapeHull reduced(&hull);  // at most ~42 vertices: fast contacts
-            reduced.buildHull(hull.getMargin());
+            reduced.buildHull(0.0);
             auto* h = own<btConvexHullShape>();
             for (int i = 0; i < reduced.numVertices(); ++i) h->addPoint(reduced.getVertexPointer()[i], false);
             h->recalcLocalAabb();

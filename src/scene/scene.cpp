@@ -458,21 +458,28 @@ namespace {
 
 using Inertia = std::array<std::array<double, 3>, 3>;
 
-// A cylinder body (3D) as a closed triangle mesh: its walls, fluid exclusion and collision then go
-// through the model path (any axis, not only the containers' y). 48 sides: the prism's volume is
-// 0.29% below the cylinder's, well inside one particle of sampling; the mass comes from the exact shape.
-std::shared_ptr<const MeshShape<3>> cylinder_model(const std::array<double, 3>& c, const std::array<double, 3>& axis,
-                                                   double radius, double height, const std::string& name) {
-    constexpr int kSides = 48;
+using Axis3 = std::array<double, 3>;
+
+// A right-handed frame around a direction: {a (the unit direction), u, v} with u x v = a.
+std::array<Axis3, 3> axis_frame(const Axis3& axis) {
     const double len = std::sqrt(axis[0] * axis[0] + axis[1] * axis[1] + axis[2] * axis[2]);
-    const std::array<double, 3> a{axis[0] / len, axis[1] / len, axis[2] / len};
-    // Two unit vectors across the axis.
-    std::array<double, 3> u = std::fabs(a[0]) < 0.9 ? std::array<double, 3>{1, 0, 0} : std::array<double, 3>{0, 1, 0};
+    const Axis3 a{axis[0] / len, axis[1] / len, axis[2] / len};
+    Axis3 u = std::fabs(a[0]) < 0.9 ? Axis3{1, 0, 0} : Axis3{0, 1, 0};
     const double d = u[0] * a[0] + u[1] * a[1] + u[2] * a[2];
     for (int k = 0; k < 3; ++k) u[k] -= d * a[k];
     const double ul = std::sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]);
     for (auto& x : u) x /= ul;
-    const std::array<double, 3> v{a[1] * u[2] - a[2] * u[1], a[2] * u[0] - a[0] * u[2], a[0] * u[1] - a[1] * u[0]};
+    const Axis3 v{a[1] * u[2] - a[2] * u[1], a[2] * u[0] - a[0] * u[2], a[0] * u[1] - a[1] * u[0]};
+    return {a, u, v};
+}
+
+// A cylinder body (3D) as a closed triangle mesh: its walls, fluid exclusion and collision then go
+// through the model path (any axis, not only the containers' y). 48 sides: the prism's volume is
+// 0.29% below the cylinder's, well inside one particle of sampling; the mass comes from the exact shape.
+std::shared_ptr<const MeshShape<3>> cylinder_model(const Axis3& c, const Axis3& axis, double radius, double height,
+                                                   const std::string& name) {
+    constexpr int kSides = 48;
+    const auto [a, u, v] = axis_frame(axis);
     Mesh<3> m;
     for (int end = 0; end < 2; ++end) {
         const double s = (end == 0 ? -0.5 : 0.5) * height;
@@ -566,23 +573,17 @@ void parse_bodies(const Ctx& c, const nlohmann::json& j, int dim, Scene& s) {
             const auto axis = vec(c, b, p, "axis", dim, {0, 1, 0}, false);
             const double len = std::sqrt(axis[0] * axis[0] + axis[1] * axis[1] + axis[2] * axis[2]);
             if (!(len > 0.0)) c.fail(sub(p, "axis"), "must not be zero; the direction of the cylinder's axis");
-            // Its mass along y, turned onto the axis.
+            // Its mass along y, turned onto the axis: x -> v, y -> a, z -> u (right-handed, as v x a = u).
             unit = cylinder_mass_properties({0, -0.5 * height, 0}, radius, height, 1.0);
-            const std::array<double, 3> a{axis[0] / len, axis[1] / len, axis[2] / len};
-            std::array<double, 3> u = std::fabs(a[0]) < 0.9 ? std::array<double, 3>{1, 0, 0} : std::array<double, 3>{0, 0, 1};
-            const double d = u[0] * a[0] + u[1] * a[1] + u[2] * a[2];
-            for (int k = 0; k < 3; ++k) u[k] -= d * a[k];
-            const double ul = std::sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]);
-            for (auto& x : u) x /= ul;
-            const std::array<double, 3> w{u[1] * a[2] - u[2] * a[1], u[2] * a[0] - u[0] * a[2], u[0] * a[1] - u[1] * a[0]};
-            const Inertia r{{{u[0], a[0], w[0]}, {u[1], a[1], w[1]}, {u[2], a[2], w[2]}}};  // x -> u, y -> a, z -> w
+            const auto [a, u, v] = axis_frame(axis);
+            const Inertia r{{{v[0], a[0], u[0]}, {v[1], a[1], u[1]}, {v[2], a[2], u[2]}}};
             unit.inertia = rotated(unit.inertia, r);
             unit.center = center;
             bs.center = center;
             bs.radius = radius;
             bs.height = height;
             bs.shape = "mesh";  // sampled, excluded and collided as its closed triangle model
-            bs.model.mesh = cylinder_model(center, a, radius, height, fmt::format("{}: {}", c.file, p));
+            bs.model.mesh = cylinder_model(center, axis, radius, height, fmt::format("{}: {}", c.file, p));
             for (int k = 0; k < 3; ++k) {
                 bs.min[k] = bs.model.mesh->lo()[k];
                 bs.max[k] = bs.model.mesh->hi()[k];
