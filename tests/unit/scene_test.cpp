@@ -223,7 +223,7 @@ TEST(SceneErrors, MessagesAsDocumented) {
     j["fluid"] = nlohmann::json::array();
     expect_input_error([&] { load_scene(dir.write("x.json", j.dump(2))); },
                        {"x.json: unknown key 'fluid'; allowed: name, description, dimension, method, particle_radius, "
-                        "gravity, duration, output, camera, settings, boundaries, fluids"});
+                        "gravity, duration, output, camera, settings, boundaries, bodies, fluids"});
     j = base2d();
     j["fluids"][0]["min"] = {0, 0, 0};
     expect_input_error([&] { load_scene(dir.write("x.json", j.dump(2))); },
