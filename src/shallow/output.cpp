@@ -44,9 +44,17 @@ void write_vti_piece(const std::filesystem::path& path, const ShallowWaterGrid<R
             append_raw(ink, g.ink[c]);
             append_raw(solid, Real(g.solid[c]));
         }
-    const detail::ImageArray arrays[] = {{"terrain", type, 1, terrain}, {"depth", type, 1, depth},
-                                         {"eta", type, 1, eta},         {"velocity", type, 3, velocity},
-                                         {"ink", type, 1, ink},         {"solid", type, 1, solid}};
+    std::vector<detail::ImageArray> arrays = {{"terrain", type, 1, terrain}, {"depth", type, 1, depth},
+                                              {"eta", type, 1, eta},         {"velocity", type, 3, velocity},
+                                              {"ink", type, 1, ink},         {"solid", type, 1, solid}};
+    // With floating bodies: their displaced depth b (depth = water + b; docs/bodies.md, "Shallow water").
+    std::string displaced;
+    if (!g.displaced.empty()) {
+        displaced.reserve(n * sizeof(Real));
+        for (int j = j0; j < j1; ++j)
+            for (int i = i0; i < i1; ++i) append_raw(displaced, g.displaced[g.cell(i, j)]);
+        arrays.push_back({"displaced", type, 1, displaced});
+    }
     // Cells are the grid's cells: nodes i0..i1 along x, j0..j1 along y, in the whole grid's indices.
     write_atomic(path, detail::image_data({b.i0 + i0, b.j0 + j0, 0}, {b.i0 + i1, b.j0 + j1, 0}, double(g.dx), true, arrays));
 }
