@@ -143,7 +143,15 @@ struct Wall {
     int object = -1;                  ///< Boundary object whose motion it follows (-1: none)
     bool moving = false;              ///< pose applies
     RigidPose<D> pose;                ///< Body frame -> world at the current time
+    /// A solid's box in the world at its pose (update_wall_reach): keep_inside skips a solid whose box,
+    /// widened by the margin, does not hold the particle (a thousand bodies are a thousand walls).
+    bool bounded = false;
+    Vec<D> reach_lo = Vec<D>::zero(), reach_hi = Vec<D>::zero();
 };
+
+/// Sets w's world box at its pose (solids that are not open shells; others stay unbounded).
+template <int D>
+void update_wall_reach(Wall<D>& w);
 
 /// Sets the pose of every wall that follows a moving boundary object to that object's pose at t.
 template <int D>

@@ -382,6 +382,11 @@ bool keep_inside(Vec<D>& x, const std::vector<Wall<D>>& walls, float margin) {
             continue;
         }
         if (!w.solid) continue;
+        if (w.bounded) {  // outside the solid's box widened by the margin: not within the margin of it
+            bool out = false;
+            for (int a = 0; a < D; ++a) out = out || x[a] < w.reach_lo[a] - margin || x[a] > w.reach_hi[a] + margin;
+            if (out) continue;
+        }
         const Vec<D> xb = to_body(w, x);
         if (in_solid(w, xb, margin)) {
             x = to_world(w, push_out_of(w, xb, margin));
@@ -578,7 +583,46 @@ void update_wall_poses(std::vector<Wall<D>>& walls, const std::vector<BoundaryMo
         if (w.object < 0 || std::size_t(w.object) >= motions.size() || !motions[w.object].moving()) continue;
         w.pose = motions[w.object].pose(t);
         w.moving = true;
+        update_wall_reach(w);
     }
+}
+
+template <int D>
+void update_wall_reach(Wall<D>& w) {
+    w.bounded = false;
+    if (!w.solid || is_shell(w)) return;
+    Vec<D> lo, hi;  // in the body frame
+    if (w.shape == Wall<D>::Shape::box) {
+        lo = w.lo;
+        hi = w.hi;
+    } else if (w.shape == Wall<D>::Shape::sdf) {
+        if (!w.sdf) return;
+        lo = w.sdf->origin;
+        for (int a = 0; a < D; ++a) hi[a] = lo[a] + w.sdf->voxel * float(std::max(w.sdf->nodes[a] - 1, 0));
+    } else if (w.shape == Wall<D>::Shape::ball) {
+        lo = w.center - Vec<D>::filled(w.radius);
+        hi = w.center + Vec<D>::filled(w.radius);
+    } else {
+        return;
+    }
+    w.reach_lo = Vec<D>::filled(std::numeric_limits<float>::max());
+    w.reach_hi = Vec<D>::filled(-std::numeric_limits<float>::max());
+    for (int c = 0; c < (1 << D); ++c) {
+        Vec<D> p;
+        for (int a = 0; a < D; ++a) p[a] = (c >> a) & 1 ? hi[a] : lo[a];
+        const Vec<D> q = to_world(w, p);
+        for (int a = 0; a < D; ++a) {
+            w.reach_lo[a] = std::min(w.reach_lo[a], q[a]);
+            w.reach_hi[a] = std::max(w.reach_hi[a], q[a]);
+        }
+    }
+    // Rounding of the pose's transforms (float): a little slack, so that the skip never changes a result.
+    float size = 0.0f;
+    for (int a = 0; a < D; ++a) size = std::max(size, w.reach_hi[a] - w.reach_lo[a]);
+    const Vec<D> slack = Vec<D>::filled(1e-4f * size + 1e-6f);
+    w.reach_lo -= slack;
+    w.reach_hi += slack;
+    w.bounded = true;
 }
 
 template struct BoundarySet<2>;
@@ -597,6 +641,8 @@ template bool guard_walls<2>(Vec<2>&, Vec<2>&, const std::vector<Wall<2>>&, floa
 template bool guard_walls<3>(Vec<3>&, Vec<3>&, const std::vector<Wall<3>>&, float);
 template void update_boundary_motion<2>(BoundarySet<2>&, double, const ExecContext&);
 template void update_boundary_motion<3>(BoundarySet<3>&, double, const ExecContext&);
+template void update_wall_reach<2>(Wall<2>&);
+template void update_wall_reach<3>(Wall<3>&);
 template void update_wall_poses<2>(std::vector<Wall<2>>&, const std::vector<BoundaryMotion<2>>&, double);
 template void update_wall_poses<3>(std::vector<Wall<3>>&, const std::vector<BoundaryMotion<3>>&, double);
 template float distance_to_wall<2>(const Wall<2>&, const Vec<2>&, Vec<2>&);

@@ -46,6 +46,7 @@ std::vector<Wall<D>> scene_walls(const Scene& scene, const ExecContext& exec) {
             w.radius = static_cast<float>(b.radius);
             w.height = b.open_top ? std::numeric_limits<float>::max() : static_cast<float>(b.height);
         }
+        update_wall_reach(w);  // at rest; moving ones again at every pose
         walls.push_back(std::move(w));
     }
     return walls;

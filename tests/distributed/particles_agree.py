@@ -36,6 +36,11 @@ if os.path.exists(f"{one}/forces.csv") != os.path.exists(f"{many}/forces.csv"):
     sys.exit(f"FAIL: {many}/forces.csv: present on one side only")
 if os.path.exists(f"{one}/forces.csv") and open(f"{one}/forces.csv").read() != open(f"{many}/forces.csv").read():
     sys.exit(f"FAIL: {many}/forces.csv differs from one process's")
+# The bodies (bodies.csv): every process steps its own copy of them with the reduced loads.
+if os.path.exists(f"{one}/bodies.csv") != os.path.exists(f"{many}/bodies.csv"):
+    sys.exit(f"FAIL: {many}/bodies.csv: present on one side only")
+if os.path.exists(f"{one}/bodies.csv") and open(f"{one}/bodies.csv").read() != open(f"{many}/bodies.csv").read():
+    sys.exit(f"FAIL: {many}/bodies.csv differs from one process's")
 sa, sb = json.load(open(f"{one}/summary.json")), json.load(open(f"{many}/summary.json"))
 for k in ["status", "steps", "simulated_time", "particles", "max_density_error", "mean_density_error", "max_speed"]:
     if sa[k] != sb[k]:
