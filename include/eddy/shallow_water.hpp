@@ -19,8 +19,13 @@
 //                  radiation condition u_t + sqrt(g h) u_n = 0 on the border faces, ghost depth = border
 //                  cell's (waves leave, a river flows through); shore rule: u_{i+1/2} = 0 when
 //                  (h_i <= eps and H_i > eta_{i+1}) or (h_{i+1} <= eps and H_{i+1} > eta_i), eps = 1e-4 dx
+// Floating bodies (scene key "bodies"; docs/bodies.md, "Shallow water") add three passes: their loads and
+// motion first (buoyancy rho g s A from the submerged column under eta, implicit drag, semi-implicit
+// Euler), their bounds (grid borders, terrain), and after the height pass (and the overshooting reduction,
+// which leaves their cells alone) their displacement: depth = water + b, b = k (H + w - z_bottom) per
+// sample of the cells under them, the water itself untouched.
 // Every pass is a gather over rows of cells: each thread writes only its own cells, so the result has
-// the same bits on any number of threads.
+// the same bits on any number of threads (the bodies' passes are serial over their few cells).
 #pragma once
 #include <array>
 #include <cstdint>
