@@ -147,7 +147,30 @@ struct Wall {
     /// widened by the margin, does not hold the particle (a thousand bodies are a thousand walls).
     bool bounded = false;
     Vec<D> reach_lo = Vec<D>::zero(), reach_hi = Vec<D>::zero();
+    /// The walls' index (index_walls): every wall of a list holds the same one, so that keep_inside, given
+    /// the list, looks only at the solids near a particle. Null: every wall is scanned.
+    std::shared_ptr<const struct WallIndex> index;
 };
+
+/// A uniform grid over the bounded solids' boxes (widened by `pad`): per cell, the walls that may be
+/// within `pad` of a point in it, by increasing wall number; walls that are not bounded are always looked
+/// at. Built by index_walls after the walls' poses change.
+struct WallIndex {
+    int dim = 0;
+    float pad = 0.0f;                       ///< Margin the boxes were widened by (m); a larger one scans all
+    std::array<float, 3> lo{}, cell{};      ///< The grid's corner and cell size (m)
+    std::array<int, 3> cells{1, 1, 1};
+    std::vector<std::uint32_t> start;       ///< Per cell (x fastest), into `walls`; one more than cells
+    std::vector<std::uint32_t> walls;       ///< Bounded walls per cell, increasing
+    std::vector<std::uint32_t> unbounded;   ///< Walls without a box, increasing
+    std::vector<std::uint32_t> containers;  ///< Walls neither solid nor shells (the containers), increasing
+};
+
+/// Builds the index of a list of walls (after update_wall_reach of each) and gives it to every wall; for
+/// lists of at most a few walls it drops it (a scan is as fast). `pad`: the largest margin keep_inside
+/// will be asked for (m).
+template <int D>
+void index_walls(std::vector<Wall<D>>& walls, float pad);
 
 /// Sets w's world box at its pose (solids that are not open shells; others stay unbounded).
 template <int D>

@@ -353,47 +353,149 @@ template <int D>
 bool keep_inside(Vec<D>& x, const std::vector<Wall<D>>& walls, float margin) {
     bool moved = false;
     bool any_container = false, inside = false;
+    const WallIndex* index = walls.empty() ? nullptr : walls.front().index.get();
+    // The containers: from the index (a thousand bodies are a thousand solids, a tank is one wall), or
+    // every wall that is neither solid nor a shell.
+    auto for_containers = [&](auto&& f) {
+        if (index) {
+            for (std::uint32_t k : index->containers) f(walls[k]);
+            return;
+        }
+        for (const auto& w : walls)
+            if (!w.solid && !is_shell(w)) f(w);
+    };
     // An open model's shell bounds nothing (water goes in and out over its rim): it is no container
     // of the union below, but a wall of both faces, like an obstacle's.
-    for (const auto& w : walls)
-        if (!w.solid && !is_shell(w)) {
-            any_container = true;
-            inside = inside || inside_wall(w, to_body(w, x), margin);
-        }
+    for_containers([&](const Wall<D>& w) {
+        any_container = true;
+        inside = inside || inside_wall(w, to_body(w, x), margin);
+    });
     if (any_container && !inside) {
         Vec<D> best = x;
         float best_d = std::numeric_limits<float>::max();
-        for (const auto& w : walls) {
-            if (w.solid || is_shell(w)) continue;
+        for_containers([&](const Wall<D>& w) {
             const Vec<D> p = to_world(w, project_into(w, to_body(w, x), margin));
             const float d = norm2(p - x);
             if (d < best_d) { best_d = d; best = p; }
-        }
+        });
         x = best;
         moved = true;
     }
-    for (const auto& w : walls) {
+    // The obstacles and shells, in the list's order: each sees x as the walls before it left it.
+    auto obstacle = [&](const Wall<D>& w) {
         if (is_shell(w)) {
             const Vec<D> xb = to_body(w, x);
             if (near_shell(*w.sdf, xb, margin)) {
                 x = to_world(w, push_off_shell(*w.sdf, xb, margin));
-                moved = true;
+                return true;
             }
-            continue;
+            return false;
         }
-        if (!w.solid) continue;
+        if (!w.solid) return false;
         if (w.bounded) {  // outside the solid's box widened by the margin: not within the margin of it
             bool out = false;
             for (int a = 0; a < D; ++a) out = out || x[a] < w.reach_lo[a] - margin || x[a] > w.reach_hi[a] + margin;
-            if (out) continue;
+            if (out) return false;
         }
         const Vec<D> xb = to_body(w, x);
         if (in_solid(w, xb, margin)) {
             x = to_world(w, push_out_of(w, xb, margin));
+            return true;
+        }
+        return false;
+    };
+    if (!index || margin > index->pad) {
+        for (const auto& w : walls) moved = obstacle(w) || moved;
+        return moved;
+    }
+    // The walls of x's cell merged with the unbounded ones, in the list's order. A wall not listed for the
+    // cell cannot reach x; once x is moved it may have left the cell: the rest are scanned in full.
+    std::size_t c = 0;
+    for (int a = D - 1; a >= 0; --a) {
+        const int k = std::clamp(static_cast<int>(std::floor((x[a] - index->lo[a]) / index->cell[a])), 0, index->cells[a] - 1);
+        c = c * std::size_t(index->cells[a]) + std::size_t(k);
+    }
+    bool inside_grid = true;
+    for (int a = 0; a < D; ++a)
+        inside_grid = inside_grid && x[a] >= index->lo[a] && x[a] <= index->lo[a] + index->cell[a] * float(index->cells[a]);
+    const std::uint32_t* cw = index->walls.data() + (inside_grid ? index->start[c] : 0);
+    const std::uint32_t* cw_end = index->walls.data() + (inside_grid ? index->start[c + 1] : 0);
+    const std::uint32_t* uw = index->unbounded.data();
+    const std::uint32_t* uw_end = uw + index->unbounded.size();
+    while (cw != cw_end || uw != uw_end) {
+        const std::uint32_t next = (uw == uw_end || (cw != cw_end && *cw < *uw)) ? *cw++ : *uw++;
+        if (obstacle(walls[next])) {
             moved = true;
+            for (std::size_t k = next + 1; k < walls.size(); ++k) obstacle(walls[k]);
+            return moved;
         }
     }
     return moved;
+}
+
+template <int D>
+void index_walls(std::vector<Wall<D>>& walls, float pad) {
+    for (auto& w : walls) w.index.reset();
+    std::size_t bounded = 0;
+    for (const auto& w : walls) bounded += w.bounded ? 1 : 0;
+    if (bounded < 16) return;  // a scan of a few boxes is as fast
+    auto index = std::make_shared<WallIndex>();
+    index->dim = D;
+    index->pad = pad;
+    Vec<D> lo = Vec<D>::filled(std::numeric_limits<float>::max()), hi = Vec<D>::filled(-std::numeric_limits<float>::max());
+    double extent = 0.0;
+    for (const auto& w : walls) {
+        if (!w.bounded) continue;
+        for (int a = 0; a < D; ++a) {
+            lo[a] = std::min(lo[a], w.reach_lo[a] - pad);
+            hi[a] = std::max(hi[a], w.reach_hi[a] + pad);
+            extent = std::max(extent, double(w.reach_hi[a] - w.reach_lo[a]) + 2.0 * pad);
+        }
+    }
+    // A little more than pad all round, so that the rounding of a cell's number never drops a wall that
+    // keep_inside's own box test would have kept.
+    const float eps = 1e-3f * static_cast<float>(extent) + 1e-6f;
+    lo -= Vec<D>::filled(eps);
+    hi += Vec<D>::filled(eps);
+    // Cells about as large as the largest box, at most 64 a side.
+    for (int a = 0; a < D; ++a) {
+        const double span = std::max(double(hi[a] - lo[a]), 1e-6);
+        index->cells[a] = std::clamp(static_cast<int>(span / std::max(extent, 1e-6)), 1, 64);
+        index->lo[a] = lo[a];
+        index->cell[a] = static_cast<float>(span / index->cells[a]) * (1.0f + 1e-6f);
+    }
+    std::size_t ncells = 1;
+    for (int a = 0; a < D; ++a) ncells *= std::size_t(index->cells[a]);
+    std::vector<std::vector<std::uint32_t>> lists(ncells);
+    for (std::size_t i = 0; i < walls.size(); ++i) {
+        const Wall<D>& w = walls[i];
+        if (!w.solid && !is_shell(w)) index->containers.push_back(static_cast<std::uint32_t>(i));
+        if (!w.bounded) {
+            index->unbounded.push_back(static_cast<std::uint32_t>(i));
+            continue;
+        }
+        std::array<int, 3> k0{0, 0, 0}, k1{0, 0, 0};
+        for (int a = 0; a < D; ++a) {
+            k0[a] = std::clamp(static_cast<int>(std::floor((w.reach_lo[a] - pad - eps - index->lo[a]) / index->cell[a])), 0,
+                               index->cells[a] - 1);
+            k1[a] = std::clamp(static_cast<int>(std::floor((w.reach_hi[a] + pad + eps - index->lo[a]) / index->cell[a])), 0,
+                               index->cells[a] - 1);
+        }
+        for (int z = k0[2]; z <= k1[2]; ++z)
+            for (int y = k0[1]; y <= k1[1]; ++y)
+                for (int x = k0[0]; x <= k1[0]; ++x) {
+                    const std::size_t c = D == 3 ? (std::size_t(z) * index->cells[1] + y) * index->cells[0] + x
+                                                 : std::size_t(y) * index->cells[0] + x;
+                    lists[c].push_back(static_cast<std::uint32_t>(i));
+                }
+    }
+    index->start.reserve(ncells + 1);
+    index->start.push_back(0);
+    for (const auto& l : lists) {
+        index->walls.insert(index->walls.end(), l.begin(), l.end());
+        index->start.push_back(static_cast<std::uint32_t>(index->walls.size()));
+    }
+    for (auto& w : walls) w.index = index;
 }
 
 template <int D>
@@ -579,12 +681,15 @@ void update_boundary_motion(BoundarySet<D>& b, double t, const ExecContext& exec
 
 template <int D>
 void update_wall_poses(std::vector<Wall<D>>& walls, const std::vector<BoundaryMotion<D>>& motions, double t) {
+    bool any = false;
     for (auto& w : walls) {
         if (w.object < 0 || std::size_t(w.object) >= motions.size() || !motions[w.object].moving()) continue;
         w.pose = motions[w.object].pose(t);
         w.moving = true;
         update_wall_reach(w);
+        any = true;
     }
+    if (any && !walls.empty() && walls.front().index) index_walls(walls, walls.front().index->pad);
 }
 
 template <int D>
@@ -641,6 +746,8 @@ template bool guard_walls<2>(Vec<2>&, Vec<2>&, const std::vector<Wall<2>>&, floa
 template bool guard_walls<3>(Vec<3>&, Vec<3>&, const std::vector<Wall<3>>&, float);
 template void update_boundary_motion<2>(BoundarySet<2>&, double, const ExecContext&);
 template void update_boundary_motion<3>(BoundarySet<3>&, double, const ExecContext&);
+template void index_walls<2>(std::vector<Wall<2>>&, float);
+template void index_walls<3>(std::vector<Wall<3>>&, float);
 template void update_wall_reach<2>(Wall<2>&);
 template void update_wall_reach<3>(Wall<3>&);
 template void update_wall_poses<2>(std::vector<Wall<2>>&, const std::vector<BoundaryMotion<2>>&, double);

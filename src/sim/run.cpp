@@ -49,6 +49,9 @@ std::vector<Wall<D>> scene_walls(const Scene& scene, const ExecContext& exec) {
         update_wall_reach(w);  // at rest; moving ones again at every pose
         walls.push_back(std::move(w));
     }
+    // Many solids (a scene of bodies): an index of their boxes, for margins up to r (wall_contact_margin,
+    // the collision's); kept up to date by update_wall_poses.
+    index_walls(walls, r);
     return walls;
 }
 
