@@ -9,6 +9,7 @@
 #include <climits>
 #include <cmath>
 #include <new>
+#include <optional>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -28,6 +29,7 @@
 #include "eddy/error.hpp"
 #include "eddy/json_text.hpp"
 #include "eddy/memory_budget.hpp"
+#include "eddy/progress.hpp"
 #include "eddy/scene.hpp"
 #include "eddy/settings.hpp"
 #include "eddy/shallow_water.hpp"
@@ -101,42 +103,19 @@ std::string one_line(std::string s) {
     return eddy::text_excerpt(s, 300);
 }
 
-std::string format_duration(double s) {
-    if (!(s >= 0) || s > 1e7) return "--";
-    const int t = static_cast<int>(s + 0.5);
-    if (t >= 3600) return fmt::format("{}h{:02d}m", t / 3600, (t / 60) % 60);
-    if (t >= 60) return fmt::format("{}m{:02d}s", t / 60, t % 60);
-    return fmt::format("{}s", t);
-}
-
-// Progress on a terminal: one line redrawn in place. Piped: a plain line every 10% of the run.
+// Progress on a terminal: one line redrawn in place. Piped: a plain line every 10% of the run. The text
+// is the library's (eddy/progress.hpp), as Python's Simulation.run writes it.
 struct ProgressPrinter {
     bool tty = false;
     bool quiet = false;
-    int last_decile = 0;
+    std::optional<eddy::ProgressText> text;
 
     void operator()(const eddy::Progress& p) {
         if (quiet) return;
-        double frac = p.end_time > 0 ? p.time / p.end_time : 0.0;
-        if (p.max_steps > 0) frac = std::max(frac, double(p.steps) / double(p.max_steps));
-        frac = std::clamp(frac, 0.0, 1.0);
-        const std::string line =
-            fmt::format("t = {:.4f}/{:.4g} s  step {}  {:.0f} steps/s  {} {}  {} frames  ETA {}", p.time,
-                        p.end_time, p.steps, p.steps_per_second, p.particles, p.counted, p.frames_written,
-                        p.finished ? "0s" : format_duration(p.eta_seconds));
-        if (tty) {
-            const int width = 24;
-            const int filled = static_cast<int>(frac * width);
-            std::fprintf(stderr, "\r\033[2K[%s%s] %3d%% %s", std::string(filled, '#').c_str(),
-                         std::string(width - filled, '.').c_str(), static_cast<int>(frac * 100), line.c_str());
-            if (p.finished) std::fputc('\n', stderr);
-        } else {
-            const int decile = static_cast<int>(frac * 10.0);
-            if (decile > last_decile || (p.finished && last_decile < 10)) {
-                last_decile = decile;
-                std::fprintf(stderr, "progress %3d%%: %s\n", static_cast<int>(frac * 100), line.c_str());
-            }
-        }
+        if (!text) text.emplace(tty);
+        const std::string s = (*text)(p);
+        if (s.empty()) return;
+        std::fputs(s.c_str(), stderr);
         std::fflush(stderr);
     }
 };

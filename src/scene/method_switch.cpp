@@ -9,8 +9,11 @@
 
 #include "eddy/clavet.hpp"
 #include "eddy/dfsph.hpp"
+#include "eddy/error.hpp"
+#include "eddy/json_text.hpp"
 #include "eddy/pbf.hpp"
 #include "eddy/settings.hpp"
+#include "eddy/shallow_water.hpp"
 #include "eddy/wcsph.hpp"
 
 namespace eddy::detail {
@@ -44,7 +47,60 @@ std::string list(const std::vector<std::string>& keys) {
     return s;
 }
 
+// check_method_settings for one table: unknown keys (with a suggestion) first, then types and ranges
+// through apply_json itself, the reader make_method uses, so the two cannot disagree.
+template <class S>
+void check_table(std::span<const Field<S>> table, const nlohmann::json& settings, const std::string& where) {
+    if (settings.is_null()) return;
+    if (!settings.is_object()) throw InputError(fmt::format("{}: expected an object, got {}", where, settings.type_name()));
+    std::vector<std::string> keys;
+    for (const auto& f : table) keys.emplace_back(f.key);
+    for (auto it = settings.begin(); it != settings.end(); ++it) {
+        if (std::find(keys.begin(), keys.end(), it.key()) != keys.end()) continue;
+        const std::string guess = closest_key(it.key(), keys);
+        throw InputError(fmt::format("{}: unknown key '{}'; {}allowed keys: {}", where, text_excerpt(it.key()),
+                                     guess.empty() ? "" : fmt::format("did you mean '{}'? ", guess), list(keys)));
+    }
+    S s{};
+    apply_json(s, table, settings, where);
+}
+
 }  // namespace
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+    std::vector<std::size_t> row(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        std::size_t diag = row[0];
+        row[0] = i;
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            const std::size_t up = row[j];
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+            diag = up;
+        }
+    }
+    return row[b.size()];
+}
+
+std::string closest_key(std::string_view key, std::span<const std::string> candidates) {
+    if (key.size() > 100) return {};  // not a typo; and the distance would cost |key| x |candidate|
+    std::size_t best = std::max<std::size_t>(2, key.size() / 3) + 1;
+    std::string guess;
+    for (const auto& c : candidates)
+        if (const std::size_t d = edit_distance(key, c); d < best) {
+            best = d;
+            guess = c;
+        }
+    return guess;
+}
+
+void check_method_settings(const std::string& method, const nlohmann::json& settings, const std::string& where) {
+    if (method == "wcsph") return check_table(wcsph_fields(), settings, where);
+    if (method == "dfsph") return check_table(dfsph_fields(), settings, where);
+    if (method == "pbf") return check_table(pbf_fields(), settings, where);
+    if (method == "clavet") return check_table(clavet_fields(), settings, where);
+    if (method == "shallow_water") return check_table(shallow_water_fields(), settings, where);
+}
 
 SceneMethodOrigin method_origin(const nlohmann::json& document) {
     SceneMethodOrigin o;
