@@ -1,6 +1,6 @@
 # Type stubs for eddy (the compiled module eddy._eddy); docs/python.md.
 from os import PathLike
-from typing import Any, Callable, ItemsView, Iterator, KeysView, Mapping, Sequence, ValuesView
+from typing import Any, Callable, ItemsView, Iterator, KeysView, Literal, Mapping, Sequence, ValuesView
 
 import numpy as np
 import numpy.typing as npt
@@ -57,7 +57,10 @@ class Simulation:
     @property
     def max_particles(self) -> int: ...
     def add_particles(
-        self, positions: npt.ArrayLike, velocities: npt.ArrayLike | None = None
+        self,
+        positions: npt.ArrayLike,
+        velocities: npt.ArrayLike | None = None,
+        on_overlap: Literal["skip", "error"] = "skip",
     ) -> npt.NDArray[np.uint32]: ...
     @property
     def dimension(self) -> int: ...
@@ -81,8 +84,12 @@ class Simulation:
         fps: float = 0.0,
         formats: Sequence[str] = ...,
         render: bool = False,
-        progress: Callable[[dict[str, Any]], None] | None = None,
+        progress: Callable[[dict[str, Any]], None] | bool | None = None,
         checkpoint_every: float = 0.0,
+        mesh: bool = False,
+        mesh_format: Literal["obj", "ply"] = "obj",
+        interpolate_attributes: Sequence[Literal["velocity", "density", "pressure"]] = ...,
+        up: Literal["y", "z"] = "y",
     ) -> dict[str, Any]: ...
     def state_hash(self) -> int: ...
     def boundary_forces(self) -> npt.NDArray[np.float64]: ...
@@ -126,8 +133,12 @@ class ShallowWater:
         fps: float = 0.0,
         formats: Sequence[str] = ...,
         render: bool = False,
-        progress: Callable[[dict[str, Any]], None] | None = None,
+        progress: Callable[[dict[str, Any]], None] | bool | None = None,
         checkpoint_every: float = 0.0,
+        mesh: bool = False,
+        mesh_format: Literal["obj", "ply"] = "obj",
+        interpolate_attributes: Sequence[Literal["velocity", "density", "pressure"]] = ...,
+        up: Literal["y", "z"] = "y",
     ) -> dict[str, Any]: ...
     def state_hash(self) -> int: ...
     def add_source(

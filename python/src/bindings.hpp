@@ -8,10 +8,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
 #include <string>
 
 #include "eddy/error.hpp"
 #include "eddy/exec.hpp"
+#include "eddy/json_text.hpp"
 
 namespace eddy::python {
 
@@ -26,6 +28,28 @@ inline int threads_arg(const py::int_& threads, const char* what) {
         throw InputError(std::string(what) + " = " + py::repr(threads).cast<std::string>() +
                          ": allowed: 0 (every core) or 1 to " + std::to_string(kMaxThreads));
     return checked_threads(v, what);
+}
+
+/// The largest count a Python argument may give (steps, particles): 2^63 - 1.
+inline constexpr std::uint64_t kMaxCount = 9223372036854775807ULL;
+
+/// A count from Python (step(n), run(steps=...), max_particles, a body's index): an int, or anything with
+/// __index__ (numpy integers), from lo to hi; a float (even 2.0), a bool, a string, None or an int out of
+/// range is an InputError (ValueError) "<what> = <value>: allowed: <allowed>", not pybind's TypeError or
+/// a silent nothing (step(-1) did no step and returned {}).
+inline std::uint64_t count_arg(const py::handle& v, const char* what, std::uint64_t lo, std::uint64_t hi,
+                               const std::string& allowed) {
+    auto refuse = [&]() -> std::uint64_t {
+        throw InputError(std::string(what) + " = " + text_excerpt(py::repr(v).cast<std::string>(), 40) +
+                         ": allowed: " + allowed);
+    };
+    if (PyBool_Check(v.ptr()) || !PyIndex_Check(v.ptr())) return refuse();
+    const py::int_ i = py::reinterpret_steal<py::int_>(PyNumber_Index(v.ptr()));
+    if (!i) throw py::error_already_set();
+    int overflow = 0;
+    const long long x = PyLong_AsLongLongAndOverflow(i.ptr(), &overflow);
+    if (overflow != 0 || x < 0 || std::uint64_t(x) < lo || std::uint64_t(x) > hi) return refuse();
+    return std::uint64_t(x);
 }
 
 /// JSON <-> Python objects, through Python's json module (exact for what scenes hold).

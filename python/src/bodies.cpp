@@ -112,15 +112,15 @@ std::array<double, 3> three(const py::object& v, int dim, bool torque, const std
     return out;
 }
 
-void set_body_force(PySimulation& s, const py::int_& k_given, const py::object& force, const py::object& torque) {
+void set_body_force(PySimulation& s, const py::object& k_given, const py::object& force, const py::object& torque) {
     check_idle(s.busy);
     s.visit([&](auto& p) {
         constexpr int D = std::decay_t<decltype(p)>::kDimension;
-        const long long k = k_given.cast<long long>();
-        if (k < 0 || std::size_t(k) >= p.bodies.size())
-            throw InputError(fmt::format("set_body_force: body {}: allowed: 0 to {} (the simulation has {} bod{})", k,
-                                         static_cast<long long>(p.bodies.size()) - 1, p.bodies.size(),
-                                         p.bodies.size() == 1 ? "y" : "ies"));
+        const std::string allowed = fmt::format("0 to {} (the simulation has {} bod{})",
+                                                static_cast<long long>(p.bodies.size()) - 1, p.bodies.size(),
+                                                p.bodies.size() == 1 ? "y" : "ies");
+        const std::uint64_t k = count_arg(k_given, "set_body_force: k", 0, kMaxCount, allowed);  // -1, 1.5, True
+        if (k >= p.bodies.size()) throw InputError(fmt::format("set_body_force: body {}: allowed: {}", k, allowed));
         ObjectLoad push;
         push.force = three(force, D, false, "set_body_force: force");
         if (!torque.is_none()) push.torque = three(torque, D, true, "set_body_force: torque");

@@ -15,7 +15,9 @@
 
 #include "bindings.hpp"
 #include "eddy/json_text.hpp"
+#include "eddy/progress.hpp"
 #include "eddy/simulation.hpp"
+#include "eddy/up_axis.hpp"
 #include "views.hpp"
 
 namespace eddy::python {
@@ -41,31 +43,94 @@ class DivergenceError : public std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
+/// What run() is asked beyond the end (Python's keyword arguments, the command line's flags).
+struct RunRequest {
+    py::object out;
+    double until = 0.0;
+    std::uint64_t steps = 0;
+    double fps = 0.0;
+    std::vector<std::string> formats;
+    bool render = false;
+    py::object progress;  ///< None (a bar on a terminal), True, False or a callable(dict)
+    double checkpoint_every = 0.0;
+    bool mesh = false;  ///< --mesh: a surface per frame
+    std::string mesh_format = "obj";
+    std::vector<std::string> interpolate_attributes;
+    std::string up = "y";
+};
+
+/// Where run() writes its progress text (eddy/progress.hpp, the command line's): sys.stderr, as a bar
+/// redrawn in place when it is a terminal, as a line every 10% of the run when asked to (progress=True)
+/// while it is not; nothing with progress=False or a callback. ValueError for anything else.
+struct ProgressOutput {
+    py::object stream;  ///< None: nothing written
+    std::optional<ProgressText> text;
+
+    explicit ProgressOutput(const py::object& progress) {
+        const bool callback = !progress.is_none() && !py::isinstance<py::bool_>(progress) && PyCallable_Check(progress.ptr());
+        if (!progress.is_none() && !py::isinstance<py::bool_>(progress) && !callback)
+            throw InputError("run: progress = " + text_excerpt(py::repr(progress).cast<std::string>(), 40) +
+                             ": allowed: None (a progress bar when sys.stderr is a terminal), True (always: a bar on "
+                             "a terminal, else a line every 10%), False (none) or a callable(dict)");
+        if (callback || (py::isinstance<py::bool_>(progress) && !progress.cast<bool>())) return;
+        py::object err = py::module_::import("sys").attr("stderr");
+        if (err.is_none()) return;  // pythonw: no stream
+        bool terminal = false;
+        try {
+            terminal = err.attr("isatty")().cast<bool>();
+        } catch (const py::error_already_set&) {  // a stream without isatty: not a terminal
+        }
+        if (progress.is_none() && !terminal) return;  // piped, a log, a notebook: quiet unless asked
+        stream = err;
+        text.emplace(terminal);
+    }
+    void write(const Progress& p) {
+        if (!text) return;
+        const std::string s = (*text)(p);
+        if (s.empty()) return;
+        stream.attr("write")(s);
+        stream.attr("flush")();
+    }
+    /// After a run that stopped by an exception: end a bar left open.
+    void close() {
+        if (text && text->line_open()) {
+            stream.attr("write")("\n");
+            stream.attr("flush")();
+        }
+    }
+};
+
 template <class Sim>
-py::dict run_from_python(Sim& sim, const ExecContext& exec, const py::object& out, double until, std::uint64_t steps,
-                         double fps, std::vector<std::string> formats, bool render, const py::object& progress,
-                         double checkpoint_every) {
+py::dict run_from_python(Sim& sim, const ExecContext& exec, const RunRequest& q) {
     RunOptions opts;
-    opts.out_dir = py::str(py::module_::import("os").attr("fspath")(out)).cast<std::string>();
-    opts.until = until;
-    opts.max_steps = steps;
-    opts.fps = fps;
-    opts.formats = std::move(formats);
-    opts.render = render;
+    opts.out_dir = py::str(py::module_::import("os").attr("fspath")(q.out)).cast<std::string>();
+    opts.until = q.until;
+    opts.max_steps = q.steps;
+    opts.fps = q.fps;
+    opts.formats = q.formats;
+    opts.render = q.render;
     opts.threads = exec.threads();
-    opts.checkpoint_every = checkpoint_every;
+    opts.checkpoint_every = q.checkpoint_every;
     opts.checkpoint_at_end = true;
+    opts.mesh = q.mesh;
+    opts.mesh_format = q.mesh_format;
+    opts.mesh_attributes = q.interpolate_attributes;
+    opts.up = parse_up_axis(q.up, "run: up");
     std::atomic<bool> stop{false};
     std::optional<py::error_already_set> error;  // from the callback or Ctrl-C, raised after the run
     opts.stop = &stop;
+    ProgressOutput printer(q.progress);
+    const py::object& progress = q.progress;
+    const bool callback = !progress.is_none() && !py::isinstance<py::bool_>(progress);
     // Called by run() between steps (every 0.25 s of wall time and at the end), on this
-    // thread: take the GIL, call the user's callback, look for Ctrl-C. Either stops the run
-    // after its current step, as the command line's Ctrl-C does.
+    // thread: take the GIL, write the bar or call the user's callback, look for Ctrl-C. Either
+    // stops the run after its current step, as the command line's Ctrl-C does.
     opts.on_progress = [&](const Progress& p) {
         py::gil_scoped_acquire acquire;
         if (error) return;
         try {
-            if (!progress.is_none()) {
+            printer.write(p);
+            if (callback) {
                 py::dict d;
                 d["time"] = p.time;
                 d["end_time"] = p.end_time;
@@ -84,6 +149,15 @@ py::dict run_from_python(Sim& sim, const ExecContext& exec, const py::object& ou
             stop = true;
         }
     };
+    struct CloseLine {
+        ProgressOutput& p;
+        ~CloseLine() {
+            try {
+                p.close();
+            } catch (...) {  // a broken stream must not hide the run's own error
+            }
+        }
+    } close_line{printer};
     RunResult r;
     {
         py::gil_scoped_release release;
@@ -138,8 +212,9 @@ py::dict run_from_python(Sim& sim, const ExecContext& exec, const py::object& ou
 /// know and, asked to end before the simulation's time, do nothing and call it completed (issue 29).
 /// `time` is the simulation's current time (s), `grid` a shallow-water simulation.
 /// (1e9 and 1e6 are kMaxDuration and kMaxFps, written as the command line's messages write them.)
-inline void check_run_request(const Scene& scene, double time, bool grid, double until, double fps,
-                              const std::vector<std::string>& formats, double checkpoint_every) {
+inline void check_run_request(const Scene& scene, double time, bool grid, const RunRequest& q) {
+    const double until = q.until, fps = q.fps, checkpoint_every = q.checkpoint_every;
+    const std::vector<std::string>& formats = q.formats;
     if (!(std::isfinite(until) && until >= 0.0 && until <= kMaxDuration))
         throw InputError(fmt::format("run: until = {}: allowed: 0 (the scene's duration) or a time > 0 and <= 1e9 (s)",
                                      until));
@@ -155,6 +230,25 @@ inline void check_run_request(const Scene& scene, double time, bool grid, double
         if (std::find(allowed.begin(), allowed.end(), f) == allowed.end())
             throw InputError(fmt::format("run: formats: '{}' is not a {} format; allowed: {} (or [] for the scene's)",
                                          text_excerpt(f, 40), grid ? "grid" : "particle", fmt::join(allowed, ", ")));
+    // The surface and the files' axes (the command line's --mesh, --mesh-format, --interpolate-attributes, --up).
+    if (grid && q.mesh)
+        throw InputError(fmt::format("run: mesh = True: {} is a grid; its water surface is written with formats=['obj'] "
+                                     "or ['ply']", scene.where()));
+    if (q.mesh_format != "obj" && q.mesh_format != "ply")
+        throw InputError(fmt::format("run: mesh_format = '{}': allowed: 'obj', 'ply'", text_excerpt(q.mesh_format, 40)));
+    for (const auto& a : q.interpolate_attributes) {
+        if (a != "velocity" && a != "density" && a != "pressure")
+            throw InputError(fmt::format("run: interpolate_attributes: '{}': allowed: 'velocity', 'density', 'pressure'",
+                                         text_excerpt(a, 40)));
+        if (!q.mesh || q.mesh_format != "ply")
+            throw InputError(fmt::format("run: interpolate_attributes = ['{}']: needs mesh=True with mesh_format='ply' "
+                                         "(OBJ files have no per-vertex fields)", a));
+    }
+    if (q.up != "y" && q.up != "z")
+        throw InputError(fmt::format("run: up = '{}': allowed: 'y', 'z' (the up axis of every geometry file written)",
+                                     text_excerpt(q.up, 40)));
+    if (!grid && scene.dimension == 2 && q.up == "z")
+        throw InputError("run: up = 'z': a 2D scene is written in the x-y plane (z = 0); allowed: 'y'");
     // The same tolerance as a resumed run's "already at t" (run()): the end lands on `until` exactly.
     const double end = until > 0.0 ? until : scene.duration;
     if (time > end + 1e-9 * std::max(1.0, end)) {
@@ -170,36 +264,47 @@ inline void check_run_request(const Scene& scene, double time, bool grid, double
 /// after_change() around anything that changes the simulation (eddy.Simulation, eddy.ShallowWater);
 /// bound with RUN_ARGS.
 template <class Holder>
-py::dict run_method(Holder& h, const py::object& out, double until, std::uint64_t steps, double fps,
-                    std::vector<std::string> formats, bool render, const py::object& progress, double checkpoint_every) {
+py::dict run_method(Holder& h, const py::object& out, double until, const py::object& steps, double fps,
+                    std::vector<std::string> formats, bool render, const py::object& progress, double checkpoint_every,
+                    bool mesh, std::string mesh_format, std::vector<std::string> interpolate_attributes, std::string up) {
+    RunRequest q{out,    until,           count_arg(steps, "run: steps", 0, kMaxCount, "0 (no limit) or a whole number of steps"),
+                 fps,    std::move(formats), render, progress, checkpoint_every, mesh, std::move(mesh_format),
+                 std::move(interpolate_attributes), std::move(up)};
     Busy busy(h.busy);  // declared first: released last, after after_change()
     if constexpr (std::is_same_v<std::remove_cvref_t<decltype(h.sim)>, Simulation>)
-        std::visit([&](auto& p) { check_run_request(p.scene, p.time, false, until, fps, formats, checkpoint_every); },
-                   h.sim);
+        std::visit([&](auto& p) { check_run_request(p.scene, p.time, false, q); }, h.sim);
     else
-        h.visit([&](auto& g) { check_run_request(h.sim.scene, g.time(), true, until, fps, formats, checkpoint_every); });
+        h.visit([&](auto& g) { check_run_request(h.sim.scene, g.time(), true, q); });
+    static_cast<void>(ProgressOutput(q.progress));  // a bad progress= before anything is written
     h.before_change();  // views still alive keep their buffers (views.hpp)
     struct After {
         Holder& h;
         ~After() { h.after_change(); }
     } after{h};
-    return run_from_python(h.sim, *h.exec, out, until, steps, fps, std::move(formats), render, progress,
-                           checkpoint_every);
+    return run_from_python(h.sim, *h.exec, q);
 }
-#define RUN_ARGS                                                                                                      \
-    py::arg("out") = "out", py::arg("until") = 0.0, py::arg("steps") = std::uint64_t(0), py::arg("fps") = 0.0,       \
-        py::arg("formats") = std::vector<std::string>{}, py::arg("render") = false, py::arg("progress") = py::none(), \
-        py::arg("checkpoint_every") = 0.0
+#define RUN_ARGS                                                                                                       \
+    py::arg("out") = "out", py::arg("until") = 0.0, py::arg("steps") = 0, py::arg("fps") = 0.0,                        \
+        py::arg("formats") = std::vector<std::string>{}, py::arg("render") = false, py::arg("progress") = py::none(),  \
+        py::arg("checkpoint_every") = 0.0, py::arg("mesh") = false, py::arg("mesh_format") = "obj",                    \
+        py::arg("interpolate_attributes") = std::vector<std::string>{}, py::arg("up") = "y"
 
 inline constexpr const char* kRunDoc =
     "run(out='out', until=0, steps=0, fps=0, formats=[], render=False, progress=None,\n"
-    "    checkpoint_every=0) -> dict\n\n"
+    "    checkpoint_every=0, mesh=False, mesh_format='obj', interpolate_attributes=[], up='y') -> dict\n\n"
     "Runs as `eddy run` does, writing frames, summary.json and a checkpoint into `out`: until a\n"
     "simulated time (0: the scene's duration) or a number of steps. formats: particles 'vtk', 'csv',\n"
-    "'ply'; grids 'vti', 'csv', 'obj', 'ply' (default: the scene's). A negative or NaN until, fps or\n"
-    "checkpoint_every, an unknown format or an end before the simulation's time raise ValueError, as\n"
-    "the command line refuses them. progress(dict) is called about every\n"
-    "0.25 s with time, end_time, steps, steps_per_second, eta_seconds, ... Returns {status, message,\n"
+    "'ply'; grids 'vti', 'csv', 'obj', 'ply' (default: the scene's). mesh=True (particles; `eddy run\n"
+    "--mesh`): also a surface per frame, frames/surface_NNNNN.<mesh_format> ('obj' or 'ply');\n"
+    "interpolate_attributes (with mesh_format='ply'): 'velocity', 'density', 'pressure' carried onto\n"
+    "its vertices. up: 'y' or 'z' (3D and grids), the up axis of every geometry file written (--up).\n"
+    "A negative or NaN until, fps or checkpoint_every, steps not a whole number >= 0, an unknown\n"
+    "format, mesh option or up axis, or an end before the simulation's time raise ValueError before\n"
+    "anything is written, as the command line refuses them.\n"
+    "progress: None (default) draws the command line's progress line on sys.stderr when it is a\n"
+    "terminal and is quiet otherwise; True always writes it (a line every 10% when sys.stderr is not a\n"
+    "terminal: logs, notebooks); False never; a callable(dict) is called instead about every 0.25 s\n"
+    "with time, end_time, steps, steps_per_second, eta_seconds, ... Returns {status, message,\n"
     "frames, summary}; eddy.Simulation's also frame_times (frames,) and loads (frames, objects, 6):\n"
     "each frame's mean wall loads since the previous frame (as boundary_forces(); out/forces.csv),\n"
     "and bodies (frames, bodies, 13): each frame's body states, position (3), orientation w, x, y, z\n"

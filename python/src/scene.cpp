@@ -1,24 +1,33 @@
 // eddy.scenes(), eddy.load_scene() and eddy.Scene: the same loader, --set overrides and one-line errors
-// as the command line.
+// as the command line; the method's settings are checked at once (keys, with a "did you mean", and
+// values), not when the simulation is built.
 #include <filesystem>
 
 #include "bindings.hpp"
 #include "eddy/error.hpp"
 #include "eddy/scene.hpp"
+#include "scene/method_switch.hpp"
 
 namespace eddy::python {
 
 namespace {
 
+/// The scene's "settings" against its method's table (detail::check_method_settings), with the name
+/// make_simulation gives them, so the message is the one Simulation() would raise later.
+Scene checked(Scene s) {
+    detail::check_method_settings(s.method, s.settings, s.where() + ": settings");
+    return s;
+}
+
 Scene load(const py::object& source, const std::vector<std::string>& overrides) {
     if (py::isinstance<py::dict>(source)) {
         const nlohmann::json j = to_json(source);
         const std::string where = j.contains("name") && j["name"].is_string() ? j["name"].get<std::string>() : "scene";
-        return parse_scene(j, where, overrides);
+        return checked(parse_scene(j, where, overrides));
     }
     if (py::isinstance<py::str>(source) || py::hasattr(source, "__fspath__")) {
         const std::string text = py::str(py::module_::import("os").attr("fspath")(source));
-        return load_scene(resolve_scene(text), overrides);
+        return checked(load_scene(resolve_scene(text), overrides));
     }
     throw py::type_error("load_scene: expected a scene file path, a bundled scene name or a dict");
 }
@@ -60,10 +69,11 @@ void bind_scene(py::module_& m) {
                 std::vector<std::string> o;
                 for (const auto& a : overrides) o.push_back(py::str(a));
                 const std::string where = s.source.empty() ? s.name : s.source.string();
-                return parse_scene(s.document, where, o);
+                return checked(parse_scene(s.document, where, o));
             },
             "set('settings.viscosity=0.1', 'method=dfsph', ...) -> Scene: the scene with these overrides\n"
-            "(the command line's --set), checked; ValueError with the command line's message if not.")
+            "(the command line's --set), checked, its settings included; ValueError with the command line's\n"
+            "message if not (an unknown key with the closest one: \"did you mean 'viscosity'?\").")
         .def("__repr__", [](const Scene& s) {
             return "<eddy.Scene " + s.name + ": " + s.method + ", " + std::to_string(s.dimension) + "D>";
         });
@@ -72,7 +82,9 @@ void bind_scene(py::module_& m) {
           "load_scene(source, overrides=[]) -> Scene\n\n"
           "source: a scene file (.json), the name of a bundled scene (see scenes()), or a dict with the\n"
           "file's keys (docs/scenes.md). overrides: 'key.path=value' strings, as the command line's --set.\n"
-          "Raises ValueError with the command line's one-line message on bad input.");
+          "Raises ValueError with the command line's one-line message on bad input; the method's settings\n"
+          "are checked here too (an unknown key with the closest one: \"did you mean 'viscosity'?\"; a value\n"
+          "of the wrong type or out of range), not first when the Simulation is built.");
 }
 
 }  // namespace eddy::python

@@ -11,6 +11,7 @@
 #include "eddy/error.hpp"
 #include "eddy/settings.hpp"
 #include "particle_sim.hpp"
+#include "scene/method_switch.hpp"
 
 namespace eddy::python {
 
@@ -57,6 +58,8 @@ struct PySettings {
         Scene scene = s.visit([](auto& p) { return p.scene; });
         if (!scene.settings.is_object()) scene.settings = nlohmann::json::object();
         for (auto it = changes.begin(); it != changes.end(); ++it) scene.settings[it.key()] = it.value();
+        // As load_scene checks them: an unknown key gets the closest one ("did you mean").
+        detail::check_method_settings(scene.method, scene.settings, scene.where() + ": settings");
         s.before_change();  // init() may settle particles (WCSPH's hydrostatic start): views keep theirs
         {
             py::gil_scoped_release release;

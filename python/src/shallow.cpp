@@ -73,10 +73,11 @@ void bind_shallow(py::module_& m) {
                                "cell size (m)")
         .def(
             "step",
-            [](PyShallowWater& s, int n) {
+            [](PyShallowWater& s, const py::object& n_given) {
+                const std::uint64_t n = count_arg(n_given, "step: n", 0, kMaxCount, "a whole number of steps >= 0");
                 Busy busy(s.busy);
                 s.before_change();
-                for (int k = 0; k < n; ++k) {
+                for (std::uint64_t k = 0; k < n; ++k) {
                     ShallowWaterStats st;
                     {
                         py::gil_scoped_release release;
@@ -86,7 +87,9 @@ void bind_shallow(py::module_& m) {
                     if (PyErr_CheckSignals() != 0) throw py::error_already_set();
                 }
             },
-            py::arg("n") = 1, "step(n=1): advances n time steps of the solver's own (CFL) size.")
+            py::arg("n") = 1,
+            "step(n=1): advances n time steps of the solver's own (CFL) size; n a whole number >= 0 (ValueError\n"
+            "for -1, 2.5 or True).")
         .def("run", &run_method<PyShallowWater>, RUN_ARGS, kRunDoc)
         .def(
             "add_source",

@@ -1,8 +1,13 @@
 // eddy.Simulation: a particle simulation (WCSPH, DFSPH, PBF, Clavet; 2D or 3D) stepped or run from
 // Python, its particle fields as numpy arrays that look into the simulation's own memory.
+#include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <unordered_map>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -50,10 +55,100 @@ void check_rows(const FloatArray& a, py::ssize_t rows, int D, const std::string&
             throw InputError(what + ": row " + std::to_string(i / D) + " is not finite (NaN or infinite)");
 }
 
+/// The closest a particle added from Python may come to an existing fluid particle, a wall particle or
+/// another added particle, in particle radii: kOverlapRadii r (docs/python.md, "Adding particles", has
+/// the measurements). Fluid rests on a lattice of spacing 2 r and 2 r from the first layer of wall
+/// particles, so a block laid on the scene's lattice next to fluid or walls is kept, with 10% to spare,
+/// while a particle put inside the fluid's volume is not: no point of a lattice of spacing 2 r lies
+/// farther than sqrt(D) r (1.41 r in 2D, 1.73 r in 3D) from its nearest node. At r (half a diameter)
+/// a sixth (2D) to two fifths (3D) of particles put at random into water at rest were kept, enough for
+/// WCSPH to diverge at 38 m/s.
+inline constexpr float kOverlapRadii = 1.8f;
+
+/// Which particle an added one would overlap.
+enum class Overlap : std::uint8_t { none, fluid, wall, added };
+
+/// For each of the k new positions x: whether it lies closer than `gap` to an existing fluid particle, a
+/// wall particle, or a new particle before it that is kept (so the kept ones never overlap each other).
+/// The existing particles near the new ones' box go into a hash grid of cell `gap`; hash collisions
+/// only add candidates, the distances decide. `nearest` gets the distance to what it overlaps.
+template <int D>
+std::vector<Overlap> find_overlaps(const std::vector<Vec<D>>& fluid, const std::vector<Vec<D>>& walls,
+                                   const std::vector<Vec<D>>& x, float gap, std::vector<float>& nearest) {
+    std::vector<Overlap> out(x.size(), Overlap::none);
+    nearest.assign(x.size(), 0.0f);
+    if (x.empty()) return out;
+    Aabb<D> box{x[0], x[0]};
+    for (const auto& p : x)
+        for (int a = 0; a < D; ++a) {
+            box.lo[a] = std::min(box.lo[a], p[a]);
+            box.hi[a] = std::max(box.hi[a], p[a]);
+        }
+    box.lo = box.lo - Vec<D>::filled(gap);
+    box.hi = box.hi + Vec<D>::filled(gap);
+    auto cell = [&](const Vec<D>& p) {
+        std::array<std::int64_t, D> c;
+        for (int a = 0; a < D; ++a) c[a] = static_cast<std::int64_t>(std::floor((p[a] - box.lo[a]) / gap));
+        return c;
+    };
+    auto key = [](const std::array<std::int64_t, D>& c) {
+        std::uint64_t h = 1469598103934665603ULL;
+        for (int a = 0; a < D; ++a) h = (h ^ static_cast<std::uint64_t>(c[a])) * 1099511628211ULL;
+        return h;
+    };
+    // Existing particles near the new ones, sorted by the key of their cell.
+    struct Entry {
+        std::uint64_t key;
+        Vec<D> p;
+        Overlap what;
+    };
+    std::vector<Entry> grid;
+    for (const auto* set : {&fluid, &walls})
+        for (const auto& p : *set)
+            if (box.contains(p)) grid.push_back({key(cell(p)), p, set == &fluid ? Overlap::fluid : Overlap::wall});
+    const std::size_t existing = grid.size();
+    std::sort(grid.begin(), grid.end(), [](const Entry& a, const Entry& b) { return a.key < b.key; });
+    std::unordered_map<std::uint64_t, std::vector<Vec<D>>> kept;
+    const float gap2 = gap * gap;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        const auto c = cell(x[i]);
+        float best = gap2;
+        Overlap what = Overlap::none;
+        std::array<std::int64_t, D> n;
+        for (int off = 0; off < (D == 2 ? 9 : 27); ++off) {
+            int o = off;
+            for (int a = 0; a < D; ++a, o /= 3) n[a] = c[a] + (o % 3) - 1;
+            const std::uint64_t k = key(n);
+            auto lo = std::lower_bound(grid.begin(), grid.begin() + existing, k,
+                                       [](const Entry& e, std::uint64_t v) { return e.key < v; });
+            for (; lo != grid.begin() + existing && lo->key == k; ++lo)
+                if (const float d2 = norm2(lo->p - x[i]); d2 < best) {
+                    best = d2;
+                    what = lo->what;
+                }
+            if (auto it = kept.find(k); it != kept.end())
+                for (const auto& p : it->second)
+                    if (const float d2 = norm2(p - x[i]); d2 < best) {
+                        best = d2;
+                        what = Overlap::added;
+                    }
+        }
+        out[i] = what;
+        if (what == Overlap::none) kept[key(c)].push_back(x[i]);
+        else nearest[i] = std::sqrt(best);
+    }
+    return out;
+}
+
 /// sim.add_particles: appends fluid particles (ParticleSet::push_back: the next ids) and re-initialises
-/// the method on them, as the viewer's "add a block" does. Returns the new ids.
-py::array_t<std::uint32_t> add_particles(PySimulation& s, const FloatArray& positions, const py::object& velocities) {
+/// the method on them, as the viewer's "add a block" does. Particles closer than kOverlapRadii r to the
+/// fluid, a wall or an earlier added particle are skipped (a warning says how many) or refused
+/// (on_overlap="error"). Returns the ids of those added.
+py::array_t<std::uint32_t> add_particles(PySimulation& s, const FloatArray& positions, const py::object& velocities,
+                                         const std::string& on_overlap) {
     check_idle(s.busy);
+    if (on_overlap != "skip" && on_overlap != "error")
+        throw InputError("add_particles: on_overlap = '" + text_excerpt(on_overlap, 40) + "': allowed: 'skip', 'error'");
     return s.visit([&](auto& p) {
         constexpr int D = std::decay_t<decltype(p)>::kDimension;
         check_rows(positions, -1, D, "add_particles: positions");
@@ -63,30 +158,56 @@ py::array_t<std::uint32_t> add_particles(PySimulation& s, const FloatArray& posi
             v = velocities.cast<FloatArray>();
             check_rows(v, k, D, "add_particles: velocities");
         }
-        if (p.fluid.size() + std::size_t(k) > s.max_particles)
-            throw InputError("add_particles: " + std::to_string(p.fluid.size()) + " + " + std::to_string(k) +
-                             " particles exceed max_particles = " + std::to_string(s.max_particles) +
-                             " (eddy.Simulation(scene, max_particles=...))");
+        std::vector<Vec<D>> xs(static_cast<std::size_t>(k)), vs(static_cast<std::size_t>(k), Vec<D>::zero());
         const float* x = positions.data();
         for (py::ssize_t i = 0; i < k; ++i) {
-            Vec<D> xi;
-            for (int a = 0; a < D; ++a) xi[a] = x[i * D + a];
-            if (!p.bounds.contains(xi))
+            for (int a = 0; a < D; ++a) {
+                xs[i][a] = x[i * D + a];
+                if (!velocities.is_none()) vs[i][a] = v.data()[i * D + a];
+            }
+            if (!p.bounds.contains(xs[i]))
                 throw InputError("add_particles: particle " + std::to_string(i) +
                                  " lies outside the scene's bounds (its walls plus a margin): it would count as escaped");
         }
+        const float r = static_cast<float>(p.scene.particle_radius);
+        const float gap = kOverlapRadii * r;
+        std::vector<float> nearest;
+        const std::vector<Overlap> overlap = find_overlaps<D>(p.fluid.position, p.boundary.position, xs, gap, nearest);
+        std::size_t skipped = 0, first = xs.size();
+        for (std::size_t i = 0; i < xs.size(); ++i)
+            if (overlap[i] != Overlap::none) {
+                ++skipped;
+                first = std::min(first, i);
+            }
+        if (skipped > 0) {
+            const Overlap w = overlap[first];
+            const char* what = w == Overlap::fluid ? "a fluid particle" : w == Overlap::wall ? "a wall particle"
+                                                                                             : "an earlier particle of these";
+            const std::string msg = fmt::format(
+                "{} of {} particle(s) lie closer than {:g} m ({:g} r) to the fluid, a wall or each other (particle {} is "
+                "{:.3g} m from {})",
+                skipped, xs.size(), gap, kOverlapRadii, first, nearest[first], what);
+            if (on_overlap == "error")
+                throw InputError("add_particles: " + msg + "; nothing was added; allowed: particles at least that far "
+                                 "apart (the scene's lattice, spacing 2 r), or on_overlap='skip'");
+            const std::string warning = "add_particles: skipped " + msg;
+            if (PyErr_WarnEx(PyExc_UserWarning, warning.c_str(), 1) != 0) throw py::error_already_set();
+        }
+        const std::size_t added = xs.size() - skipped;
+        if (p.fluid.size() + added > s.max_particles)
+            throw InputError("add_particles: " + std::to_string(p.fluid.size()) + " + " + std::to_string(added) +
+                             " particles exceed max_particles = " + std::to_string(s.max_particles) +
+                             " (eddy.Simulation(scene, max_particles=...))");
+        py::array_t<std::uint32_t> ids(static_cast<py::ssize_t>(added));
+        if (added == 0) return ids;
         Busy busy(s.busy);
         s.before_change();
-        py::array_t<std::uint32_t> ids(k);
         auto id = ids.template mutable_unchecked<1>();
-        for (py::ssize_t i = 0; i < k; ++i) {
-            Vec<D> xi, vi = Vec<D>::zero();
-            for (int a = 0; a < D; ++a) {
-                xi[a] = x[i * D + a];
-                if (!velocities.is_none()) vi[a] = v.data()[i * D + a];
-            }
-            id(i) = p.fluid.next_id;
-            p.fluid.push_back(xi, vi);
+        py::ssize_t n = 0;
+        for (std::size_t i = 0; i < xs.size(); ++i) {
+            if (overlap[i] != Overlap::none) continue;
+            id(n++) = p.fluid.next_id;
+            p.fluid.push_back(xs[i], vs[i]);
         }
         {
             py::gil_scoped_release release;
@@ -104,20 +225,23 @@ void bind_simulation(py::module_& m) {
     py::class_<PySimulation>(m, "Simulation",
                              "A particle simulation built from a Scene (WCSPH, DFSPH, PBF or Clavet; 2D or 3D).\n\n"
                              "Simulation(scene, threads=0, max_particles=10_000_000): threads 0 uses every core, else 1\n"
-                             "to 4096 (ValueError otherwise); "
+                             "to 4096; max_particles 1 to 4294967295 (ValueError otherwise); "
                              "results are the same bits for any thread count. Particle fields (positions,\n"
                              "velocities, density, pressure, ids) are numpy views of the simulation's memory:\n"
                              "no copy, current until the next step(), run(), add_particles() or settings change (a\n"
                              "step may reorder the particles: use ids to follow one); a view keeps the simulation\n"
                              "alive and keeps its old values after that, never reading freed memory.\n"
                              "sim.settings is the method's settings table, changeable between steps.")
-        .def(py::init([](const Scene& scene, const py::int_& threads_given, std::size_t max_particles) {
+        .def(py::init([](const Scene& scene, const py::int_& threads_given, const py::object& max_given) {
                  const int threads = threads_arg(threads_given, "Simulation: threads");
+                 // As the command line's --max-particles.
+                 const std::size_t max_particles = count_arg(max_given, "Simulation: max_particles", 1, 4294967295ULL,
+                                                             "a whole number from 1 to 4294967295 (particle ids are 32-bit)");
                  if (scene.method == "shallow_water")
                      throw InputError(scene.where() + ": a shallow-water scene: use eddy.ShallowWater(scene)");
                  return std::make_unique<PySimulation>(scene, threads, max_particles);
              }),
-             py::arg("scene"), py::arg("threads") = 0, py::arg("max_particles") = std::size_t(10'000'000))
+             py::arg("scene"), py::arg("threads") = 0, py::arg("max_particles") = 10'000'000)
         .def_property_readonly("dimension", [](PySimulation& s) { return s.sim.index() == 0 ? 2 : 3; }, "2 or 3")
         .def_property_readonly("method", [](PySimulation& s) { return s.visit([](auto& p) { return p.scene.method; }); },
                                "'wcsph', 'dfsph', 'pbf' or 'clavet'")
@@ -136,7 +260,8 @@ void bind_simulation(py::module_& m) {
         .def("__len__", [](PySimulation& s) { return s.visit([](auto& p) { return p.fluid.size(); }); })
         .def(
             "step",
-            [](PySimulation& s, int n) {
+            [](PySimulation& s, const py::object& n_given) {
+                const std::uint64_t n = count_arg(n_given, "step: n", 0, kMaxCount, "a whole number of steps >= 0");
                 py::dict last;
                 Busy busy(s.busy);
                 s.before_change();
@@ -144,7 +269,7 @@ void bind_simulation(py::module_& m) {
                     PySimulation& s;
                     ~After() { s.after_change(); }
                 } after{s};
-                for (int k = 0; k < n; ++k) {
+                for (std::uint64_t k = 0; k < n; ++k) {
                     StepStats st;
                     std::string diverged;
                     {
@@ -179,20 +304,26 @@ void bind_simulation(py::module_& m) {
             },
             py::arg("n") = 1,
             "step(n=1) -> dict: advances n time steps (the method's own dt); returns the last step's\n"
-            "statistics (dt, max_speed, mean/max_density_error, iterations, divergence_iterations, viscosity_iterations). Raises eddy.DivergenceError\n"
+            "statistics (dt, max_speed, mean/max_density_error, iterations, divergence_iterations,\n"
+            "viscosity_iterations); n = 0 takes none and returns {}. n must be a whole number >= 0\n"
+            "(an int or a numpy integer): -1, 2.5 or True raise ValueError. Raises eddy.DivergenceError\n"
             "when a step diverges (the message names the step and why), KeyboardInterrupt on Ctrl-C\n"
             "(checked between steps). The GIL is released while stepping. Views taken before stop\n"
             "following the simulation (see positions).")
         .def("run", &run_method<PySimulation>, RUN_ARGS, kRunDoc)
         .def("add_particles", &add_particles, py::arg("positions"), py::arg("velocities") = py::none(),
-             "add_particles(positions, velocities=None) -> ids\n\n"
+             py::arg("on_overlap") = "skip",
+             "add_particles(positions, velocities=None, on_overlap='skip') -> ids\n\n"
              "Appends fluid particles: positions and velocities (k, D) in m and m/s (velocities default\n"
              "to 0), inside the scene's bounds, at most max_particles in all. The method is\n"
              "re-initialised on the particles, as the viewer's 'add a block' does (Clavet's springs\n"
              "start afresh; WCSPH settles particles at rest into its hydrostatic start). Put them on\n"
-             "the scene's lattice (spacing 2 r) and not closer than 2 r to other particles: overlapping\n"
-             "particles are pushed apart violently. Returns the new particles' ids (uint32). ValueError\n"
-             "on a bad shape, a value not finite, a particle outside the bounds or too many.")
+             "the scene's lattice (spacing 2 r). A particle closer than 1.8 r to a fluid particle, a wall\n"
+             "particle or an earlier row of these (overlapping particles are pushed apart violently) is\n"
+             "skipped with a UserWarning saying how many (on_overlap='skip'), or nothing is added and\n"
+             "ValueError says which (on_overlap='error'). Returns the ids (uint32) of the particles\n"
+             "added, in the order of their rows. ValueError on a bad shape, a value not finite, a\n"
+             "particle outside the bounds or too many.")
         .def(
             "boundary_forces",
             [](PySimulation& s) {
