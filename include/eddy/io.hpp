@@ -61,11 +61,13 @@ void write_csv(const std::filesystem::path& path, const ParticleSet<D>& p);
 template <int D>
 void write_ply(const std::filesystem::path& path, const ParticleSet<D>& p);
 
-/// The walls (src/io/walls_io.cpp): VTK PolyData with two pieces, the boundary particles (vertices;
-/// velocity, psi, object) and the models' surfaces as given (triangles, or lines in 2D; object).
-/// With `pressure` (one per wall particle, eddy/wall_pressure.hpp) both pieces carry a point array
-/// "pressure": the particles' own, and `model_pressure` on the models' vertices (one per vertex, in the
-/// models' order; empty: zeros). Every piece has the same arrays or ParaView reads none of them.
+/// The walls (src/io/walls_io.cpp): VTK PolyData with two pieces, the boundary particles (vertices)
+/// and the models' surfaces as given (triangles, or lines in 2D), both with the point arrays velocity,
+/// psi and object: on the models' vertices the velocity of their object's rigid motion (fitted to its
+/// wall particles' velocities; zero at rest) and psi 0. With `pressure` (one per wall particle,
+/// eddy/wall_pressure.hpp) both pieces carry a point array "pressure": the particles' own, and
+/// `model_pressure` on the models' vertices (one per vertex, in the models' order; empty: zeros).
+/// Every piece has the same arrays or VTK's reader (ParaView's) reads the file as 0 points (issue 31).
 template <int D>
 void write_walls_vtp(const std::filesystem::path& path, const BoundarySet<D>& b,
                      const std::vector<std::pair<std::uint16_t, Mesh<D>>>& models, std::span<const float> pressure = {},

@@ -1,7 +1,11 @@
 // The walls of a particle scene as a VTK PolyData file: piece 0 the boundary particles (vertices, with
 // velocity, psi and object), piece 1 the models' surfaces at their current pose (triangles in 3D,
-// lines in 2D, with object), and with a run's --wall-pressure a "pressure" array on both. ParaView
-// shows both beside the fluid's particles_*.vtp.
+// lines in 2D), and with a run's --wall-pressure a "pressure" array. Both pieces carry the same point
+// arrays: VTK's reader (ParaView's) reads a file whose pieces differ as 0 points (issue 31), so the
+// models' vertices get their object's rigid velocity and psi 0. ParaView shows both beside the fluid's
+// particles_*.vtp.
+#include <array>
+#include <cmath>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -33,6 +37,74 @@ void append_points(std::string& data, const std::vector<Vec<D>>& v) {
         const float c[3] = {x[0], x[1], D == 3 ? x[D - 1] : 0.0f};
         data.append(reinterpret_cast<const char*>(c), sizeof(c));
     }
+}
+
+/// The velocity of every model vertex: each object's wall particles move rigidly, so their velocity is
+/// an affine field v(x) = vbar + A (x - xbar); A is its least-squares fit over the object's particles
+/// (exact for a rigid motion sampled in D dimensions; in whatever axes `b` and the models are given, so
+/// a file turned to --up z gets turned velocities). An object without particles or at rest: zero.
+template <int D>
+std::vector<Vec<D>> model_velocity(const BoundarySet<D>& b,
+                                   const std::vector<std::pair<std::uint16_t, Mesh<D>>>& models) {
+    std::vector<Vec<D>> out;
+    for (const auto& [obj, m] : models) {
+        std::array<double, D> xbar{}, vbar{};
+        std::size_t n = 0;
+        bool moving = false;
+        for (std::size_t i = 0; i < b.size(); ++i) {
+            if (b.object[i] != obj) continue;
+            ++n;
+            for (int a = 0; a < D; ++a) {
+                xbar[a] += b.position[i][a];
+                vbar[a] += b.velocity[i][a];
+                moving = moving || b.velocity[i][a] != 0.0f;
+            }
+        }
+        if (!moving) {
+            out.insert(out.end(), m.vertices.size(), Vec<D>::zero());
+            continue;
+        }
+        for (int a = 0; a < D; ++a) xbar[a] /= double(n), vbar[a] /= double(n);
+        // C = sum dx dx^T, V = sum dv dx^T; A = V C^-1 (C regularised by 1e-9 of its trace: a flat cloud).
+        std::array<std::array<double, D>, D> C{}, V{};
+        for (std::size_t i = 0; i < b.size(); ++i) {
+            if (b.object[i] != obj) continue;
+            std::array<double, D> dx, dv;
+            for (int a = 0; a < D; ++a) dx[a] = b.position[i][a] - xbar[a], dv[a] = b.velocity[i][a] - vbar[a];
+            for (int r = 0; r < D; ++r)
+                for (int c = 0; c < D; ++c) C[r][c] += dx[r] * dx[c], V[r][c] += dv[r] * dx[c];
+        }
+        double trace = 0.0;
+        for (int a = 0; a < D; ++a) trace += C[a][a];
+        for (int a = 0; a < D; ++a) C[a][a] += 1e-9 * trace + 1e-300;
+        // A^T = C^-1 V^T (C symmetric): Gauss-Jordan on [C | V^T] with partial pivoting.
+        std::array<std::array<double, 2 * D>, D> g{};
+        for (int r = 0; r < D; ++r)
+            for (int c = 0; c < D; ++c) g[r][c] = C[r][c], g[r][D + c] = V[c][r];
+        for (int k = 0; k < D; ++k) {
+            int piv = k;
+            for (int r = k + 1; r < D; ++r)
+                if (std::abs(g[r][k]) > std::abs(g[piv][k])) piv = r;
+            std::swap(g[k], g[piv]);
+            const double d = g[k][k];
+            for (auto& x : g[k]) x /= d;
+            for (int r = 0; r < D; ++r) {
+                if (r == k) continue;
+                const double f = g[r][k];
+                for (int c = 0; c < 2 * D; ++c) g[r][c] -= f * g[k][c];
+            }
+        }
+        for (const auto& x : m.vertices) {
+            Vec<D> v;
+            for (int a = 0; a < D; ++a) {
+                double s = vbar[a];
+                for (int c = 0; c < D; ++c) s += g[c][D + a] * (x[c] - xbar[c]);  // A[a][c] = (A^T)[c][a]
+                v[a] = static_cast<float>(s);
+            }
+            out.push_back(v);
+        }
+    }
+    return out;
 }
 
 }  // namespace
@@ -80,6 +152,7 @@ void write_walls_vtp(const std::filesystem::path& path, const BoundarySet<D>& b,
             for (int k = 0; k < D; ++k) conn.push_back(base + c[k]);
     }
     const std::uint64_t nv = verts.size(), nc = conn.size() / D;
+    // Every array of piece 0 on piece 1 too, in the same order, or VTK's reader reads the file as 0 points.
     std::vector<Array> q;
     begin(q, "Points", "Float32", 3, nv * 12);
     append_points<D>(data, verts);
@@ -87,9 +160,13 @@ void write_walls_vtp(const std::filesystem::path& path, const BoundarySet<D>& b,
     data.append(reinterpret_cast<const char*>(conn.data()), conn.size() * 8);
     begin(q, "offsets", "Int64", 1, nc * 8);
     for (std::uint64_t i = 0; i < nc; ++i) append_raw(data, static_cast<std::int64_t>((i + 1) * D));
+    begin(q, "velocity", "Float32", 3, nv * 12);
+    append_points<D>(data, model_velocity<D>(b, models));
+    begin(q, "psi", "Float32", 1, nv * 4);  // not particles: no pseudo-mass
+    data.append(nv * 4, '\0');
     begin(q, "object", "UInt16", 1, nv * 2);
     data.append(reinterpret_cast<const char*>(vobject.data()), nv * 2);
-    if (with_pressure) {  // the same arrays as piece 0's pressure, or ParaView drops it (issue 31)
+    if (with_pressure) {
         if (!model_pressure.empty() && model_pressure.size() != nv)
             throw std::invalid_argument("write_walls_vtp: one model pressure per model vertex is needed");
         begin(q, "pressure", "Float32", 1, nv * 4);
@@ -111,8 +188,8 @@ void write_walls_vtp(const std::filesystem::path& path, const BoundarySet<D>& b,
     xml += fmt::format("    <Piece NumberOfPoints=\"{}\" NumberOfVerts=\"0\" NumberOfLines=\"{}\" NumberOfStrips=\"0\" "
                        "NumberOfPolys=\"{}\">\n",
                        nv, D == 2 ? nc : 0, D == 3 ? nc : 0);
-    xml += "      <PointData>\n" + data_array(q[3]) + (with_pressure ? data_array(q[4]) : std::string()) +
-           "      </PointData>\n";
+    xml += "      <PointData Vectors=\"velocity\">\n" + data_array(q[3]) + data_array(q[4]) + data_array(q[5]) +
+           (with_pressure ? data_array(q[6]) : std::string()) + "      </PointData>\n";
     xml += "      <Points>\n" + data_array(q[0]) + "      </Points>\n";
     const char* cells = D == 3 ? "Polys" : "Lines";
     xml += fmt::format("      <{}>\n", cells) + data_array(q[1]) + data_array(q[2]) + fmt::format("      </{}>\n", cells);
