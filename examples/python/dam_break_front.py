@@ -1,6 +1,6 @@
 """A 2D dam break from Python, its front against Martin & Moyce (1952), plotted.
 
-    PYTHONPATH=build/python python3 examples/python/dam_break_front.py [--quick] [--out front.png]
+    PYTHONPATH=build/python /usr/bin/python3 examples/python/dam_break_front.py [--quick] [--out front.png]
 
 A water column a wide and 2a high collapses (the bundled dam_break_2d: a = 0.2 m); the front Z = x/a
 against T = t sqrt(2 g / a), beside Martin & Moyce's measurements (their Table 2, square column, n^2 = 2).

@@ -1,7 +1,7 @@
 """A run, then a surface mesh for every frame it wrote: eddy.read_particles + eddy.reconstruct_surface
 + eddy.write_mesh (what `eddy mesh OUT/frames` does, from Python).
 
-    PYTHONPATH=build/python python3 examples/python/surfaces_per_frame.py [--quick] [--out runs/cube]
+    PYTHONPATH=build/python /usr/bin/python3 examples/python/surfaces_per_frame.py [--quick] [--out runs/cube]
 """
 import argparse
 from pathlib import Path

@@ -1,7 +1,7 @@
 """A parameter sweep: the same dam break at several viscosities (WCSPH's nu, 1/s), the front and the kinetic energy
 after a fixed time, one table.
 
-    PYTHONPATH=build/python python3 examples/python/viscosity_sweep.py [--quick]
+    PYTHONPATH=build/python /usr/bin/python3 examples/python/viscosity_sweep.py [--quick]
 """
 import argparse
 
