@@ -173,6 +173,9 @@ eddy::RunOptions run_options(const RunArgs& a, const eddy::ExecContext& exec, Pr
     printer.tty = isatty(STDERR_FILENO) != 0;
     printer.quiet = a.quiet;
     opts.on_progress = std::ref(printer);
+    // Warnings during the run (particles that left every container, removed): one line on stderr, on
+    // a line of its own after the progress line.
+    opts.on_warning = [tty = printer.tty](const std::string& w) { std::fprintf(stderr, "%seddy: warning: %s\n", tty ? "\n" : "", w.c_str()); };
     return opts;
 }
 

@@ -42,6 +42,9 @@ struct ParticleSet {
     void push_back(const Vec<D>& x, const Vec<D>& v);
     /// Resizes every field.
     void resize(std::size_t n);
+    /// Keeps the particles whose keep[i] is set, in their order, with their ids (ids are never reused:
+    /// next_id stays), every field included. keep.size() must be size().
+    void keep(std::span<const std::uint8_t> keep);
     /// Permutes every field: new[i] = old[order[i]]. order must be a permutation of [0, size()).
     void reorder(std::span<const std::uint32_t> order, const ExecContext& exec);
     /// Heap bytes held by all fields.

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "eddy/boundary.hpp"
+#include "eddy/emitters.hpp"
 #include "eddy/geometry.hpp"
 #include "eddy/mass_properties.hpp"
 #include "eddy/math.hpp"
@@ -142,6 +143,8 @@ struct Scene {
     std::vector<BoundarySpec> boundaries;
     std::vector<FluidSpec> fluids;
     std::vector<BodySpec> bodies;       ///< Their shapes are the last entries of `boundaries`
+    std::vector<EmitterSpec> emitters;  ///< Nozzles that put fluid in (eddy/emitters.hpp)
+    DomainSpec domain;                  ///< Particles outside it are removed (the outflow)
     /// "method": "shallow_water": the grid's keys (grid, terrain, water, borders, ink, sources, drops,
     /// obstacles) as given, checked by parse_shallow_water (shallow_water.hpp). Null for particle scenes.
     nlohmann::json shallow_water;

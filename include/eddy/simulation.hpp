@@ -18,6 +18,7 @@
 #include "eddy/checkpoint.hpp"
 #include "eddy/clavet.hpp"
 #include "eddy/dfsph.hpp"
+#include "eddy/emitters.hpp"
 #include "eddy/exec.hpp"
 #include "eddy/memory_budget.hpp"
 #include "eddy/particles.hpp"
@@ -71,6 +72,9 @@ struct ParticleSimulation {
     std::uint64_t steps = 0;  ///< Steps taken
     SpeedBound speed_bound;   ///< The fastest physical motion of the scene (set by make_simulation)
     RigidBodies<D> bodies;    ///< The scene's bodies (eddy/bodies.hpp): moved by the fluid after each step
+    /// The scene's emitters and outflow (eddy/emitters.hpp): step() puts their particles in before the
+    /// method's step and removes those outside the domain, or beyond `bounds`, after it.
+    Flow<D> flow;
 };
 
 using Simulation = std::variant<ParticleSimulation<2>, ParticleSimulation<3>>;
@@ -95,8 +99,11 @@ void rebuild_method(Simulation& sim, const Scene& scene, const ExecContext& exec
 /// number of fluid particles removed. src/bodies/add_body.cpp.
 std::size_t add_body(Simulation& sim, const nlohmann::json& body, const ExecContext& exec);
 
-/// One step of whatever the simulation holds. The time step comes from the method (and is cut so
-/// that the clock lands exactly on `until` when it is > 0).
+/// One step of whatever the simulation holds: the emitters' particles due at the step's start put in,
+/// the method's step, the bodies moved, the particles outside the domain or beyond the scene's bounds
+/// removed (StepStats::emitted, removed_outflow, removed_escaped). The time step comes from the method,
+/// at most the emitters' (a new particle moves 0.4 of a spacing at most), and is cut so that the clock
+/// lands exactly on `until` when it is > 0.
 StepStats step(Simulation& sim, const ExecContext& exec, double until = 0.0);
 
 /// The time step below which a run of this method has diverged (0: it has no adaptive step).
@@ -202,6 +209,9 @@ struct RunOptions {
     /// fluid's pressure on each wall particle (eddy/wall_pressure.hpp); also on with the scene's
     /// output.wall_pressure. A resumed run keeps its checkpoint's choice.
     bool wall_pressure = false;
+    /// Called with one line when something worth knowing happens during the run that is not an error
+    /// (particles that left every container were removed); also listed in summary.json "warnings".
+    std::function<void(const std::string&)> on_warning;
 };
 
 struct FrameRecord {
@@ -215,6 +225,9 @@ struct FrameRecord {
     std::vector<ObjectLoad> loads;
     /// The bodies' state at the frame (eddy/bodies.hpp; out/bodies.csv); empty for a scene without bodies.
     std::vector<BodyState> bodies;
+    /// Particles at the frame, and since the start: emitted, removed outside the domain, removed beyond
+    /// every container (eddy/emitters.hpp; summary.json's frames).
+    std::uint64_t particles = 0, emitted = 0, removed_outflow = 0, removed_escaped = 0;
 };
 
 struct RunResult {

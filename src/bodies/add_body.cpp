@@ -67,27 +67,6 @@ std::string at_text(const Vec<D>& x) {
     return D == 3 ? fmt::format("({:.4g}, {:.4g}, {:.4g})", x[0], x[1], x[D - 1]) : fmt::format("({:.4g}, {:.4g})", x[0], x[1]);
 }
 
-// Keeps the fluid particles whose `keep` is set, in their order, with their ids (ids are never reused:
-// next_id stays), every field included.
-template <int D>
-void keep_particles(ParticleSet<D>& f, const std::vector<std::uint8_t>& keep) {
-    auto compact = [&](auto& v) {
-        if (v.size() != keep.size()) return;  // a field not sized like the set holds nothing per particle
-        std::size_t n = 0;
-        for (std::size_t i = 0; i < keep.size(); ++i)
-            if (keep[i]) v[n++] = v[i];
-        v.resize(n);
-    };
-    compact(f.position);
-    compact(f.velocity);
-    compact(f.acceleration);
-    compact(f.density);
-    compact(f.pressure);
-    compact(f.id);
-    for (auto& s : f.scalars) compact(s.data);
-    for (auto& s : f.vectors) compact(s.data);
-}
-
 template <int D>
 std::size_t add_body_to(ParticleSimulation<D>& sim, const nlohmann::json& body, const ExecContext& exec) {
     const Scene& old = sim.scene;
@@ -178,7 +157,7 @@ std::size_t add_body_to(ParticleSimulation<D>& sim, const nlohmann::json& body, 
     for (auto k : keep) removed += k ? 0 : 1;
     if (removed == sim.fluid.size() && removed > 0)
         throw InputError(fmt::format("{}: would remove every fluid particle; allowed: a body that leaves some fluid", key));
-    if (removed > 0) keep_particles(sim.fluid, keep);
+    if (removed > 0) sim.fluid.keep(keep);
 
     // 5. The new walls: the body's particles at rest where it is added (its pose at rest is now).
     for (const Vec<D>& x : own.position) sim.boundary.push_back(x, static_cast<std::uint16_t>(object));

@@ -82,6 +82,25 @@ std::size_t ParticleSet<D>::memory_bytes() const {
     return b;
 }
 
+template <int D>
+void ParticleSet<D>::keep(std::span<const std::uint8_t> keep) {
+    auto compact = [&](auto& v) {
+        if (v.size() != keep.size()) return;  // a field not sized like the set holds nothing per particle
+        std::size_t n = 0;
+        for (std::size_t i = 0; i < keep.size(); ++i)
+            if (keep[i]) v[n++] = v[i];
+        v.resize(n);
+    };
+    compact(position);
+    compact(velocity);
+    compact(acceleration);
+    compact(density);
+    compact(pressure);
+    compact(id);
+    for (auto& s : scalars) compact(s.data);
+    for (auto& s : vectors) compact(s.data);
+}
+
 template struct ParticleSet<2>;
 template struct ParticleSet<3>;
 

@@ -692,6 +692,8 @@ void check_distributable(const Scene& scene, int processes) {
                                       "mpirun (or -np 1); docs/distributed.md",
                                       scene.where(), what, processes));
     };
+    if (!scene.emitters.empty()) refuse("a scene with emitters (key 'emitters', issue 31)");
+    if (scene.domain.given) refuse("a scene with an outflow domain (key 'domain', issue 31)");
     const nlohmann::json& s = scene.settings;
     auto number = [&](const char* key) { return s.contains(key) && s[key].is_number() ? s[key].get<double>() : 0.0; };
     if (scene.method == "clavet") {

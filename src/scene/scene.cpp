@@ -419,6 +419,56 @@ Scene parse_grid_scene(const Ctx& c, const nlohmann::json& j, const std::string&
 }  // namespace
 
 namespace {
+// "emitters": nozzles that put fluid in (issue 31; eddy/emitters.hpp), and "domain": the box outside
+// which particles are removed (the outflow).
+void parse_emitters(const Ctx& c, const nlohmann::json& j, int dim, double duration, Scene& s) {
+    if (!j.is_array()) c.fail("emitters", "must be a list");
+    for (std::size_t i = 0; i < j.size(); ++i) {
+        const auto& e = j[i];
+        const std::string p = fmt::format("emitters[{}]", i);
+        if (dim == 2)
+            check_keys(c, e, p, {"center", "direction", "speed", "flow_rate", "width", "start", "stop"});
+        else
+            check_keys(c, e, p, {"center", "direction", "speed", "flow_rate", "radius", "start", "stop"});
+        EmitterSpec es;
+        es.center = vec(c, e, p, "center", dim, {}, true);
+        es.direction = vec(c, e, p, "direction", dim, {}, true);
+        double len = 0.0;
+        for (int a = 0; a < dim; ++a) len += es.direction[a] * es.direction[a];
+        len = std::sqrt(len);
+        if (!(len > 0.0)) c.fail(sub(p, "direction"), "must not be zero; allowed: any non-zero vector (where the jet goes)");
+        for (int a = 0; a < dim; ++a) es.direction[a] /= len;
+        const char* size_key = dim == 2 ? "width" : "radius";
+        const double size = number(c, e, p, size_key, 0.0, true, true);
+        (dim == 2 ? es.width : es.radius) = size;
+        if (size < s.particle_radius)
+            c.fail(sub(p, size_key), fmt::format("= {:g}: smaller than a particle; allowed: at least particle_radius = {:g} m",
+                                                 size, s.particle_radius));
+        const double area = dim == 2 ? size : 3.14159265358979323846 * size * size;
+        if (e.contains("speed") == e.contains("flow_rate"))
+            c.fail(p, fmt::format("give one of speed (m/s) or flow_rate ({}), not {}", dim == 2 ? "m^2/s" : "m^3/s",
+                                  e.contains("speed") ? "both" : "neither"));
+        if (e.contains("speed")) es.speed = number(c, e, p, "speed", 0.0, true, true);
+        else es.speed = number(c, e, p, "flow_rate", 0.0, true, true) / area;
+        if (es.speed > 1e4) c.fail(sub(p, e.contains("speed") ? "speed" : "flow_rate"),
+                                   fmt::format("gives a jet of {:g} m/s; allowed: up to 1e4 m/s", es.speed));
+        es.start = number(c, e, p, "start", 0.0, false, false);
+        if (es.start < 0.0) c.fail(sub(p, "start"), fmt::format("= {:g}: allowed: 0 or later (s)", es.start));
+        es.stop = e.contains("stop") ? number(c, e, p, "stop", 0.0, true, false) : duration;
+        if (!(es.stop > es.start))
+            c.fail(sub(p, "stop"), fmt::format("= {:g}: must be after start = {:g} s", es.stop, es.start));
+        s.emitters.push_back(es);
+    }
+}
+
+void parse_domain(const Ctx& c, const nlohmann::json& j, int dim, Scene& s) {
+    check_keys(c, j, "domain", {"min", "max"});
+    s.domain.given = true;
+    s.domain.min = vec(c, j, "domain", "min", dim, {}, true);
+    s.domain.max = vec(c, j, "domain", "max", dim, {}, true);
+    check_box(c, "domain", s.domain.min, s.domain.max, dim);
+}
+
 Scene parse_document(nlohmann::json& j, const std::string& where, const MemoryBudget& budget,
                      const SceneInputs* inputs = nullptr);
 }  // namespace
@@ -697,7 +747,7 @@ Scene parse_document(nlohmann::json& j, const std::string& where, const MemoryBu
     const Ctx c{where, budget, inputs};
     if (j.is_object() && j.contains("method") && j["method"] == "shallow_water") return parse_grid_scene(c, j, where);
     check_keys(c, j, "", {"name", "description", "dimension", "method", "particle_radius", "gravity", "duration",
-                          "output", "camera", "settings", "boundaries", "bodies", "fluids"});
+                          "output", "camera", "settings", "boundaries", "bodies", "fluids", "emitters", "domain"});
     Scene s;
     s.source = where;
     s.name = text(c, j, "", "name", "", true);
@@ -739,6 +789,8 @@ Scene parse_document(nlohmann::json& j, const std::string& where, const MemoryBu
         if (!j["settings"].is_object()) c.fail("settings", "must be an object of the method's settings");
         s.settings = j["settings"];
     }
+    // Unknown settings keys ("did you mean") and bad values at load, as make_simulation would read them.
+    detail::check_method_settings(s.method, s.settings, s.where() + ": settings");
 
     if (j.contains("boundaries")) {
         if (!j["boundaries"].is_array()) c.fail("boundaries", "must be a list");
@@ -801,10 +853,16 @@ Scene parse_document(nlohmann::json& j, const std::string& where, const MemoryBu
         }
     }
     if (j.contains("bodies")) parse_bodies(c, j["bodies"], dim, s);
-    if (!j.contains("fluids")) c.fail("fluids", "missing; at least one fluid block is required");
-    if (!j["fluids"].is_array() || j["fluids"].empty()) c.fail("fluids", "must be a non-empty list");
-    for (std::size_t i = 0; i < j["fluids"].size(); ++i) {
-        const auto& f = j["fluids"][i];
+    if (j.contains("emitters")) parse_emitters(c, j["emitters"], dim, s.duration, s);
+    if (j.contains("domain")) parse_domain(c, j["domain"], dim, s);
+    // A scene with emitters may start empty (the fluid comes from them).
+    if (!j.contains("fluids") && s.emitters.empty()) c.fail("fluids", "missing; at least one fluid block or emitter is required");
+    const nlohmann::json no_fluids = nlohmann::json::array();
+    const nlohmann::json& fluids = j.contains("fluids") ? j["fluids"] : no_fluids;
+    if (!fluids.is_array() || (fluids.empty() && s.emitters.empty()))
+        c.fail("fluids", "must be a non-empty list (or give emitters)");
+    for (std::size_t i = 0; i < fluids.size(); ++i) {
+        const auto& f = fluids[i];
         const std::string p = fmt::format("fluids[{}]", i);
         check_keys(c, f, p, {"shape", "min", "max", "center", "radius", "velocity", "file", "scale", "rotate", "translate",
                              "points"});
@@ -1119,6 +1177,28 @@ double fluid_height(const Scene& s) {
             hi = std::max(hi, h + f.radius);
         }
     }
+    // Emitters: their fluid may fill the containers from the bottom up to the nozzle, and a jet rises
+    // v^2 / 2g above it.
+    if (!s.emitters.empty()) {
+        std::array<double, 3> blo{0, 0, 0}, bhi{0, 0, 0};
+        if (s.dimension == 2) {
+            const Aabb<2> b = scene_bounds<2>(s);
+            for (int a = 0; a < 2; ++a) { blo[a] = b.lo[a]; bhi[a] = b.hi[a]; }
+        } else {
+            const Aabb<3> b = scene_bounds<3>(s);
+            for (int a = 0; a < 3; ++a) { blo[a] = b.lo[a]; bhi[a] = b.hi[a]; }
+        }
+        for (int corner = 0; corner < 8; ++corner) {
+            Vec3 p{{float(corner & 1 ? bhi[0] : blo[0]), float(corner & 2 ? bhi[1] : blo[1]),
+                    float(s.dimension == 3 && (corner & 4) ? bhi[2] : blo[2])}};
+            lo = std::min(lo, -double(dot(p, down)));
+        }
+        for (const auto& e : s.emitters) {
+            const double h = -dot(from_array<3>(e.center), down) + (g > 0.0f ? e.speed * e.speed / (2.0 * g) : 0.0);
+            lo = std::min(lo, h);
+            hi = std::max(hi, h);
+        }
+    }
     return hi > lo ? hi - lo : 0.0;
 }
 
@@ -1153,6 +1233,7 @@ Aabb<D> scene_bounds(const Scene& s) {
         if (f.shape == "box" || f.shape == "mesh" || f.shape == "polygon" || f.shape == "file") grow(f.min, f.max);
         else round_shape(f.center, f.radius, 0.0);
     }
+    for (const auto& e : s.emitters) round_shape(e.center, D == 2 ? 0.5 * e.width : e.radius, 0.0);  // the nozzles
     return b;
 }
 

@@ -163,6 +163,11 @@ void write_checkpoint(const std::filesystem::path& file, const Simulation& simul
             save_particles(w, sim.fluid);
             std::visit([&](const auto& m) { m.save_state(w); }, sim.method);
             w.put_vector(sim.bodies.state);  // all the engine needs (eddy/bodies.hpp)
+            // The emitters' and the outflow's counts (issue 31; absent in older checkpoints).
+            w.put_vector(sim.flow.counts.due);
+            w.put_vector(sim.flow.counts.emitted);
+            w.put(sim.flow.counts.removed_outflow);
+            w.put(sim.flow.counts.removed_escaped);
             write_checkpoint_file(file, meta, w.bytes());
         },
         simulation);
@@ -241,6 +246,16 @@ Simulation restore_simulation(const CheckpointFile& ck, const ExecContext& exec,
                     if (!finite || std::fabs(q - 1.0) > 1e-6) r.fail("a body's state is not finite or not a rotation");
                 }
                 sync_body_motions(sim.bodies, sim.boundary, time);
+                if (!r.done()) {  // issue 31: the emitters' and the outflow's counts
+                    FlowCounts& fc = sim.flow.counts;
+                    r.get_vector(fc.due, sim.flow.emitters.size());
+                    r.get_vector(fc.emitted, sim.flow.emitters.size());
+                    fc.removed_outflow = r.get<std::uint64_t>();
+                    fc.removed_escaped = r.get<std::uint64_t>();
+                    for (std::size_t k = 0; k < fc.due.size(); ++k)
+                        if (fc.emitted[k] > fc.due[k] || fc.due[k] > sim.flow.emitters[k].due_by(time) + 1)
+                            r.fail("an emitter's counts do not match its scene and the clock");
+                }
             },
             simulation);
         if (!r.done()) r.fail("unexpected bytes after the method's state");

@@ -169,8 +169,29 @@ ParticleSimulation<D> make_particle_simulation(const Scene& scene, std::size_t m
         const float margin = std::max(0.25f * extent, 16.0f * static_cast<float>(scene.particle_radius));
         sim.bounds.lo = b.lo - Vec<D>::filled(margin);
         sim.bounds.hi = b.hi + Vec<D>::filled(margin);
+        if (scene.domain.given)  // the outflow's box counts first: what is inside it has not escaped
+            for (int a = 0; a < D; ++a) {
+                sim.bounds.lo[a] = std::min(sim.bounds.lo[a], static_cast<float>(scene.domain.min[a]));
+                sim.bounds.hi[a] = std::max(sim.bounds.hi[a], static_cast<float>(scene.domain.max[a]));
+            }
     }
     sim.speed_bound = scene_speed_bound(scene, sim.boundary, sim.fluid);
+    if (!scene.emitters.empty() || scene.domain.given) {
+        // Emitters and outflow (eddy/emitters.hpp): the rate from the method's particle mass and rest
+        // density (the volume a particle of the rest lattice stands for), Clavet's from the lattice.
+        const float spacing = 2.0f * static_cast<float>(scene.particle_radius);
+        float volume = std::pow(spacing, float(D));
+        std::visit(
+            [&](const auto& m) {
+                using M = std::decay_t<decltype(m)>;
+                if constexpr (!std::is_same_v<M, ClavetSolver<D>>) volume = sim.fluid.mass / m.settings().rest_density;
+            },
+            sim.method);
+        sim.flow = make_flow<D>(scene.emitters, scene.domain, spacing, sim.fluid.mass, volume,
+                                scene.emitters.empty() ? std::vector<Wall<D>>{} : scene_walls<D>(scene, exec), scene.where());
+        // A jet's speed is the scene's as much as an initial velocity is.
+        for (const auto& e : scene.emitters) sim.speed_bound.initial = std::max(sim.speed_bound.initial, float(e.speed));
+    }
     return sim;
 }
 
@@ -397,13 +418,40 @@ nlohmann::json run_summary(const ParticleSimulation<D>& sim, const ParticleRunCo
                 sim.fluid.size() ? double(sim.fluid.memory_bytes() + m.memory_bytes()) / double(sim.fluid.size()) : 0.0;
         },
         sim.method);
+    const bool flows = sim.flow.emits() || sim.flow.domain || sim.flow.counts.removed_escaped > 0;
     nlohmann::json frames = nlohmann::json::array();
-    for (const auto& f : result.frames)
+    for (const auto& f : result.frames) {
         frames.push_back({{"index", f.index},
                           {"time", f.time},
                           {"files", f.files},
                           {"max_density_error", f.max_density_error},
                           {"mean_density_error", f.mean_density_error}});
+        if (flows) {  // the particles of each frame, and where they came from and went (eddy/emitters.hpp)
+            frames.back()["particles"] = f.particles;
+            frames.back()["emitted"] = f.emitted;
+            frames.back()["removed_outflow"] = f.removed_outflow;
+            frames.back()["removed_escaped"] = f.removed_escaped;
+        }
+    }
+    j["particles_at_end"] = result.frames.empty() ? particles : result.frames.back().particles;
+    const FlowCounts& fc = sim.flow.counts;
+    j["removed"] = {{"outflow", fc.removed_outflow}, {"escaped", fc.removed_escaped},
+                    {"total", fc.removed_outflow + fc.removed_escaped}};
+    if (sim.flow.emits()) {
+        nlohmann::json em = nlohmann::json::array();
+        for (std::size_t k = 0; k < sim.flow.emitters.size(); ++k) {
+            const Emitter<D>& e = sim.flow.emitters[k];
+            em.push_back({{"emitter", k},
+                          {"emitted", fc.emitted[k]},
+                          {"blocked", fc.due[k] - fc.emitted[k]},
+                          {"rate", e.rate},
+                          {"columns", e.columns.size()},
+                          {"mass_emitted", double(fc.emitted[k]) * sim.flow.particle_mass},
+                          {"volume_rate", e.area * e.speed}});
+        }
+        j["emitters"] = em;
+        j["emitted"] = fc.emitted_total();
+    }
     // The walls' loads of the last frame (forces.csv has every frame's).
     if (!frames.empty() && result.frames.back().index > 0 && !result.frames.back().loads.empty()) {
         frames.back()["forces"] = detail::loads_summary(result.frames.back().loads);
@@ -543,10 +591,18 @@ StepStats step(Simulation& simulation, const ExecContext& exec, double until) {
                 [&](auto& method) {
                     float dt = method.suggest_dt(sim.fluid);
                     const bool underflow = dt < method_dt_min(sim.method);
+                    dt = std::min(dt, sim.flow.dt_limit(sim.time));
                     bool lands = false;
                     dt = landing_step(dt, sim.time, until, lands);
+                    const std::size_t emitted = sim.flow.emits() ? emit(sim.flow, sim.fluid, sim.time) : 0;
                     StepStats st = method.step(sim.fluid, sim.boundary, sim.time, dt, exec);
                     advance_bodies(sim.bodies, sim.boundary, sim.time, dt);
+                    if (!st.non_finite) {  // a step that diverged keeps its particles, for the report
+                        const auto removed = remove_outflow(sim.flow, sim.fluid, sim.bounds, exec);
+                        st.removed_outflow = static_cast<std::uint32_t>(removed[0]);
+                        st.removed_escaped = static_cast<std::uint32_t>(removed[1]);
+                    }
+                    st.emitted = static_cast<std::uint32_t>(emitted);
                     st.dt_underflow = underflow;
                     st.scene_speed_limit = sim.speed_bound.limit();
                     sim.time = lands ? until : sim.time + dt;
@@ -647,6 +703,11 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
 
             auto& pvd = carry.pvd;
             auto& walls_pvd = carry.walls_pvd;
+            std::vector<std::string> warnings;  // summary.json "warnings"
+            auto warn = [&](const std::string& w) {
+                warnings.push_back(w);
+                if (opts.on_warning && writer) opts.on_warning(w);
+            };
             float& frame_max_err = carry.frame_max_err;  // since the previous frame
             double& frame_sum_err = carry.frame_sum_err;
             std::uint64_t& frame_steps = carry.frame_steps;
@@ -659,6 +720,10 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
                 if (fr.index > 0) fr.loads = carry.loads.mean(sim.boundary.motions.size());
                 carry.loads.reset();
                 fr.bodies = sim.bodies.state;
+                fr.particles = hooks ? hooks->sum(sim.fluid.size()) : sim.fluid.size();
+                fr.emitted = sim.flow.counts.emitted_total();
+                fr.removed_outflow = sim.flow.counts.removed_outflow;
+                fr.removed_escaped = sim.flow.counts.removed_escaped;
                 frame_max_err = 0.0f;
                 frame_sum_err = 0.0;
                 frame_steps = 0;
@@ -871,7 +936,7 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
             auto progress = [&](bool finished) {
                 if (!opts.on_progress || !writer) return;
                 opts.on_progress(detail::make_progress(sim.time, time0, end_time, sim.steps - steps_at_start, opts.max_steps,
-                                                       particles, "particles",
+                                                       hooks ? particles : sim.fluid.size(), "particles",
                                                        std::chrono::duration<double>(clock::now() - t0).count(),
                                                        static_cast<int>(result.frames.size()), finished));
             };
@@ -895,6 +960,7 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
             if (!rec) write_frame(render_all);
             hold_checkpoints_if_off_frame();
             const double frame_dt = 1.0 / fps;
+            bool warned_escaped = false;
             result.status = "completed";
             result.exit_code = kExitOk;
             const double eps = 1e-9 * std::max(1.0, end_time);
@@ -915,10 +981,18 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
                 ++stat_steps;
                 carry.loads.add(sim.boundary.load, st.dt);
                 std::string problem = step_divergence(st, method_dt_min(sim.method));
-                if (problem.empty()) {
+                // One process removes what left every container (step(), eddy/emitters.hpp); several do
+                // not yet: there it ends the run.
+                if (problem.empty() && hooks) {
                     std::uint64_t esc = count_escaped(sim, exec);
-                    if (hooks) esc = hooks->sum(esc);
+                    esc = hooks->sum(esc);
                     if (esc) problem = fmt::format("{} particle(s) left every boundary", esc);
+                }
+                if (st.removed_escaped > 0 && !warned_escaped) {
+                    warned_escaped = true;
+                    warn(fmt::format("{} particle(s) left every container at t = {:.6g} s: removed and counted (summary.json "
+                                     "removed.escaped; a \"domain\" in the scene makes such an outflow explicit)",
+                                     st.removed_escaped, sim.time));
                 }
                 if (problem.empty() && std::isfinite(memory_limit)) {
                     const double held = double(sim.fluid.memory_bytes() + sim.boundary.memory_bytes() +
@@ -981,6 +1055,7 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
             const double wall = wall_before + std::chrono::duration<double>(clock::now() - t0).count();
             nlohmann::json j = run_summary(sim, cfg, carry, result, particles, wall,
                                            opts.threads > 0 ? opts.threads : exec.threads(), picture);
+            if (!warnings.empty()) j["warnings"] = warnings;
             if (hooks) hooks->summarize(j);
             result.summary = j;
             if (writer) io::write_json(out / "summary.json", j);

@@ -91,9 +91,11 @@ TEST(MethodSettings, ValuesAreCheckedAsMakeSimulationChecksThem) {
     for (const nlohmann::json& settings :
          {nlohmann::json{{"foo", 1}}, nlohmann::json{{"viscosity", -1}}, nlohmann::json{{"cfl", "fast"}}}) {
         SCOPED_TRACE(settings.dump());
-        const Scene s = parse_scene(tank("wcsph", settings), "x.json");
-        const std::string at_load =
-            error_of([&] { detail::check_method_settings(s.method, s.settings, s.where() + ": settings"); });
+        // The scene loader runs the check (parse_scene); make_simulation, given the scene built without
+        // it, says the same.
+        const std::string at_load = error_of([&] { parse_scene(tank("wcsph", settings), "x.json"); });
+        Scene s = parse_scene(tank("wcsph", nlohmann::json::object()), "x.json");
+        s.settings = settings;
         const std::string at_build = error_of([&] {
             ExecContext exec(1);
             make_simulation(s, 1000000, exec);

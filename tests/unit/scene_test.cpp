@@ -88,7 +88,7 @@ void check_bundled(const Scene& s) {
     const float r = static_cast<float>(s.particle_radius);
     const auto f = build_fluid<D>(s, 5'000'000);
     const auto b = build_boundary<D>(s);
-    EXPECT_GT(f.size(), 100u);
+    if (s.emitters.empty()) EXPECT_GT(f.size(), 100u);  // emitter scenes may start empty
     EXPECT_GT(b.size(), 100u);
     EXPECT_EQ(b.motions.size(), s.boundaries.size());
     for (auto o : b.object) ASSERT_LT(o, s.boundaries.size());
