@@ -406,10 +406,12 @@ int run_main(int argc, char** argv) {
     run_cmd->add_flag("--quiet,-q", quiet, "No progress output");
     run_cmd->footer(run_help_footer());
     bool run_mesh = false;
-    run_cmd->add_flag("--mesh", run_mesh, "Also write a surface mesh per frame: frames/surface_NNNNN.obj (see eddy mesh)");
+    run_cmd->add_flag("--mesh", run_mesh,
+                      "Also write a surface mesh per frame: frames/surface_NNNNN.obj (see eddy mesh); with the vtk "
+                      "format also surface_NNNNN.vtp, listed with the particles' times in surface.pvd (ParaView)");
     std::string run_mesh_format = "obj";
-    run_cmd->add_option("--mesh-format", run_mesh_format, "Surface mesh format with --mesh: obj, ply")
-        ->check(CLI::IsMember({"obj", "ply"}))
+    run_cmd->add_option("--mesh-format", run_mesh_format, "Surface mesh format with --mesh: obj, ply, vtp")
+        ->check(CLI::IsMember({"obj", "ply", "vtp"}))
         ->capture_default_str();
     bool run_wall_pressure = false;
     run_cmd->add_flag("--wall-pressure", run_wall_pressure,
@@ -418,7 +420,7 @@ int run_main(int argc, char** argv) {
                       "the fluid within the kernel's support (Adami et al. 2012); as the scene's output.wall_pressure");
     std::vector<std::string> run_attributes;
     run_cmd->add_option("--interpolate-attributes", run_attributes,
-                        "With --mesh --mesh-format ply: particle fields carried onto the surface's vertices, comma "
+                        "With --mesh --mesh-format ply or vtp: particle fields carried onto the surface's vertices, comma "
                         "separated: velocity, density, pressure (motion blur, foam)")
         ->delimiter(',')
         ->check(CLI::IsMember({"velocity", "density", "pressure"}));

@@ -2,9 +2,11 @@
 // 2D: particles as disks in an orthographic view of the domain. 3D: shaded spheres (Blinn-Phong) from
 // a fixed perspective camera, depth-tested. Colour by speed, blue -> yellow -> red through a sigmoid
 // as in seed 003. Boundary particles (walls) are drawn in grey behind the fluid: small disks in 2D;
-// in 3D the farthest wall surface (floor, back walls) is opaque and the nearest one a faint glass
-// tint, so that the front walls of a tank never hide the fluid.
+// in 3D the farthest wall surface of the containers (floor, back walls) is opaque and evenly lit, the
+// nearest one a faint glass tint, so that the front walls of a tank never hide the fluid; solids
+// (obstacles, models, bodies: RenderSettings::solid_objects) are opaque shaded surfaces among the fluid.
 #pragma once
+#include <cstdint>
 #include <filesystem>
 #include <vector>
 
@@ -21,6 +23,10 @@ struct RenderSettings {
     float speed_scale = 1.0f;    ///< Speed (m/s) at the middle of the colour map (sigmoid centre)
     bool speed_scale_set = false;  ///< run(): false lets it pick half the free-fall speed of the fluid height
     bool draw_boundary = true;   ///< Draw the boundary particles
+    /// Per boundary object (BoundarySet::object), 1 for a solid (an obstacle, a model, a body): drawn
+    /// opaque and shaded where it stands, in front of or behind the fluid; the other walls (containers)
+    /// as the tank's far surface and faint near glass. Empty: every wall is a container's.
+    std::vector<std::uint8_t> solid_objects;
     // 3D camera; if eye == target, a default view of `bounds` from the front-right-above.
     Vec3 eye = {{0, 0, 0}};
     Vec3 target = {{0, 0, 0}};

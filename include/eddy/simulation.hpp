@@ -99,6 +99,21 @@ void rebuild_method(Simulation& sim, const Scene& scene, const ExecContext& exec
 /// number of fluid particles removed. src/bodies/add_body.cpp.
 std::size_t add_body(Simulation& sim, const nlohmann::json& body, const ExecContext& exec);
 
+/// The emitters and outflow of `scene` for a simulation's method and fluid (make_flow with the
+/// method's particle mass and rest density, the scene's walls); the counts start at zero. InputError
+/// naming emitters[i] for a nozzle in a wall or outside the domain.
+template <int D>
+Flow<D> scene_flow(const Scene& scene, const ParticleSimulation<D>& sim, const ExecContext& exec);
+
+/// Adds an emitter to a running particle simulation (the viewer's key, Python's add_emitter): `emitter`
+/// is one entry of a scene's "emitters" list, checked as a scene's (InputError naming emitters[i]); it
+/// starts now (or at its later `start`) and, without a `stop`, runs until stop_emitter. The scene keeps
+/// it (checkpoints hold it); the other emitters keep their counts. Returns its index.
+/// src/emitters/add_emitter.cpp.
+std::size_t add_emitter(Simulation& sim, const nlohmann::json& emitter, const ExecContext& exec);
+/// Stops emitter k from the simulation's time on (its `stop` becomes now). InputError for no such one.
+void stop_emitter(Simulation& sim, std::size_t k, const ExecContext& exec);
+
 /// One step of whatever the simulation holds: the emitters' particles due at the step's start put in,
 /// the method's step, the bodies moved, the particles outside the domain or beyond the scene's bounds
 /// removed (StepStats::emitted, removed_outflow, removed_escaped). The time step comes from the method,

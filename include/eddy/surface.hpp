@@ -234,7 +234,11 @@ void write_obj(const std::filesystem::path& path, const Mesh<D>& m);
 /// Binary little-endian PLY (x y z nx ny nz, faces or edges), atomically.
 template <int D>
 void write_mesh_ply(const std::filesystem::path& path, const Mesh<D>& m);
-/// By extension: .obj or .ply; anything else is an InputError.
+/// VTK XML PolyData (points, Normals and the vertex attributes as point data; Polys in 3D, Lines in 2D),
+/// atomically: ParaView's time series (surface.pvd) lists these.
+template <int D>
+void write_mesh_vtp(const std::filesystem::path& path, const Mesh<D>& m);
+/// By extension: .obj, .ply or .vtp; anything else is an InputError.
 template <int D>
 void write_mesh(const std::filesystem::path& path, const Mesh<D>& m);
 /// VTK ImageData (.vti, ASCII-free binary appended) of a sparse grid over its blocks' bounding box;

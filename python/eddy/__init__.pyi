@@ -87,7 +87,7 @@ class Simulation:
         progress: Callable[[dict[str, Any]], None] | bool | None = None,
         checkpoint_every: float = 0.0,
         mesh: bool = False,
-        mesh_format: Literal["obj", "ply"] = "obj",
+        mesh_format: Literal["obj", "ply", "vtp"] = "obj",
         interpolate_attributes: Sequence[Literal["velocity", "density", "pressure"]] = ...,
         up: Literal["y", "z"] = "y",
     ) -> dict[str, Any]: ...
@@ -96,6 +96,12 @@ class Simulation:
     @property
     def bodies(self) -> dict[str, npt.NDArray[Any]]: ...
     def add_body(self, body: dict[str, Any]) -> int: ...
+    @property
+    def emitters(self) -> list[dict[str, Any]]: ...
+    @property
+    def removed(self) -> dict[str, int]: ...
+    def add_emitter(self, emitter: dict[str, Any]) -> int: ...
+    def stop_emitter(self, k: int) -> None: ...
     def set_body_force(
         self, k: int, force: npt.ArrayLike, torque: npt.ArrayLike | float | None = None
     ) -> None: ...
@@ -136,7 +142,7 @@ class ShallowWater:
         progress: Callable[[dict[str, Any]], None] | bool | None = None,
         checkpoint_every: float = 0.0,
         mesh: bool = False,
-        mesh_format: Literal["obj", "ply"] = "obj",
+        mesh_format: Literal["obj", "ply", "vtp"] = "obj",
         interpolate_attributes: Sequence[Literal["velocity", "density", "pressure"]] = ...,
         up: Literal["y", "z"] = "y",
     ) -> dict[str, Any]: ...

@@ -60,6 +60,8 @@ void bind_scene(py::module_& m);
 void bind_simulation(py::module_& m);
 /// sim.bodies, add_body, set_body_force onto the Simulation class (bodies.cpp; after bind_simulation).
 void bind_bodies(py::module_& m);
+/// sim.emitters, removed, add_emitter, stop_emitter onto the Simulation class (emitters.cpp; after bind_simulation).
+void bind_emitters(py::module_& m);
 void bind_shallow(py::module_& m);
 void bind_surface(py::module_& m);
 

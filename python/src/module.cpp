@@ -63,6 +63,7 @@ PYBIND11_MODULE(_eddy, m) {
     bind_settings(m);
     bind_simulation(m);
     bind_bodies(m);
+    bind_emitters(m);
     bind_shallow(m);
     bind_surface(m);
 }

@@ -234,14 +234,14 @@ inline void check_run_request(const Scene& scene, double time, bool grid, const 
     if (grid && q.mesh)
         throw InputError(fmt::format("run: mesh = True: {} is a grid; its water surface is written with formats=['obj'] "
                                      "or ['ply']", scene.where()));
-    if (q.mesh_format != "obj" && q.mesh_format != "ply")
-        throw InputError(fmt::format("run: mesh_format = '{}': allowed: 'obj', 'ply'", text_excerpt(q.mesh_format, 40)));
+    if (q.mesh_format != "obj" && q.mesh_format != "ply" && q.mesh_format != "vtp")
+        throw InputError(fmt::format("run: mesh_format = '{}': allowed: 'obj', 'ply', 'vtp'", text_excerpt(q.mesh_format, 40)));
     for (const auto& a : q.interpolate_attributes) {
         if (a != "velocity" && a != "density" && a != "pressure")
             throw InputError(fmt::format("run: interpolate_attributes: '{}': allowed: 'velocity', 'density', 'pressure'",
                                          text_excerpt(a, 40)));
-        if (!q.mesh || q.mesh_format != "ply")
-            throw InputError(fmt::format("run: interpolate_attributes = ['{}']: needs mesh=True with mesh_format='ply' "
+        if (!q.mesh || q.mesh_format == "obj")
+            throw InputError(fmt::format("run: interpolate_attributes = ['{}']: needs mesh=True with mesh_format='ply' or 'vtp' "
                                          "(OBJ files have no per-vertex fields)", a));
     }
     if (q.up != "y" && q.up != "z")

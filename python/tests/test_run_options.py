@@ -83,7 +83,7 @@ def test_obj_surfaces_by_default(tmp_path):
 def test_bad_mesh_and_up_options_are_refused_before_anything_is_written(tmp_path):
     sim = eddy.Simulation(eddy.load_scene(CUBE), threads=1)
     cases = [
-        (dict(mesh=True, mesh_format="stl"), r"run: mesh_format = 'stl': allowed: 'obj', 'ply'"),
+        (dict(mesh=True, mesh_format="stl"), r"run: mesh_format = 'stl': allowed: 'obj', 'ply', 'vtp'"),
         (dict(mesh=True, interpolate_attributes=["velocity"]), r"needs mesh=True with mesh_format='ply'"),
         (dict(interpolate_attributes=["velocity"], mesh_format="ply"), r"needs mesh=True"),
         (dict(mesh=True, mesh_format="ply", interpolate_attributes=["speed"]),

@@ -31,6 +31,7 @@ namespace {
 constexpr float kInf = std::numeric_limits<float>::infinity();
 const Vec3 kBackground{{0.11f, 0.13f, 0.17f}};  // dark grey-blue
 const Vec3 kWallGrey{{0.56f, 0.58f, 0.62f}};
+const Vec3 kSolid{{0.78f, 0.72f, 0.62f}};  // obstacles and models: warm grey, apart from the tank
 
 Vec3 cross(const Vec3& a, const Vec3& b) {
     return Vec3{{a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]}};
@@ -229,22 +230,56 @@ void render_3d(std::vector<Vec3>& img, const RenderSettings& rs, const ParticleS
     // and the result does not depend on the drawing order.
     std::vector<float> far_depth, near_depth, far_shade;
     const bool walls = boundary && rs.draw_boundary && !boundary->empty();
+    // Solids (obstacles, models, bodies) are opaque: the nearest of their particles' spheres, drawn 1.4
+    // times as large so that they close into a surface, shaded by a normal taken from the depth.
+    std::vector<float> solid_depth;
+    bool any_solid = false;
     if (walls) {
         far_depth.assign(npix, -kInf);
         near_depth.assign(npix, kInf);
         far_shade.assign(npix, 0.0f);
-        // Full radius, so that neighbouring wall particles touch and walls read as surfaces; low-contrast
-        // shading, so that the walls do not compete with the fluid.
-        for (const auto& p : boundary->position)
-            sphere_pixels(cam, w, h, p, r, [&](std::size_t i, float nx, float ny, float nz, float depth) {
-                const float shade = 0.7f + 0.3f * diffuse(nx, ny, nz);
+        solid_depth.assign(npix, kInf);
+        // Full radius, so that neighbouring wall particles touch and walls read as surfaces; evenly lit
+        // (the spheres' own normals draw a sheet of bumps), so that the walls do not compete with the fluid.
+        for (std::size_t k = 0; k < boundary->size(); ++k) {
+            const Vec3& p = boundary->position[k];
+            const std::size_t obj = k < boundary->object.size() ? boundary->object[k] : 0;
+            if (obj < rs.solid_objects.size() && rs.solid_objects[obj]) {
+                any_solid = true;
+                sphere_pixels(cam, w, h, p, 1.4f * r, [&](std::size_t i, float, float, float, float depth) {
+                    solid_depth[i] = std::min(solid_depth[i], depth);
+                });
+                continue;
+            }
+            sphere_pixels(cam, w, h, p, r, [&](std::size_t i, float, float, float, float depth) {
                 if (depth > far_depth[i]) {
                     far_depth[i] = depth;
-                    far_shade[i] = shade;
+                    far_shade[i] = 1.0f;
                 }
                 near_depth[i] = std::min(near_depth[i], depth);
             });
+        }
     }
+    // The solids' normals from their depth (camera space: x right, y up, z towards the camera), over a
+    // few pixels, which smooths the particles' bumps into the surface they sample.
+    auto solid_normal = [&](int x, int y, float& nx, float& ny, float& nz) {
+        const int s = std::max(2, int(std::lround(2.0f * cam.focal * r / std::max(solid_depth[std::size_t(y) * w + x], 1e-6f))));
+        auto at = [&](int xx, int yy) {
+            xx = std::clamp(xx, 0, w - 1);
+            yy = std::clamp(yy, 0, h - 1);
+            const float d = solid_depth[std::size_t(yy) * w + xx];
+            return d < kInf ? d : solid_depth[std::size_t(y) * w + x];
+        };
+        const float d = solid_depth[std::size_t(y) * w + x];
+        const float px = d / cam.focal;  // metres per pixel at this depth
+        const float dzdx = (at(x + s, y) - at(x - s, y)) / (2.0f * s * px);
+        const float dzdy = -(at(x, y + s) - at(x, y - s)) / (2.0f * s * px);
+        // Depth grows away from the camera: the surface z = -depth; n ~ (dz/dx, dz/dy, 1).
+        const float len = std::sqrt(dzdx * dzdx + dzdy * dzdy + 1.0f);
+        nx = dzdx / len;
+        ny = dzdy / len;
+        nz = 1.0f / len;
+    };
 
     // Fluid: depth test only, keeping which particle won; each visible pixel is shaded once
     // afterwards (deferred), which keeps a million overlapping impostors cheap.
@@ -280,7 +315,14 @@ void render_3d(std::vector<Vec3>& img, const RenderSettings& rs, const ParticleS
             col = kWallGrey * (0.8f * far_shade[i] * fade);
             behind = far_depth[i];
         }
-        if (depth[i] < kInf && (!walls || depth[i] <= far_depth[i] || far_depth[i] == -kInf)) {
+        const bool solid_first = any_solid && solid_depth[i] < kInf && solid_depth[i] <= depth[i] &&
+                                 (far_depth[i] == -kInf || solid_depth[i] <= far_depth[i]);
+        if (solid_first) {
+            float nx, ny, nz;
+            solid_normal(x, y, nx, ny, nz);
+            col = kSolid * (0.35f + 0.65f * diffuse(nx, ny, nz));
+            behind = solid_depth[i];
+        } else if (depth[i] < kInf && (!walls || depth[i] <= far_depth[i] || far_depth[i] == -kInf)) {
             // Blinn-Phong: ambient 0.25, diffuse 0.75, white specular 0.3 with exponent 32.
             // The same projection as the depth pass: the pixel is inside this silhouette (up to
             // rounding if the compiler fused operations differently, hence the clamp to the rim).

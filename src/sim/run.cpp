@@ -145,6 +145,28 @@ SpeedBound scene_speed_bound(const Scene& scene, const BoundarySet<D>& boundary,
     return sb;
 }
 
+}  // namespace
+
+template <int D>
+Flow<D> scene_flow(const Scene& scene, const ParticleSimulation<D>& sim, const ExecContext& exec) {
+    // The rate from the method's particle mass and rest density (the volume a particle of the rest
+    // lattice stands for), Clavet's from the lattice.
+    const float spacing = 2.0f * static_cast<float>(scene.particle_radius);
+    float volume = std::pow(spacing, float(D));
+    std::visit(
+        [&](const auto& m) {
+            using M = std::decay_t<decltype(m)>;
+            if constexpr (!std::is_same_v<M, ClavetSolver<D>>) volume = sim.fluid.mass / m.settings().rest_density;
+        },
+        sim.method);
+    return make_flow<D>(scene.emitters, scene.domain, spacing, sim.fluid.mass, volume,
+                        scene.emitters.empty() ? std::vector<Wall<D>>{} : scene_walls<D>(scene, exec), scene.where());
+}
+template Flow<2> scene_flow<2>(const Scene&, const ParticleSimulation<2>&, const ExecContext&);
+template Flow<3> scene_flow<3>(const Scene&, const ParticleSimulation<3>&, const ExecContext&);
+
+namespace {
+
 template <int D>
 ParticleSimulation<D> make_particle_simulation(const Scene& scene, std::size_t max_particles, const ExecContext& exec,
                                                const MemoryBudget& budget) {
@@ -177,18 +199,7 @@ ParticleSimulation<D> make_particle_simulation(const Scene& scene, std::size_t m
     }
     sim.speed_bound = scene_speed_bound(scene, sim.boundary, sim.fluid);
     if (!scene.emitters.empty() || scene.domain.given) {
-        // Emitters and outflow (eddy/emitters.hpp): the rate from the method's particle mass and rest
-        // density (the volume a particle of the rest lattice stands for), Clavet's from the lattice.
-        const float spacing = 2.0f * static_cast<float>(scene.particle_radius);
-        float volume = std::pow(spacing, float(D));
-        std::visit(
-            [&](const auto& m) {
-                using M = std::decay_t<decltype(m)>;
-                if constexpr (!std::is_same_v<M, ClavetSolver<D>>) volume = sim.fluid.mass / m.settings().rest_density;
-            },
-            sim.method);
-        sim.flow = make_flow<D>(scene.emitters, scene.domain, spacing, sim.fluid.mass, volume,
-                                scene.emitters.empty() ? std::vector<Wall<D>>{} : scene_walls<D>(scene, exec), scene.where());
+        sim.flow = scene_flow<D>(scene, sim, exec);
         // A jet's speed is the scene's as much as an initial velocity is.
         for (const auto& e : scene.emitters) sim.speed_bound.initial = std::max(sim.speed_bound.initial, float(e.speed));
     }
@@ -257,7 +268,7 @@ ParticleRunConfig particle_run_config(const Scene& scene, int dimension, const R
         c.mesh = rec->flag("mesh");
         c.wall_pressure = rec->flag("wall_pressure", false);  // absent in checkpoints before it existed
         // Pasted into frame names: a closed list, never a path (issue 29, item 3).
-        c.mesh_format = rec->choice("mesh_format", {"obj", "ply"});
+        c.mesh_format = rec->choice("mesh_format", {"obj", "ply", "vtp"});
         c.up = rec->has("up_axis") ? parse_up_axis(rec->choice("up_axis", {"y", "z"}), "checkpoint") : UpAxis::y;
         if (rec->has("mesh_attributes")) c.mesh_attributes = rec->choices("mesh_attributes", {"velocity", "density", "pressure"});
         c.run_id = detail::read_run_id(*rec);
@@ -276,8 +287,8 @@ ParticleRunConfig particle_run_config(const Scene& scene, int dimension, const R
         for (const auto& f : c.formats)
             if (f != "vtk" && f != "csv" && f != "ply")
                 throw InputError(fmt::format("{}: format '{}': allowed: vtk, csv, ply", scene.where(), text_excerpt(f, 40)));
-        if (c.mesh && c.mesh_format != "obj" && c.mesh_format != "ply")
-            throw InputError(fmt::format("--mesh-format '{}': allowed: obj, ply", text_excerpt(c.mesh_format, 40)));
+        if (c.mesh && c.mesh_format != "obj" && c.mesh_format != "ply" && c.mesh_format != "vtp")
+            throw InputError(fmt::format("--mesh-format '{}': allowed: obj, ply, vtp", text_excerpt(c.mesh_format, 40)));
     }
     if (dimension == 2 && c.up != UpAxis::y)
         throw InputError(fmt::format("{}: --up {}: a 2D scene is written in the x-y plane (z = 0); allowed: --up y",
@@ -285,8 +296,8 @@ ParticleRunConfig particle_run_config(const Scene& scene, int dimension, const R
     for (const auto& a : c.mesh_attributes) {
         if (a != "velocity" && a != "density" && a != "pressure")
             throw InputError(fmt::format("--interpolate-attributes: '{}': allowed: velocity, density, pressure", a));
-        if (!c.mesh || c.mesh_format != "ply")
-            throw InputError(fmt::format("--interpolate-attributes {}: needs --mesh with --mesh-format ply (OBJ "
+        if (!c.mesh || c.mesh_format == "obj")
+            throw InputError(fmt::format("--interpolate-attributes {}: needs --mesh with --mesh-format ply or vtp (OBJ "
                                          "files have no per-vertex fields)", a));
     }
     return c;
@@ -688,6 +699,8 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
             };
 
             RenderSettings rs = opts.render_settings;
+            if (rs.solid_objects.empty())  // obstacles, models and bodies drawn as opaque surfaces
+                for (const auto& b : scene.boundaries) rs.solid_objects.push_back(b.solid ? 1 : 0);
             if (scene.camera.given) {
                 rs.eye = from_array<3>(scene.camera.eye);
                 rs.target = from_array<3>(scene.camera.target);
@@ -774,12 +787,22 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
                     SurfaceSettings ss = opts.mesh_settings;
                     if (ss.particle_radius == 0.0f) ss.particle_radius = r;
                     const std::string name = fmt::format("frames/surface_{:05d}.{}", fr.index, mesh_format);
-                    Mesh<D> surface = reconstruct_surface<D>(all.position, ss, exec).mesh;
-                    interpolate_attributes<D>(surface, all.position, particle_fields(all, mesh_attributes),
-                                              ss.support(), exec);
+                    Mesh<D> surface;  // none yet when the fluid is still to come (emitters)
+                    if (!all.empty()) {
+                        surface = reconstruct_surface<D>(all.position, ss, exec).mesh;
+                        interpolate_attributes<D>(surface, all.position, particle_fields(all, mesh_attributes),
+                                                  ss.support(), exec);
+                    }
                     if constexpr (D == 3) to_file_axes(surface, UpAxis::y, up);
                     write_mesh<D>(out / name, surface);
                     fr.files.push_back(name);
+                    // ParaView's time series (surface.pvd, below) lists VTK files: with the vtk format, the
+                    // surface as .vtp too when it is written as OBJ or PLY.
+                    if (mesh_format != "vtp" && std::find(formats.begin(), formats.end(), "vtk") != formats.end()) {
+                        const std::string vtp = fmt::format("frames/surface_{:05d}.vtp", fr.index);
+                        write_mesh<D>(out / vtp, surface);
+                        fr.files.push_back(vtp);
+                    }
                 }
                 // The walls beside the fluid: once when nothing moves, else every frame (walls.pvd); every
                 // frame too with the fluid's pressure on them (--wall-pressure), which changes as it flows.
@@ -844,6 +867,15 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
                 result.frames.push_back(std::move(fr));
                 if (loads) detail::write_forces_csv(out / "forces.csv", result.frames);
                 if (!sim.bodies.empty()) detail::write_bodies_csv(out / "bodies.csv", result.frames, sim.bodies.object);
+                if (mesh) {  // surface.pvd from the frames' own files, at the particles' times
+                    std::vector<std::pair<double, std::string>> listed;
+                    for (const FrameRecord& f : result.frames)
+                        for (const auto& file : f.files)
+                            if (file.rfind("frames/surface_", 0) == 0 && file.size() > 4 &&
+                                file.compare(file.size() - 4, 4, ".vtp") == 0)
+                                listed.emplace_back(f.time, file);
+                    if (!listed.empty()) io::write_pvd(out / "surface.pvd", listed);
+                }
                 if (!sim.bodies.empty()) {  // bodies.pvd from the frames' own files (a resumed run's kept ones too)
                     std::vector<std::pair<double, std::string>> listed;
                     for (const FrameRecord& f : result.frames)

@@ -76,11 +76,68 @@ void write_mesh_ply(const std::filesystem::path& path, const Mesh<D>& m) {
 }
 
 template <int D>
+void write_mesh_vtp(const std::filesystem::path& path, const Mesh<D>& m) {
+    // VTK XML PolyData, appended raw with UInt64 headers: points (z = 0 in 2D), Normals and the vertex
+    // attributes as point data, triangles as Polys (3D) or segments as Lines (2D).
+    std::string data;
+    std::vector<std::uint64_t> offset;
+    auto begin_block = [&](std::uint64_t bytes) {
+        offset.push_back(data.size());
+        append_raw(data, bytes);
+    };
+    const std::uint64_t np = m.vertices.size(), nc = m.cells.size();
+    begin_block(np * 12);
+    for (const auto& v : m.vertices)
+        for (int a = 0; a < 3; ++a) append_raw(data, a < D ? v[a] : 0.0f);
+    begin_block(nc * D * 8);
+    for (const auto& c : m.cells)
+        for (int k = 0; k < D; ++k) append_raw(data, std::int64_t(c[k]));
+    begin_block(nc * 8);
+    for (std::uint64_t i = 0; i < nc; ++i) append_raw(data, std::int64_t(D * (i + 1)));
+    const bool normals = m.normals.size() == np;
+    if (normals) {
+        begin_block(np * 12);
+        for (const auto& n : m.normals)
+            for (int a = 0; a < 3; ++a) append_raw(data, a < D ? n[a] : 0.0f);
+    }
+    for (const auto& at : m.attributes) {
+        const int w = ply_width<D>(at);
+        begin_block(np * w * 4);
+        for (std::uint64_t i = 0; i < np; ++i)
+            for (int c = 0; c < w; ++c) append_raw(data, c < at.components ? at.values[i * at.components + c] : 0.0f);
+    }
+    auto array = [&](const char* type, const std::string& name, int comps, std::size_t i) {
+        return fmt::format("        <DataArray type=\"{}\" Name=\"{}\" NumberOfComponents=\"{}\" format=\"appended\" "
+                           "offset=\"{}\"/>\n",
+                           type, name, comps, offset[i]);
+    };
+    std::string xml = "<?xml version=\"1.0\"?>\n";
+    xml += "<VTKFile type=\"PolyData\" version=\"1.0\" byte_order=\"LittleEndian\" header_type=\"UInt64\">\n  <PolyData>\n";
+    xml += fmt::format("    <Piece NumberOfPoints=\"{}\" NumberOfVerts=\"0\" NumberOfLines=\"{}\" NumberOfStrips=\"0\" "
+                       "NumberOfPolys=\"{}\">\n",
+                       np, D == 2 ? nc : 0, D == 3 ? nc : 0);
+    xml += normals ? "      <PointData Normals=\"Normals\">\n" : "      <PointData>\n";
+    std::size_t next = 3;
+    if (normals) xml += array("Float32", "Normals", 3, next++);
+    for (const auto& at : m.attributes) xml += array("Float32", at.name, ply_width<D>(at), next++);
+    xml += "      </PointData>\n";
+    xml += "      <Points>\n" + array("Float32", "Points", 3, 0) + "      </Points>\n";
+    const char* cells = D == 3 ? "Polys" : "Lines";
+    xml += fmt::format("      <{}>\n", cells) + array("Int64", "connectivity", 1, 1) + array("Int64", "offsets", 1, 2) +
+           fmt::format("      </{}>\n", cells);
+    xml += "    </Piece>\n  </PolyData>\n  <AppendedData encoding=\"raw\">\n   _";
+    xml += data;
+    xml += "\n  </AppendedData>\n</VTKFile>\n";
+    io::write_atomic(path, xml);
+}
+
+template <int D>
 void write_mesh(const std::filesystem::path& path, const Mesh<D>& m) {
     const auto ext = path.extension().string();
     if (ext == ".obj") return write_obj(path, m);
     if (ext == ".ply") return write_mesh_ply(path, m);
-    throw InputError(fmt::format("{}: mesh format '{}' is not written; allowed: .obj, .ply", path.string(), ext));
+    if (ext == ".vtp") return write_mesh_vtp(path, m);
+    throw InputError(fmt::format("{}: mesh format '{}' is not written; allowed: .obj, .ply, .vtp", path.string(), ext));
 }
 
 template <int D>
@@ -110,6 +167,7 @@ void write_vti(const std::filesystem::path& path, const SparseGrid<D>& g, const 
 #define EDDY_MESH_IO(D)                                                                  \
     template void write_obj<D>(const std::filesystem::path&, const Mesh<D>&);           \
     template void write_mesh_ply<D>(const std::filesystem::path&, const Mesh<D>&);      \
+    template void write_mesh_vtp<D>(const std::filesystem::path&, const Mesh<D>&);      \
     template void write_mesh<D>(const std::filesystem::path&, const Mesh<D>&);          \
     template void write_vti<D>(const std::filesystem::path&, const SparseGrid<D>&, const char*);
 EDDY_MESH_IO(2)
