@@ -1,30 +1,40 @@
 # eddy for Blender: imports an `eddy run` output folder as animated objects (docs/blender.md).
 #
 #   particles  a point cloud (vertices only) with the attributes velocity, density, pressure and id,
-#              shown as spheres of the particle radius by a Geometry Nodes "Mesh to Points" modifier;
-#   surface    the reconstructed surface (eddy run --mesh), with velocity on its vertices when the run
-#              wrote it (--mesh-format ply --interpolate-attributes velocity: motion blur, foam);
-#   walls      the scene's wall models (walls.obj, or walls_NNNNN.obj when they move);
+#              shown as icospheres of the particle radius (Geometry Nodes Instance on Points: EEVEE and
+#              Cycles draw them), water material; --pieces runs' .pvtp files are read piece by piece;
+#   surface    the reconstructed surface (eddy run --mesh), water material, with velocity on its vertices
+#              when the run wrote it (--mesh-format ply --interpolate-attributes velocity: motion blur, foam);
+#   walls      the scene's wall models (walls.obj, or walls_NNNNN.obj when they move), neutral material;
+#   tank       the scene's box, sphere and cylinder boundaries (its JSON, summary.json scene_file) as
+#              meshes: containers face inwards and drop their near walls ("eddy tank"), moving ones are
+#              keyed from their wall particles (walls_NNNNN.vtp);
 #   bodies     one object per rigid body (bodies/body_KK.obj, its surface about its centre of mass),
-#              animated by keyframes on location and rotation_quaternion from bodies.csv, so that a
-#              saved .blend plays and renders them without the add-on.
+#              animated by keyframes on location and rotation_quaternion from bodies.csv.
 #
-# Each object shows the frame of the current Blender frame: a frame-change handler loads the file
+# Live, each object shows the frame of the current Blender frame: a frame-change handler loads the file
 # (Blender frame scene.frame_start + k shows eddy frame k; the import sets the scene's fps to the run's).
+# bake() makes a saved .blend play and render without the add-on (blender -b --factory-startup): the
+# particles as Blender's own point cache on disk next to the .blend (one .bphys file per frame, a
+# relative path), surfaces and moving walls as one object per frame shown on its frame.
 # Files are read here, not by Blender's importers, so every attribute survives and the up axis is the
 # run's (summary.json "up_axis": y-up files are turned to Blender's z up, as its OBJ importer does).
+# What it cannot import (grid-only shallow-water runs, folders without summary.json or frames) is refused
+# with one line naming the file and what it reads (an ERROR report in Blender).
 #
 # Install: Edit > Preferences > Add-ons > Install... > blender/eddy_blender.py, enable "eddy", then
 # File > Import > eddy output folder. From a script (also `blender -b --python`):
 #     import eddy_blender; eddy_blender.register(); eddy_blender.load("/path/to/out")
+#     (save the .blend) eddy_blender.bake(); (save it again)
 # Needs only Blender's own Python and numpy (bundled with Blender). Tested with Blender 3.4.
 bl_info = {
     "name": "eddy fluid output",
     "author": "eddy developers",
-    "version": (0, 1, 0),
+    "version": (0, 2, 0),
     "blender": (3, 4, 0),
     "location": "File > Import > eddy output folder",
-    "description": "Animated particles (velocity, density, pressure, id), surfaces, walls and rigid bodies of an eddy run",
+    "description": "Animated particles (velocity, density, pressure, id), surfaces, walls, tank and rigid bodies "
+                   "of an eddy run, baked to play without the add-on",
     "category": "Import-Export",
 }
 
@@ -99,8 +109,13 @@ def read_ply(path):
     return vertex, faces
 
 
-def _vtp_arrays(path):
-    """eddy's VTK XML PolyData (.vtp, appended raw, UInt64 headers): {name: array (n, comps)}."""
+_VTK_TYPES = {"Float32": "<f4", "Float64": "<f8", "Int64": "<i8", "UInt64": "<u8", "UInt32": "<u4", "Int32": "<i4",
+              "UInt8": "u1", "Int8": "i1", "UInt16": "<u2", "Int16": "<i2"}
+
+
+def read_vtp_pieces(path):
+    """eddy's VTK XML PolyData (.vtp, appended raw, UInt64 headers): one dict per <Piece>, {name: array
+    (n, comps)}, with "Points" and, for polygon pieces, "connectivity" and "offsets" of the Polys."""
     with open(path, "rb") as f:
         data = f.read()
     start = data.find(b"<AppendedData")
@@ -111,16 +126,65 @@ def _vtp_arrays(path):
                          else data[:start].decode("utf-8") + "</PolyData></VTKFile>")
     if root.get("header_type", "UInt32") != "UInt64":
         raise ValueError(f"{path}: header_type must be UInt64 (eddy writes that)")
-    types = {"Float32": "<f4", "Float64": "<f8", "Int64": "<i8", "UInt32": "<u4", "Int32": "<i4",
-             "UInt8": "u1", "UInt16": "<u2"}
-    arrays = {}
-    for da in root.iter("DataArray"):
-        off = underscore + int(da.get("offset"))
-        nbytes = int(np.frombuffer(data, "<u8", 1, off)[0])
-        a = np.frombuffer(data, types[da.get("type")], nbytes // np.dtype(types[da.get("type")]).itemsize, off + 8)
-        comps = int(da.get("NumberOfComponents", "1"))
-        arrays[da.get("Name")] = a.reshape(-1, comps) if comps > 1 else a
-    return arrays
+    pieces = []
+    for piece in root.iter("Piece"):
+        arrays = {}
+        for section in piece:
+            for da in section.iter("DataArray"):
+                off = underscore + int(da.get("offset"))
+                t = _VTK_TYPES[da.get("type")]
+                nbytes = int(np.frombuffer(data, "<u8", 1, off)[0])
+                a = np.frombuffer(data, t, nbytes // np.dtype(t).itemsize, off + 8)
+                comps = int(da.get("NumberOfComponents", "1"))
+                name = da.get("Name")
+                if section.tag == "Polys":
+                    name = "polys_" + name
+                elif section.tag in ("Verts", "Lines", "Strips"):
+                    continue
+                arrays[name] = a.reshape(-1, comps) if comps > 1 else a
+        pieces.append(arrays)
+    return pieces
+
+
+def _vtp_arrays(path):
+    """The first piece of a .vtp (eddy's particle and body files have one): {name: array (n, comps)}."""
+    pieces = read_vtp_pieces(path)
+    if not pieces:
+        raise ValueError(f"{path}: no <Piece>")
+    return pieces[0]
+
+
+def pvtp_pieces(path):
+    """The piece files a parallel .pvtp lists (<Piece Source=...>), as paths next to it."""
+    root = ET.parse(path).getroot()
+    sources = [p.get("Source") for p in root.iter("Piece") if p.get("Source")]
+    if not sources:
+        raise ValueError(f"{path}: a .pvtp that lists no <Piece Source=...>")
+    folder = os.path.realpath(os.path.dirname(path))
+    out = []
+    for s in sources:  # next to the .pvtp, as eddy writes them (and as eddy mesh reads them)
+        full = os.path.realpath(os.path.join(folder, s))
+        if os.path.isabs(s) or os.path.dirname(full) != folder:
+            raise ValueError(f"{path}: piece {s}: not a file next to the .pvtp (eddy writes its pieces there)")
+        out.append(full)
+    return out
+
+
+def read_walls_vtp(path):
+    """walls.vtp / walls_NNNNN.vtp: (wall particles {position (n, 3), object (n,)}, models {position (m, 3),
+    faces (k, 3), object (m,)}); eddy writes the wall particles as piece 0 and the models' triangles as piece 1."""
+    pieces = read_vtp_pieces(path)
+    out = []
+    for i in range(2):
+        a = pieces[i] if i < len(pieces) else {}
+        pts = np.asarray(a.get("Points", np.zeros((0, 3), np.float32)), np.float32).reshape(-1, 3)
+        obj = np.asarray(a.get("object", np.zeros(len(pts))), np.int32).reshape(-1)
+        d = {"position": pts, "object": obj}
+        if i == 1:
+            conn = np.asarray(a.get("polys_connectivity", np.zeros(0)), np.int64)
+            d["faces"] = conn.reshape(-1, 3).astype(np.int32) if len(conn) % 3 == 0 else np.zeros((0, 3), np.int32)
+        out.append(d)
+    return out[0], out[1]
 
 
 def read_particles(path):
@@ -142,6 +206,10 @@ def read_particles(path):
         for k in ("velocity", "density", "pressure", "id"):
             if k in a:
                 out[k] = a[k]
+    elif ext == ".pvtp":  # eddy run --pieces: one .vtp per process, read in the listed order
+        parts = [read_particles(p) for p in pvtp_pieces(path)]
+        keys = set.intersection(*(set(q) for q in parts))
+        out = {k: np.concatenate([q[k] for q in parts]) for k in keys}
     elif ext == ".csv":
         with open(path) as f:
             names = f.readline().strip().split(",")
@@ -154,7 +222,7 @@ def read_particles(path):
             if k in col:
                 out[k] = col[k]
     else:
-        raise ValueError(f"{path}: not a particle file (.ply, .vtp, .csv)")
+        raise ValueError(f"{path}: not a particle file (.ply, .vtp, .pvtp, .csv)")
     out = {k: np.ascontiguousarray(v, dtype=np.int32 if k == "id" else np.float32) for k, v in out.items()}
     return out
 
@@ -241,13 +309,18 @@ def to_blender_axes(vectors, up_axis):
 
 
 class Run:
-    """An eddy output folder: its summary and its frames, per kind ('particles', 'surface', 'walls')."""
+    """An eddy output folder: its summary and its frames, per kind ('particles', 'surface', 'walls').
+    Raises ValueError naming the folder or file and what is supported when there is nothing to import."""
 
     def __init__(self, folder):
         self.folder = os.path.abspath(folder)
+        if not os.path.isdir(self.folder):
+            raise ValueError(f"{self.folder}: no such folder (pick the folder `eddy run --out FOLDER` wrote, "
+                             "or its summary.json)")
         summary = os.path.join(self.folder, "summary.json")
         if not os.path.isfile(summary):
-            raise ValueError(f"{self.folder}: no summary.json: not an eddy run folder (eddy run --out FOLDER)")
+            raise ValueError(f"{summary}: missing: not an eddy run folder (the add-on imports the folder of "
+                             "`eddy run --out FOLDER`: summary.json and frames/)")
         with open(summary) as f:
             self.summary = json.load(f)
         if self.summary.get("method") == "shallow_water":
@@ -257,10 +330,18 @@ class Run:
         self.radius = float(self.summary.get("particle_radius", 0.01))
         self.fps = float(self.summary.get("fps", 0) or 0)
         self.frames = {"particles": {}, "surface": {}, "walls": {}}
+        self.wall_frames = {}  # walls_NNNNN.vtp: moving walls' particles (and models' triangles)
+        self.grids = 0  # shallow-water grids (.vti, .pvti), which are not imported
         frames = os.path.join(self.folder, "frames")
-        rank = {".ply": 0, ".vtp": 1, ".csv": 2, ".obj": 1}
-        for name in sorted(os.listdir(frames)) if os.path.isdir(frames) else []:
-            m = re.fullmatch(r"(particles|surface|walls)_(\d+)\.(ply|vtp|csv|obj)", name)
+        rank = {".ply": 0, ".vtp": 1, ".pvtp": 2, ".csv": 3, ".obj": 1}
+        names = sorted(os.listdir(frames)) if os.path.isdir(frames) else []
+        for name in names:
+            if re.fullmatch(r"grid_\d+(_p\d+)?\.p?vti", name):
+                self.grids += 1
+            m = re.fullmatch(r"walls_(\d+)\.vtp", name)
+            if m:
+                self.wall_frames[int(m.group(1))] = os.path.join(frames, name)
+            m = re.fullmatch(r"(particles|surface|walls)_(\d+)\.(ply|vtp|pvtp|csv|obj)", name)
             if m:
                 kind, k = m.group(1), int(m.group(2))
                 if kind == "walls" and m.group(3) != "obj":
@@ -270,6 +351,9 @@ class Run:
                     self.frames[kind][k] = os.path.join(frames, name)
         static_walls = os.path.join(frames, "walls.obj")
         self.static_walls = static_walls if os.path.isfile(static_walls) else None
+        walls_vtp = os.path.join(frames, "walls.vtp")
+        self.walls_vtp = walls_vtp if os.path.isfile(walls_vtp) else (
+            self.wall_frames[min(self.wall_frames)] if self.wall_frames else None)
         # Rigid bodies (particle runs): bodies/body_KK.obj at rest and their poses in bodies.csv.
         self.bodies = []
         folder = os.path.join(self.folder, "bodies")
@@ -282,6 +366,15 @@ class Run:
             raise ValueError(f"{folder}: body files are not body_00.obj to body_{len(self.bodies) - 1:02d}.obj")
         csv = os.path.join(self.folder, "bodies.csv")
         self.bodies_csv = csv if self.bodies and os.path.isfile(csv) else None
+        if not self.frames["particles"] and not self.frames["surface"]:
+            if self.grids or self.summary.get("method") == "shallow_water":
+                raise ValueError(
+                    f"{frames}: a shallow-water (grid) run with only .vti grids ({self.grids} files), which the add-on "
+                    "does not read: run it with --format obj (or ply) to write the water surface as "
+                    "frames/surface_NNNNN.obj|ply, which it imports")
+            raise ValueError(f"{frames}: no particle or surface frames (particles_NNNNN.ply|vtp|pvtp|csv, "
+                             f"surface_NNNNN.ply|obj){'' if names else ': the folder is empty or missing'}; the "
+                             "add-on imports what `eddy run` writes (--format vtk|ply|csv, --pieces, --mesh)")
 
     def count(self):
         return max([max(v) + 1 for v in self.frames.values() if v] or [0])
@@ -293,6 +386,132 @@ class Run:
             return self.static_walls if kind == "walls" else None
         earlier = [i for i in files if i <= k]
         return files[max(earlier)] if earlier else files[min(files)]
+
+    def scene_boundaries(self):
+        """The scene's boundaries (its JSON, summary.json "scene_file"), or (None, why not)."""
+        path = self.summary.get("scene_file")
+        if not path:
+            return None, "summary.json names no scene_file"
+        if not os.path.isfile(path):
+            return None, f"{path} (summary.json scene_file) not found"
+        try:
+            with open(path) as f:
+                return json.load(f).get("boundaries", []), None
+        except (OSError, ValueError) as e:
+            return None, f"{path}: {e}"
+
+
+def tank_meshes(boundaries, segments=48):
+    """Triangle meshes of a scene's box, sphere and cylinder boundaries (3D; models come from walls.obj):
+    [(boundary index, name, position (n, 3) in Blender's axes, faces (m, 3), container)], the scene's y-up
+    world turned to z up. A container's triangles face inwards (towards the fluid), an obstacle's outwards;
+    a container box or cylinder has a lid unless open_top. Motion keys (pivot, motion, angular_velocity)
+    are not applied here: moving walls are posed per frame from their wall particles (rigid_pose)."""
+    out = []
+    for i, b in enumerate(boundaries or []):
+        shape, container = b.get("shape"), not b.get("solid", False)
+        lid = not b.get("open_top", False) if container else True
+        if shape == "box" and len(b.get("min", [])) == 3:
+            lo, hi = np.array(b["min"], float), np.array(b["max"], float)
+            v = np.array([[lo[0] if j & 1 == 0 else hi[0], lo[1] if j & 2 == 0 else hi[1],
+                           lo[2] if j & 4 == 0 else hi[2]] for j in range(8)])
+            quads = [(0, 2, 6, 4), (1, 5, 7, 3), (0, 4, 5, 1), (2, 3, 7, 6), (0, 1, 3, 2), (4, 6, 7, 5)]  # outward
+            if not lid:
+                quads = [q for q in quads if q != (2, 3, 7, 6)]  # y max
+            f = [(a, b_, c) for a, b_, c, d in quads] + [(a, c, d) for a, b_, c, d in quads]
+        elif shape == "cylinder":
+            c, r, h = np.array(b["center"], float), float(b["radius"]), float(b["height"])
+            t = np.linspace(0, 2 * np.pi, segments, endpoint=False)
+            ring = np.stack([c[0] + r * np.cos(t), np.zeros_like(t), c[2] + r * np.sin(t)], axis=1)
+            bottom, top = ring + [0, c[1], 0], ring + [0, c[1] + h, 0]
+            v = np.concatenate([bottom, top, [[c[0], c[1], c[2]], [c[0], c[1] + h, c[2]]]])
+            n = segments
+            f = []
+            for k in range(n):
+                k2 = (k + 1) % n
+                f += [(k, n + k, n + k2), (k, n + k2, k2), (2 * n, k, k2)]
+                if lid:
+                    f.append((2 * n + 1, n + k2, n + k))
+        elif shape == "sphere":
+            c, r = np.array(b["center"], float), float(b["radius"])
+            rows, cols = segments // 2, segments
+            th = np.linspace(0, np.pi, rows + 1)[1:-1]
+            ph = np.linspace(0, 2 * np.pi, cols, endpoint=False)
+            v = [c + [0, r, 0]] + [c + r * np.array([np.sin(a) * np.cos(p), np.cos(a), np.sin(a) * np.sin(p)])
+                                   for a in th for p in ph] + [c - [0, r, 0]]
+            v = np.array(v)
+            f = []
+            for j in range(cols):
+                j2 = (j + 1) % cols
+                f.append((0, 1 + j2, 1 + j))
+                f.append((len(v) - 1, 1 + (rows - 2) * cols + j, 1 + (rows - 2) * cols + j2))
+            for i_ in range(rows - 2):
+                for j in range(cols):
+                    j2 = (j + 1) % cols
+                    a, b_, c_, d = 1 + i_ * cols + j, 1 + i_ * cols + j2, 1 + (i_ + 1) * cols + j2, 1 + (i_ + 1) * cols + j
+                    f += [(a, b_, c_), (a, c_, d)]
+        else:
+            continue
+        f = np.array(f, np.int32)
+        pos = np.asarray(v, np.float64)
+        # Outward for obstacles; the winding above is outward for the y-up world (x, y, z) right-handed.
+        if _outward_volume(pos, f) < 0:
+            f = f[:, ::-1]
+        if container:
+            f = f[:, ::-1]
+        out.append((i, f"{'tank' if container else 'wall'} {i} ({shape})",
+                    to_blender_axes(pos.astype(np.float32), "y"), np.ascontiguousarray(f)))
+        out[-1] = out[-1] + (container,)
+    return out
+
+
+def _outward_volume(pos, faces):
+    a, b, c = pos[faces[:, 0]], pos[faces[:, 1]], pos[faces[:, 2]]
+    return float(np.einsum("ij,ij->i", a, np.cross(b, c)).sum() / 6.0)
+
+
+def rigid_pose(rest, now):
+    """The rotation R (3, 3) and translation t (3,) with now ~ rest @ R.T + t (least squares, Kabsch)."""
+    ca, cb = rest.mean(axis=0), now.mean(axis=0)
+    h = (rest - ca).T @ (now - cb)
+    u, _, vt = np.linalg.svd(h)
+    d = np.sign(np.linalg.det(vt.T @ u.T)) or 1.0
+    r = vt.T @ np.diag([1.0, 1.0, d]) @ u.T
+    return r, cb - ca @ r.T
+
+
+def camera_framing(lo, hi, direction=(0.45, -0.95, 0.55), fov=np.radians(39.6), aspect=16 / 9, margin=1.05):
+    """A camera that sees the whole box lo..hi (Blender's axes, m): (location (3,), forward unit vector (3,),
+    clip_start, clip_end). It looks along -direction at the box's centre from the distance at which the
+    box's bounding sphere fills the narrower field of view (fov: the wider one, Blender's sensor fit AUTO);
+    clip_start is half the distance to that sphere, so that nothing of the scene is clipped, whatever its
+    size (a 24 cm bowl, a 4 m tank), and clip_end twice its far side."""
+    lo, hi = np.asarray(lo, np.float64), np.asarray(hi, np.float64)
+    centre, radius = (lo + hi) / 2, max(float(np.linalg.norm(hi - lo)) / 2, 1e-6)
+    d = np.asarray(direction, np.float64)
+    d = d / np.linalg.norm(d)
+    half = fov / 2
+    narrow = np.arctan(np.tan(half) / aspect) if aspect > 1 else np.arctan(np.tan(half) * aspect)
+    distance = margin * radius / np.sin(narrow)
+    clip_start = max(0.5 * (distance - radius), 1e-4 * distance)
+    return centre + d * distance, -d, clip_start, 2.0 * (distance + radius)
+
+
+def write_bphys(path, index, position, velocity, alive_from, alive_to):
+    """One frame of a Blender particle point cache (.bphys, uncompressed, PTCACHE_TYPE_PARTICLES): per
+    particle its index, location, velocity (Blender's axes) and times (birth, death, lifetime, in Blender
+    frames). Blender reads these from disk (point_cache.use_external) without any add-on."""
+    dt = np.dtype([("i", "<u4"), ("p", "<f4", 3), ("v", "<f4", 3), ("t", "<f4", 3)])
+    rec = np.zeros(len(index), dt)
+    rec["i"], rec["p"], rec["v"] = index, position, velocity
+    rec["t"][:, 0], rec["t"][:, 1] = alive_from, alive_to
+    rec["t"][:, 2] = np.asarray(alive_to, np.float32) - np.asarray(alive_from, np.float32)
+    types = (1 << 0) | (1 << 1) | (1 << 2) | (1 << 6)  # BPHYS_DATA_INDEX, LOCATION, VELOCITY, TIMES
+    tmp = path + ".tmp"
+    with open(tmp, "wb") as f:
+        f.write(b"BPHYSICS" + np.array([1, len(rec), types], "<u4").tobytes())  # type 1: particles
+        f.write(rec.tobytes())
+    os.replace(tmp, path)
 
 
 # ---- Blender side ---------------------------------------------------------------------------------
@@ -344,8 +563,82 @@ def _show(obj, run, kind, k):
     obj["eddy_file"] = path
 
 
-def _points_modifier(obj, radius):
-    """Geometry Nodes: Mesh to Points with the particle radius, so that particles render as spheres."""
+def water_material():
+    """"eddy water": Principled BSDF, full transmission, IOR 1.33, a faint blue tint and a blue volume
+    absorption (Cycles' output; EEVEE's has the surface only); EEVEE refracts it through screen-space
+    refraction (load() turns that on)."""
+    mat = bpy.data.materials.get("eddy water")
+    if mat is not None:
+        return mat
+    mat = bpy.data.materials.new("eddy water")
+    mat.use_nodes = True
+    nodes, links = mat.node_tree.nodes, mat.node_tree.links
+    bsdf = nodes["Principled BSDF"]
+    bsdf.inputs["Base Color"].default_value = (0.8, 0.92, 1.0, 1.0)
+    bsdf.inputs["Roughness"].default_value = 0.05
+    bsdf.inputs["IOR"].default_value = 1.33
+    bsdf.inputs["Transmission"].default_value = 1.0
+    absorb = nodes.new("ShaderNodeVolumeAbsorption")
+    absorb.inputs["Color"].default_value = (0.55, 0.8, 0.95, 1.0)
+    absorb.inputs["Density"].default_value = 2.0  # per metre: a 0.5 m column keeps about a third of the red
+    # The absorption in Cycles only: EEVEE would march a volume through each particle's bounding box (30 s
+    # for a 64 x 48 frame of 15,625 particles on a software GL), for a tint it hardly shows.
+    cycles_out = nodes["Material Output"]
+    cycles_out.target = "CYCLES"
+    eevee_out = nodes.new("ShaderNodeOutputMaterial")
+    eevee_out.target = "EEVEE"
+    links.new(bsdf.outputs["BSDF"], cycles_out.inputs["Surface"])
+    links.new(bsdf.outputs["BSDF"], eevee_out.inputs["Surface"])
+    links.new(absorb.outputs["Volume"], cycles_out.inputs["Volume"])
+    mat.diffuse_color = (0.3, 0.55, 0.9, 1.0)  # solid viewport
+    mat.use_screen_refraction = True
+    mat.blend_method = "OPAQUE"
+    return mat
+
+
+def neutral_material(see_through_back=False):
+    """"eddy walls": light grey, rough. "eddy tank" (see_through_back): the same, but faces seen from
+    behind are transparent to the camera, so that a container's near walls (facing inwards, away from the
+    camera) do not hide the fluid, while its floor and far walls stay (EEVEE and Cycles alike: a Backfacing
+    mix); it casts no shadows, so that light reaches into a closed tank."""
+    name = "eddy tank" if see_through_back else "eddy walls"
+    mat = bpy.data.materials.get(name)
+    if mat is not None:
+        return mat
+    mat = bpy.data.materials.new(name)
+    mat.use_nodes = True
+    nodes, links = mat.node_tree.nodes, mat.node_tree.links
+    bsdf = nodes["Principled BSDF"]
+    bsdf.inputs["Base Color"].default_value = (0.55, 0.55, 0.53, 1.0)
+    bsdf.inputs["Roughness"].default_value = 0.6
+    mat.diffuse_color = (0.55, 0.55, 0.53, 1.0)
+    if see_through_back:
+        geo, mix = nodes.new("ShaderNodeNewGeometry"), nodes.new("ShaderNodeMixShader")
+        clear = nodes.new("ShaderNodeBsdfTransparent")
+        # Transparent to the camera from behind, and to shadow rays: a closed tank would keep every light out.
+        path, behind, either = nodes.new("ShaderNodeLightPath"), nodes.new("ShaderNodeMath"), nodes.new("ShaderNodeMath")
+        behind.operation, either.operation = "MULTIPLY", "MAXIMUM"
+        links.new(geo.outputs["Backfacing"], behind.inputs[0])
+        links.new(path.outputs["Is Camera Ray"], behind.inputs[1])
+        links.new(behind.outputs[0], either.inputs[0])
+        links.new(path.outputs["Is Shadow Ray"], either.inputs[1])
+        links.new(either.outputs[0], mix.inputs["Fac"])
+        links.new(bsdf.outputs["BSDF"], mix.inputs[1])
+        links.new(clear.outputs["BSDF"], mix.inputs[2])
+        links.new(mix.outputs["Shader"], nodes["Material Output"].inputs["Surface"])
+        mat.blend_method, mat.shadow_method = "HASHED", "HASHED"
+        mat.use_backface_culling = True
+    return mat
+
+
+def _set_material(obj, mat):
+    obj.data.materials.clear()
+    obj.data.materials.append(mat)
+
+
+def _points_modifier(obj, radius, subdivisions=1):
+    """Geometry Nodes: an icosphere of the particle radius instanced on every point, water material: the
+    particles render as spheres in EEVEE (which draws no point clouds in 3.x) and Cycles."""
     group = bpy.data.node_groups.new("eddy particles", "GeometryNodeTree")
     if hasattr(group, "interface"):  # Blender 4
         group.interface.new_socket("Geometry", in_out="INPUT", socket_type="NodeSocketGeometry")
@@ -355,10 +648,18 @@ def _points_modifier(obj, radius):
         group.outputs.new("NodeSocketGeometry", "Geometry")
     nodes, links = group.nodes, group.links
     gin, gout = nodes.new("NodeGroupInput"), nodes.new("NodeGroupOutput")
-    to_points = nodes.new("GeometryNodeMeshToPoints")
-    to_points.inputs["Radius"].default_value = radius
-    links.new(gin.outputs[0], to_points.inputs["Mesh"])
-    links.new(to_points.outputs["Points"], gout.inputs[0])
+    ico = nodes.new("GeometryNodeMeshIcoSphere")
+    ico.inputs["Radius"].default_value = radius
+    ico.inputs["Subdivisions"].default_value = subdivisions
+    smooth = nodes.new("GeometryNodeSetShadeSmooth")
+    material = nodes.new("GeometryNodeSetMaterial")
+    material.inputs["Material"].default_value = water_material()
+    inst = nodes.new("GeometryNodeInstanceOnPoints")
+    links.new(ico.outputs["Mesh"], smooth.inputs["Geometry"])
+    links.new(smooth.outputs["Geometry"], material.inputs["Geometry"])
+    links.new(gin.outputs[0], inst.inputs["Points"])
+    links.new(material.outputs["Geometry"], inst.inputs["Instance"])
+    links.new(inst.outputs["Instances"], gout.inputs[0])
     mod = obj.modifiers.new("eddy particles", "NODES")
     mod.node_group = group
     return mod
@@ -386,6 +687,37 @@ def eddy_frame_change(scene, depsgraph=None):
     _update(scene, depsgraph)
 
 
+def _key_pose(obj, frames, loc, quat, group):
+    """Linear keys on location (f, 3) and rotation_quaternion (f, 4) at the given frames."""
+    obj.rotation_mode = "QUATERNION"
+    obj.location, obj.rotation_quaternion = loc[0], quat[0]
+    action = bpy.data.actions.new(obj.name)
+    obj.animation_data_create().action = action
+    for path_, values in (("location", loc), ("rotation_quaternion", quat)):
+        for i in range(values.shape[1]):
+            fc = action.fcurves.new(path_, index=i, action_group=group)
+            fc.keyframe_points.add(len(frames))
+            fc.keyframe_points.foreach_set("co", np.stack([frames, values[:, i]], axis=1).ravel())
+            for kp in fc.keyframe_points:  # frames are samples: no overshoot between them
+                kp.interpolation = "LINEAR"
+            fc.update()
+
+
+def _key_visible(obj, first, last):
+    """Constant keys on hide_render and hide_viewport: the object shows on frames first..last only."""
+    obj.hide_render = obj.hide_viewport = first > bpy.context.scene.frame_current or last < bpy.context.scene.frame_current
+    action = bpy.data.actions.new(obj.name)
+    obj.animation_data_create().action = action
+    for attr in ("hide_render", "hide_viewport"):
+        fc = action.fcurves.new(attr)
+        keys = [(first - 1, 1.0), (first, 0.0), (last + 1, 1.0)]
+        fc.keyframe_points.add(len(keys))
+        fc.keyframe_points.foreach_set("co", np.array(keys, np.float64).ravel())
+        for kp in fc.keyframe_points:
+            kp.interpolation = "CONSTANT"
+        fc.update()
+
+
 def _body_objects(run, coll, name, frame_start):
     """One mesh object per body, its rest mesh about the centre of mass, keyed at every frame (linear)."""
     poses = read_bodies_csv(run.bodies_csv)
@@ -407,29 +739,72 @@ def _body_objects(run, coll, name, frame_start):
             data.polygons.foreach_set("use_smooth", np.zeros(len(data.polygons), dtype=bool))
         obj = bpy.data.objects.new(f"{name} body {k}", data)
         coll.objects.link(obj)
+        _set_material(obj, neutral_material())
         obj["eddy_folder"], obj["eddy_body"] = run.folder, k
-        obj.rotation_mode = "QUATERNION"
-        obj.location, obj.rotation_quaternion = loc[0, k], quat[0, k]
-        action = bpy.data.actions.new(f"{name} body {k}")
-        obj.animation_data_create().action = action
-        for path_, values in (("location", loc[:, k]), ("rotation_quaternion", quat[:, k])):
-            for i in range(values.shape[1]):
-                fc = action.fcurves.new(path_, index=i, action_group=f"body {k}")
-                fc.keyframe_points.add(len(frames))
-                fc.keyframe_points.foreach_set("co", np.stack([frames, values[:, i]], axis=1).ravel())
-                for kp in fc.keyframe_points:  # frames are samples: no overshoot between them
-                    kp.interpolation = "LINEAR"
-                fc.update()
+        _key_pose(obj, frames, loc[:, k], quat[:, k], f"body {k}")
         objs.append(obj)
     return objs
 
 
-def load(folder, particles=True, surface=True, walls=True, scene=None, bodies=True):
+def _tank_objects(run, coll, name, frame_start, report):
+    """The scene's box, sphere and cylinder walls as meshes (tank_meshes), containers with the see-through
+    "eddy tank" material, obstacles with "eddy walls"; walls that move are keyed per frame from their wall
+    particles (frames/walls_NNNNN.vtp, a least-squares rigid pose)."""
+    from mathutils import Matrix
+    if int(run.summary.get("dimension", 3)) != 3:
+        return []
+    boundaries, why = run.scene_boundaries()
+    if boundaries is None:
+        report({"WARNING"}, f"eddy: no tank: {why}; the walls' particles are in frames/walls.vtp")
+        return []
+    objs = []
+    poses = {}
+    if run.wall_frames:
+        first = read_walls_vtp(run.wall_frames[min(run.wall_frames)])[0]
+        rest = to_blender_axes(first["position"], run.up_axis).astype(np.float64)
+        for k in sorted(run.wall_frames):
+            now = to_blender_axes(read_walls_vtp(run.wall_frames[k])[0]["position"], run.up_axis).astype(np.float64)
+            poses[k] = now if len(now) == len(rest) else None
+    for index, label, pos, faces, container in tank_meshes(boundaries):
+        data = bpy.data.meshes.new(f"{name} {label}")
+        _fill_mesh(data, pos, faces)
+        data.polygons.foreach_set("use_smooth", np.zeros(len(data.polygons), dtype=bool))
+        obj = bpy.data.objects.new(f"{name} {label}", data)
+        coll.objects.link(obj)
+        obj["eddy_folder"], obj["eddy_boundary"] = run.folder, index
+        _set_material(obj, neutral_material(see_through_back=container))
+        b = boundaries[index]
+        moving = "motion" in b or b.get("angular_velocity")
+        if moving and not (poses and all(p is not None for p in poses.values())):
+            report({"WARNING"}, f"eddy: {obj.name} moves in the run but is shown at rest: its motion is read from "
+                                f"{os.path.join(run.folder, 'frames', 'walls_NNNNN.vtp')}, which --format vtk writes")
+        elif moving:
+            mine = first["object"] == index
+            ks = sorted(poses)
+            loc, quat = [], []
+            for k in ks:
+                r, t = rigid_pose(rest[mine], poses[k][mine])
+                loc.append(t)
+                quat.append(tuple(Matrix(r.tolist()).to_quaternion()))
+            quat = np.array(quat)
+            for f in range(1, len(quat)):
+                if np.dot(quat[f], quat[f - 1]) < 0:
+                    quat[f] *= -1
+            _key_pose(obj, frame_start + np.array(ks, np.float64), np.array(loc), quat, label)
+        objs.append(obj)
+    return objs
+
+
+def load(folder, particles=True, surface=True, walls=True, scene=None, bodies=True, tank=True, report=None):
     """Imports the eddy run in `folder` into `scene` (default: the current one): one object per kind that
-    the run wrote, in a collection named after the run, animated from scene.frame_start. Sets the scene's
-    fps to the run's (when it is a whole number) and frame_end to its last frame. Returns {kind: object},
-    and "bodies": [one object per rigid body] when the run has bodies."""
+    the run wrote, in a collection named after the run, animated from scene.frame_start by the add-on's
+    frame-change handler (bake() makes it play without the add-on). Sets the scene's fps to the run's
+    (when it is a whole number) and frame_end to its last frame, and turns on EEVEE's screen-space
+    refraction (the water material). Returns {kind: object}, "bodies": [one object per rigid body] and
+    "tank": [the scene's box/sphere/cylinder walls]. report(level set, text) gets warnings (default: print).
+    Raises ValueError naming the file and what is supported when the folder has nothing to import."""
     scene = scene or bpy.context.scene
+    report = report or (lambda level, text: print(f"{'/'.join(sorted(level))}: {text}"))
     run = Run(folder)
     _runs[run.folder] = run
     name = run.summary.get("scene", "eddy")
@@ -445,19 +820,196 @@ def load(folder, particles=True, surface=True, walls=True, scene=None, bodies=Tr
         obj["eddy_folder"], obj["eddy_kind"], obj["eddy_frame_start"] = run.folder, kind, scene.frame_start
         if kind == "particles":
             _points_modifier(obj, run.radius)
+        elif kind == "surface":
+            _set_material(obj, water_material())
+        else:
+            _set_material(obj, neutral_material())
         objects[kind] = obj
     if bodies and run.bodies_csv:
         objects["bodies"] = _body_objects(run, coll, name, scene.frame_start)
+    if tank:
+        objects["tank"] = _tank_objects(run, coll, name, scene.frame_start, report)
     if run.fps > 0 and abs(run.fps - round(run.fps)) < 1e-9:
         scene.render.fps, scene.render.fps_base = int(round(run.fps)), 1.0
     count = run.count()
     if "bodies" in objects:
         count = max(count, len(read_bodies_csv(run.bodies_csv)["time"]))
     scene.frame_end = scene.frame_start + max(0, count - 1)
+    scene.eevee.use_ssr = scene.eevee.use_ssr_refraction = True
     if eddy_frame_change not in bpy.app.handlers.frame_change_pre:
         bpy.app.handlers.frame_change_pre.append(eddy_frame_change)
     _update(scene)
     return objects
+
+
+def _particle_sphere():
+    """The object a baked particle system instances: an icosphere of radius 1 (scaled by the particle
+    size), water material, kept out of renders itself."""
+    obj = bpy.data.objects.get("eddy particle")
+    if obj is not None:
+        return obj
+    import bmesh
+    mesh = bpy.data.meshes.new("eddy particle")
+    bm = bmesh.new()
+    bmesh.ops.create_icosphere(bm, subdivisions=1, radius=1.0)
+    bm.to_mesh(mesh)
+    bm.free()
+    mesh.polygons.foreach_set("use_smooth", np.ones(len(mesh.polygons), dtype=bool))
+    obj = bpy.data.objects.new("eddy particle", mesh)
+    _set_material(obj, water_material())
+    obj.hide_render = obj.hide_viewport = True
+    return obj
+
+
+def bake(scene=None, directory=None):
+    """Makes the scene's eddy objects play without the add-on (a render farm, blender --factory-startup):
+    - particles: a Blender point cache on disk, one .bphys file per frame (index = eddy id, location,
+      velocity), read by a particle system (point_cache.use_external) that instances a water icosphere of the
+      particle radius; memory holds one frame, whatever the run's length;
+    - surface and moving walls: one mesh object per frame, shown on its frame only (constant keys on
+      hide_render/hide_viewport), kept in the .blend;
+    - static walls, tank and bodies: already plain meshes and keys.
+    directory: where the caches go, default "//<scene>_bake" next to the .blend (which must be saved: the
+    path stays relative, so the .blend and that folder move together). Returns {kind: object(s)}."""
+    scene = scene or bpy.context.scene
+    if not bpy.data.filepath and (directory is None or directory.startswith("//")):
+        raise ValueError("bake: save the .blend first (the caches go next to it, as //<scene>_bake)")
+    live = [o for o in scene.objects if o.get("eddy_kind") and o.get("eddy_folder")]
+    if not live:
+        raise ValueError("bake: no eddy objects to bake in this scene (import an eddy output folder first)")
+    baked = {}
+    for obj in live:
+        run = _runs.get(obj["eddy_folder"]) or Run(obj["eddy_folder"])
+        name = run.summary.get("scene", "eddy")
+        kind, start = obj["eddy_kind"], int(obj.get("eddy_frame_start", scene.frame_start))
+        coll = obj.users_collection[0] if obj.users_collection else scene.collection
+        if kind == "particles":
+            rel = directory or f"//{bpy.path.clean_name(name)}_bake"
+            bpy.data.objects.remove(obj)  # its name goes to the particle system's object
+            baked["particles"] = _bake_particles(run, name, coll, start, rel)
+        elif kind == "surface" or run.frames[kind]:
+            frames = bpy.data.collections.new(f"{name} {kind} frames")
+            coll.children.link(frames)
+            objs, files = [], sorted(run.frames[kind].items())
+            for j, (k, path) in enumerate(files):
+                last = files[j + 1][0] - 1 if j + 1 < len(files) else k
+                data = read_mesh(path)
+                mesh = bpy.data.meshes.new(f"{name} {kind} {k:05d}")
+                _fill_mesh(mesh, to_blender_axes(data["position"], run.up_axis), data["faces"])
+                for a, values in data.items():
+                    if a not in ("position", "faces"):
+                        _set_attribute(mesh, a, to_blender_axes(values, run.up_axis) if values.ndim == 2 else values)
+                o = bpy.data.objects.new(f"{name} {kind} {k:05d}", mesh)
+                o["eddy_folder"] = run.folder
+                frames.objects.link(o)
+                _set_material(o, obj.data.materials[0] if obj.data.materials else water_material())
+                _key_visible(o, start + k, start + last if j + 1 < len(files) else 10 ** 6)
+                objs.append(o)
+            baked[kind] = objs
+            bpy.data.objects.remove(obj)
+        else:  # static walls: the mesh the handler filled stays, as a plain mesh
+            for key in ("eddy_kind", "eddy_file"):
+                if key in obj:
+                    del obj[key]
+            baked[kind] = obj
+    scene["eddy_baked"] = True
+    return baked
+
+
+def _bake_particles(run, name, coll, start, directory):
+    folder = bpy.path.abspath(directory)
+    os.makedirs(folder, exist_ok=True)
+    cache = f"{bpy.path.clean_name(name)}_particles"
+    for old in os.listdir(folder):  # a previous bake of this run
+        if old.startswith(cache + "_") and old.endswith(".bphys"):
+            os.remove(os.path.join(folder, old))
+    files = sorted(run.frames["particles"].items())
+    ids = []
+    for k, path in files:  # first pass: how many particles ever (emitters add ids)
+        d = read_particles(path)
+        ids.append(int(d["id"].max()) + 1 if "id" in d and len(d["id"]) else len(d["position"]))
+    total = max(ids + [1])
+    never, born = 1.0e9, float(start - 1)
+    for j, (k, path) in enumerate(files):
+        d = read_particles(path)
+        index = d["id"].astype(np.int64) if "id" in d else np.arange(len(d["position"]))
+        pos = np.zeros((total, 3), np.float32)
+        vel = np.zeros((total, 3), np.float32)
+        t0 = np.full(total, never, np.float32)  # absent: not born yet (hidden)
+        t1 = np.full(total, never + 1, np.float32)
+        pos[index] = to_blender_axes(d["position"], run.up_axis)
+        if "velocity" in d:
+            vel[index] = to_blender_axes(d["velocity"], run.up_axis)
+        t0[index], t1[index] = born, never
+        everyone = np.arange(total, dtype=np.uint32)
+        write_bphys(os.path.join(folder, f"{cache}_{start + k:06d}_00.bphys"), everyone, pos, vel, t0, t1)
+        if j == 0:  # frame 0: Blender's info file, which gives the particle count
+            if start + k != 0:
+                write_bphys(os.path.join(folder, f"{cache}_{0:06d}_00.bphys"), everyone, pos, vel, t0, t1)
+    emitter = bpy.data.objects.new(f"{name} particles", bpy.data.meshes.new(f"{name} particles"))
+    emitter.data.vertices.add(1)
+    coll.objects.link(emitter)
+    emitter["eddy_folder"] = run.folder
+    psys = emitter.modifiers.new("eddy particles", "PARTICLE_SYSTEM").particle_system
+    st = psys.settings
+    st.name = f"{name} particles"
+    st.count, st.frame_start, st.frame_end, st.lifetime = total, start, start, 10 ** 6
+    st.emit_from, st.physics_type = "VERT", "NEWTON"  # a point cache needs physics; the cache replaces it
+    sphere = _particle_sphere()
+    if coll not in sphere.users_collection:  # an object in no collection is not saved with the .blend
+        coll.objects.link(sphere)
+    st.render_type, st.instance_object = "OBJECT", sphere
+    st.particle_size, st.size_random = run.radius, 0.0
+    st.show_unborn = st.use_dead = False
+    st.display_method = "RENDER"
+    pc = psys.point_cache
+    pc.use_external = True
+    pc.filepath = directory
+    pc.index = 0
+    pc.name = cache  # last: loads the cache
+    emitter.modifiers["eddy particles"].show_viewport = True
+    emitter.show_instancer_for_render = emitter.show_instancer_for_viewport = False
+    return emitter
+
+
+def scene_bounds(scene, depsgraph=None):
+    """The world-space box (lo, hi) of every evaluated object of the eddy collections that renders at the
+    current frame (fluid, surface, walls, tank, bodies), particle systems and instances included."""
+    depsgraph = depsgraph or bpy.context.evaluated_depsgraph_get()
+    los, his = [], []
+    for inst in depsgraph.object_instances:
+        owner = inst.parent if inst.is_instance and inst.parent else inst.object
+        if not owner.original.get("eddy_folder") or inst.object.type != "MESH":
+            continue
+        m = np.array(inst.matrix_world)
+        box = np.array([c[:] for c in inst.object.bound_box])
+        w = box @ m[:3, :3].T + m[:3, 3]
+        los.append(w.min(axis=0))
+        his.append(w.max(axis=0))
+    if not los:
+        raise ValueError("scene_bounds: no eddy object renders at this frame")
+    return np.min(los, axis=0), np.max(his, axis=0)
+
+
+def frame_camera(scene, camera=None, direction=(0.45, -0.95, 0.55)):
+    """Points `camera` (default: the scene's, or a new one) at the eddy objects of the current frame, the
+    tank and walls included, with clip_start and clip_end from their size (camera_framing)."""
+    from mathutils import Vector
+    if camera is None:
+        camera = scene.camera
+    if camera is None:
+        camera = bpy.data.objects.new("eddy camera", bpy.data.cameras.new("eddy camera"))
+        scene.collection.objects.link(camera)
+        scene.camera = camera
+    lo, hi = scene_bounds(scene)
+    aspect = scene.render.resolution_x * scene.render.pixel_aspect_x / max(
+        1, scene.render.resolution_y * scene.render.pixel_aspect_y)
+    loc, forward, near, far = camera_framing(lo, hi, direction, camera.data.angle, aspect)
+    camera.location = Vector(loc.tolist())
+    camera.rotation_mode = "XYZ"
+    camera.rotation_euler = Vector(forward.tolist()).to_track_quat("-Z", "Y").to_euler()
+    camera.data.clip_start, camera.data.clip_end = near, far
+    return camera
 
 
 if bpy is not None:
@@ -475,15 +1027,27 @@ if bpy is not None:
         surface: bpy.props.BoolProperty(name="Surface", default=True)
         walls: bpy.props.BoolProperty(name="Walls", default=True)
         bodies: bpy.props.BoolProperty(name="Bodies", default=True)
+        tank: bpy.props.BoolProperty(name="Tank", description="The scene's box, sphere and cylinder walls", default=True)
+        bake: bpy.props.BoolProperty(
+            name="Bake", default=True,
+            description="Write the particles as a point cache next to the saved .blend and the surfaces as one "
+                        "object per frame, so that the .blend plays and renders without the add-on")
 
         def execute(self, context):
             folder = self.filepath if os.path.isdir(self.filepath) else os.path.dirname(self.filepath)
             try:
-                objs = load(folder, self.particles, self.surface, self.walls, context.scene, self.bodies)
+                objs = load(folder, self.particles, self.surface, self.walls, context.scene, self.bodies, self.tank,
+                            report=self.report)
+                if self.bake:
+                    if bpy.data.filepath:
+                        bake(context.scene)
+                    else:
+                        self.report({"WARNING"}, "eddy: not baked: save the .blend, then run eddy_blender.bake() "
+                                                 "(until then it plays only with the add-on)")
             except (OSError, ValueError) as e:
                 self.report({"ERROR"}, str(e))
                 return {"CANCELLED"}
-            self.report({"INFO"}, f"eddy: {', '.join(objs) or 'nothing'} from {folder}")
+            self.report({"INFO"}, f"eddy: {', '.join(k for k, v in objs.items() if v) or 'nothing'} from {folder}")
             return {"FINISHED"}
 
     def _menu(self, _context):

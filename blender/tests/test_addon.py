@@ -6,11 +6,18 @@
 # stands upright (the world's height is Blender's z, and it falls along -z); every attribute survives
 # with the file's values; the surface's velocity is a weighted average of the particles'; frame
 # changes load the right files (moving walls included); a shallow-water surface lies flat; Cycles
-# renders a frame; and rigid bodies come in as one keyed object per body (check_bodies). Exit code 1 on the first failure (ctest: blender.addon).
+# renders a frame; and rigid bodies come in as one keyed object per body (check_bodies). The bake
+# (check_bake, check_emitted): a saved, baked .blend rendered by a Blender without the add-on
+# (--factory-startup) at frames 1 and 20 in EEVEE gives two different pictures, its particles show (against
+# the same scene without them, EEVEE and Cycles), its point cache plays the files' particles by id; the
+# water material, the tank, the camera's framing and clips; moving tank walls (check_moving_tank); the
+# one-line refusals and --pieces runs (check_messages). Exit code 1 on the first failure (ctest: blender.addon).
+import json
 import os
 import subprocess
 import sys
 import tempfile
+import time
 import traceback
 
 import bpy
@@ -60,7 +67,8 @@ def main():
     scene.frame_start = 1
     a = eddy_blender.load(y_run)
     b = eddy_blender.load(z_run)
-    assert set(a) == {"particles", "surface", "walls"} == set(b), (a, b)
+    assert set(a) == {"particles", "surface", "walls", "tank"} == set(b), (a, b)
+    assert len(a["tank"]) == 1 and a["tank"][0].data.materials[0].name == "eddy tank"  # the cylinder container
     run = eddy_blender.Run(y_run)
     assert run.up_axis == "y" and eddy_blender.Run(z_run).up_axis == "z"
     frames = run.count()
@@ -151,8 +159,13 @@ def main():
     px = np.array(img.pixels[:]).reshape(48, 64, 4)
     assert px[..., :3].std() > 0.01, "the picture is uniform"
     counts = f"{frames} frames, {len(p)} particles, {len(verts(a['surface']))} surface vertices"
+    baked = check_bake(tmp)
+    check_emitted(tmp)
+    check_moving_tank(tmp)
+    check_messages(tmp)
+    bpy.ops.wm.read_factory_settings(use_empty=True)
     bodies = check_bodies(tmp)  # last: it reopens a saved .blend
-    print(f"blender.addon: OK ({counts}, {bodies} bodies; {tmp})")
+    print(f"blender.addon: OK ({counts}, {bodies} bodies; {baked}; {tmp})")
 
 
 # A tank with a spinning box, a sphere and a cylinder (issue 30), 0.2 s at 20 fps.
@@ -230,6 +243,296 @@ def check_bodies(tmp):
     scene.frame_set(15)
     assert np.abs(world_verts(box) - last).max() < 1e-6, "the reopened .blend plays another pose"
     return n
+
+
+# ---- The bake: a saved .blend that plays and renders without the add-on (issue 31, item 4) ----------------
+
+# Run inside `blender -b --factory-startup FILE.blend --python CHECK -- SPEC` (no add-on, no handler): at each
+# frame, the particle system's living particles (ids and locations) and the surface objects shown, written to
+# SPEC["out"] (.npz); with SPEC["cycles"], Cycles pictures of the last frame with and without the particles.
+FACTORY_CHECK = r"""
+import json, sys
+import bpy
+import numpy as np
+spec = json.loads(sys.argv[sys.argv.index("--") + 1])
+scene = bpy.context.scene
+handlers = [getattr(h, "__name__", "") for h in bpy.app.handlers.frame_change_pre]
+out = {"addon": np.array("eddy_blender" in sys.modules or "eddy_frame_change" in handlers)}
+emitter = bpy.data.objects[spec["particles"]]
+for f in spec["frames"]:
+    scene.frame_set(f)
+    ps = emitter.evaluated_get(bpy.context.evaluated_depsgraph_get()).particle_systems[0]
+    alive = np.array([p.alive_state == "ALIVE" for p in ps.particles])
+    loc = np.zeros(len(ps.particles) * 3, np.float32)
+    ps.particles.foreach_get("location", loc)
+    out[f"ids_{f}"] = np.nonzero(alive)[0]
+    out[f"loc_{f}"] = loc.reshape(-1, 3)[alive]
+    out[f"shown_{f}"] = np.array([o.name for o in scene.objects if o.name.startswith(spec["surface"])
+                                  and not o.hide_render] or [""])
+if spec.get("cycles"):
+    scene.frame_set(spec["frames"][-1])
+    scene.render.engine = "CYCLES"
+    scene.cycles.samples, scene.cycles.device, scene.cycles.use_denoising = 4, "CPU", False
+    for name, hide in (("with", False), ("without", True)):
+        emitter.hide_render = hide
+        scene.render.filepath = spec["cycles"] + f"_{name}.png"
+        bpy.ops.render.render(write_still=True)
+np.savez(spec["out"], **out)
+"""
+
+
+def factory(blend, *args):
+    """blender -b --factory-startup BLEND ARGS: a Blender without the add-on (a render farm)."""
+    r = subprocess.run([bpy.app.binary_path, "-b", "--factory-startup", blend, *args], capture_output=True, text=True)
+    assert r.returncode == 0 and "Error: Python" not in r.stdout, r.stdout[-3000:] + r.stderr[-3000:]
+    return r
+
+
+def factory_check(tmp, blend, spec):
+    script = os.path.join(tmp, "factory_check.py")
+    with open(script, "w") as f:
+        f.write(FACTORY_CHECK)
+    spec = dict(spec, out=os.path.join(tmp, os.path.basename(blend) + ".npz"))
+    factory(blend, "--python-exit-code", "1", "--python", script, "--", json.dumps(spec))
+    got = dict(np.load(spec["out"]))
+    assert not got["addon"], "the factory Blender had the add-on"
+    return got
+
+
+def picture(path):
+    img = bpy.data.images.load(path)
+    w, h = img.size
+    px = np.array(img.pixels[:], np.float32).reshape(h, w, 4)[..., :3]
+    bpy.data.images.remove(img)
+    return px
+
+
+def differ(a, b, by=0.05):
+    """The share of pixels whose colour differs by more than `by` in some channel."""
+    return float((np.abs(a - b).max(axis=2) > by).mean())
+
+
+def timed(f):
+    def run(*args):
+        t = time.time()
+        r = f(*args)
+        print(f"blender.addon: {f.__name__} {time.time() - t:.1f} s")
+        return r
+    return run
+
+
+@timed
+def check_bake(tmp):
+    """cube_3d for 0.2 s at 100 fps (21 frames, 15,625 particles, a box tank): imported, baked next to a saved
+    .blend, rendered by a Blender without the add-on at frames 1 and 20 (EEVEE, 64 x 48): the two pictures
+    differ, the particles show (the last frame without them differs), the point cache plays every particle of
+    the files at every frame, one surface object shows per frame; Cycles draws the particles too."""
+    run = os.path.join(tmp, "cube")
+    eddy("run", "cube_3d", "--until", "0.2", "--fps", "100", "-q", "--threads", "2", "--format", "ply",
+         "--mesh", "--mesh-format", "ply", "--out", run)
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    scene = bpy.context.scene
+    scene.frame_start = 1
+    objs = eddy_blender.load(run)
+    assert set(objs) == {"particles", "surface", "tank"}, objs
+    # Materials: water (IOR 1.33, full transmission, blue absorption) on particles and surface; the tank.
+    water = bpy.data.materials["eddy water"]
+    bsdf = water.node_tree.nodes["Principled BSDF"]
+    assert abs(bsdf.inputs["IOR"].default_value - 1.33) < 1e-6 and bsdf.inputs["Transmission"].default_value == 1.0
+    outputs = {n.target: n for n in water.node_tree.nodes if n.bl_idname == "ShaderNodeOutputMaterial"}
+    assert set(outputs) == {"CYCLES", "EEVEE"}
+    assert all(n.inputs["Surface"].links[0].from_node == bsdf for n in outputs.values())
+    volume = outputs["CYCLES"].inputs["Volume"]
+    assert volume.is_linked and volume.links[0].from_node.bl_idname == "ShaderNodeVolumeAbsorption"
+    color = volume.links[0].from_node.inputs["Color"].default_value
+    assert color[2] > color[1] > color[0], tuple(color)  # keeps blue, absorbs red
+    assert objs["surface"].data.materials[0] == water
+    group = objs["particles"].modifiers["eddy particles"].node_group
+    assert any(n.bl_idname == "GeometryNodeSetMaterial" and n.inputs["Material"].default_value == water
+               for n in group.nodes)
+    assert any(n.bl_idname == "GeometryNodeInstanceOnPoints" for n in group.nodes)  # EEVEE draws no point clouds
+    tank = objs["tank"]
+    assert len(tank) == 1 and tank[0].name == "cube_3d tank 0 (box)", tank
+    assert tank[0].data.materials[0].name == "eddy tank"
+    co = np.array([v.co[:] for v in tank[0].data.vertices])
+    # The box [0, 0.6] x [0, 0.8] x [0, 0.6] of y-up cube_3d, in Blender's z-up axes; its faces face inwards.
+    assert np.allclose(co.min(axis=0), [0, -0.6, 0], atol=1e-6) and np.allclose(co.max(axis=0), [0.6, 0, 0.8], atol=1e-6)
+    assert eddy_blender._outward_volume(co, np.array([p.vertices[:] for p in tank[0].data.polygons])) < 0
+
+    # Framing: the camera sees the tank whole (not just the fluid), nothing clipped near or far.
+    from bpy_extras.object_utils import world_to_camera_view
+    from mathutils import Vector
+    scene.render.resolution_x, scene.render.resolution_y = 64, 48
+    cam = eddy_blender.frame_camera(scene)
+    lo, hi = eddy_blender.scene_bounds(scene)
+    assert np.allclose(lo, [0, -0.6, 0], atol=0.03) and np.allclose(hi, [0.6, 0, 0.8], atol=0.03), (lo, hi)
+    for corner in np.array(np.meshgrid(*zip(lo, hi))).T.reshape(-1, 3):
+        u, v, depth = world_to_camera_view(scene, cam, Vector(corner.tolist()))
+        assert 0 <= u <= 1 and 0 <= v <= 1 and cam.data.clip_start < depth < cam.data.clip_end, (corner, u, v, depth)
+    # A 24 cm bowl: the near clip stays short of it (Blender's default 0.1 m cut it from the old script's camera).
+    loc, forward, near, far = eddy_blender.camera_framing([0, 0, 0], [0.24, 0.24, 0.1])
+    nearest = min(float(np.dot(np.array(c) - loc, forward)) for c in np.array(np.meshgrid(
+        [0, 0.24], [0, 0.24], [0, 0.1])).T.reshape(-1, 3))
+    assert 0 < near < nearest and far > nearest + 0.35, (near, nearest, far)
+
+    sun = bpy.data.objects.new("sun", bpy.data.lights.new("sun", "SUN"))
+    sun.rotation_euler = (0.6, 0.2, 0.5)
+    scene.collection.objects.link(sun)
+    world = bpy.data.worlds.new("sky")
+    world.use_nodes = True
+    world.node_tree.nodes["Background"].inputs["Color"].default_value = (0.6, 0.7, 0.85, 1)
+    scene.world = world
+    scene.render.engine = "BLENDER_EEVEE"
+    scene.eevee.taa_render_samples = 4
+    scene.render.resolution_percentage = 100
+    blend = os.path.join(tmp, "bake", "cube.blend")
+    os.makedirs(os.path.dirname(blend))
+    bpy.ops.wm.save_as_mainfile(filepath=blend)
+    baked = eddy_blender.bake(scene)
+    bpy.ops.wm.save_mainfile()
+    cache = os.path.join(tmp, "bake", "cube_3d_bake")
+    files = sorted(os.listdir(cache))
+    assert files[0] == "cube_3d_particles_000000_00.bphys" and len(files) == 22, files  # info + 21 frames
+    assert len(baked["surface"]) == 21 and baked["particles"].particle_systems[0].point_cache.filepath == "//cube_3d_bake"
+    # The particles alone (the surface covers them), and the scene without either: what an invisible point
+    # cloud would render.
+    for o in baked["surface"]:
+        bpy.data.objects.remove(o)
+    alone = os.path.join(tmp, "bake", "particles.blend")
+    bpy.ops.wm.save_as_mainfile(filepath=alone, copy=True)
+    bpy.data.objects.remove(baked["particles"])
+    empty = os.path.join(tmp, "bake", "empty.blend")
+    bpy.ops.wm.save_as_mainfile(filepath=empty, copy=True)
+
+    # A Blender without the add-on renders frames 1 and 20 (the render farm's command line).
+    factory(blend, "-o", "//cube_###", "-f", "1", "-f", "20")
+    factory(alone, "-o", "//alone_###", "-f", "20")
+    factory(empty, "-o", "//empty_###", "-f", "20")
+    first, last, particles, bare = (picture(os.path.join(tmp, "bake", n)) for n in
+                                    ("cube_001.png", "cube_020.png", "alone_020.png", "empty_020.png"))
+    moved, shown, surface = differ(first, last), differ(particles, bare), differ(last, bare)
+    assert moved > 0.03, f"frames 1 and 20 look the same ({moved:.1%} of the pixels differ)"
+    assert shown > 0.03, f"the particles do not show ({shown:.1%} of the pixels differ from the scene without them)"
+    assert surface > 0.03, f"the surface does not show ({surface:.1%} of the pixels differ from the scene without it)"
+
+    # The cache plays the files' particles, by id, at the files' positions (Blender's axes); one surface per frame.
+    got = factory_check(tmp, blend, {"particles": "cube_3d particles", "surface": "cube_3d surface",
+                                     "frames": [1, 11, 20]})
+    for f in (1, 11, 20):
+        d = eddy_blender.read_particles(os.path.join(run, "frames", f"particles_{f - 1:05d}.ply"))
+        order = np.argsort(d["id"])
+        assert np.array_equal(got[f"ids_{f}"], d["id"][order]), f
+        want = eddy_blender.to_blender_axes(d["position"], "y")[order]
+        assert np.abs(got[f"loc_{f}"] - want).max() < 1e-6, (f, np.abs(got[f"loc_{f}"] - want).max())
+        assert list(got[f"shown_{f}"]) == [f"cube_3d surface {f - 1:05d}"], got[f"shown_{f}"]
+    factory_check(tmp, alone, {"particles": "cube_3d particles", "surface": "-", "frames": [20],
+                               "cycles": os.path.join(tmp, "bake", "cycles")})
+    cycles = differ(*(picture(os.path.join(tmp, "bake", f"cycles_{n}.png")) for n in ("with", "without")))
+    assert cycles > 0.03, f"Cycles does not draw the particles ({cycles:.1%})"
+    return (f"baked 21 frames, factory-startup renders: frames 1/20 differ in {moved:.0%} of the pixels, particles "
+            f"change {shown:.0%} of the empty scene's (EEVEE), {cycles:.0%} (Cycles), the surface {surface:.0%}")
+
+
+@timed
+def check_emitted(tmp):
+    """tap_into_bowl_3d (an emitter: the particle count grows from 0; a bowl model and a plate): the baked cache
+    shows exactly the particles of each frame's file; the bowl (walls.obj) and the plate come in."""
+    run = os.path.join(tmp, "bowl")
+    eddy("run", "tap_into_bowl_3d", "--until", "0.3", "--fps", "50", "-q", "--threads", "2", "--out", run)
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    scene = bpy.context.scene
+    scene.frame_start = 1
+    objs = eddy_blender.load(run, surface=False)
+    assert [o.name for o in objs["tank"]] == ["tap_into_bowl_3d wall 0 (box)"], objs["tank"]
+    assert objs["tank"][0].data.materials[0].name == "eddy walls"  # a solid plate: opaque both ways
+    assert objs["walls"].data.materials[0].name == "eddy walls" and len(objs["walls"].data.polygons) > 100
+    blend = os.path.join(tmp, "bake", "bowl.blend")
+    bpy.ops.wm.save_as_mainfile(filepath=blend)
+    eddy_blender.bake(scene)
+    bpy.ops.wm.save_mainfile()
+    frames = [1, 8, 16]
+    got = factory_check(tmp, blend, {"particles": "tap_into_bowl_3d particles", "surface": "-", "frames": frames})
+    counts = []
+    for f in frames:
+        d = eddy_blender.read_particles(os.path.join(run, "frames", f"particles_{f - 1:05d}.vtp"))
+        assert np.array_equal(got[f"ids_{f}"], np.sort(d["id"])), (f, len(got[f"ids_{f}"]), len(d["id"]))
+        counts.append(len(d["id"]))
+    assert counts[0] < counts[1] < counts[2], counts
+
+
+@timed
+def check_moving_tank(tmp):
+    """wave_maker_3d: its paddle (a solid box with keyframed motion) is keyed from its wall particles
+    (walls_NNNNN.vtp): at frame 5 it has moved as they have, about 0.016 m along x (the scene's keys: 0.08 m
+    in 0.5 s), without turning."""
+    run = os.path.join(tmp, "wave")
+    eddy("run", "wave_maker_3d", "--until", "0.1", "--fps", "50", "-q", "--threads", "2", "--out", run)
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    scene = bpy.context.scene
+    scene.frame_start = 1
+    objs = eddy_blender.load(run, particles=False)
+    paddle = [o for o in objs["tank"] if o.name.endswith("wall 1 (box)")][0]
+    assert paddle.animation_data and paddle.animation_data.action
+    scene.frame_set(6)
+    w0, w5 = (eddy_blender.read_walls_vtp(os.path.join(run, "frames", f"walls_{k:05d}.vtp"))[0] for k in (0, 5))
+    mine = w0["object"] == 1
+    moved = eddy_blender.to_blender_axes(w5["position"][mine] - w0["position"][mine], "y").mean(axis=0)
+    assert np.abs(np.array(paddle.location) - moved).max() < 1e-6, (tuple(paddle.location), moved)
+    # The scene's keys (linear, 0.08 m in 0.5 s), at the frame's time (the step nearest 0.1 s).
+    where = tuple(paddle.location)
+    assert abs(where[0] - 0.016) < 5e-4 and np.abs(np.array(where)[1:]).max() < 1e-6, where
+    assert abs(paddle.rotation_quaternion[0]) > 1 - 1e-6
+
+
+@timed
+def check_messages(tmp):
+    """What the add-on cannot import is said in one line naming the file and what it reads; --pieces runs import."""
+    pieces, whole = os.path.join(tmp, "pieces"), os.path.join(tmp, "whole")
+    for out, extra in ((pieces, ["--pieces"]), (whole, [])):
+        eddy("run", "cube_3d", "--steps", "3", "-q", "--threads", "2", "--out", out, *extra)
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    scene = bpy.context.scene
+    a = eddy_blender.load(pieces, tank=False)
+    b = eddy_blender.load(whole, tank=False)
+    assert a["particles"]["eddy_file"].endswith(".pvtp"), a["particles"]["eddy_file"]
+    pa, pb = attribute(a["particles"], "id"), attribute(b["particles"], "id")
+    assert len(pa) == 15625 and np.array_equal(np.sort(pa), np.sort(pb))
+    assert np.array_equal(verts(a["particles"])[np.argsort(pa)], verts(b["particles"])[np.argsort(pb)])
+
+    def refused(folder, *words):
+        try:
+            eddy_blender.load(folder)
+        except ValueError as e:
+            assert all(w in str(e) for w in words), (str(e), words)
+        else:
+            raise AssertionError(f"{folder}: imported")
+        try:  # the operator reports it as an ERROR (which a script calling it gets as a RuntimeError)
+            bpy.ops.import_scene.eddy(filepath=os.path.join(folder, "summary.json"))
+        except RuntimeError as e:
+            assert str(e).startswith("Error: ") and all(w in str(e) for w in words), str(e)
+        else:
+            raise AssertionError(f"{folder}: the operator did not report an error")
+
+    grid = os.path.join(tmp, "grid")
+    eddy("run", "shallow_lake_at_rest", "--steps", "2", "-q", "--out", grid)  # .vti grids only
+    refused(grid, "frames", ".vti", "--format obj")
+    empty = os.path.join(tmp, "empty")
+    os.makedirs(empty)
+    refused(empty, "summary.json", "eddy run --out")
+    nothing = os.path.join(tmp, "nothing")
+    os.makedirs(nothing)
+    with open(os.path.join(nothing, "summary.json"), "w") as f:
+        f.write('{"scene": "x", "method": "wcsph"}')
+    refused(nothing, "no particle or surface frames", "--format")
+    # Not saved yet: the bake says where it writes.
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    eddy_blender.load(whole, tank=False)
+    try:
+        eddy_blender.bake()
+    except ValueError as e:
+        assert "save the .blend first" in str(e), str(e)
+    else:
+        raise AssertionError("baked an unsaved .blend")
 
 
 try:
