@@ -85,7 +85,9 @@ Mat4 Camera::proj(float aspect) const {
         const auto r = rect(aspect);
         return orthographic(r[0], r[2], r[1], r[3], -1.0f, 1.0f);
     }
-    return perspective(fov_deg * 3.14159265f / 180.0f, aspect, 0.01f * distance, 100.0f * distance);
+    Mat4 p = perspective(fov_deg * 3.14159265f / 180.0f, aspect, 0.01f * distance, 100.0f * distance);
+    p(0, 2) -= shift_x;  // x_clip += shift_x w_clip (w_clip = -z_view)
+    return p;
 }
 
 void Camera::ray(double px, double py, int w, int h, V3& origin, V3& dir) const {
@@ -100,7 +102,74 @@ void Camera::ray(double px, double py, int w, int h, V3& origin, V3& dir) const 
     const V3 e = eye(), f = normalized(target - e), s = normalized(cross(f, V3{0, 1, 0})), up = cross(s, f);
     const float t = std::tan(0.5f * fov_deg * 3.14159265f / 180.0f);
     origin = e;
-    dir = normalized(f + s * (u * t * aspect) + up * (v * t));
+    dir = normalized(f + s * ((u - shift_x) * t * aspect) + up * (v * t));
+}
+
+void frame_box(Camera& cam, V3 lo, V3 hi, float aspect, float margin) {
+    cam.is_3d = true;
+    const V3 c = (lo + hi) * 0.5f;
+    const float cp = std::cos(cam.pitch);
+    const V3 back{cp * std::sin(cam.yaw), std::sin(cam.pitch), cp * std::cos(cam.yaw)};  // target -> eye
+    const V3 f = back * -1.0f, s = normalized(cross(f, V3{0, 1, 0})), up = cross(s, f);
+    const float ty = std::tan(0.5f * cam.fov_deg * 3.14159265f / 180.0f) * (1.0f - margin), tx = ty * std::max(aspect, 1e-3f);
+    V3 corners[8];
+    for (int k = 0; k < 8; ++k) corners[k] = {(k & 1) ? hi.x : lo.x, (k & 2) ? hi.y : lo.y, (k & 4) ? hi.z : lo.z};
+    // Corners in the camera's frame about the box's centre: across (x), up (y), toward the eye (z).
+    float X[8], Y[8], Z[8], zmax = -1e30f, R = 0.0f;
+    for (int k = 0; k < 8; ++k) {
+        const V3 q = corners[k] - c;
+        X[k] = dot(q, s), Y[k] = dot(q, up), Z[k] = dot(q, back);
+        zmax = std::max(zmax, Z[k]);
+        R = std::max(R, std::sqrt(dot(q, q)));
+    }
+    R = std::max(R, 1e-6f);
+    // At distance d, the target's offset along one axis that centres the corners' projections (their
+    // tangents (A - o) / (d - Z), decreasing in o): bisection.
+    auto centre = [&](const float* A, float d) {
+        float a = -2.0f * R, b = 2.0f * R;
+        for (int it = 0; it < 60; ++it) {
+            const float o = 0.5f * (a + b);
+            float lo = 1e30f, hi = -1e30f;
+            for (int k = 0; k < 8; ++k) {
+                const float t = (A[k] - o) / (d - Z[k]);
+                lo = std::min(lo, t), hi = std::max(hi, t);
+            }
+            (lo + hi > 0.0f ? a : b) = o;
+        }
+        return 0.5f * (a + b);
+    };
+    // How much of the view the centred box fills at distance d (1: the tighter side at the margin).
+    float ox = 0.0f, oy = 0.0f;
+    auto fill = [&](float d) {
+        ox = centre(X, d), oy = centre(Y, d);
+        float f = 0.0f;
+        for (int k = 0; k < 8; ++k)
+            f = std::max({f, std::abs(X[k] - ox) / ((d - Z[k]) * tx), std::abs(Y[k] - oy) / ((d - Z[k]) * ty)});
+        return f;
+    };
+    float dn = zmax + 1e-3f * R, df = zmax + 1e4f * R;  // fill(dn) > 1 > fill(df)
+    for (int it = 0; it < 60; ++it) {
+        const float d = 0.5f * (dn + df);
+        (fill(d) > 1.0f ? dn : df) = d;
+    }
+    const float d = df;
+    fill(d);
+    cam.target = c + s * ox + up * oy;
+    cam.distance = std::max(d, 1e-4f);
+}
+
+std::array<float, 4> projected_box(const Mat4& view, const Mat4& proj, V3 lo, V3 hi) {
+    const Mat4 m = proj * view;
+    std::array<float, 4> r{1e30f, 1e30f, -1e30f, -1e30f};
+    for (int k = 0; k < 8; ++k) {
+        const float p[4] = {(k & 1) ? hi.x : lo.x, (k & 2) ? hi.y : lo.y, (k & 4) ? hi.z : lo.z, 1.0f};
+        float q[4] = {0, 0, 0, 0};
+        for (int i = 0; i < 4; ++i)
+            for (int j = 0; j < 4; ++j) q[i] += m(i, j) * p[j];
+        const float x = q[0] / q[3], y = q[1] / q[3];
+        r[0] = std::min(r[0], x), r[1] = std::min(r[1], y), r[2] = std::max(r[2], x), r[3] = std::max(r[3], y);
+    }
+    return r;
 }
 
 bool intersect_plane(V3 o, V3 d, V3 p0, V3 n, V3& hit) {

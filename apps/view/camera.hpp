@@ -36,6 +36,9 @@ struct Camera {
     // 3D orbit
     V3 target;
     float yaw = 0.6f, pitch = 0.45f, distance = 3.0f, fov_deg = 40.0f;
+    /// 3D: where the target appears across the viewport, in normalised device x (-1 left, 1 right): a
+    /// lens shift, so that a scene framed for the part of the window right of the panel is centred there.
+    float shift_x = 0.0f;
 
     V3 eye() const;
     Mat4 view() const;
@@ -45,6 +48,13 @@ struct Camera {
     /// The ray through pixel (px, py) of a w x h viewport (origin top left): origin and unit direction.
     void ray(double px, double py, int w, int h, V3& origin, V3& dir) const;
 };
+
+/// 3D: keeps the camera's yaw, pitch and field of view and sets its target and distance so that the
+/// box [lo, hi] fills a view of aspect `aspect` (width / height, of the part of the window the scene
+/// is framed in) with `margin` (a fraction of the half view) left free on the tighter side, centred.
+void frame_box(Camera& cam, V3 lo, V3 hi, float aspect, float margin);
+/// The box's corners in normalised device coordinates (x0, y0, x1, y1) through view and proj.
+std::array<float, 4> projected_box(const Mat4& view, const Mat4& proj, V3 lo, V3 hi);
 
 /// The point where the ray (origin o, direction d) meets the plane through p0 with normal n, in front
 /// of the origin; false when the ray is parallel to the plane or the plane is behind.

@@ -15,22 +15,16 @@
 
 namespace eddy::view {
 
-std::array<float, 3> colormap(float s) {
-    const float b[3] = {0.10f, 0.30f, 0.90f}, y[3] = {1.0f, 0.85f, 0.10f}, r[3] = {0.90f, 0.10f, 0.10f};
-    s = std::clamp(s, 0.0f, 1.0f);
-    std::array<float, 3> c;
-    for (int k = 0; k < 3; ++k) c[k] = s < 0.5f ? b[k] + (y[k] - b[k]) * 2 * s : y[k] + (r[k] - y[k]) * (2 * s - 1);
-    return c;
-}
-
 namespace {
 
-// The same map as eddy::speed_color (src/render/render.cpp), so pictures and the window agree.
+// The colour map's stops (coloring.hpp: kColormapStops of them), linear in between; the "classic" map is
+// eddy::speed_color's (src/render/render.cpp), so pictures and the window agree.
 constexpr const char* kColormapGlsl = R"(
+uniform vec3 u_cmap[17];
 vec3 cmap(float s) {
-    vec3 b = vec3(0.10, 0.30, 0.90), y = vec3(1.0, 0.85, 0.10), r = vec3(0.90, 0.10, 0.10);
-    s = clamp(s, 0.0, 1.0);
-    return s < 0.5 ? mix(b, y, 2.0 * s) : mix(y, r, 2.0 * s - 1.0);
+    float x = clamp(s, 0.0, 1.0) * 16.0;
+    int i = min(int(x), 15);
+    return mix(u_cmap[i], u_cmap[i + 1], x - float(i));
 }
 )";
 
@@ -39,7 +33,6 @@ layout(location = 0) in vec2 corner;
 layout(location = 1) in vec4 inst;   // x, y, z, scalar
 uniform mat4 u_view, u_proj;
 uniform float u_radius;
-uniform int u_sigmoid;
 uniform vec2 u_range;
 uniform int u_flat;
 uniform vec3 u_flat_rgb;
@@ -49,8 +42,7 @@ out vec3 v_center;
 void main() {
     vec4 c = u_view * vec4(inst.xyz, 1.0);
     float s;
-    if (u_sigmoid == 1) s = 1.0 / (1.0 + exp(-4.0 * (inst.w / max(u_range.x, 1e-6) - 1.0)));
-    else s = (inst.w - u_range.x) / max(u_range.y - u_range.x, 1e-20);
+    s = (inst.w - u_range.x) / max(u_range.y - u_range.x, 1e-20);
     if (isnan(inst.w)) s = 1.0;
     v_color = u_flat == 1 ? u_flat_rgb : cmap(s);
     v_uv = corner;
@@ -350,7 +342,8 @@ void Renderer::draw_particles(std::span<const float> xyzs, float radius, bool sp
     set_matrices(m_particle_prog, view, proj);
     glUniform1f(glGetUniformLocation(m_particle_prog, "u_radius"), radius);
     glUniform1i(glGetUniformLocation(m_particle_prog, "u_sphere"), spheres ? 1 : 0);
-    glUniform1i(glGetUniformLocation(m_particle_prog, "u_sigmoid"), cr.sigmoid ? 1 : 0);
+    static_assert(kColormapStops == 17, "the shader's u_cmap[17]");
+    glUniform3fv(glGetUniformLocation(m_particle_prog, "u_cmap"), kColormapStops, colormap_stops(cr.map).data());
     glUniform1f(glGetUniformLocation(m_particle_prog, "u_rim"), cr.rim);
     glUniform2f(glGetUniformLocation(m_particle_prog, "u_range"), cr.lo, cr.hi);
     glUniform1i(glGetUniformLocation(m_particle_prog, "u_flat"), flat_rgb ? 1 : 0);

@@ -11,18 +11,16 @@
 #include <epoxy/gl.h>
 
 #include "camera.hpp"
+#include "coloring.hpp"
 #include "heightfield.hpp"
 #include "mesh.hpp"
 
 namespace eddy::view {
 
-/// Colour of the map (blue -> yellow -> red) at s in [0, 1], as the shaders compute it.
-std::array<float, 3> colormap(float s);
-
-/// How particles are coloured: by the sigmoid of speed / scale (seed 003), or linearly over [lo, hi].
+/// How particles are coloured: the map (coloring.hpp) linearly over [lo, hi] of the scalar.
 struct ColorRange {
-    bool sigmoid = true;
-    float lo = 0.0f, hi = 1.0f;  ///< sigmoid: lo is the scale (m/s) at the middle of the map
+    Colormap map = Colormap::classic;
+    float lo = 0.0f, hi = 1.0f;  ///< the scalar at the map's left and right ends
     float rim = 0.3f;            ///< 2D disks: darkening of the rim (0: flat; tiny disks read better flat)
 };
 

@@ -10,6 +10,7 @@
 #include <backends/imgui_impl_opengl3.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -37,11 +38,14 @@
 #include "eddy/dfsph.hpp"
 #include "eddy/wcsph.hpp"
 #include "bodies_view.hpp"
+#include "color_panel.hpp"
+#include "coloring.hpp"
 #include "gfx.hpp"
 #include "load_arrow.hpp"
 #include "mesh.hpp"
 #include "settings_ui.hpp"
 #include "sim_worker.hpp"
+#include "status_text.hpp"
 
 // The shallow-water solver is part of the library: its live controls are always built.
 #ifndef EDDY_VIEW_HAS_SHALLOW_WATER
@@ -56,7 +60,6 @@ using Clock = std::chrono::steady_clock;
 constexpr const char* kDefaultScene = "dam_break_2d";
 constexpr int kPanelWidth = 360;  // px
 constexpr const char* kMethods[] = {"wcsph", "dfsph", "pbf", "clavet"};
-constexpr const char* kFields[] = {"speed", "density", "pressure"};
 
 struct Options {
     std::string scene = kDefaultScene;
@@ -76,6 +79,13 @@ struct Options {
     double bench_seconds = 4.0;
     std::string record;            // folder: record every frame from the start
     std::string color = "speed";
+    std::string colormap = "classic";  // --colormap
+    float particle_size = 1.0f;        // --particle-size: drawn radius in particle radii
+    std::string color_range;           // --color-range MIN,MAX: the colour field's range, locked
+    float range[2] = {0, 0};
+    bool no_legend = false;            // --no-legend
+    std::string test_keys;             // "FRAME:KEY,...": keys pressed at frames, for tests
+    std::vector<std::pair<int, int>> keys;  // (frame, GLFW key)
     bool hide_ui = false;
     bool screenshot_ui = false;    // screenshots include the controls
     std::string test_drag;         // "x0,y0,x1,y1" (window fractions): a scripted left drag, for tests
@@ -117,9 +127,9 @@ struct App {
 #endif
     float g_strength = 9.81f, g_angle = -90.0f, g_azimuth = 0.0f;  // degrees; 3D: g_angle is the elevation
     std::string settings_error;
-    int color_field = 0;
-    float speed_scale_factor = 1.0f;
+    ColorControls colors;  // field, map, range lock, particle size, legend (color_panel.hpp)
     bool show_ui = true;
+    float panel_right = float(kPanelWidth);  // px: the panel's right edge (the scene is framed right of it)
     bool quit = false;
 
     // interaction
@@ -127,6 +137,7 @@ struct App {
     bool dragging = false, orbiting = false, panning = false;
     V3 plane_point, plane_normal, last_point;
     bool has_last = false;
+    double last_mouse_time = 0;  // lockstep: the simulated time at the last mouse sample
     double last_mx = 0, last_my = 0;
     double scroll = 0;
     // bodies (issue 30): in bodies mode, or with Ctrl held, a left press on a body grabs it
@@ -241,22 +252,30 @@ struct App {
                 cam.x0 = r[0] - grow, cam.x1 = r[2], cam.y0 = r[1], cam.y1 = r[3];
             }
         } else {
-            cam.target = {0.5f * (snap->lo[0] + snap->hi[0]), 0.5f * (snap->lo[1] + snap->hi[1]), 0.5f * (snap->lo[2] + snap->hi[2])};
-            const float radius = 0.5f * std::sqrt(ext[0] * ext[0] + ext[1] * ext[1] + ext[2] * ext[2]);
-            cam.distance = 1.1f * radius / std::sin(0.5f * cam.fov_deg * 3.14159265f / 180.0f);
-            cam.yaw = 0.6f, cam.pitch = 0.45f;
-            if (snap->heightfield_mode) cam.distance *= 0.75f, cam.pitch = 0.6f;
+            // The scene's bounds (walls and fluid) fill the part of the window right of the panel, with
+            // 6% of it free around them (frame_box; the lens shift in draw_scene centres it there). From
+            // the scene's camera direction and field of view when it gives one (its eye and target frame
+            // a picture for eddy run --render, and may crop the tank), else from a default angle.
+            cam.yaw = 0.6f, cam.pitch = 0.45f, cam.fov_deg = 40.0f;
+            if (snap->heightfield_mode) cam.pitch = 0.6f;
             if (snap->scene && snap->scene->camera.given) {
                 const auto& c = snap->scene->camera;
-                const V3 eye{float(c.eye[0]), float(c.eye[1]), float(c.eye[2])};
-                cam.target = {float(c.target[0]), float(c.target[1]), float(c.target[2])};
-                const V3 d = eye - cam.target;
-                cam.distance = std::sqrt(dot(d, d));
-                cam.yaw = std::atan2(d.x, d.z);
-                cam.pitch = std::asin(std::clamp(d.y / std::max(cam.distance, 1e-6f), -1.0f, 1.0f));
+                const V3 d{float(c.eye[0] - c.target[0]), float(c.eye[1] - c.target[1]), float(c.eye[2] - c.target[2])};
+                const float len = std::sqrt(dot(d, d));
+                if (len > 0.0f) {
+                    cam.yaw = std::atan2(d.x, d.z);
+                    cam.pitch = std::asin(std::clamp(d.y / len, -1.0f, 1.0f));
+                }
                 cam.fov_deg = static_cast<float>(c.fov_deg);
             }
+            int ww = 0, wh = 0;
+            glfwGetWindowSize(win, &ww, &wh);
+            const float free_w = float(ww) - scene_left(ww);
+            frame_box(cam, {snap->lo[0], snap->lo[1], snap->lo[2]}, {snap->hi[0], snap->hi[1], snap->hi[2]},
+                      free_w / float(std::max(wh, 1)), 0.06f);
         }
+        // The brush: 8% of the scene's largest extent (felt at any resolution; docs/viewer.md).
+        mouse.radius = 0.08f * std::max({ext[0], ext[1], snap->dimension == 3 ? ext[2] : 0.0f, 1e-6f});
         if (!snap->scene) return;
         const eddy::Scene& sc = *snap->scene;
         settings_error.clear();
@@ -297,6 +316,36 @@ struct App {
                 g_angle = static_cast<float>(std::asin(std::clamp(g[1] / g_strength, -1.0, 1.0)) * 180.0 / std::numbers::pi);
                 g_azimuth = static_cast<float>(std::atan2(g[2], g[0]) * 180.0 / std::numbers::pi);
             }
+        }
+    }
+
+    // px: where the scene's part of the window starts, right of the panel (0 when the panel is hidden or
+    // the window is too narrow to share).
+    float scene_left(int ww) const {
+        return show_ui && worker && float(ww) > 2.0f * panel_right ? panel_right : 0.0f;
+    }
+
+    // Where the cursor points: in 2D the point under it; in 3D where its ray meets the plane through the
+    // scene's centre facing the camera.
+    std::array<double, 3> cursor_point() const {
+        double mx, my;
+        glfwGetCursorPos(win, &mx, &my);
+        int w, h;
+        glfwGetWindowSize(win, &w, &h);
+        V3 o, d;
+        cam.ray(mx, my, w, h, o, d);
+        if (!cam.is_3d || !snap) return {o.x, o.y, 0.0};
+        const V3 mid{0.5f * (snap->lo[0] + snap->hi[0]), 0.5f * (snap->lo[1] + snap->hi[1]), 0.5f * (snap->lo[2] + snap->hi[2])};
+        V3 hit;
+        if (!intersect_plane(o, d, mid, normalized(cam.eye() - cam.target), hit)) hit = mid;
+        return {hit.x, hit.y, hit.z};
+    }
+
+    void set_color_field(int f) {
+        colors.field = f;
+        if (worker) {
+            worker->color_field = f;
+            worker->refresh();  // a snapshot of the new field now, stepping or not
         }
     }
 
@@ -419,8 +468,13 @@ struct App {
         }
         if (dragging && !body_press && !heightfield() && worker) {
             V3 hit;
+            // The mouse's velocity: its motion over the frame's wall-clock time; in lockstep over the
+            // simulated time between the frames, so that a scripted drag gives the same run every time.
+            double mouse_dt = frame_dt;
+            if (opt.steps_per_frame > 0) mouse_dt = snap->time - last_mouse_time;
+            last_mouse_time = snap->time;
             if (ray_plane(mx, my, plane_point, plane_normal, hit)) {
-                const V3 vel = has_last && frame_dt > 0 ? (hit - last_point) * float(1.0 / frame_dt) : V3{};
+                const V3 vel = has_last && mouse_dt > 0 ? (hit - last_point) * float(1.0 / mouse_dt) : V3{};
                 last_point = hit;
                 has_last = true;
                 mouse.active = true;
@@ -498,7 +552,9 @@ struct App {
             case GLFW_KEY_SPACE: worker->playing = !worker->playing; break;
             case GLFW_KEY_S: worker->playing = false, worker->request_step(); break;
             case GLFW_KEY_R: worker->reset(opt.scene, method); break;
-            case GLFW_KEY_B: worker->add_block(); break;
+            case GLFW_KEY_B:
+                if (!heightfield()) worker->add_block(cursor_point());
+                break;
             case GLFW_KEY_N:
                 if (!heightfield()) worker->drop_body(true, drop_point());
                 break;
@@ -509,7 +565,7 @@ struct App {
                 bodies_mode = !bodies_mode;
                 if (!bodies_mode) end_body_drag();
                 break;
-            case GLFW_KEY_C: color_field = (color_field + 1) % 3, worker->color_field = color_field; break;
+            case GLFW_KEY_C: set_color_field((colors.field + 1) % 3); break;
             default: break;
         }
     }
@@ -520,6 +576,11 @@ struct App {
         glClearDepth(1.0);
         glClear(GL_COLOR_BUFFER_BIT | GL_DEPTH_BUFFER_BIT);
         const float aspect = float(w) / float(std::max(h, 1));
+        if (cam.is_3d) {  // centre the view right of the panel (a lens shift: the frustum is not rotated)
+            int ww = 0, wh = 0;
+            glfwGetWindowSize(win, &ww, &wh);
+            cam.shift_x = ww > 0 ? scene_left(ww) / float(ww) : 0.0f;
+        }
         const Mat4 view = cam.view(), proj = cam.proj(aspect);
         if (!snap) {
             draw_mesh(view, proj);
@@ -530,24 +591,18 @@ struct App {
             gfx.draw_heightfield(snap->hf.view(), view, proj, cam.eye());
             return;
         }
-        ColorRange cr;
-        if (snap->field == ColorField::speed) {
-            cr.sigmoid = true;
-            cr.lo = snap->speed_scale * speed_scale_factor;
-        } else {
-            cr.sigmoid = false;
-            cr.lo = snap->scalar_min;
-            cr.hi = snap->scalar_max;
-        }
+        ColorRange cr = colors.color_range(*snap);
+        const float drawn_r = snap->particle_radius * colors.size;  // the size slider
         if (snap->dimension == 2) {
             glDisable(GL_DEPTH_TEST);
             // Disks at least 1.5 px across their radius, or a zoomed-out fluid turns into a dotted grid.
             const auto r = cam.rect(aspect);
             const float px = (r[2] - r[0]) / float(std::max(w, 1));  // metres per pixel
-            const float radius = std::max(snap->particle_radius, 1.5f * px);
+            const float radius = std::max(drawn_r, 1.5f * px);
+            const float wall_radius = std::max(snap->particle_radius, 1.5f * px);
             cr.rim = radius > 4.0f * px ? 0.3f : 0.0f;
             const float grey[3] = {0.45f, 0.45f, 0.48f};
-            gfx.draw_particles(snap->boundary, radius, false, view, proj, cr, grey);
+            gfx.draw_particles(snap->boundary, wall_radius, false, view, proj, cr, grey);
             draw_models_2d(view, proj, px);
             gfx.draw_particles(snap->fluid, radius, false, view, proj, cr);
             draw_bodies_2d(view, proj);
@@ -559,7 +614,7 @@ struct App {
             gfx.draw_lines(snap->wall_lines, grey, view, proj);
             draw_models_3d(view, proj, true);
             draw_bodies_3d(view, proj);
-            gfx.draw_particles(snap->fluid, snap->particle_radius, true, view, proj, cr);
+            gfx.draw_particles(snap->fluid, drawn_r, true, view, proj, cr);
             draw_models_3d(view, proj, false);
             draw_mesh(view, proj);
             glDisable(GL_DEPTH_TEST);  // the load arrow shows through the fluid and the walls
@@ -626,7 +681,7 @@ struct App {
 
     // The panel's bodies: count, drag mode, drops, and the selected body's numbers.
     void bodies_panel() {
-        if (!ImGui::CollapsingHeader("Bodies", ImGuiTreeNodeFlags_DefaultOpen)) return;
+        if (!ImGui::CollapsingHeader("Bodies", snap->bodies.empty() ? 0 : ImGuiTreeNodeFlags_DefaultOpen)) return;
         const auto& bs = snap->bodies;
         const bool d2 = snap->dimension == 2;
         ImGui::Text("%zu bodies", bs.size());
@@ -709,26 +764,6 @@ struct App {
         gfx.draw_triangles(tris, kGrey, view, proj);
     }
 
-    void color_bar() {
-        if (!snap || snap->heightfield_mode) return;
-        ImDrawList* dl = ImGui::GetWindowDrawList();
-        const ImVec2 p = ImGui::GetCursorScreenPos();
-        const float w = 220, h = 12;
-        constexpr int kSteps = 32;
-        for (int i = 0; i < kSteps; ++i) {
-            const auto a = colormap(float(i) / kSteps), b = colormap(float(i + 1) / kSteps);
-            const ImU32 ca = ImGui::GetColorU32(ImVec4(a[0], a[1], a[2], 1)), cb = ImGui::GetColorU32(ImVec4(b[0], b[1], b[2], 1));
-            dl->AddRectFilledMultiColor(ImVec2(p.x + w * i / kSteps, p.y), ImVec2(p.x + w * (i + 1) / kSteps, p.y + h), ca, cb, cb, ca);
-        }
-        ImGui::Dummy(ImVec2(w, h));
-        if (snap->field == ColorField::speed) {
-            const float s = snap->speed_scale * speed_scale_factor;
-            ImGui::Text("speed (m/s): 0   %.3g (middle)   %.3g+", s, 2 * s);
-        } else {
-            ImGui::Text("%s: %.4g .. %.4g", kFields[int(snap->field)], snap->scalar_min, snap->scalar_max);
-        }
-    }
-
     // The fluid's load on the selected boundary object (issue 28): force and torque, the mean over the
     // steps since the previous snapshot, and the arrow's switch.
     void loads_panel() {
@@ -771,37 +806,28 @@ struct App {
         ImGui::Begin("overlay", nullptr,
                      ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoFocusOnAppearing |
                          ImGuiWindowFlags_NoNav | ImGuiWindowFlags_NoMove);
-        ImGui::Text("%.1f fps (%.1f ms/frame)", fps, frame_ms);
+        // Short lines (status_text.hpp): the overlay never grows a scrollbar or runs over the scene.
         if (file_mesh)
-            ImGui::Text("mesh %s: %zu vertices, %zu triangles", opt.mesh.c_str(), file_mesh->vertices(),
-                        file_mesh->triangles.size() / 3);
+            ImGui::TextUnformatted(one_line(fmt::format("mesh: {} triangles", file_mesh->triangles.size() / 3)).c_str());
         if (snap) {
-            if (snap->heightfield_mode && snap->synthetic) {
-                ImGui::Text("heightfield %d x %d, dx %.3g m (synthetic demo)", snap->hf.nx, snap->hf.ny, snap->hf.dx);
-                ImGui::Text("t = %.3f s", snap->time);
-            } else if (snap->heightfield_mode) {
-                ImGui::Text("%s, shallow water, %d x %d cells of %.3g m", snap->scene ? snap->scene->name.c_str() : "",
-                            snap->hf.nx, snap->hf.ny, snap->hf.dx);
-                ImGui::Text("sim %.2f ms/step, dt %.3g s, max speed %.3g m/s", snap->ms_per_step, snap->dt, snap->max_speed);
-                ImGui::Text("t = %.4f s, step %llu", snap->time, static_cast<unsigned long long>(snap->steps));
-            } else {
-                ImGui::Text("%s, %s, %dD", snap->scene ? snap->scene->name.c_str() : "", method.c_str(), snap->dimension);
-                ImGui::Text("%zu particles", snap->particles);
-                ImGui::Text("sim %.2f ms/step, dt %.3g s", snap->ms_per_step, snap->dt);
-                ImGui::Text("t = %.4f s, step %llu", snap->time, static_cast<unsigned long long>(snap->steps));
-                ImGui::Text("density error: mean %.2f%%, max %.2f%%", 100 * snap->mean_density_error, 100 * snap->max_density_error);
-            }
+            for (const auto& l : status_lines(*snap, method, frame_ms)) ImGui::TextUnformatted(l.c_str());
             if (worker && !worker->playing) ImGui::TextColored(ImVec4(1, 0.8f, 0.3f, 1), "paused");
             if (recording) ImGui::TextColored(ImVec4(1, 0.3f, 0.3f, 1), "recording %d frames", record_index);
-            color_bar();
+        } else {
+            ImGui::Text("frame %.3g ms (%.0f fps)", frame_ms, fps);
         }
         ImGui::End();
+        // The legend, in the scene (the background draw list is drawn before screenshots are taken).
+        if (snap && !snap->heightfield_mode && colors.legend)
+            draw_legend(ImGui::GetBackgroundDrawList(), io.DisplaySize, colors, *snap);
         if (!show_ui || !worker) return;
 
+        // The panel: the window's full height at the left, the scene framed right of it.
         ImGui::SetNextWindowPos(ImVec2(10, 10), ImGuiCond_FirstUseEver);
-        ImGui::SetNextWindowSize(ImVec2(float(kPanelWidth) - 15, 0), ImGuiCond_FirstUseEver);
+        ImGui::SetNextWindowSize(ImVec2(float(kPanelWidth) - 15, io.DisplaySize.y - 20), ImGuiCond_FirstUseEver);
         ImGui::SetNextWindowBgAlpha(0.8f);
         ImGui::Begin("eddy");
+        panel_right = ImGui::GetWindowPos().x < 40.0f ? ImGui::GetWindowPos().x + ImGui::GetWindowSize().x + 5.0f : 0.0f;
         ImGui::PushItemWidth(150);
         if (ImGui::Button(worker->playing ? "Pause" : "Play")) worker->playing = !worker->playing;
         ImGui::SameLine();
@@ -813,8 +839,13 @@ struct App {
         ImGui::SameLine();
         if (ImGui::Button(recording ? "Stop rec." : "Record"))
             recording ? stop_recording() : start_recording(fmt::format("eddy-view-recording-{}", timestamp()));
-        if (snap && !snap->status.empty()) ImGui::TextWrapped("%s", snap->status.c_str());
-        if (!message.empty()) ImGui::TextWrapped("%s", message.c_str());
+        // Status and messages on one short line each; the whole text in the tooltip.
+        const std::string* texts[2] = {snap ? &snap->status : nullptr, &message};
+        for (const std::string* t : texts) {
+            if (!t || t->empty()) continue;
+            ImGui::TextUnformatted(one_line(*t, 46).c_str());
+            if (ImGui::IsItemHovered() && t->size() > 46) ImGui::SetTooltip("%s", t->c_str());
+        }
 
         if (snap && !snap->synthetic) {
             if (ImGui::BeginCombo("scene", scene_name.c_str())) {
@@ -837,7 +868,7 @@ struct App {
                 ImGui::SetTooltip("Restarts the scene with this method: the scene's settings it has with the same key "
                                   "and unit are kept, the others take its defaults (listed in the status)");
 
-            if (ImGui::Combo("colour by", &color_field, kFields, 3)) worker->color_field = color_field;
+            if (snap && colors.panel(*snap)) set_color_field(colors.field);
             if (SimWorker::kHasSurface && snap && snap->dimension == 3) {
                 bool on = worker->surface;
                 if (ImGui::Checkbox("reconstructed surface", &on)) {
@@ -861,8 +892,6 @@ struct App {
                         ImGui::SetTooltip("Of obstacle meshes (1: opaque); mesh containers are drawn at 0.3");
                 }
             }
-            if (color_field == 0)
-                ImGui::SliderFloat("speed scale", &speed_scale_factor, 0.05f, 20.0f, "x %.2f", ImGuiSliderFlags_Logarithmic);
 
             if (snap && !snap->pivots.empty()) loads_panel();
             if (snap) bodies_panel();
@@ -877,11 +906,16 @@ struct App {
                 if (g) send_settings();
             }
             if (ImGui::CollapsingHeader("Interaction", ImGuiTreeNodeFlags_DefaultOpen)) {
-                ImGui::SliderFloat("force radius (h)", &mouse.radius_factor, 0.5f, 20.0f, "%.1f");
-                ImGui::SliderFloat("force strength (1/s)", &mouse.strength, 1.0f, 500.0f, "%.0f", ImGuiSliderFlags_Logarithmic);
+                const float ext = snap ? std::max({snap->hi[0] - snap->lo[0], snap->hi[1] - snap->lo[1], 1e-3f}) : 1.0f;
+                ImGui::SliderFloat("brush radius (m)", &mouse.radius, 0.005f * ext, 0.5f * ext, "%.3g", ImGuiSliderFlags_Logarithmic);
+                ImGui::SliderFloat("brush rate (1/s)", &mouse.rate, 1.0f, 200.0f, "%.0f", ImGuiSliderFlags_Logarithmic);
+                if (ImGui::IsItemHovered())
+                    ImGui::SetTooltip("Particles in the brush take the mouse's velocity at this rate (a velocity target: "
+                                      "the same at any particle count)");
                 if (ImGui::Button("Add block (B)")) worker->add_block();
-                ImGui::TextDisabled("%s", cam.is_3d ? "left drag: push; right drag: orbit; wheel: zoom" : "left drag: push; right drag: pan; wheel: zoom");
-                ImGui::TextDisabled("Ctrl + left drag (or G): drag a body; N, M: drop a ball, a box");
+                if (ImGui::IsItemHovered()) ImGui::SetTooltip("The button: above the middle; the key B: at the cursor");
+                ImGui::TextDisabled("%s", cam.is_3d ? "left: stir, right: orbit, wheel: zoom" : "left: stir, right: pan, wheel: zoom");
+                ImGui::TextDisabled("Ctrl + left (or G): drag a body");
             }
             if (ImGui::CollapsingHeader(fmt::format("Settings: {}", method).c_str())) {
                 bool changed = false;
@@ -924,7 +958,7 @@ struct App {
 #endif
             ImGui::TextWrapped("Left click: drop water; Shift + left click: drop ink. Right drag: orbit; wheel: zoom.");
         }
-        ImGui::TextDisabled("keys: Space play/pause, S step, R reset,\nB block, N ball, M box, G drag bodies,\nC colour, P screenshot, V record, H hide panel, Q quit");
+        ImGui::TextDisabled("keys: Space play/pause, S step, R reset,\nB block at the cursor, N ball, M box,\nG drag bodies, C colour, P screenshot,\nV record, H hide panel, Q quit");
         ImGui::PopItemWidth();
         ImGui::End();
     }
@@ -978,8 +1012,13 @@ int run(Options& opt) {
         app.worker = std::make_unique<SimWorker>(wc);  // bad input throws here, before a window opens
         app.worker->playing = !opt.paused && opt.steps_per_frame == 0;
         for (int i = 0; i < 3; ++i)
-            if (opt.color == kFields[i]) app.color_field = i;
-        app.worker->color_field = app.color_field;
+            if (opt.color == kFieldNames[i]) app.colors.field = i;
+        app.worker->color_field = app.colors.field;
+        app.worker->refresh();  // the first snapshot was published with the default field (speed)
+        if (!opt.color_range.empty()) {
+            ColorScale& sc = app.colors.scales[std::size_t(app.colors.field)];
+            sc.locked = true, sc.lo = opt.range[0], sc.hi = opt.range[1];
+        }
         if (opt.surface) {
             if (!SimWorker::kHasSurface) throw eddy::InputError("--surface: this viewer was built without surface reconstruction");
             app.worker->surface = true;
@@ -989,6 +1028,9 @@ int run(Options& opt) {
     }
     app.show_ui = !opt.hide_ui;
     app.bodies_mode = opt.bodies_mode;
+    parse_colormap(opt.colormap, app.colors.map);  // checked by the option's validator
+    app.colors.size = opt.particle_size;
+    app.colors.legend = !opt.no_legend;
 
     glfwSetErrorCallback(glfw_error);
     if (!glfwInit()) {
@@ -1061,6 +1103,8 @@ int run(Options& opt) {
                 if (app.snap && app.snap->generation != app.seen_generation) app.on_new_generation();
             }
 
+            for (const auto& [at, k] : opt.keys)  // --test-keys: through the key handler, as a press would
+                if (at == frame) app.key(k);
             ImGui_ImplOpenGL3_NewFrame();
             ImGui_ImplGlfw_NewFrame();
             ImGui::NewFrame();
@@ -1077,11 +1121,22 @@ int run(Options& opt) {
                 glClear(GL_COLOR_BUFFER_BIT | GL_DEPTH_BUFFER_BIT);
                 glEnable(GL_DEPTH_TEST);
                 ColorRange cr;
-                cr.lo = 1.0f;
+                cr.lo = 0.0f, cr.hi = 2.0f;
                 app.gfx.draw_particles(bench, bench_r, true, app.cam.view(), app.cam.proj(float(w) / float(std::max(h, 1))), cr);
             } else {
                 app.draw_scene(w, h);
             }
+            // The legend belongs to the scene: ImGui's background list (legend only) is drawn now, before
+            // a screenshot, the windows (panel, overlay) after it.
+            ImDrawData* dd = ImGui::GetDrawData();
+            ImDrawData scene_part = *dd, ui_part = *dd;
+            std::vector<ImDrawList*> lists_scene, lists_ui;
+            for (int i = 0; i < dd->CmdListsCount; ++i)
+                (dd->CmdLists[i] == ImGui::GetBackgroundDrawList() ? lists_scene : lists_ui).push_back(dd->CmdLists[i]);
+            scene_part.CmdLists = lists_scene.data(), scene_part.CmdListsCount = int(lists_scene.size());
+            ui_part.CmdLists = lists_ui.data(), ui_part.CmdListsCount = int(lists_ui.size());
+            glDisable(GL_DEPTH_TEST);
+            if (!lists_scene.empty()) ImGui_ImplOpenGL3_RenderDrawData(&scene_part);
             ++frame;
             app.frame = frame;
             const bool last = opt.frames > 0 && frame >= opt.frames;
@@ -1106,7 +1161,7 @@ int run(Options& opt) {
                 }
             }
             glDisable(GL_DEPTH_TEST);
-            ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+            ImGui_ImplOpenGL3_RenderDrawData(&ui_part);
             if (!app.pending_screenshot.empty()) {  // --screenshot-ui: the window as it looks
                 app.take_screenshot(app.pending_screenshot);
                 app.pending_screenshot.clear();
@@ -1207,6 +1262,16 @@ int main(int argc, char** argv) {
     cli.add_option("--color", opt.color, "Colour particles by speed, density or pressure")
         ->check(CLI::IsMember({"speed", "density", "pressure"}))
         ->capture_default_str();
+    cli.add_option("--colormap", opt.colormap, "Colour map: classic (blue-yellow-red), viridis, coolwarm or speed (blue-white)")
+        ->check(CLI::IsMember({"classic", "viridis", "coolwarm", "speed"}))
+        ->capture_default_str();
+    cli.add_option("--color-range", opt.color_range,
+                   "MIN,MAX: lock the colour field's range, in its unit (m/s; kg/m^3, 2D kg/m^2; Pa, 2D N/m)");
+    cli.add_option("--particle-size", opt.particle_size, "Draw particles with this times their radius (0.25 to 4)")
+        ->check(CLI::Range(0.25f, 4.0f))
+        ->capture_default_str();
+    cli.add_flag("--no-legend", opt.no_legend, "Do not draw the colour legend (the panel's 'legend' checkbox)");
+    cli.add_option("--test-keys", opt.test_keys, "With --frames: FRAME:KEY,... keys pressed at frames (letters, 'space'), for tests");
     cli.add_flag("--screenshot-ui", opt.screenshot_ui, "Screenshots show the controls too (default: the scene only)");
     cli.add_option("--steps-per-frame", opt.steps_per_frame,
                    "Lockstep: exactly this many simulation steps before each frame is drawn (reproducible --frames runs)")
@@ -1227,9 +1292,9 @@ int main(int argc, char** argv) {
     cli.add_option("--bench-render", opt.bench_render, "Render N random 3D particles (no simulation), print frames per second, exit")
         ->check(CLI::PositiveNumber);
     cli.add_option("--bench-seconds", opt.bench_seconds, "How long --bench-render runs (s)")->capture_default_str()->check(CLI::PositiveNumber);
-    cli.footer("\nMouse: left drag pushes the fluid (within k h, proportional to the mouse's motion); right drag orbits (3D) or pans (2D);\n"
+    cli.footer("\nMouse: left drag stirs the fluid (particles in the brush take the mouse's velocity); right drag orbits (3D) or pans (2D);\n"
                "wheel zooms; Ctrl + left drag (or G, then left drag) pulls a body. Keys: Space play/pause, S step, R reset,\n"
-               "B add a block, N drop a ball, M drop a box (at the cursor), G drag bodies, C colour field, P screenshot, V record,\n"
+               "B add a block at the cursor, N drop a ball, M drop a box (at the cursor), G drag bodies, C colour field, P screenshot, V record,\n"
                "H hide the panel, Q/Esc quit. Exit codes: 0 done, 1 failure (no display, OpenGL), 2 bad input, 3 the simulation\n"
                "diverged during a --frames run. See docs/viewer.md.");
     try {
@@ -1252,6 +1317,37 @@ int main(int argc, char** argv) {
             std::fprintf(stderr, "eddy-view: error: --test-drag '%s': expected X0,Y0,X1,Y1, each in [0, 1], with --frames 6 or more\n",
                          opt.test_drag.c_str());
             return eddy::kExitBadInput;
+        }
+    }
+    if (!opt.color_range.empty()) {
+        char tail = 0;
+        if (std::sscanf(opt.color_range.c_str(), "%f,%f%c", &opt.range[0], &opt.range[1], &tail) != 2 ||
+            !std::isfinite(opt.range[0]) || !std::isfinite(opt.range[1]) || !(opt.range[1] > opt.range[0])) {
+            std::fprintf(stderr, "eddy-view: error: --color-range '%s': expected MIN,MAX with MAX > MIN (e.g. 990,1010)\n",
+                         opt.color_range.c_str());
+            return eddy::kExitBadInput;
+        }
+    }
+    if (!opt.test_keys.empty()) {
+        std::string item;
+        std::size_t start = 0;
+        while (start <= opt.test_keys.size()) {
+            const std::size_t end = std::min(opt.test_keys.find(',', start), opt.test_keys.size());
+            item = opt.test_keys.substr(start, end - start);
+            start = end + 1;
+            int at = -1, key = -1;
+            char name[16] = {0};
+            if (std::sscanf(item.c_str(), "%d:%15s", &at, name) == 2 && at >= 0) {
+                const std::string n = name;
+                if (n == "space") key = GLFW_KEY_SPACE;
+                else if (n.size() == 1 && std::isalpha(static_cast<unsigned char>(n[0]))) key = GLFW_KEY_A + (std::toupper(n[0]) - 'A');
+            }
+            if (key < 0 || opt.frames == 0) {
+                std::fprintf(stderr, "eddy-view: error: --test-keys '%s': expected FRAME:KEY,... (KEY a letter or space) with --frames\n",
+                             opt.test_keys.c_str());
+                return eddy::kExitBadInput;
+            }
+            opt.keys.emplace_back(at, key);
         }
     }
     opt.mesh_only = !opt.mesh.empty() && cli.count("scene") == 0 && !opt.demo_heightfield;

@@ -385,8 +385,8 @@ void SimWorker::drop(double x, double z, bool ink) {
     });
 }
 
-void SimWorker::add_block() {
-    post([this] {
+void SimWorker::add_block(std::optional<std::array<double, 3>> center) {
+    post([this, center] {
         if (!m_sim) return;
         with_particles(
             *m_sim,
@@ -394,21 +394,21 @@ void SimWorker::add_block() {
                 constexpr int D = std::remove_reference_t<decltype(sim)>::kDimension;
                 const Scene& sc = sim.scene;
                 const double r = sc.particle_radius, sp = 2.0 * r;
-                // Seed 003: a block of fixed size at a fixed place above the middle of the scene.
+                // Seed 003: a block of fixed size, at the given centre (the cursor) or above the middle of
+                // the scene, kept a particle spacing inside the scene's bounds.
                 const Aabb<D> b = scene_bounds<D>(sc);
                 const int per_side = D == 2 ? 20 : 12;
                 FluidSpec f;
                 f.shape = "box";
                 for (int a = 0; a < D; ++a) {
-                    const double c = 0.5 * (b.lo[a] + b.hi[a]);
                     const double half = std::min(0.5 * per_side * sp, 0.2 * (b.hi[a] - b.lo[a]));
+                    double c = 0.5 * (b.lo[a] + b.hi[a]);
+                    if (center) c = (*center)[a];
+                    else if (a == 1) c = b.lo[1] + 0.92 * (b.hi[1] - b.lo[1]) - half;
+                    c = std::clamp(c, b.lo[a] + half + sp, std::max(b.lo[a] + half + sp, b.hi[a] - half - sp));
                     f.min[a] = c - half;
                     f.max[a] = c + half;
                 }
-                const double top = b.lo[1] + 0.92 * (b.hi[1] - b.lo[1]);
-                const double height = f.max[1] - f.min[1];
-                f.max[1] = top;
-                f.min[1] = top - height;
                 Scene blk = sc;
                 blk.fluids = {f};
                 ParticleSet<D> add;
@@ -559,18 +559,21 @@ void SimWorker::apply_mouse(float dt) {
         *m_sim,
         [&](auto& sim) {
             constexpr int D = std::remove_reference_t<decltype(sim)>::kDimension;
-            const float h = std::visit([&](const auto& m) { return support_radius(m, float(sim.scene.particle_radius)); }, sim.method);
-            const float R = mf.radius_factor * h, R2 = R * R;
-            Vec<D> p, dv;
-            for (int a = 0; a < D; ++a) {
-                p[a] = mf.point[a];
-                dv[a] = mf.strength * mf.velocity[a] * dt;  // seed 003: a force proportional to the mouse's motion
-            }
+            const float R2 = mf.radius * mf.radius;
+            const float a = 1.0f - std::exp(-std::max(mf.rate, 0.0f) * dt);  // the share of the gap closed in dt
+            Vec<D> p, u;
+            for (int k = 0; k < D; ++k) p[k] = mf.point[k], u[k] = mf.velocity[k];
+            // A velocity target (docs/viewer.md): each particle on its own, so the result does not depend
+            // on the thread count or on the order.
             parallel_for_each_index(m_exec, sim.fluid.size(), [&](std::size_t i) {
-                if (norm2(sim.fluid.position[i] - p) < R2) sim.fluid.velocity[i] += dv;
+                const float d2 = norm2(sim.fluid.position[i] - p);
+                if (!(d2 < R2)) return;
+                const float q = 1.0f - d2 / R2, w = q * q;
+                sim.fluid.velocity[i] += (u - sim.fluid.velocity[i]) * (w * a);
             });
-            // Energy from outside the scene: the speed a particle may reach grows by what the mouse gave.
-            sim.speed_bound.added += norm(dv);
+            // Energy from outside the scene: |v + a w (u - v)| <= max(|v|, |u|), so no particle gets faster
+            // than the fastest of the scene's motion and the mouse's speed.
+            sim.speed_bound.added = std::max(sim.speed_bound.added, norm(u));
         });
 }
 

@@ -24,13 +24,12 @@
 #include "eddy/simulation.hpp"
 #include "eddy/wall_loads.hpp"
 #include "bodies_view.hpp"
+#include "coloring.hpp"
 #include "heightfield.hpp"
 #include "mesh.hpp"
 #include "models.hpp"
 
 namespace eddy::view {
-
-enum class ColorField { speed = 0, density = 1, pressure = 2 };
 
 /// What the window draws and shows; immutable once published.
 struct Snapshot {
@@ -133,13 +132,17 @@ struct WorkerConfig {
     int demo_cells = 128;
 };
 
-/// The state the mouse force acts with (world units).
+/// The mouse's brush (world units): a velocity target. Every fluid particle within `radius` of the
+/// point relaxes toward the mouse's velocity u at `rate`, weighted by w = (1 - d^2/R^2)^2 (1 at the
+/// centre, 0 at the rim): before each step of length dt, v += w (1 - exp(-rate dt)) (u - v). A change of
+/// velocity, not a force: the same for light and heavy particles, so it is felt alike at 1,000 or
+/// 1,000,000 particles (see docs/viewer.md, "Mouse and keys").
 struct MouseForce {
     bool active = false;
     std::array<float, 3> point{};     ///< Where the mouse is (m)
     std::array<float, 3> velocity{};  ///< How fast it moves (m/s)
-    float radius_factor = 4.0f;       ///< k: the force acts within k h
-    float strength = 40.0f;           ///< Acceleration per mouse speed (1/s): a = strength * u_mouse
+    float radius = 0.05f;             ///< The brush's radius R (m); the window sets 8% of the scene's extent
+    float rate = 20.0f;               ///< How fast the particles take the mouse's velocity (1/s)
 };
 
 class SimWorker {
@@ -172,7 +175,11 @@ public:
     void reset(const std::string& scene, const std::string& method);
     /// Method settings (JSON object of the method's table) and gravity (m/s^2).
     void apply(nlohmann::json settings, std::array<double, 3> gravity);
-    void add_block();
+    /// Adds a block of fluid particles (20 x 20 in 2D, 12^3 in 3D at the scene's spacing, at most 0.4 of
+    /// the scene's extent per side) centred at `center` (m; z ignored in 2D), kept inside the scene's
+    /// bounds; without a centre, above the middle of the scene. Lattice points next to existing
+    /// particles are skipped (overlaps explode); the status says how many were added.
+    void add_block(std::optional<std::array<double, 3>> center = std::nullopt);
     void set_mouse(const MouseForce& m);
     /// Heightfield mode: water (or ink) dropped at (x, z) (m).
     void drop(double x, double z, bool ink);

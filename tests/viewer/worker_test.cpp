@@ -1,6 +1,6 @@
 // The viewer's simulation thread, without a window: stepping through it gives the same state as
 // stepping directly (drawing reads copies), settings and gravity apply live, bad settings leave the
-// simulation as it was, the mouse force acts within k h only, added blocks add particles, snapshots
+// simulation as it was, the mouse's brush acts within its radius only, added blocks add particles, snapshots
 // carry the walls' loads (issue 28) and the load arrow is drawn from the pivot along the force.
 #include <algorithm>
 #include <chrono>
@@ -121,13 +121,13 @@ TEST(ViewerWorker, MouseForceActsWithinRadius) {
     m.active = true;
     m.point = {s0->centroid[0], s0->centroid[1], 0};
     m.velocity = {5.0f, 0, 0};
-    m.radius_factor = 2.0f;
-    m.strength = 200.0f;
+    m.radius = 2.0f * s0->kernel_h;
+    m.rate = 200.0f;
     w.set_mouse(m);
     w.start();
     w.request_step();
     auto s = wait_for(w, [](const Snapshot& s) { return s.steps == 1; });
-    const float R = m.radius_factor * s->kernel_h;
+    const float R = m.radius;
     std::size_t pushed = 0, inside = 0;
     for (std::size_t i = 0; i < s->fluid.size() / 4; ++i) {
         const float dx = s0->fluid[4 * i] - m.point[0], dy = s0->fluid[4 * i + 1] - m.point[1];
