@@ -73,11 +73,12 @@ Mat4 Camera::view() const {
 }
 
 std::array<float, 4> Camera::rect(float aspect) const {
+    const float f = std::clamp(free_frac, 0.05f, 1.0f), fa = aspect * f;  // the free part's aspect
     float w = x1 - x0, h = y1 - y0;
     const float cx = 0.5f * (x0 + x1), cy = 0.5f * (y0 + y1);
-    if (w / h < aspect) w = h * aspect;
-    else h = w / aspect;
-    return {cx - 0.5f * w, cy - 0.5f * h, cx + 0.5f * w, cy + 0.5f * h};
+    if (w / h < fa) w = h * fa;
+    else h = w / fa;
+    return {cx + 0.5f * w - w / f, cy - 0.5f * h, cx + 0.5f * w, cy + 0.5f * h};
 }
 
 Mat4 Camera::proj(float aspect) const {

@@ -39,11 +39,15 @@ struct Camera {
     /// 3D: where the target appears across the viewport, in normalised device x (-1 left, 1 right): a
     /// lens shift, so that a scene framed for the part of the window right of the panel is centred there.
     float shift_x = 0.0f;
+    /// 2D: the share of the window's width the scene is fitted in, at the right (1: all of it; less when
+    /// the panel takes the left part): rect() fits x0..y1 there and extends the view left over the panel.
+    float free_frac = 1.0f;
 
     V3 eye() const;
     Mat4 view() const;
     Mat4 proj(float aspect) const;
-    /// 2D: the visible world rectangle for this aspect (x0, y0, x1, y1 grown to fit).
+    /// 2D: the visible world rectangle for this aspect (x0, y0, x1, y1 grown to fit the window's free
+    /// part, then extended left over the rest: see free_frac).
     std::array<float, 4> rect(float aspect) const;
     /// The ray through pixel (px, py) of a w x h viewport (origin top left): origin and unit direction.
     void ray(double px, double py, int w, int h, V3& origin, V3& dir) const;

@@ -242,15 +242,8 @@ struct App {
         cam.is_3d = snap->dimension == 3;
         if (!cam.is_3d) {
             const float pad = 0.04f * std::max(ext[0], ext[1]);
+            // Fitted in the part of the window right of the panel by draw_scene (Camera::free_frac).
             cam.x0 = snap->lo[0] - pad, cam.y0 = snap->lo[1] - pad, cam.x1 = snap->hi[0] + pad, cam.y1 = snap->hi[1] + pad;
-            int ww = 0, wh = 0;
-            glfwGetWindowSize(win, &ww, &wh);
-            if (show_ui && ww > 2 * kPanelWidth) {  // keep the scene clear of the control panel on the left
-                const float aspect = float(ww - kPanelWidth) / float(std::max(wh, 1));
-                const auto r = cam.rect(aspect);
-                const float grow = (r[2] - r[0]) * float(kPanelWidth) / float(ww - kPanelWidth);
-                cam.x0 = r[0] - grow, cam.x1 = r[2], cam.y0 = r[1], cam.y1 = r[3];
-            }
         } else {
             // The scene's bounds (walls and fluid) fill the part of the window right of the panel, with
             // 6% of it free around them (frame_box; the lens shift in draw_scene centres it there). From
@@ -576,10 +569,12 @@ struct App {
         glClearDepth(1.0);
         glClear(GL_COLOR_BUFFER_BIT | GL_DEPTH_BUFFER_BIT);
         const float aspect = float(w) / float(std::max(h, 1));
-        if (cam.is_3d) {  // centre the view right of the panel (a lens shift: the frustum is not rotated)
+        {  // the scene right of the panel: 3D a lens shift (the frustum is not rotated), 2D the rectangle
             int ww = 0, wh = 0;
             glfwGetWindowSize(win, &ww, &wh);
-            cam.shift_x = ww > 0 ? scene_left(ww) / float(ww) : 0.0f;
+            const float left = ww > 0 ? scene_left(ww) / float(ww) : 0.0f;
+            cam.shift_x = cam.is_3d ? left : 0.0f;
+            cam.free_frac = cam.is_3d ? 1.0f : 1.0f - left;
         }
         const Mat4 view = cam.view(), proj = cam.proj(aspect);
         if (!snap) {

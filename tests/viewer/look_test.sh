@@ -8,7 +8,8 @@
 #   recolor   dam_break_2d paused, C pressed at frame 2 (--test-keys): the picture changes and equals
 #             the one started with --color density (recoloured without a step)
 #   camera    dam_break_3d and dam_break_2d in 1280x720 with the panel: the walls' grey spans the part
-#             right of the panel (360 px) to within 10% on the tighter side, without touching a border
+#             right of the panel (360 px) to within 10% on the tighter side, without touching a border;
+#             with H pressed (the panel hidden), centred in the whole window (2D also refitted to it)
 #   replay    square_2d, a scripted drag in lockstep on 1 and 2 threads: the same picture, fluid moved
 # Exit 77 (skipped) without xvfb-run.
 set -u
@@ -70,6 +71,14 @@ camera)
       free = w - 360; fx = (x1 - x0 + 1) / free; fy = (y1 - y0 + 1) / h
       printf "spans %.1f%% of the width right of the panel, %.1f%% of the height\n", 100 * fx, 100 * fy
       exit !(x0 >= 360 && y0 >= 1 && x1 <= w - 2 && y1 <= h - 2 && (fx >= 0.9 || fy >= 0.9)) }' || { echo FAIL; exit 1; }
+    # H (the panel hidden) at frame 1: the scene centred in the whole window at once (3D keeps its zoom)
+    SIZE=1280x720 view "$out/camera_${s}_h.png" $s --paused --no-legend --test-keys 1:h
+    set -- $("$bbox" "$out/camera_${s}_h.png" 90 20)
+    echo "$s, panel hidden: walls' grey from ($1, $2) to ($3, $4)"
+    awk -v s="$s" -v x0="$1" -v y0="$2" -v x1="$3" -v y1="$4" -v w="$5" -v h="$6" 'BEGIN {
+      fill = (x1 - x0 + 1) / w >= 0.85 || (y1 - y0 + 1) / h >= 0.85
+      exit !(x0 >= 1 && y0 >= 1 && x1 <= w - 2 && y1 <= h - 2 && (x0 - (w - 1 - x1)) ^ 2 <= (0.03 * w) ^ 2 &&
+             (fill || s == "dam_break_3d")) }' || { echo FAIL; exit 1; }
   done
   ;;
 replay)

@@ -127,6 +127,28 @@ TEST(ViewerFraming, FrameBoxShowsTheWholeBox) {
     EXPECT_LT(std::sqrt(dot(off, off)), 1e-3f * along);
 }
 
+// 2D: the scene's rectangle is fitted in the part of the window right of the panel (free_frac), the
+// view extended left over the panel; the mouse's point under a pixel is the world point drawn there.
+TEST(ViewerFraming, Rect2DRightOfThePanel) {
+    Camera cam;
+    cam.x0 = -0.04f, cam.y0 = -0.04f, cam.x1 = 4.04f, cam.y1 = 2.04f;  // a 4 m x 2 m tank with its margin
+    const float ww = 1280.0f, wh = 720.0f, panel = 360.0f;
+    cam.free_frac = (ww - panel) / ww;
+    const auto r = cam.rect(ww / wh);
+    auto px = [&](float x) { return (x - r[0]) / (r[2] - r[0]) * ww; };
+    EXPECT_NEAR(px(cam.x0), panel, 0.5f);  // the wider side fills the free part exactly
+    EXPECT_NEAR(px(cam.x1), ww, 0.5f);
+    EXPECT_NEAR((r[3] - r[1]) / (r[2] - r[0]), wh / ww, 1e-5f);  // square pixels
+    EXPECT_LE(r[1], cam.y0);
+    EXPECT_GE(r[3], cam.y1);
+    V3 o, d;
+    cam.ray(px(2.0f) - 0.5, 0.5 * wh - 0.5, int(ww), int(wh), o, d);
+    EXPECT_NEAR(o.x, 2.0f, 1e-4f);
+    cam.free_frac = 1.0f;  // the panel hidden: the whole window
+    const auto f = cam.rect(ww / wh);
+    EXPECT_NEAR(0.5f * (f[0] + f[2]), 2.0f, 1e-5f);
+}
+
 TEST(ViewerStatus, ShortLines) {
     Snapshot s;
     auto sc = std::make_shared<eddy::Scene>();
