@@ -857,7 +857,7 @@ def _particle_sphere():
     mesh.polygons.foreach_set("use_smooth", np.ones(len(mesh.polygons), dtype=bool))
     obj = bpy.data.objects.new("eddy particle", mesh)
     _set_material(obj, water_material())
-    obj.hide_render = obj.hide_viewport = True
+    obj.hide_render = True  # its instances still render
     return obj
 
 
@@ -924,28 +924,38 @@ def _bake_particles(run, name, coll, start, directory):
         if old.startswith(cache + "_") and old.endswith(".bphys"):
             os.remove(os.path.join(folder, old))
     files = sorted(run.frames["particles"].items())
-    ids = []
-    for k, path in files:  # first pass: how many particles ever (emitters add ids)
+    # First pass: every id's first and last frame. Blender keeps a particle's birth and death times from one
+    # frame to the next (it clamps the time of a state it reads to the times it read before), so each id gets
+    # constant times: born on the first frame it is in, dead after the last (emitters add ids, outflow
+    # removes them); a frame's file lists every id, those not alive at it hidden by these times.
+    first, last = np.zeros(0, np.int64), np.zeros(0, np.int64)
+    for k, path in files:
         d = read_particles(path)
-        ids.append(int(d["id"].max()) + 1 if "id" in d and len(d["id"]) else len(d["position"]))
-    total = max(ids + [1])
-    never, born = 1.0e9, float(start - 1)
+        index = d["id"].astype(np.int64) if "id" in d else np.arange(len(d["position"]))
+        if len(index) and index.max() >= len(first):
+            grow = int(index.max()) + 1 - len(first)
+            first = np.concatenate([first, np.full(grow, -1, np.int64)])
+            last = np.concatenate([last, np.full(grow, -1, np.int64)])
+        first[index] = np.where(first[index] < 0, k, first[index])
+        last[index] = k
+    total = max(len(first), 1)
+    never = 1.0e9
+    final = files[-1][0] if files else 0
+    t0 = np.where(first >= 0, start + first, never).astype(np.float32)
+    t1 = np.where((last >= 0) & (last < final), start + last + 1, never + 1).astype(np.float32)
+    t0, t1 = np.resize(t0, total), np.resize(t1, total)
+    everyone = np.arange(total, dtype=np.uint32)
     for j, (k, path) in enumerate(files):
         d = read_particles(path)
         index = d["id"].astype(np.int64) if "id" in d else np.arange(len(d["position"]))
         pos = np.zeros((total, 3), np.float32)
         vel = np.zeros((total, 3), np.float32)
-        t0 = np.full(total, never, np.float32)  # absent: not born yet (hidden)
-        t1 = np.full(total, never + 1, np.float32)
         pos[index] = to_blender_axes(d["position"], run.up_axis)
         if "velocity" in d:
             vel[index] = to_blender_axes(d["velocity"], run.up_axis)
-        t0[index], t1[index] = born, never
-        everyone = np.arange(total, dtype=np.uint32)
         write_bphys(os.path.join(folder, f"{cache}_{start + k:06d}_00.bphys"), everyone, pos, vel, t0, t1)
-        if j == 0:  # frame 0: Blender's info file, which gives the particle count
-            if start + k != 0:
-                write_bphys(os.path.join(folder, f"{cache}_{0:06d}_00.bphys"), everyone, pos, vel, t0, t1)
+        if j == 0 and start + k != 0:  # frame 0: Blender's info file, which gives the particle count
+            write_bphys(os.path.join(folder, f"{cache}_{0:06d}_00.bphys"), everyone, pos, vel, t0, t1)
     emitter = bpy.data.objects.new(f"{name} particles", bpy.data.meshes.new(f"{name} particles"))
     emitter.data.vertices.add(1)
     coll.objects.link(emitter)
@@ -958,6 +968,10 @@ def _bake_particles(run, name, coll, start, directory):
     sphere = _particle_sphere()
     if coll not in sphere.users_collection:  # an object in no collection is not saved with the .blend
         coll.objects.link(sphere)
+    try:  # hidden in the viewport but evaluated (hide_viewport would hide its instances there too)
+        sphere.hide_set(True)
+    except RuntimeError:  # not in the current view layer
+        pass
     st.render_type, st.instance_object = "OBJECT", sphere
     st.particle_size, st.size_random = run.radius, 0.0
     st.show_unborn = st.use_dead = False

@@ -267,6 +267,10 @@ for f in spec["frames"]:
     ps.particles.foreach_get("location", loc)
     out[f"ids_{f}"] = np.nonzero(alive)[0]
     out[f"loc_{f}"] = loc.reshape(-1, 3)[alive]
+    # Where the renderer puts them: the instances of the sphere, in particle order.
+    out[f"drawn_{f}"] = np.array([np.array(i.matrix_world)[:3, 3] for i in
+                                  bpy.context.evaluated_depsgraph_get().object_instances
+                                  if i.is_instance and i.parent and i.parent.original == emitter]).reshape(-1, 3)
     out[f"shown_{f}"] = np.array([o.name for o in scene.objects if o.name.startswith(spec["surface"])
                                   and not o.hide_render] or [""])
 if spec.get("cycles"):
@@ -424,6 +428,7 @@ def check_bake(tmp):
         assert np.array_equal(got[f"ids_{f}"], d["id"][order]), f
         want = eddy_blender.to_blender_axes(d["position"], "y")[order]
         assert np.abs(got[f"loc_{f}"] - want).max() < 1e-6, (f, np.abs(got[f"loc_{f}"] - want).max())
+        assert np.abs(got[f"drawn_{f}"] - want).max() < 1e-6, (f, np.abs(got[f"drawn_{f}"] - want).max())
         assert list(got[f"shown_{f}"]) == [f"cube_3d surface {f - 1:05d}"], got[f"shown_{f}"]
     factory_check(tmp, alone, {"particles": "cube_3d particles", "surface": "-", "frames": [20],
                                "cycles": os.path.join(tmp, "bake", "cycles")})
@@ -450,14 +455,17 @@ def check_emitted(tmp):
     bpy.ops.wm.save_as_mainfile(filepath=blend)
     eddy_blender.bake(scene)
     bpy.ops.wm.save_mainfile()
-    frames = [1, 8, 16]
+    frames = [8, 16, 15, 5]  # jumps forth and back, as a render farm does
     got = factory_check(tmp, blend, {"particles": "tap_into_bowl_3d particles", "surface": "-", "frames": frames})
     counts = []
     for f in frames:
         d = eddy_blender.read_particles(os.path.join(run, "frames", f"particles_{f - 1:05d}.vtp"))
         assert np.array_equal(got[f"ids_{f}"], np.sort(d["id"])), (f, len(got[f"ids_{f}"]), len(d["id"]))
+        want = eddy_blender.to_blender_axes(d["position"], "y")[np.argsort(d["id"])]
+        # Drawn where the file has them (a particle's first frame included), not only listed there.
+        assert got[f"drawn_{f}"].shape == want.shape and np.abs(got[f"drawn_{f}"] - want).max() < 1e-6, f
         counts.append(len(d["id"]))
-    assert counts[0] < counts[1] < counts[2], counts
+    assert counts[3] < counts[0] < counts[2] < counts[1], counts
 
 
 @timed
