@@ -346,6 +346,8 @@ class Run:
                 kind, k = m.group(1), int(m.group(2))
                 if kind == "walls" and m.group(3) != "obj":
                     continue
+                if kind == "surface" and m.group(3) == "vtp":  # ParaView's copy (surface.pvd) of the OBJ/PLY
+                    continue
                 best = self.frames[kind].get(k)
                 if best is None or rank[os.path.splitext(name)[1]] < rank[os.path.splitext(best)[1]]:
                     self.frames[kind][k] = os.path.join(frames, name)

@@ -94,6 +94,24 @@ template <int D>
 Flow<D> make_flow(const std::vector<EmitterSpec>& emitters, const DomainSpec& domain, float spacing, float particle_mass,
                   float particle_volume, const std::vector<Wall<D>>& walls, const std::string& where);
 
+/// A particle an emitter owes (take_due): where it goes, its velocity, its emitter.
+template <int D>
+struct NewParticle {
+    Vec<D> x, v;
+    std::uint32_t emitter = 0;
+};
+
+/// emit's passes, for a run over several processes (src/distributed/particle_boxes.cpp): the nozzles'
+/// drive on the fluid there; the particles due by t not yet taken (counts.due advanced); for each of
+/// them 1 when `fluid` holds a particle closer than 0.45 x 2r.
+template <int D>
+void drive_nozzles(const Flow<D>& flow, ParticleSet<D>& fluid, double t);
+template <int D>
+std::vector<NewParticle<D>> take_due(Flow<D>& flow, double t);
+template <int D>
+std::vector<std::uint8_t> blocked_by(const Flow<D>& flow, const std::vector<NewParticle<D>>& fresh,
+                                     const ParticleSet<D>& fluid);
+
 /// Puts in the particles due by time t (next ids, velocity U d); returns how many. Blocked ones are
 /// counted, not emitted. Serial and in emitter, then particle order: the same bits on any thread count.
 template <int D>
@@ -104,6 +122,11 @@ std::size_t emit(Flow<D>& flow, ParticleSet<D>& fluid, double t);
 /// in their order with their ids. Returns the number removed by each: {outflow, escaped}.
 template <int D>
 std::array<std::size_t, 2> remove_outflow(Flow<D>& flow, ParticleSet<D>& fluid, const Aabb<D>& bounds,
+                                          const ExecContext& exec);
+
+/// remove_outflow without the counts (the caller adds them: over several processes, their sums).
+template <int D>
+std::array<std::size_t, 2> remove_outside(const Flow<D>& flow, ParticleSet<D>& fluid, const Aabb<D>& bounds,
                                           const ExecContext& exec);
 
 extern template struct Emitter<2>;

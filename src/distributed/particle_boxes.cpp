@@ -157,6 +157,11 @@ public:
         auto& sim = std::get<ParticleSimulation<D>>(simulation);
         auto& f = sim.fluid;
         const auto t0 = std::chrono::steady_clock::now();
+        // The emitters (eddy/emitters.hpp), before the boxes are cut and the particles migrate: every
+        // process takes the same due particles; one not blocked by fluid on any process is put in by the
+        // root (it migrates to its box below), the others advance next_id alike, so that ids are the
+        // same bits as on one process.
+        const std::size_t emitted = sim.flow.emits() ? emit_everywhere(sim) : 0;
         std::vector<Node> before;  // the boxes the walls were distributed over (their owners)
         const bool rebalanced = m_since_rebalance >= m_every;
         if (rebalanced) {
@@ -184,6 +189,7 @@ public:
                 // minimum makes sure of it.
                 float dt = static_cast<float>(-m_comm.max(-double(method.suggest_dt(f))));
                 const bool underflow = dt < method_dt_min(sim.method);
+                dt = std::min(dt, sim.flow.dt_limit(sim.time));
                 bool lands = false;
                 dt = landing_step(dt, sim.time, until, lands);
                 // WCSPH and DFSPH search the neighbours of the positions the step starts from; PBF and
@@ -242,6 +248,20 @@ public:
         m_ghost_sum += double(m_ghosts);
         f.resize(m_owned);  // the ghosts are rebuilt next step from their owners' new state
         m_ghosts = 0;
+        // The outflow: each process removes its own particles outside the domain or beyond every
+        // container; the counts are the sums over the processes.
+        if (!st.non_finite) {
+            const auto removed = remove_outside(sim.flow, f, sim.bounds, exec);
+            std::vector<std::uint64_t> r{removed[0], removed[1]};
+            m_comm.sum(r);
+            sim.flow.counts.removed_outflow += r[0];
+            sim.flow.counts.removed_escaped += r[1];
+            st.removed_outflow = static_cast<std::uint32_t>(r[0]);
+            st.removed_escaped = static_cast<std::uint32_t>(r[1]);
+            m_owned = f.size();
+            m_total -= r[0] + r[1];
+        }
+        st.emitted = static_cast<std::uint32_t>(emitted);
         ++m_steps;
         m_step_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         return st;
@@ -447,6 +467,30 @@ private:
         const std::uint32_t next = f.next_id;
         f.resize(n);
         f.next_id = next;
+    }
+
+    // The emitters' particles due now (eddy/emitters.hpp, emit on one process): the nozzles drive the
+    // owned fluid; a due particle is blocked if fluid on any process is too close; the root puts in the
+    // others, every process advances next_id and the counts by them. Returns how many were put in.
+    std::size_t emit_everywhere(ParticleSimulation<D>& sim) {
+        auto& f = sim.fluid;
+        drive_nozzles(sim.flow, f, sim.time);
+        const std::vector<NewParticle<D>> fresh = take_due(sim.flow, sim.time);
+        if (fresh.empty()) return 0;
+        const std::vector<std::uint8_t> mine = blocked_by(sim.flow, fresh, f);
+        std::vector<std::uint64_t> blocked(mine.begin(), mine.end());
+        m_comm.sum(blocked);
+        std::size_t added = 0;
+        for (std::size_t i = 0; i < fresh.size(); ++i) {
+            if (blocked[i]) continue;
+            if (m_comm.root()) f.push_back(fresh[i].x, fresh[i].v);
+            else ++f.next_id;
+            ++sim.flow.counts.emitted[fresh[i].emitter];
+            ++added;
+        }
+        m_owned = f.size();
+        m_total += added;
+        return added;
     }
 
     // Owned particles outside this process's box go to their box's owner, with all their fields.
@@ -692,8 +736,6 @@ void check_distributable(const Scene& scene, int processes) {
                                       "mpirun (or -np 1); docs/distributed.md",
                                       scene.where(), what, processes));
     };
-    if (!scene.emitters.empty()) refuse("a scene with emitters (key 'emitters', issue 31)");
-    if (scene.domain.given) refuse("a scene with an outflow domain (key 'domain', issue 31)");
     const nlohmann::json& s = scene.settings;
     auto number = [&](const char* key) { return s.contains(key) && s[key].is_number() ? s[key].get<double>() : 0.0; };
     if (scene.method == "clavet") {

@@ -139,10 +139,9 @@ Flow<D> make_flow(const std::vector<EmitterSpec>& specs, const DomainSpec& domai
 }
 
 template <int D>
-std::size_t emit(Flow<D>& flow, ParticleSet<D>& fluid, double t) {
-    // The nozzle drives its fluid: what is within kNozzleSpacings ahead of an emitter that is on moves at
-    // its jet's velocity (the pipe behind the nozzle pushes it), so the jet does not slow and pile up at
-    // the nozzle, where the next particles come in.
+void drive_nozzles(const Flow<D>& flow, ParticleSet<D>& fluid, double t) {
+    // What is within kNozzleSpacings ahead of an emitter that is on moves at its jet's velocity (the pipe
+    // behind the nozzle pushes it), so the jet does not slow and pile up where the next particles come in.
     for (const Emitter<D>& e : flow.emitters) {
         if (!(t + 1e-12 >= e.start && t < e.stop)) continue;
         const float ahead = kNozzleSpacings * flow.spacing, behind = 0.5f * flow.spacing;
@@ -155,11 +154,11 @@ std::size_t emit(Flow<D>& flow, ParticleSet<D>& fluid, double t) {
             fluid.velocity[i] = jet;
         }
     }
-    struct New {
-        Vec<D> x, v;
-    };
-    std::vector<New> fresh;
-    std::vector<std::uint32_t> owner;
+}
+
+template <int D>
+std::vector<NewParticle<D>> take_due(Flow<D>& flow, double t) {
+    std::vector<NewParticle<D>> fresh;
     for (std::size_t k = 0; k < flow.emitters.size(); ++k) {
         const Emitter<D>& e = flow.emitters[k];
         const std::uint64_t due = e.due_by(t);
@@ -167,12 +166,18 @@ std::size_t emit(Flow<D>& flow, ParticleSet<D>& fluid, double t) {
         for (std::uint64_t n = flow.counts.due[k]; n < due; ++n) {
             const double te = e.start + double(n) / e.rate;
             const Vec<D> x = e.columns[n % N] + e.direction * static_cast<float>(double(e.speed) * (t - te));
-            fresh.push_back({x, e.direction * e.speed});
-            owner.push_back(static_cast<std::uint32_t>(k));
+            fresh.push_back({x, e.direction * e.speed, static_cast<std::uint32_t>(k)});
         }
         flow.counts.due[k] = std::max(flow.counts.due[k], due);
     }
-    if (fresh.empty()) return 0;
+    return fresh;
+}
+
+template <int D>
+std::vector<std::uint8_t> blocked_by(const Flow<D>& flow, const std::vector<NewParticle<D>>& fresh,
+                                     const ParticleSet<D>& fluid) {
+    std::vector<std::uint8_t> blocked(fresh.size(), 0);
+    if (fresh.empty()) return blocked;
     // The fluid near the new particles (a box around them), then each new particle against it.
     const float block = kBlockedDistance * flow.spacing, block2 = block * block;
     Aabb<D> box{fresh.front().x, fresh.front().x};
@@ -184,20 +189,32 @@ std::size_t emit(Flow<D>& flow, ParticleSet<D>& fluid, double t) {
     std::vector<Vec<D>> near;
     for (const auto& x : fluid.position)
         if (box.contains(x)) near.push_back(x);
+    for (std::size_t i = 0; i < fresh.size(); ++i)
+        for (const auto& y : near)
+            if (norm2(y - fresh[i].x) < block2) {
+                blocked[i] = 1;
+                break;
+            }
+    return blocked;
+}
+
+template <int D>
+std::size_t emit(Flow<D>& flow, ParticleSet<D>& fluid, double t) {
+    drive_nozzles(flow, fluid, t);
+    const std::vector<NewParticle<D>> fresh = take_due(flow, t);
+    const std::vector<std::uint8_t> blocked = blocked_by(flow, fresh, fluid);
     std::size_t added = 0;
     for (std::size_t i = 0; i < fresh.size(); ++i) {
-        bool blocked = false;
-        for (const auto& y : near) blocked = blocked || norm2(y - fresh[i].x) < block2;
-        if (blocked) continue;
+        if (blocked[i]) continue;
         fluid.push_back(fresh[i].x, fresh[i].v);
-        ++flow.counts.emitted[owner[i]];
+        ++flow.counts.emitted[fresh[i].emitter];
         ++added;
     }
     return added;
 }
 
 template <int D>
-std::array<std::size_t, 2> remove_outflow(Flow<D>& flow, ParticleSet<D>& fluid, const Aabb<D>& bounds,
+std::array<std::size_t, 2> remove_outside(const Flow<D>& flow, ParticleSet<D>& fluid, const Aabb<D>& bounds,
                                           const ExecContext& exec) {
     const std::size_t n = fluid.size();
     const bool bounded = std::isfinite(bounds.lo[0]);
@@ -216,6 +233,13 @@ std::array<std::size_t, 2> remove_outflow(Flow<D>& flow, ParticleSet<D>& fluid, 
     std::vector<std::uint8_t> keep(n);
     for (std::size_t i = 0; i < n; ++i) keep[i] = gone[i] ? 0 : 1;
     fluid.keep(keep);
+    return removed;
+}
+
+template <int D>
+std::array<std::size_t, 2> remove_outflow(Flow<D>& flow, ParticleSet<D>& fluid, const Aabb<D>& bounds,
+                                          const ExecContext& exec) {
+    const auto removed = remove_outside(flow, fluid, bounds, exec);
     flow.counts.removed_outflow += removed[0];
     flow.counts.removed_escaped += removed[1];
     return removed;
@@ -230,6 +254,14 @@ template Flow<2> make_flow<2>(const std::vector<EmitterSpec>&, const DomainSpec&
 template Flow<3> make_flow<3>(const std::vector<EmitterSpec>&, const DomainSpec&, float, float, float,
                               const std::vector<Wall<3>>&, const std::string&);
 template std::size_t emit<2>(Flow<2>&, ParticleSet<2>&, double);
+template void drive_nozzles<2>(const Flow<2>&, ParticleSet<2>&, double);
+template void drive_nozzles<3>(const Flow<3>&, ParticleSet<3>&, double);
+template std::vector<NewParticle<2>> take_due<2>(Flow<2>&, double);
+template std::vector<NewParticle<3>> take_due<3>(Flow<3>&, double);
+template std::vector<std::uint8_t> blocked_by<2>(const Flow<2>&, const std::vector<NewParticle<2>>&, const ParticleSet<2>&);
+template std::vector<std::uint8_t> blocked_by<3>(const Flow<3>&, const std::vector<NewParticle<3>>&, const ParticleSet<3>&);
+template std::array<std::size_t, 2> remove_outside<2>(const Flow<2>&, ParticleSet<2>&, const Aabb<2>&, const ExecContext&);
+template std::array<std::size_t, 2> remove_outside<3>(const Flow<3>&, ParticleSet<3>&, const Aabb<3>&, const ExecContext&);
 template std::size_t emit<3>(Flow<3>&, ParticleSet<3>&, double);
 template std::array<std::size_t, 2> remove_outflow<2>(Flow<2>&, ParticleSet<2>&, const Aabb<2>&, const ExecContext&);
 template std::array<std::size_t, 2> remove_outflow<3>(Flow<3>&, ParticleSet<3>&, const Aabb<3>&, const ExecContext&);

@@ -206,18 +206,6 @@ ParticleSimulation<D> make_particle_simulation(const Scene& scene, std::size_t m
     return sim;
 }
 
-template <int D>
-std::size_t count_escaped(const ParticleSimulation<D>& sim, const ExecContext& exec) {
-    if (!std::isfinite(sim.bounds.lo[0])) return 0;
-    return parallel_reduce_blocks(
-        exec, sim.fluid.size(), std::size_t{0},
-        [&](std::size_t b, std::size_t e) {
-            std::size_t c = 0;
-            for (std::size_t i = b; i < e; ++i) c += sim.bounds.contains(sim.fluid.position[i]) ? 0 : 1;
-            return c;
-        },
-        [](std::size_t a, std::size_t b) { return a + b; });
-}
 
 std::string frame_name(int index, const char* ext) { return fmt::format("frames/particles_{:05d}.{}", index, ext); }
 
@@ -1013,13 +1001,6 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
                 ++stat_steps;
                 carry.loads.add(sim.boundary.load, st.dt);
                 std::string problem = step_divergence(st, method_dt_min(sim.method));
-                // One process removes what left every container (step(), eddy/emitters.hpp); several do
-                // not yet: there it ends the run.
-                if (problem.empty() && hooks) {
-                    std::uint64_t esc = count_escaped(sim, exec);
-                    esc = hooks->sum(esc);
-                    if (esc) problem = fmt::format("{} particle(s) left every boundary", esc);
-                }
                 if (st.removed_escaped > 0 && !warned_escaped) {
                     warned_escaped = true;
                     warn(fmt::format("{} particle(s) left every container at t = {:.6g} s: removed and counted (summary.json "

@@ -257,13 +257,22 @@ class Run:
     # ---- meshes
     def check_mesh(self, rel, kind):
         p = self.path(rel)
-        o = read(vtk.vtkPLYReader if rel.endswith(".ply") else vtk.vtkOBJReader, p)
+        reader = vtk.vtkPLYReader if rel.endswith(".ply") else vtk.vtkXMLPolyDataReader if rel.endswith(".vtp") else vtk.vtkOBJReader
+        o = read(reader, p)
         cells = o.GetNumberOfPolys() + o.GetNumberOfLines()
         if rel.endswith(".ply") and "face" not in ply_header(p):  # 2D contours: "edge" elements, which vtkPLYReader skips
             cells = ply_header(p).get("edge", [0])[0]
         check(o.GetNumberOfPoints() > 0 and cells > 0, rel, "is empty:", o.GetNumberOfPoints(), "points", cells, "cells")
         if self.dim == 3 or self.shallow:
             check(o.GetNumberOfPolys() > 0, rel, "has no triangles")
+        if rel.endswith(".vtp"):  # surface.pvd's copy of an OBJ or PLY surface: the same points and cells
+            for ext, twin_reader in ((".obj", vtk.vtkOBJReader), (".ply", vtk.vtkPLYReader)):
+                twin = rel[:-4] + ext
+                if os.path.exists(self.path(twin)):
+                    t = read(twin_reader, self.path(twin))
+                    check(t.GetNumberOfPoints() == o.GetNumberOfPoints(), rel, "has", o.GetNumberOfPoints(),
+                          "points,", twin, t.GetNumberOfPoints())
+            check("Normals" in point_arrays(o), rel, "has no Normals")
         if rel.endswith(".ply"):
             h = ply_header(p)
             check(h["vertex"][0] == o.GetNumberOfPoints(), rel, "header and reader disagree")
@@ -362,7 +371,7 @@ class Run:
             kind = "walls obj"
             check(self.has_models(), rel, "written for a scene without models")
             self.check_mesh(rel, "walls")
-        elif re.fullmatch(r"frames/surface_\d+\.(obj|ply)", rel):
+        elif re.fullmatch(r"frames/surface_\d+\.(obj|ply|vtp)", rel):
             kind = "surface " + rel[-3:]
             self.check_mesh(rel, "surface")
         elif re.fullmatch(r"frames/bodies_\d+\.vtp", rel):
