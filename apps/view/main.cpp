@@ -134,6 +134,7 @@ struct App {
 
     // interaction
     MouseForce mouse;
+    float emitter_speed = 1.0f, emitter_size = 8.0f;  // the next emitter's jet (m/s) and nozzle (particle radii)
     bool dragging = false, orbiting = false, panning = false;
     V3 plane_point, plane_normal, last_point;
     bool has_last = false;
@@ -551,6 +552,13 @@ struct App {
             case GLFW_KEY_N:
                 if (!heightfield()) worker->drop_body(true, drop_point());
                 break;
+            case GLFW_KEY_E:  // an emitter at the cursor (issue 31); Shift+E stops them all
+                if (heightfield()) break;
+                if (glfwGetKey(win, GLFW_KEY_LEFT_SHIFT) == GLFW_PRESS || glfwGetKey(win, GLFW_KEY_RIGHT_SHIFT) == GLFW_PRESS)
+                    worker->stop_emitter(-1);
+                else
+                    worker->add_emitter(drop_point(), emitter_speed, emitter_size);
+                break;
             case GLFW_KEY_M:
                 if (!heightfield()) worker->drop_body(false, drop_point());
                 break;
@@ -911,6 +919,30 @@ struct App {
                 if (ImGui::IsItemHovered()) ImGui::SetTooltip("The button: above the middle; the key B: at the cursor");
                 ImGui::TextDisabled("%s", cam.is_3d ? "left: stir, right: orbit, wheel: zoom" : "left: stir, right: pan, wheel: zoom");
                 ImGui::TextDisabled("Ctrl + left (or G): drag a body");
+            }
+            if (!heightfield() && ImGui::CollapsingHeader("Emitters")) {
+                ImGui::SliderFloat("jet speed (m/s)", &emitter_speed, 0.1f, 5.0f, "%.2f", ImGuiSliderFlags_Logarithmic);
+                ImGui::SliderFloat("nozzle (radii)", &emitter_size, 2.0f, 40.0f, "%.0f");
+                ImGui::TextDisabled("E: a tap at the cursor, Shift+E: stop them");
+                if (snap) {
+                    const bool two = snap->dimension == 2;
+                    for (std::size_t k = 0; k < snap->emitters.size(); ++k) {
+                        const auto& e = snap->emitters[k];
+                        // Volume rate in litres per second (3D) or m^2/s (2D, per metre of depth).
+                        ImGui::Text("%zu %s %.0f/s %.3g %s  %llu in", k, e.on ? "on " : "off", e.rate,
+                                    two ? e.volume_rate : 1e3 * e.volume_rate, two ? "m2/s" : "L/s",
+                                    static_cast<unsigned long long>(e.emitted));
+                        if (e.on) {
+                            ImGui::SameLine();
+                            if (ImGui::SmallButton(fmt::format("stop##e{}", k).c_str())) worker->stop_emitter(int(k));
+                        }
+                        if (e.blocked && ImGui::IsItemHovered())
+                            ImGui::SetTooltip("%llu held back (fluid at the nozzle)", static_cast<unsigned long long>(e.blocked));
+                    }
+                    if (snap->removed_outflow + snap->removed_escaped > 0)
+                        ImGui::Text("removed: %llu outflow, %llu escaped", static_cast<unsigned long long>(snap->removed_outflow),
+                                    static_cast<unsigned long long>(snap->removed_escaped));
+                }
             }
             if (ImGui::CollapsingHeader(fmt::format("Settings: {}", method).c_str())) {
                 bool changed = false;

@@ -360,6 +360,56 @@ void SimWorker::drop_body(bool ball, std::array<double, 3> point) {
     });
 }
 
+void SimWorker::add_emitter(std::array<double, 3> point, double speed, double size_radii) {
+    post([this, point, speed, size_radii] {
+        if (!m_sim) return;
+        nlohmann::json e;
+        with_particles(*m_sim, [&](const auto& sim) {
+            constexpr int D = std::remove_reference_t<decltype(sim)>::kDimension;
+            const double r = sim.scene.particle_radius, half = 0.5 * size_radii * r;
+            // Inside the scene's bounds, clear of their edges by the nozzle and two particle radii.
+            const Aabb<D> b = scene_bounds<D>(sim.scene);
+            nlohmann::json c = nlohmann::json::array(), d = nlohmann::json::array();
+            double g2 = 0.0;
+            for (int a = 0; a < D; ++a) g2 += sim.scene.gravity[a] * sim.scene.gravity[a];
+            for (int a = 0; a < D; ++a) {
+                const double margin = half + 2.0 * r;
+                const double lo = b.lo[a] + margin, hi = b.hi[a] - margin;
+                c.push_back(lo < hi ? std::clamp(point[a], lo, hi) : 0.5 * (b.lo[a] + b.hi[a]));
+                d.push_back(g2 > 0.0 ? sim.scene.gravity[a] / std::sqrt(g2) : (a == 1 ? -1.0 : 0.0));
+            }
+            e = {{"center", c}, {"direction", d}, {"speed", speed}};
+            e[D == 2 ? "width" : "radius"] = D == 2 ? 2.0 * half : half;
+        });
+        if (e.empty()) return;
+        try {
+            const std::size_t k = eddy::add_emitter(*m_sim, e, m_exec);
+            with_particles(*m_sim, [&](const auto& sim) {
+                const auto& em = sim.flow.emitters[k];
+                m_status = fmt::format("emitter {}: {:.0f} particles/s at {:.3g} m/s (Shift+E stops the emitters)", k,
+                                       em.rate, double(em.speed));
+            });
+        } catch (const InputError& ex) {
+            m_status = fmt::format("cannot put an emitter there: {}", ex.what());
+        }
+    });
+}
+
+void SimWorker::stop_emitter(int k) {
+    post([this, k] {
+        if (!m_sim) return;
+        try {
+            std::size_t n = 0;
+            with_particles(*m_sim, [&](const auto& sim) { n = sim.flow.emitters.size(); });
+            for (std::size_t i = 0; i < n; ++i)
+                if (k < 0 || std::size_t(k) == i) eddy::stop_emitter(*m_sim, i, m_exec);
+            m_status = k < 0 ? "every emitter stopped" : fmt::format("emitter {} stopped", k);
+        } catch (const InputError& ex) {
+            m_status = ex.what();
+        }
+    });
+}
+
 void SimWorker::drop(double x, double z, bool ink) {
     post([this, x, z, ink] {
 #ifdef EDDY_VIEW_HAS_SHALLOW_WATER
@@ -790,6 +840,20 @@ void SimWorker::publish() {
                 for (double g : sim.scene.gravity) g2 += g * g;
                 const double g = g2 > 0.0 ? std::sqrt(g2) : 9.81;
                 snap->fluid_weight = double(n) * double(f.mass) * g;
+                // The emitters and the outflow's counts.
+                for (std::size_t k = 0; k < sim.flow.emitters.size(); ++k) {
+                    const auto& em = sim.flow.emitters[k];
+                    Snapshot::EmitterView ev;
+                    for (int a = 0; a < D; ++a) ev.center[a] = float(sim.scene.emitters[k].center[a]), ev.direction[a] = em.direction[a];
+                    ev.on = sim.time + 1e-12 >= em.start && sim.time < em.stop;
+                    ev.rate = em.rate;
+                    ev.volume_rate = em.area * double(em.speed);
+                    ev.emitted = sim.flow.counts.emitted[k];
+                    ev.blocked = sim.flow.counts.due[k] - sim.flow.counts.emitted[k];
+                    snap->emitters.push_back(ev);
+                }
+                snap->removed_outflow = sim.flow.counts.removed_outflow;
+                snap->removed_escaped = sim.flow.counts.removed_escaped;
                 const Aabb<D> b = scene_bounds<D>(sim.scene);
                 for (int a = 0; a < D; ++a) snap->lo[a] = b.lo[a], snap->hi[a] = b.hi[a];
             });

@@ -77,6 +77,17 @@ struct Snapshot {
     /// pose and state (copies). Their wall particles are not in `boundary`, nor their shapes in
     /// `models` or `wall_lines`: the window draws the bodies themselves.
     std::vector<BodyView> bodies;
+    /// The emitters (issue 31; eddy/emitters.hpp): where each nozzle is, whether it is on now, its rate
+    /// and what it has put in (copies).
+    struct EmitterView {
+        std::array<float, 3> center{}, direction{};
+        bool on = false;
+        double rate = 0.0;         ///< particles/s
+        double volume_rate = 0.0;  ///< m^3/s (2D: m^2/s)
+        std::uint64_t emitted = 0, blocked = 0;
+    };
+    std::vector<EmitterView> emitters;
+    std::uint64_t removed_outflow = 0, removed_escaped = 0;  ///< Since the start (eddy/emitters.hpp)
 };
 
 /// The walls' loads of the last steps, for the snapshot's mean: the steps covering the last kWindow
@@ -192,6 +203,12 @@ public:
     void drop_body(bool ball, std::array<double, 3> point);
     /// The drop's size and density.
     static constexpr double kDropSizeRadii = 8.0, kDropDensity = 500.0;
+    /// Adds an emitter at `point` (m; z ignored in 2D), pointing along gravity (a tap; down when there is
+    /// none), at `speed` (m/s), `size_radii` particle radii across (2D width, 3D diameter), until stopped
+    /// (eddy::add_emitter; a nozzle in a wall is refused and the status says why).
+    void add_emitter(std::array<double, 3> point, double speed, double size_radii);
+    /// Stops emitter k (every emitter when k < 0) from now on (eddy::stop_emitter).
+    void stop_emitter(int k);
 
 private:
     void loop();
