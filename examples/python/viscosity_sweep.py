@@ -16,10 +16,10 @@ def main():
     args = p.parse_args()
     base = eddy.load_scene("dam_break_2d", ["particle_radius=0.005"] if args.quick else [])
     until = 0.15 if args.quick else 0.5
-    print(f"{'viscosity':>10} {'front (m)':>10} {'kinetic energy (J/m)':>22}")
+    print(f"{'seed_viscosity':>14} {'front (m)':>10} {'kinetic energy (J/m)':>22}")
     rows = []
     for nu in ([0.0, 100.0] if args.quick else [0.0, 10.0, 30.0, 100.0, 300.0]):
-        scene = base.set(f"settings.viscosity={nu}")
+        scene = base.set(f"settings.seed_viscosity={nu}")
         sim = eddy.Simulation(scene, threads=2)
         while sim.time < until:
             sim.step()
@@ -27,7 +27,7 @@ def main():
         ke = 0.5 * m * float(np.sum(sim.velocities.astype(np.float64) ** 2))
         front = float(sim.positions[:, 0].max())
         rows.append((nu, front, ke))
-        print(f"{nu:>10g} {front:>10.3f} {ke:>22.4f}")
+        print(f"{nu:>14g} {front:>10.3f} {ke:>22.4f}")
     return rows
 
 

@@ -25,7 +25,14 @@ struct Field {
     const char* doc;   ///< One line
     std::vector<std::string_view> choices = {};  ///< Allowed values (strings); empty: any
     bool min_exclusive = false;                  ///< min itself is not allowed (e.g. a radius > 0)
+    /// The key this one had before it was renamed (one key, one quantity): the old key is refused with
+    /// a message naming this one. nullptr: none.
+    const char* renamed_from = nullptr;
 };
+
+/// "where: key 'old' is now 'new' (unit: doc)" when `key` is a field's renamed_from, else "".
+template <class S>
+std::string renamed_key_message(std::span<const Field<S>> table, std::string_view key, const std::string& where);
 
 inline constexpr double kInf = std::numeric_limits<double>::infinity();
 

@@ -75,7 +75,7 @@ struct WcsphSettings {
     float stiffness = 0.0f;          ///< Tait stiffness B (Pa); 0: rho0 c0^2 / gamma. Setting it fixes c0 = sqrt(gamma B / rho0)
     float exponent = 7.0f;           ///< Tait exponent gamma
     bool clamp_pressure = true;      ///< Clamp negative pressure to 0 (no tensile instability at the free surface)
-    float viscosity = 0.0f;          ///< Seed viscosity nu (1/s): a_i += nu sum_j m 2/(rho_i+rho_j) (v_j - v_i) W_ij
+    float viscosity = 0.0f;          ///< Key seed_viscosity (once "viscosity"): the seed's velocity smoothing nu (1/s): a_i += nu sum_j m 2/(rho_i+rho_j) (v_j - v_i) W_ij
     float artificial_viscosity = 0.1f;   ///< Monaghan artificial viscosity alpha (dimensionless); 0.05 before the still-tank fix
     float boundary_viscosity = 0.05f;    ///< The same between fluid and walls (dimensionless)
     float cfl = 0.4f;                ///< CFL number lambda

@@ -37,10 +37,10 @@ def test_settings_read_every_key_of_the_methods_table():
     sim = eddy.Simulation(eddy.load_scene("dam_break_2d"), threads=2)
     s = sim.settings
     assert s["cfl"] == 0.4 and s["rest_density"] == 1000.0  # from the scene file
-    assert s["viscosity"] == 0.0  # a default
-    assert "viscosity" in s and "no_such_key" not in s
+    assert s["seed_viscosity"] == 0.0  # a default
+    assert "seed_viscosity" in s and "no_such_key" not in s
     assert dict(s) == s.to_dict() and len(s) == len(s.to_dict())
-    assert "viscosity" in s.help()
+    assert "seed_viscosity" in s.help()
     with pytest.raises(KeyError):
         s["no_such_key"]
 
@@ -50,29 +50,29 @@ def test_settings_change_between_steps():
     sim = eddy.Simulation(scene, threads=2)
     sim.step(20)
     before = sim.state_hash()
-    sim.settings["viscosity"] = np.float32(0.05)  # numpy values are fine
+    sim.settings["seed_viscosity"] = np.float32(0.05)  # numpy values are fine
     assert sim.state_hash() == before  # the particles are kept (moving: no hydrostatic start)
-    assert sim.settings["viscosity"] == 0.05
-    assert sim.scene.settings["viscosity"] == 0.05 and sim.scene.document["settings"]["viscosity"] == 0.05
-    sim.settings.update({"cfl": 0.3}, viscosity=0.1)
-    assert sim.settings["cfl"] == 0.3 and sim.settings["viscosity"] == 0.1
+    assert sim.settings["seed_viscosity"] == 0.05
+    assert sim.scene.settings["seed_viscosity"] == 0.05 and sim.scene.document["settings"]["seed_viscosity"] == 0.05
+    sim.settings.update({"cfl": 0.3}, seed_viscosity=0.1)
+    assert sim.settings["cfl"] == 0.3 and sim.settings["seed_viscosity"] == 0.1
     sim.step(10)
     # The same change made on a second simulation at the same step gives the same bits.
     twin = eddy.Simulation(scene, threads=1)
     twin.step(20)
-    twin.settings["viscosity"] = 0.05
-    twin.settings.update(cfl=0.3, viscosity=0.1)
+    twin.settings["seed_viscosity"] = 0.05
+    twin.settings.update(cfl=0.3, seed_viscosity=0.1)
     twin.step(10)
     assert twin.state_hash() == sim.state_hash()
 
 
 def test_a_bad_setting_raises_the_command_lines_message_and_changes_nothing():
     sim = eddy.Simulation(eddy.load_scene("dam_break_2d"), threads=2)
-    for key, value in (("viscosity", -1), ("foo", 1), ("cfl", "fast")):
+    for key, value in (("seed_viscosity", -1), ("viscosity", 0.1), ("foo", 1), ("cfl", "fast")):
         with pytest.raises(ValueError) as e:
             sim.settings[key] = value
         assert str(e.value) == cli_error("dam_break_2d", "--set", f"settings.{key}={value}")
-    assert sim.settings["viscosity"] == 0.0 and "foo" not in sim.scene.settings
+    assert sim.settings["seed_viscosity"] == 0.0 and "foo" not in sim.scene.settings
 
 
 def test_add_particles():
@@ -107,7 +107,7 @@ def test_a_changed_simulation_resumes_in_the_command_line_bit_for_bit(tmp_path):
     `eddy run --resume` continues exactly as the Python simulation does."""
     sim = eddy.Simulation(eddy.load_scene("dam_break_2d"), threads=2)
     sim.add_particles(block(1.0, 0.2, 1.2, 0.3, sim.scene.particle_radius))
-    sim.settings["viscosity"] = 0.01
+    sim.settings["seed_viscosity"] = 0.01
     sim.run(out=tmp_path / "a", steps=20, formats=["csv"])
     subprocess.run([EDDY_CLI, "run", "--resume", str(tmp_path / "a"), "--until", "0.01", "-q", "--threads", "2"],
                    check=True)

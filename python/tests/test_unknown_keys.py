@@ -17,7 +17,7 @@ def tank(method="wcsph", **settings):
     }
 
 
-@pytest.mark.parametrize("method, typo, meant", [("wcsph", "visocsity", "viscosity"), ("dfsph", "visocsity", "viscosity"),
+@pytest.mark.parametrize("method, typo, meant", [("wcsph", "seed_visocsity", "seed_viscosity"), ("dfsph", "visocsity", "viscosity"),
                                                 ("pbf", "vorticty", "vorticity"), ("clavet", "stifness", "stiffness")])
 def test_an_unknown_setting_is_refused_at_load_scene_with_the_closest_key(method, typo, meant):
     with pytest.raises(ValueError, match=rf"^tank: settings: unknown key '{typo}'; did you mean '{meant}'\? "
@@ -30,8 +30,8 @@ def test_a_scene_file_and_a_bundled_scene_with_overrides(tmp_path):
     f.write_text(json.dumps(tank(cfl=0.3, rest_densty=1000)))
     with pytest.raises(ValueError, match=rf"^{f}: settings: unknown key 'rest_densty'; did you mean 'rest_density'\?"):
         eddy.load_scene(f)
-    with pytest.raises(ValueError, match=r"dam_break_2d.json: settings: unknown key 'viscosty'; did you mean 'viscosity'\?"):
-        eddy.load_scene("dam_break_2d", ["settings.viscosty=0.1"])
+    with pytest.raises(ValueError, match=r"dam_break_2d.json: settings: unknown key 'seed_viscosty'; did you mean 'seed_viscosity'\?"):
+        eddy.load_scene("dam_break_2d", ["settings.seed_viscosty=0.1"])
     # A key far from every key: no guess, the list of allowed keys.
     with pytest.raises(ValueError) as e:
         eddy.load_scene(tank(foo=1))
@@ -49,8 +49,8 @@ def test_scene_set_refuses_an_unknown_setting():
 
 
 def test_bad_values_are_refused_at_load_with_simulations_message():
-    with pytest.raises(ValueError, match=r"^tank: settings: key 'viscosity' = -1 is out of range"):
-        eddy.load_scene(tank(viscosity=-1))
+    with pytest.raises(ValueError, match=r"^tank: settings: key 'seed_viscosity' = -1 is out of range"):
+        eddy.load_scene(tank(seed_viscosity=-1))
     with pytest.raises(ValueError, match=r"^tank: settings: key 'cfl' must be a number"):
         eddy.load_scene(tank(cfl="fast"))
 
@@ -62,13 +62,26 @@ def test_shallow_water_settings_are_checked_too():
 
 def test_live_settings_get_the_suggestion_too():
     sim = eddy.Simulation(eddy.load_scene(tank()), threads=1)
-    with pytest.raises(ValueError, match=r"unknown key 'viscosty'; did you mean 'viscosity'\?"):
-        sim.settings["viscosty"] = 0.1
+    with pytest.raises(ValueError, match=r"unknown key 'seed_viscosty'; did you mean 'seed_viscosity'\?"):
+        sim.settings["seed_viscosty"] = 0.1
     with pytest.raises(ValueError, match=r"did you mean 'cfl'\?"):
         sim.settings.update(cfll=0.3)
-    assert "viscosty" not in sim.scene.settings and sim.settings["viscosity"] == 0.0
+    assert "seed_viscosty" not in sim.scene.settings and sim.settings["seed_viscosity"] == 0.0
 
 
 def test_every_bundled_scene_still_loads():
     for name in eddy.scenes():
         assert eddy.load_scene(name).name == name
+
+
+def test_one_key_one_quantity():
+    """WCSPH's 'viscosity' (the seed's velocity smoothing, 1/s) is now 'seed_viscosity'; the old key is
+    refused naming the new one, in scenes, overrides and live settings; DFSPH's 'viscosity' (m^2/s) stays."""
+    with pytest.raises(ValueError, match=r"^tank: settings: key 'viscosity' is now 'seed_viscosity' \(1/s: .*allowed: 'seed_viscosity'"):
+        eddy.load_scene(tank(viscosity=0.1))
+    with pytest.raises(ValueError, match=r"key 'viscosity' is now 'seed_viscosity'"):
+        eddy.load_scene("dam_break_2d", ["settings.viscosity=0.1"])
+    sim = eddy.Simulation(eddy.load_scene(tank()), threads=1)
+    with pytest.raises(ValueError, match=r"key 'viscosity' is now 'seed_viscosity'"):
+        sim.settings["viscosity"] = 0.1
+    assert eddy.load_scene(tank("dfsph", viscosity=1e-6)).settings["viscosity"] == 1e-6

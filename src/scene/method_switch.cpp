@@ -57,6 +57,7 @@ void check_table(std::span<const Field<S>> table, const nlohmann::json& settings
     for (const auto& f : table) keys.emplace_back(f.key);
     for (auto it = settings.begin(); it != settings.end(); ++it) {
         if (std::find(keys.begin(), keys.end(), it.key()) != keys.end()) continue;
+        if (std::string renamed = renamed_key_message(table, it.key(), where); !renamed.empty()) throw InputError(renamed);
         const std::string guess = closest_key(it.key(), keys);
         throw InputError(fmt::format("{}: unknown key '{}'; {}allowed keys: {}", where, text_excerpt(it.key()),
                                      guess.empty() ? "" : fmt::format("did you mean '{}'? ", guess), list(keys)));

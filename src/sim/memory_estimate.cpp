@@ -425,6 +425,15 @@ MemoryEstimate estimate_particles(const Scene& scene, std::size_t max_particles)
             sdf_bytes += sdf[i] = 4.0 * std::min(nodes, double(std::size_t{1} << 24));
         }
     }
+    // Emitters (issue 31): every particle they put in over the scene's duration, A U t / (2r)^D, the
+    // outflow's removals not credited (an upper bound: what a closed tank would hold at the end).
+    double emitted = 0.0;
+    for (const auto& em : scene.emitters) {
+        const double area = D == 2 ? em.width : 3.14159265358979323846 * em.radius * em.radius;
+        const double until = std::min(em.stop, scene.duration);
+        if (until > em.start) emitted += area * em.speed * (until - em.start) / std::pow(2.0 * r, double(D));
+    }
+    nf_raw += emitted;
     // More fluid than --max-particles is build_fluid's to refuse, with its own message.
     const double nf = std::min(nf_raw, double(max_particles));
     const double fluid_share = nf_raw > 0.0 ? nf / nf_raw : 0.0;
@@ -437,6 +446,7 @@ MemoryEstimate estimate_particles(const Scene& scene, std::size_t max_particles)
             nbs[i] = file_neighbours<D>(*data, cost.support_ratio * r);
     double fluid_entries = 0.0;
     for (std::size_t i = 0; i < scene.fluids.size(); ++i) fluid_entries += fluid[i] * fluid_share * nbs[i];
+    fluid_entries += emitted * fluid_share * nb;
     const double fluid_bytes = 12.0 * D + 12.0 + cost.bytes_per_particle;
     const double wall_bytes = 1.5 * (12.0 * D + 6.0);
     const double grid_bytes = 12.0 + 4.0 * D;

@@ -21,8 +21,9 @@ std::span<const Field<WcsphSettings>> wcsph_fields() {
          "Tait stiffness B; 0: rho0 c0^2 / gamma; when set, c0 = sqrt(gamma B / rho0)"},
         {"exponent", &S::exponent, "", 1, 15, "Tait exponent gamma"},
         {"clamp_pressure", &S::clamp_pressure, "", 0, 1, "clamp negative pressures to 0 (free-surface stability)"},
-        {"viscosity", &S::viscosity, "1/s", 0, kInf,
-         "seed viscosity nu: a_i += nu sum_j m 2/(rho_i+rho_j) (v_j - v_i) W_ij"},
+        {"seed_viscosity", &S::viscosity, "1/s", 0, kInf,
+         "the seed's velocity smoothing nu: a_i += nu sum_j m 2/(rho_i+rho_j) (v_j - v_i) W_ij (a rate, not "
+         "DFSPH's kinematic viscosity in m^2/s)", {}, false, "viscosity"},
         {"artificial_viscosity", &S::artificial_viscosity, "", 0, 10, "Monaghan artificial viscosity alpha"},
         {"boundary_viscosity", &S::boundary_viscosity, "", 0, 10,
          "artificial viscosity alpha between fluid and walls (damps motion towards them)"},

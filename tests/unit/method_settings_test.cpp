@@ -62,7 +62,7 @@ TEST(MethodSettings, UnknownKeyGetsTheClosestOne) {
     struct Case {
         const char *method, *good, *typo, *meant;
     };
-    for (const Case& c : {Case{"wcsph", "cfl", "visocsity", "viscosity"}, Case{"dfsph", "cfl", "visocsity", "viscosity"},
+    for (const Case& c : {Case{"wcsph", "cfl", "seed_visocsity", "seed_viscosity"}, Case{"dfsph", "cfl", "visocsity", "viscosity"},
                           Case{"pbf", "iterations", "vorticty", "vorticity"},
                           Case{"clavet", "stiffness", "linear_viscosty", "linear_viscosity"}}) {
         SCOPED_TRACE(c.method);
@@ -89,7 +89,7 @@ TEST(MethodSettings, ValuesAreCheckedAsMakeSimulationChecksThem) {
     // The same message as make_simulation (the table's reader, apply_json), for a key without a close
     // one, a value out of range and a value of the wrong type.
     for (const nlohmann::json& settings :
-         {nlohmann::json{{"foo", 1}}, nlohmann::json{{"viscosity", -1}}, nlohmann::json{{"cfl", "fast"}}}) {
+         {nlohmann::json{{"foo", 1}}, nlohmann::json{{"seed_viscosity", -1}}, nlohmann::json{{"viscosity", 0.1}}, nlohmann::json{{"cfl", "fast"}}}) {
         SCOPED_TRACE(settings.dump());
         // The scene loader runs the check (parse_scene); make_simulation, given the scene built without
         // it, says the same.

@@ -43,6 +43,15 @@ void check_choice(const Field<S>& f, const std::string& v, const std::string& wh
 }  // namespace detail
 
 template <class S>
+std::string renamed_key_message(std::span<const Field<S>> table, std::string_view key, const std::string& where) {
+    for (const auto& f : table)
+        if (f.renamed_from && key == f.renamed_from)
+            return fmt::format("{}: key '{}' is now '{}' ({}{}{}): one key, one quantity; allowed: '{}'", where, key, f.key,
+                               f.unit, *f.unit ? ": " : "", f.doc, f.key);
+    return {};
+}
+
+template <class S>
 void apply_json(S& s, std::span<const Field<S>> table, const nlohmann::json& obj, const std::string& where) {
     if (!obj.is_object()) throw InputError(fmt::format("{}: expected an object, got {}", where, obj.type_name()));
     for (auto it = obj.begin(); it != obj.end(); ++it) {
@@ -50,6 +59,7 @@ void apply_json(S& s, std::span<const Field<S>> table, const nlohmann::json& obj
         for (const auto& cand : table)
             if (it.key() == cand.key) f = &cand;
         if (!f) {
+            if (std::string renamed = renamed_key_message(table, it.key(), where); !renamed.empty()) throw InputError(renamed);
             std::string keys;
             for (const auto& cand : table) keys += (keys.empty() ? "" : ", ") + std::string(cand.key);
             throw InputError(fmt::format("{}: unknown key '{}'; allowed keys: {}", where, text_excerpt(it.key()), keys));
