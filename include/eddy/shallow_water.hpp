@@ -357,9 +357,10 @@ struct GridPiece {
     std::string source;
 };
 /// VTK's parallel ImageData (.pvti): the whole nx x ny grid as the listed pieces, which ParaView opens as
-/// one dataset (the arrays of write_vti).
+/// one dataset (the arrays of write_vti; `displaced` too when the pieces carry it: a grid with floating
+/// bodies).
 void write_pvti(const std::filesystem::path& path, int nx, int ny, double dx, bool double_precision,
-                std::span<const GridPiece> pieces);
+                std::span<const GridPiece> pieces, bool displaced = false);
 /// CSV, header i,j,x,y,terrain,depth,u,v,ink (cell-centred velocity).
 template <class Real>
 void write_grid_csv(const std::filesystem::path& path, const ShallowWaterGrid<Real>& g);

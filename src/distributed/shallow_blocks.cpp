@@ -337,7 +337,9 @@ public:
             names.push_back(detail::grid_piece_name(pvti, r));
             pieces.push_back({b.own.x0, b.own.x1, b.own.y0, b.own.y1, std::filesystem::path(names.back()).filename().string()});
         }
-        on_root([&] { io::write_pvti(out / pvti, m_nx, m_ny, m_spec.dx, sizeof(Real) == 8, pieces); });
+        // Floating bodies: the active blocks carry their displaced depth.
+        const bool displaced = m_comm.any(m_local && !m_local->grid().displaced.empty());
+        on_root([&] { io::write_pvti(out / pvti, m_nx, m_ny, m_spec.dx, sizeof(Real) == 8, pieces, displaced); });
         return names;
     }
 

@@ -60,7 +60,7 @@ void write_vti_piece(const std::filesystem::path& path, const ShallowWaterGrid<R
 }
 
 void write_pvti(const std::filesystem::path& path, int nx, int ny, double dx, bool double_precision,
-                std::span<const GridPiece> pieces) {
+                std::span<const GridPiece> pieces, bool displaced) {
     const char* type = double_precision ? "Float64" : "Float32";
     std::string s = "<?xml version=\"1.0\"?>\n<VTKFile type=\"PImageData\" version=\"1.0\" byte_order=\"LittleEndian\" "
                     "header_type=\"UInt64\">\n";
@@ -70,6 +70,7 @@ void write_pvti(const std::filesystem::path& path, int nx, int ny, double dx, bo
     for (const auto& [name, components] : {std::pair<const char*, int>{"terrain", 1}, {"depth", 1}, {"eta", 1}, {"velocity", 3},
                                            {"ink", 1}, {"solid", 1}})
         s += fmt::format("      <PDataArray type=\"{}\" Name=\"{}\" NumberOfComponents=\"{}\"/>\n", type, name, components);
+    if (displaced) s += fmt::format("      <PDataArray type=\"{}\" Name=\"displaced\" NumberOfComponents=\"1\"/>\n", type);
     s += "    </PCellData>\n";
     for (const auto& p : pieces)
         s += fmt::format("    <Piece Extent=\"{} {} {} {} 0 0\" Source=\"{}\"/>\n", p.x0, p.x1, p.y0, p.y1, p.source);

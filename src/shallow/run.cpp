@@ -34,7 +34,8 @@ public:
         const std::string piece = detail::grid_piece_name(pvti, 0);
         io::write_vti_piece(out / piece, g, whole_grid(g.nx, g.ny));
         const io::GridPiece p{0, g.nx, 0, g.ny, std::filesystem::path(piece).filename().string()};
-        io::write_pvti(out / pvti, g.nx, g.ny, double(g.dx), sizeof(Real) == 8, std::span<const io::GridPiece>(&p, 1));
+        io::write_pvti(out / pvti, g.nx, g.ny, double(g.dx), sizeof(Real) == 8, std::span<const io::GridPiece>(&p, 1),
+                       !g.displaced.empty());
         return {piece};
     }
     double volume() const { return m_solver.grid().volume(); }

@@ -64,10 +64,7 @@ BRIEF = ["--steps", "3", "-q", "--threads", "1"]
 
 # Defects found by this test and reported, not yet fixed, by run label: the check that finds one passes over it
 # while it is there, and the test fails once it is gone, so that the entry is removed and the check holds again.
-KNOWN = {
-    "river_logs-pieces": "the .pvti lacks the pieces' array 'displaced' (io::write_pvti, src/shallow/output.cpp, "
-                         "lists a fixed set): ParaView drops it",
-}
+KNOWN = {}
 
 
 def check(cond, *what):
