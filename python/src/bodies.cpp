@@ -71,12 +71,7 @@ py::dict bodies_dict(py::object self) {
 
 std::size_t add_body_py(PySimulation& s, const py::object& body) {
     const nlohmann::json j = to_json(body);
-    Busy busy(s.busy);
-    s.before_change();
-    struct After {
-        PySimulation& s;
-        ~After() { s.after_change(); }
-    } after{s};
+    Changing changing(s);
     py::gil_scoped_release release;
     return add_body(s.sim, j, *s.exec);
 }

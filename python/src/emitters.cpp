@@ -57,24 +57,14 @@ py::dict removed_dict(PySimulation& s) {
 
 std::size_t add_emitter_py(PySimulation& s, const py::object& emitter) {
     const nlohmann::json j = to_json(emitter);
-    Busy busy(s.busy);
-    s.before_change();
-    struct After {
-        PySimulation& s;
-        ~After() { s.after_change(); }
-    } after{s};
+    Changing changing(s);
     py::gil_scoped_release release;
     return add_emitter(s.sim, j, *s.exec);
 }
 
 void stop_emitter_py(PySimulation& s, py::ssize_t k) {
     if (k < 0) throw InputError("stop_emitter: k = " + std::to_string(k) + ": allowed: an emitter's index, 0 or more");
-    Busy busy(s.busy);
-    s.before_change();
-    struct After {
-        PySimulation& s;
-        ~After() { s.after_change(); }
-    } after{s};
+    Changing changing(s);
     stop_emitter(s.sim, std::size_t(k), *s.exec);
 }
 

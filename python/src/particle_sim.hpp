@@ -71,6 +71,20 @@ struct PySimulation {
     void after_change() { last_max_speed = max_speed(); }
 };
 
+/// A change of the simulation from Python as one guard: busy while it lasts (Busy: views and other
+/// calls refused), before_change() at the start, after_change() at the end, also when it throws.
+class Changing {
+public:
+    explicit Changing(PySimulation& s) : m_busy(s.busy), m_s(s) { s.before_change(); }
+    ~Changing() { m_s.after_change(); }
+    Changing(const Changing&) = delete;
+    Changing& operator=(const Changing&) = delete;
+
+private:
+    Busy m_busy;
+    PySimulation& m_s;
+};
+
 void bind_settings(py::module_& m);
 /// The eddy.Settings mapping of a Python eddy.Simulation (settings.cpp).
 py::object simulation_settings(py::object sim);

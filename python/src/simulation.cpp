@@ -263,12 +263,7 @@ void bind_simulation(py::module_& m) {
             [](PySimulation& s, const py::object& n_given) {
                 const std::uint64_t n = count_arg(n_given, "step: n", 0, kMaxCount, "a whole number of steps >= 0");
                 py::dict last;
-                Busy busy(s.busy);
-                s.before_change();
-                struct After {
-                    PySimulation& s;
-                    ~After() { s.after_change(); }
-                } after{s};
+                Changing changing(s);
                 for (std::uint64_t k = 0; k < n; ++k) {
                     StepStats st;
                     std::string diverged;

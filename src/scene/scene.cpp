@@ -1100,25 +1100,6 @@ std::vector<SceneEntry> list_bundled_scenes() {
     return out;
 }
 
-namespace {
-
-// Levenshtein distance (insertions, deletions, substitutions), for "did you mean".
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-    std::vector<std::size_t> row(b.size() + 1);
-    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-    for (std::size_t i = 1; i <= a.size(); ++i) {
-        std::size_t diag = row[0];
-        row[0] = i;
-        for (std::size_t j = 1; j <= b.size(); ++j) {
-            const std::size_t up = row[j];
-            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-            diag = up;
-        }
-    }
-    return row[b.size()];
-}
-
-}  // namespace
 
 std::filesystem::path resolve_scene(const std::string& arg) {
     namespace fs = std::filesystem;
@@ -1146,7 +1127,7 @@ std::filesystem::path resolve_scene(const std::string& arg) {
     if (arg.size() <= 100) {
         std::size_t best = std::max<std::size_t>(2, arg.size() / 3) + 1;
         for (const auto& n : names)
-            if (const std::size_t d = edit_distance(arg, n); d < best) {
+            if (const std::size_t d = detail::edit_distance(arg, n); d < best) {
                 best = d;
                 guess = n;
             }
