@@ -320,8 +320,9 @@ struct App {
     }
 
     // Where the cursor points: in 2D the point under it; in 3D where its ray meets the plane through the
-    // scene's centre facing the camera.
-    std::array<double, 3> cursor_point() const {
+    // scene's centre facing the camera, or first the horizontal plane there (`horizontal`: where a body
+    // or a tap is put).
+    std::array<double, 3> cursor_point(bool horizontal = false) const {
         double mx, my;
         glfwGetCursorPos(win, &mx, &my);
         int w, h;
@@ -331,7 +332,9 @@ struct App {
         if (!cam.is_3d || !snap) return {o.x, o.y, 0.0};
         const V3 mid{0.5f * (snap->lo[0] + snap->hi[0]), 0.5f * (snap->lo[1] + snap->hi[1]), 0.5f * (snap->lo[2] + snap->hi[2])};
         V3 hit;
-        if (!intersect_plane(o, d, mid, normalized(cam.eye() - cam.target), hit)) hit = mid;
+        if (!(horizontal && intersect_plane(o, d, mid, V3{0, 1, 0}, hit)) &&
+            !intersect_plane(o, d, mid, normalized(cam.eye() - cam.target), hit))
+            hit = mid;
         return {hit.x, hit.y, hit.z};
     }
 
@@ -515,22 +518,6 @@ struct App {
         if (worker) worker->set_body_drag(body_drag);
     }
 
-    // Where a dropped body goes: the cursor; in 3D where its ray meets the horizontal plane through the
-    // middle of the scene (else the plane through the scene's centre facing the camera).
-    std::array<double, 3> drop_point() const {
-        double mx, my;
-        glfwGetCursorPos(win, &mx, &my);
-        int w, h;
-        glfwGetWindowSize(win, &w, &h);
-        V3 o, d;
-        cam.ray(mx, my, w, h, o, d);
-        if (!cam.is_3d || !snap) return {o.x, o.y, 0.0};
-        const V3 mid{0.5f * (snap->lo[0] + snap->hi[0]), 0.5f * (snap->lo[1] + snap->hi[1]), 0.5f * (snap->lo[2] + snap->hi[2])};
-        V3 hit;
-        if (!intersect_plane(o, d, mid, V3{0, 1, 0}, hit) && !intersect_plane(o, d, mid, normalized(cam.eye() - cam.target), hit))
-            hit = mid;
-        return {hit.x, hit.y, hit.z};
-    }
 
     void key(int k) {
         switch (k) {  // these work without a simulation too (--mesh alone)
@@ -550,17 +537,17 @@ struct App {
                 if (!heightfield()) worker->add_block(cursor_point());
                 break;
             case GLFW_KEY_N:
-                if (!heightfield()) worker->drop_body(true, drop_point());
+                if (!heightfield()) worker->drop_body(true, cursor_point(true));
                 break;
             case GLFW_KEY_E:  // an emitter at the cursor (issue 31); Shift+E stops them all
                 if (heightfield()) break;
                 if (glfwGetKey(win, GLFW_KEY_LEFT_SHIFT) == GLFW_PRESS || glfwGetKey(win, GLFW_KEY_RIGHT_SHIFT) == GLFW_PRESS)
                     worker->stop_emitter(-1);
                 else
-                    worker->add_emitter(drop_point(), emitter_speed, emitter_size);
+                    worker->add_emitter(cursor_point(true), emitter_speed, emitter_size);
                 break;
             case GLFW_KEY_M:
-                if (!heightfield()) worker->drop_body(false, drop_point());
+                if (!heightfield()) worker->drop_body(false, cursor_point(true));
                 break;
             case GLFW_KEY_G:
                 bodies_mode = !bodies_mode;
