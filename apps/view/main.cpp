@@ -866,6 +866,17 @@ struct App {
                     worker->refresh();
                 }
                 if (ImGui::IsItemHovered()) ImGui::SetTooltip("eddy::reconstruct_surface on the simulation thread (every 250 ms while playing)");
+                if (on) {
+                    ImGui::SameLine();
+                    bool aniso = worker->surface_anisotropic;
+                    if (ImGui::Checkbox("anisotropic", &aniso)) {
+                        worker->surface_anisotropic = aniso;
+                        worker->refresh();
+                    }
+                    if (ImGui::IsItemHovered())
+                        ImGui::SetTooltip("Anisotropic kernels (Yu & Turk 2013): flat surfaces flat, thin sheets kept "
+                                          "(eddy mesh --anisotropic)");
+                }
             }
             if (file_mesh || (snap && snap->surface)) {
                 ImGui::SameLine();

@@ -181,6 +181,7 @@ void SimWorker::update_surface() {
     if (!sim) return;
     SurfaceSettings ss;
     ss.particle_radius = static_cast<float>(sim->scene.particle_radius);
+    ss.anisotropic = surface_anisotropic;
     try {
         const auto res = reconstruct_surface<3>(std::span<const Vec3>(sim->fluid.position), ss, m_exec);
         auto mesh = std::make_shared<SurfaceMesh>();

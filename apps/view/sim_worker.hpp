@@ -178,6 +178,8 @@ public:
     std::atomic<bool> playing{true};
     /// 3D: reconstruct the fluid's surface for the window (at most every 250 ms while playing).
     std::atomic<bool> surface{false};
+    /// With surface: anisotropic kernels (Yu & Turk 2013, SurfaceSettings::anisotropic).
+    std::atomic<bool> surface_anisotropic{false};
     std::atomic<int> color_field{0};
     void request_step() { ++m_step_requests; wake(); }
     /// Publishes a new snapshot without stepping (e.g. after the surface was switched on while paused).

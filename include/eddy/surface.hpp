@@ -60,13 +60,35 @@ struct SurfaceSettings {
     /// Every mesh vertex keeps at least this fraction of a voxel from the grid's nodes (extract_mesh):
     /// no sliver triangles. 0: plain marching cubes.
     float vertex_margin = 0.01f;
+    /// Anisotropic kernels (Yu & Turk 2013, anisotropic_kernels()): each particle's centre smoothed
+    /// toward its neighbours' weighted mean and its kernel stretched along their principal axes, so that
+    /// flat surfaces come out flat and thin sheets stay sheets. false: the isotropic spline of seed 003.
+    bool anisotropic = false;
+    /// Radius of the neighbourhood whose weighted covariance shapes a kernel (m); 0 means the default, 1.5 h.
+    float anisotropy_radius = 0.0f;
+    /// k_r: the largest ratio of a kernel's principal variances (>= 1; 4 in the paper).
+    float anisotropy_ratio = 4.0f;
+    /// N_eps: a particle with fewer neighbours within anisotropy_radius (itself included) is isolated and
+    /// gets a round kernel of radius k_n h = h / 2 (spray stays visible as droplets). 0 means the default,
+    /// a tenth of a full lattice neighbourhood (12 in 3D, 3 in 2D at 1.5 h), as the paper's 25 of about
+    /// 260 at its radius 2 h: the corner of a block of fluid is not isolated, a lone drop is.
+    int anisotropy_neighbors = 0;
+    /// lambda: centres move to (1 - lambda) x + lambda x_w, x_w the neighbours' weighted mean (0: none).
+    float anisotropy_smoothing = 0.9f;
     /// Use the parallel wavefront sweep (true) or the serial reference (false); same result.
     bool wavefront = true;
     /// Keep the density and signed-distance grids in the result.
     bool keep_grids = false;
+    /// Decimation after smoothing and cleaning (decimate()): the largest distance the surface may move,
+    /// in voxels (two-sided Hausdorff); 0: no bound. 3D only.
+    float decimate_error = 0.0f;
+    /// Decimation: keep at most this fraction of the triangles (0..1); 0: as few as decimate_error allows.
+    /// Both 0 (the default): no decimation.
+    float decimate_ratio = 0.0f;
 
     float voxel() const { return voxel_size > 0.0f ? voxel_size : particle_radius; }
     float support() const { return kernel_radius > 0.0f ? kernel_radius : 4.0f * particle_radius; }
+    float anisotropy_support() const { return anisotropy_radius > 0.0f ? anisotropy_radius : 1.5f * support(); }
 };
 
 /// The settings' field table (key, member, unit, range, doc): drives validation and `eddy mesh --help`.
@@ -149,6 +171,40 @@ struct SurfaceResult {
 template <int D>
 SparseGrid<D> splat_density(std::span<const Vec<D>> positions, const SurfaceSettings& s, const ExecContext& exec);
 
+/// The anisotropic kernels of Yu & Turk 2013 ("Reconstructing surfaces of particle-based fluids using
+/// anisotropic kernels", ACM TOG 32(1)), for splat_density with SurfaceSettings::anisotropic:
+///   weights     w_ij = 1 - (|x_i - x_j| / r_c)^3 for |x_i - x_j| < r_c (r_c = anisotropy_support())  (eq. 11)
+///   mean        x_w,i = sum_j w_ij x_j / sum_j w_ij                                                    (eq. 10)
+///   covariance  C_i = sum_j w_ij (x_j - x_w,i)(x_j - x_w,i)^T / sum_j w_ij = R diag(sigma) R^T          (eq. 9, 12)
+///   clamp       sigma~_k = max(sigma_k, sigma_1 / k_r)                                                (eq. 15)
+///   kernel      G_i = (1 / h) R diag(k_s / sigma~) R^T, or (1 / (k_n h)) I when N_i < N_eps           (eq. 16)
+///   density     rho(x) = sum_j V det(G_j) P(|G_j (x - xbar_j)|), P the cubic spline of radius 1        (eq. 8)
+///   centres     xbar_i = (1 - lambda) x_i + lambda x_w,i                                               (eq. 6)
+///               then one step back, xbar_i += mu (mean_w(xbar) - xbar_i), mu = 1 / (0.1 - 1 / lambda)
+///               (Taubin 1995): eq. 6 alone lowered the tank at rest's surface by 1.5 r.
+/// k_s: the paper's constant (1400 in its units) makes a particle at a free surface, whose normal
+/// variance is about a third of an interior one's, a kernel three times thinner across the surface:
+/// measured, the surface of a ball then sits 0.4-0.6 r inside and its volume is 8% short. Here k_s =
+/// min(sigma~_min, sigma_0) (sigma_0: the one-axis variance of a full lattice neighbourhood, spacing 2r,
+/// same weights): no axis is ever shorter than the isotropic kernel's h; the others stretch by
+/// sigma~_k / sigma~_min, at most 2 h (the splat's reach); an interior particle keeps G = I / h.
+/// k_n = 0.5. Every kernel integrates to the isotropic one's volume. docs/surface.md has the figures.
+template <int D>
+struct AnisotropicKernels {
+    std::vector<Vec<D>> centers;               ///< xbar_i (m)
+    std::vector<std::array<float, D * D>> g;   ///< h G_i, symmetric, row-major (dimensionless)
+    std::vector<float> det;                    ///< det(h G_i)
+    std::vector<Vec<D>> extent;                ///< half-extent of {x : |G_i (x - xbar_i)| < 1} per axis (m)
+    std::size_t isolated = 0;                  ///< particles with fewer than N_eps neighbours
+    float max_extent = 0.0f;                   ///< the largest extent (m)
+};
+
+/// Stage 1a (with SurfaceSettings::anisotropic): the kernels above, one per particle, in input order.
+/// Per particle gather over a neighbour grid in its fixed order: the same bits on any thread count.
+template <int D>
+AnisotropicKernels<D> anisotropic_kernels(std::span<const Vec<D>> positions, const SurfaceSettings& s,
+                                          const ExecContext& exec);
+
 /// Stage 2. Iso crossings and pinned signed distances (seed 004, ComputeImmediateSDFFromDensity): for
 /// every pair of adjacent nodes on opposite sides of `iso`, the crossing by linear interpolation; a
 /// node next to a crossing gets the smaller of the distance to the plane through its nearest crossing
@@ -196,6 +252,38 @@ void taubin_smooth(Mesh<D>& mesh, int iterations, const ExecContext& exec);
 /// Drops connected pieces enclosing less than min_volume (m^3 or m^2). Returns the pieces dropped.
 template <int D>
 std::size_t remove_small_components(Mesh<D>& mesh, double min_volume);
+
+/// Settings of decimate(). Nothing happens while both are 0.
+struct DecimateSettings {
+    /// Largest distance (m) between the decimated and the original surface (two-sided Hausdorff, as
+    /// tested); 0: no bound, target_ratio alone decides.
+    float max_error = 0.0f;
+    /// Keep at most this fraction of the triangles (0..1; 1 keeps all); 0: as few as max_error allows.
+    float target_ratio = 0.0f;
+};
+struct DecimateReport {
+    std::size_t triangles_before = 0, triangles_after = 0, vertices_before = 0, vertices_after = 0;
+    std::size_t rounds = 0;  ///< Rounds of decimate-check-freeze (1: the first result passed)
+    std::size_t passes = 0;  ///< meshopt_simplify calls
+    std::size_t frozen = 0;  ///< Input triangles kept as they were, around what failed a check
+};
+/// True when eddy was built with meshoptimizer (Debian libmeshoptimizer-dev); without it decimate()
+/// refuses any decimation with an InputError naming the library.
+bool decimation_available();
+/// Throws InputError naming `where` and the key when a value is out of range (or meshoptimizer is missing).
+void validate(const DecimateSettings& s, const std::string& where = "decimate");
+
+/// Stage 5, optional. Edge-collapse decimation (Garland & Heckbert 1997 quadrics; meshoptimizer's
+/// meshopt_simplify) to target_ratio of the triangles or as far as max_error allows, whichever comes
+/// first. A closed manifold mesh stays closed, manifold and consistently oriented with every piece's
+/// Euler characteristic, and within max_error of the original (two-sided, checked on samples): each
+/// result is checked as a whole, the input's triangles around whatever failed are frozen (kept as they
+/// were, their border locked for meshoptimizer), and the rest is decimated again, until it passes.
+/// Defects the input already had (an open border) are left as they are. The kept vertices are a subset
+/// of the original ones, so positions, normals and every VertexAttribute carry exactly (normals are not
+/// re-estimated from the coarser faces: the original ones are the finer surface's). Serial (meshoptimizer
+/// is); the same bits every time. 3D only (reconstruct_surface refuses decimation of 2D contour lines).
+DecimateReport decimate(Mesh<3>& mesh, const DecimateSettings& s, const ExecContext& exec);
 
 /// A per-particle field to carry onto a mesh: `components` floats per particle, particle-major.
 struct ParticleField {

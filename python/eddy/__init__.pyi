@@ -176,6 +176,7 @@ def reconstruct_surface(
     min_volume: float = 0.0,
     threads: int = 0,
     attributes: Mapping[str, npt.ArrayLike] | None = None,
+    anisotropic: bool = False,
 ) -> (
     tuple[npt.NDArray[np.float32], npt.NDArray[np.int32]]
     | tuple[npt.NDArray[np.float32], npt.NDArray[np.int32], dict[str, npt.NDArray[np.float32]]]

@@ -113,7 +113,7 @@ void bind_surface(py::module_& m) {
     m.def(
         "reconstruct_surface",
         [](const Points& points, float radius, float voxel, float iso, int smooth, float kernel_radius,
-           float min_volume, const py::int_& threads_given, const py::object& attributes) {
+           float min_volume, const py::int_& threads_given, const py::object& attributes, bool anisotropic) {
             const int threads = threads_arg(threads_given, "reconstruct_surface: threads");
             SurfaceSettings s;
             s.particle_radius = radius;
@@ -122,18 +122,20 @@ void bind_surface(py::module_& m) {
             s.smooth_iterations = smooth;
             s.kernel_radius = kernel_radius;
             s.min_volume = min_volume;
+            s.anisotropic = anisotropic;
             validate(s, "reconstruct_surface");
             return dimension_of(points, "reconstruct_surface") == 3 ? reconstruct<3>(points, s, threads, attributes)
                                                                     : reconstruct<2>(points, s, threads, attributes);
         },
         py::arg("points"), py::arg("radius"), py::arg("voxel") = 0.0f, py::arg("iso") = 0.5f, py::arg("smooth") = 0,
         py::arg("kernel_radius") = 0.0f, py::arg("min_volume") = 0.0f, py::arg("threads") = 0,
-        py::arg("attributes") = py::none(),
+        py::arg("attributes") = py::none(), py::arg("anisotropic") = false,
         "reconstruct_surface(points, radius, voxel=0, iso=0.5, smooth=0, kernel_radius=0, min_volume=0,\n"
-        "                    threads=0, attributes=None) -> (vertices, faces) or (vertices, faces, attrs)\n\n"
+        "                    threads=0, attributes=None, anisotropic=False) -> (vertices, faces) or (vertices, faces, attrs)\n\n"
         "The fluid surface of particles, as `eddy mesh` makes it (docs/surface.md): points (n, 3) or (n, 2)\n"
         "in m, radius r (m); voxel 0 = r, kernel_radius 0 = 4 r; iso in (0, 1) of the volume fraction;\n"
-        "smooth: Taubin iterations; threads: 0 uses every core, else 1 to 4096. Returns vertices (m, D)\n"
+        "smooth: Taubin iterations; anisotropic: Yu & Turk's anisotropic kernels (flat surfaces flat, thin\n"
+        "sheets kept; eddy mesh --anisotropic); threads: 0 uses every core, else 1 to 4096. Returns vertices (m, D)\n"
         "float32 and faces (k, D) int32 (triangles in 3D, segments in 2D), closed and outward-oriented.\n"
         "attributes: {name: (n,) or (n, c) array} of\n"
         "per-particle fields (e.g. {'velocity': v}): each is interpolated onto the vertices (normalised\n"

@@ -158,6 +158,23 @@ def test_reconstructed_sphere_is_closed_and_of_the_right_volume(tmp_path):
     assert path.read_text().count("\nf ") == len(faces)
 
 
+def test_reconstruct_surface_anisotropic_keeps_the_ball_closed_and_its_volume():
+    r = 0.01
+    g = np.arange(-0.2, 0.2 + 1e-9, 2 * r)
+    x, y, z = np.meshgrid(g, g, g, indexing="ij")
+    p = np.stack([x.ravel(), y.ravel(), z.ravel()], axis=1)
+    p = p[np.linalg.norm(p, axis=1) < 0.15].astype(np.float32)
+    iso_v, iso_f = eddy.reconstruct_surface(p, radius=r)
+    vertices, faces = eddy.reconstruct_surface(p, radius=r, anisotropic=True)
+    assert len(faces) > 0 and not np.array_equal(faces, iso_f)  # the option reaches the library
+    edges = np.sort(np.concatenate([faces[:, [0, 1]], faces[:, [1, 2]], faces[:, [2, 0]]]), axis=1)
+    _, counts = np.unique(edges, axis=0, return_counts=True)
+    assert np.all(counts == 2)
+    a, b, c = (vertices[faces[:, k]].astype(np.float64) for k in range(3))
+    volume = np.einsum("ij,ij->i", a, np.cross(b, c)).sum() / 6.0
+    assert volume == pytest.approx(len(p) * (2 * r) ** 3, rel=0.03)
+
+
 def test_reconstruct_surface_carries_particle_fields(tmp_path):
     """attributes: a constant comes back exactly (a normalised average); a rigid rotation v = w x p comes
     back as w x (vertex) within the kernel's reach; a PLY written with them reads back."""

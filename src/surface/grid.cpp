@@ -20,8 +20,15 @@ std::span<const Field<SurfaceSettings>> surface_fields() {
         {"smooth", &S::smooth_iterations, "iterations", 0, 1000, "Taubin smoothing (lambda 0.5, mu -0.53)"},
         {"min_volume", &S::min_volume, "m^3", 0, kInf, "drop mesh pieces enclosing less (m^2 in 2D); 0 keeps all"},
         {"vertex_margin", &S::vertex_margin, "voxels", 0, 0.25, "every vertex this far from grid nodes: no sliver triangles (0: plain marching cubes)"},
+        {"anisotropic", &S::anisotropic, "", 0, 1, "anisotropic kernels (Yu & Turk 2013): flat surfaces flat, thin sheets kept"},
+        {"anisotropy_radius", &S::anisotropy_radius, "m", 0, kInf, "neighbourhood of a kernel's covariance; 0: 1.5 h"},
+        {"anisotropy_ratio", &S::anisotropy_ratio, "", 1, 100, "k_r: largest ratio of a kernel's principal variances"},
+        {"anisotropy_neighbors", &S::anisotropy_neighbors, "particles", 0, 100000, "N_eps: fewer neighbours: a round kernel of radius h/2; 0: a tenth of a full neighbourhood"},
+        {"anisotropy_smoothing", &S::anisotropy_smoothing, "", 0, 1, "lambda: centres moved this far toward their neighbours' weighted mean"},
         {"wavefront", &S::wavefront, "", 0, 1, "parallel wavefront sweep (false: the serial reference; same result)"},
         {"keep_grids", &S::keep_grids, "", 0, 1, "keep the density and signed distance grids in the result"},
+        {"decimate_error", &S::decimate_error, "voxels", 0, 1000, "decimation: largest distance the surface may move (0: no bound)"},
+        {"decimate_ratio", &S::decimate_ratio, "", 0, 1, "decimation: keep at most this fraction of the triangles (0: as few as decimate_error allows)"},
     };
     return table;
 }
@@ -36,6 +43,8 @@ void validate(const SurfaceSettings& s, const std::string& where) {
     if (s.support() < s.voxel())
         throw InputError(fmt::format("{}: key 'kernel_radius' = {} is below the voxel size {}: allowed: >= voxel",
                                      where, s.support(), s.voxel()));
+    if (s.decimate_error > 0.0f || s.decimate_ratio > 0.0f)
+        validate(DecimateSettings{s.decimate_error * s.voxel(), s.decimate_ratio}, where);
 }
 
 template <int D>

@@ -220,9 +220,13 @@ TEST(Surface, WavefrontEqualsSerialSweep) {
     EXPECT_EQ(std::memcmp(a.values.data(), b.values.data(), a.values.size() * sizeof(float)), 0);
 }
 
-// The whole pipeline, smoothing and blob removal included, gives the same bits on 1 and 2 threads.
+// The whole pipeline, smoothing and blob removal included, gives the same bits on 1 and 2 threads,
+// with isotropic and with anisotropic kernels.
 TEST(Surface, SameBitsOn1And2Threads) {
+  for (const bool anisotropic : {false, true}) {
+    SCOPED_TRACE(anisotropic ? "anisotropic" : "isotropic");
     SurfaceSettings s = sphere_settings();
+    s.anisotropic = anisotropic;
     s.smooth_iterations = 3;
     s.min_volume = 1e-9f;
     s.keep_grids = true;
@@ -242,6 +246,43 @@ TEST(Surface, SameBitsOn1And2Threads) {
     EXPECT_EQ(std::memcmp(r1.density.values.data(), r2.density.values.data(), r1.density.values.size() * 4), 0);
     EXPECT_EQ(std::memcmp(r1.signed_distance.values.data(), r2.signed_distance.values.data(),
                           r1.signed_distance.values.size() * 4), 0);
+  }
+}
+
+// Yu & Turk's kernels on a lattice (spacing 2r): a particle deep inside keeps the isotropic kernel
+// (h G = I), one on a flat face keeps h along the face's normal and is stretched along the face (no
+// axis shorter than h, eddy/surface.hpp), and a lone particle gets the round kernel of radius h / 2.
+TEST(Surface, AnisotropicKernelsOnALattice) {
+    SurfaceSettings s = sphere_settings();
+    s.anisotropic = true;
+    const float r = s.particle_radius;
+    std::vector<Vec3> p;
+    for (int k = 0; k < 12; ++k)
+        for (int j = 0; j < 12; ++j)
+            for (int i = 0; i < 12; ++i) p.push_back(Vec3{{2 * r * i, 2 * r * j, 2 * r * k}});
+    p.push_back(Vec3{{1.0f, 1.0f, 1.0f}});  // alone
+    ExecContext exec(2);
+    const auto k = anisotropic_kernels<3>(p, s, exec);
+    auto at = [&](int i, int j, int l) { return std::size_t(i + 12 * (j + 12 * l)); };
+    const std::size_t inner = at(6, 6, 6), top = at(6, 11, 6), lone = p.size() - 1;
+    for (int a = 0; a < 3; ++a)
+        for (int b = 0; b < 3; ++b) EXPECT_NEAR(k.g[inner][a * 3 + b], a == b ? 1.0f : 0.0f, 1e-4f) << a << b;
+    EXPECT_NEAR(k.det[inner], 1.0f, 1e-4f);
+    EXPECT_NEAR(norm(k.centers[inner] - p[inner]), 0.0f, 1e-6f);  // symmetric neighbourhood: no shift
+    // Top face: the y axis (the normal) keeps h; x and z stretch (h G < 1 there).
+    EXPECT_NEAR(k.g[top][4], 1.0f, 1e-4f);
+    EXPECT_LT(k.g[top][0], 0.95f);
+    EXPECT_LT(k.g[top][8], 0.95f);
+    EXPECT_GE(k.g[top][0], 0.5f - 1e-6f);  // stretched at most 2x
+    EXPECT_GT(k.extent[top][0], s.support());
+    EXPECT_NEAR(k.extent[top][1], s.support(), 1e-3f * s.support());
+    EXPECT_EQ(k.isolated, 1u);
+    EXPECT_NEAR(k.g[lone][0], 2.0f, 1e-6f);
+    EXPECT_NEAR(k.det[lone], 8.0f, 1e-5f);
+    EXPECT_EQ(k.centers[lone], p[lone]);
+    // A lone particle, invisible to the isotropic kernel (density 0.32 at its centre), is a droplet.
+    const auto drop = reconstruct_surface<3>(std::vector<Vec3>{p[lone]}, s, exec);
+    EXPECT_GT(enclosed_volume(drop.mesh), 0.0);
 }
 
 // Memory follows the fluid: two small drops 100 m apart need no more blocks than twice one drop.
