@@ -54,7 +54,7 @@ template <int D>
 AnisotropicKernels<D> anisotropic_kernels(std::span<const Vec<D>> positions, const SurfaceSettings& s,
                                           const ExecContext& exec) {
     validate(s);
-    const float rc = s.anisotropy_support(), h = s.support();
+    const float rc = s.anisotropy_support(), h = s.support(), inv_rc = 1.0f / rc;
     const float lambda = s.anisotropy_smoothing, kr = s.anisotropy_ratio;
     const std::size_t n = positions.size();
     AnisotropicKernels<D> k;
@@ -86,20 +86,27 @@ AnisotropicKernels<D> anisotropic_kernels(std::span<const Vec<D>> positions, con
     parallel_for_each_index(exec, n, [&](std::size_t i) {
         const Vec<D> xi = positions[i];
         // One pass in coordinates relative to x_i: sum w, sum w d, sum w d d^T (d = x_j - x_i).
-        double sw = 0.0, m[D] = {}, c[D][D] = {};
+        // Float sums of at most a few hundred terms in coordinates relative to x_i (|d| < r_c): the
+        // covariance's relative error stays near 1e-6, far below the clamp's factor k_r.
+        float swf = 0.0f, mf[D] = {}, cf[D][D] = {};
         int count = 0;
         grid.for_each_neighbor(xi, rc, [&](std::uint32_t j) {
             const Vec<D> d = positions[j] - xi;
-            const double q = norm(d) / rc;
-            const double w = 1.0 - q * q * q;  // eq. 11
-            sw += w;
+            const float q = norm(d) * inv_rc;
+            const float w = 1.0f - q * q * q;  // eq. 11
+            swf += w;
             for (int a = 0; a < D; ++a) {
-                m[a] += w * d[a];
-                for (int b = a; b < D; ++b) c[a][b] += w * double(d[a]) * d[b];
+                mf[a] += w * d[a];
+                for (int b = a; b < D; ++b) cf[a][b] += w * d[a] * d[b];
             }
             ++count;
         });
-        for (int a = 0; a < D; ++a) m[a] /= sw;  // x_w - x_i (eq. 10)
+        const double sw = swf;
+        double m[D], c[D][D] = {};
+        for (int a = 0; a < D; ++a) {
+            m[a] = mf[a] / sw;  // x_w - x_i (eq. 10)
+            for (int b = a; b < D; ++b) c[a][b] = cf[a][b];
+        }
         Vec<D> center;
         for (int a = 0; a < D; ++a) center[a] = xi[a] + float(lambda * m[a]);  // eq. 6
         k.centers[i] = center;
@@ -171,10 +178,10 @@ AnisotropicKernels<D> anisotropic_kernels(std::span<const Vec<D>> positions, con
         std::vector<Vec<D>> back(n);
         parallel_for_each_index(exec, n, [&](std::size_t i) {
             const Vec<D> xi = positions[i], ci = k.centers[i];
-            double sw = 0.0, m[D] = {};
+            float sw = 0.0f, m[D] = {};
             grid.for_each_neighbor(xi, rc, [&](std::uint32_t j) {
-                const double q = norm(positions[j] - xi) / rc;
-                const double w = 1.0 - q * q * q;
+                const float q = norm(positions[j] - xi) * inv_rc;
+                const float w = 1.0f - q * q * q;
                 sw += w;
                 const Vec<D> d = k.centers[j] - ci;
                 for (int a = 0; a < D; ++a) m[a] += w * d[a];

@@ -52,9 +52,17 @@ void splat_ellipsoid(float* out, const Vec<D>& c, const float* M, float scale, f
             const float dy = float(y) * voxel - c[1];
             float a[3] = {0.0f, 0.0f, 0.0f};
             for (int r = 0; r < D; ++r) a[r] = (M[r * D + 1] * dy + (D == 3 ? M[r * D + D - 1] * dz : 0.0f)) * inv_h;
-            float* __restrict dst = out + (D == 3 ? ((z - lo[2]) * B + (y - lo[1])) * B : (y - lo[1]) * B);
+            // The row's nodes inside the ellipsoid: |a + t mx|^2 < 1 with t = x - c_x, a quadratic in t.
+            const float A = mx[0] * mx[0] + mx[1] * mx[1] + mx[2] * mx[2];
+            const float Bh = a[0] * mx[0] + a[1] * mx[1] + a[2] * mx[2];
+            const float C = a[0] * a[0] + a[1] * a[1] + a[2] * a[2] - 1.0f;
+            const float disc = Bh * Bh - A * C;
+            if (disc <= 0.0f) continue;
             const float x0 = c[0];
-            for (int k = i0[0] - lo[0]; k <= i1[0] - lo[0]; ++k) {
+            // The whole row of the block, branch-free as the isotropic splat (nodes outside get q = 1,
+            // f = 0): a fixed-length row vectorises; clipping it to the chord left short scalar loops.
+            float* __restrict dst = out + (D == 3 ? ((z - lo[2]) * B + (y - lo[1])) * B : (y - lo[1]) * B);
+            for (int k = 0; k < B; ++k) {
                 const float dx = float(lo[0] + k) * voxel - x0;
                 const float u0 = a[0] + mx[0] * dx, u1 = a[1] + mx[1] * dx, u2 = D == 3 ? a[2] + mx[2] * dx : 0.0f;
                 const float q = std::min(std::sqrt(u0 * u0 + u1 * u1 + u2 * u2), 1.0f);
@@ -149,21 +157,44 @@ SparseGrid<D> splat_density(std::span<const Vec<D>> input, const SurfaceSettings
     };
     int around = 1;
     for (int a = 0; a < D; ++a) around *= 2 * R + 1;
+    // Anisotropic kernels reach up to 2 h but most reach h: only the blocks that the union of a home
+    // block's kernel boxes overlaps (the others would hold zeros and cost the later stages their time).
+    constexpr std::uint64_t kNone = ~std::uint64_t(0);
     std::vector<std::uint64_t> active(home_keys.size() * around);
     parallel_for_each_index(exec, home_keys.size(), [&](std::size_t k) {
         const Coord c = unpack(home_keys[k]);
+        Coord blo, bhi;
+        for (int a = 0; a < D; ++a) {
+            blo[a] = c[a] - R;
+            bhi[a] = c[a] + R;
+        }
+        if (s.anisotropic) {
+            Coord nlo = sorted[home_begin[k]].i0, nhi = sorted[home_begin[k]].i1;
+            for (std::size_t q = home_begin[k]; q < home_begin[k + 1]; ++q)
+                for (int a = 0; a < D; ++a) {
+                    nlo[a] = std::min(nlo[a], sorted[q].i0[a]);
+                    nhi[a] = std::max(nhi[a], sorted[q].i1[a]);
+                }
+            for (int a = 0; a < D; ++a) {
+                blo[a] = std::max(blo[a], floor_div(nlo[a], B));
+                bhi[a] = std::min(bhi[a], floor_div(nhi[a], B));
+            }
+        }
         for (int o = 0; o < around; ++o) {
             Coord d = c;
             int t = o;
+            bool inside = true;
             for (int a = 0; a < D; ++a) {
                 d[a] += t % (2 * R + 1) - R;
                 t /= 2 * R + 1;
+                inside &= d[a] >= blo[a] && d[a] <= bhi[a];
             }
-            active[k * around + o] = BlockLayout<D>::key(d);
+            active[k * around + o] = inside ? BlockLayout<D>::key(d) : kNone;
         }
     }, 64);
     exec.run([&] { tbb::parallel_sort(active.begin(), active.end()); });
     active.erase(std::unique(active.begin(), active.end()), active.end());
+    if (!active.empty() && active.back() == kNone) active.pop_back();
     // 2^31 nodes (8 GB per grid) is far beyond any fluid this toolkit simulates: a voxel that small
     // is a mistake, and says so instead of failing to allocate.
     if (double(active.size()) * g.layout.voxels_per_block() > double(1u << 31))
