@@ -17,6 +17,7 @@ PKGS=(
   libmuparser-dev       # shallow water: terrain and initial surface given as expressions of x and y
   libassimp-dev         # geometry: users' models (OBJ, STL, PLY, glTF, FBX) as walls and fluid volumes
   libopenvdb-dev libboost-iostreams-dev  # surface: .vdb level sets, and the OpenVDB cross-check and peer
+  libmeshoptimizer-dev  # surface: edge-collapse decimation of the meshes (decimate_error, decimate_ratio)
   libbullet-dev libbox2d-dev  # bodies: contacts between rigid bodies and with the walls (Bullet in 3D, Box2D in 2D)
   libglfw3-dev libepoxy-dev libimgui-dev # the optional viewer (eddy view): window, OpenGL loader, UI
   xvfb xauth libgl1-mesa-dri             # headless viewer tests under Mesa's software OpenGL

@@ -12,6 +12,10 @@ template <int D>
 SurfaceResult<D> reconstruct_surface(std::span<const Vec<D>> positions, const SurfaceSettings& s, const ExecContext& exec) {
     validate(s);
     if (positions.empty()) throw InputError("no particles: allowed: at least one particle");
+    const bool decimating = s.decimate_error > 0.0f || s.decimate_ratio > 0.0f;
+    if (D == 2 && decimating)
+        throw InputError(fmt::format("keys 'decimate_error' = {}, 'decimate_ratio' = {}: 2D contour lines are not "
+                                     "decimated; allowed: 0 in 2D", s.decimate_error, s.decimate_ratio));
     using clock = std::chrono::steady_clock;
     auto t = clock::now();
     auto lap = [&](double& out) {
@@ -32,6 +36,9 @@ SurfaceResult<D> reconstruct_surface(std::span<const Vec<D>> positions, const Su
     lap(r.seconds[3]);
     taubin_smooth<D>(r.mesh, s.smooth_iterations, exec);
     remove_small_components<D>(r.mesh, s.min_volume);
+    // After smoothing and cleaning, before any attributes (interpolate_attributes runs on the coarse mesh).
+    if constexpr (D == 3)
+        if (decimating) decimate(r.mesh, DecimateSettings{s.decimate_error * s.voxel(), s.decimate_ratio}, exec);
     lap(r.seconds[4]);
     r.blocks = phi.layout.size();
     r.grid_bytes = phi.memory_bytes();
