@@ -418,6 +418,18 @@ int run_main(int argc, char** argv) {
                       "Particle scenes: write the walls every frame (frames/walls_NNNNN.vtp, walls.pvd) with a point "
                       "array 'pressure', the fluid's pressure on each wall particle (Pa; N/m in 2D), extrapolated from "
                       "the fluid within the kernel's support (Adami et al. 2012); as the scene's output.wall_pressure");
+    bool run_whitewater = false;
+    run_cmd->add_flag("--whitewater", run_whitewater,
+                      "Particle scenes: spray, foam and bubbles (Ihmsen et al. 2012) stepped with the fluid and written "
+                      "every frame: frames/whitewater_NNNNN.vtp/.ply (point array 'type': 0 spray, 1 foam, 2 bubble), "
+                      "whitewater.pvd, whitewater.csv (docs/whitewater.md); not kept in checkpoints");
+    int run_ww_substeps = 10;
+    run_cmd->add_option("--whitewater-substeps", run_ww_substeps,
+                        "With --whitewater: whitewater steps per frame interval (0: after every fluid step)")
+        ->capture_default_str()
+        ->check(whole_check(0, 100000, "a whole number from 0 to 100000"));
+    std::vector<std::string> run_ww_sets;
+    run_cmd->add_option("--ww-set", run_ww_sets, "With --whitewater: a whitewater setting KEY=VALUE (eddy whitewater --help)");
     std::vector<std::string> run_attributes;
     run_cmd->add_option("--interpolate-attributes", run_attributes,
                         "With --mesh --mesh-format ply or vtp: particle fields carried onto the surface's vertices, comma "
@@ -498,6 +510,29 @@ int run_main(int argc, char** argv) {
     mesh_cmd->add_flag("--allow-outside-references", mesh_opts.allow_outside_references,
                        "Let a .pvtp's <Piece Source> name files outside its folder (absolute, '..'); default: refused");
 
+    // ---- eddy whitewater: spray, foam and bubbles of a finished run (issue 32) ----
+    auto* ww_cmd = app.add_subcommand("whitewater", "Spray, foam and bubbles (Ihmsen et al. 2012) of a finished particle "
+                                                    "run, from its frames, written into its folder");
+    eddy::WhitewaterPostOptions ww_opts;
+    std::string ww_dir;
+    std::vector<std::string> ww_sets;
+    ww_cmd->add_option("run_dir", ww_dir, "The output folder of `eddy run` (frames/, summary.json)")->required()->check(kNonEmptyPath);
+    ww_cmd->add_option("--substeps", ww_opts.substeps, "Whitewater steps between two frames (fluid interpolated linearly)")
+        ->capture_default_str()
+        ->check(whole_check(1, 100000, "a whole number from 1 to 100000"));
+    ww_cmd->add_option("--set", ww_sets, "A whitewater setting KEY=VALUE (repeatable; keys below)");
+    ww_cmd->add_option("--radius", ww_opts.particle_radius, "Particle radius r (m); default: summary.json's")
+        ->check(number_check(0, true, FLT_MAX, false, "a length > 0 (m)", "radius"));
+    int ww_threads = 0;
+    ww_cmd->add_option("--threads,-j", ww_threads, "Worker threads, at most 4096 (default and 0: all cores); results do not depend on it")
+        ->check(kThreadsCheck);
+    ww_cmd->add_flag("--allow-outside-references", ww_opts.allow_outside_references,
+                     "Let a .pvtp's <Piece Source> name files outside its folder; default: refused");
+    ww_cmd->footer("\nSettings (--set KEY=VALUE; ranges as checked):\n" +
+                   eddy::describe(eddy::whitewater_fields(), eddy::WhitewaterSettings{}) +
+                   "\nWrites frames/whitewater_NNNNN.vtp/.ply, whitewater.pvd, whitewater.csv into RUN_DIR (docs/whitewater.md).\n"
+                   "Exit codes: 0 done, 1 failure, 2 bad input.\n");
+
     if (argc == 1) {  // a newcomer typing `eddy`: the overview, not an error
         std::cout << app.help();
         return eddy::kExitOk;
@@ -514,14 +549,14 @@ int run_main(int argc, char** argv) {
         // One line, like every other input error (CLI11's own report adds a second), pointing at the
         // help of the subcommand being parsed (`eddy mesh --bogus`: eddy mesh --help).
         std::string help = "eddy --help";
-        for (const CLI::App* sub : {run_cmd, mesh_cmd, scenes_cmd})
+        for (const CLI::App* sub : {run_cmd, mesh_cmd, scenes_cmd, ww_cmd})
             if (sub->parsed()) help = fmt::format("eddy {} --help", sub->get_name());
         std::string msg = e.what();
         // CLI11's "--voxel: key 'voxel' = 0: ..." -> "eddy mesh: key 'voxel' = 0: ...", as the library says it.
         if (const auto k = msg.find(": key '"); k != std::string::npos && dynamic_cast<const CLI::ValidationError*>(&e))
             msg = (mesh_cmd->parsed() ? "eddy mesh: " : "") + msg.substr(k + 2);
         if (help == "eddy --help" && argc > 1)  // CLI11: "A subcommand is required"
-            msg = fmt::format("'{}' is not a command; allowed: scenes, run, mesh, view", eddy::text_excerpt(argv[1], 40));
+            msg = fmt::format("'{}' is not a command; allowed: scenes, run, mesh, whitewater, view", eddy::text_excerpt(argv[1], 40));
         if (dynamic_cast<const CLI::ExtrasError*>(&e)) {
             // "The following argument was not expected: --bogus" -> what and where.
             if (const auto colon = msg.find(": "); colon != std::string::npos)
@@ -564,10 +599,23 @@ int run_main(int argc, char** argv) {
                          rep.dimension == 3 ? "triangles" : "segments", mesh_out.c_str());
             return eddy::kExitOk;
         }
+        if (*ww_cmd) {
+            doing = fmt::format("making the whitewater of {}", ww_dir);
+            ww_opts.run_dir = ww_dir;
+            ww_opts.settings = eddy::whitewater_settings_from(ww_sets, "eddy whitewater --set");
+            eddy::ExecContext exec(ww_threads);
+            const auto rep = eddy::whitewater_post_process(ww_opts, exec);
+            const auto last = rep.rows.empty() ? eddy::WhitewaterFiles::Row{} : rep.rows.back();
+            std::fprintf(stderr, "eddy: %d frame(s), %dD: last frame %llu spray, %llu foam, %llu bubbles -> %s/whitewater.csv\n",
+                         rep.frames, rep.dimension, (unsigned long long)last.spray, (unsigned long long)last.foam,
+                         (unsigned long long)last.bubbles, ww_dir.c_str());
+            return eddy::kExitOk;
+        }
         if (!resume_dir.empty()) {
             // Everything but the end, the threads and the output's verbosity is the original run's.
             for (const char* flag : {"scene", "--out", "--fps", "--format", "--set", "--render", "--pieces", "--mesh", "--mesh-format",
-                                     "--max-particles", "--up", "--interpolate-attributes", "--wall-pressure"})
+                                     "--max-particles", "--up", "--interpolate-attributes", "--wall-pressure", "--whitewater",
+                                     "--whitewater-substeps", "--ww-set"})
                 if (run_cmd->count(flag))
                     throw eddy::InputError(fmt::format("--resume {}: {} cannot change a run being resumed; allowed with "
                                                        "--resume: --until, --steps, --threads, --checkpoint-every, --rebalance-every, --max-memory, --quiet",
@@ -645,6 +693,8 @@ int run_main(int argc, char** argv) {
             if (run_mesh)
                 throw eddy::InputError(fmt::format("--mesh: {} is a grid; its water surface is written with --format obj or ply",
                                                    scene.where()));
+            if (run_whitewater)
+                throw eddy::InputError(fmt::format("--whitewater: {} is a grid; allowed with particle scenes", scene.where()));
             if (run_wall_pressure)
                 throw eddy::InputError(fmt::format("--wall-pressure: {} is a grid (its walls are cells, not particles); "
                                                    "allowed with particle scenes", scene.where()));
@@ -660,6 +710,11 @@ int run_main(int argc, char** argv) {
         opts.mesh_format = run_mesh_format;
         opts.mesh_attributes = run_attributes;
         opts.wall_pressure = run_wall_pressure;
+        if (!run_whitewater && (run_cmd->count("--whitewater-substeps") || !run_ww_sets.empty()))
+            throw eddy::InputError("--whitewater-substeps, --ww-set: settings of --whitewater; allowed: with --whitewater");
+        opts.whitewater = run_whitewater;
+        opts.whitewater_substeps = run_ww_substeps;
+        if (run_whitewater) opts.whitewater_settings = eddy::whitewater_settings_from(run_ww_sets, "--ww-set");
         opts.budget = budget;
         const std::size_t particles = std::visit([](const auto& s) { return s.fluid.size(); }, sim);
         if (g_procs.size > 1 && !opts.pieces && double(particles) > kPiecesAboveParticles) {

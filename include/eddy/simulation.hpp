@@ -28,6 +28,7 @@
 #include "eddy/surface.hpp"
 #include "eddy/up_axis.hpp"
 #include "eddy/wcsph.hpp"
+#include "eddy/whitewater.hpp"
 
 namespace eddy {
 
@@ -227,6 +228,13 @@ struct RunOptions {
     /// Called with one line when something worth knowing happens during the run that is not an error
     /// (particles that left every container were removed); also listed in summary.json "warnings".
     std::function<void(const std::string&)> on_warning;
+    /// Whitewater (issue 32; eddy/whitewater.hpp): spray, foam and bubbles stepped along with the fluid,
+    /// every 1/(fps whitewater_substeps) s of simulated time (0 substeps: after every fluid step), written
+    /// every frame (frames/whitewater_NNNNN.vtp/.ply, whitewater.pvd, whitewater.csv). Not in checkpoints:
+    /// a resumed run has none; refused over several processes.
+    bool whitewater = false;
+    WhitewaterSettings whitewater_settings;
+    int whitewater_substeps = 10;
 };
 
 struct FrameRecord {

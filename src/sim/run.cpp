@@ -15,6 +15,7 @@
 #include "eddy/bodies_io.hpp"
 #include "eddy/json_text.hpp"
 #include "eddy/wall_pressure.hpp"
+#include "sim/whitewater_output.hpp"
 #include "sim/run_support.hpp"
 
 namespace eddy {
@@ -662,7 +663,7 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
             if (reader) restore_carry(*reader, cfg, sim.time, sim.steps, sim.boundary.motions.size(), sim.bodies.size(), carry, result.frames);
             const int frames_kept = static_cast<int>(result.frames.size());
             if (writer) {
-                detail::open_run_folder(out, {"particles_", "surface_", "walls", "bodies_"}, frames_kept,
+                detail::open_run_folder(out, {"particles_", "surface_", "walls", "bodies_", "whitewater_"}, frames_kept,
                                         {{"scene", scene.name}, {"method", scene.method}}, rec != nullptr, cfg.run_id);
             }
             // The bodies in files (issue 30; eddy/bodies_io.hpp): their surfaces at rest once (bodies/body_KK.obj,
@@ -671,6 +672,8 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
                 io::body_rest_meshes<D>(sim.bodies, io::body_prism_depth(scene.particle_radius));
             if (writer) io::write_body_meshes(out / "bodies", body_rest, up);
             if (hooks) hooks->any(false);  // the folder is ready before any process writes a piece into it
+            // Spray, foam and bubbles (--whitewater; eddy/whitewater.hpp), stepped and written beside the fluid.
+            detail::LiveWhitewater<D> whitewater(opts, scene, fps, up, sim.time, hooks != nullptr);
             // The whole fluid: this process's, or every process's gathered on the writer (collective).
             ParticleSet<D> gathered;
             auto whole = [&]() -> const ParticleSet<D>& {
@@ -755,6 +758,7 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
                 }
                 std::optional<ParticleSet<D>> turned;
                 const ParticleSet<D>& fluid = in_file_axes(all, turned);
+                for (auto& f : whitewater.write_frame(fr.index, sim.time)) fr.files.push_back(std::move(f));
                 for (const auto& f : formats) {
                     if (f == "vtk" && !pieces) {
                         const std::string name = frame_name(fr.index, "vtp");
@@ -989,6 +993,7 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
                 const auto s0 = clock::now();
                 const StepStats st = hooks ? hooks->step(simulation, exec, target) : step(simulation, exec, target);
                 step_seconds += std::chrono::duration<double>(clock::now() - s0).count();
+                whitewater.after_step(sim.fluid.position, sim.fluid.velocity, sim.time, sim.steps, exec);
                 max_err = std::max(max_err, st.max_density_error);
                 frame_max_err = std::max(frame_max_err, st.max_density_error);
                 frame_sum_err += st.mean_density_error;

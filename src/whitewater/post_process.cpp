@@ -1,0 +1,191 @@
+// `eddy whitewater RUN_DIR`: the whitewater of a finished run, from its frames. Between two frames the
+// fluid is interpolated linearly (particles matched by id) over `substeps` whitewater steps.
+#include <algorithm>
+#include <cmath>
+#include <unordered_map>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "eddy/error.hpp"
+#include "eddy/input_file.hpp"
+#include "eddy/io.hpp"
+#include "eddy/whitewater.hpp"
+#include "sim/run_support.hpp"
+
+namespace eddy {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct FrameFile {
+    int index = 0;
+    double time = 0.0;
+    std::string file;  // relative to the run folder
+};
+
+struct RunInfo {
+    int dimension = 3;
+    float particle_radius = 0.0f;
+    UpAxis up = UpAxis::y;
+    std::vector<FrameFile> frames;
+};
+
+// summary.json of the run: its dimension, radius, up axis and frames (time, files).
+RunInfo read_run(const fs::path& dir) {
+    const fs::path summary = dir / "summary.json";
+    std::string text;
+    {
+        auto f = io::InputFile::open_existing(summary);
+        if (!f)
+            throw InputError(fmt::format("{}: no summary.json: allowed: the folder of a finished `eddy run`", dir.string()));
+        text = f->read_all(std::uint64_t(1) << 28, "summary.json");
+    }
+    const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+    const std::string where = summary.string();
+    if (j.is_discarded() || !j.is_object()) throw InputError(fmt::format("{}: not JSON", where));
+    auto bad = [&](const char* key, const std::string& what) {
+        return InputError(fmt::format("{}: key '{}' {}", where, key, what));
+    };
+    RunInfo info;
+    if (!j.contains("dimension") || !j["dimension"].is_number_integer() || (j["dimension"] != 2 && j["dimension"] != 3))
+        throw bad("dimension", "is missing or not 2 or 3 (a particle run's summary; grids have no whitewater)");
+    info.dimension = j["dimension"].get<int>();
+    if (j.contains("particle_radius") && j["particle_radius"].is_number()) info.particle_radius = j["particle_radius"].get<float>();
+    if (j.contains("up_axis") && j["up_axis"].is_string())
+        info.up = parse_up_axis(j["up_axis"].get<std::string>(), where + ": key 'up_axis'");
+    if (!j.contains("frames") || !j["frames"].is_array() || j["frames"].empty())
+        throw bad("frames", "is missing or empty; allowed: a run that wrote frames (status completed)");
+    const auto rank = [](const std::string& f) {
+        const auto e = fs::path(f).extension();
+        return e == ".pvtp" ? 0 : e == ".vtp" ? 1 : e == ".ply" ? 2 : e == ".csv" ? 3 : 9;
+    };
+    double last = -std::numeric_limits<double>::infinity();
+    for (std::size_t k = 0; k < j["frames"].size(); ++k) {
+        const auto& f = j["frames"][k];
+        const std::string at = fmt::format("frames[{}]", k);
+        if (!f.is_object() || !f.contains("time") || !f["time"].is_number() || !f.contains("files") || !f["files"].is_array())
+            throw InputError(fmt::format("{}: key '{}' has no time and files", where, at));
+        FrameFile ff;
+        ff.index = f.value("index", static_cast<int>(k));
+        ff.time = f["time"].get<double>();
+        if (!std::isfinite(ff.time) || !(ff.time > last))
+            throw InputError(fmt::format("{}: key '{}.time' = {}: allowed: finite and later than the frame before", where, at,
+                                         ff.time));
+        last = ff.time;
+        for (const auto& name : f["files"]) {
+            if (!name.is_string()) continue;
+            const std::string s = name.get<std::string>();
+            // Only the run's own particle frames (a one-component name in frames/ or a .pvtp at the top).
+            const bool particle = s.rfind("frames/particles_", 0) == 0 && detail::valid_frame_file(s);
+            if (!particle || rank(s) > 3) continue;
+            if (fs::path(s).stem().string().find("_p") != std::string::npos && rank(s) != 0) continue;  // a piece
+            if (ff.file.empty() || rank(s) < rank(ff.file)) ff.file = s;
+        }
+        if (ff.file.empty())
+            throw InputError(fmt::format("{}: key '{}.files' lists no particle file (frames/particles_NNNNN.pvtp, .vtp, .ply, "
+                                         ".csv)", where, at));
+        info.frames.push_back(ff);
+    }
+    return info;
+}
+
+template <int D>
+struct Fluid {
+    std::vector<Vec<D>> x, v;
+    std::vector<std::uint32_t> id;
+};
+
+template <int D>
+Fluid<D> read_fluid(const fs::path& file, const WhitewaterPostOptions& opts) {
+    io::ParticleReadOptions ro;
+    ro.allow_outside_references = opts.allow_outside_references;
+    const ParticleSet<3> p = io::read_particles<3>(file, ro);
+    Fluid<D> f;
+    f.x.resize(p.size());
+    f.v.resize(p.size());
+    f.id = p.id;
+    for (std::size_t i = 0; i < p.size(); ++i)
+        for (int a = 0; a < D; ++a) {
+            f.x[i][a] = p.position[i][a];
+            f.v[i][a] = p.velocity[i][a];
+        }
+    return f;
+}
+
+template <int D>
+WhitewaterPostReport post_process(const RunInfo& info, const WhitewaterPostOptions& opts, float radius, Vec<D> gravity,
+                                  const ExecContext& exec) {
+    const fs::path& dir = opts.run_dir;
+    std::error_code ec;
+    fs::create_directories(dir / "frames", ec);
+    WhitewaterFiles files(dir);  // the particles' files' axes already: no turn
+    Whitewater<D> w;
+    WhitewaterPostReport rep;
+    rep.dimension = D;
+    Fluid<D> a = read_fluid<D>(dir / info.frames[0].file, opts);
+    files.write_frame<D>(info.frames[0].index, info.frames[0].time, w);
+    std::vector<Vec<D>> x, v;
+    std::uint64_t step_index = 0;
+    for (std::size_t k = 1; k < info.frames.size(); ++k) {
+        const FrameFile& fb = info.frames[k];
+        Fluid<D> b = read_fluid<D>(dir / fb.file, opts);
+        const double span = fb.time - info.frames[k - 1].time;
+        // Each particle of frame a at its place in frame b (by id), or none (removed: it carries on with its velocity).
+        std::vector<std::int64_t> in_b(a.x.size(), -1);
+        const bool same = a.id == b.id;
+        std::unordered_map<std::uint32_t, std::uint32_t> where;
+        if (!same)
+            for (std::uint32_t i = 0; i < b.id.size(); ++i) where.emplace(b.id[i], i);
+        for (std::size_t i = 0; i < a.x.size(); ++i) {
+            if (same) in_b[i] = static_cast<std::int64_t>(i);
+            else if (auto it = where.find(a.id[i]); it != where.end()) in_b[i] = it->second;
+        }
+        x.resize(a.x.size());
+        v.resize(a.x.size());
+        const double dt = span / opts.substeps;
+        for (int s = 1; s <= opts.substeps; ++s) {
+            const float t = static_cast<float>(double(s) / opts.substeps);
+            const float tt = static_cast<float>(double(s) * dt);
+            parallel_for_each_index(exec, a.x.size(), [&](std::size_t i) {
+                if (in_b[i] >= 0) {
+                    x[i] = a.x[i] + t * (b.x[in_b[i]] - a.x[i]);
+                    v[i] = a.v[i] + t * (b.v[in_b[i]] - a.v[i]);
+                } else {
+                    x[i] = a.x[i] + tt * a.v[i];
+                    v[i] = a.v[i];
+                }
+            });
+            step_whitewater<D>(w, x, v, radius, gravity, dt, step_index++, opts.settings, exec);
+        }
+        files.write_frame<D>(fb.index, fb.time, w);
+        a = std::move(b);
+    }
+    rep.frames = static_cast<int>(info.frames.size());
+    rep.rows = files.rows();
+    return rep;
+}
+
+}  // namespace
+
+WhitewaterPostReport whitewater_post_process(const WhitewaterPostOptions& opts, const ExecContext& exec) {
+    std::error_code ec;
+    if (!fs::is_directory(opts.run_dir, ec))
+        throw InputError(fmt::format("{}: no such folder; allowed: the output folder of `eddy run`", opts.run_dir.string()));
+    if (opts.substeps < 1 || opts.substeps > 100000)
+        throw InputError(fmt::format("key 'substeps' = {}: allowed: a whole number from 1 to 100000", opts.substeps));
+    validate(opts.settings, "eddy whitewater");
+    const RunInfo info = read_run(opts.run_dir);
+    const float radius = opts.particle_radius > 0.0f ? opts.particle_radius : info.particle_radius;
+    if (!(radius > 0.0f))
+        throw InputError(fmt::format("{}: key 'particle_radius' is missing from summary.json; allowed: --radius R (m, > 0)",
+                                     opts.run_dir.string()));
+    std::array<double, 3> g = {0.0, -9.81, 0.0};
+    if (info.dimension == 3 && info.up == UpAxis::z) g = {0.0, 0.0, -9.81};
+    if (opts.gravity) g = *opts.gravity;
+    if (info.dimension == 2) return post_process<2>(info, opts, radius, from_array<2>(g), exec);
+    return post_process<3>(info, opts, radius, from_array<3>(g), exec);
+}
+
+}  // namespace eddy
