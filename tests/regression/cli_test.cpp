@@ -291,7 +291,7 @@ TEST_F(Cli, FlagValuesAreCheckedWithOneLineEach) {
         {"mesh x.csv --out ''", "--out: '' is not allowed"},
         {"mesh x.csv --out m.obj --bogus", "(see eddy mesh --help)"},
         {"run dam_break_2d --bogus", "unknown option or extra argument --bogus (see eddy run --help)"},
-        {"bogus", "'bogus' is not a command; allowed: scenes, run, mesh, view"},
+        {"bogus", "'bogus' is not a command; allowed: scenes, run, mesh, whitewater, view"},
         {"run dam_brake_2d" + out, "did you mean dam_break_2d?"},
     };
     for (const auto& c : cases) expect_bad_input(run_cli(c.args), c.args, c.expect);
