@@ -5,6 +5,10 @@
 #              Cycles draw them), water material; --pieces runs' .pvtp files are read piece by piece;
 #   surface    the reconstructed surface (eddy run --mesh), water material, with velocity on its vertices
 #              when the run wrote it (--mesh-format ply --interpolate-attributes velocity: motion blur, foam);
+#   whitewater spray, foam and bubbles (eddy run --whitewater: frames/whitewater_NNNNN.ply|vtp), a point cloud
+#              with the attributes type (0 spray, 1 foam, 2 bubble), velocity, lifetime and id, drawn as
+#              small icospheres of a fraction of the particle radius, one material per type ("eddy spray",
+#              "eddy foam": flattened, "eddy bubbles": slightly transparent), Geometry Nodes;
 #   walls      the scene's wall models (walls.obj, or walls_NNNNN.obj when they move), neutral material;
 #   tank       the scene's box, sphere and cylinder boundaries (its JSON, summary.json scene_file) as
 #              meshes: containers face inwards and drop their near walls ("eddy tank"), moving ones are
@@ -16,7 +20,7 @@
 # (Blender frame scene.frame_start + k shows eddy frame k; the import sets the scene's fps to the run's).
 # bake() makes a saved .blend play and render without the add-on (blender -b --factory-startup): the
 # particles as Blender's own point cache on disk next to the .blend (one .bphys file per frame, a
-# relative path), surfaces and moving walls as one object per frame shown on its frame.
+# relative path), surfaces, whitewater and moving walls as one object per frame shown on its frame.
 # Files are read here, not by Blender's importers, so every attribute survives and the up axis is the
 # run's (summary.json "up_axis": y-up files are turned to Blender's z up, as its OBJ importer does).
 # What it cannot import (grid-only shallow-water runs, folders without summary.json or frames) is refused
@@ -30,10 +34,10 @@
 bl_info = {
     "name": "eddy fluid output",
     "author": "eddy developers",
-    "version": (0, 2, 0),
+    "version": (0, 3, 0),
     "blender": (3, 4, 0),
     "location": "File > Import > eddy output folder",
-    "description": "Animated particles (velocity, density, pressure, id), surfaces, walls, tank and rigid bodies "
+    "description": "Animated particles (velocity, density, pressure, id), surfaces, whitewater, walls, tank and rigid bodies "
                    "of an eddy run, baked to play without the add-on",
     "category": "Import-Export",
 }
@@ -227,6 +231,34 @@ def read_particles(path):
     return out
 
 
+WHITEWATER_TYPES = ("spray", "foam", "bubbles")  # the files' type 0, 1, 2
+
+
+def read_whitewater(path):
+    """A whitewater frame (eddy run --whitewater, eddy whitewater: frames/whitewater_NNNNN.ply or .vtp): dict
+    with position (n, 3), velocity (n, 3), lifetime (n,) float32, type (n,) int32 (0 spray, 1 foam,
+    2 bubble) and id (n,) int32."""
+    ext = os.path.splitext(path)[1].lower()
+    if ext == ".ply":
+        v, _ = read_ply(path)
+        out = {"position": np.stack([v["x"], v["y"], v["z"]], axis=1)}
+        if "vx" in v:
+            out["velocity"] = np.stack([v["vx"], v["vy"], v["vz"]], axis=1)
+    elif ext == ".vtp":
+        v = _vtp_arrays(path)
+        out = {"position": v["Points"].reshape(-1, 3)}
+        if "velocity" in v:
+            out["velocity"] = v["velocity"].reshape(-1, 3)
+    else:
+        raise ValueError(f"{path}: not a whitewater file (.ply, .vtp)")
+    if "type" not in v:
+        raise ValueError(f"{path}: no 'type' (0 spray, 1 foam, 2 bubble): not an eddy whitewater file")
+    for k in ("lifetime", "type", "id"):
+        if k in v:
+            out[k] = v[k]
+    return {k: np.ascontiguousarray(a, dtype=np.int32 if k in ("type", "id") else np.float32) for k, a in out.items()}
+
+
 def read_mesh(path):
     """A triangle mesh (.ply or .obj as eddy writes them): dict with position (n, 3), faces (m, 3) and
     any vertex attributes (velocity (n, 3) from vx vy vz; scalars by name)."""
@@ -329,7 +361,7 @@ class Run:
             self.up_axis = self.summary.get("up_axis", "y")  # runs before up_axis existed wrote y up
         self.radius = float(self.summary.get("particle_radius", 0.01))
         self.fps = float(self.summary.get("fps", 0) or 0)
-        self.frames = {"particles": {}, "surface": {}, "walls": {}}
+        self.frames = {"particles": {}, "surface": {}, "walls": {}, "whitewater": {}}
         self.wall_frames = {}  # walls_NNNNN.vtp: moving walls' particles (and models' triangles)
         self.grids = 0  # shallow-water grids (.vti, .pvti), which are not imported
         frames = os.path.join(self.folder, "frames")
@@ -341,10 +373,12 @@ class Run:
             m = re.fullmatch(r"walls_(\d+)\.vtp", name)
             if m:
                 self.wall_frames[int(m.group(1))] = os.path.join(frames, name)
-            m = re.fullmatch(r"(particles|surface|walls)_(\d+)\.(ply|vtp|pvtp|csv|obj)", name)
+            m = re.fullmatch(r"(particles|surface|walls|whitewater)_(\d+)\.(ply|vtp|pvtp|csv|obj)", name)
             if m:
                 kind, k = m.group(1), int(m.group(2))
                 if kind == "walls" and m.group(3) != "obj":
+                    continue
+                if kind == "whitewater" and m.group(3) not in ("ply", "vtp"):
                     continue
                 if kind == "surface" and m.group(3) == "vtp":  # ParaView's copy (surface.pvd) of the OBJ/PLY
                     continue
@@ -551,11 +585,15 @@ def _set_attribute(mesh, name, values):
         a.data.foreach_set("value", values.astype(np.float32))
 
 
+def _read(kind, path):
+    return {"particles": read_particles, "whitewater": read_whitewater}.get(kind, read_mesh)(path)
+
+
 def _show(obj, run, kind, k):
     path = run.file(kind, k)
     if path is None or obj.get("eddy_file") == path:
         return
-    data = read_particles(path) if kind == "particles" else read_mesh(path)
+    data = _read(kind, path)
     up = run.up_axis
     _fill_mesh(obj.data, to_blender_axes(data["position"], up), data.get("faces"))
     for name, values in data.items():
@@ -665,6 +703,110 @@ def _points_modifier(obj, radius, subdivisions=1):
     mod = obj.modifiers.new("eddy particles", "NODES")
     mod.node_group = group
     return mod
+
+
+def whitewater_materials():
+    """The whitewater's materials, by type: "eddy spray" (white, a little glossy: droplets), "eddy foam"
+    (white, diffuse), "eddy bubbles" (white-blue, slightly transparent: alpha 0.5, partly transmissive)."""
+    mats = []
+    for name, colour, rough, transmission, alpha in (("eddy spray", (0.95, 0.97, 1.0), 0.25, 0.0, 1.0),
+                                                      ("eddy foam", (0.9, 0.9, 0.9), 1.0, 0.0, 1.0),
+                                                      ("eddy bubbles", (0.85, 0.93, 1.0), 0.1, 0.5, 0.5)):
+        mat = bpy.data.materials.get(name)
+        if mat is None:
+            mat = bpy.data.materials.new(name)
+            mat.use_nodes = True
+            bsdf = mat.node_tree.nodes["Principled BSDF"]
+            bsdf.inputs["Base Color"].default_value = colour + (1.0,)
+            bsdf.inputs["Roughness"].default_value = rough
+            bsdf.inputs["Transmission"].default_value = transmission
+            bsdf.inputs["Alpha"].default_value = alpha
+            if "Specular" in bsdf.inputs:  # Blender 3.x; foam: hardly a highlight
+                bsdf.inputs["Specular"].default_value = 0.1 if rough >= 1.0 else 0.5
+            mat.diffuse_color = colour + (alpha,)
+            if alpha < 1.0:  # EEVEE: stochastic transparency (Cycles reads Alpha as it is)
+                mat.blend_method, mat.shadow_method = "HASHED", "HASHED"
+        mats.append(mat)
+    return mats
+
+
+# Whitewater drawn per type: (size in particle radii, its height as a share of its width).
+WHITEWATER_LOOK = {"spray": (0.5, 1.0), "foam": (0.8, 0.35), "bubbles": (0.5, 1.0)}
+
+
+def _group_input(group, socket_type, name):
+    if hasattr(group, "interface"):  # Blender 4
+        return group.interface.new_socket(name, in_out="INPUT", socket_type=socket_type)
+    return group.inputs.new(socket_type, name)
+
+
+def _whitewater_modifier(obj, radius):
+    """Geometry Nodes: per type (the point attribute 'type', 0 spray, 1 foam, 2 bubble) an icosphere instanced
+    on that type's points, in its material (whitewater_materials), of WHITEWATER_LOOK's size times the group
+    input "Radius" (default: the run's particle radius; foam flattened along z, Blender's up); the three
+    joined. The modifier's Radius field scales them all."""
+    group = bpy.data.node_groups.get("eddy whitewater")
+    if group is None:
+        group = bpy.data.node_groups.new("eddy whitewater", "GeometryNodeTree")
+        _group_input(group, "NodeSocketGeometry", "Geometry")
+        radius_in = _group_input(group, "NodeSocketFloat", "Radius")
+        radius_in.min_value, radius_in.default_value = 0.0, radius
+        if hasattr(group, "interface"):
+            group.interface.new_socket("Geometry", in_out="OUTPUT", socket_type="NodeSocketGeometry")
+        else:
+            group.outputs.new("NodeSocketGeometry", "Geometry")
+        nodes, links = group.nodes, group.links
+        gin, gout = nodes.new("NodeGroupInput"), nodes.new("NodeGroupOutput")
+        kind = nodes.new("GeometryNodeInputNamedAttribute")
+        kind.data_type = "INT"
+        kind.inputs["Name"].default_value = "type"
+        kind_out = [o for o in kind.outputs if o.enabled and o.type == "INT"][0]
+        ico = nodes.new("GeometryNodeMeshIcoSphere")
+        ico.inputs["Radius"].default_value, ico.inputs["Subdivisions"].default_value = 1.0, 1
+        smooth = nodes.new("GeometryNodeSetShadeSmooth")
+        links.new(ico.outputs["Mesh"], smooth.inputs["Geometry"])
+        join = nodes.new("GeometryNodeJoinGeometry")
+        for t, mat in enumerate(whitewater_materials()):
+            size, flat = WHITEWATER_LOOK[WHITEWATER_TYPES[t]]
+            same = nodes.new("FunctionNodeCompare")
+            same.data_type, same.operation = "INT", "EQUAL"
+            a, b = [i for i in same.inputs if i.enabled and i.type == "INT"][:2]
+            links.new(kind_out, a)
+            b.default_value = t
+            scale = nodes.new("ShaderNodeVectorMath")
+            scale.operation = "SCALE"
+            scale.inputs[0].default_value = (size, size, size * flat)
+            links.new(gin.outputs["Radius"], scale.inputs["Scale"])
+            material = nodes.new("GeometryNodeSetMaterial")
+            material.name = material.label = f"eddy {WHITEWATER_TYPES[t]}"
+            material.inputs["Material"].default_value = mat
+            inst = nodes.new("GeometryNodeInstanceOnPoints")
+            links.new(smooth.outputs["Geometry"], material.inputs["Geometry"])
+            links.new(gin.outputs["Geometry"], inst.inputs["Points"])
+            links.new(same.outputs["Result"], inst.inputs["Selection"])
+            links.new(material.outputs["Geometry"], inst.inputs["Instance"])
+            links.new(scale.outputs["Vector"], inst.inputs["Scale"])
+            links.new(inst.outputs["Instances"], join.inputs["Geometry"])
+        links.new(join.outputs["Geometry"], gout.inputs[0])
+    mod = obj.modifiers.new("eddy whitewater", "NODES")
+    mod.node_group = group
+    set_whitewater_radius(obj, radius)
+    for mat in whitewater_materials():  # in the object's slots too: the Material tab lists and edits them
+        obj.data.materials.append(mat)
+    return mod
+
+
+def set_whitewater_radius(obj, radius):
+    """The whitewater's drawn size: WHITEWATER_LOOK's radii times `radius` (m; the import puts the particle
+    radius)."""
+    mod = obj.modifiers["eddy whitewater"]
+    group = mod.node_group
+    if hasattr(group, "interface"):
+        ident = [i for i in group.interface.items_tree if getattr(i, "name", "") == "Radius"][0].identifier
+    else:
+        ident = group.inputs["Radius"].identifier
+    mod[ident] = float(radius)
+    obj.update_tag()
 
 
 def _update(scene, _depsgraph=None):
@@ -797,7 +939,8 @@ def _tank_objects(run, coll, name, frame_start, report):
     return objs
 
 
-def load(folder, particles=True, surface=True, walls=True, scene=None, bodies=True, tank=True, report=None):
+def load(folder, particles=True, surface=True, walls=True, scene=None, bodies=True, tank=True, report=None,
+         whitewater=True):
     """Imports the eddy run in `folder` into `scene` (default: the current one): one object per kind that
     the run wrote, in a collection named after the run, animated from scene.frame_start by the add-on's
     frame-change handler (bake() makes it play without the add-on). Sets the scene's fps to the run's
@@ -813,7 +956,7 @@ def load(folder, particles=True, surface=True, walls=True, scene=None, bodies=Tr
     coll = bpy.data.collections.new(f"eddy {name}")
     scene.collection.children.link(coll)
     objects = {}
-    wanted = {"particles": particles, "surface": surface, "walls": walls}
+    wanted = {"particles": particles, "surface": surface, "walls": walls, "whitewater": whitewater}
     for kind, want in wanted.items():
         if not want or run.file(kind, 0) is None:
             continue
@@ -824,6 +967,8 @@ def load(folder, particles=True, surface=True, walls=True, scene=None, bodies=Tr
             _points_modifier(obj, run.radius)
         elif kind == "surface":
             _set_material(obj, water_material())
+        elif kind == "whitewater":
+            _whitewater_modifier(obj, run.radius)
         else:
             _set_material(obj, neutral_material())
         objects[kind] = obj
@@ -868,7 +1013,7 @@ def bake(scene=None, directory=None):
     - particles: a Blender point cache on disk, one .bphys file per frame (index = eddy id, location,
       velocity), read by a particle system (point_cache.use_external) that instances a water icosphere of the
       particle radius; memory holds one frame, whatever the run's length;
-    - surface and moving walls: one mesh object per frame, shown on its frame only (constant keys on
+    - surface, whitewater and moving walls: one mesh object per frame, shown on its frame only (constant keys on
       hide_render/hide_viewport), kept in the .blend;
     - static walls, tank and bodies: already plain meshes and keys.
     directory: where the caches go, default "//<scene>_bake" next to the .blend (which must be saved: the
@@ -895,16 +1040,23 @@ def bake(scene=None, directory=None):
             objs, files = [], sorted(run.frames[kind].items())
             for j, (k, path) in enumerate(files):
                 last = files[j + 1][0] - 1 if j + 1 < len(files) else k
-                data = read_mesh(path)
+                data = _read(kind, path)
                 mesh = bpy.data.meshes.new(f"{name} {kind} {k:05d}")
-                _fill_mesh(mesh, to_blender_axes(data["position"], run.up_axis), data["faces"])
+                _fill_mesh(mesh, to_blender_axes(data["position"], run.up_axis), data.get("faces"))
                 for a, values in data.items():
                     if a not in ("position", "faces"):
                         _set_attribute(mesh, a, to_blender_axes(values, run.up_axis) if values.ndim == 2 else values)
                 o = bpy.data.objects.new(f"{name} {kind} {k:05d}", mesh)
                 o["eddy_folder"] = run.folder
                 frames.objects.link(o)
-                _set_material(o, obj.data.materials[0] if obj.data.materials else water_material())
+                if kind == "whitewater":  # the same node group and size, the three materials
+                    for mat in obj.data.materials:
+                        mesh.materials.append(mat)
+                    o.modifiers.new("eddy whitewater", "NODES").node_group = obj.modifiers["eddy whitewater"].node_group
+                    for key in obj.modifiers["eddy whitewater"].keys():
+                        o.modifiers["eddy whitewater"][key] = obj.modifiers["eddy whitewater"][key]
+                else:
+                    _set_material(o, obj.data.materials[0] if obj.data.materials else water_material())
                 _key_visible(o, start + k, start + last if j + 1 < len(files) else 10 ** 6)
                 objs.append(o)
             baked[kind] = objs
@@ -1042,6 +1194,8 @@ if bpy is not None:
         particles: bpy.props.BoolProperty(name="Particles", default=True)
         surface: bpy.props.BoolProperty(name="Surface", default=True)
         walls: bpy.props.BoolProperty(name="Walls", default=True)
+        whitewater: bpy.props.BoolProperty(name="Whitewater", description="Spray, foam and bubbles (eddy run "
+                                           "--whitewater), one material per type", default=True)
         bodies: bpy.props.BoolProperty(name="Bodies", default=True)
         tank: bpy.props.BoolProperty(name="Tank", description="The scene's box, sphere and cylinder walls", default=True)
         bake: bpy.props.BoolProperty(
@@ -1053,7 +1207,7 @@ if bpy is not None:
             folder = self.filepath if os.path.isdir(self.filepath) else os.path.dirname(self.filepath)
             try:
                 objs = load(folder, self.particles, self.surface, self.walls, context.scene, self.bodies, self.tank,
-                            report=self.report)
+                            report=self.report, whitewater=self.whitewater)
                 if self.bake:
                     if bpy.data.filepath:
                         bake(context.scene)

@@ -11,7 +11,8 @@
 # (--factory-startup) at frames 1 and 20 in EEVEE gives two different pictures, its particles show (against
 # the same scene without them, EEVEE and Cycles), its point cache plays the files' particles by id; the
 # water material, the tank, the camera's framing and clips; moving tank walls (check_moving_tank); the
-# one-line refusals and --pieces runs (check_messages). Exit code 1 on the first failure (ctest: blender.addon).
+# one-line refusals and --pieces runs (check_messages); whitewater (check_whitewater): the type attribute, one
+# material per type, instances per type, the bake. Exit code 1 on the first failure (ctest: blender.addon).
 import json
 import os
 import subprocess
@@ -163,9 +164,10 @@ def main():
     check_emitted(tmp)
     check_moving_tank(tmp)
     check_messages(tmp)
+    whitewater = check_whitewater(tmp)
     bpy.ops.wm.read_factory_settings(use_empty=True)
     bodies = check_bodies(tmp)  # last: it reopens a saved .blend
-    print(f"blender.addon: OK ({counts}, {bodies} bodies; {baked}; {tmp})")
+    print(f"blender.addon: OK ({counts}, {bodies} bodies; {baked}; {whitewater}; {tmp})")
 
 
 # A tank with a spinning box, a sphere and a cylinder (issue 30), 0.2 s at 20 fps.
@@ -541,6 +543,73 @@ def check_messages(tmp):
         assert "save the .blend first" in str(e), str(e)
     else:
         raise AssertionError("baked an unsaved .blend")
+
+
+@timed
+def check_whitewater(tmp):
+    """eddy run --whitewater (dam_break_3d at r = 0.01 m, 0.6 s, 10 fps): the whitewater object holds each frame's
+    points with the files' type (0 spray, 1 foam, 2 bubble), id and positions (Blender's axes); all three types
+    occur in this run and come in; three materials (spray, foam, bubbles), one per type, drawn as one icosphere
+    instance per point in its type's material and size (foam flattened along z); baked, one object per frame
+    shown on its frame, with the same types."""
+    run = os.path.join(tmp, "whitewater")
+    eddy("run", "dam_break_3d", "--set", "particle_radius=0.01", "--until", "0.6", "--fps", "10", "-q", "--threads", "2",
+         "--whitewater", "--mesh", "--mesh-format", "ply", "--up", "z", "--out", run)
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    scene = bpy.context.scene
+    scene.frame_start = 1
+    objs = eddy_blender.load(run, particles=False)
+    assert "whitewater" in objs and "surface" in objs, objs
+    ww = objs["whitewater"]
+    names = ["eddy spray", "eddy foam", "eddy bubbles"]
+    assert [m.name for m in ww.data.materials] == names, [m.name for m in ww.data.materials]
+    group = ww.modifiers["eddy whitewater"].node_group
+    assert sorted(n.inputs["Material"].default_value.name for n in group.nodes
+                  if n.bl_idname == "GeometryNodeSetMaterial") == sorted(names)
+    bubbles = bpy.data.materials["eddy bubbles"].node_tree.nodes["Principled BSDF"]
+    assert 0 < bubbles.inputs["Alpha"].default_value < 1  # slightly transparent
+    r = eddy_blender.Run(run).radius
+    seen, frames = set(), sorted(eddy_blender.Run(run).frames["whitewater"])
+    assert frames == list(range(7)), frames
+    for k in frames:
+        scene.frame_set(scene.frame_start + k)
+        path = os.path.join(run, "frames", f"whitewater_{k:05d}.ply")
+        assert ww["eddy_file"] == path, ww["eddy_file"]
+        d = eddy_blender.read_whitewater(path)
+        assert np.array_equal(attribute(ww, "type"), d["type"]) and np.array_equal(attribute(ww, "id"), d["id"]), k
+        assert np.array_equal(verts(ww), d["position"]), k  # --up z: as in the file
+        assert np.array_equal(attribute(ww, "velocity"), d["velocity"])
+        seen |= set(attribute(ww, "type").tolist())
+        # One instance per point, in its type's material and size.
+        got = {}
+        for inst in bpy.context.evaluated_depsgraph_get().object_instances:
+            if inst.is_instance and inst.parent and inst.parent.original == ww:
+                mat = [m.name for m in inst.object.data.materials if m]
+                assert len(mat) == 1, mat
+                got.setdefault(mat[0], []).append(tuple(inst.matrix_world.to_scale()))
+        for t, name in enumerate(names):
+            n = int((d["type"] == t).sum())
+            assert len(got.get(name, [])) == n, (k, name, len(got.get(name, [])), n)
+            size, flat = eddy_blender.WHITEWATER_LOOK[eddy_blender.WHITEWATER_TYPES[t]]
+            if n:
+                assert np.allclose(got[name], [(size * r, size * r, size * flat * r)], rtol=1e-5), (name, got[name][0])
+    assert seen == {0, 1, 2}, f"the run's whitewater has only the types {sorted(seen)}"
+    # Baked: one object per frame, shown on its frame, with the frame's types and the three materials.
+    blend = os.path.join(tmp, "bake", "whitewater.blend")
+    os.makedirs(os.path.dirname(blend), exist_ok=True)
+    bpy.ops.wm.save_as_mainfile(filepath=blend)
+    baked = eddy_blender.bake(scene)["whitewater"]
+    assert len(baked) == len(frames), baked
+    for k in (6, 2):
+        scene.frame_set(scene.frame_start + k)
+        shown = [o for o in baked if not o.hide_render]
+        assert [o.name for o in shown] == [f"dam_break_3d whitewater {k:05d}"], [o.name for o in shown]
+        d = eddy_blender.read_whitewater(os.path.join(run, "frames", f"whitewater_{k:05d}.ply"))
+        assert np.array_equal(attribute(shown[0], "type"), d["type"]), k
+        assert [m.name for m in shown[0].data.materials] == names
+        assert shown[0].modifiers["eddy whitewater"].node_group == group
+    counts = np.bincount(d["type"], minlength=3)
+    return f"whitewater: 3 types, 3 materials (frame 2: {counts[0]} spray, {counts[1]} foam, {counts[2]} bubbles)"
 
 
 try:
