@@ -23,6 +23,7 @@ struct FrameFile {
     int index = 0;
     double time = 0.0;
     std::string file;  // relative to the run folder
+    bool empty = false;  // summary.json says it holds no particles (emitters yet to pour): not read
 };
 
 struct RunInfo {
@@ -70,6 +71,7 @@ RunInfo read_run(const fs::path& dir) {
         FrameFile ff;
         ff.index = f.value("index", static_cast<int>(k));
         ff.time = f["time"].get<double>();
+        ff.empty = f.contains("particles") && f["particles"].is_number_unsigned() && f["particles"].get<std::uint64_t>() == 0;
         if (!std::isfinite(ff.time) || !(ff.time > last))
             throw InputError(fmt::format("{}: key '{}.time' = {}: allowed: finite and later than the frame before", where, at,
                                          ff.time));
@@ -98,7 +100,8 @@ struct Fluid {
 };
 
 template <int D>
-Fluid<D> read_fluid(const fs::path& file, const WhitewaterPostOptions& opts) {
+Fluid<D> read_fluid(const fs::path& file, bool empty, const WhitewaterPostOptions& opts) {
+    if (empty) return {};
     io::ParticleReadOptions ro;
     ro.allow_outside_references = opts.allow_outside_references;
     const ParticleSet<3> p = io::read_particles<3>(file, ro);
@@ -124,13 +127,13 @@ WhitewaterPostReport post_process(const RunInfo& info, const WhitewaterPostOptio
     Whitewater<D> w;
     WhitewaterPostReport rep;
     rep.dimension = D;
-    Fluid<D> a = read_fluid<D>(dir / info.frames[0].file, opts);
+    Fluid<D> a = read_fluid<D>(dir / info.frames[0].file, info.frames[0].empty, opts);
     files.write_frame<D>(info.frames[0].index, info.frames[0].time, w);
     std::vector<Vec<D>> x, v;
     std::uint64_t step_index = 0;
     for (std::size_t k = 1; k < info.frames.size(); ++k) {
         const FrameFile& fb = info.frames[k];
-        Fluid<D> b = read_fluid<D>(dir / fb.file, opts);
+        Fluid<D> b = read_fluid<D>(dir / fb.file, fb.empty, opts);
         const double span = fb.time - info.frames[k - 1].time;
         // Each particle of frame a at its place in frame b (by id), or none (removed: it carries on with its velocity).
         std::vector<std::int64_t> in_b(a.x.size(), -1);

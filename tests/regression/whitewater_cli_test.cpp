@@ -107,3 +107,15 @@ TEST_F(WhitewaterCli, BadInputIsOneLineAndCode2) {
     EXPECT_TRUE(one_line(r.output)) << r.output;
     EXPECT_NE(r.output.find("--whitewater"), std::string::npos) << r.output;
 }
+
+// A run whose first frames hold no particles (an emitter yet to pour) is post-processed: those frames have
+// no whitewater, and the files are written.
+TEST_F(WhitewaterCli, FramesWithoutParticles) {
+    const fs::path run = dir / "tap";
+    Result r = run_cli("run tap_into_bowl_3d --set particle_radius=0.01 --until 0.1 --quiet -o " + run.string());
+    ASSERT_EQ(r.code, 0) << r.output;
+    r = run_cli("whitewater " + run.string());
+    ASSERT_EQ(r.code, 0) << r.output;
+    EXPECT_EQ(slurp(run / "whitewater.csv").rfind("frame,time,spray,foam,bubbles\n0,0,0,0,0\n", 0), 0u);
+    EXPECT_TRUE(fs::exists(run / "frames/whitewater_00000.vtp"));
+}
