@@ -25,11 +25,13 @@ from ._eddy import (  # noqa: E402, F401
     Settings,
     ShallowWater,
     Simulation,
+    Whitewater,
     __version__,
     load_scene,
     read_particles,
     reconstruct_surface,
     scenes,
+    whitewater,
     write_mesh,
 )
 
@@ -39,9 +41,11 @@ __all__ = [
     "Settings",
     "ShallowWater",
     "Simulation",
+    "Whitewater",
     "load_scene",
     "read_particles",
     "reconstruct_surface",
     "scenes",
+    "whitewater",
     "write_mesh",
 ]

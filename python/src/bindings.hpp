@@ -64,5 +64,7 @@ void bind_bodies(py::module_& m);
 void bind_emitters(py::module_& m);
 void bind_shallow(py::module_& m);
 void bind_surface(py::module_& m);
+/// eddy.Whitewater and eddy.whitewater (whitewater.cpp; issue 32).
+void bind_whitewater(py::module_& m);
 
 }  // namespace eddy::python

@@ -66,4 +66,5 @@ PYBIND11_MODULE(_eddy, m) {
     bind_emitters(m);
     bind_shallow(m);
     bind_surface(m);
+    bind_whitewater(m);
 }
