@@ -46,6 +46,7 @@
 #include "settings_ui.hpp"
 #include "sim_worker.hpp"
 #include "status_text.hpp"
+#include "whitewater_view.hpp"
 
 // The shallow-water solver is part of the library: its live controls are always built.
 #ifndef EDDY_VIEW_HAS_SHALLOW_WATER
@@ -95,6 +96,7 @@ struct Options {
     int steps_per_frame = 0;       // > 0: lockstep, exactly this many steps before each frame is drawn
     bool mesh_only = false;        // --mesh without a scene: the mesh alone
     bool bodies_mode = false;      // --bodies-mode: a left drag grabs bodies (as the panel's checkbox, key G)
+    bool whitewater = false;       // --whitewater: spray, foam and bubbles from the start (the panel's checkbox)
 };
 
 std::string timestamp() {
@@ -595,6 +597,7 @@ struct App {
             gfx.draw_particles(snap->boundary, wall_radius, false, view, proj, cr, grey);
             draw_models_2d(view, proj, px);
             gfx.draw_particles(snap->fluid, radius, false, view, proj, cr);
+            draw_whitewater(gfx, *snap, view, proj, px);
             draw_bodies_2d(view, proj);
             gfx.draw_triangles(thick_lines_2d(load_arrow_lines(), 3.0f * px), kArrowRgb, view, proj);
         } else {
@@ -605,6 +608,7 @@ struct App {
             draw_models_3d(view, proj, true);
             draw_bodies_3d(view, proj);
             gfx.draw_particles(snap->fluid, drawn_r, true, view, proj, cr);
+            draw_whitewater(gfx, *snap, view, proj);
             draw_models_3d(view, proj, false);
             draw_mesh(view, proj);
             glDisable(GL_DEPTH_TEST);  // the load arrow shows through the fluid and the walls
@@ -882,6 +886,7 @@ struct App {
                 ImGui::SameLine();
                 ImGui::Checkbox("show mesh", &show_mesh);
             }
+            if (snap) whitewater_panel(*worker, *snap);
             if (snap && !snap->models.empty()) {
                 ImGui::Checkbox("show models", &show_models);
                 if (ImGui::IsItemHovered()) ImGui::SetTooltip("The scene's wall meshes (3D) and polygons (2D)");
@@ -1049,6 +1054,7 @@ int run(Options& opt) {
             app.worker->surface = true;
             app.worker->refresh();
         }
+        app.worker->whitewater = opt.whitewater;
         app.scenes = eddy::list_bundled_scenes();
     }
     app.show_ui = !opt.hide_ui;
@@ -1302,6 +1308,7 @@ int main(int argc, char** argv) {
                    "Lockstep: exactly this many simulation steps before each frame is drawn (reproducible --frames runs)")
         ->check(CLI::PositiveNumber);
     cli.add_flag("--surface", opt.surface, "Reconstruct the fluid's surface live and draw it (3D scenes; the panel's checkbox)");
+    cli.add_flag("--whitewater", opt.whitewater, "Spray, foam and bubbles beside the fluid from the start (particle scenes; the panel's checkbox)");
     cli.add_flag("--bodies-mode", opt.bodies_mode, "Start with left drags grabbing bodies (the panel's 'drag bodies', key G)");
     cli.add_flag("--hide-ui", opt.hide_ui, "Start with the control panel hidden (H shows it)");
     cli.add_option("--record", opt.record, "Record every frame into this folder as PNGs (and recording.mp4 if ffmpeg is on PATH)");

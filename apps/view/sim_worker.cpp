@@ -87,6 +87,14 @@ bool with_particles(Sim& s, F&& f) {
     return false;
 }
 
+// The dimension of a Whitewater<D>.
+template <class T>
+struct WhitewaterDim;
+template <int D>
+struct WhitewaterDim<Whitewater<D>> {
+    static constexpr int value = D;
+};
+
 template <class M>
 float support_radius(const M& m, float r) {
     if constexpr (requires { m.settings().support_ratio; }) return m.settings().support_ratio * r;
@@ -197,6 +205,47 @@ void SimWorker::update_surface() {
         surface = false;
     }
 #endif
+}
+
+// The whitewater (issue 32): one step after each fluid step while the panel's checkbox is on, keyed on
+// the simulation's step count and with the scene's gravity as running: the same bits as
+// eddy::step_whitewater called beside the same fluid steps (ViewerWhitewater.*). Switched off: dropped.
+void SimWorker::step_whitewater_after(double dt) {
+    if (!whitewater || !m_sim) {
+        m_whitewater = std::monostate{};
+        return;
+    }
+    with_particles(*m_sim, [&](const auto& sim) {
+        constexpr int D = std::remove_reference_t<decltype(sim)>::kDimension;
+        if (!std::holds_alternative<Whitewater<D>>(m_whitewater)) m_whitewater = Whitewater<D>{};
+        Vec<D> g;
+        for (int a = 0; a < D; ++a) g[a] = static_cast<float>(sim.scene.gravity[a]);
+        step_whitewater<D>(std::get<Whitewater<D>>(m_whitewater), std::span<const Vec<D>>(sim.fluid.position),
+                           std::span<const Vec<D>>(sim.fluid.velocity), static_cast<float>(sim.scene.particle_radius), g, dt,
+                           sim.steps, m_whitewater_settings, m_exec);
+    });
+}
+
+void SimWorker::publish_whitewater(Snapshot& snap) {
+    if (!whitewater) {
+        m_whitewater = std::monostate{};
+        return;
+    }
+    snap.whitewater = true;
+    std::visit(
+        [&](const auto& w) {
+            if constexpr (!std::is_same_v<std::decay_t<decltype(w)>, std::monostate>) {
+                constexpr int D = WhitewaterDim<std::decay_t<decltype(w)>>::value;
+                snap.diffuse.resize(4 * w.size());
+                for (std::size_t i = 0; i < w.size(); ++i) {
+                    float* o = &snap.diffuse[4 * i];
+                    for (int a = 0; a < 3; ++a) o[a] = a < D ? w.position[i][a] : 0.0f;
+                    o[3] = static_cast<float>(w.type[i]);
+                }
+                snap.whitewater_counts = w.counts;
+            }
+        },
+        m_whitewater);
 }
 
 SimWorker::SimWorker(const WorkerConfig& cfg) : m_cfg(cfg), m_initial_scene(cfg.scene), m_exec(cfg.threads) {
@@ -581,6 +630,7 @@ void SimWorker::do_reset(const std::string& scene_arg, const std::string& method
     }
     m_sim.emplace(make_simulation(sc, m_cfg.max_particles, m_exec, m_cfg.budget));
     m_water.reset();
+    m_whitewater = std::monostate{};  // the new scene's whitewater starts from nothing
     m_drag_applied.reset();  // the new simulation has no drag's load (the window starts a new drag)
     {
         std::lock_guard lock(m_cmd_mutex);
@@ -697,6 +747,13 @@ void SimWorker::loop() {
                     m_status = fmt::format("diverged at step {} (t = {:.4f} s): {}; press Reset", steps, t, problem);
                     playing = false;
                     break;
+                }
+                try {
+                    step_whitewater_after(st.dt);
+                } catch (const std::exception& e) {  // e.g. out of memory: the fluid goes on without it
+                    m_status = std::string("whitewater: ") + e.what();
+                    whitewater = false;
+                    m_whitewater = std::monostate{};
                 }
                 // Paused: exactly the steps asked for. Playing: steps for about a frame (16 ms).
             } while (playing ? Clock::now() - t0 < std::chrono::milliseconds(16) : n < requested);
@@ -853,6 +910,7 @@ void SimWorker::publish() {
                     ev.blocked = sim.flow.counts.due[k] - sim.flow.counts.emitted[k];
                     snap->emitters.push_back(ev);
                 }
+                publish_whitewater(*snap);
                 snap->removed_outflow = sim.flow.counts.removed_outflow;
                 snap->removed_escaped = sim.flow.counts.removed_escaped;
                 const Aabb<D> b = scene_bounds<D>(sim.scene);

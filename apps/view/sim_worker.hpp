@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <variant>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -23,6 +24,7 @@
 #include "eddy/scene.hpp"
 #include "eddy/simulation.hpp"
 #include "eddy/wall_loads.hpp"
+#include "eddy/whitewater.hpp"
 #include "bodies_view.hpp"
 #include "coloring.hpp"
 #include "heightfield.hpp"
@@ -88,6 +90,11 @@ struct Snapshot {
     };
     std::vector<EmitterView> emitters;
     std::uint64_t removed_outflow = 0, removed_escaped = 0;  ///< Since the start (eddy/emitters.hpp)
+    /// Whitewater (issue 32; eddy/whitewater.hpp), while SimWorker::whitewater is on: the diffuse
+    /// particles as x, y, z, type each (z = 0 in 2D; type 0 spray, 1 foam, 2 bubble) and their counts.
+    bool whitewater = false;
+    std::vector<float> diffuse;
+    WhitewaterCounts whitewater_counts;
 };
 
 /// The walls' loads of the last steps, for the snapshot's mean: the steps covering the last kWindow
@@ -180,6 +187,9 @@ public:
     std::atomic<bool> surface{false};
     /// With surface: anisotropic kernels (Yu & Turk 2013, SurfaceSettings::anisotropic).
     std::atomic<bool> surface_anisotropic{false};
+    /// Particle scenes: step a Whitewater (spray, foam, bubbles; eddy::step_whitewater with default
+    /// settings) after every fluid step and publish its particles. Off: they are dropped.
+    std::atomic<bool> whitewater{false};
     std::atomic<int> color_field{0};
     void request_step() { ++m_step_requests; wake(); }
     /// Publishes a new snapshot without stepping (e.g. after the surface was switched on while paused).
@@ -248,6 +258,11 @@ private:
     std::uint64_t m_surface_version = 0;
     std::chrono::steady_clock::time_point m_surface_time{};
     void update_surface();
+    // The whitewater beside the particle fluid (while `whitewater` is on), restarted on every reset.
+    std::variant<std::monostate, Whitewater<2>, Whitewater<3>> m_whitewater;
+    WhitewaterSettings m_whitewater_settings;
+    void step_whitewater_after(double dt);  // one whitewater step after a fluid step of dt seconds
+    void publish_whitewater(Snapshot& snap);
 
     mutable std::mutex m_snap_mutex;
     std::shared_ptr<const Snapshot> m_snapshot;
