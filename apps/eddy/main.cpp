@@ -413,6 +413,15 @@ int run_main(int argc, char** argv) {
     run_cmd->add_option("--mesh-format", run_mesh_format, "Surface mesh format with --mesh: obj, ply, vtp")
         ->check(CLI::IsMember({"obj", "ply", "vtp"}))
         ->capture_default_str();
+    float run_decimate_error = 0.0f, run_decimate_ratio = 0.0f;
+    run_cmd->add_option("--mesh-decimate-error", run_decimate_error,
+                        "With --mesh: decimate the surfaces, moving them at most this many voxels (as eddy mesh "
+                        "--decimate-error; 0: no bound)")
+        ->check(number_check(0, false, 1000, false, "a distance from 0 to 1000 voxels"));
+    run_cmd->add_option("--mesh-decimate-ratio", run_decimate_ratio,
+                        "With --mesh: decimate the surfaces to at most this fraction of their triangles (as eddy mesh "
+                        "--decimate-ratio; 0: as few as --mesh-decimate-error allows)")
+        ->check(number_check(0, false, 1, false, "a fraction from 0 to 1"));
     bool run_wall_pressure = false;
     run_cmd->add_flag("--wall-pressure", run_wall_pressure,
                       "Particle scenes: write the walls every frame (frames/walls_NNNNN.vtp, walls.pvd) with a point "
@@ -482,10 +491,22 @@ int run_main(int argc, char** argv) {
                          "Keep every vertex this fraction of a voxel from grid nodes (no slivers; 0: plain marching cubes)")
         ->capture_default_str()
         ->check(number_check(0, false, 0.25, false, "a fraction of a voxel from 0 to 0.25", "vertex_margin"));
+    mesh_cmd->add_option("--decimate-error", mesh_opts.settings.decimate_error,
+                         "Decimate the meshes (edge collapse, meshoptimizer), moving the surface at most this many "
+                         "voxels (two-sided Hausdorff); 0: no bound")
+        ->check(number_check(0, false, 1000, false, "a distance from 0 to 1000 voxels", "decimate_error"));
+    mesh_cmd->add_option("--decimate-ratio", mesh_opts.settings.decimate_ratio,
+                         "Decimate the meshes to at most this fraction of their triangles; 0: as few as --decimate-error "
+                         "allows")
+        ->check(number_check(0, false, 1, false, "a fraction from 0 to 1", "decimate_ratio"));
     mesh_cmd->add_option("--block-size", mesh_opts.settings.block_size, "Voxels per block edge (4..32)")
         ->capture_default_str()
         ->check(whole_check(4, 32, "a whole number from 4 to 32"));
-    mesh_cmd->add_option("--format", mesh_opts.format, "Mesh format for a folder of frames: obj, ply")->capture_default_str();
+    mesh_cmd->add_option("--format", mesh_opts.format,
+                         "Mesh format for a folder of frames: obj, ply, vtp (surface.pvd lists .vtp files: with obj or "
+                         "ply a .vtp is written beside each)")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"obj", "ply", "vtp"}));
     mesh_cmd->add_option("--interpolate-attributes", mesh_opts.attributes,
                          "PLY meshes: particle fields carried onto the vertices, comma separated: velocity, density, "
                          "pressure (as in the particle files)")
@@ -594,9 +615,14 @@ int run_main(int argc, char** argv) {
             if (!mesh_up.empty()) mesh_opts.up = eddy::parse_up_axis(mesh_up, "--up");
             eddy::ExecContext exec(mesh_threads);
             const auto rep = eddy::mesh_particle_files(mesh_opts, exec);
-            std::fprintf(stderr, "eddy: %zu frame(s), %dD, r = %g m: %zu vertices, %zu %s -> %s\n", rep.frames,
+            std::fprintf(stderr, "eddy: %zu frame(s), %dD, r = %g m: %zu vertices, %zu %s -> %s%s\n", rep.frames,
                          rep.dimension, rep.particle_radius, rep.vertices, rep.cells,
-                         rep.dimension == 3 ? "triangles" : "segments", mesh_out.c_str());
+                         rep.dimension == 3 ? "triangles" : "segments", mesh_out.c_str(),
+                         rep.times_from.empty() ? "" : fmt::format(" (surface.pvd, times from {})", rep.times_from).c_str());
+            // Throughput on a terminal, as the run's progress (piped output stays one line).
+            if (rep.frames > 1 && isatty(STDERR_FILENO) && rep.seconds > 0.0)
+                std::fprintf(stderr, "eddy: %zu frames in %.1f s: %.1f frames per minute\n", rep.frames, rep.seconds,
+                             60.0 * double(rep.frames) / rep.seconds);
             return eddy::kExitOk;
         }
         if (*ww_cmd) {
@@ -614,7 +640,7 @@ int run_main(int argc, char** argv) {
         if (!resume_dir.empty()) {
             // Everything but the end, the threads and the output's verbosity is the original run's.
             for (const char* flag : {"scene", "--out", "--fps", "--format", "--set", "--render", "--pieces", "--mesh", "--mesh-format",
-                                     "--max-particles", "--up", "--interpolate-attributes", "--wall-pressure", "--whitewater",
+                                     "--max-particles", "--up", "--interpolate-attributes", "--wall-pressure", "--mesh-decimate-error", "--mesh-decimate-ratio", "--whitewater",
                                      "--whitewater-substeps", "--ww-set"})
                 if (run_cmd->count(flag))
                     throw eddy::InputError(fmt::format("--resume {}: {} cannot change a run being resumed; allowed with "
@@ -707,6 +733,11 @@ int run_main(int argc, char** argv) {
         ProgressPrinter printer;
         eddy::RunOptions opts = run_options(args, exec, printer);
         opts.mesh = run_mesh;
+        if ((run_decimate_error > 0.0f || run_decimate_ratio > 0.0f) && !run_mesh)
+            throw eddy::InputError("--mesh-decimate-error, --mesh-decimate-ratio: decimate the surface meshes of --mesh; "
+                                   "allowed: with --mesh");
+        opts.mesh_settings.decimate_error = run_decimate_error;
+        opts.mesh_settings.decimate_ratio = run_decimate_ratio;
         opts.mesh_format = run_mesh_format;
         opts.mesh_attributes = run_attributes;
         opts.wall_pressure = run_wall_pressure;

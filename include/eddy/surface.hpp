@@ -341,7 +341,9 @@ struct MeshFilesOptions {
     /// For a file: the mesh file (.obj or .ply). For a folder: the output folder; each frame
     /// particles_NNNNN.* becomes surface_NNNNN.<format> there.
     std::filesystem::path out;
-    std::string format = "obj";    ///< "obj" or "ply" (folders only; a file's extension decides)
+    /// "obj", "ply" or "vtp" (folders only; a file's extension decides). A folder also gets surface.pvd,
+    /// the surfaces at the particles' times for ParaView, listing .vtp files (written beside obj or ply).
+    std::string format = "obj";
     /// particle_radius 0: read from summary.json in the input's folder or its parent (eddy run writes it).
     SurfaceSettings settings;
     std::vector<std::filesystem::path> sdf_out;  ///< Signed distance grids to write (.vti, .vdb); files only
@@ -360,6 +362,10 @@ struct MeshFilesReport {
     std::size_t frames = 0, vertices = 0, cells = 0;
     int dimension = 3;
     float particle_radius = 0.0f;
+    double seconds = 0.0;    ///< Wall time of the whole call (s)
+    /// A folder's surface.pvd times: "particles.pvd" (eddy run's, beside the frames or in their parent),
+    /// "summary.json fps" (frame number / fps) or "frame numbers" (the NNNNN of the names, or their order).
+    std::string times_from;
 };
 /// Reads the particles (2D when every z is 0), reconstructs and writes the meshes; frames of a folder
 /// in parallel. Throws InputError naming the file or option on bad input.

@@ -236,6 +236,7 @@ struct ParticleRunConfig {
     std::vector<std::string> formats;
     bool render_all = false, pieces = false, mesh = false;
     bool wall_pressure = false;  // the walls every frame with the fluid's pressure on them
+    float mesh_decimate_error = 0.0f, mesh_decimate_ratio = 0.0f;  // the surfaces decimated (SurfaceSettings)
     std::string mesh_format;
     UpAxis up = UpAxis::y;
     std::vector<std::string> mesh_attributes;
@@ -256,6 +257,8 @@ ParticleRunConfig particle_run_config(const Scene& scene, int dimension, const R
         c.pieces = rec->flag("pieces", false);
         c.mesh = rec->flag("mesh");
         c.wall_pressure = rec->flag("wall_pressure", false);  // absent in checkpoints before it existed
+        if (rec->has("mesh_decimate_error")) c.mesh_decimate_error = float(rec->number("mesh_decimate_error", 0.0, 1000.0));
+        if (rec->has("mesh_decimate_ratio")) c.mesh_decimate_ratio = float(rec->number("mesh_decimate_ratio", 0.0, 1.0));
         // Pasted into frame names: a closed list, never a path (issue 29, item 3).
         c.mesh_format = rec->choice("mesh_format", {"obj", "ply", "vtp"});
         c.up = rec->has("up_axis") ? parse_up_axis(rec->choice("up_axis", {"y", "z"}), "checkpoint") : UpAxis::y;
@@ -269,6 +272,11 @@ ParticleRunConfig particle_run_config(const Scene& scene, int dimension, const R
         c.pieces = opts.pieces;  // .vtp frames in pieces, one per process, listed by a .pvtp
         c.mesh = opts.mesh;
         c.wall_pressure = opts.wall_pressure || scene.output.wall_pressure;
+        c.mesh_decimate_error = opts.mesh_settings.decimate_error;
+        c.mesh_decimate_ratio = opts.mesh_settings.decimate_ratio;
+        if (c.mesh && dimension == 2 && (c.mesh_decimate_error > 0.0f || c.mesh_decimate_ratio > 0.0f))
+            throw InputError(fmt::format("{}: --mesh-decimate-error, --mesh-decimate-ratio: 2D contour lines are not "
+                                         "decimated; allowed: with 3D scenes", scene.where()));
         c.mesh_format = opts.mesh_format;
         c.up = opts.up;
         c.mesh_attributes = opts.mesh_attributes;
@@ -778,6 +786,8 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
                 if (mesh) {  // issue 5: the fluid's surface beside the particles
                     SurfaceSettings ss = opts.mesh_settings;
                     if (ss.particle_radius == 0.0f) ss.particle_radius = r;
+                    ss.decimate_error = cfg.mesh_decimate_error;
+                    ss.decimate_ratio = cfg.mesh_decimate_ratio;
                     const std::string name = fmt::format("frames/surface_{:05d}.{}", fr.index, mesh_format);
                     Mesh<D> surface;  // none yet when the fluid is still to come (emitters)
                     if (!all.empty()) {
@@ -908,6 +918,8 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
                 rj["pieces"] = pieces;
                 rj["mesh"] = mesh;
                 rj["wall_pressure"] = cfg.wall_pressure;
+                rj["mesh_decimate_error"] = cfg.mesh_decimate_error;
+                rj["mesh_decimate_ratio"] = cfg.mesh_decimate_ratio;
                 rj["mesh_format"] = mesh_format;
                 rj["mesh_attributes"] = mesh_attributes;
                 rj["up_axis"] = name(up);

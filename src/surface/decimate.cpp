@@ -131,8 +131,8 @@ float mean_edge(const std::vector<Vec3>& xyz, const std::vector<Tri>& tris) {
 // Where two triangle sets on the same vertices are farther than `limit` apart, sampled (each sample's
 // distance to the other set is exact): the vertices of `a` that `b` dropped and the centroids of a's
 // triangles, against `b`; the points (i, j, k) / n, i + j + k = n, of b's triangles, n such that they
-// lie no farther apart than a's mean edge (at most 16), against `a`. Appends each failing sample with
-// a radius around it: the longest edge of the triangle of `b` it lies on, or b's mean edge.
+// lie no farther apart than a's mean edge (at most 16), against `a`. Appends each failing sample (one
+// per triangle of b at most; the radius is the caller's to set).
 void distance_failures(const std::vector<Vec3>& xyz, const std::vector<Tri>& a, const std::vector<Tri>& b, float limit,
                        std::vector<std::pair<Vec3, float>>& fails) {
     const float edge_a = mean_edge(xyz, a), edge_b = mean_edge(xyz, b);
@@ -145,10 +145,10 @@ void distance_failures(const std::vector<Vec3>& xyz, const std::vector<Tri>& a, 
             for (auto v : t)
                 if (!seen[v]) {
                     seen[v] = 1;
-                    if (!to_b.within(xyz[v], limit)) fails.emplace_back(xyz[v], 2.0f * edge_b);
+                    if (!to_b.within(xyz[v], limit)) fails.emplace_back(xyz[v], 0.0f);
                 }
             const Vec3 c = (xyz[t[0]] + xyz[t[1]] + xyz[t[2]]) * (1.0f / 3.0f);
-            if (!to_b.within(c, limit)) fails.emplace_back(c, 2.0f * edge_b);
+            if (!to_b.within(c, limit)) fails.emplace_back(c, 0.0f);
         }
     }
     const TriangleGrid to_a(xyz, a, std::max(limit, edge_a));
@@ -162,7 +162,7 @@ void distance_failures(const std::vector<Vec3>& xyz, const std::vector<Tri>& a, 
                 if (i == n || j == n || k == n) continue;  // a corner: a vertex of a
                 const Vec3 p = (xyz[t[0]] * float(i) + xyz[t[1]] * float(j) + xyz[t[2]] * float(k)) * (1.0f / float(n));
                 if (!to_a.within(p, limit)) {
-                    fails.emplace_back(p, longest);
+                    fails.emplace_back(p, 0.0f);
                     i = n + 1;  // one per triangle is enough
                     break;
                 }
@@ -293,7 +293,8 @@ std::vector<std::uint32_t> pieces_of(const Mesh<3>& m) {
 // relative error is relative to their extent), with their border locked: the border of the holes the
 // frozen triangles leave, and an open mesh's own. Returns the triangles (the input's vertex indices).
 std::vector<Tri> simplify_unfrozen(const Mesh<3>& m, const std::vector<std::uint8_t>& frozen, const DecimateSettings& s,
-                                   std::vector<std::uint32_t>& global, std::vector<Vec3>& xyz, std::vector<Tri>& in_tris) {
+                                   std::size_t whole_count, std::vector<std::uint32_t>& global, std::vector<Vec3>& xyz,
+                                   std::vector<Tri>& in_tris) {
     global.clear();
     for (std::size_t c = 0; c < m.cells.size(); ++c)
         if (!frozen[c]) global.insert(global.end(), m.cells[c].begin(), m.cells[c].end());
@@ -313,7 +314,7 @@ std::vector<Tri> simplify_unfrozen(const Mesh<3>& m, const std::vector<std::uint
     const float* flat = &xyz[0][0];
     const float scale = meshopt_simplifyScale(flat, xyz.size(), sizeof(Vec3));  // absolute error / scale = relative
     // The count target of the whole mesh, less the frozen triangles.
-    const std::size_t whole = std::size_t(double(s.target_ratio) * double(m.cells.size())), kept = m.cells.size() - in_tris.size();
+    const std::size_t whole = std::size_t(double(s.target_ratio) * double(whole_count)), kept = m.cells.size() - in_tris.size();
     const std::size_t target = s.target_ratio > 0.0f ? (whole > kept ? whole - kept : 0) * 3 : 0;
     const float error = s.max_error > 0.0f && scale > 0.0f ? kErrorShare * s.max_error / scale : FLT_MAX;
     const std::size_t got = meshopt_simplify(out.data(), in.data(), in.size(), flat, xyz.size(), sizeof(Vec3), target,
@@ -321,6 +322,78 @@ std::vector<Tri> simplify_unfrozen(const Mesh<3>& m, const std::vector<std::uint
     std::vector<Tri> tris(got / 3);
     for (std::size_t t = 0; t < tris.size(); ++t) tris[t] = {out[3 * t], out[3 * t + 1], out[3 * t + 2]};
     return tris;  // local indices
+}
+// Rounds of simplify_unfrozen over `m` with `frozen` (updated): check the whole result; freeze the
+// input's triangles around every new defect vertex and every sample farther than max_error (within 3
+// mean input edges, doubling by round), and every piece whose Euler characteristic changed without a
+// defect (one that vanished whole); again until nothing is found. Returns the result's triangles (the
+// decimated ones, then the frozen ones as they were). `whole_count`: the triangles the ratio is of.
+std::vector<Tri> freeze_rounds(const Mesh<3>& m, std::vector<std::uint8_t>& frozen, const DecimateSettings& s,
+                               std::size_t whole_count, DecimateReport& rep) {
+    // Defects the input has already are not the decimation's (an open mesh's border, say): not counted.
+    const std::vector<std::uint32_t> before = defect_vertices(m.cells, m.vertices.size());
+    const std::vector<std::uint32_t> piece = pieces_of(m);
+    const float input_edge = mean_edge(m.vertices, m.cells);
+    std::vector<Tri> all;
+    std::vector<std::uint32_t> global;
+    std::vector<Vec3> xyz;
+    std::vector<Tri> in_tris;
+    for (int round = 1;; ++round) {
+        std::vector<Tri> tris = simplify_unfrozen(m, frozen, s, whole_count, global, xyz, in_tris);
+        ++rep.passes;
+        rep.rounds = std::size_t(round);
+        std::vector<std::pair<Vec3, float>> spheres;
+        if (s.max_error > 0.0f) distance_failures(xyz, in_tris, tris, s.max_error, spheres);
+        // Euler characteristic per piece, before (not frozen) and after.
+        std::vector<std::pair<std::uint32_t, Tri>> by_piece_in, by_piece_out;
+        for (const auto& t : in_tris) by_piece_in.emplace_back(piece[global[t[0]]], t);
+        for (const auto& t : tris) by_piece_out.emplace_back(piece[global[t[0]]], t);
+        std::stable_sort(by_piece_in.begin(), by_piece_in.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+        std::stable_sort(by_piece_out.begin(), by_piece_out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+        std::vector<std::uint32_t> changed;
+        for (std::size_t i = 0, o = 0; i < by_piece_in.size();) {
+            const std::uint32_t p = by_piece_in[i].first;
+            std::vector<Tri> a, b;
+            for (; i < by_piece_in.size() && by_piece_in[i].first == p; ++i) a.push_back(by_piece_in[i].second);
+            while (o < by_piece_out.size() && by_piece_out[o].first < p) ++o;
+            for (; o < by_piece_out.size() && by_piece_out[o].first == p; ++o) b.push_back(by_piece_out[o].second);
+            if (euler_characteristic(a) != euler_characteristic(b)) changed.push_back(p);
+        }
+        all.clear();
+        for (const auto& t : tris) all.push_back({global[t[0]], global[t[1]], global[t[2]]});
+        for (std::size_t c = 0; c < m.cells.size(); ++c)
+            if (frozen[c]) all.push_back(m.cells[c]);
+        const std::vector<std::uint32_t> defects = defect_vertices(all, m.vertices.size());
+        std::vector<std::uint32_t> fresh;
+        std::set_difference(defects.begin(), defects.end(), before.begin(), before.end(), std::back_inserter(fresh));
+        if (fresh.empty() && spheres.empty() && changed.empty()) break;
+        if (round >= 16) {  // never seen; the mesh as it was rather than a loop without end
+            all = m.cells;
+            std::fill(frozen.begin(), frozen.end(), 1);
+            break;
+        }
+        // Around each failure the input's triangles within 3 mean input edges, doubling by round.
+        const float radius = 3.0f * input_edge * float(1 << std::min(round - 1, 20));
+        for (auto& sp : spheres) sp.second = radius;
+        for (auto v : fresh) spheres.emplace_back(m.vertices[v], radius);
+        const bool local = !spheres.empty();
+        const std::size_t was = std::size_t(std::count(frozen.begin(), frozen.end(), 1));
+        mark_near(m, spheres, frozen);
+        // A piece whose characteristic changed without a defect (one that vanished whole): frozen whole.
+        // With defects the characteristic changes too: those are frozen around them first.
+        std::sort(changed.begin(), changed.end());
+        if (fresh.empty() && spheres.empty())
+            for (std::size_t c = 0; c < m.cells.size(); ++c)
+                if (std::binary_search(changed.begin(), changed.end(), piece[m.cells[c][0]])) frozen[c] = 1;
+        if (local && std::size_t(std::count(frozen.begin(), frozen.end(), 1)) == was) {  // nothing new: the defects' pieces
+            std::vector<std::uint32_t> bad;
+            for (auto v : fresh) bad.push_back(piece[v]);
+            std::sort(bad.begin(), bad.end());
+            for (std::size_t c = 0; c < m.cells.size(); ++c)
+                if (std::binary_search(bad.begin(), bad.end(), piece[m.cells[c][0]])) frozen[c] = 1;
+        }
+    }
+    return all;
 }
 #endif
 
@@ -363,75 +436,22 @@ DecimateReport decimate(Mesh<3>& m, const DecimateSettings& s, const ExecContext
             if (v >= m.vertices.size())
                 throw InputError(fmt::format("decimate: a triangle refers to vertex {} of {}", v, m.vertices.size()));
 #ifdef EDDY_HAVE_MESHOPTIMIZER
-    // Defects the input has already are not the decimation's (an open mesh's border, say): not counted.
-    const std::vector<std::uint32_t> before = defect_vertices(m.cells, m.vertices.size());
-    const std::vector<std::uint32_t> piece = pieces_of(m);
-    // Rounds: decimate what is not frozen; check the whole result; freeze the input's triangles around
-    // every new defect vertex (within its longest result edge, times 1, 1.25, 1.5, ... by round), around every sample
-    // farther than max_error, and every piece whose Euler characteristic changed (one that vanished,
-    // a handle closed); again until nothing is found. Frozen triangles stay as they were.
+    // Stage 1: the whole mesh, frozen around whatever fails. Stage 2: the frozen patches alone, less
+    // aggressively by construction (their own small extent, the rest held fixed around them), frozen
+    // again around what fails there: what stays at the original resolution is small.
     std::vector<std::uint8_t> frozen(m.cells.size(), 0);
-    std::vector<Tri> all;
-    std::vector<std::uint32_t> global;
-    std::vector<Vec3> xyz;
-    std::vector<Tri> in_tris;
-    for (int round = 1;; ++round) {
-        std::vector<Tri> tris = simplify_unfrozen(m, frozen, s, global, xyz, in_tris);
-        ++rep.passes;
-        rep.rounds = std::size_t(round);
-        std::vector<std::pair<Vec3, float>> spheres;
-        if (s.max_error > 0.0f) distance_failures(xyz, in_tris, tris, s.max_error, spheres);
-        // Euler characteristic per piece, before (not frozen) and after.
-        std::vector<std::pair<std::uint32_t, Tri>> by_piece_in, by_piece_out;
-        for (const auto& t : in_tris) by_piece_in.emplace_back(piece[global[t[0]]], t);
-        for (const auto& t : tris) by_piece_out.emplace_back(piece[global[t[0]]], t);
-        std::stable_sort(by_piece_in.begin(), by_piece_in.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-        std::stable_sort(by_piece_out.begin(), by_piece_out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-        std::vector<std::uint32_t> changed;
-        for (std::size_t i = 0, o = 0; i < by_piece_in.size();) {
-            const std::uint32_t p = by_piece_in[i].first;
-            std::vector<Tri> a, b;
-            for (; i < by_piece_in.size() && by_piece_in[i].first == p; ++i) a.push_back(by_piece_in[i].second);
-            while (o < by_piece_out.size() && by_piece_out[o].first < p) ++o;
-            for (; o < by_piece_out.size() && by_piece_out[o].first == p; ++o) b.push_back(by_piece_out[o].second);
-            if (euler_characteristic(a) != euler_characteristic(b)) changed.push_back(p);
-        }
-        all.clear();
-        for (const auto& t : tris) all.push_back({global[t[0]], global[t[1]], global[t[2]]});
-        for (std::size_t c = 0; c < m.cells.size(); ++c)
-            if (frozen[c]) all.push_back(m.cells[c]);
-        const std::vector<std::uint32_t> defects = defect_vertices(all, m.vertices.size());
-        std::vector<std::uint32_t> fresh;
-        std::set_difference(defects.begin(), defects.end(), before.begin(), before.end(), std::back_inserter(fresh));
-        if (fresh.empty() && spheres.empty() && changed.empty()) break;
-        if (round >= 16) {  // never seen; the mesh as it was rather than a loop without end
-            all = m.cells;
-            std::fill(frozen.begin(), frozen.end(), 1);
-            break;
-        }
-        std::vector<float> reach(m.vertices.size(), 0.0f);
-        for (const auto& t : all)
-            for (int k = 0; k < 3; ++k) {
-                const float e = norm(m.vertices[t[k]] - m.vertices[t[(k + 1) % 3]]);
-                reach[t[k]] = std::max(reach[t[k]], e);
-                reach[t[(k + 1) % 3]] = std::max(reach[t[(k + 1) % 3]], e);
-            }
-        for (auto v : fresh) spheres.emplace_back(m.vertices[v], reach[v] * (0.75f + 0.25f * float(round)));
-        const bool local = !spheres.empty();
-        const std::size_t was = std::size_t(std::count(frozen.begin(), frozen.end(), 1));
-        mark_near(m, spheres, frozen);
-        // A piece whose characteristic changed without a defect (one that vanished whole): frozen whole.
-        // With defects the characteristic changes too: those are frozen around them first.
-        std::sort(changed.begin(), changed.end());
-        if (fresh.empty() && spheres.empty())
-            for (std::size_t c = 0; c < m.cells.size(); ++c)
-                if (std::binary_search(changed.begin(), changed.end(), piece[m.cells[c][0]])) frozen[c] = 1;
-        if (local && std::size_t(std::count(frozen.begin(), frozen.end(), 1)) == was)  // nothing new: the defects' pieces
-            for (std::size_t c = 0; c < m.cells.size(); ++c)
-                for (auto v : fresh)
-                    if (piece[m.cells[c][0]] == piece[v]) frozen[c] = 1;
+    std::vector<Tri> all = freeze_rounds(m, frozen, s, m.cells.size(), rep);
+    const std::size_t stuck = std::size_t(std::count(frozen.begin(), frozen.end(), 1));
+    rep.frozen = stuck;
+    if (stuck > 0 && stuck < m.cells.size()) {
+        Mesh<3> again;
+        again.vertices = m.vertices;
+        again.cells = all;  // the decimated triangles first, then the frozen ones
+        std::vector<std::uint8_t> frozen2(all.size(), 1);
+        std::fill(frozen2.end() - std::ptrdiff_t(stuck), frozen2.end(), 0);
+        all = freeze_rounds(again, frozen2, s, m.cells.size(), rep);
+        rep.frozen = std::size_t(std::count(frozen2.end() - std::ptrdiff_t(stuck), frozen2.end(), 1));
     }
-    rep.frozen = std::size_t(std::count(frozen.begin(), frozen.end(), 1));
     (void)exec;  // serial: meshoptimizer is; frames and pieces of work run in parallel around it
     // The kept vertices are a subset of the original ones: positions, normals and attributes carry
     // exactly. New vertex order: increasing original index; triangles in region order.

@@ -1,6 +1,9 @@
 // `eddy mesh`: particle files (or folders of frames) to surface meshes and signed distance grids.
 #include <algorithm>
 #include <cctype>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -62,7 +65,55 @@ UpAxis up_from_summary(const fs::path& input) {
 
 struct Frame {
     fs::path in, out;
+    fs::path vtp;  // also as VTK PolyData, for surface.pvd (ParaView's .pvd reader opens VTK XML only); empty: no
 };
+
+// The particles' own times of a folder's frames: particles.pvd (eddy run's) in the folder or its parent,
+// as file name -> time; empty when there is none or it lists nothing. Read without blocking, at most
+// 64 MB; entries that do not parse are skipped.
+std::map<std::string, double> pvd_times(const fs::path& dir) {
+    std::map<std::string, double> times;
+    for (const fs::path& cand : {dir / "particles.pvd", dir.parent_path() / "particles.pvd"}) {
+        std::string text;
+        try {
+            auto f = io::InputFile::open_existing(cand);
+            if (!f) continue;
+            text = f->read_all(std::uint64_t(1) << 26, "particles.pvd");
+        } catch (const InputError&) {
+            continue;
+        }
+        auto attribute = [](const std::string& tag, const char* name) -> std::optional<std::string> {
+            const std::string key = std::string(" ") + name + "=\"";
+            const auto b = tag.find(key);
+            if (b == std::string::npos) return std::nullopt;
+            const auto e = tag.find('"', b + key.size());
+            if (e == std::string::npos) return std::nullopt;
+            return tag.substr(b + key.size(), e - b - key.size());
+        };
+        for (std::size_t at = text.find("<DataSet"); at != std::string::npos; at = text.find("<DataSet", at + 1)) {
+            const auto end = text.find('>', at);
+            if (end == std::string::npos) break;
+            const std::string tag = text.substr(at, end - at);
+            const auto t = attribute(tag, "timestep"), file = attribute(tag, "file");
+            if (!t || !file) continue;
+            char* stop = nullptr;
+            const double time = std::strtod(t->c_str(), &stop);
+            if (stop != t->c_str() + t->size() || !std::isfinite(time)) continue;
+            times[fs::path(*file).filename().string()] = time;
+        }
+        if (!times.empty()) return times;
+    }
+    return times;
+}
+
+// The frame number in a name like particles_00012 (the digits after the last '_'), or -1.
+long frame_number(const std::string& stem) {
+    const auto u = stem.rfind('_');
+    if (u == std::string::npos || u + 1 == stem.size() || stem.size() - u > 10) return -1;
+    for (std::size_t i = u + 1; i < stem.size(); ++i)
+        if (!std::isdigit(static_cast<unsigned char>(stem[i]))) return -1;
+    return std::stol(stem.substr(u + 1));
+}
 
 // The particles' fields named in `names`, D components of velocity, for interpolate_attributes.
 template <int D>
@@ -113,6 +164,7 @@ MeshFilesReport mesh_one(const ParticleSet<3>& p3, const Frame& f, const MeshFil
     interpolate_attributes<D>(r.mesh, pos, fields.fields, ss.support(), exec);
     if constexpr (D == 3) to_file_axes(r.mesh, from, to);
     write_mesh<D>(f.out, r.mesh);
+    if (!f.vtp.empty()) write_mesh<D>(f.vtp, r.mesh);
     for (const auto& g : opts.sdf_out) {
         if (g.extension() == ".vti") write_vti<D>(g, r.signed_distance);
         else vdb::write_level_set<D>(g, r.signed_distance, 3.0f, &r.density);
@@ -147,6 +199,7 @@ bool is_particle_file(const fs::path& p) {
 }  // namespace
 
 MeshFilesReport mesh_particle_files(const MeshFilesOptions& opts, const ExecContext& exec) {
+    const auto started = std::chrono::steady_clock::now();
     std::error_code ec;
     if (!fs::exists(opts.input, ec))
         throw InputError(fmt::format("{}: no such file or folder; allowed: a particle file (.csv, .vtp, .pvtp, .ply) or a "
@@ -159,10 +212,10 @@ MeshFilesReport mesh_particle_files(const MeshFilesOptions& opts, const ExecCont
         throw InputError(fmt::format("--sdf with --up {}: grids are written in the particles' axes ({} up); allowed: "
                                      "leave --up out", name(*opts.up), name(from)));
     if (!opts.attributes.empty()) {
-        const bool ply = fs::is_directory(opts.input) ? opts.format == "ply" : opts.out.extension() == ".ply";
+        const bool ply = fs::is_directory(opts.input) ? opts.format != "obj" : opts.out.extension() != ".obj";
         if (!ply)
-            throw InputError(fmt::format("--interpolate-attributes: {} is not a PLY mesh (OBJ has no per-vertex fields); "
-                                         "allowed: a .ply --out or --format ply", opts.out.string()));
+            throw InputError(fmt::format("--interpolate-attributes: {} is not a PLY or VTP mesh (OBJ has no per-vertex "
+                                         "fields); allowed: a .ply or .vtp --out, or --format ply or vtp", opts.out.string()));
     }
     for (const auto& g : opts.sdf_out)
         if (g.extension() != ".vti" && g.extension() != ".vdb")
@@ -170,8 +223,8 @@ MeshFilesReport mesh_particle_files(const MeshFilesOptions& opts, const ExecCont
                                          g.extension().string()));
     std::vector<Frame> frames;
     if (fs::is_directory(opts.input)) {
-        if (opts.format != "obj" && opts.format != "ply")
-            throw InputError(fmt::format("key 'format' = '{}': allowed: obj, ply", opts.format));
+        if (opts.format != "obj" && opts.format != "ply" && opts.format != "vtp")
+            throw InputError(fmt::format("key 'format' = '{}': allowed: obj, ply, vtp", opts.format));
         if (!opts.sdf_out.empty())
             throw InputError(fmt::format("{}: key 'sdf' needs a single particle file, not a folder", opts.input.string()));
         // One file per frame: of particles_00001.pvtp/.vtp/.ply/.csv, the first of pvtp, vtp, ply, csv.
@@ -200,13 +253,14 @@ MeshFilesReport mesh_particle_files(const MeshFilesOptions& opts, const ExecCont
             throw InputError(fmt::format("{}: key 'out': cannot create the output folder", opts.out.string()));
         for (const auto& [stem, path] : by_stem) {
             std::string name = stem.rfind("particles_", 0) == 0 ? "surface_" + stem.substr(10) : stem + "_surface";
-            frames.push_back({path, opts.out / (name + "." + opts.format)});
+            frames.push_back({path, opts.out / (name + "." + opts.format),
+                              opts.format == "vtp" ? fs::path() : opts.out / (name + ".vtp")});
         }
     } else {
         const auto ext = opts.out.extension();
-        if (ext != ".obj" && ext != ".ply")
-            throw InputError(fmt::format("{}: key 'out': allowed: a .obj or .ply file", opts.out.string()));
-        frames.push_back({opts.input, opts.out});
+        if (ext != ".obj" && ext != ".ply" && ext != ".vtp")
+            throw InputError(fmt::format("{}: key 'out': allowed: a .obj, .ply or .vtp file", opts.out.string()));
+        frames.push_back({opts.input, opts.out, {}});
     }
     std::vector<MeshFilesReport> reps(frames.size());
     if (frames.size() == 1) {
@@ -235,12 +289,38 @@ MeshFilesReport mesh_particle_files(const MeshFilesOptions& opts, const ExecCont
     }
     MeshFilesReport total;
     total.particle_radius = s.particle_radius;
+    if (fs::is_directory(opts.input)) {
+        // surface.pvd: the surfaces as one time series in ParaView, at the particles' own times.
+        const fs::path dir = opts.input.has_filename() ? opts.input : opts.input.parent_path();  // "frames/" too
+        const std::map<std::string, double> listed = pvd_times(dir);
+        auto summary = read_summary(dir / "summary.json");
+        if (!summary || summary->is_discarded()) summary = read_summary(dir.parent_path() / "summary.json");
+        double fps = 0.0;
+        if (summary && !summary->is_discarded() && summary->contains("fps") && (*summary)["fps"].is_number())
+            fps = (*summary)["fps"].get<double>();
+        bool all_listed = !listed.empty(), all_numbered = true;
+        for (const auto& f : frames) {
+            all_listed = all_listed && listed.count(f.in.filename().string());
+            all_numbered = all_numbered && frame_number(f.in.stem().string()) >= 0;
+        }
+        total.times_from = all_listed ? "particles.pvd" : fps > 0.0 && std::isfinite(fps) && all_numbered ? "summary.json fps" : "frame numbers";
+        std::vector<std::pair<double, std::string>> entries;
+        for (std::size_t i = 0; i < frames.size(); ++i) {
+            const long n = frame_number(frames[i].in.stem().string());
+            const double t = all_listed ? listed.at(frames[i].in.filename().string())
+                             : total.times_from == "summary.json fps" ? double(n) / fps
+                             : all_numbered ? double(n) : double(i);
+            entries.emplace_back(t, (frames[i].vtp.empty() ? frames[i].out : frames[i].vtp).filename().string());
+        }
+        io::write_pvd(opts.out / "surface.pvd", entries);
+    }
     for (const auto& r : reps) {
         total.frames += r.frames;
         total.vertices += r.vertices;
         total.cells += r.cells;
         total.dimension = r.dimension;
     }
+    total.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     return total;
 }
 

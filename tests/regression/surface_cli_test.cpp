@@ -100,7 +100,7 @@ TEST_F(SurfaceCli, BadInputIsOneLineAndExitCode2) {
         {"mesh " + q(good) + " --out " + q(dir / "a.obj") + " --radius 0.01 --voxel 1e-6", "below 1/64 of the kernel radius"},
         {"mesh " + q(good) + " --out " + q(dir / "a.obj"), "key 'radius' is not given"},
         {"mesh " + q(dir / "missing.csv") + " --out " + q(dir / "a.obj") + " --radius 0.01", "missing.csv: no such file"},
-        {"mesh " + q(good) + " --out " + q(dir / "a.stl") + " --radius 0.01", "allowed: a .obj or .ply file"},
+        {"mesh " + q(good) + " --out " + q(dir / "a.stl") + " --radius 0.01", "allowed: a .obj, .ply or .vtp file"},
         {"mesh " + q(good) + " --out " + q(dir / "a.obj") + " --radius 0.01 --iso 1.5", "key 'iso' = 1.5"},
         {"mesh " + q(good) + " --out " + q(dir / "a.obj") + " --radius 0.01 --sdf " + q(dir / "a.nc"), "allowed: .vti, .vdb"},
     };
