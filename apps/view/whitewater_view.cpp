@@ -5,16 +5,9 @@
 
 #include <imgui.h>
 
-namespace eddy::view {
+#include "gfx.hpp"
 
-std::array<std::vector<float>, 3> diffuse_by_type(std::span<const float> diffuse) {
-    std::array<std::vector<float>, 3> out;
-    for (std::size_t i = 0; i + 3 < diffuse.size(); i += 4) {
-        const int t = std::clamp(static_cast<int>(diffuse[i + 3]), 0, 2);
-        out[std::size_t(t)].insert(out[std::size_t(t)].end(), {diffuse[i], diffuse[i + 1], diffuse[i + 2], 0.0f});
-    }
-    return out;
-}
+namespace eddy::view {
 
 void whitewater_panel(SimWorker& worker, const Snapshot& snap) {
     bool on = worker.whitewater;

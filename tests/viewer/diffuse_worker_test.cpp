@@ -13,6 +13,7 @@
 #include "eddy/simulation.hpp"
 #include "eddy/whitewater.hpp"
 #include "sim_worker.hpp"
+#include "whitewater_view.hpp"
 
 using namespace eddy::view;
 
@@ -68,6 +69,16 @@ TEST(ViewerWhitewater, DiffuseParticlesAppearWithCountsMatchingTheirTypes) {
     EXPECT_EQ(by_type[0], s->whitewater_counts.spray);
     EXPECT_EQ(by_type[1], s->whitewater_counts.foam);
     EXPECT_EQ(by_type[2], s->whitewater_counts.bubbles);
+    EXPECT_GT(by_type[1] + by_type[2], 0u);
+    // What the window draws: every particle once, in its type's colour group, at its place.
+    const auto drawn = diffuse_by_type(s->diffuse);
+    for (int t = 0; t < 3; ++t) EXPECT_EQ(drawn[std::size_t(t)].size(), 4 * by_type[t]) << "type " << t;
+    std::size_t seen[3] = {0, 0, 0};
+    for (std::size_t i = 0; i < n; ++i) {
+        const std::size_t t = std::size_t(s->diffuse[4 * i + 3]);
+        const float* d = &drawn[t][4 * seen[t]++];
+        for (int a = 0; a < 3; ++a) ASSERT_EQ(d[a], s->diffuse[4 * i + a]) << "particle " << i;
+    }
     EXPECT_GE(s->whitewater_counts.generated, n);
 
     // The same whitewater stepped beside the same simulation directly, bit for bit.
