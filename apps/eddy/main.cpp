@@ -409,6 +409,10 @@ int run_main(int argc, char** argv) {
     run_cmd->add_flag("--mesh", run_mesh,
                       "Also write a surface mesh per frame: frames/surface_NNNNN.obj (see eddy mesh); with the vtk "
                       "format also surface_NNNNN.vtp, listed with the particles' times in surface.pvd (ParaView)");
+    bool run_anisotropic = false;
+    run_cmd->add_flag("--anisotropic", run_anisotropic,
+                      "With --mesh: anisotropic kernels (Yu & Turk 2013): flat surfaces flat, thin sheets kept (eddy mesh "
+                      "--anisotropic)");
     std::string run_mesh_format = "obj";
     run_cmd->add_option("--mesh-format", run_mesh_format, "Surface mesh format with --mesh: obj, ply, vtp")
         ->check(CLI::IsMember({"obj", "ply", "vtp"}))
@@ -485,6 +489,9 @@ int run_main(int argc, char** argv) {
     mesh_cmd->add_option("--smooth", mesh_opts.settings.smooth_iterations, "Taubin smoothing iterations")
         ->capture_default_str()
         ->check(whole_check(0, 1000, "a whole number from 0 to 1000"));
+    mesh_cmd->add_flag("--anisotropic", mesh_opts.settings.anisotropic,
+                       "Anisotropic kernels (Yu & Turk 2013): positions smoothed, kernels stretched along the surface; "
+                       "flat surfaces flat, thin sheets kept (docs/surface.md)");
     mesh_cmd->add_option("--min-volume", mesh_opts.settings.min_volume, "Drop pieces enclosing less (m^3; m^2 in 2D)")
         ->check(number_check(0, false, FLT_MAX, false, "a volume >= 0 (m^3; m^2 in 2D)", "min_volume"));
     mesh_cmd->add_option("--vertex-margin", mesh_opts.settings.vertex_margin,
@@ -639,7 +646,7 @@ int run_main(int argc, char** argv) {
         }
         if (!resume_dir.empty()) {
             // Everything but the end, the threads and the output's verbosity is the original run's.
-            for (const char* flag : {"scene", "--out", "--fps", "--format", "--set", "--render", "--pieces", "--mesh", "--mesh-format",
+            for (const char* flag : {"scene", "--out", "--fps", "--format", "--set", "--render", "--pieces", "--mesh", "--mesh-format", "--anisotropic",
                                      "--max-particles", "--up", "--interpolate-attributes", "--wall-pressure", "--mesh-decimate-error", "--mesh-decimate-ratio", "--whitewater",
                                      "--whitewater-substeps", "--ww-set"})
                 if (run_cmd->count(flag))
@@ -738,6 +745,9 @@ int run_main(int argc, char** argv) {
                                    "allowed: with --mesh");
         opts.mesh_settings.decimate_error = run_decimate_error;
         opts.mesh_settings.decimate_ratio = run_decimate_ratio;
+        if (run_anisotropic && !run_mesh)
+            throw eddy::InputError("--anisotropic: shapes the surface meshes of --mesh; allowed: with --mesh");
+        opts.mesh_settings.anisotropic = run_anisotropic;
         opts.mesh_format = run_mesh_format;
         opts.mesh_attributes = run_attributes;
         opts.wall_pressure = run_wall_pressure;

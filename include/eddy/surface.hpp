@@ -158,6 +158,7 @@ struct SurfaceResult {
     SparseGrid<D> density;          ///< Only with keep_grids
     SparseGrid<D> signed_distance;  ///< Only with keep_grids
     std::size_t blocks = 0;         ///< Blocks of the sparse grid
+    std::size_t band_blocks = 0;    ///< Blocks swept: all with keep_grids, else the narrow band's
     std::size_t grid_bytes = 0;     ///< Memory of one grid (values + layout)
     double seconds[5] = {};         ///< Wall time of splat, pin, sweep, mesh, smooth+clean (s)
 };
@@ -227,6 +228,16 @@ void sweep_serial(SparseGrid<D>& phi, const std::vector<std::uint8_t>& pinned, i
 template <int D>
 void sweep_wavefront(SparseGrid<D>& phi, const std::vector<std::uint8_t>& pinned, const ExecContext& exec,
                      int rounds = 1);
+
+/// Stage 3 for meshes alone (what reconstruct_surface does without keep_grids): the sweep over the
+/// narrow band only: the mixed blocks and the uniform blocks next to a block of another side (at least
+/// block_size - 1 voxels beyond every crossed edge; OpenVDB's particlesToSdf keeps 3), with sweep_wavefront or
+/// sweep_serial. The other nodes keep +-FLT_MAX. extract_mesh reads phi only inside the band, so the
+/// mesh's vertices are those of the full sweep (pinned values) and its normals come from the same
+/// Godunov updates of the band's nodes. Returns the band's block count.
+template <int D>
+std::size_t sweep_narrow_band(SparseGrid<D>& phi, const std::vector<std::uint8_t>& pinned, const ExecContext& exec,
+                              bool wavefront = true);
 
 /// Stage 4. Marching cubes (Lorensen & Cline 1987) / marching squares at level `iso` of phi. Each
 /// cube's polygons are traced face by face; an ambiguous face is resolved by the asymptotic decider

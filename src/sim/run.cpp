@@ -235,6 +235,7 @@ struct ParticleRunConfig {
     double end_time = 0.0, fps = 0.0;
     std::vector<std::string> formats;
     bool render_all = false, pieces = false, mesh = false;
+    bool mesh_anisotropic = false;  // the surfaces with anisotropic kernels (Yu & Turk 2013)
     bool wall_pressure = false;  // the walls every frame with the fluid's pressure on them
     float mesh_decimate_error = 0.0f, mesh_decimate_ratio = 0.0f;  // the surfaces decimated (SurfaceSettings)
     std::string mesh_format;
@@ -256,6 +257,7 @@ ParticleRunConfig particle_run_config(const Scene& scene, int dimension, const R
         c.render_all = rec->flag("render");
         c.pieces = rec->flag("pieces", false);
         c.mesh = rec->flag("mesh");
+        c.mesh_anisotropic = rec->flag("mesh_anisotropic", false);  // absent in checkpoints before it existed
         c.wall_pressure = rec->flag("wall_pressure", false);  // absent in checkpoints before it existed
         if (rec->has("mesh_decimate_error")) c.mesh_decimate_error = float(rec->number("mesh_decimate_error", 0.0, 1000.0));
         if (rec->has("mesh_decimate_ratio")) c.mesh_decimate_ratio = float(rec->number("mesh_decimate_ratio", 0.0, 1.0));
@@ -271,6 +273,7 @@ ParticleRunConfig particle_run_config(const Scene& scene, int dimension, const R
         c.render_all = opts.render || scene.output.render;
         c.pieces = opts.pieces;  // .vtp frames in pieces, one per process, listed by a .pvtp
         c.mesh = opts.mesh;
+        c.mesh_anisotropic = opts.mesh_settings.anisotropic;
         c.wall_pressure = opts.wall_pressure || scene.output.wall_pressure;
         c.mesh_decimate_error = opts.mesh_settings.decimate_error;
         c.mesh_decimate_ratio = opts.mesh_settings.decimate_ratio;
@@ -645,6 +648,7 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
             const auto& out = opts.out_dir;
             if (mesh && !opts.budget.unlimited()) {  // the surface grids come on top of the simulation
                 SurfaceSettings ss = opts.mesh_settings;
+                ss.anisotropic = cfg.mesh_anisotropic;
                 if (ss.particle_radius <= 0.0f) ss.particle_radius = scene.particle_radius;
                 MemoryEstimate e = estimate_memory(scene, std::numeric_limits<std::size_t>::max());
                 const MemoryEstimate surface = estimate_surface_memory<D>(
@@ -785,6 +789,7 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
                 }
                 if (mesh) {  // issue 5: the fluid's surface beside the particles
                     SurfaceSettings ss = opts.mesh_settings;
+                    ss.anisotropic = cfg.mesh_anisotropic;
                     if (ss.particle_radius == 0.0f) ss.particle_radius = r;
                     ss.decimate_error = cfg.mesh_decimate_error;
                     ss.decimate_ratio = cfg.mesh_decimate_ratio;
@@ -917,6 +922,7 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
                 rj["render"] = render_all;
                 rj["pieces"] = pieces;
                 rj["mesh"] = mesh;
+                rj["mesh_anisotropic"] = cfg.mesh_anisotropic;
                 rj["wall_pressure"] = cfg.wall_pressure;
                 rj["mesh_decimate_error"] = cfg.mesh_decimate_error;
                 rj["mesh_decimate_ratio"] = cfg.mesh_decimate_ratio;

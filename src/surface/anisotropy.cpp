@@ -7,11 +7,11 @@
 #include <cmath>
 
 #include <fmt/format.h>
+#include <tbb/parallel_sort.h>
 
 #include "eddy/error.hpp"
 #include "eddy/kernels.hpp"
 #include "eddy/mass_properties.hpp"
-#include "eddy/neighbors.hpp"
 #include "eddy/surface.hpp"
 
 namespace eddy {
@@ -48,15 +48,168 @@ void symmetric_eigen(const double (&c)[D][D], double (&sigma)[D], double (&R)[D]
     }
 }
 
+// The particles binned in cells of side r_c, sorted by cell key (z, y, x lexicographic; ties by
+// index), as a structure of arrays; for each cell the 3^(D-1) runs of the sorted arrays that hold its
+// 3^D neighbour cells (the three cells along x of a row are adjacent in key order). A particle's
+// neighbour sums then read contiguous memory, eight lanes at a time.
+template <int D>
+struct CellRuns {
+    static constexpr int kRows = D == 3 ? 9 : 3;
+    std::vector<std::uint32_t> order;                  // sorted position -> input index
+    std::array<std::vector<float>, D> x;               // coordinates in sorted order
+    std::vector<std::uint32_t> cell_begin;             // per cell, first sorted position (+ end)
+    std::vector<std::array<std::uint32_t, 2 * kRows>> runs;  // per cell: [begin, end) per row
+
+    CellRuns(std::span<const Vec<D>> p, float cell, const ExecContext& exec) {
+        const std::size_t n = p.size();
+        const float inv = 1.0f / cell;
+        auto key_of = [](const std::array<std::int64_t, D>& c) {
+            std::uint64_t k = 0;
+            for (int a = D - 1; a >= 0; --a) k = (k << 21) | std::uint64_t((c[a] + (1 << 20)) & 0x1fffff);
+            return k;
+        };
+        std::vector<std::pair<std::uint64_t, std::uint32_t>> keyed(n);
+        parallel_for_each_index(exec, n, [&](std::size_t i) {
+            std::array<std::int64_t, D> c;
+            for (int a = 0; a < D; ++a) c[a] = std::int64_t(std::floor(p[i][a] * inv));
+            keyed[i] = {key_of(c), std::uint32_t(i)};
+        });
+        exec.run([&] { tbb::parallel_sort(keyed.begin(), keyed.end()); });
+        order.resize(n);
+        for (int a = 0; a < D; ++a) x[a].resize(n);
+        parallel_for_each_index(exec, n, [&](std::size_t k) {
+            order[k] = keyed[k].second;
+            for (int a = 0; a < D; ++a) x[a][k] = p[keyed[k].second][a];
+        });
+        std::vector<std::uint64_t> keys;
+        for (std::size_t k = 0; k < n; ++k)
+            if (k == 0 || keyed[k].first != keyed[k - 1].first) {
+                keys.push_back(keyed[k].first);
+                cell_begin.push_back(std::uint32_t(k));
+            }
+        cell_begin.push_back(std::uint32_t(n));
+        runs.resize(keys.size());
+        parallel_for_each_index(exec, keys.size(), [&](std::size_t c) {
+            std::array<std::int64_t, D> cc;
+            for (int a = 0; a < D; ++a) cc[a] = std::int64_t((keys[c] >> (21 * a)) & 0x1fffff) - (1 << 20);
+            for (int row = 0; row < kRows; ++row) {
+                std::array<std::int64_t, D> lo = cc, hi = cc;
+                lo[0] -= 1;
+                hi[0] += 1;
+                for (int a = 1; a < D; ++a) {
+                    const int off = (a == 1 ? row % 3 : row / 3) - 1;
+                    lo[a] += off;
+                    hi[a] += off;
+                }
+                const auto b = std::lower_bound(keys.begin(), keys.end(), key_of(lo)) - keys.begin();
+                const auto e = std::upper_bound(keys.begin(), keys.end(), key_of(hi)) - keys.begin();
+                runs[c][2 * row] = cell_begin[b];
+                runs[c][2 * row + 1] = cell_begin[std::max(b, e)];
+            }
+        }, 64);
+    }
+    std::size_t cells() const { return runs.size(); }
+};
+
+// Lane sums: for every particle j of the runs around cell c with |x_j - xi| < r_c, f(lane, mask, d, w)
+// adds its terms into lane (j - run begin) mod 8, mask 0 or 1; the lanes are added in order by the caller.
+// Branch-free over whole groups of eight (the compiler vectorises the lane loop).
+constexpr int kLanes = 8;
+template <int D, class F>
+inline void for_lanes(const CellRuns<D>& cr, std::size_t c, const float* xi, float rc, F&& f) {
+    const float rc2 = rc * rc, inv_rc = 1.0f / rc;
+    for (int row = 0; row < CellRuns<D>::kRows; ++row) {
+        const std::uint32_t b = cr.runs[c][2 * row], e = cr.runs[c][2 * row + 1];
+        for (std::uint32_t j0 = b; j0 < e; j0 += kLanes) {
+            const std::uint32_t len = std::min<std::uint32_t>(kLanes, e - j0);
+            if (len == kLanes) {
+                for (int l = 0; l < kLanes; ++l) {
+                    float d[D], d2 = 0.0f;
+                    for (int a = 0; a < D; ++a) {
+                        d[a] = cr.x[a][j0 + l] - xi[a];
+                        d2 += d[a] * d[a];
+                    }
+                    const float q = std::sqrt(d2) * inv_rc;
+                    const float in = d2 < rc2 ? 1.0f : 0.0f;
+                    f(l, j0 + l, in, d, in * (1.0f - q * q * q));  // w = 1 - (d / r_c)^3 (eq. 11)
+                }
+            } else {
+                for (std::uint32_t l = 0; l < len; ++l) {
+                    float d[D], d2 = 0.0f;
+                    for (int a = 0; a < D; ++a) {
+                        d[a] = cr.x[a][j0 + l] - xi[a];
+                        d2 += d[a] * d[a];
+                    }
+                    const float q = std::sqrt(d2) * inv_rc;
+                    const float in = d2 < rc2 ? 1.0f : 0.0f;
+                    f(int(l), j0 + l, in, d, in * (1.0f - q * q * q));
+                }
+            }
+        }
+    }
+}
+
+// The first pass's sums for particle xi over the runs around cell c, lane by lane: sum w, count,
+// sum w d (D), sum w d d^T (upper triangle); written out explicitly (one array per sum) so that the
+// lane loop vectorises. out: [sw, count, m_0..m_D-1, c_00, c_01, .., c_D-1D-1].
+template <int D>
+inline void covariance_sums(const CellRuns<D>& cr, std::size_t c, const float* xi, float rc, double* out) {
+    constexpr int kC = D * (D + 1) / 2, kS = 2 + D + kC;
+    alignas(64) float acc[kS][kLanes] = {};
+    const float rc2 = rc * rc, inv_rc = 1.0f / rc;
+    const float* xs[3] = {cr.x[0].data(), cr.x[1].data(), D == 3 ? cr.x[D - 1].data() : cr.x[0].data()};
+    for (int row = 0; row < CellRuns<D>::kRows; ++row) {
+        const std::uint32_t b = cr.runs[c][2 * row], e = cr.runs[c][2 * row + 1];
+        for (std::uint32_t j0 = b; j0 < e; j0 += kLanes) {
+            const std::uint32_t len = std::min<std::uint32_t>(kLanes, e - j0);
+            float dx[kLanes], dy[kLanes], dz[kLanes], w[kLanes], in[kLanes];
+            for (int l = 0; l < kLanes; ++l) {
+                const std::uint32_t j = j0 + (std::uint32_t(l) < len ? l : 0);  // a valid index; masked below
+                dx[l] = xs[0][j] - xi[0];
+                dy[l] = xs[1][j] - xi[1];
+                dz[l] = D == 3 ? xs[2][j] - xi[D - 1] : 0.0f;
+                const float d2 = dx[l] * dx[l] + dy[l] * dy[l] + dz[l] * dz[l];
+                const float q = std::sqrt(d2) * inv_rc;
+                in[l] = (d2 < rc2 && std::uint32_t(l) < len) ? 1.0f : 0.0f;
+                w[l] = in[l] * (1.0f - q * q * q);  // eq. 11
+            }
+            for (int l = 0; l < kLanes; ++l) {
+                acc[0][l] += w[l];
+                acc[1][l] += in[l];
+                acc[2][l] += w[l] * dx[l];
+                acc[3][l] += w[l] * dy[l];
+                if constexpr (D == 3) {
+                    acc[4][l] += w[l] * dz[l];
+                    acc[5][l] += w[l] * dx[l] * dx[l];
+                    acc[6][l] += w[l] * dx[l] * dy[l];
+                    acc[7][l] += w[l] * dx[l] * dz[l];
+                    acc[8][l] += w[l] * dy[l] * dy[l];
+                    acc[9][l] += w[l] * dy[l] * dz[l];
+                    acc[10][l] += w[l] * dz[l] * dz[l];
+                } else {
+                    acc[4][l] += w[l] * dx[l] * dx[l];
+                    acc[5][l] += w[l] * dx[l] * dy[l];
+                    acc[6][l] += w[l] * dy[l] * dy[l];
+                }
+            }
+        }
+    }
+    for (int k = 0; k < kS; ++k) {  // lanes in order: the same bits on any thread count
+        float t = 0.0f;
+        for (int l = 0; l < kLanes; ++l) t += acc[k][l];
+        out[k] = t;
+    }
+}
+
 }  // namespace
 
 template <int D>
-AnisotropicKernels<D> anisotropic_kernels(std::span<const Vec<D>> positions, const SurfaceSettings& s,
+AnisotropicKernels<D> anisotropic_kernels(std::span<const Vec<D>> input, const SurfaceSettings& s,
                                           const ExecContext& exec) {
     validate(s);
-    const float rc = s.anisotropy_support(), h = s.support(), inv_rc = 1.0f / rc;
+    const float rc = s.anisotropy_support(), h = s.support();
     const float lambda = s.anisotropy_smoothing, kr = s.anisotropy_ratio;
-    const std::size_t n = positions.size();
+    const std::size_t n = input.size();
     AnisotropicKernels<D> k;
     k.centers.resize(n);
     k.g.resize(n);
@@ -79,33 +232,25 @@ AnisotropicKernels<D> anisotropic_kernels(std::span<const Vec<D>> positions, con
     const double sigma0 = lxx / lw;
     const int n_eps = s.anisotropy_neighbors > 0 ? s.anisotropy_neighbors : std::max(1, int(std::lround(0.1 * full)));
 
-    NeighborGrid<D> grid;
-    grid.set_cell_size(rc);
-    grid.build(positions, exec);
+    // Computed in the cells' order (sorted position i, input index cr.order[i]), put back at the end.
+    const CellRuns<D> cr(input, rc, exec);
     std::vector<std::uint8_t> isolated(n, 0);
-    parallel_for_each_index(exec, n, [&](std::size_t i) {
-        const Vec<D> xi = positions[i];
-        // One pass in coordinates relative to x_i: sum w, sum w d, sum w d d^T (d = x_j - x_i).
-        // Float sums of at most a few hundred terms in coordinates relative to x_i (|d| < r_c): the
-        // covariance's relative error stays near 1e-6, far below the clamp's factor k_r.
-        float swf = 0.0f, mf[D] = {}, cf[D][D] = {};
-        int count = 0;
-        grid.for_each_neighbor(xi, rc, [&](std::uint32_t j) {
-            const Vec<D> d = positions[j] - xi;
-            const float q = norm(d) * inv_rc;
-            const float w = 1.0f - q * q * q;  // eq. 11
-            swf += w;
-            for (int a = 0; a < D; ++a) {
-                mf[a] += w * d[a];
-                for (int b = a; b < D; ++b) cf[a][b] += w * d[a] * d[b];
-            }
-            ++count;
-        });
-        const double sw = swf;
+    parallel_for_each_index(exec, cr.cells(), [&](std::size_t cell) {
+      for (std::size_t i = cr.cell_begin[cell]; i < cr.cell_begin[cell + 1]; ++i) {
+        float xi[D];
+        for (int a = 0; a < D; ++a) xi[a] = cr.x[a][i];
+        // One pass in coordinates relative to x_i: sum w, sum w d, sum w d d^T (d = x_j - x_i), in
+        // eight lanes. Float sums of at most a few hundred terms with |d| < r_c: the covariance's
+        // relative error stays near 1e-6, far below the clamp's factor k_r.
+        double sums[2 + D + D * (D + 1) / 2];
+        covariance_sums<D>(cr, cell, xi, rc, sums);
+        const double sw = sums[0];
+        const int count = int(sums[1]);
         double m[D], c[D][D] = {};
+        int t = 2 + D;
         for (int a = 0; a < D; ++a) {
-            m[a] = mf[a] / sw;  // x_w - x_i (eq. 10)
-            for (int b = a; b < D; ++b) c[a][b] = cf[a][b];
+            m[a] = sums[2 + a] / sw;  // x_w - x_i (eq. 10)
+            for (int b = a; b < D; ++b) c[a][b] = sums[t++];
         }
         Vec<D> center;
         for (int a = 0; a < D; ++a) center[a] = xi[a] + float(lambda * m[a]);  // eq. 6
@@ -168,29 +313,58 @@ AnisotropicKernels<D> anisotropic_kernels(std::span<const Vec<D>> positions, con
             for (int e = 0; e < D; ++e) e2 += inv[a][e] * inv[a][e];
             k.extent[i][a] = float(h * std::sqrt(e2));
         }
-    }, 256);
+      }
+    }, 4);
     // Taubin's (1995) step back: xbar_i += mu (sum_j w_ij xbar_j / sum_j w_ij - xbar_i), the same weights,
     // mu = 1 / (k_pb - 1 / lambda) with k_pb = 0.1. Eq. 6 alone pulls the layer under a flat free surface
     // down by 0.9 of its half-neighbourhood's offset (the tank at rest's surface sank by 1.5 r); the pair
     // keeps the damping of the particles' noise and cancels that shrinkage to first order.
     if (lambda > 0.0f) {
         const double mu = 1.0 / (0.1 - 1.0 / lambda);
+        std::array<std::vector<float>, D> cx;  // the centres in the cells' order, as arrays
+        for (int a = 0; a < D; ++a) {
+            cx[a].resize(n);
+            for (std::size_t i = 0; i < n; ++i) cx[a][i] = k.centers[i][a];
+        }
         std::vector<Vec<D>> back(n);
-        parallel_for_each_index(exec, n, [&](std::size_t i) {
-            const Vec<D> xi = positions[i], ci = k.centers[i];
-            float sw = 0.0f, m[D] = {};
-            grid.for_each_neighbor(xi, rc, [&](std::uint32_t j) {
-                const float q = norm(positions[j] - xi) * inv_rc;
-                const float w = 1.0f - q * q * q;
-                sw += w;
-                const Vec<D> d = k.centers[j] - ci;
-                for (int a = 0; a < D; ++a) m[a] += w * d[a];
-            });
-            Vec<D> c = ci;
-            for (int a = 0; a < D; ++a) c[a] = ci[a] + float(mu * m[a] / sw);
-            back[i] = c;
-        }, 256);
+        parallel_for_each_index(exec, cr.cells(), [&](std::size_t cell) {
+            for (std::size_t i = cr.cell_begin[cell]; i < cr.cell_begin[cell + 1]; ++i) {
+                float xi[D], ci[D];
+                for (int a = 0; a < D; ++a) {
+                    xi[a] = cr.x[a][i];
+                    ci[a] = cx[a][i];
+                }
+                float lsw[kLanes] = {}, lm[D][kLanes] = {};
+                for_lanes<D>(cr, cell, xi, rc, [&](int l, std::uint32_t j, float, const float*, float w) {
+                    lsw[l] += w;
+                    for (int a = 0; a < D; ++a) lm[a][l] += w * (cx[a][j] - ci[a]);
+                });
+                float sw = 0.0f, m[D] = {};
+                for (int l = 0; l < kLanes; ++l) {
+                    sw += lsw[l];
+                    for (int a = 0; a < D; ++a) m[a] += lm[a][l];
+                }
+                Vec<D> c;
+                for (int a = 0; a < D; ++a) c[a] = ci[a] + float(mu * m[a] / sw);
+                back[i] = c;
+            }
+        }, 4);
         k.centers = std::move(back);
+    }
+    {  // back to the input's order
+        AnisotropicKernels<D> out;
+        out.centers.resize(n);
+        out.g.resize(n);
+        out.det.resize(n);
+        out.extent.resize(n);
+        parallel_for_each_index(exec, n, [&](std::size_t i) {
+            const std::uint32_t j = cr.order[i];
+            out.centers[j] = k.centers[i];
+            out.g[j] = k.g[i];
+            out.det[j] = k.det[i];
+            out.extent[j] = k.extent[i];
+        });
+        k = std::move(out);
     }
     for (std::size_t i = 0; i < n; ++i) {
         k.isolated += isolated[i];

@@ -29,8 +29,11 @@ SurfaceResult<D> reconstruct_surface(std::span<const Vec<D>> positions, const Su
     std::vector<std::uint8_t> pinned;
     SparseGrid<D> phi = pin_distances<D>(density, s.iso, pinned, exec);
     lap(r.seconds[1]);
-    if (s.wavefront) sweep_wavefront<D>(phi, pinned, exec);
+    // The grids are kept (written as .vti/.vdb): the distance everywhere; a mesh alone: the narrow band.
+    if (!s.keep_grids) r.band_blocks = sweep_narrow_band<D>(phi, pinned, exec, s.wavefront);
+    else if (s.wavefront) sweep_wavefront<D>(phi, pinned, exec);
     else sweep_serial<D>(phi, pinned);
+    if (s.keep_grids) r.band_blocks = phi.layout.size();
     lap(r.seconds[2]);
     r.mesh = extract_mesh<D>(phi, 0.0f, exec, s.vertex_margin);
     lap(r.seconds[3]);
