@@ -75,7 +75,8 @@ MemoryEstimate estimate_surface_memory(std::span<const Vec<D>> positions, const 
         }
     }
 
-    const int R = static_cast<int>(std::floor(h / block_extent)) + 1;
+    // Anisotropic kernels reach up to 2 h along the surface (anisotropy.cpp): the active set may grow as far.
+    const int R = static_cast<int>(std::floor((s.anisotropic ? 2.0f * h : h) / block_extent)) + 1;
     double around = 1.0, box_blocks = 1.0, dense_nodes = 1.0;
     for (int a = 0; a < D; ++a) {
         around *= 2 * R + 1;
@@ -131,6 +132,9 @@ MemoryEstimate estimate_surface_memory(std::span<const Vec<D>> positions, const 
     e.add(fmt::format("grids of {} blocks of {}^{} voxels", format_count(active), B, D),
           active * (V * 9.0 + 12.0 * D + 48.0), active);
     e.add("marching tables", crossed * V * 4.0 * D);
+    // Anisotropic kernels: each particle's centre, h G, det, extent (twice: computed in the cells' order,
+    // then put back), its cell-sorted copy and sort keys, and the smoothed centres' second pass.
+    if (s.anisotropic) e.add("anisotropic kernels", n * (2.0 * (8.0 * D + 4.0 * D * D + 4.0) + 20.0 + 4.0 * D + 8.0 * D), n);
     if (dense_sdf) e.add(fmt::format("dense .vti grid of {} nodes", format_count(dense_nodes)), dense_nodes * 8.0, dense_nodes);
     if (vdb_sdf) e.add("OpenVDB grid", active * V * 4.0);
     e.key = dense_sdf && dense_nodes * 8.0 > 0.5 * e.total() ? "--sdf" : (s.voxel_size > 0.0f ? "--voxel" : "--radius");
