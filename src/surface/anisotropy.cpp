@@ -111,43 +111,7 @@ struct CellRuns {
     std::size_t cells() const { return runs.size(); }
 };
 
-// Lane sums: for every particle j of the runs around cell c with |x_j - xi| < r_c, f(lane, mask, d, w)
-// adds its terms into lane (j - run begin) mod 8, mask 0 or 1; the lanes are added in order by the caller.
-// Branch-free over whole groups of eight (the compiler vectorises the lane loop).
-constexpr int kLanes = 8;
-template <int D, class F>
-inline void for_lanes(const CellRuns<D>& cr, std::size_t c, const float* xi, float rc, F&& f) {
-    const float rc2 = rc * rc, inv_rc = 1.0f / rc;
-    for (int row = 0; row < CellRuns<D>::kRows; ++row) {
-        const std::uint32_t b = cr.runs[c][2 * row], e = cr.runs[c][2 * row + 1];
-        for (std::uint32_t j0 = b; j0 < e; j0 += kLanes) {
-            const std::uint32_t len = std::min<std::uint32_t>(kLanes, e - j0);
-            if (len == kLanes) {
-                for (int l = 0; l < kLanes; ++l) {
-                    float d[D], d2 = 0.0f;
-                    for (int a = 0; a < D; ++a) {
-                        d[a] = cr.x[a][j0 + l] - xi[a];
-                        d2 += d[a] * d[a];
-                    }
-                    const float q = std::sqrt(d2) * inv_rc;
-                    const float in = d2 < rc2 ? 1.0f : 0.0f;
-                    f(l, j0 + l, in, d, in * (1.0f - q * q * q));  // w = 1 - (d / r_c)^3 (eq. 11)
-                }
-            } else {
-                for (std::uint32_t l = 0; l < len; ++l) {
-                    float d[D], d2 = 0.0f;
-                    for (int a = 0; a < D; ++a) {
-                        d[a] = cr.x[a][j0 + l] - xi[a];
-                        d2 += d[a] * d[a];
-                    }
-                    const float q = std::sqrt(d2) * inv_rc;
-                    const float in = d2 < rc2 ? 1.0f : 0.0f;
-                    f(int(l), j0 + l, in, d, in * (1.0f - q * q * q));
-                }
-            }
-        }
-    }
-}
+constexpr int kLanes = 16;  // sums in 16 lanes: one AVX-512 register (two AVX2) per term
 
 // The first pass's sums for particle xi over the runs around cell c, lane by lane: sum w, count,
 // sum w d (D), sum w d d^T (upper triangle); written out explicitly (one array per sum) so that the
@@ -195,6 +159,38 @@ inline void covariance_sums(const CellRuns<D>& cr, std::size_t c, const float* x
         }
     }
     for (int k = 0; k < kS; ++k) {  // lanes in order: the same bits on any thread count
+        float t = 0.0f;
+        for (int l = 0; l < kLanes; ++l) t += acc[k][l];
+        out[k] = t;
+    }
+}
+
+// The second pass's sums for particle xi (centre ci) over the runs around cell c: sum w and
+// sum w (c_j - c_i), lane by lane as covariance_sums. out: [sw, m_0..m_D-1].
+template <int D>
+inline void centre_sums(const CellRuns<D>& cr, const std::array<std::vector<float>, D>& cx, std::size_t c,
+                        const float* xi, const float* ci, float rc, double* out) {
+    alignas(64) float acc[1 + D][kLanes] = {};
+    const float rc2 = rc * rc, inv_rc = 1.0f / rc;
+    for (int row = 0; row < CellRuns<D>::kRows; ++row) {
+        const std::uint32_t b = cr.runs[c][2 * row], e = cr.runs[c][2 * row + 1];
+        for (std::uint32_t j0 = b; j0 < e; j0 += kLanes) {
+            const std::uint32_t len = std::min<std::uint32_t>(kLanes, e - j0);
+            for (int l = 0; l < kLanes; ++l) {
+                const std::uint32_t j = j0 + (std::uint32_t(l) < len ? l : 0);
+                float d2 = 0.0f;
+                for (int a = 0; a < D; ++a) {
+                    const float d = cr.x[a][j] - xi[a];
+                    d2 += d * d;
+                }
+                const float q = std::sqrt(d2) * inv_rc;
+                const float w = (d2 < rc2 && std::uint32_t(l) < len) ? 1.0f - q * q * q : 0.0f;
+                acc[0][l] += w;
+                for (int a = 0; a < D; ++a) acc[1 + a][l] += w * (cx[a][j] - ci[a]);
+            }
+        }
+    }
+    for (int k = 0; k < 1 + D; ++k) {
         float t = 0.0f;
         for (int l = 0; l < kLanes; ++l) t += acc[k][l];
         out[k] = t;
@@ -334,18 +330,10 @@ AnisotropicKernels<D> anisotropic_kernels(std::span<const Vec<D>> input, const S
                     xi[a] = cr.x[a][i];
                     ci[a] = cx[a][i];
                 }
-                float lsw[kLanes] = {}, lm[D][kLanes] = {};
-                for_lanes<D>(cr, cell, xi, rc, [&](int l, std::uint32_t j, float, const float*, float w) {
-                    lsw[l] += w;
-                    for (int a = 0; a < D; ++a) lm[a][l] += w * (cx[a][j] - ci[a]);
-                });
-                float sw = 0.0f, m[D] = {};
-                for (int l = 0; l < kLanes; ++l) {
-                    sw += lsw[l];
-                    for (int a = 0; a < D; ++a) m[a] += lm[a][l];
-                }
+                double sums[1 + D];
+                centre_sums<D>(cr, cx, cell, xi, ci, rc, sums);
                 Vec<D> c;
-                for (int a = 0; a < D; ++a) c[a] = ci[a] + float(mu * m[a] / sw);
+                for (int a = 0; a < D; ++a) c[a] = ci[a] + float(mu * sums[1 + a] / sums[0]);
                 back[i] = c;
             }
         }, 4);
