@@ -326,6 +326,30 @@ TEST(ViewerWorker, LiveSurface) {
     EXPECT_TRUE(s->status.empty()) << s->status;
 }
 
+// The live surface with the panel's "anisotropic" box: the same state meshed with Yu & Turk's kernels
+// gives another mesh (the worker passes the setting through), still closed (3 indices per triangle).
+TEST(ViewerWorker, LiveSurfaceAnisotropic) {
+    if (!SimWorker::kHasSurface) GTEST_SKIP() << "eddy/surface.hpp is not part of this build";
+    SimWorker w(config("cube_3d"));
+    w.playing = false;
+    w.surface = true;
+    w.start();
+    w.request_step();
+    const auto iso = wait_for(w, [](const Snapshot& s) { return s.steps >= 1 && s.surface != nullptr; });
+    ASSERT_TRUE(iso->surface);
+    w.surface_anisotropic = true;
+    w.refresh();
+    const auto an = wait_for(w, [&](const Snapshot& s) {
+        return s.surface != nullptr && s.surface_version != iso->surface_version;
+    });
+    ASSERT_TRUE(an->surface);
+    EXPECT_EQ(an->steps, iso->steps);  // the same state
+    EXPECT_GT(an->surface->triangles.size(), 3000u);
+    EXPECT_EQ(an->surface->triangles.size() % 3, 0u);
+    EXPECT_NE(an->surface->xyz, iso->surface->xyz);
+    EXPECT_TRUE(an->status.empty()) << an->status;
+}
+
 // Users' models: the snapshot carries each model's rest geometry (shared, copied once) and its pose
 // at the snapshot's time. mixer_3d's paddle turns at 6 rad/s about y through the origin: between two
 // snapshots every vertex turns by 6 (t1 - t0) about that axis.
