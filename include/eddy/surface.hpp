@@ -292,8 +292,10 @@ void validate(const DecimateSettings& s, const std::string& where = "decimate");
 /// were, their border locked for meshoptimizer), and the rest is decimated again, until it passes.
 /// Defects the input already had (an open border) are left as they are. The kept vertices are a subset
 /// of the original ones, so positions, normals and every VertexAttribute carry exactly (normals are not
-/// re-estimated from the coarser faces: the original ones are the finer surface's). Serial (meshoptimizer
-/// is); the same bits every time. 3D only (reconstruct_surface refuses decimation of 2D contour lines).
+/// re-estimated from the coarser faces: the original ones are the finer surface's). A second stage does
+/// the frozen patches alone the same way, the rest held fixed. meshoptimizer runs serially, the distance
+/// checks in parallel on fixed blocks: the same bits for any thread count. 3D only (reconstruct_surface
+/// refuses decimation of 2D contour lines).
 DecimateReport decimate(Mesh<3>& mesh, const DecimateSettings& s, const ExecContext& exec);
 
 /// A per-particle field to carry onto a mesh: `components` floats per particle, particle-major.
