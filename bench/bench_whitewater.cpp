@@ -28,17 +28,18 @@ void BM_WhitewaterBenchDamBreak3D(benchmark::State& state) {
     const Vec3 g = from_array<3>(scene.gravity);
     const float r = static_cast<float>(scene.particle_radius);
     const WhitewaterSettings ws;
+    const std::vector<Wall<3>> walls = scene_walls<3>(scene, exec);  // the tank, as a live run passes it
     Whitewater<3> w;
     while (sim.time < t_start) {
         const StepStats st = step(simulation, exec);
-        step_whitewater<3>(w, sim.fluid.position, sim.fluid.velocity, r, g, st.dt, sim.steps, ws, exec);
+        step_whitewater<3>(w, sim.fluid.position, sim.fluid.velocity, r, g, st.dt, sim.steps, ws, exec, &walls);
     }
     double fluid_s = 0.0, white_s = 0.0, fluid_dt = 0.0;
     for (auto _ : state) {
         const auto t0 = Clock::now();
         const StepStats st = step(simulation, exec);
         const auto t1 = Clock::now();
-        step_whitewater<3>(w, sim.fluid.position, sim.fluid.velocity, r, g, st.dt, sim.steps, ws, exec);
+        step_whitewater<3>(w, sim.fluid.position, sim.fluid.velocity, r, g, st.dt, sim.steps, ws, exec, &walls);
         const auto t2 = Clock::now();
         fluid_s += std::chrono::duration<double>(t1 - t0).count();
         fluid_dt += st.dt;

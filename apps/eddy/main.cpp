@@ -638,6 +638,7 @@ int run_main(int argc, char** argv) {
             ww_opts.settings = eddy::whitewater_settings_from(ww_sets, "eddy whitewater --set");
             eddy::ExecContext exec(ww_threads);
             const auto rep = eddy::whitewater_post_process(ww_opts, exec);
+            for (const auto& w : rep.warnings) std::fprintf(stderr, "eddy: warning: %s\n", w.c_str());
             const auto last = rep.rows.empty() ? eddy::WhitewaterFiles::Row{} : rep.rows.back();
             std::fprintf(stderr, "eddy: %d frame(s), %dD: last frame %llu spray, %llu foam, %llu bubbles -> %s/whitewater.csv\n",
                          rep.frames, rep.dimension, (unsigned long long)last.spray, (unsigned long long)last.foam,

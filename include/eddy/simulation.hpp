@@ -106,6 +106,12 @@ std::size_t add_body(Simulation& sim, const nlohmann::json& body, const ExecCont
 template <int D>
 Flow<D> scene_flow(const Scene& scene, const ParticleSimulation<D>& sim, const ExecContext& exec);
 
+/// The walls of `scene` as shapes (eddy/boundary.hpp: analytic shapes, models as signed-distance grids),
+/// moving ones following their boundary object (update_wall_poses), indexed (index_walls, pad r): the
+/// particle methods' collision and guard, the emitters', and the whitewater's (step_whitewater).
+template <int D>
+std::vector<Wall<D>> scene_walls(const Scene& scene, const ExecContext& exec);
+
 /// Adds an emitter to a running particle simulation (the viewer's key, Python's add_emitter): `emitter`
 /// is one entry of a scene's "emitters" list, checked as a scene's (InputError naming emitters[i]); it
 /// starts now (or at its later `start`) and, without a `stop`, runs until stop_emitter. The scene keeps

@@ -16,7 +16,9 @@
 //   advection.cpp      classified by their fluid neighbours within h: spray < 6, bubbles > 20, foam between
 //                      (3D; 2D: < 2, > 8); spray ballistic, foam moved with the kernel-weighted fluid
 //                      velocity v~, bubbles u += dt (-k_b g) + k_d (v~ - u) (eqs. 9-11); foam ages and
-//                      dies, every type dies beyond the fluid's bounding box plus a margin;
+//                      dies, every type dies beyond the fluid's bounding box plus a margin; with the
+//                      scene's walls given, a particle that ends inside a solid is put back on its surface
+//                      (r/2 off it) with its normal velocity removed, and spray that hits a wall is dropped;
 //   output.cpp         frames/whitewater_NNNNN.vtp / .ply with a "type" array, whitewater.pvd, whitewater.csv.
 // Results are the same bits for any thread count (gather, don't scatter; new particles appended in
 // fluid-particle order). Whitewater is a post-process: it never acts on the fluid. docs/whitewater.md.
@@ -30,6 +32,7 @@
 #include <utility>
 #include <vector>
 
+#include "eddy/boundary.hpp"
 #include "eddy/exec.hpp"
 #include "eddy/math.hpp"
 #include "eddy/settings.hpp"
@@ -102,6 +105,7 @@ struct WhitewaterCounts {
     std::uint64_t generated = 0;                     ///< Since the start
     std::uint64_t expired = 0;                       ///< Foam whose lifetime ran out, since the start
     std::uint64_t escaped = 0;                       ///< Left the fluid's bounding box (plus margin), since the start
+    std::uint64_t walled = 0;                        ///< Spray dropped on hitting a wall, since the start
     std::uint64_t capped = 0;                        ///< Not generated because of max_particles, since the start
 };
 
@@ -142,10 +146,16 @@ WhitewaterPotentials whitewater_potentials(std::span<const Vec<D>> fluid_pos, st
 /// generated from the fluid's potentials (generation.cpp) and classified. step_index keys the random
 /// draws (use the simulation's step count; a post-process its own count): the same inputs give the
 /// same bits on any number of threads. Empty fluid: every diffuse particle is dropped (escaped).
+/// walls: the scene's walls at the fluid's time (eddy/boundary.hpp: containers, solids, models, moving
+/// ones at their pose; the simulation's own, or scene_walls of its scene): a diffuse particle moved or
+/// generated into a wall, or within r/2 of it, is put back r/2 off its surface (keep_inside, the margin
+/// of a lone fluid particle: wall_contact_margin) and loses the part of its velocity into the wall
+/// (guard_walls); spray that hits a wall is dropped instead (counts.walled: a droplet joins the film on
+/// the wall; the paper does not say). Null or empty: no walls, as before.
 template <int D>
 void step_whitewater(Whitewater<D>& w, std::span<const Vec<D>> fluid_pos, std::span<const Vec<D>> fluid_vel,
                      float particle_radius, Vec<D> gravity, double dt, std::uint64_t step_index,
-                     const WhitewaterSettings& s, const ExecContext& exec);
+                     const WhitewaterSettings& s, const ExecContext& exec, const std::vector<Wall<D>>* walls = nullptr);
 
 /// Counts by type of the particles now (w.counts.spray/foam/bubbles are kept up to date by step_whitewater).
 template <int D>
@@ -186,19 +196,23 @@ private:
 
 /// `eddy whitewater RUN_DIR`: the whitewater of a finished run from its frames
 /// (frames/particles_NNNNN.{pvtp,vtp,ply,csv} with velocities; times from particles.pvd or summary.json,
-/// particle radius and gravity from summary.json's scene), written into RUN_DIR as above.
+/// particle radius from summary.json), written into RUN_DIR as above. The run's scene is rebuilt from
+/// summary.json (scene_document: the scene as run; else scene_file as it is now) for its walls (scene_walls;
+/// prescribed motions followed, bodies left out) and gravity; when it cannot be, a warning and no walls.
 struct WhitewaterPostOptions {
     std::filesystem::path run_dir;
     WhitewaterSettings settings;
     int substeps = 10;            ///< Whitewater steps between two frames (fluid interpolated linearly)
     float particle_radius = 0.0f; ///< 0: summary.json's
-    /// Gravity in the files' axes (m/s^2); unset: 9.81 down the run's up axis (summary.json's up_axis).
+    /// Gravity in the files' axes (m/s^2); unset: the run's scene's (9.81 down when it cannot be reloaded).
     std::optional<std::array<double, 3>> gravity;
     bool allow_outside_references = false;  ///< .pvtp pieces outside their folder
 };
 struct WhitewaterPostReport {
     int frames = 0;
     int dimension = 0;
+    std::size_t walls = 0;                  ///< Walls the diffuse particles were kept out of
+    std::vector<std::string> warnings;      ///< One line each (e.g. the scene could not be reloaded: no walls)
     std::vector<WhitewaterFiles::Row> rows;
 };
 WhitewaterPostReport whitewater_post_process(const WhitewaterPostOptions& opts, const ExecContext& exec);

@@ -20,8 +20,6 @@
 
 namespace eddy {
 
-namespace {
-
 // The scene's walls for position-based collision: analytic shapes, and models as signed-distance
 // grids (voxel r, exact within 4r). Moving walls follow their boundary object (update_wall_poses).
 template <int D>
@@ -55,6 +53,10 @@ std::vector<Wall<D>> scene_walls(const Scene& scene, const ExecContext& exec) {
     index_walls(walls, r);
     return walls;
 }
+template std::vector<Wall<2>> scene_walls<2>(const Scene&, const ExecContext&);
+template std::vector<Wall<3>> scene_walls<3>(const Scene&, const ExecContext&);
+
+namespace {
 
 // The scene's method with its settings and gravity; `layers` gets the boundary layers it needs.
 template <int D>
@@ -398,6 +400,7 @@ nlohmann::json run_summary(const ParticleSimulation<D>& sim, const ParticleRunCo
     nlohmann::json j;
     j["scene"] = scene.name;
     j["scene_file"] = scene.source.string();
+    j["scene_document"] = scene.document;  // the scene as run (--set applied): eddy whitewater rebuilds its walls
     j["method"] = scene.method;
     j["dimension"] = D;
     j["particles"] = particles;
@@ -1011,7 +1014,7 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
                 const auto s0 = clock::now();
                 const StepStats st = hooks ? hooks->step(simulation, exec, target) : step(simulation, exec, target);
                 step_seconds += std::chrono::duration<double>(clock::now() - s0).count();
-                whitewater.after_step(sim.fluid.position, sim.fluid.velocity, sim.time, sim.steps, exec);
+                whitewater.after_step(sim, exec);
                 max_err = std::max(max_err, st.max_density_error);
                 frame_max_err = std::max(frame_max_err, st.max_density_error);
                 frame_sum_err += st.mean_density_error;

@@ -34,16 +34,24 @@ LiveWhitewater<D>::LiveWhitewater(const RunOptions& opts, const Scene& scene, do
 }
 
 template <int D>
-void LiveWhitewater<D>::after_step(std::span<const Vec<D>> pos, std::span<const Vec<D>> vel, double time,
-                                   std::uint64_t steps, const ExecContext& exec) {
+void LiveWhitewater<D>::after_step(const ParticleSimulation<D>& sim, const ExecContext& exec) {
     if (!m_on) return;
+    const double time = sim.time;
     if (m_interval > 0.0) {
         const double due = m_time0 + double(m_next) * m_interval;
         if (time < due - 1e-9 * std::max(1.0, std::fabs(due))) return;
         // The next whitewater time after this one (a fluid step longer than the interval skips some).
         m_next = static_cast<std::uint64_t>(std::floor((time - m_time0) / m_interval + 1e-6)) + 1;
     }
-    step_whitewater<D>(m_w, pos, vel, m_radius, m_gravity, time - m_last, steps, m_settings, exec);
+    if (!m_walls_built || m_wall_objects != sim.scene.boundaries.size()) {
+        m_walls = scene_walls<D>(sim.scene, exec);
+        m_wall_objects = sim.scene.boundaries.size();
+        m_walls_built = true;
+    }
+    // Moving walls where the fluid's step left them (the solvers' own walls are at this time too).
+    if (sim.boundary.any_moving()) update_wall_poses(m_walls, sim.boundary.motions, time);
+    step_whitewater<D>(m_w, sim.fluid.position, sim.fluid.velocity, m_radius, m_gravity, time - m_last, sim.steps,
+                       m_settings, exec, &m_walls);
     m_last = time;
 }
 

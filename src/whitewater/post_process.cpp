@@ -1,6 +1,7 @@
 // `eddy whitewater RUN_DIR`: the whitewater of a finished run, from its frames. Between two frames the
 // fluid is interpolated linearly (particles matched by id) over `substeps` whitewater steps.
 #include <algorithm>
+#include <optional>
 #include <cmath>
 #include <unordered_map>
 
@@ -10,6 +11,9 @@
 #include "eddy/error.hpp"
 #include "eddy/input_file.hpp"
 #include "eddy/io.hpp"
+#include "eddy/json_text.hpp"
+#include "eddy/scene.hpp"
+#include "eddy/simulation.hpp"
 #include "eddy/whitewater.hpp"
 #include "sim/run_support.hpp"
 
@@ -31,6 +35,8 @@ struct RunInfo {
     float particle_radius = 0.0f;
     UpAxis up = UpAxis::y;
     std::vector<FrameFile> frames;
+    nlohmann::json scene_document;  // the scene as run (eddy run writes it), or null
+    std::string scene_file, scene_name;
 };
 
 // summary.json of the run: its dimension, radius, up axis and frames (time, files).
@@ -54,6 +60,9 @@ RunInfo read_run(const fs::path& dir) {
         throw bad("dimension", "is missing or not 2 or 3 (a particle run's summary; grids have no whitewater)");
     info.dimension = j["dimension"].get<int>();
     if (j.contains("particle_radius") && j["particle_radius"].is_number()) info.particle_radius = j["particle_radius"].get<float>();
+    if (j.contains("scene_document") && j["scene_document"].is_object()) info.scene_document = j["scene_document"];
+    if (j.contains("scene_file") && j["scene_file"].is_string()) info.scene_file = j["scene_file"].get<std::string>();
+    if (j.contains("scene") && j["scene"].is_string()) info.scene_name = j["scene"].get<std::string>();
     if (j.contains("up_axis") && j["up_axis"].is_string())
         info.up = parse_up_axis(j["up_axis"].get<std::string>(), where + ": key 'up_axis'");
     if (!j.contains("frames") || !j["frames"].is_array() || j["frames"].empty())
@@ -99,8 +108,9 @@ struct Fluid {
     std::vector<std::uint32_t> id;
 };
 
+// The particles in the scene's axes (y up; files written with --up z are turned back: exact, a swap and a sign).
 template <int D>
-Fluid<D> read_fluid(const fs::path& file, bool empty, const WhitewaterPostOptions& opts) {
+Fluid<D> read_fluid(const fs::path& file, bool empty, const WhitewaterPostOptions& opts, UpAxis up) {
     if (empty) return {};
     io::ParticleReadOptions ro;
     ro.allow_outside_references = opts.allow_outside_references;
@@ -109,31 +119,99 @@ Fluid<D> read_fluid(const fs::path& file, bool empty, const WhitewaterPostOption
     f.x.resize(p.size());
     f.v.resize(p.size());
     f.id = p.id;
-    for (std::size_t i = 0; i < p.size(); ++i)
+    for (std::size_t i = 0; i < p.size(); ++i) {
+        const Vec3 x = to_file_axes(p.position[i], up, UpAxis::y), v = to_file_axes(p.velocity[i], up, UpAxis::y);
         for (int a = 0; a < D; ++a) {
-            f.x[i][a] = p.position[i][a];
-            f.v[i][a] = p.velocity[i][a];
+            f.x[i][a] = x[a];
+            f.v[i][a] = v[a];
         }
+    }
     return f;
+}
+
+// The run's scene again, for its walls: summary.json's scene_document (the scene as run, --set applied),
+// else its scene_file as it is now; nullopt and a warning when neither can be read.
+std::optional<Scene> reload_scene(const RunInfo& info, std::vector<std::string>& warnings) {
+    try {
+        if (info.scene_document.is_object()) {
+            Scene s = parse_scene(info.scene_document, info.scene_file.empty() ? info.scene_name : info.scene_file);
+            return s;
+        }
+        if (!info.scene_file.empty()) {
+            std::error_code ec;
+            if (!fs::is_regular_file(info.scene_file, ec))
+                throw InputError(fmt::format("scene_file {} is not there", info.scene_file));
+            Scene s = load_scene(info.scene_file);
+            warnings.push_back(fmt::format("summary.json has no scene_document (a run before it): walls from {} as it is now, "
+                                           "without the run's --set", info.scene_file));
+            return s;
+        }
+        throw InputError("summary.json names no scene_file");
+    } catch (const InputError& e) {
+        warnings.push_back(fmt::format("the run's scene cannot be reloaded ({}): whitewater without walls",
+                                       text_excerpt(e.what(), 200)));
+    }
+    return std::nullopt;
+}
+
+// The scene's walls (scene_walls) with the prescribed motions of its moving ones (as build_boundary
+// makes them); bodies' walls are left out (their poses were the run's integration: not in the frames).
+template <int D>
+std::vector<Wall<D>> post_walls(const Scene& scene, std::vector<BoundaryMotion<D>>& motions,
+                                std::vector<std::string>& warnings, const ExecContext& exec) {
+    std::vector<Wall<D>> all = scene_walls<D>(scene, exec), walls;
+    motions.assign(scene.boundaries.size(), BoundaryMotion<D>{});
+    std::size_t bodies = 0;
+    for (std::size_t i = 0; i < scene.boundaries.size(); ++i) {
+        const BoundarySpec& b = scene.boundaries[i];
+        BoundaryMotion<D>& m = motions[i];
+        m.pivot = from_array<D>(b.pivot);
+        Vec3 axis = from_array<3>(b.axis);
+        if (D == 3) axis *= 1.0f / norm(axis);
+        m.axis = axis;
+        m.angular_velocity = static_cast<float>(b.angular_velocity);
+        m.velocity = from_array<D>(b.velocity);
+        m.keyframes = b.keyframes;
+    }
+    for (auto& w : all) {
+        if (w.object >= 0 && scene.boundaries[std::size_t(w.object)].body >= 0) {
+            ++bodies;
+            continue;
+        }
+        walls.push_back(std::move(w));
+    }
+    if (bodies > 0)
+        warnings.push_back(fmt::format("{} bodies' walls left out: their motion is not in the run's frames", bodies));
+    index_walls(walls, static_cast<float>(scene.particle_radius));
+    return walls;
 }
 
 template <int D>
 WhitewaterPostReport post_process(const RunInfo& info, const WhitewaterPostOptions& opts, float radius, Vec<D> gravity,
+                                  const std::optional<Scene>& scene, std::vector<std::string> warnings,
                                   const ExecContext& exec) {
     const fs::path& dir = opts.run_dir;
     std::error_code ec;
     fs::create_directories(dir / "frames", ec);
-    WhitewaterFiles files(dir);  // the particles' files' axes already: no turn
+    // Stepped in the scene's axes (y up), where its walls are; written in the particle files' axes.
+    const UpAxis up = D == 3 ? info.up : UpAxis::y;
+    WhitewaterFiles files(dir, up);
+    std::vector<BoundaryMotion<D>> motions;
+    std::vector<Wall<D>> walls;
+    if (scene) walls = post_walls<D>(*scene, motions, warnings, exec);
+    bool moving = false;
+    for (const auto& m : motions) moving = moving || m.moving();
     Whitewater<D> w;
     WhitewaterPostReport rep;
     rep.dimension = D;
-    Fluid<D> a = read_fluid<D>(dir / info.frames[0].file, info.frames[0].empty, opts);
+    rep.walls = walls.size();
+    Fluid<D> a = read_fluid<D>(dir / info.frames[0].file, info.frames[0].empty, opts, up);
     files.write_frame<D>(info.frames[0].index, info.frames[0].time, w);
     std::vector<Vec<D>> x, v;
     std::uint64_t step_index = 0;
     for (std::size_t k = 1; k < info.frames.size(); ++k) {
         const FrameFile& fb = info.frames[k];
-        Fluid<D> b = read_fluid<D>(dir / fb.file, fb.empty, opts);
+        Fluid<D> b = read_fluid<D>(dir / fb.file, fb.empty, opts, up);
         const double span = fb.time - info.frames[k - 1].time;
         // Each particle of frame a at its place in frame b (by id), or none (removed: it carries on with its velocity).
         std::vector<std::int64_t> in_b(a.x.size(), -1);
@@ -160,13 +238,15 @@ WhitewaterPostReport post_process(const RunInfo& info, const WhitewaterPostOptio
                     v[i] = a.v[i];
                 }
             });
-            step_whitewater<D>(w, x, v, radius, gravity, dt, step_index++, opts.settings, exec);
+            if (moving) update_wall_poses(walls, motions, info.frames[k - 1].time + double(s) * dt);
+            step_whitewater<D>(w, x, v, radius, gravity, dt, step_index++, opts.settings, exec, &walls);
         }
         files.write_frame<D>(fb.index, fb.time, w);
         a = std::move(b);
     }
     rep.frames = static_cast<int>(info.frames.size());
     rep.rows = files.rows();
+    rep.warnings = std::move(warnings);
     return rep;
 }
 
@@ -184,11 +264,22 @@ WhitewaterPostReport whitewater_post_process(const WhitewaterPostOptions& opts, 
     if (!(radius > 0.0f))
         throw InputError(fmt::format("{}: key 'particle_radius' is missing from summary.json; allowed: --radius R (m, > 0)",
                                      opts.run_dir.string()));
-    std::array<double, 3> g = {0.0, -9.81, 0.0};
-    if (info.dimension == 3 && info.up == UpAxis::z) g = {0.0, 0.0, -9.81};
-    if (opts.gravity) g = *opts.gravity;
-    if (info.dimension == 2) return post_process<2>(info, opts, radius, from_array<2>(g), exec);
-    return post_process<3>(info, opts, radius, from_array<3>(g), exec);
+    std::vector<std::string> warnings;
+    std::optional<Scene> scene = reload_scene(info, warnings);
+    if (scene && scene->dimension != info.dimension) {
+        warnings.push_back(fmt::format("the run's scene is {}D, its frames {}D: whitewater without walls", scene->dimension,
+                                       info.dimension));
+        scene.reset();
+    }
+    // Gravity in the scene's axes (y up): --gravity is in the files' axes; else the scene's, else 9.81 down.
+    std::array<double, 3> g = scene ? scene->gravity : std::array<double, 3>{0.0, -9.81, 0.0};
+    if (opts.gravity) {
+        const UpAxis up = info.dimension == 3 ? info.up : UpAxis::y;
+        const Vec3 gv = to_file_axes(from_array<3>(*opts.gravity), up, UpAxis::y);
+        g = {gv[0], gv[1], gv[2]};
+    }
+    if (info.dimension == 2) return post_process<2>(info, opts, radius, from_array<2>(g), scene, std::move(warnings), exec);
+    return post_process<3>(info, opts, radius, from_array<3>(g), scene, std::move(warnings), exec);
 }
 
 }  // namespace eddy

@@ -89,7 +89,7 @@ void count_whitewater(Whitewater<D>& w) {
 template <int D>
 void step_whitewater(Whitewater<D>& w, std::span<const Vec<D>> fluid_pos, std::span<const Vec<D>> fluid_vel,
                      float particle_radius, Vec<D> gravity, double dt, std::uint64_t step_index,
-                     const WhitewaterSettings& s, const ExecContext& exec) {
+                     const WhitewaterSettings& s, const ExecContext& exec, const std::vector<Wall<D>>* walls) {
     EDDY_ASSERT(fluid_pos.size() == fluid_vel.size());
     EDDY_ASSERT(particle_radius > 0.0f && dt >= 0.0);
     const float h = s.support(particle_radius);
@@ -128,14 +128,15 @@ void step_whitewater(Whitewater<D>& w, std::span<const Vec<D>> fluid_pos, std::s
         keep.lo[k] -= margin;
         keep.hi[k] += margin;
     }
-    NeighborGrid<D> grid(h);
-    grid.build(fluid_pos, exec);
+    ww::FluidGrid<D> grid;  // one grid for the three passes
+    grid.build(fluid_pos, fluid_vel, h, exec);
     // The diffuse particles there already move with the fluid's new velocities (the paper's v_f(t + dt)),
     // then the fluid's new state makes new ones.
-    ww::advect<D>(w, grid, fluid_pos, fluid_vel, h, gravity, fdt, keep, s, exec);
+    const float wall_margin = wall_contact_margin(particle_radius, false);  // r/2, as a lone fluid particle
+    ww::advect<D>(w, grid, fluid_pos, fluid_vel, h, gravity, fdt, keep, s, exec, walls, wall_margin);
     WhitewaterPotentials p;
     ww::potentials<D>(grid, fluid_pos, fluid_vel, particle_radius, s, exec, p);
-    ww::generate<D>(w, p, grid, fluid_pos, fluid_vel, particle_radius, h, fdt, step_index, s, exec);
+    ww::generate<D>(w, p, grid, fluid_pos, fluid_vel, particle_radius, h, fdt, step_index, s, exec, walls, wall_margin);
     count_whitewater(w);
 }
 
@@ -144,8 +145,8 @@ template struct Whitewater<3>;
 template void count_whitewater<2>(Whitewater<2>&);
 template void count_whitewater<3>(Whitewater<3>&);
 template void step_whitewater<2>(Whitewater<2>&, std::span<const Vec<2>>, std::span<const Vec<2>>, float, Vec<2>, double,
-                                 std::uint64_t, const WhitewaterSettings&, const ExecContext&);
+                                 std::uint64_t, const WhitewaterSettings&, const ExecContext&, const std::vector<Wall<2>>*);
 template void step_whitewater<3>(Whitewater<3>&, std::span<const Vec<3>>, std::span<const Vec<3>>, float, Vec<3>, double,
-                                 std::uint64_t, const WhitewaterSettings&, const ExecContext&);
+                                 std::uint64_t, const WhitewaterSettings&, const ExecContext&, const std::vector<Wall<3>>*);
 
 }  // namespace eddy

@@ -3,9 +3,14 @@
 // errors with exit code 2 for bad input.
 #include <gtest/gtest.h>
 
+#include <array>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "test_support.hpp"
 
@@ -35,6 +40,42 @@ std::string fmt_frame(int k) {
     char b[64];
     std::snprintf(b, sizeof b, "whitewater_%05d.vtp", k);
     return b;
+}
+
+std::string fmt_ply(int k) {
+    char b[64];
+    std::snprintf(b, sizeof b, "whitewater_%05d.ply", k);
+    return b;
+}
+
+// Positions of a whitewater .ply (binary little-endian: x y z vx vy vz lifetime float, type uchar, id uint).
+std::vector<std::array<float, 3>> ply_positions(const fs::path& p) {
+    const std::string s = slurp(p);
+    const auto at = s.find("element vertex ");
+    const auto end = s.find("end_header\n");
+    std::vector<std::array<float, 3>> x;
+    if (at == std::string::npos || end == std::string::npos) return x;
+    const std::size_t n = std::stoul(s.substr(at + 15));
+    const std::size_t stride = 7 * 4 + 1 + 4;
+    const char* data = s.data() + end + 11;
+    if (s.size() < end + 11 + n * stride) return x;
+    for (std::size_t i = 0; i < n; ++i) {
+        std::array<float, 3> v;
+        std::memcpy(v.data(), data + i * stride, 12);
+        x.push_back(v);
+    }
+    return x;
+}
+
+// Particles outside the dam break's tank [0, 1] x [0, 0.6] x [0, 0.3] (1e-4 m slack), over frames 0..5.
+std::size_t outside_tank(const fs::path& run) {
+    std::size_t out = 0;
+    for (int k = 0; k <= 5; ++k)
+        for (const auto& x : ply_positions(run / "frames" / fmt_ply(k))) {
+            const float hi[3] = {1.0f, 0.6f, 0.3f};
+            for (int a = 0; a < 3; ++a) out += (x[a] < -1e-4f || x[a] > hi[a] + 1e-4f) ? 1 : 0;
+        }
+    return out;
 }
 
 }  // namespace
@@ -74,6 +115,27 @@ TEST_F(WhitewaterCli, LiveAndPostProcessWriteTheFiles) {
     // Some whitewater by the end (the column has hit the far wall at 0.5 s).
     const auto last = post.substr(post.rfind('\n', post.size() - 2) + 1);
     EXPECT_NE(last, "5,0.5,0,0,0\n") << post;
+    // Live and post-processed, inside the tank: the post-process rebuilt the walls from summary.json's
+    // scene_document without a warning.
+    EXPECT_EQ(p1.output.find("warning"), std::string::npos) << p1.output;
+    EXPECT_GT(ply_positions(live / "frames" / fmt_ply(5)).size(), 0u);
+    EXPECT_EQ(outside_tank(live), 0u);
+    EXPECT_EQ(outside_tank(copy), 0u);
+
+    // A run whose scene cannot be reloaded (no scene_document, scene_file gone): one warning line, no
+    // walls, the files written all the same.
+    const fs::path lost = dir / "lost";
+    fs::copy(live, lost, fs::copy_options::recursive);
+    nlohmann::json summary = nlohmann::json::parse(slurp(lost / "summary.json"));
+    ASSERT_TRUE(summary.contains("scene_document"));
+    summary.erase("scene_document");
+    summary["scene_file"] = (dir / "gone.json").string();
+    std::ofstream(lost / "summary.json") << summary.dump();
+    const Result p3 = run_cli("whitewater " + lost.string() + " --threads 2 --substeps 4");
+    ASSERT_EQ(p3.code, 0) << p3.output;
+    EXPECT_NE(p3.output.find("eddy: warning: the run's scene cannot be reloaded"), std::string::npos) << p3.output;
+    EXPECT_NE(p3.output.find("whitewater without walls"), std::string::npos) << p3.output;
+    EXPECT_TRUE(fs::exists(lost / "frames" / fmt_frame(5)));
 }
 
 TEST_F(WhitewaterCli, BadInputIsOneLineAndCode2) {

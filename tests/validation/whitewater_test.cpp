@@ -117,6 +117,120 @@ TEST(Whitewater, SprayFollowsTheParabola) {
     }
 }
 
+namespace {
+
+// Walls (eddy/boundary.hpp) as step_whitewater's: a container [0, 1]^3 and a solid ball in it.
+std::vector<Wall<3>> tank_and_ball() {
+    std::vector<Wall<3>> walls(2);
+    walls[0].shape = Wall<3>::Shape::box;
+    walls[0].lo = Vec3::zero();
+    walls[0].hi = Vec3::filled(1.0f);
+    walls[1].shape = Wall<3>::Shape::ball;
+    walls[1].solid = true;
+    walls[1].center = Vec3{{0.5f, 0.5f, 0.5f}};
+    walls[1].radius = 0.1f;
+    for (auto& w : walls) update_wall_reach(w);
+    index_walls(walls, kR);
+    return walls;
+}
+
+bool inside_tank_out_of_ball(const Vec3& x, float inset) {
+    for (int a = 0; a < 3; ++a)
+        if (x[a] < inset || x[a] > 1.0f - inset) return false;
+    return norm(x - Vec3{{0.5f, 0.5f, 0.5f}}) >= 0.1f + inset;
+}
+
+}  // namespace
+
+// Spray thrown in every direction at the walls of a tank with a ball in it, fast (3 to 15 m/s, up to
+// 7.5 cm a step): after every step no particle is inside a wall or within r/2 of one (1e-5 m slack),
+// and every one that reached a wall was dropped there (counts.walled), none escaped. Without the walls
+// they fly out of the tank.
+TEST(Whitewater, SprayThrownAtAWallNeverEndsInsideIt) {
+    const auto fluid = block<3>(3);  // in a corner of the tank, at rest: nothing is generated
+    const std::vector<Vec3> still(fluid.size(), Vec3::zero());
+    const std::vector<Wall<3>> walls = tank_and_ball();
+    WhitewaterSettings s;
+    s.margin = 100.0f;
+    const Vec3 g{{0.0f, -9.81f, 0.0f}};
+    for (const bool with_walls : {true, false}) {
+        for (const int threads : {1, 2}) {
+            Whitewater<3> w;
+            for (int k = 0; k < 400; ++k) {
+                const float a = 0.61803f * k, b = 0.41421f * k;  // directions spread over the sphere
+                const float cz = 1.0f - 2.0f * ((k + 0.5f) / 400.0f), sz = std::sqrt(1.0f - cz * cz);
+                const Vec3 dir{{sz * std::cos(6.2832f * a), cz, sz * std::sin(6.2832f * a)}};
+                const float speed = 3.0f + 12.0f * (b - std::floor(b));
+                const Vec3 x0{{0.25f + 0.5f * ((k * 7) % 11) / 10.0f, 0.75f, 0.2f + 0.6f * ((k * 3) % 7) / 6.0f}};
+                add<3>(w, x0, speed * dir, Diffuse::spray, 3.0f);
+            }
+            ExecContext exec(threads);
+            std::size_t bad = 0;
+            for (int step = 1; step <= 200; ++step) {
+                step_whitewater<3>(w, fluid, still, kR, g, 0.005, step, s, exec, with_walls ? &walls : nullptr);
+                for (const Vec3& x : w.position) bad += inside_tank_out_of_ball(x, 0.5f * kR - 1e-5f) ? 0 : 1;
+            }
+            if (with_walls) {
+                EXPECT_EQ(bad, 0u) << threads << " threads";
+                EXPECT_EQ(w.size(), 0u) << "after 1 s every spray particle has hit a wall";
+                EXPECT_EQ(w.counts.walled, 400u);
+                EXPECT_EQ(w.counts.escaped, 0u);
+            } else {
+                EXPECT_GT(bad, 1000u) << "without walls the spray leaves the tank";
+                EXPECT_EQ(w.counts.walled, 0u);
+            }
+        }
+    }
+}
+
+// Foam carried by fluid that runs into a wall (fluid at 2 m/s towards x = 1, as given: the fluid is not
+// stepped) and bubbles rising under a lid stay in the tank, r/2 off the wall, and are kept (not dropped);
+// their velocity into the wall is removed. The same bytes on 1 and 2 threads.
+TEST(Whitewater, FoamAndBubblesStopAtTheWall) {
+    std::vector<Wall<3>> walls(1);
+    walls[0].shape = Wall<3>::Shape::box;
+    walls[0].lo = Vec3::zero();
+    walls[0].hi = Vec3{{0.2f, 0.2f, 0.2f}};
+    update_wall_reach(walls[0]);
+    // Fluid filling the tank (10^3 lattice, spacing 2r = 2 cm).
+    auto fluid = block<3>(10);
+    const std::vector<Vec3> towards(fluid.size(), Vec3{{2.0f, 0.0f, 0.0f}});
+    WhitewaterSettings s;
+    s.kinetic_min = 100.0f;  // nothing new: only the particles placed here
+    s.kinetic_max = 200.0f;
+    s.lifetime_min = s.lifetime_max = 100.0f;
+    s.spray_neighbors = 1;  // spray only without fluid around: none here (spray at a wall is dropped)
+    const Vec3 g{{0.0f, -9.81f, 0.0f}};
+    Whitewater<3> out[2];
+    for (const int threads : {1, 2}) {
+        Whitewater<3>& w = out[threads - 1];
+        for (int k = 0; k < 50; ++k) {
+            // placed as foam and as bubbles (classified again by their neighbours at the first step)
+            add<3>(w, Vec3{{0.05f + 0.002f * k, 0.15f, 0.1f}}, Vec3::zero(), Diffuse::foam, 100.0f);
+            add<3>(w, Vec3{{0.1f, 0.1f + 0.001f * k, 0.1f}}, Vec3::zero(), Diffuse::bubble, 100.0f);
+        }
+        ExecContext exec(threads);
+        for (int step = 1; step <= 100; ++step) {
+            step_whitewater<3>(w, fluid, towards, kR, g, 0.005, step, s, exec, &walls);
+            for (std::size_t d = 0; d < w.size(); ++d)
+                for (int a = 0; a < 3; ++a) {
+                    ASSERT_GE(w.position[d][a], 0.5f * kR - 1e-5f) << "step " << step;
+                    ASSERT_LE(w.position[d][a], 0.2f - 0.5f * kR + 1e-5f) << "step " << step;
+                }
+        }
+        EXPECT_EQ(w.size(), 100u) << "foam and bubbles at a wall are kept";
+        EXPECT_EQ(w.counts.walled, 0u);
+        std::size_t at_wall = 0;
+        for (std::size_t d = 0; d < w.size(); ++d)
+            if (w.position[d][0] > 0.2f - 0.5f * kR - 1e-4f) {
+                ++at_wall;
+                EXPECT_LE(w.velocity[d][0], 1e-6f) << "velocity into the wall removed";
+            }
+        EXPECT_GT(at_wall, 50u) << "the fluid carried them to the wall";
+    }
+    EXPECT_TRUE(same_bytes(out[0], out[1]));
+}
+
 // A bubble deep in fluid at rest rises (buoyancy k_b against gravity, dragged toward the still fluid).
 TEST(Whitewater, BubbleRises) {
     const auto fluid = block<3>(16);
@@ -197,8 +311,10 @@ TEST(Whitewater, ClassifiedByNeighbourCount3D) { classification<3>(); }
 TEST(Whitewater, ClassifiedByNeighbourCount2D) { classification<2>(); }
 
 // The bundled 3D dam break (r = 1 cm, 3,375 particles, WCSPH) to 0.6 s with whitewater after every
-// step: spray, foam and bubbles all appear; counts per frame (25 fps) printed. The whitewater is stepped
-// twice from the same fluid, on 1 and on 2 threads: the same bytes at every frame.
+// step, inside the scene's walls (scene_walls, as eddy run --whitewater): spray, foam and bubbles all
+// appear; counts per frame (25 fps) printed; after every step every diffuse particle is inside the tank
+// (r/2 off its walls). The whitewater is stepped twice from the same fluid, on 1 and on 2 threads: the
+// same bytes at every frame.
 TEST(Whitewater, DamBreakMakesAllThreeTypesOnAnyThreadCount) {
     const Scene scene = load_scene(std::filesystem::path(EDDY_SOURCE_DIR) / "scenes/dam_break_3d.json",
                                    {"particle_radius=0.01"});
@@ -207,6 +323,11 @@ TEST(Whitewater, DamBreakMakesAllThreeTypesOnAnyThreadCount) {
     auto& s = sim3(sim);
     const Vec3 g = from_array<3>(scene.gravity);
     const WhitewaterSettings ws;
+    const std::vector<Wall<3>> walls = scene_walls<3>(scene, exec2);  // the tank, as eddy run passes it
+    // The tank [0, 1] x [0, 0.6] x [0, 0.3]: every diffuse particle stays r/2 inside it (1e-5 m slack).
+    const Vec3 lo = from_array<3>(scene.boundaries[0].min), hi = from_array<3>(scene.boundaries[0].max);
+    const float inset = 0.5f * float(scene.particle_radius) - 1e-5f;
+    std::size_t outside = 0;
     Whitewater<3> w1, w2;
     std::uint64_t most[3] = {0, 0, 0};
     int frame = 1;
@@ -214,8 +335,12 @@ TEST(Whitewater, DamBreakMakesAllThreeTypesOnAnyThreadCount) {
     while (s.time < 0.6 - 1e-9) {
         const StepStats st = step(sim, exec2, std::min(0.6, frame * 0.04));
         ASSERT_FALSE(st.non_finite);
-        step_whitewater<3>(w1, s.fluid.position, s.fluid.velocity, float(scene.particle_radius), g, st.dt, s.steps, ws, exec1);
-        step_whitewater<3>(w2, s.fluid.position, s.fluid.velocity, float(scene.particle_radius), g, st.dt, s.steps, ws, exec2);
+        step_whitewater<3>(w1, s.fluid.position, s.fluid.velocity, float(scene.particle_radius), g, st.dt, s.steps, ws, exec1,
+                           &walls);
+        step_whitewater<3>(w2, s.fluid.position, s.fluid.velocity, float(scene.particle_radius), g, st.dt, s.steps, ws, exec2,
+                           &walls);
+        for (const Vec3& x : w1.position)
+            for (int a = 0; a < 3; ++a) outside += (x[a] < lo[a] + inset || x[a] > hi[a] - inset) ? 1 : 0;
         if (s.time >= frame * 0.04 - 1e-9) {
             std::printf("%d,%.3f,%llu,%llu,%llu\n", frame, s.time, (unsigned long long)w1.counts.spray,
                         (unsigned long long)w1.counts.foam, (unsigned long long)w1.counts.bubbles);
@@ -227,6 +352,9 @@ TEST(Whitewater, DamBreakMakesAllThreeTypesOnAnyThreadCount) {
         }
     }
     EXPECT_TRUE(same_bytes(w1, w2));
+    EXPECT_EQ(outside, 0u) << "diffuse particles outside the tank";
+    std::printf("spray dropped at the walls: %llu, escaped: %llu\n", (unsigned long long)w1.counts.walled,
+                (unsigned long long)w1.counts.escaped);
     EXPECT_GT(most[0], 0u) << "no spray";
     EXPECT_GT(most[1], 0u) << "no foam";
     EXPECT_GT(most[2], 0u) << "no bubbles";
