@@ -129,6 +129,12 @@ TEST_F(MeshSequenceCli, DecimationFlags) {
                       b = count_lines(dir / "plain" / "frames" / "surface_00001.obj", 'f');
     EXPECT_GT(a, 0u);
     EXPECT_LE(a, b / 4);
+    // A resumed run decimates as the original did (the checkpoint keeps the settings).
+    const auto resumed = run_cli("run --resume " + q(dir / "dec") + " --until 0.02 --quiet");
+    ASSERT_EQ(resumed.code, 0) << resumed.output;
+    const std::size_t c = count_lines(dir / "dec" / "frames" / "surface_00002.obj", 'f');
+    EXPECT_GT(c, 0u);
+    EXPECT_LE(c, b / 4);
     const auto no_mesh = run_cli("run dam_break_3d --until 0.01 --quiet --mesh-decimate-ratio 0.25 --out " + q(dir / "x"));
     EXPECT_EQ(no_mesh.code, 2) << no_mesh.output;
     EXPECT_NE(no_mesh.output.find("allowed: with --mesh"), std::string::npos) << no_mesh.output;
