@@ -32,7 +32,7 @@ void perpendiculars(const Vec<D>& vhat, Vec<D>& e1, Vec<D>& e2) {
 }  // namespace
 
 template <int D>
-void generate(Whitewater<D>& w, const WhitewaterPotentials& p, const FluidGrid<D>& grid,
+void generate(Whitewater<D>& w, const WhitewaterPotentials& p, const NeighborGrid<D>& grid,
               std::span<const Vec<D>> fluid_pos, std::span<const Vec<D>> fluid_vel, float particle_radius, float h,
               float dt, std::uint64_t step_index, const WhitewaterSettings& s, const ExecContext& exec,
               const std::vector<Wall<D>>* walls, float wall_margin) {
@@ -74,7 +74,7 @@ void generate(Whitewater<D>& w, const WhitewaterPotentials& p, const FluidGrid<D
     const std::uint32_t id0 = w.next_id;
     w.next_id += static_cast<std::uint32_t>(total - old);
     w.counts.generated += total - old;
-    (void)h;
+    const CubicSpline<D> kernel(h);
     const int spray_below = s.spray_below(D), bubble_above = s.bubble_above(D);
     const float two_pi = 2.0f * std::numbers::pi_v<float>;
     parallel_for_each_index(exec, n, [&](std::size_t i) {
@@ -107,15 +107,16 @@ void generate(Whitewater<D>& w, const WhitewaterPotentials& p, const FluidGrid<D
             if (walls != nullptr && !walls->empty()) guard_walls(w.position[d], w.velocity[d], *walls, wall_margin);
             w.lifetime[d] = s.lifetime_min + (s.lifetime_max - s.lifetime_min) * xl;
             w.id[d] = id0 + static_cast<std::uint32_t>(d - old);
-            w.type[d] = classify(fluid_count<D>(grid, w.position[d]), spray_below, bubble_above);
+            w.type[d] = classify(fluid_around<D>(grid, fluid_pos, fluid_vel, kernel, w.position[d], nullptr), spray_below,
+                                 bubble_above);
         }
     });
 }
 
-template void generate<2>(Whitewater<2>&, const WhitewaterPotentials&, const FluidGrid<2>&, std::span<const Vec<2>>,
+template void generate<2>(Whitewater<2>&, const WhitewaterPotentials&, const NeighborGrid<2>&, std::span<const Vec<2>>,
                           std::span<const Vec<2>>, float, float, float, std::uint64_t, const WhitewaterSettings&,
                           const ExecContext&, const std::vector<Wall<2>>*, float);
-template void generate<3>(Whitewater<3>&, const WhitewaterPotentials&, const FluidGrid<3>&, std::span<const Vec<3>>,
+template void generate<3>(Whitewater<3>&, const WhitewaterPotentials&, const NeighborGrid<3>&, std::span<const Vec<3>>,
                           std::span<const Vec<3>>, float, float, float, std::uint64_t, const WhitewaterSettings&,
                           const ExecContext&, const std::vector<Wall<3>>*, float);
 

@@ -6,7 +6,6 @@
 #include "eddy/kernels.hpp"
 #include "eddy/neighbors.hpp"
 #include "eddy/whitewater.hpp"
-#include "whitewater/fluid_grid.hpp"
 
 namespace eddy::ww {
 
@@ -36,9 +35,9 @@ inline std::uint8_t classify(int neighbors, int spray_below, int bubble_above) {
     return static_cast<std::uint8_t>(Diffuse::foam);
 }
 
-/// Pass 1 (potentials.cpp) on the fluid sorted by cells of size h.
+/// Pass 1 (potentials.cpp) on a grid built over pos with cell size h.
 template <int D>
-void potentials(const FluidGrid<D>& grid, std::span<const Vec<D>> pos, std::span<const Vec<D>> vel,
+void potentials(const NeighborGrid<D>& grid, std::span<const Vec<D>> pos, std::span<const Vec<D>> vel,
                 float particle_radius, const WhitewaterSettings& s, const ExecContext& exec, WhitewaterPotentials& p);
 
 /// Pass 3 (advection.cpp): classifies, moves and ages the diffuse particles against the fluid on the
@@ -46,7 +45,7 @@ void potentials(const FluidGrid<D>& grid, std::span<const Vec<D>> pos, std::span
 /// within wall_margin of a wall is put back there without its velocity into the wall (guard_walls);
 /// spray doing so is dropped (counts.walled).
 template <int D>
-void advect(Whitewater<D>& w, const FluidGrid<D>& grid, std::span<const Vec<D>> fluid_pos, std::span<const Vec<D>> fluid_vel,
+void advect(Whitewater<D>& w, const NeighborGrid<D>& grid, std::span<const Vec<D>> fluid_pos, std::span<const Vec<D>> fluid_vel,
             float h, Vec<D> gravity, float dt, const Aabb<D>& keep, const WhitewaterSettings& s, const ExecContext& exec,
             const std::vector<Wall<D>>* walls, float wall_margin);
 
@@ -54,27 +53,27 @@ void advect(Whitewater<D>& w, const FluidGrid<D>& grid, std::span<const Vec<D>> 
 /// classified against the fluid on the grid; one placed within wall_margin of a wall is put back there
 /// first (guard_walls; walls may be null).
 template <int D>
-void generate(Whitewater<D>& w, const WhitewaterPotentials& p, const FluidGrid<D>& grid,
+void generate(Whitewater<D>& w, const WhitewaterPotentials& p, const NeighborGrid<D>& grid,
               std::span<const Vec<D>> fluid_pos, std::span<const Vec<D>> fluid_vel, float particle_radius, float h,
               float dt, std::uint64_t step_index, const WhitewaterSettings& s, const ExecContext& exec,
               const std::vector<Wall<D>>* walls, float wall_margin);
 
-/// Fluid particles within h (the grid's cell size) of x: the classification's count.
+/// Fluid neighbours within h of x, and their velocities' kernel-weighted mean (zero without neighbours).
 template <int D>
-inline int fluid_count(const FluidGrid<D>& grid, const Vec<D>& x) {
-    std::array<std::array<std::uint32_t, 2>, FluidGrid<D>::kRuns> runs;
-    const int m = grid.runs(grid.cell_of(x), runs);
-    const float h2 = grid.h * grid.h;
+inline int fluid_around(const NeighborGrid<D>& grid, std::span<const Vec<D>> fluid_pos, std::span<const Vec<D>> fluid_vel,
+                        const CubicSpline<D>& kernel, const Vec<D>& x, Vec<D>* mean_velocity) {
     int count = 0;
-    for (int r = 0; r < m; ++r)
-        for (std::uint32_t j = runs[r][0]; j < runs[r][1]; ++j) {
-            float d2 = 0.0f;
-            for (int a = 0; a < D; ++a) {
-                const float d = x[a] - grid.x[a][j];
-                d2 += d * d;
-            }
-            count += d2 < h2 ? 1 : 0;
+    Vec<D> sum = Vec<D>::zero();
+    float wsum = 0.0f;
+    grid.for_each_neighbor(x, kernel.h, [&](std::uint32_t j) {
+        ++count;
+        if (mean_velocity) {
+            const float wj = kernel.value(norm(x - fluid_pos[j]));
+            sum += wj * fluid_vel[j];
+            wsum += wj;
         }
+    });
+    if (mean_velocity) *mean_velocity = wsum > 0.0f ? (1.0f / wsum) * sum : Vec<D>::zero();
     return count;
 }
 

@@ -128,8 +128,8 @@ void step_whitewater(Whitewater<D>& w, std::span<const Vec<D>> fluid_pos, std::s
         keep.lo[k] -= margin;
         keep.hi[k] += margin;
     }
-    ww::FluidGrid<D> grid;  // one grid for the three passes
-    grid.build(fluid_pos, fluid_vel, h, exec);
+    NeighborGrid<D> grid(h);
+    grid.build(fluid_pos, exec);
     // The diffuse particles there already move with the fluid's new velocities (the paper's v_f(t + dt)),
     // then the fluid's new state makes new ones.
     const float wall_margin = wall_contact_margin(particle_radius, false);  // r/2, as a lone fluid particle
