@@ -220,9 +220,20 @@ void SimWorker::step_whitewater_after(double dt) {
         if (!std::holds_alternative<Whitewater<D>>(m_whitewater)) m_whitewater = Whitewater<D>{};
         Vec<D> g;
         for (int a = 0; a < D; ++a) g[a] = static_cast<float>(sim.scene.gravity[a]);
+        auto& walls = [&]() -> std::vector<Wall<D>>& {
+            if constexpr (D == 2) return m_ww_walls2;
+            else return m_ww_walls3;
+        }();
+        if (!m_ww_walls_built || m_ww_wall_objects != sim.scene.boundaries.size()) {
+            walls = scene_walls<D>(sim.scene, m_exec);
+            m_ww_wall_objects = sim.scene.boundaries.size();
+            m_ww_walls_built = true;
+        }
+        // Moving walls where the fluid's step left them (as eddy run --whitewater).
+        if (sim.boundary.any_moving()) update_wall_poses(walls, sim.boundary.motions, sim.time);
         step_whitewater<D>(std::get<Whitewater<D>>(m_whitewater), std::span<const Vec<D>>(sim.fluid.position),
                            std::span<const Vec<D>>(sim.fluid.velocity), static_cast<float>(sim.scene.particle_radius), g, dt,
-                           sim.steps, m_whitewater_settings, m_exec);
+                           sim.steps, m_whitewater_settings, m_exec, &walls);
     });
 }
 
@@ -631,6 +642,7 @@ void SimWorker::do_reset(const std::string& scene_arg, const std::string& method
     m_sim.emplace(make_simulation(sc, m_cfg.max_particles, m_exec, m_cfg.budget));
     m_water.reset();
     m_whitewater = std::monostate{};  // the new scene's whitewater starts from nothing
+    m_ww_walls_built = false;
     m_drag_applied.reset();  // the new simulation has no drag's load (the window starts a new drag)
     {
         std::lock_guard lock(m_cmd_mutex);

@@ -261,6 +261,12 @@ private:
     // The whitewater beside the particle fluid (while `whitewater` is on), restarted on every reset.
     std::variant<std::monostate, Whitewater<2>, Whitewater<3>> m_whitewater;
     WhitewaterSettings m_whitewater_settings;
+    // The scene's walls for the whitewater (scene_walls: diffuse particles stop at them), built on the
+    // first whitewater step of a scene and again when its boundary objects change (a body added).
+    std::vector<Wall<2>> m_ww_walls2;
+    std::vector<Wall<3>> m_ww_walls3;
+    std::size_t m_ww_wall_objects = 0;
+    bool m_ww_walls_built = false;
     void step_whitewater_after(double dt);  // one whitewater step after a fluid step of dt seconds
     void publish_whitewater(Snapshot& snap);
 

@@ -61,9 +61,9 @@ TEST(ViewerWhitewater, DiffuseParticlesAppearWithCountsMatchingTheirTypes) {
         const float t = s->diffuse[4 * i + 3];
         ASSERT_TRUE(t == 0.0f || t == 1.0f || t == 2.0f) << "particle " << i << " type " << t;
         ++by_type[int(t)];
-        for (int a = 0; a < 3; ++a) {  // near the fluid: within the tank plus the default margin (10 h)
-            EXPECT_GT(s->diffuse[4 * i + a], s->lo[a] - 0.4f);
-            EXPECT_LT(s->diffuse[4 * i + a], s->hi[a] + 0.4f);
+        for (int a = 0; a < 3; ++a) {  // inside the tank: the scene's walls stop diffuse particles
+            EXPECT_GT(s->diffuse[4 * i + a], s->lo[a] - 1e-4f);
+            EXPECT_LT(s->diffuse[4 * i + a], s->hi[a] + 1e-4f);
         }
     }
     EXPECT_EQ(by_type[0], s->whitewater_counts.spray);
@@ -86,11 +86,12 @@ TEST(ViewerWhitewater, DiffuseParticlesAppearWithCountsMatchingTheirTypes) {
     auto sim = eddy::make_simulation(eddy::load_scene(eddy::resolve_scene("dam_break_3d"), kSmall), 5'000'000, exec);
     auto& p = std::get<eddy::ParticleSimulation<3>>(sim);
     eddy::Whitewater<3> ww;
+    const auto walls = eddy::scene_walls<3>(p.scene, exec);  // as the viewer passes them
     const eddy::Vec3 g{{float(p.scene.gravity[0]), float(p.scene.gravity[1]), float(p.scene.gravity[2])}};
     for (int k = 0; k < kSteps; ++k) {
         const eddy::StepStats st = eddy::step(sim, exec);
         eddy::step_whitewater<3>(ww, p.fluid.position, p.fluid.velocity, float(p.scene.particle_radius), g, st.dt, p.steps,
-                                 eddy::WhitewaterSettings{}, exec);
+                                 eddy::WhitewaterSettings{}, exec, &walls);
     }
     ASSERT_EQ(ww.size(), n);
     for (std::size_t i = 0; i < n; ++i) {
