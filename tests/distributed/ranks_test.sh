@@ -101,7 +101,9 @@ particles_pieces)
     grep -q 'file="frames/particles_00001.pvtp"' p3/particles.pvd || fail "p3/particles.pvd does not list the .pvtp frames"
     "$EDDY" mesh p3/frames/particles_00001.pvtp --out one.obj || fail "eddy mesh cannot read a .pvtp"
     "$EDDY" mesh p3/frames --out meshes || fail "eddy mesh cannot read a folder of .pvtp frames"
-    [ "$(ls meshes | wc -l)" = "$(ls p3/frames/*.pvtp | wc -l)" ] || fail "eddy mesh: $(ls meshes | wc -l) meshes for $(ls p3/frames/*.pvtp | wc -l) frames"
+    # One OBJ per frame (and, for ParaView, a .vtp beside each and surface.pvd listing them).
+    [ "$(ls meshes/*.obj | wc -l)" = "$(ls p3/frames/*.pvtp | wc -l)" ] || fail "eddy mesh: $(ls meshes/*.obj | wc -l) meshes for $(ls p3/frames/*.pvtp | wc -l) frames"
+    [ "$(ls meshes/*.vtp | wc -l)" = "$(ls p3/frames/*.pvtp | wc -l)" ] && [ -f meshes/surface.pvd ] || fail "eddy mesh: no .vtp per frame or no surface.pvd"
     echo "eddy mesh: one mesh per .pvtp frame ($(ls meshes | wc -l))"
     if /usr/bin/python3 -c "import vtk" 2>/dev/null; then
         /usr/bin/python3 - p3/frames/particles_00001.pvtp whole/frames/particles_00001.vtp <<'PY'
