@@ -196,7 +196,12 @@ struct AnisotropicKernels {
     std::vector<std::array<float, D * D>> g;   ///< h G_i, symmetric, row-major (dimensionless)
     std::vector<float> det;                    ///< det(h G_i)
     std::vector<Vec<D>> extent;                ///< half-extent of {x : |G_i (x - xbar_i)| < 1} per axis (m)
+    /// 1: the isotropic kernel (h G = I exactly): a covariance round enough that every axis would have
+    /// stretched by less than 10% (Gershgorin's bounds on its eigenvalues); such particles, most of the
+    /// interior, skip the eigen-decomposition and splat with the isotropic rows.
+    std::vector<std::uint8_t> round;
     std::size_t isolated = 0;                  ///< particles with fewer than N_eps neighbours
+    std::size_t rounded = 0;                   ///< particles whose kernel stayed isotropic (round)
     float max_extent = 0.0f;                   ///< the largest extent (m)
 };
 

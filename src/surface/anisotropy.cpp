@@ -5,6 +5,7 @@
 // its own kernel: the same bits on any number of threads.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include <fmt/format.h>
 #include <tbb/parallel_sort.h>
@@ -20,6 +21,7 @@ namespace {
 
 constexpr float kIsolatedScale = 0.5f;  // k_n: an isolated particle's kernel radius, in h
 constexpr float kMaxStretch = 2.0f;     // a kernel axis is at most this many h long (bounds the splat's reach)
+constexpr double kRoundEnough = 0.9;    // a kernel that would stretch by less than 1 / 0.9 stays isotropic
 
 /// Eigen-decomposition of a symmetric D x D matrix: values descending, vectors as columns of R.
 template <int D>
@@ -211,6 +213,7 @@ AnisotropicKernels<D> anisotropic_kernels(std::span<const Vec<D>> input, const S
     k.g.resize(n);
     k.det.resize(n);
     k.extent.resize(n);
+    k.round.resize(n);
     if (n == 0) return k;
 
     // k_s: the variance on one axis of a full lattice neighbourhood (spacing 2r) with the same weights,
@@ -253,12 +256,25 @@ AnisotropicKernels<D> anisotropic_kernels(std::span<const Vec<D>> input, const S
         k.centers[i] = center;
         auto& g = k.g[i];
         double gm[D][D] = {};
+        // Covariance about the weighted mean (eq. 9), and Gershgorin's interval around its eigenvalues.
+        for (int a = 0; a < D; ++a)
+            for (int b = a; b < D; ++b) c[b][a] = c[a][b] = c[a][b] / sw - m[a] * m[b];
+        double lo = std::numeric_limits<double>::max(), hi = 0.0;
+        for (int a = 0; a < D; ++a) {
+            double off = 0.0;
+            for (int b = 0; b < D; ++b) off += b == a ? 0.0 : std::abs(c[a][b]);
+            lo = std::min(lo, c[a][a] - off);
+            hi = std::max(hi, c[a][a] + off);
+        }
+        k.round[i] = 0;
         if (count < n_eps) {  // isolated: a round kernel of radius k_n h
             isolated[i] = 1;
             for (int a = 0; a < D; ++a) gm[a][a] = 1.0 / kIsolatedScale;
+        } else if (lo > 0.0 && std::min(lo, sigma0) >= kRoundEnough * hi) {
+            // Every scale k_s / sigma~ below would lie in [kRoundEnough, 1]: the isotropic kernel.
+            k.round[i] = 1;
+            for (int a = 0; a < D; ++a) gm[a][a] = 1.0;
         } else {
-            for (int a = 0; a < D; ++a)  // covariance about the weighted mean (eq. 9)
-                for (int b = a; b < D; ++b) c[b][a] = c[a][b] = c[a][b] / sw - m[a] * m[b];
             double sigma[D], R[D][D];
             symmetric_eigen<D>(c, sigma, R);
             // h G = R diag(k_s / sigma~) R^T (eq. 16) with k_s = min(sigma~_min, sigma_0): no axis shorter
@@ -345,17 +361,20 @@ AnisotropicKernels<D> anisotropic_kernels(std::span<const Vec<D>> input, const S
         out.g.resize(n);
         out.det.resize(n);
         out.extent.resize(n);
+        out.round.resize(n);
         parallel_for_each_index(exec, n, [&](std::size_t i) {
             const std::uint32_t j = cr.order[i];
             out.centers[j] = k.centers[i];
             out.g[j] = k.g[i];
             out.det[j] = k.det[i];
             out.extent[j] = k.extent[i];
+            out.round[j] = k.round[i];
         });
         k = std::move(out);
     }
     for (std::size_t i = 0; i < n; ++i) {
         k.isolated += isolated[i];
+        k.rounded += k.round[i];
         for (int a = 0; a < D; ++a) k.max_extent = std::max(k.max_extent, k.extent[i][a]);
     }
     return k;

@@ -244,7 +244,7 @@ SparseGrid<D> splat_density(std::span<const Vec<D>> input, const SurfaceSettings
                     empty |= i0[a] > i1[a];
                 }
                 if (empty) continue;
-                if (s.anisotropic) {
+                if (s.anisotropic && !aniso.round[sp.id]) {
                     splat_ellipsoid<D>(out, sp.x, aniso.g[sp.id].data(), kscale * aniso.det[sp.id], kinv_h, kv, i0, i1,
                                        lo, B);
                     continue;

@@ -176,6 +176,9 @@ TEST(SurfaceAnisotropic, BallKeepsItsVolume) {
             for (std::uint32_t i = 0; i < p.size(); ++i)
                 for (int a = 0; a < 3; ++a) p[i][a] += jitter(i, a, jit);
             const auto res = reconstruct_surface<3>(p, s, exec);
+            const auto kernels = anisotropic_kernels<3>(p, s, exec);
+            std::printf("  kernels: %zu of %zu isotropic (round), %zu isolated\n", kernels.rounded, p.size(),
+                        kernels.isolated);
             SurfaceSettings si = s;
             si.anisotropic = false;
             const double vol_iso = enclosed_volume(reconstruct_surface<3>(p, si, exec).mesh);
