@@ -9,59 +9,24 @@ using namespace detail;
 
 template <int D>
 void write_vtp(const std::filesystem::path& path, const ParticleSet<D>& p) {
-    const std::uint64_t n = p.size();
-    // Appended arrays, each preceded by its byte count (the UInt64 header); offsets count from the '_'.
-    struct Array { const char* name; const char* type; int comps; std::uint64_t offset; };
-    std::string data;
-    data.reserve(7 * 8 + n * (12 + 8 + 8 + 12 + 4 + 4 + 4));
-    std::vector<Array> arrays;
-    auto begin_array = [&](const char* name, const char* type, int comps, std::uint64_t bytes) {
-        arrays.push_back({name, type, comps, data.size()});
-        append_raw(data, bytes);
-    };
-    auto vec3 = [&](const std::vector<Vec<D>>& v) {
+    // Positions and velocities as three floats (2D: z = 0); the other fields as they are stored.
+    auto xyz = [](const std::vector<Vec<D>>& v) {
+        std::string b;
+        b.reserve(v.size() * 12);
         for (const auto& x : v) {
             const float c[3] = {x[0], x[1], D == 3 ? x[D - 1] : 0.0f};
-            data.append(reinterpret_cast<const char*>(c), sizeof(c));
+            b.append(reinterpret_cast<const char*>(c), sizeof(c));
         }
+        return b;
     };
-    begin_array("Points", "Float32", 3, n * 12);
-    vec3(p.position);
-    // One vertex cell per point, so that ParaView shows the points without a Glyph filter.
-    begin_array("connectivity", "Int64", 1, n * 8);
-    for (std::uint64_t i = 0; i < n; ++i) append_raw(data, static_cast<std::int64_t>(i));
-    begin_array("offsets", "Int64", 1, n * 8);
-    for (std::uint64_t i = 0; i < n; ++i) append_raw(data, static_cast<std::int64_t>(i + 1));
-    begin_array("velocity", "Float32", 3, n * 12);
-    vec3(p.velocity);
-    begin_array("density", "Float32", 1, n * 4);
-    data.append(reinterpret_cast<const char*>(p.density.data()), n * 4);
-    begin_array("pressure", "Float32", 1, n * 4);
-    data.append(reinterpret_cast<const char*>(p.pressure.data()), n * 4);
-    begin_array("id", "UInt32", 1, n * 4);
-    data.append(reinterpret_cast<const char*>(p.id.data()), n * 4);
-
-    auto da = [&](const Array& a) {
-        return fmt::format("        <DataArray type=\"{}\" Name=\"{}\" NumberOfComponents=\"{}\" format=\"appended\" "
-                           "offset=\"{}\"/>\n",
-                           a.type, a.name, a.comps, a.offset);
+    const std::string points = xyz(p.position), velocity = xyz(p.velocity);
+    const ImageArray fields[] = {
+        {"velocity", "Float32", 3, velocity},
+        {"density", "Float32", 1, bytes_of(std::span<const float>(p.density))},
+        {"pressure", "Float32", 1, bytes_of(std::span<const float>(p.pressure))},
+        {"id", "UInt32", 1, bytes_of(std::span<const std::uint32_t>(p.id))},
     };
-    std::string xml;
-    xml.reserve(2048 + data.size());
-    xml += "<?xml version=\"1.0\"?>\n";
-    xml += "<VTKFile type=\"PolyData\" version=\"1.0\" byte_order=\"LittleEndian\" header_type=\"UInt64\">\n";
-    xml += "  <PolyData>\n";
-    xml += fmt::format("    <Piece NumberOfPoints=\"{}\" NumberOfVerts=\"{}\" NumberOfLines=\"0\" NumberOfStrips=\"0\" "
-                       "NumberOfPolys=\"0\">\n",
-                       n, n);
-    xml += "      <PointData Scalars=\"density\" Vectors=\"velocity\">\n";
-    for (std::size_t k = 3; k < arrays.size(); ++k) xml += da(arrays[k]);
-    xml += "      </PointData>\n      <Points>\n" + da(arrays[0]) + "      </Points>\n";
-    xml += "      <Verts>\n" + da(arrays[1]) + da(arrays[2]) + "      </Verts>\n";
-    xml += "    </Piece>\n  </PolyData>\n  <AppendedData encoding=\"raw\">\n   _";
-    xml += data;
-    xml += "\n  </AppendedData>\n</VTKFile>\n";
-    write_atomic(path, xml);
+    write_atomic(path, point_cloud(p.size(), points, fields, "density"));
 }
 
 namespace {

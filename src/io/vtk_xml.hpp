@@ -30,4 +30,17 @@ struct ImageArray {
 std::string image_data(const std::array<int, 3>& lo, const std::array<int, 3>& hi, double spacing, bool cell_data,
                        std::span<const ImageArray> arrays);
 
+/// A VTK XML PolyData file (.vtp) of n points with one vertex cell each (ParaView shows them without a
+/// Glyph filter): `points` the n x 3 Float32 coordinates' bytes, the arrays as point data (`scalars`
+/// names the active scalars, the first 3-component array is the active vectors), appended raw with
+/// UInt64 size headers. The particles' and the whitewater's frames share it.
+std::string point_cloud(std::size_t n, std::string_view points, std::span<const ImageArray> point_data,
+                        std::string_view scalars);
+
+/// The bytes of a contiguous array, as an ImageArray's view (no copy).
+template <class T>
+std::string_view bytes_of(std::span<const T> v) {
+    return {reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T)};
+}
+
 }  // namespace eddy::io::detail

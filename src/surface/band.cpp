@@ -34,14 +34,13 @@ std::size_t sweep_narrow_band(SparseGrid<D>& phi, const std::vector<std::uint8_t
             const std::int32_t nb = phi.layout.neighbors[b][k];
             crossing = (nb < 0 ? outside : side[nb]) != side[b];
         }
+        // No ring of blocks around them is needed: a uniform block face-adjacent to a mixed one is a
+        // crossing block itself, so the band holds every node within block_size - 1 of a crossed edge.
         in_band[b] = crossing;
     }, 64);
-    // No ring around them is needed: a uniform block face-adjacent to a mixed one is a crossing block
-    // itself, so the band already holds every node within block_size - 1 of a crossed edge.
-    const std::vector<std::uint8_t>& band = in_band;
     std::vector<std::uint32_t> blocks;
     for (std::size_t b = 0; b < n; ++b)
-        if (band[b]) blocks.push_back(static_cast<std::uint32_t>(b));
+        if (in_band[b]) blocks.push_back(static_cast<std::uint32_t>(b));
     if (blocks.size() == n) {  // the whole grid is band: sweep it in place
         if (wavefront) sweep_wavefront<D>(phi, pinned, exec);
         else sweep_serial<D>(phi, pinned);

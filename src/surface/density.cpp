@@ -46,14 +46,14 @@ void splat_ellipsoid(float* out, const Vec<D>& c, const float* M, float scale, f
                      const std::array<int, D>& i0, const std::array<int, D>& i1, const std::array<int, D>& lo, int B) {
     const int zb = D == 3 ? i0[D - 1] : 0, ze = D == 3 ? i1[D - 1] : 0;
     const float mx[3] = {M[0] * inv_h, M[D] * inv_h, D == 3 ? M[2 * D] * inv_h : 0.0f};  // column x of G
+    const float A = mx[0] * mx[0] + mx[1] * mx[1] + mx[2] * mx[2];  // |G e_x|^2, the same for every row
     for (int z = zb; z <= ze; ++z) {
         const float dz = D == 3 ? float(z) * voxel - c[D - 1] : 0.0f;
         for (int y = i0[1]; y <= i1[1]; ++y) {
             const float dy = float(y) * voxel - c[1];
             float a[3] = {0.0f, 0.0f, 0.0f};
             for (int r = 0; r < D; ++r) a[r] = (M[r * D + 1] * dy + (D == 3 ? M[r * D + D - 1] * dz : 0.0f)) * inv_h;
-            // The row's nodes inside the ellipsoid: |a + t mx|^2 < 1 with t = x - c_x, a quadratic in t.
-            const float A = mx[0] * mx[0] + mx[1] * mx[1] + mx[2] * mx[2];
+            // Does the row meet the ellipsoid? |a + t mx|^2 < 1 for some t = x - c_x: a quadratic in t.
             const float Bh = a[0] * mx[0] + a[1] * mx[1] + a[2] * mx[2];
             const float C = a[0] * a[0] + a[1] * a[1] + a[2] * a[2] - 1.0f;
             const float disc = Bh * Bh - A * C;

@@ -28,57 +28,24 @@ std::array<float, 3> file_xyz(const Vec<D>& x, UpAxis up) {
 
 template <int D>
 void write_whitewater_vtp(const std::filesystem::path& path, const Whitewater<D>& w, UpAxis up) {
-    const std::uint64_t n = w.size();
-    struct Array { const char* name; const char* type; int comps; std::uint64_t offset; };
-    std::string data;
-    data.reserve(6 * 8 + n * (12 + 8 + 8 + 1 + 12 + 4 + 4));
-    std::vector<Array> arrays;
-    auto begin_array = [&](const char* name, const char* type, int comps, std::uint64_t bytes) {
-        arrays.push_back({name, type, comps, data.size()});
-        append_raw(data, bytes);
-    };
-    auto vec3 = [&](const std::vector<Vec<D>>& v) {
+    auto xyz = [&](const std::vector<Vec<D>>& v) {
+        std::string b;
+        b.reserve(v.size() * 12);
         for (const auto& x : v) {
             const auto c = file_xyz<D>(x, up);
-            data.append(reinterpret_cast<const char*>(c.data()), sizeof(float) * 3);
+            b.append(reinterpret_cast<const char*>(c.data()), sizeof(float) * 3);
         }
+        return b;
     };
-    begin_array("Points", "Float32", 3, n * 12);
-    vec3(w.position);
-    begin_array("connectivity", "Int64", 1, n * 8);
-    for (std::uint64_t i = 0; i < n; ++i) append_raw(data, static_cast<std::int64_t>(i));
-    begin_array("offsets", "Int64", 1, n * 8);
-    for (std::uint64_t i = 0; i < n; ++i) append_raw(data, static_cast<std::int64_t>(i + 1));
-    begin_array("type", "UInt8", 1, n);
-    data.append(reinterpret_cast<const char*>(w.type.data()), n);
-    begin_array("velocity", "Float32", 3, n * 12);
-    vec3(w.velocity);
-    begin_array("lifetime", "Float32", 1, n * 4);
-    data.append(reinterpret_cast<const char*>(w.lifetime.data()), n * 4);
-    begin_array("id", "UInt32", 1, n * 4);
-    data.append(reinterpret_cast<const char*>(w.id.data()), n * 4);
-
-    auto da = [&](const Array& a) {
-        return fmt::format("        <DataArray type=\"{}\" Name=\"{}\" NumberOfComponents=\"{}\" format=\"appended\" "
-                           "offset=\"{}\"/>\n",
-                           a.type, a.name, a.comps, a.offset);
+    const std::string points = xyz(w.position), velocity = xyz(w.velocity);
+    using io::detail::bytes_of;
+    const io::detail::ImageArray fields[] = {
+        {"type", "UInt8", 1, bytes_of(std::span<const std::uint8_t>(w.type))},
+        {"velocity", "Float32", 3, velocity},
+        {"lifetime", "Float32", 1, bytes_of(std::span<const float>(w.lifetime))},
+        {"id", "UInt32", 1, bytes_of(std::span<const std::uint32_t>(w.id))},
     };
-    std::string xml;
-    xml.reserve(2048 + data.size());
-    xml += "<?xml version=\"1.0\"?>\n";
-    xml += "<VTKFile type=\"PolyData\" version=\"1.0\" byte_order=\"LittleEndian\" header_type=\"UInt64\">\n";
-    xml += "  <PolyData>\n";
-    xml += fmt::format("    <Piece NumberOfPoints=\"{}\" NumberOfVerts=\"{}\" NumberOfLines=\"0\" NumberOfStrips=\"0\" "
-                       "NumberOfPolys=\"0\">\n",
-                       n, n);
-    xml += "      <PointData Scalars=\"type\" Vectors=\"velocity\">\n";
-    for (std::size_t k = 3; k < arrays.size(); ++k) xml += da(arrays[k]);
-    xml += "      </PointData>\n      <Points>\n" + da(arrays[0]) + "      </Points>\n";
-    xml += "      <Verts>\n" + da(arrays[1]) + da(arrays[2]) + "      </Verts>\n";
-    xml += "    </Piece>\n  </PolyData>\n  <AppendedData encoding=\"raw\">\n   _";
-    xml += data;
-    xml += "\n  </AppendedData>\n</VTKFile>\n";
-    io::write_atomic(path, xml);
+    io::write_atomic(path, io::detail::point_cloud(w.size(), points, fields, "type"));
 }
 
 template <int D>
