@@ -13,25 +13,13 @@
 #include "eddy/simulation.hpp"
 #include "eddy/whitewater.hpp"
 #include "sim_worker.hpp"
+#include "worker_support.hpp"
 #include "whitewater_view.hpp"
 
 using namespace eddy::view;
+using eddy::view::test::wait_until;
 
 namespace {
-
-template <class P>
-std::shared_ptr<const Snapshot> wait_until(SimWorker& w, P pred) {
-    const auto t0 = std::chrono::steady_clock::now();
-    for (;;) {
-        auto s = w.latest();
-        if (s && pred(*s)) return s;
-        if (std::chrono::steady_clock::now() - t0 > std::chrono::seconds(90)) {
-            ADD_FAILURE() << "timed out";
-            return s;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    }
-}
 
 // dam_break_3d at r = 0.01 m (3,375 particles): the falling column's front makes foam and bubbles
 // from about step 150 (t = 0.1 s) on.

@@ -14,25 +14,13 @@
 #include "camera.hpp"
 #include "coloring.hpp"
 #include "sim_worker.hpp"
+#include "worker_support.hpp"
 #include "status_text.hpp"
 
 using namespace eddy::view;
+using eddy::view::test::wait_until;
 
 namespace {
-
-template <class P>
-std::shared_ptr<const Snapshot> wait_until(SimWorker& w, P pred) {
-    const auto t0 = std::chrono::steady_clock::now();
-    for (;;) {
-        auto s = w.latest();
-        if (s && pred(*s)) return s;
-        if (std::chrono::steady_clock::now() - t0 > std::chrono::seconds(60)) {
-            ADD_FAILURE() << "timed out";
-            return s;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    }
-}
 
 WorkerConfig config(const char* scene, std::vector<std::string> sets = {}) {
     WorkerConfig c;

@@ -19,25 +19,12 @@
 #include "load_arrow.hpp"
 #include "mesh.hpp"
 #include "sim_worker.hpp"
+#include "worker_support.hpp"
 
 using namespace eddy::view;
+using eddy::view::test::wait_until;
 
 namespace {
-
-// Waits until the worker has published a snapshot satisfying pred (or fails after 60 s).
-template <class P>
-std::shared_ptr<const Snapshot> wait_for(SimWorker& w, P pred) {
-    const auto t0 = std::chrono::steady_clock::now();
-    for (;;) {
-        auto s = w.latest();
-        if (s && pred(*s)) return s;
-        if (std::chrono::steady_clock::now() - t0 > std::chrono::seconds(60)) {
-            ADD_FAILURE() << "timed out";
-            return s;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    }
-}
 
 WorkerConfig config(const char* scene) {
     WorkerConfig c;
@@ -75,7 +62,7 @@ TEST(ViewerWorker, SteppingMatchesDirectStepping) {
     w.playing = false;
     w.start();
     for (int i = 0; i < 5; ++i) w.request_step();
-    auto s = wait_for(w, [](const Snapshot& s) { return s.steps == 5; });
+    auto s = wait_until(w, [](const Snapshot& s) { return s.steps == 5; });
     ASSERT_EQ(s->steps, 5u);
 
     eddy::ExecContext exec(1);
@@ -95,14 +82,14 @@ TEST(ViewerWorker, LiveSettingsAndGravity) {
     w.start();
     nlohmann::json bad = {{"cfl", -1.0}};
     w.apply(bad, {0, -9.81, 0});
-    auto s = wait_for(w, [](const Snapshot& s) { return !s.status.empty(); });
+    auto s = wait_until(w, [](const Snapshot& s) { return !s.status.empty(); });
     EXPECT_NE(s->status.find("cfl"), std::string::npos) << s->status;
     w.apply(nlohmann::json{{"cfl", 0.2}}, {0, 9.81, 0});  // gravity upwards
-    s = wait_for(w, [](const Snapshot& s) { return s.status.empty() && s.scene && s.scene->gravity[1] > 0; });
+    s = wait_until(w, [](const Snapshot& s) { return s.status.empty() && s.scene && s.scene->gravity[1] > 0; });
     EXPECT_EQ(s->scene->settings.at("cfl").get<double>(), 0.2);
     // Particles at rest accelerate upwards now: the mean height rises.
     for (int i = 0; i < 20; ++i) w.request_step();
-    s = wait_for(w, [](const Snapshot& s) { return s.steps == 20; });
+    s = wait_until(w, [](const Snapshot& s) { return s.steps == 20; });
     const std::size_t n = s->fluid.size() / 4;
     double y0 = 0, y1 = 0;
     for (std::size_t i = 0; i < n; ++i) y1 += s->fluid[4 * i + 1];
@@ -126,7 +113,7 @@ TEST(ViewerWorker, MouseForceActsWithinRadius) {
     w.set_mouse(m);
     w.start();
     w.request_step();
-    auto s = wait_for(w, [](const Snapshot& s) { return s.steps == 1; });
+    auto s = wait_until(w, [](const Snapshot& s) { return s.steps == 1; });
     const float R = m.radius;
     std::size_t pushed = 0, inside = 0;
     for (std::size_t i = 0; i < s->fluid.size() / 4; ++i) {
@@ -148,11 +135,11 @@ TEST(ViewerWorker, AddBlockAddsParticles) {
     const std::size_t n0 = w.latest()->particles;
     w.start();
     w.add_block();
-    auto s = wait_for(w, [n0](const Snapshot& s) { return s.particles > n0; });
+    auto s = wait_until(w, [n0](const Snapshot& s) { return s.particles > n0; });
     EXPECT_GT(s->particles, n0);
     EXPECT_NE(s->status.find("added"), std::string::npos);
     for (int i = 0; i < 3; ++i) w.request_step();
-    s = wait_for(w, [](const Snapshot& s) { return s.steps == 3; });
+    s = wait_until(w, [](const Snapshot& s) { return s.steps == 3; });
     for (float v : s->fluid) ASSERT_TRUE(std::isfinite(v));
 }
 
@@ -162,10 +149,10 @@ TEST(ViewerWorker, AddBlockIn3D) {
     const std::size_t n0 = w.latest()->particles;
     w.start();
     w.add_block();
-    auto s = wait_for(w, [n0](const Snapshot& s) { return s.particles > n0; });
+    auto s = wait_until(w, [n0](const Snapshot& s) { return s.particles > n0; });
     EXPECT_GT(s->particles, n0 + 1000);  // a 12^3 block, minus what overlaps
     w.request_step();
-    s = wait_for(w, [](const Snapshot& s) { return s.steps == 1; });
+    s = wait_until(w, [](const Snapshot& s) { return s.steps == 1; });
     for (float v : s->fluid) ASSERT_TRUE(std::isfinite(v));
 }
 
@@ -175,7 +162,7 @@ TEST(ViewerWorker, ResetWithAnotherMethod) {
     w.start();
     const auto g0 = w.latest()->generation;
     w.reset("dam_break_2d", "pbf");
-    auto s = wait_for(w, [g0](const Snapshot& s) { return s.generation > g0; });
+    auto s = wait_until(w, [g0](const Snapshot& s) { return s.generation > g0; });
     ASSERT_TRUE(s->scene);
     EXPECT_EQ(s->scene->method, "pbf");
 }
@@ -190,7 +177,7 @@ TEST(ViewerWorker, DemoHeightfield) {
     EXPECT_TRUE(s->hf.view().valid());
     w.start();
     w.drop(1.0, 1.0, true);
-    s = wait_for(w, [](const Snapshot& s) { return s.time > 0.05; });
+    s = wait_until(w, [](const Snapshot& s) { return s.time > 0.05; });
     for (float h : s->hf.depth) ASSERT_TRUE(std::isfinite(h) && h >= 0.0f);
 }
 
@@ -280,7 +267,7 @@ TEST(ViewerWorker, ShallowWaterScene) {
     w.start();
     w.drop(0.5 * s->hf.dx * s->hf.nx, 0.5 * s->hf.dx * s->hf.ny, true);
     for (int i = 0; i < 3; ++i) w.request_step();
-    s = wait_for(w, [](const Snapshot& s) { return s.steps == 3; });
+    s = wait_until(w, [](const Snapshot& s) { return s.steps == 3; });
     double ink1 = 0;
     for (float v : s->hf.ink) ink1 += v;
     EXPECT_GT(ink1, ink0);
@@ -294,11 +281,11 @@ TEST(ViewerWorker, ShallowWaterLiveSettings) {
     w.playing = false;
     w.start();
     for (int i = 0; i < 2; ++i) w.request_step();
-    auto s = wait_for(w, [](const Snapshot& s) { return s.steps == 2; });
+    auto s = wait_until(w, [](const Snapshot& s) { return s.steps == 2; });
     const double t2 = s->time;
     w.apply({{"vorticity", 1.5}, {"advection", "upwind"}}, {0.0, 0.0, -5.0});
     w.request_step();
-    s = wait_for(w, [](const Snapshot& s) { return s.steps == 3; });
+    s = wait_until(w, [](const Snapshot& s) { return s.steps == 3; });
     ASSERT_TRUE(s->scene);
     EXPECT_EQ(s->scene->settings.at("vorticity").get<double>(), 1.5);
     EXPECT_EQ(s->scene->settings.at("advection").get<std::string>(), "upwind");
@@ -306,7 +293,7 @@ TEST(ViewerWorker, ShallowWaterLiveSettings) {
     EXPECT_GT(s->time, t2);  // not restarted
     w.apply({{"precision", "double"}}, {0.0, 0.0, -5.0});  // cannot change while running
     w.request_step();
-    s = wait_for(w, [](const Snapshot& s) { return s.steps == 4; });
+    s = wait_until(w, [](const Snapshot& s) { return s.steps == 4; });
     EXPECT_EQ(s->scene->settings.at("precision").get<std::string>(), "float");
     EXPECT_NE(s->status.find("precision"), std::string::npos) << s->status;
 }
@@ -319,7 +306,7 @@ TEST(ViewerWorker, LiveSurface) {
     w.surface = true;
     w.start();
     w.request_step();
-    auto s = wait_for(w, [](const Snapshot& s) { return s.steps >= 1 && s.surface != nullptr; });
+    auto s = wait_until(w, [](const Snapshot& s) { return s.steps >= 1 && s.surface != nullptr; });
     ASSERT_TRUE(s->surface);
     EXPECT_GT(s->surface->triangles.size(), 3000u);
     EXPECT_EQ(s->surface->normals.size(), s->surface->xyz.size());
@@ -335,11 +322,11 @@ TEST(ViewerWorker, LiveSurfaceAnisotropic) {
     w.surface = true;
     w.start();
     w.request_step();
-    const auto iso = wait_for(w, [](const Snapshot& s) { return s.steps >= 1 && s.surface != nullptr; });
+    const auto iso = wait_until(w, [](const Snapshot& s) { return s.steps >= 1 && s.surface != nullptr; });
     ASSERT_TRUE(iso->surface);
     w.surface_anisotropic = true;
     w.refresh();
-    const auto an = wait_for(w, [&](const Snapshot& s) {
+    const auto an = wait_until(w, [&](const Snapshot& s) {
         return s.surface != nullptr && s.surface_version != iso->surface_version;
     });
     ASSERT_TRUE(an->surface);
@@ -381,7 +368,7 @@ TEST(ViewerModels, MixerPaddleTurnsWithItsMotion) {
 
     w.start();
     for (int i = 0; i < 30; ++i) w.request_step();
-    const auto s1 = wait_for(w, [](const Snapshot& s) { return s.steps == 30; });
+    const auto s1 = wait_until(w, [](const Snapshot& s) { return s.steps == 30; });
     ASSERT_EQ(s1->models.size(), 1u);
     const ModelView& m1 = s1->models[0];
     EXPECT_EQ(m1.mesh.get(), m0.mesh.get());  // the rest geometry is shared, not copied
@@ -427,7 +414,7 @@ TEST(ViewerModels, CupIsStatic) {
     EXPECT_EQ(s0->wall_lines.size(), 12u * 6u);  // the box only: 12 edges
     w.start();
     for (int i = 0; i < 3; ++i) w.request_step();
-    const auto s1 = wait_for(w, [](const Snapshot& s) { return s.steps == 3; });
+    const auto s1 = wait_until(w, [](const Snapshot& s) { return s.steps == 3; });
     ASSERT_EQ(s1->models.size(), 1u);
     EXPECT_EQ(s1->models[0].mesh.get(), s0->models[0].mesh.get());
     EXPECT_EQ(s1->models[0].pose.m, Mat4::identity().m);
@@ -474,7 +461,7 @@ TEST(ViewerModels, MovingBoxEdgesFollowTheMotion) {
     ASSERT_EQ(s0->wall_lines.size(), 2u * 12u * 6u);  // the tank, then the piston
     w.start();
     for (int i = 0; i < 10; ++i) w.request_step();
-    const auto s1 = wait_for(w, [](const Snapshot& s) { return s.steps == 10; });
+    const auto s1 = wait_until(w, [](const Snapshot& s) { return s.steps == 10; });
     ASSERT_EQ(s1->wall_lines.size(), s0->wall_lines.size());
     const float shift = float(0.08 * s1->time / 0.5);
     ASSERT_GT(shift, 0.0f);
@@ -504,7 +491,7 @@ TEST(ViewerModels, SpinningPolygon) {
     w.playing = false;
     w.start();
     for (int i = 0; i < 40; ++i) w.request_step();
-    const auto s = wait_for(w, [](const Snapshot& s) { return s.steps == 40; });
+    const auto s = wait_until(w, [](const Snapshot& s) { return s.steps == 40; });
     ASSERT_EQ(s->models.size(), 1u);
     const ModelView& m = s->models[0];
     EXPECT_EQ(m.object, 1u);
@@ -618,7 +605,7 @@ TEST(ViewerLoads, SnapshotCarriesTheTanksLoad) {
     w.start();
     const int steps = 600;
     for (int i = 0; i < steps; ++i) w.request_step();
-    const auto s = wait_for(w, [&](const Snapshot& s) { return s.steps == std::uint64_t(steps); });
+    const auto s = wait_until(w, [&](const Snapshot& s) { return s.steps == std::uint64_t(steps); });
     ASSERT_EQ(s->loads.size(), 1u);
 
     eddy::ExecContext exec(1);
@@ -656,7 +643,7 @@ TEST(ViewerLoads, PivotFollowsTheMotion) {
     ASSERT_EQ(s0->pivots.size(), 2u);
     w.start();
     for (int i = 0; i < 10; ++i) w.request_step();
-    const auto s1 = wait_for(w, [](const Snapshot& s) { return s.steps == 10; });
+    const auto s1 = wait_until(w, [](const Snapshot& s) { return s.steps == 10; });
     ASSERT_EQ(s1->pivots.size(), 2u);
     const float shift = float(0.08 * s1->time / 0.5);
     ASSERT_GT(shift, 0.0f);

@@ -1,0 +1,28 @@
+// Shared by the viewer's worker tests (no window): waiting for the simulation thread's snapshots.
+#pragma once
+#include <chrono>
+#include <memory>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "sim_worker.hpp"
+
+namespace eddy::view::test {
+
+/// Waits until the worker has published a snapshot satisfying pred; a failure after `seconds`.
+template <class P>
+std::shared_ptr<const Snapshot> wait_until(SimWorker& w, P pred, int seconds = 90) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (;;) {
+        auto s = w.latest();
+        if (s && pred(*s)) return s;
+        if (std::chrono::steady_clock::now() - t0 > std::chrono::seconds(seconds)) {
+            ADD_FAILURE() << "timed out";
+            return s;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+}
+
+}  // namespace eddy::view::test
