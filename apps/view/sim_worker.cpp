@@ -7,11 +7,11 @@
 #include <numbers>
 #include <cstdio>
 #include <fstream>
-#include <unordered_set>
 
 #include <fmt/format.h>
 
 #include "eddy/error.hpp"
+#include "eddy/interaction.hpp"
 #include "eddy/json_text.hpp"
 // The surface reconstruction (issue 5) lands on another branch: the live surface is compiled in when
 // its header is there, and the window offers it then.
@@ -498,70 +498,7 @@ void SimWorker::drop(double x, double z, bool ink) {
 
 void SimWorker::add_block(std::optional<std::array<double, 3>> center) {
     post([this, center] {
-        if (!m_sim) return;
-        with_particles(
-            *m_sim,
-            [&](auto& sim) {
-                constexpr int D = std::remove_reference_t<decltype(sim)>::kDimension;
-                const Scene& sc = sim.scene;
-                const double r = sc.particle_radius, sp = 2.0 * r;
-                // Seed 003: a block of fixed size, at the given centre (the cursor) or above the middle of
-                // the scene, kept a particle spacing inside the scene's bounds.
-                const Aabb<D> b = scene_bounds<D>(sc);
-                const int per_side = D == 2 ? 20 : 12;
-                FluidSpec f;
-                f.shape = "box";
-                for (int a = 0; a < D; ++a) {
-                    const double half = std::min(0.5 * per_side * sp, 0.2 * (b.hi[a] - b.lo[a]));
-                    double c = 0.5 * (b.lo[a] + b.hi[a]);
-                    if (center) c = (*center)[a];
-                    else if (a == 1) c = b.lo[1] + 0.92 * (b.hi[1] - b.lo[1]) - half;
-                    c = std::clamp(c, b.lo[a] + half + sp, std::max(b.lo[a] + half + sp, b.hi[a] - half - sp));
-                    f.min[a] = c - half;
-                    f.max[a] = c + half;
-                }
-                Scene blk = sc;
-                blk.fluids = {f};
-                ParticleSet<D> add;
-                try {
-                    add = build_fluid<D>(blk, m_cfg.max_particles);
-                } catch (const InputError&) {
-                    m_status = "no room for a block of particles here";
-                    return;
-                }
-                // Skip lattice points near existing particles: overlapping particles explode (seed 003).
-                auto key = [&](const Vec<D>& x) {
-                    std::uint64_t k = 0;
-                    for (int a = 0; a < D; ++a)
-                        k = k * 2654435761ull + static_cast<std::uint64_t>(static_cast<std::int64_t>(std::floor(x[a] / sp)) + (1 << 20));
-                    return k;
-                };
-                std::unordered_set<std::uint64_t> occupied;
-                occupied.reserve(sim.fluid.size());
-                for (const auto& x : sim.fluid.position) occupied.insert(key(x));
-                std::size_t added = 0;
-                for (const auto& x : add.position) {
-                    bool free = true;
-                    const int nb = D == 2 ? 9 : 27;
-                    for (int o = 0; o < nb && free; ++o) {
-                        Vec<D> y = x;
-                        y[0] += float(sp * (o % 3 - 1));
-                        y[1] += float(sp * ((o / 3) % 3 - 1));
-                        if constexpr (D == 3) y[2] += float(sp * (o / 9 - 1));
-                        free = !occupied.contains(key(y));
-                    }
-                    if (!free) continue;
-                    if (sim.fluid.size() >= m_cfg.max_particles) break;
-                    sim.fluid.push_back(x, Vec<D>::zero());
-                    ++added;
-                }
-                if (added == 0) {
-                    m_status = "no room for a block of particles here";
-                    return;
-                }
-                std::visit([&](auto& m) { m.init(sim.fluid, sim.boundary, m_exec); }, sim.method);
-                m_status = fmt::format("added {} particles", added);
-            });
+        if (m_sim) m_status = add_fluid_block(*m_sim, center, m_cfg.max_particles, m_exec);
     });
 }
 
@@ -667,27 +604,7 @@ void SimWorker::apply_mouse(float dt) {
         std::lock_guard lock(m_cmd_mutex);
         mf = m_mouse;
     }
-    if (!mf.active || !m_sim) return;
-    with_particles(
-        *m_sim,
-        [&](auto& sim) {
-            constexpr int D = std::remove_reference_t<decltype(sim)>::kDimension;
-            const float R2 = mf.radius * mf.radius;
-            const float a = 1.0f - std::exp(-std::max(mf.rate, 0.0f) * dt);  // the share of the gap closed in dt
-            Vec<D> p, u;
-            for (int k = 0; k < D; ++k) p[k] = mf.point[k], u[k] = mf.velocity[k];
-            // A velocity target (docs/viewer.md): each particle on its own, so the result does not depend
-            // on the thread count or on the order.
-            parallel_for_each_index(m_exec, sim.fluid.size(), [&](std::size_t i) {
-                const float d2 = norm2(sim.fluid.position[i] - p);
-                if (!(d2 < R2)) return;
-                const float q = 1.0f - d2 / R2, w = q * q;
-                sim.fluid.velocity[i] += (u - sim.fluid.velocity[i]) * (w * a);
-            });
-            // Energy from outside the scene: |v + a w (u - v)| <= max(|v|, |u|), so no particle gets faster
-            // than the fastest of the scene's motion and the mouse's speed.
-            sim.speed_bound.added = std::max(sim.speed_bound.added, norm(u));
-        });
+    if (m_sim) apply_mouse_force(*m_sim, mf, dt, m_exec);
 }
 
 void SimWorker::loop() {

@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "eddy/exec.hpp"
+#include "eddy/interaction.hpp"
 #include "eddy/scene.hpp"
 #include "eddy/simulation.hpp"
 #include "eddy/wall_loads.hpp"
@@ -32,6 +33,8 @@
 #include "models.hpp"
 
 namespace eddy::view {
+
+using eddy::MouseForce;  // the mouse's brush (eddy/interaction.hpp), shared with the web page
 
 /// What the window draws and shows; immutable once published.
 struct Snapshot {
@@ -148,19 +151,6 @@ struct WorkerConfig {
     MemoryBudget budget;               ///< Scenes estimated to need more are refused (default: no limit)
     bool demo_heightfield = false;
     int demo_cells = 128;
-};
-
-/// The mouse's brush (world units): a velocity target. Every fluid particle within `radius` of the
-/// point relaxes toward the mouse's velocity u at `rate`, weighted by w = (1 - d^2/R^2)^2 (1 at the
-/// centre, 0 at the rim): before each step of length dt, v += w (1 - exp(-rate dt)) (u - v). A change of
-/// velocity, not a force: the same for light and heavy particles, so it is felt alike at 1,000 or
-/// 1,000,000 particles (see docs/viewer.md, "Mouse and keys").
-struct MouseForce {
-    bool active = false;
-    std::array<float, 3> point{};     ///< Where the mouse is (m)
-    std::array<float, 3> velocity{};  ///< How fast it moves (m/s)
-    float radius = 0.05f;             ///< The brush's radius R (m); the window sets 8% of the scene's extent
-    float rate = 20.0f;               ///< How fast the particles take the mouse's velocity (1/s)
 };
 
 class SimWorker {

@@ -1,0 +1,40 @@
+// eddy: a user's hands in a running particle simulation, shared by the viewer (apps/view) and the web page
+// (web/): the mouse's brush and a block of fluid dropped in. Both act between steps, on the simulation
+// alone, so what they do does not depend on the thread count.
+#pragma once
+#include <array>
+#include <cstddef>
+#include <optional>
+#include <string>
+
+#include "eddy/exec.hpp"
+#include "eddy/simulation.hpp"
+
+namespace eddy {
+
+/// The mouse's brush (world units): a velocity target. Every fluid particle within `radius` of the
+/// point relaxes toward the mouse's velocity u at `rate`, weighted by w = (1 - d^2/R^2)^2 (1 at the
+/// centre, 0 at the rim): before each step of length dt, v += w (1 - exp(-rate dt)) (u - v). A change of
+/// velocity, not a force: the same for light and heavy particles, so it is felt alike at 1,000 or
+/// 1,000,000 particles (see docs/viewer.md, "Mouse and keys").
+struct MouseForce {
+    bool active = false;
+    std::array<float, 3> point{};     ///< Where the mouse is (m)
+    std::array<float, 3> velocity{};  ///< How fast it moves (m/s)
+    float radius = 0.05f;             ///< The brush's radius R (m); the viewer sets 8% of the scene's extent
+    float rate = 20.0f;               ///< How fast the particles take the mouse's velocity (1/s)
+};
+
+/// Applies the brush for a step of dt seconds (nothing when it is not active). The speed it may add is
+/// recorded in the simulation's speed bound (SpeedBound::added).
+void apply_mouse_force(Simulation& sim, const MouseForce& brush, float dt, const ExecContext& exec);
+
+/// Adds a block of fluid particles (20 x 20 in 2D, 12^3 in 3D at the scene's spacing, at most 0.4 of the
+/// scene's extent per side) centred at `center` (m; z ignored in 2D), kept inside the scene's bounds;
+/// without a centre, above the middle of the scene. Lattice points next to existing particles are
+/// skipped (overlaps explode, seed 003), and no more than max_particles are kept. Returns what happened,
+/// for a status line: "added N particles" or "no room for a block of particles here".
+std::string add_fluid_block(Simulation& sim, std::optional<std::array<double, 3>> center, std::size_t max_particles,
+                            const ExecContext& exec);
+
+}  // namespace eddy
