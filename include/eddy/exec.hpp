@@ -11,12 +11,21 @@
 #include <string>
 #include <vector>
 
+// EDDY_SERIAL (the WebAssembly build, web/; docs/web.md): no oneTBB, every loop below runs its fixed blocks
+// in order on the calling thread. The blocks and the order reductions combine them in are the same, so a
+// serial build computes what a threaded one does.
+#if !defined(EDDY_SERIAL) && defined(__EMSCRIPTEN__)
+#define EDDY_SERIAL 1
+#endif
+#ifndef EDDY_SERIAL
 #include <tbb/blocked_range.h>
 #include <tbb/info.h>
 #include <tbb/parallel_for.h>
 #include <tbb/parallel_reduce.h>
+#include <tbb/parallel_sort.h>
 #include <tbb/partitioner.h>
 #include <tbb/task_arena.h>
+#endif
 
 #include "eddy/error.hpp"
 
@@ -38,6 +47,20 @@ inline int checked_threads(long long threads, const char* name = "threads") {
     return static_cast<int>(threads);
 }
 
+#ifdef EDDY_SERIAL
+/// The serial context: threads() is what was asked for (summaries record it), the work runs on the
+/// calling thread.
+class ExecContext {
+public:
+    explicit ExecContext(int threads = 0) : m_threads(checked_threads(threads) > 0 ? threads : 1) {}
+    int threads() const { return m_threads; }
+    template <class F>
+    decltype(auto) run(F&& f) const { return std::forward<F>(f)(); }
+
+private:
+    int m_threads;
+};
+#else
 class ExecContext {
 public:
     /// threads 0 means all hardware threads; outside 0..kMaxThreads is an InputError (the last line of
@@ -59,6 +82,7 @@ private:
     int m_threads;
     std::unique_ptr<tbb::task_arena> m_arena;
 };
+#endif
 
 /// Default block size for per-particle loops.
 inline constexpr std::size_t kBlock = 1024;
@@ -71,6 +95,10 @@ void parallel_blocks(const ExecContext& exec, std::size_t n, F&& f, std::size_t 
     const std::size_t blocks = (n + block - 1) / block;
     // Always through the same TBB body, even on one thread: a separate serial loop would be a second
     // inlined copy of f, which the compiler may vectorise differently (and round differently).
+#ifdef EDDY_SERIAL
+    (void)exec;
+    for (std::size_t b = 0; b != blocks; ++b) f(b * block, std::min(n, (b + 1) * block));
+#else
     exec.run([&] {
         tbb::parallel_for(
             tbb::blocked_range<std::size_t>(0, blocks, 1),
@@ -79,6 +107,19 @@ void parallel_blocks(const ExecContext& exec, std::size_t n, F&& f, std::size_t 
             },
             tbb::simple_partitioner());
     });
+#endif
+}
+
+/// Sorts [first, last) on the context's threads. The order must be total (no two elements equal unless
+/// identical): then every thread count, and the serial build, give the same sequence.
+template <class It>
+void parallel_sort(const ExecContext& exec, It first, It last) {
+#ifdef EDDY_SERIAL
+    (void)exec;
+    std::sort(first, last);
+#else
+    exec.run([&] { tbb::parallel_sort(first, last); });
+#endif
 }
 
 /// Per-element loop over [0, n) on fixed blocks.

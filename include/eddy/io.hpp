@@ -20,6 +20,10 @@
 
 namespace eddy::io {
 
+/// n bytes from the kernel's random source (getrandom; the browser's crypto.getRandomValues in the web
+/// build), std::random_device where it fails: temporary names and run ids.
+void random_bytes(unsigned char* out, std::size_t n);
+
 /// Writes bytes to path atomically (temporary file + fsync + rename). Throws std::runtime_error
 /// naming the path on failure.
 void write_atomic(const std::filesystem::path& path, std::string_view bytes);

@@ -380,4 +380,13 @@ void render_grid_png(const std::filesystem::path& path, const ShallowWaterGrid<R
 /// A 64-bit hash (FNV-1a) of depth, velocities and ink, bit for bit.
 std::uint64_t state_hash(const ShallowWaterSimulation& sim);
 
+/// The step a run takes toward the next frame time `target` (s), from the solver's suggest_dt(): the
+/// last one lands on it, and one that would leave a sliver under dt takes half of what is left.
+inline double landing_dt(double dt, double time, double target) {
+    const double left = target - time;
+    if (left <= dt) return left;
+    if (left < 2.0 * dt) return 0.5 * left;
+    return dt;
+}
+
 }  // namespace eddy

@@ -6,7 +6,6 @@
 #include <cstring>
 #include <limits>
 
-#include <tbb/parallel_sort.h>
 #if defined(__AVX2__)
 #include <immintrin.h>
 #endif
@@ -342,7 +341,7 @@ std::vector<std::uint32_t> NeighborGrid<D>::morton_order(std::span<const Vec<D>>
         keys[i] = {code, static_cast<std::uint32_t>(i)};
     });
     // Keys are unique (index breaks ties), so the parallel sort is deterministic.
-    exec.run([&] { tbb::parallel_sort(keys.begin(), keys.end()); });
+    parallel_sort(exec, keys.begin(), keys.end());
     std::vector<std::uint32_t> order(n);
     parallel_for_each_index(exec, n, [&](std::size_t i) { order[i] = keys[i].second; });
     return order;

@@ -1,4 +1,4 @@
-// Model files -> Mesh<3> through assimp, and 2D polygons -> Mesh<2>.
+// Model files -> Mesh<3> through assimp (2D polygons: polygon_mesh.cpp).
 //
 // A model is untrusted input (issue 29). eddy reads the file itself, without ever blocking
 // (eddy/input_file.hpp: non-blocking open, fstat, a regular file only, its size checked first), and
@@ -750,21 +750,6 @@ Mesh<3> read_triangle_mesh_from_memory(std::string bytes, const fs::path& name, 
     src.side_files = false;
     src.bytes = std::make_shared<const std::string>(std::move(bytes));
     return import(src, where_to);
-}
-
-Mesh<2> polygon_mesh(const std::vector<std::array<double, 2>>& points, const std::string& where, bool closed) {
-    if (points.size() < (closed ? 3u : 2u))
-        throw InputError(fmt::format("{}: a {} needs at least {} points, got {}", where, closed ? "polygon" : "polyline",
-                                     closed ? 3 : 2, points.size()));
-    Mesh<2> m;
-    for (const auto& p : points) {
-        if (!std::isfinite(p[0]) || !std::isfinite(p[1]))
-            throw InputError(fmt::format("{}: polygon points must be finite", where));
-        m.vertices.push_back(Vec2{{static_cast<float>(p[0]), static_cast<float>(p[1])}});
-    }
-    const auto n = static_cast<std::uint32_t>(points.size());
-    for (std::uint32_t i = 0; i + (closed ? 0 : 1) < n; ++i) m.cells.push_back({i, (i + 1) % n});
-    return m;
 }
 
 }  // namespace eddy

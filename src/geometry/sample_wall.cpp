@@ -17,7 +17,6 @@
 #include <numbers>
 
 #include <fmt/format.h>
-#include <tbb/parallel_sort.h>
 
 #include "eddy/error.hpp"
 #include "eddy/geometry.hpp"
@@ -167,7 +166,7 @@ std::vector<std::uint32_t> poisson_thin(const std::vector<Vec<D>>& points, float
         for (int a = 0; a < D; ++a) key = (key << kBits) | coord(points[i], a);
         items[i] = {key, mix(i), static_cast<std::uint32_t>(i)};
     });
-    exec.run([&] { tbb::parallel_sort(items.begin(), items.end()); });
+    parallel_sort(exec, items.begin(), items.end());
     std::vector<std::size_t> start;  // cell ranges in items
     for (std::size_t i = 0; i < n; ++i)
         if (i == 0 || items[i].cell != items[i - 1].cell) start.push_back(i);

@@ -10,6 +10,7 @@
 // behind can be recognised and removed (remove_stale_temporaries) without touching anything else.
 #include <fcntl.h>
 #include <sys/random.h>
+#include <unistd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -28,6 +29,32 @@
 
 namespace eddy::io {
 
+void random_bytes(unsigned char* out, std::size_t n) {
+    std::size_t got = 0;
+#ifdef __EMSCRIPTEN__
+    // The browser's crypto.getRandomValues, 256 bytes at most per call.
+    while (got < n) {
+        const std::size_t k = std::min<std::size_t>(256, n - got);
+        if (::getentropy(out + got, k) != 0) break;
+        got += k;
+    }
+#else
+    while (got < n) {
+        const ssize_t k = ::getrandom(out + got, n - got, 0);
+        if (k < 0) {
+            if (errno == EINTR) continue;
+            break;
+        }
+        if (k == 0) break;
+        got += static_cast<std::size_t>(k);
+    }
+#endif
+    if (got < n) {
+        std::random_device rd;
+        for (std::size_t i = got; i < n; ++i) out[i] = static_cast<unsigned char>(rd());
+    }
+}
+
 namespace {
 
 constexpr std::string_view kTempTag = ".eddy-tmp-";
@@ -38,23 +65,11 @@ constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwx
     throw std::runtime_error(fmt::format("{}: {}: {}", path.string(), what, std::strerror(err)));
 }
 
-// Six letters from the kernel's random source (std::random_device when getrandom is unavailable): the
-// name must not be guessable from the pid or the clock.
+// Six letters from the kernel's random source (random_bytes): the name must not be guessable from the
+// pid or the clock.
 std::string random_letters() {
     std::array<unsigned char, kTempLetters> raw{};
-    std::size_t got = 0;
-    while (got < raw.size()) {
-        const ssize_t n = ::getrandom(raw.data() + got, raw.size() - got, 0);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            break;
-        }
-        got += static_cast<std::size_t>(n);
-    }
-    if (got < raw.size()) {
-        std::random_device rd;
-        for (auto& c : raw) c = static_cast<unsigned char>(rd());
-    }
+    random_bytes(raw.data(), raw.size());
     std::string s;
     for (unsigned char c : raw) s += kAlphabet[c % (sizeof kAlphabet - 1)];
     return s;

@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 
 #include "eddy/input_file.hpp"
+#include "io/number_text.hpp"
 #include "eddy/memory_budget.hpp"
 
 namespace eddy {
@@ -58,7 +59,7 @@ double count_vtp_points(io::InputFile& f) {
         for (std::size_t at = text.find(key); at != std::string::npos && at < limit; at = text.find(key, at + 1)) {
             double v = 0;
             const char* p = text.data() + at + key.size();
-            std::from_chars(p, text.data() + text.size(), v);
+            io::from_chars_double(p, text.data() + text.size(), v);
             total += std::max(0.0, v);
         }
         carry = text.substr(std::min(limit, text.size()));
@@ -72,7 +73,7 @@ double ply_vertices(const std::string& head) {
     if (at == std::string::npos) return -1.0;
     double v = -1.0;
     const char* p = head.data() + at + 16;
-    std::from_chars(p, head.data() + head.size(), v);
+    io::from_chars_double(p, head.data() + head.size(), v);
     return v;
 }
 

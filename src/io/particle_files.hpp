@@ -21,6 +21,7 @@
 #include "eddy/error.hpp"
 #include "eddy/input_file.hpp"
 #include "eddy/io.hpp"
+#include "io/number_text.hpp"
 #include "io/vtk_xml.hpp"
 
 
@@ -59,7 +60,7 @@ inline std::optional<double> parse_double(std::string_view s) {
     s = trim(s);
     if (!s.empty() && s.front() == '+') s.remove_prefix(1);
     double v = 0.0;
-    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    const auto [end, ec] = from_chars_double(s.data(), s.data() + s.size(), v);
     if (ec != std::errc() || end != s.data() + s.size() || s.empty()) return std::nullopt;
     return v;
 }

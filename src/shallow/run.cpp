@@ -28,7 +28,8 @@ public:
     double total_inflow() const { return m_solver.total_inflow(); }
     double total_outflow() const { return m_solver.total_outflow(); }
     void checkpoint(const std::filesystem::path& file, const nlohmann::json& record) const { write_checkpoint(file, m_sim, record); }
-    void describe(nlohmann::json&) const {}
+    /// The final state's hash (state_hash: the web page's test compares it, tests/web/).
+    void describe(nlohmann::json& j) const { j["state_hash"] = fmt::format("{:016x}", state_hash(m_sim)); }
     std::vector<std::string> write_pieces(const std::filesystem::path& out, const std::string& pvti) const {
         const auto& g = m_solver.grid();
         const std::string piece = detail::grid_piece_name(pvti, 0);

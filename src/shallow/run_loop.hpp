@@ -299,11 +299,9 @@ RunResult run_grid_loop(Stepper& solver, const Scene& scene, const RunOptions& o
         const double dt_min = 1e-9;
         while (solver.time() < end_time - eps && (opts.max_steps == 0 || solver.steps() - steps_at_start < opts.max_steps)) {
             const double target = std::min(time0 + next_frame * frame_dt, end_time);
-            double dt = solver.suggest_dt();
-            const bool underflow = dt < dt_min;
-            const double left = target - solver.time();
-            if (left <= dt) dt = left;
-            else if (left < 2.0 * dt) dt = 0.5 * left;
+            const double suggested = solver.suggest_dt();
+            const bool underflow = suggested < dt_min;
+            const double dt = landing_dt(suggested, solver.time(), target);
             const auto s0 = clock::now();
             const ShallowWaterStats st = solver.step(dt, exec);  // statistics of the whole grid
             step_seconds += std::chrono::duration<double>(clock::now() - s0).count();

@@ -1095,6 +1095,8 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
             nlohmann::json j = run_summary(sim, cfg, carry, result, particles, wall,
                                            opts.threads > 0 ? opts.threads : exec.threads(), picture);
             if (!warnings.empty()) j["warnings"] = warnings;
+            // The final state's hash (state_hash; one process only: over several, each holds a part).
+            if (!hooks) j["state_hash"] = fmt::format("{:016x}", state_hash(simulation));
             if (hooks) hooks->summarize(j);
             result.summary = j;
             if (writer) io::write_json(out / "summary.json", j);

@@ -1,13 +1,11 @@
 #include "sim/run_support.hpp"
 
-#include <sys/random.h>
 
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <random>
 #include <string>
 
 #include <fmt/format.h>
@@ -22,16 +20,7 @@ namespace eddy::detail {
 
 std::string new_run_id() {
     std::array<unsigned char, 16> raw{};
-    std::size_t got = 0;
-    while (got < raw.size()) {
-        const ssize_t n = ::getrandom(raw.data() + got, raw.size() - got, 0);
-        if (n <= 0) break;
-        got += static_cast<std::size_t>(n);
-    }
-    if (got < raw.size()) {
-        std::random_device rd;
-        for (auto& c : raw) c = static_cast<unsigned char>(rd());
-    }
+    io::random_bytes(raw.data(), raw.size());
     std::string id;
     for (unsigned char c : raw) id += fmt::format("{:02x}", c);
     return id;

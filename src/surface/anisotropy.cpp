@@ -8,7 +8,6 @@
 #include <limits>
 
 #include <fmt/format.h>
-#include <tbb/parallel_sort.h>
 
 #include "eddy/error.hpp"
 #include "eddy/kernels.hpp"
@@ -76,7 +75,7 @@ struct CellRuns {
             for (int a = 0; a < D; ++a) c[a] = std::int64_t(std::floor(p[i][a] * inv));
             keyed[i] = {key_of(c), std::uint32_t(i)};
         });
-        exec.run([&] { tbb::parallel_sort(keyed.begin(), keyed.end()); });
+        parallel_sort(exec, keyed.begin(), keyed.end());
         order.resize(n);
         for (int a = 0; a < D; ++a) x[a].resize(n);
         parallel_for_each_index(exec, n, [&](std::size_t k) {

@@ -15,7 +15,6 @@
 #include <numeric>
 
 #include <fmt/format.h>
-#include <tbb/parallel_for.h>
 
 #ifdef EDDY_HAVE_MESHOPTIMIZER
 #include <meshoptimizer.h>

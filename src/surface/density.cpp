@@ -10,7 +10,6 @@
 #include <utility>
 
 #include <fmt/format.h>
-#include <tbb/parallel_sort.h>
 
 #include "eddy/error.hpp"
 #include "eddy/kernels.hpp"
@@ -117,7 +116,7 @@ SparseGrid<D> splat_density(std::span<const Vec<D>> input, const SurfaceSettings
     parallel_for_each_index(exec, n, [&](std::size_t i) {
         bins[i] = {BlockLayout<D>::key(home_of(positions[i])), static_cast<std::uint32_t>(i)};
     });
-    exec.run([&] { tbb::parallel_sort(bins.begin(), bins.end()); });
+    parallel_sort(exec, bins.begin(), bins.end());
     std::vector<std::uint64_t> home_keys;
     std::vector<std::size_t> home_begin;
     for (std::size_t i = 0; i < n; ++i)
@@ -192,7 +191,7 @@ SparseGrid<D> splat_density(std::span<const Vec<D>> input, const SurfaceSettings
             active[k * around + o] = inside ? BlockLayout<D>::key(d) : kNone;
         }
     }, 64);
-    exec.run([&] { tbb::parallel_sort(active.begin(), active.end()); });
+    parallel_sort(exec, active.begin(), active.end());
     active.erase(std::unique(active.begin(), active.end()), active.end());
     if (!active.empty() && active.back() == kNone) active.pop_back();
     // 2^31 nodes (8 GB per grid) is far beyond any fluid this toolkit simulates: a voxel that small

@@ -10,7 +10,6 @@
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
-#include <tbb/parallel_for.h>
 
 #include "eddy/error.hpp"
 #include "eddy/input_file.hpp"
@@ -275,15 +274,13 @@ MeshFilesReport mesh_particle_files(const MeshFilesOptions& opts, const ExecCont
         }
         // Frames in parallel; each frame's own loops nest inside the same arena. Errors: the first frame's.
         std::vector<std::exception_ptr> errors(frames.size());
-        exec.run([&] {
-            tbb::parallel_for(std::size_t(0), frames.size(), [&](std::size_t i) {
-                try {
-                    reps[i] = mesh_frame(frames[i], opts, s, budget, from, exec);
-                } catch (...) {
-                    errors[i] = std::current_exception();
-                }
-            });
-        });
+        parallel_for_each_index(exec, frames.size(), [&](std::size_t i) {
+            try {
+                reps[i] = mesh_frame(frames[i], opts, s, budget, from, exec);
+            } catch (...) {
+                errors[i] = std::current_exception();
+            }
+        }, 1);
         for (const auto& e : errors)
             if (e) std::rethrow_exception(e);
     }

@@ -20,7 +20,6 @@
 #include <cmath>
 #include <numeric>
 
-#include <tbb/parallel_sort.h>
 
 #include "eddy/error.hpp"
 #include "eddy/surface.hpp"
@@ -365,7 +364,7 @@ void taubin_smooth(Mesh<D>& m, int iterations, const ExecContext& exec) {
                 pairs.emplace_back(c[i], c[j]);
                 pairs.emplace_back(c[j], c[i]);
             }
-    exec.run([&] { tbb::parallel_sort(pairs.begin(), pairs.end()); });
+    parallel_sort(exec, pairs.begin(), pairs.end());
     pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
     const std::size_t n = m.vertices.size();
     std::vector<std::size_t> start(n + 1, 0);

@@ -23,8 +23,10 @@
 #include <memory>
 #include <numeric>
 
+#ifndef EDDY_SERIAL
 #include <tbb/enumerable_thread_specific.h>
 #include <tbb/parallel_for_each.h>
+#endif
 
 #include "eddy/surface.hpp"
 #include "surface/block_access.hpp"
@@ -170,6 +172,11 @@ void sweep_serial(SparseGrid<D>& phi, const std::vector<std::uint8_t>& pinned, i
 
 template <int D>
 void sweep_wavefront(SparseGrid<D>& phi, const std::vector<std::uint8_t>& pinned, const ExecContext& exec, int rounds) {
+#ifdef EDDY_SERIAL
+    // No threads (the web build): the serial reference, which gives the same result (tested natively).
+    (void)exec;
+    sweep_serial<D>(phi, pinned, rounds);
+#else
     const std::size_t n = phi.layout.size();
     const auto& nbs = phi.layout.neighbors;
     std::unique_ptr<std::atomic<int>[]> pending(new std::atomic<int>[n]);
@@ -199,6 +206,7 @@ void sweep_wavefront(SparseGrid<D>& phi, const std::vector<std::uint8_t>& pinned
                 });
             });
         }
+#endif
 }
 
 template void sweep_serial<2>(SparseGrid<2>&, const std::vector<std::uint8_t>&, int);

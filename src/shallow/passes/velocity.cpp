@@ -8,7 +8,6 @@
 
 #include "eddy/shallow_water.hpp"
 #include "shallow/passes/passes.hpp"
-#include <bit>
 #include <cstring>
 
 namespace eddy {
@@ -16,6 +15,16 @@ namespace eddy {
 using namespace shallow_detail;
 
 namespace {
+
+// std::bit_cast (absent from libc++ 14, the web build's standard library): memcpy, which compilers turn
+// into the same register move.
+template <class To, class From>
+To bits_of(const From& v) {
+    static_assert(sizeof(To) == sizeof(From));
+    To t;
+    std::memcpy(&t, &v, sizeof t);
+    return t;
+}
 
 // Velocity update of a run of faces between cells a[i] and b[i] (integrate_velocity). Reductions in
 // integers so that the loop vectorises without reassociating floats: the largest speed as the largest
@@ -48,7 +57,7 @@ void velocity_faces(Real* __restrict v, const Real* __restrict ha, const Real* _
     }
     // The largest speed, as a second loop over the row (in cache): bit patterns without the sign.
     const Bits mask = ~(Bits(1) << (8 * sizeof(Bits) - 1));
-    for (int i = 0; i < n; ++i) top = std::max(top, std::bit_cast<Bits>(v[i]) & mask);
+    for (int i = 0; i < n; ++i) top = std::max(top, bits_of<Bits>(v[i]) & mask);
     run.top = top;
     run.clamped += clamped;
     run.bad += bad;
@@ -129,7 +138,7 @@ void ShallowWaterSolver<Real>::integrate_velocity(Real dt, const ExecContext& ex
                     if (fi1 == nx + 1) row.speed = std::max(row.speed, std::abs(u[nx]));
                     Bits top = 0;
                     std::size_t bad = 0;
-                    for (int i = oi0; i < oi1; ++i) top = std::max(top, std::bit_cast<Bits>(h[c0 + i]));  // h >= 0
+                    for (int i = oi0; i < oi1; ++i) top = std::max(top, bits_of<Bits>(h[c0 + i]));  // h >= 0
                     for (int i = oi0; i < oi1; ++i) bad += (h[c0 + i] <= big) ? 0 : 1;
                     Real d;
                     std::memcpy(&d, &top, sizeof(d));
