@@ -1,11 +1,12 @@
 # eddy: the two commands a newcomer types, and a few more.
 #   make demo   install what is missing, build Release, run the default scene into out/
 #   make test   install what is missing, build, run the whole test suite (ctest)
+#   make web    eddy in the browser: the WebAssembly build and its page in build-web/ (make serve-web serves it)
 BUILD ?= build
 JOBS  ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build demo test bench fuzz fuzz-ci sanitize asan tsan clean
+.PHONY: all deps build demo test bench web serve-web fuzz fuzz-ci sanitize asan tsan clean
 
 all: build
 
@@ -23,8 +24,21 @@ demo: deps $(BUILD)/CMakeCache.txt
 	@cmake --build $(BUILD) -j $(JOBS) --target eddy_cli
 	$(BUILD)/bin/eddy run --out out
 
-test: build
+# The suite includes the page in a real browser (ctest -L web): `make web` first (skipped, with a message,
+# where Emscripten is missing; the web tests then skip too).
+test: build web
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# eddy in the browser (docs/web.md): the library compiled to WebAssembly and its page, in $(WEB_BUILD)/.
+WEB_BUILD ?= build-web
+WEB_PORT ?= 8000
+web: deps
+	@bash scripts/web.sh $(WEB_BUILD) $(JOBS)
+
+# Serves the page on this machine only: open http://127.0.0.1:$(WEB_PORT)/ (Ctrl-C stops it).
+serve-web: web
+	@echo "eddy's page: http://127.0.0.1:$(WEB_PORT)/index.html (Ctrl-C stops the server)"
+	@cd $(WEB_BUILD) && /usr/bin/python3 -m http.server $(WEB_PORT) --bind 127.0.0.1
 
 bench: build
 	$(BUILD)/bin/eddy-bench --benchmark_counters_tabular=true
@@ -78,4 +92,4 @@ tsan: deps
 	@bash scripts/tsan.sh $(TSAN_BUILD) $(JOBS)
 
 clean:
-	rm -rf $(BUILD) $(FUZZ_BUILD) $(SANITIZE_BUILD) $(TSAN_BUILD) out
+	rm -rf $(BUILD) $(WEB_BUILD) $(FUZZ_BUILD) $(SANITIZE_BUILD) $(TSAN_BUILD) out

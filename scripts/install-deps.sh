@@ -25,6 +25,8 @@ PKGS=(
   python3-matplotlib    # examples/python: the dam-break front plotted against Martin & Moyce
   libopenmpi-dev openmpi-bin  # src/distributed: one simulation over many processes (mpirun)
   python3-vtk9          # tests: VTK's own readers open our .vtp files (walls with their pressure)
+  emscripten curl xz-utils  # make web: the library compiled to WebAssembly (muparser's source fetched from Debian's pool)
+  chromium              # tests/web: the page in a real browser, headless (puppeteer-core from npm drives it)
 )
 PKGS+=("$@")
 

@@ -4,7 +4,7 @@
 # TSan only sees the synchronisation of code it instrumented: against Debian's prebuilt libtbb it
 # reports hundreds of false races inside TBB's task scheduler. So this script builds oneTBB itself with
 # -fsanitize=thread, from Debian's own source package of the libtbb-dev installed here (the
-# .orig tarball in Debian's pool, checked against the archive's Sources index), installs it into
+# .orig tarball in Debian's pool, checked against the archive's Sources index: scripts/debian-source.sh), installs it into
 # BUILD/tbb, and builds eddy's tests against it (the instrumented libtbb.so.12 is the only one loaded:
 # OpenVDB's dependency on the same soname resolves to it).
 #
@@ -23,19 +23,8 @@ PREFIX="$BUILD/tbb"
 if [ ! -f "$PREFIX/lib/cmake/TBB/TBBConfig.cmake" ]; then
   version=$(dpkg-query -W -f='${Version}' libtbb-dev)   # e.g. 2021.8.0-2+deb12u1
   upstream=${version%%-*}
-  index="http://deb.debian.org/debian/dists/bookworm/main/source/Sources.xz"
-  curl -fsS -o "$BUILD/Sources.xz" "$index"
-  entry=$(xz -dc "$BUILD/Sources.xz" | awk -v v="$upstream" '
-    /^Package: onetbb$/ {p = 1} p && /^Directory:/ {dir = $2} /^[A-Za-z]/ {f = 0}
-    p && /^Files:/ {f = 1; next} p && f && /^ / && $3 ~ ("onetbb_" v "\\.orig\\.tar") {md5 = $1; file = $3}
-    p && /^$/ {if (file && !done) {print dir "/" file, md5; done = 1} p = 0; f = 0}')
-  [ -n "$entry" ] || { echo "tsan: onetbb $upstream not found in $index" >&2; exit 1; }
-  read -r path md5 <<< "$entry"
-  echo "tsan: building oneTBB $upstream with -fsanitize=thread from Debian's $path"
-  curl -fsS -o "$BUILD/onetbb.orig.tar" "http://deb.debian.org/debian/$path"
-  echo "$md5  $BUILD/onetbb.orig.tar" | md5sum -c --quiet
-  rm -rf "$BUILD/onetbb-src" && mkdir -p "$BUILD/onetbb-src"
-  tar xf "$BUILD/onetbb.orig.tar" -C "$BUILD/onetbb-src" --strip-components=1
+  echo "tsan: building oneTBB $upstream with -fsanitize=thread from Debian's source"
+  bash scripts/debian-source.sh onetbb "$upstream" "$BUILD/onetbb-src"
   cmake -S "$BUILD/onetbb-src" -B "$BUILD/onetbb-build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DTBB_SANITIZE=thread -DTBB_TEST=OFF -DTBB_STRICT=OFF -DTBBMALLOC_BUILD=OFF \
     -DCMAKE_INSTALL_PREFIX="$PREFIX" > /dev/null

@@ -1,0 +1,13 @@
+# The library's sources in the WebAssembly build (make web, docs/web.md): the native list less the files
+# that include a dependency with no web build. web/unavailable.cpp defines their functions as one-line
+# refusals (InputError), so a scene that needs one says so on the page.
+#   src/geometry/read_mesh.cpp      assimp: users' models (scene shape "mesh")
+#   src/surface/openvdb_bridge.cpp  OpenVDB: .vdb files
+#   src/bodies/box2d_world.cpp      Box2D: contacts of 2D bodies
+#   src/bodies/bullet_world.cpp     Bullet: contacts of 3D bodies
+list(REMOVE_ITEM EDDY_SOURCES
+  ${PROJECT_SOURCE_DIR}/src/geometry/read_mesh.cpp
+  ${PROJECT_SOURCE_DIR}/src/surface/openvdb_bridge.cpp
+  ${PROJECT_SOURCE_DIR}/src/bodies/box2d_world.cpp
+  ${PROJECT_SOURCE_DIR}/src/bodies/bullet_world.cpp)
+list(APPEND EDDY_SOURCES ${PROJECT_SOURCE_DIR}/web/unavailable.cpp)

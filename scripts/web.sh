@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# make web (issue 33; docs/web.md): the WebAssembly build of eddy and its page, into BUILD (build-web).
+#   1. Emscripten (Debian's emscripten package, installed by scripts/install-deps.sh); without it the web
+#      build is skipped with this script's message, and so are the browser tests (ctest label web).
+#   2. muparser's source from Debian (scripts/debian-source.sh): the shallow-water scenes' expressions.
+#   3. emcmake cmake + the build: build-web/index.html, eddy.js, eddy.wasm, eddy.data (the bundled scenes).
+#   4. puppeteer-core from npm (tests/web/package.json, its lock) into build-web/node_modules, for the tests.
+#
+#   scripts/web.sh [BUILD=build-web] [JOBS=nproc]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${1:-build-web}
+JOBS=${2:-$(nproc)}
+if ! command -v emcc >/dev/null 2>&1 || ! command -v emcmake >/dev/null 2>&1; then
+  echo "make web: skipped: Emscripten (emcc) not found; Debian package emscripten (scripts/install-deps.sh installs it)"
+  exit 0
+fi
+# Debian's emscripten runs its JavaScript tools with the node on PATH; Debian's own JavaScript modules
+# (acorn, for the final minification) live in /usr/share/nodejs, which a node not from Debian does not search.
+export NODE_PATH=/usr/share/nodejs${NODE_PATH:+:$NODE_PATH}
+mkdir -p "$BUILD"
+BUILD=$(cd "$BUILD" && pwd)
+bash scripts/debian-source.sh muparser 2.3.3 "$BUILD/deps/muparser"
+if [ ! -f "$BUILD/CMakeCache.txt" ]; then
+  emcmake cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DEDDY_WEB_MUPARSER_SOURCE="$BUILD/deps/muparser" >/dev/null
+else
+  emcmake cmake -S . -B "$BUILD" >/dev/null  # copies the page again
+fi
+cmake --build "$BUILD" -j "$JOBS"
+if command -v npm >/dev/null 2>&1; then
+  if [ ! -f "$BUILD/node_modules/puppeteer-core/package.json" ] || ! cmp -s tests/web/package-lock.json "$BUILD/package-lock.json"; then
+    cp tests/web/package.json tests/web/package-lock.json "$BUILD/"
+    (cd "$BUILD" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+  fi
+else
+  echo "make web: npm not found: the browser tests (ctest -L web) need puppeteer-core from npm and are skipped"
+fi
+gz=$(gzip -9 -c "$BUILD/eddy.wasm" | wc -c)
+echo "make web: $BUILD/index.html ($(( $(stat -c %s "$BUILD/eddy.wasm") / 1024 )) KiB of wasm, $(( gz / 1024 )) KiB gzipped); make serve-web serves it"

@@ -1,0 +1,379 @@
+// eddy's page in a real browser (issue 33; docs/web.md, "Tests"): Debian's Chromium, headless with
+// SwiftShader's WebGL2, driven by puppeteer-core, loads build-web/index.html from a local server and checks
+// one aspect per run (ctest runs each check as its own test, label web):
+//   hash       each scene after N steps has the state hash of the native `eddy run --steps N --threads 1`
+//   canvas     the canvas is not blank (pixel statistics of screenshots), for particles 2D/3D, a grid, a surface
+//   controls   play/pause/step/reset, scene, method, colour field, size, settings, add fluid, the mouse's push
+//   errors     a bad scene (pasted or dropped) shows the CLI's own one-line error; a model scene is refused
+//   share      the share link restores the scene, method and settings
+//   downloads  the CSV and PLY downloads are byte for byte the native frame's files; the PNG is a picture
+//
+//   node tests/web/page_test.mjs --check NAME --web build-web --eddy build/bin/eddy --chromium /usr/bin/chromium
+// (NODE_PATH must reach puppeteer-core: scripts/install-web-deps.sh installs it into build-web/node_modules.)
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import zlib from 'node:zlib';
+
+import { launchChromium, openEddyPage, startServer } from './browser.mjs';
+
+// ---- arguments ---------------------------------------------------------------------------------------------
+const args = {};
+for (let i = 2; i < process.argv.length; i += 2) args[process.argv[i].replace(/^--/, '')] = process.argv[i + 1];
+for (const k of ['check', 'web', 'eddy', 'chromium'])
+  if (!args[k]) { console.error(`page_test: --${k} is required`); process.exit(2); }
+const webDir = path.resolve(args.web);
+const eddy = path.resolve(args.eddy);
+const work = fs.mkdtempSync(path.join(os.tmpdir(), `eddy-web-${args.check}-`));
+
+let failures = 0;
+function check(ok, what) {
+  console.log(`${ok ? 'PASS' : 'FAIL'}: ${what}`);
+  if (!ok) failures++;
+}
+
+const { server, base } = await startServer(webDir);
+const browser = await launchChromium(args.chromium);
+const openPage = query => openEddyPage(browser, `${base}?${query}`);
+
+async function state(page) { return page.evaluate(() => document.body.dataset.state); }
+async function status(page) {
+  const text = await page.$eval('#status', e => e.textContent);
+  const m = /^t = (\d+\.\d+) s, (\d+) steps, (\d+) (particles|cells), (\d+) fps$/.exec(text);
+  return m ? { text, time: +m[1], steps: +m[2], count: +m[3], counted: m[4], fps: +m[5] } : { text };
+}
+async function errorText(page) { return page.$eval('#error', e => e.textContent.trim()); }
+async function waitPaused(page, steps, timeout = 180000) {
+  await page.waitForFunction(n => document.body.dataset.state === 'paused' && window.eddyPage.session.steps() === n,
+    { timeout, polling: 100 }, steps);
+}
+
+// The native run: `eddy run` with these arguments, in its own folder; returns its summary.json.
+function native(scene, extra, out) {
+  const dir = path.join(work, out);
+  const r = spawnSync(eddy, ['run', scene, '--threads', '1', '--out', dir, ...extra], { cwd: work, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`eddy run ${scene} ${extra.join(' ')}: exit ${r.status}: ${r.stderr}`);
+  return JSON.parse(fs.readFileSync(path.join(dir, 'summary.json'), 'utf8'));
+}
+// The CLI's one line for a bad scene file `name` holding `text`.
+function nativeError(name, text) {
+  fs.writeFileSync(path.join(work, name), text);
+  const r = spawnSync(eddy, ['run', name, '--out', path.join(work, 'never')], { cwd: work, encoding: 'utf8' });
+  return { code: r.status, line: r.stderr.trim().split('\n').pop() };
+}
+
+// ---- pixels: a PNG screenshot decoded (8-bit RGB or RGBA, not interlaced), then its statistics ------------------
+function decodePng(buf) {
+  let at = 8, width = 0, height = 0, channels = 0;
+  const idat = [];
+  while (at < buf.length) {
+    const len = buf.readUInt32BE(at), type = buf.toString('ascii', at + 4, at + 8), data = buf.subarray(at + 8, at + 8 + len);
+    if (type === 'IHDR') {
+      width = data.readUInt32BE(0); height = data.readUInt32BE(4);
+      if (data[8] !== 8 || data[12] !== 0) throw new Error('PNG: only 8-bit, non-interlaced');
+      channels = { 2: 3, 6: 4 }[data[9]];
+      if (!channels) throw new Error(`PNG: colour type ${data[9]}`);
+    } else if (type === 'IDAT') idat.push(data);
+    at += 12 + len;
+  }
+  const raw = zlib.inflateSync(Buffer.concat(idat)), stride = width * channels, px = Buffer.alloc(height * stride);
+  for (let y = 0; y < height; y++) {
+    const f = raw[y * (stride + 1)], row = raw.subarray(y * (stride + 1) + 1, (y + 1) * (stride + 1));
+    for (let x = 0; x < stride; x++) {
+      const a = x >= channels ? px[y * stride + x - channels] : 0, b = y > 0 ? px[(y - 1) * stride + x] : 0;
+      const c = x >= channels && y > 0 ? px[(y - 1) * stride + x - channels] : 0;
+      let p = row[x];
+      if (f === 1) p += a; else if (f === 2) p += b; else if (f === 3) p += (a + b) >> 1;
+      else if (f === 4) { const q = a + b - c, pa = Math.abs(q - a), pb = Math.abs(q - b), pc = Math.abs(q - c); p += pa <= pb && pa <= pc ? a : pb <= pc ? b : c; }
+      px[y * stride + x] = p & 255;
+    }
+  }
+  return { width, height, channels, px };
+}
+// The share of pixels away from the background (the most common colour) and the number of distinct colours
+// (quantised to 5 bits a channel).
+function pixelStats(png) {
+  const { width, height, channels, px } = decodePng(png);
+  const counts = new Map();
+  for (let i = 0; i < width * height; i++) {
+    const k = ((px[i * channels] >> 3) << 10) | ((px[i * channels + 1] >> 3) << 5) | (px[i * channels + 2] >> 3);
+    counts.set(k, (counts.get(k) || 0) + 1);
+  }
+  let bg = 0, most = -1;
+  for (const [k, n] of counts) if (n > most) { most = n; bg = k; }
+  const br = (bg >> 10) << 3, bgG = ((bg >> 5) & 31) << 3, bb = (bg & 31) << 3;
+  let away = 0;
+  for (let i = 0; i < width * height; i++)
+    if (Math.abs(px[i * channels] - br) > 24 || Math.abs(px[i * channels + 1] - bgG) > 24 || Math.abs(px[i * channels + 2] - bb) > 24) away++;
+  return { away: away / (width * height), colours: counts.size };
+}
+async function canvasShot(page) {
+  const canvas = await page.$('#view');
+  return canvas.screenshot({ type: 'png' });
+}
+
+// ---- the checks -------------------------------------------------------------------------------------------
+const checks = {
+  // Same scene, same inputs: the page's state after N steps is the native run's, bit for bit (both compile
+  // without floating-point contraction, and the serial build runs the same fixed blocks: docs/web.md).
+  async hash() {
+    const cases = [
+      ['clavet_dam_break_2d', '', 100], ['pbf_dam_break_2d', '', 100], ['dam_break_2d', '', 100],
+      ['dfsph_dam_break_2d', '', 60], ['dam_break_2d', 'dfsph', 40], ['dam_break_3d', '', 15], ['pbf_dam_break_3d', '', 15],
+      ['dfsph_dam_break_3d', '', 10], ['clavet_dam_break_3d', '', 10], ['shallow_valley', '', 100],
+      ['shallow_dam_break_wet', '', 200],
+    ];
+    for (const [scene, method, n] of cases) {
+      const extra = ['--steps', String(n), ...(method ? ['--set', `method=${method}`] : [])];
+      const want = native(scene, extra, `${scene}_${method || 'own'}`).state_hash;
+      const page = await openPage(`scene=${scene}${method ? `&method=${method}` : ''}&steps=${n}`);
+      await waitPaused(page, n);
+      const got = await page.evaluate(() => window.eddyPage.hash());
+      const st = await status(page);
+      check(got === want, `${scene}${method ? ` (${method})` : ''} after ${n} steps: page ${got}, native ${want}`);
+      check(st.steps === n, `${scene}: the status reads "${st.text}"`);
+      await page.close();
+    }
+  },
+
+  async canvas() {
+    for (const [query, what] of [['scene=clavet_dam_break_2d', '2D particles'], ['scene=pbf_dam_break_3d', '3D particles'],
+      ['scene=shallow_valley', 'a shallow-water grid']]) {
+      const page = await openPage(query);
+      await page.waitForFunction(() => window.eddyPage.session.steps() >= 5, { timeout: 60000 });
+      const s = pixelStats(await canvasShot(page));
+      check(s.away > 0.02 && s.colours >= 8, `${what}: ${(100 * s.away).toFixed(1)}% of the canvas drawn, ${s.colours} colours`);
+      await page.close();
+    }
+    // The surface of a 3D run: switching it on changes the picture.
+    const page = await openPage('scene=dam_break_3d&steps=10');
+    await waitPaused(page, 10);
+    const off = pixelStats(await canvasShot(page));
+    await page.click('#surface');
+    await page.waitForFunction(() => window.eddyPage.session.meshTriangles().length > 0, { timeout: 60000 });
+    await new Promise(r => setTimeout(r, 500));
+    const on = pixelStats(await canvasShot(page));
+    const tris = await page.evaluate(() => window.eddyPage.session.meshTriangles().length / 3);
+    check(tris > 1000 && on.away > 0.02, `the surface of dam_break_3d: ${tris} triangles, ${(100 * on.away).toFixed(1)}% drawn (particles alone ${(100 * off.away).toFixed(1)}%)`);
+    await page.close();
+  },
+
+  async controls() {
+    const page = await openPage('scene=clavet_dam_break_2d&paused=1');
+    check(await state(page) === 'paused', 'paused=1 opens paused');
+    let st = await status(page);
+    check(st.steps === 0 && st.count > 2000, `before any step: "${st.text}" (>= 2,000 particles, the seed's demo)`);
+    await page.click('#step');
+    await waitPaused(page, 1, 30000);
+    check((await status(page)).steps === 1, '#step takes one step');
+    await page.click('#play');
+    await page.waitForFunction(() => window.eddyPage.session.steps() > 20, { timeout: 30000 });
+    check(await state(page) === 'running', '#play runs');
+    await page.click('#play');
+    const a = await page.evaluate(() => window.eddyPage.session.steps());
+    await new Promise(r => setTimeout(r, 400));
+    const b = await page.evaluate(() => window.eddyPage.session.steps());
+    check(await state(page) === 'paused' && a === b, `#play again pauses (steps ${a} then ${b})`);
+    await page.click('#reset');
+    await page.waitForFunction(() => window.eddyPage.session.steps() < 20, { timeout: 30000 });
+    check(true, '#reset starts the scene again');
+
+    // Colour field: density (rest density 1000 kg/m^3 in clavet_dam_break_2d's units) instead of speed.
+    await page.click('#play'); // pause if the reset plays
+    if (await state(page) !== 'paused') await page.click('#play');
+    await page.select('#field', 'density');
+    await new Promise(r => setTimeout(r, 300));
+    const field = await page.evaluate(() => { window.eddyPage.session.refresh(document.querySelector('#field').value); return [window.eddyPage.session.scalarMin(), window.eddyPage.session.scalarMax()]; });
+    check(field[1] > 0, `#field density: range ${field[0].toFixed(3)} .. ${field[1].toFixed(3)}`);
+
+    // Particle size: bigger discs cover more of the canvas.
+    await page.$eval('#size', e => { e.value = e.min; e.dispatchEvent(new Event('input', { bubbles: true })); });
+    await new Promise(r => setTimeout(r, 300));
+    const small = pixelStats(await canvasShot(page)).away;
+    await page.$eval('#size', e => { e.value = e.max; e.dispatchEvent(new Event('input', { bubbles: true })); });
+    await new Promise(r => setTimeout(r, 300));
+    const large = pixelStats(await canvasShot(page)).away;
+    check(large > small * 1.2, `#size: ${(100 * small).toFixed(1)}% drawn at the smallest, ${(100 * large).toFixed(1)}% at the largest`);
+
+    // Method and scene pickers.
+    await page.select('#method', 'pbf');
+    await page.waitForFunction(() => window.eddyPage.session.method() === 'pbf', { timeout: 30000 });
+    check(true, '#method pbf runs the scene with PBF');
+    await page.select('#scene', 'dam_break_2d');
+    await page.waitForFunction(() => window.eddyPage.session.name() === 'dam_break_2d', { timeout: 30000 });
+    check(true, '#scene dam_break_2d loads it');
+
+    // A setting from the table: the first numeric field gets a new value within its range.
+    const changed = await page.evaluate(async () => {
+      const s = window.eddyPage.session;
+      const inputs = [...document.querySelectorAll('#settings input[type=number], #settings input[type=range]')];
+      for (const input of inputs) {
+        const key = input.dataset.key || input.name || input.id;
+        const before = JSON.parse(s.settings())[key];
+        if (typeof before !== 'number' || before === 0) continue;
+        const lo = input.min === '' ? -Infinity : +input.min, hi = input.max === '' ? Infinity : +input.max;
+        let v = before * 1.5;
+        if (v > hi) v = before * 0.75;
+        if (v < lo || v > hi) continue;
+        input.value = String(v);
+        input.dispatchEvent(new Event('input', { bubbles: true }));
+        input.dispatchEvent(new Event('change', { bubbles: true }));
+        await new Promise(r => setTimeout(r, 300));
+        return { key, before, after: JSON.parse(s.settings())[key], want: v };
+      }
+      return null;
+    });
+    check(changed && Math.abs(changed.after - changed.want) <= 1e-6 * Math.abs(changed.want),
+      `#settings: ${changed ? `${changed.key} ${changed.before} -> ${changed.after}` : 'no numeric field found'}`);
+
+    // Add fluid: shift-click in the middle of the canvas.
+    if (await state(page) !== 'paused') await page.click('#play');
+    const n0 = await page.evaluate(() => window.eddyPage.session.count());
+    const box = await (await page.$('#view')).boundingBox();
+    await page.keyboard.down('Shift');
+    await page.mouse.click(box.x + box.width / 2, box.y + box.height * 0.3);
+    await page.keyboard.up('Shift');
+    await new Promise(r => setTimeout(r, 300));
+    const n1 = await page.evaluate(() => window.eddyPage.session.count());
+    check(n1 > n0, `shift-click adds fluid: ${n0} -> ${n1} particles`);
+    await page.close();
+
+    // The mouse's push: the same steps with a drag across the fluid end elsewhere than without.
+    const run = async drag => {
+      const p = await openPage('scene=dam_break_2d&paused=1');
+      const bx = await (await p.$('#view')).boundingBox();
+      if (drag) {
+        await p.mouse.move(bx.x + bx.width * 0.2, bx.y + bx.height * 0.8);
+        await p.mouse.down();
+        await p.mouse.move(bx.x + bx.width * 0.35, bx.y + bx.height * 0.7, { steps: 5 });
+      }
+      const calls = await p.evaluate(() => { window.eddyPage.session.step(20, 0); return window.eddyPage.hash(); });
+      if (drag) await p.mouse.up();
+      await p.close();
+      return calls;
+    };
+    const still = await run(false), pushed = await run(true);
+    check(still !== pushed, `a drag pushes the fluid: state ${pushed} after 20 steps, ${still} without the drag`);
+  },
+
+  async errors() {
+    const page = await openPage('scene=clavet_dam_break_2d&paused=1');
+    const bad = [
+      ['bad_syntax.json', '{"name": "x", "dimension": 2,'],
+      ['bad_radius.json', '{"name": "x", "dimension": 2, "particle_radius": -1}'],
+      ['bad_key.json', '{"name": "x", "dimension": 2, "particle_radius": 0.01, "colour": 1}'],
+    ];
+    for (const [name, text] of bad) {
+      const want = nativeError(name, text);
+      // Pasted: the message after the scene's name is the CLI's.
+      await page.$eval('#scene-text', (e, t) => { e.value = t; e.dispatchEvent(new Event('input', { bubbles: true })); }, text);
+      await page.click('#load-text');
+      await page.waitForFunction(() => document.querySelector('#error').textContent.trim() !== '', { timeout: 10000 });
+      const pasted = await errorText(page);
+      const tail = s => s.replace(/^eddy: error: [^:]*: /, '');
+      check(want.code === 2 && tail(pasted) === tail(want.line) && pasted.startsWith('eddy: error: '),
+        `pasted ${name}: page "${pasted}", CLI "${want.line}"`);
+      // Dropped as a file: the same line, name included.
+      await page.$eval('#error', e => { e.textContent = ''; });
+      await page.evaluate((n, t) => {
+        const dt = new DataTransfer();
+        dt.items.add(new File([t], n, { type: 'application/json' }));
+        for (const type of ['dragenter', 'dragover', 'drop'])
+          document.body.dispatchEvent(new DragEvent(type, { dataTransfer: dt, bubbles: true, cancelable: true }));
+      }, name, text);
+      await page.waitForFunction(() => document.querySelector('#error').textContent.trim() !== '', { timeout: 10000 });
+      const dropped = await errorText(page);
+      check(dropped === want.line, `dropped ${name}: page "${dropped}", CLI "${want.line}"`);
+      check(await page.evaluate(() => window.eddyPage.session.name()) === 'clavet_dam_break_2d', 'the running scene is kept');
+      await page.$eval('#error', e => { e.textContent = ''; });
+    }
+    // A scene that needs a part the web build leaves out (assimp) is refused with its reason.
+    const p2 = await openPage('scene=mesh_dam_break_3d');
+    await p2.waitForFunction(() => document.querySelector('#error').textContent.trim() !== '', { timeout: 30000 });
+    const refusal = await errorText(p2);
+    check(/^eddy: error: .*not available in eddy's web build/.test(refusal), `mesh_dam_break_3d: "${refusal}"`);
+    await p2.close();
+    await page.close();
+  },
+
+  async share() {
+    const page = await openPage('scene=dam_break_2d&method=dfsph&paused=1');
+    const key = await page.evaluate(() => {
+      const s = JSON.parse(window.eddyPage.session.settings());
+      return Object.keys(s).find(k => typeof s[k] === 'number' && s[k] > 0);
+    });
+    const value = await page.evaluate(k => {
+      const s = JSON.parse(window.eddyPage.session.settings());
+      s[k] = s[k] * 1.25;
+      return s[k];
+    }, key);
+    await page.evaluate((k, v) => {
+      const input = document.querySelector(`#settings [data-key="${k}"]`);
+      input.value = String(v);
+      input.dispatchEvent(new Event('input', { bubbles: true }));
+      input.dispatchEvent(new Event('change', { bubbles: true }));
+    }, key, value);
+    await new Promise(r => setTimeout(r, 300));
+    await page.click('#share');
+    await page.waitForFunction(() => document.querySelector('#share-link').href.includes('#'), { timeout: 10000 });
+    const link = await page.$eval('#share-link', e => e.href);
+    const want = await page.evaluate(() => ({ name: window.eddyPage.session.name(), method: window.eddyPage.session.method(),
+      settings: window.eddyPage.session.settings(), hash: window.eddyPage.hash() }));
+    await page.close();
+    const p2 = await browser.newPage();
+    await p2.goto(link);
+    await p2.waitForFunction(() => window.eddyPage && window.eddyPage.ready, { timeout: 60000 });
+    await p2.evaluate(() => window.eddyPage.ready);
+    const got = await p2.evaluate(() => ({ name: window.eddyPage.session.name(), method: window.eddyPage.session.method(),
+      settings: window.eddyPage.session.settings() }));
+    check(got.name === want.name && got.method === 'dfsph' && got.settings === want.settings,
+      `the share link (${link.length} characters) restores ${got.name}, ${got.method}, ${key} = ${JSON.parse(got.settings)[key]}`);
+    await p2.close();
+  },
+
+  async downloads() {
+    const dir = path.join(work, 'downloads');
+    fs.mkdirSync(dir);
+    const page = await openPage('scene=dam_break_2d&paused=1');
+    const cdp = await page.createCDPSession();
+    await cdp.send('Browser.setDownloadBehavior', { behavior: 'allow', downloadPath: dir });
+    const files = [];
+    for (const button of ['#download-csv', '#download-ply', '#screenshot']) {
+      const before = new Set(fs.readdirSync(dir));
+      await page.click(button);
+      const t0 = Date.now();
+      let got = null;
+      while (!got && Date.now() - t0 < 15000) {
+        await new Promise(r => setTimeout(r, 200));
+        const f = fs.readdirSync(dir).find(n => !before.has(n) && !n.endsWith('.crdownload'));
+        if (f) got = f;
+      }
+      files.push(got);
+    }
+    // The initial frame (00000, before the first step) of the native run in both formats.
+    native('dam_break_2d', ['--steps', '1', '--format', 'csv,ply'], 'frame0');
+    const framesDir = path.join(work, 'frame0', 'frames');
+    const frame = ext => fs.readFileSync(path.join(framesDir, fs.readdirSync(framesDir).find(n => n.endsWith(`_00000${ext}`))));
+    const [csv, ply, png] = files;
+    check(csv && fs.readFileSync(path.join(dir, csv)).equals(frame('.csv')), `the CSV download (${csv}) is the native frame's file`);
+    check(ply && fs.readFileSync(path.join(dir, ply)).equals(frame('.ply')), `the PLY download (${ply}) is the native frame's file`);
+    const pic = png ? fs.readFileSync(path.join(dir, png)) : Buffer.alloc(0);
+    const stats = png ? pixelStats(pic) : { away: 0 };
+    check(png && pic.subarray(1, 4).toString() === 'PNG' && stats.away > 0.02, `the screenshot (${png}) is a PNG picture, ${(100 * stats.away).toFixed(1)}% drawn`);
+    await page.close();
+  },
+};
+
+try {
+  if (!checks[args.check]) throw new Error(`unknown check '${args.check}'; allowed: ${Object.keys(checks).join(', ')}`);
+  await checks[args.check]();
+} catch (e) {
+  console.log(`FAIL: ${e.stack || e}`);
+  failures++;
+} finally {
+  await browser.close();
+  server.close();
+}
+console.log(failures ? `${failures} failure(s)` : 'all passed');
+process.exit(failures ? 1 : 0);

@@ -1,0 +1,71 @@
+// eddy in the browser: the Session (session.hpp) as the JavaScript class Module.Session (embind). The
+// buffers are views into the module's memory, valid until the next call into it: the page copies or
+// uploads them at once.
+#include <emscripten/bind.h>
+#include <emscripten/val.h>
+
+#include "session.hpp"
+
+namespace {
+
+using eddy::web::Session;
+using emscripten::val;
+
+template <class T>
+val view(const std::vector<T>& v) {
+    return val(emscripten::typed_memory_view(v.size(), v.data()));
+}
+
+}  // namespace
+
+EMSCRIPTEN_BINDINGS(eddy_web) {
+    emscripten::class_<Session>("Session")
+        .constructor<>()
+        .function("loadBundled", &Session::load_bundled)
+        .function("loadText", &Session::load_text)
+        .function("step", &Session::step)
+        .function("kind", &Session::kind)
+        .function("dimension", &Session::dimension)
+        .function("time", &Session::time)
+        .function("steps", &Session::steps)
+        .function("count", &Session::count)
+        .function("name", &Session::name)
+        .function("method", &Session::method)
+        .function("particleRadius", &Session::particle_radius)
+        .function("bounds", emscripten::optional_override([](const Session& s) {
+            const auto b = s.bounds();
+            val a = val::array();
+            for (float x : b) a.call<void>("push", x);
+            return a;
+        }))
+        .function("refresh", &Session::refresh)
+        .function("positions", emscripten::optional_override([](const Session& s) { return view(s.positions()); }))
+        .function("scalars", emscripten::optional_override([](const Session& s) { return view(s.scalars()); }))
+        .function("scalarMin", &Session::scalar_min)
+        .function("scalarMax", &Session::scalar_max)
+        .function("walls", emscripten::optional_override([](const Session& s) { return view(s.walls()); }))
+        .function("gridNx", &Session::grid_nx)
+        .function("gridNy", &Session::grid_ny)
+        .function("gridDx", &Session::grid_dx)
+        .function("terrain", emscripten::optional_override([](const Session& s) { return view(s.terrain()); }))
+        .function("depth", emscripten::optional_override([](const Session& s) { return view(s.depth()); }))
+        .function("reconstruct", &Session::reconstruct)
+        .function("meshVertices", emscripten::optional_override([](const Session& s) { return view(s.mesh_vertices()); }))
+        .function("meshNormals", emscripten::optional_override([](const Session& s) { return view(s.mesh_normals()); }))
+        .function("meshTriangles", emscripten::optional_override([](const Session& s) { return view(s.mesh_triangles()); }))
+        .function("stateHash", &Session::state_hash)
+        .function("settings", &Session::settings)
+        .function("applySettings", &Session::apply_settings)
+        .function("sceneDocument", &Session::scene_document)
+        .function("setMouse", &Session::set_mouse)
+        .function("addBlock", &Session::add_block)
+        .function("drop", &Session::drop)
+        .function("particlesFile", &Session::particles_file)
+        // (page) particlesFile's bytes as a Uint8Array copy: the binary PLY is not UTF-8, a JS string would mangle it
+        .function("particlesBytes", emscripten::optional_override([](const Session& s, const std::string& format) {
+            const std::string b = s.particles_file(format);
+            return val::global("Uint8Array").new_(emscripten::typed_memory_view(b.size(), reinterpret_cast<const unsigned char*>(b.data())));
+        }))
+        .class_function("settingsTables", &Session::settings_tables)
+        .class_function("bundledScenes", &Session::bundled_scenes);
+}

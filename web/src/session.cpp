@@ -1,0 +1,486 @@
+// eddy in the browser: the page's simulation (session.hpp).
+#include "session.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "eddy/clavet.hpp"
+#include "eddy/dfsph.hpp"
+#include "eddy/error.hpp"
+#include "eddy/io.hpp"
+#include "eddy/json_text.hpp"
+#include "eddy/pbf.hpp"
+#include "eddy/surface.hpp"
+#include "eddy/wcsph.hpp"
+
+namespace eddy::web {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// The CLI's form of a bad input: "eddy: error: <one line>" (apps/eddy/main.cpp).
+std::string error_line(const std::string& what) {
+    std::string s = what;
+    std::replace(s.begin(), s.end(), '\n', ' ');
+    return "eddy: error: " + text_excerpt(s, 300);
+}
+
+std::vector<std::string> overrides_of(const std::string& method, const std::string& sets) {
+    std::vector<std::string> out;
+    if (!method.empty()) out.push_back("method=" + method);
+    if (sets.empty()) return out;
+    const nlohmann::json j = parse_json_text(sets, "the page's settings");
+    if (!j.is_array()) throw InputError("the page's settings: expected a list of \"key=value\"");
+    for (const auto& s : j) {
+        if (!s.is_string()) throw InputError("the page's settings: expected a list of \"key=value\"");
+        out.push_back(s.get<std::string>());
+    }
+    return out;
+}
+
+template <class S>
+nlohmann::json table_json(std::span<const Field<S>> table) {
+    const nlohmann::json defaults = to_json(S{}, table);
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& f : table) {
+        nlohmann::json e;
+        e["key"] = f.key;
+        e["unit"] = f.unit;
+        e["doc"] = f.doc;
+        std::visit([&](auto member) {
+            using T = std::remove_cvref_t<decltype(S{}.*member)>;
+            e["type"] = std::is_same_v<T, bool> ? "bool" : std::is_same_v<T, int> ? "int" : std::is_same_v<T, float> ? "float" : "string";
+        }, f.member);
+        if (std::isfinite(f.min)) e["min"] = f.min;
+        if (std::isfinite(f.max)) e["max"] = f.max;
+        e["min_exclusive"] = f.min_exclusive;
+        if (!f.choices.empty()) {
+            e["choices"] = nlohmann::json::array();
+            for (auto c : f.choices) e["choices"].push_back(std::string(c));
+        }
+        e["default"] = defaults[f.key];
+        out.push_back(std::move(e));
+    }
+    return out;
+}
+
+template <class F>
+auto with_grid(const ShallowWaterSimulation& w, F&& f) {
+    return std::visit([&](const auto& s) { return f(s); }, w.solver);
+}
+
+}  // namespace
+
+Session::Session() {
+    // The bundled scenes and the files they name (heightmaps, models) are packed at /scenes; a pasted
+    // scene's relative paths are read from there too.
+    std::error_code ec;
+    if (fs::is_directory("/scenes", ec)) {
+        setenv("EDDY_SCENES_DIR", "/scenes", 1);
+        fs::current_path("/scenes", ec);
+    }
+}
+
+std::string Session::load(Scene sc) {
+    if (sc.method == "shallow_water") {
+        ShallowWaterSimulation w = make_shallow_water(sc);
+        m_sim.reset();
+        m_water.emplace(std::move(w));
+    } else {
+        Simulation s = make_simulation(sc, 5'000'000, m_exec);
+        m_water.reset();
+        m_sim.emplace(std::move(s));
+    }
+    m_diverged = false;
+    m_next_frame = 1;
+    m_mouse = {};
+    m_mesh_xyz.clear();
+    m_mesh_normals.clear();
+    m_mesh_tris.clear();
+    m_walls.clear();
+    if (m_sim) {
+        std::visit([&](const auto& sim) {
+            constexpr int D = std::remove_cvref_t<decltype(sim)>::kDimension;
+            if constexpr (D == 2)
+                for (const auto& x : sim.boundary.position) m_walls.insert(m_walls.end(), {x[0], x[1], 0.0f});
+        }, *m_sim);
+    }
+    std::string warnings;
+    for (const auto& w : sc.warnings) warnings += (warnings.empty() ? "" : "; ") + w;
+    return warnings.empty() ? "" : "warning: " + warnings;
+}
+
+std::string Session::load_bundled(const std::string& name, const std::string& method, const std::string& sets) {
+    try {
+        const auto file = resolve_scene(name);
+        load(load_scene(file, overrides_of(method, sets)));
+        return "";
+    } catch (const InputError& e) {
+        return error_line(e.what());
+    } catch (const std::exception& e) {
+        return error_line(e.what());
+    }
+}
+
+std::string Session::load_text(const std::string& text, const std::string& where, const std::string& method,
+                               const std::string& sets) {
+    try {
+        load(parse_scene(parse_json_text(text, where), where, overrides_of(method, sets)));
+        return "";
+    } catch (const InputError& e) {
+        return error_line(e.what());
+    } catch (const std::exception& e) {
+        return error_line(e.what());
+    }
+}
+
+std::string Session::step(int n, double ms) {
+    if (m_diverged) return "the simulation diverged: load a scene again";
+    const auto t0 = std::chrono::steady_clock::now();
+    auto out_of_time = [&] {
+        return ms > 0 && std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() >= ms;
+    };
+    try {
+        for (int k = 0; k < n && !out_of_time(); ++k) {
+            if (m_sim) {
+                // eddy run's clock (src/sim/run.cpp): each step lands on the next frame time k / fps; past
+                // the scene's duration the frames go on at the same rate.
+                double target = 0.0, fps = 25.0;
+                std::visit([&](const auto& sim) { fps = sim.scene.output.fps; }, *m_sim);
+                target = m_next_frame / fps;
+                std::visit([&](auto& sim) { if (sim.scene.duration > 0 && sim.time < sim.scene.duration) target = std::min(target, sim.scene.duration); }, *m_sim);
+                apply_mouse_force(*m_sim, m_mouse, m_last_dt, m_exec);  // as the viewer: over the last step's dt
+                const StepStats st = eddy::step(*m_sim, m_exec, target);
+                m_last_dt = st.dt;
+                const std::string problem = std::visit([&](const auto& sim) { return step_divergence(st, method_dt_min(sim.method)); }, *m_sim);
+                const double t = std::visit([](const auto& s) { return s.time; }, *m_sim);
+                if (!problem.empty()) {
+                    m_diverged = true;
+                    const auto steps_now = std::visit([](const auto& s) { return s.steps; }, *m_sim);
+                    return fmt::format("diverged at step {} (t = {:.6g} s): {}", steps_now, t, problem);
+                }
+                const double eps = 1e-9 * std::max(1.0, target);
+                if (t >= target - eps) ++m_next_frame;
+            } else if (m_water) {
+                const std::string problem = std::visit([&](auto& s) -> std::string {
+                    const double fps = m_water->scene.output.fps;
+                    double target = m_next_frame / fps;
+                    if (m_water->scene.duration > 0 && s.time() < m_water->scene.duration) target = std::min(target, m_water->scene.duration);
+                    const ShallowWaterStats st = s.step(landing_dt(s.suggest_dt(), s.time(), target), m_exec);
+                    if (s.time() >= target - 1e-9 * std::max(1.0, target)) ++m_next_frame;
+                    if (st.non_finite)
+                        return fmt::format("diverged at step {} (t = {:.6g} s): a depth or velocity is not finite", s.steps(), s.time());
+                    return "";
+                }, m_water->solver);
+                if (!problem.empty()) {
+                    m_diverged = true;
+                    return problem;
+                }
+            } else {
+                return "no scene loaded";
+            }
+        }
+    } catch (const std::exception& e) {
+        m_diverged = true;
+        return error_line(e.what());
+    }
+    return "";
+}
+
+std::string Session::kind() const { return m_sim ? "particles" : m_water ? "grid" : ""; }
+
+int Session::dimension() const {
+    if (m_sim) return m_sim->index() == 0 ? 2 : 3;
+    return 3;
+}
+
+double Session::time() const {
+    if (m_sim) return std::visit([](const auto& s) { return s.time; }, *m_sim);
+    if (m_water) return with_grid(*m_water, [](const auto& s) { return s.time(); });
+    return 0.0;
+}
+
+double Session::steps() const {
+    if (m_sim) return double(std::visit([](const auto& s) { return s.steps; }, *m_sim));
+    if (m_water) return double(with_grid(*m_water, [](const auto& s) { return s.steps(); }));
+    return 0.0;
+}
+
+double Session::count() const {
+    if (m_sim) return double(std::visit([](const auto& s) { return s.fluid.size(); }, *m_sim));
+    if (m_water) return double(with_grid(*m_water, [](const auto& s) { return s.grid().cells(); }));
+    return 0.0;
+}
+
+std::string Session::name() const {
+    if (m_sim) return std::visit([](const auto& s) { return s.scene.name; }, *m_sim);
+    if (m_water) return m_water->scene.name;
+    return "";
+}
+
+std::string Session::method() const {
+    if (m_sim) return std::visit([](const auto& s) { return s.scene.method; }, *m_sim);
+    if (m_water) return m_water->scene.method;
+    return "";
+}
+
+double Session::particle_radius() const {
+    if (m_sim) return std::visit([](const auto& s) { return s.scene.particle_radius; }, *m_sim);
+    if (m_water) return grid_dx();
+    return 0.0;
+}
+
+std::vector<float> Session::bounds() const {
+    std::vector<float> b(6, 0.0f);
+    if (m_sim) {
+        std::visit([&](const auto& s) {
+            constexpr int D = std::remove_cvref_t<decltype(s)>::kDimension;
+            for (int a = 0; a < D; ++a) b[a] = s.bounds.lo[a], b[3 + a] = s.bounds.hi[a];
+        }, *m_sim);
+    } else if (m_water) {
+        with_grid(*m_water, [&](const auto& s) {
+            const auto& g = s.grid();
+            float lo = std::numeric_limits<float>::max(), hi = -lo;
+            for (std::size_t c = 0; c < g.cells(); ++c) {
+                lo = std::min(lo, float(g.terrain[c]));
+                hi = std::max(hi, float(g.terrain[c] + g.depth[c]));
+            }
+            b = {0.0f, 0.0f, lo, float(g.dx * g.nx), float(g.dx * g.ny), hi};
+            return 0;
+        });
+    }
+    return b;
+}
+
+void Session::refresh(const std::string& field) {
+    if (m_water) {
+        refresh_grid();
+        return;
+    }
+    m_xyz.clear();
+    m_scalar.clear();
+    if (!m_sim) return;
+    std::visit([&](const auto& sim) {
+        constexpr int D = std::remove_cvref_t<decltype(sim)>::kDimension;
+        const auto& f = sim.fluid;
+        const std::size_t n = f.size();
+        m_xyz.resize(3 * n);
+        m_scalar.resize(n);
+        float lo = std::numeric_limits<float>::infinity(), hi = -lo;
+        for (std::size_t i = 0; i < n; ++i) {
+            for (int a = 0; a < 3; ++a) m_xyz[3 * i + a] = a < D ? f.position[i][a] : 0.0f;
+            const float s = field == "density" ? f.density[i] : field == "pressure" ? f.pressure[i] : norm(f.velocity[i]);
+            m_scalar[i] = s;
+            if (std::isfinite(s)) lo = std::min(lo, s), hi = std::max(hi, s);
+        }
+        m_smin = n && std::isfinite(lo) ? lo : 0.0;
+        m_smax = n && std::isfinite(hi) ? hi : 0.0;
+    }, *m_sim);
+}
+
+void Session::refresh_grid() {
+    with_grid(*m_water, [&](const auto& s) {
+        const auto& g = s.grid();
+        m_terrain.assign(g.terrain.begin(), g.terrain.end());
+        m_depth.assign(g.depth.begin(), g.depth.end());
+        // Speed at the cell centres, for the colour.
+        m_scalar.resize(g.cells());
+        float hi = 0.0f;
+        for (int j = 0; j < g.ny; ++j)
+            for (int i = 0; i < g.nx; ++i) {
+                const float u = float(g.uc(i, j)), w = float(g.wc(i, j));
+                const float v = std::sqrt(u * u + w * w);
+                m_scalar[g.cell(i, j)] = v;
+                hi = std::max(hi, v);
+            }
+        m_smin = 0.0;
+        m_smax = hi;
+        return 0;
+    });
+}
+
+int Session::grid_nx() const { return m_water ? with_grid(*m_water, [](const auto& s) { return s.grid().nx; }) : 0; }
+int Session::grid_ny() const { return m_water ? with_grid(*m_water, [](const auto& s) { return s.grid().ny; }) : 0; }
+double Session::grid_dx() const {
+    return m_water ? with_grid(*m_water, [](const auto& s) { return double(s.grid().dx); }) : 0.0;
+}
+
+std::string Session::reconstruct(bool anisotropic) {
+    m_mesh_xyz.clear();
+    m_mesh_normals.clear();
+    m_mesh_tris.clear();
+    auto* sim = m_sim ? std::get_if<ParticleSimulation<3>>(&*m_sim) : nullptr;
+    if (!sim) return "the surface is reconstructed for 3D particle scenes";
+    try {
+        SurfaceSettings ss;
+        ss.particle_radius = static_cast<float>(sim->scene.particle_radius);
+        ss.anisotropic = anisotropic;
+        const auto res = reconstruct_surface<3>(std::span<const Vec3>(sim->fluid.position), ss, m_exec);
+        for (const auto& v : res.mesh.vertices) m_mesh_xyz.insert(m_mesh_xyz.end(), {v[0], v[1], v[2]});
+        for (const auto& nrm : res.mesh.normals) m_mesh_normals.insert(m_mesh_normals.end(), {nrm[0], nrm[1], nrm[2]});
+        for (const auto& c : res.mesh.cells) m_mesh_tris.insert(m_mesh_tris.end(), {c[0], c[1], c[2]});
+        return "";
+    } catch (const std::exception& e) {
+        return error_line(e.what());
+    }
+}
+
+std::string Session::state_hash() const {
+    std::uint64_t h = 0;
+    if (m_sim) h = eddy::state_hash(*m_sim);
+    else if (m_water) h = eddy::state_hash(*m_water);
+    return fmt::format("{:016x}", h);
+}
+
+std::string Session::settings_tables() {
+    nlohmann::json j;
+    j["wcsph"] = table_json(wcsph_fields());
+    j["dfsph"] = table_json(dfsph_fields());
+    j["pbf"] = table_json(pbf_fields());
+    j["clavet"] = table_json(clavet_fields());
+    j["shallow_water"] = table_json(shallow_water_fields());
+    j["surface"] = table_json(surface_fields());
+    return j.dump();
+}
+
+std::string Session::settings() const {
+    if (m_sim)
+        return std::visit([](const auto& sim) {
+            return std::visit([](const auto& m) {
+                using M = std::remove_cvref_t<decltype(m)>;
+                if constexpr (std::is_same_v<M, WcsphSolver<std::remove_cvref_t<decltype(sim)>::kDimension>>)
+                    return to_json(m.settings(), wcsph_fields()).dump();
+                else if constexpr (std::is_same_v<M, DfsphSolver<std::remove_cvref_t<decltype(sim)>::kDimension>>)
+                    return to_json(m.settings(), dfsph_fields()).dump();
+                else if constexpr (std::is_same_v<M, PbfSolver<std::remove_cvref_t<decltype(sim)>::kDimension>>)
+                    return to_json(m.settings(), pbf_fields()).dump();
+                else
+                    return to_json(m.settings(), clavet_fields()).dump();
+            }, sim.method);
+        }, *m_sim);
+    if (m_water) return with_grid(*m_water, [](const auto& s) { return to_json(s.scene().settings, shallow_water_fields()).dump(); });
+    return "{}";
+}
+
+std::string Session::apply_settings(const std::string& json, double gx, double gy, double gz) {
+    try {
+        const nlohmann::json settings = parse_json_text(json, "settings");
+        if (m_water) {
+            std::visit([&](auto& s) {
+                ShallowWaterSettings next = s.scene().settings;
+                apply_json(next, shallow_water_fields(), settings, "settings");
+                s.set_settings(next, std::sqrt(gx * gx + gy * gy + gz * gz));
+            }, m_water->solver);
+            return "";
+        }
+        if (!m_sim) return "no scene loaded";
+        Scene sc = std::visit([](const auto& s) { return s.scene; }, *m_sim);
+        sc.settings = settings;
+        sc.gravity = {gx, gy, gz};
+        rebuild_method(*m_sim, sc, m_exec);  // throws InputError, leaves the simulation as it was
+        return "";
+    } catch (const std::exception& e) {
+        return error_line(e.what());
+    }
+}
+
+std::string Session::scene_document() const {
+    nlohmann::json doc;
+    if (m_sim) {
+        std::visit([&](const auto& s) {
+            doc = s.scene.document;
+            doc["settings"] = nlohmann::json::parse(settings());
+            doc["gravity"] = nlohmann::json::array();
+            for (int a = 0; a < std::remove_cvref_t<decltype(s)>::kDimension; ++a) doc["gravity"].push_back(s.scene.gravity[a]);
+        }, *m_sim);
+    } else if (m_water) {
+        doc = m_water->scene.document;
+        doc["settings"] = nlohmann::json::parse(settings());
+    }
+    return doc.dump();
+}
+
+std::string Session::bundled_scenes() {
+    // Every scene file of the bundled folder, in name order; one that needs what the web build leaves out
+    // (a model, a body) is listed with "unavailable": its one-line reason.
+    nlohmann::json out = nlohmann::json::array();
+    std::vector<fs::path> files;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(bundled_scenes_dir(), ec))
+        if (e.path().extension() == ".json") files.push_back(e.path());
+    std::sort(files.begin(), files.end());
+    for (const auto& file : files) {
+        nlohmann::json e{{"name", file.stem().string()}};
+        try {
+            const nlohmann::json doc = read_json_file(file);
+            e["description"] = doc.value("description", "");
+            e["method"] = doc.value("method", "wcsph");
+            e["dimension"] = doc.value("dimension", 2);
+            load_scene(file);
+        } catch (const std::exception& x) {
+            e["unavailable"] = error_line(x.what());
+        }
+        out.push_back(std::move(e));
+    }
+    return out.dump();
+}
+
+void Session::set_mouse(bool active, double x, double y, double z, double vx, double vy, double vz, double radius) {
+    m_mouse.active = active;
+    m_mouse.point = {float(x), float(y), float(z)};
+    m_mouse.velocity = {float(vx), float(vy), float(vz)};
+    m_mouse.radius = float(radius);
+}
+
+std::string Session::add_block(double x, double y, double z) {
+    if (!m_sim) return "fluid is added to particle scenes";
+    try {
+        return add_fluid_block(*m_sim, std::array<double, 3>{x, y, z}, 5'000'000, m_exec);
+    } catch (const std::exception& e) {
+        return error_line(e.what());
+    }
+}
+
+std::string Session::drop(double x, double y) {
+    if (!m_water) return "water is dropped on grids";
+    std::visit([&](auto& s) {
+        const auto& g = s.grid();
+        const double dx = double(g.dx), extent = dx * std::max(g.nx, g.ny);
+        double mean = 0, wet = 0;  // a drop a third of the mean depth high (as the viewer's)
+        for (auto h : g.depth)
+            if (h > 1e-4) mean += double(h), wet += 1;
+        mean = wet > 0 ? mean / wet : 0.01 * extent;
+        s.add_drop(x, y, std::max(3.0 * dx, 0.03 * extent), mean / 3.0, 0.0);
+    }, m_water->solver);
+    return "";
+}
+
+std::string Session::particles_file(const std::string& format) const {
+    if (!m_sim) return "";
+    const fs::path path = fs::path("/tmp") / ("particles." + format);
+    try {
+        std::visit([&](const auto& s) {
+            if (format == "ply") io::write_ply(path, s.fluid);
+            else io::write_csv(path, s.fluid);
+        }, *m_sim);
+        std::ifstream in(path, std::ios::binary);
+        std::ostringstream ss;
+        ss << in.rdbuf();
+        fs::remove(path);
+        return ss.str();
+    } catch (const std::exception& e) {
+        return "";
+    }
+}
+
+}  // namespace eddy::web

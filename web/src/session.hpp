@@ -1,0 +1,114 @@
+// eddy in the browser (docs/web.md): one simulation the page drives, stepped on the page's own thread.
+// A Session owns a particle simulation (eddy::Simulation) or a shallow-water grid and steps it exactly as
+// `eddy run` does (frames at the scene's fps, steps landing on them), so that after N steps the state is
+// what `eddy run --steps N` reaches (the same state_hash, tests/web/). Between steps the page applies its
+// hands (eddy/interaction.hpp) and new settings. Every input error comes back as the CLI's one-line
+// message, never as an exception across the JavaScript boundary.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "eddy/exec.hpp"
+#include "eddy/interaction.hpp"
+#include "eddy/shallow_water.hpp"
+#include "eddy/simulation.hpp"
+
+namespace eddy::web {
+
+class Session {
+public:
+    Session();
+
+    // ---- loading: "" or the one-line error (the simulation is then left as it was) ---------------------
+    /// A bundled scene by name (scenes/ is in the page's file system at /scenes), with another `method`
+    /// ("" : the scene's) and `sets` (a JSON array of "key=value", as --set).
+    std::string load_bundled(const std::string& name, const std::string& method, const std::string& sets);
+    /// A scene from its JSON text (pasted, dropped or from a link); `where` names it in messages.
+    std::string load_text(const std::string& text, const std::string& where, const std::string& method,
+                          const std::string& sets);
+
+    // ---- stepping ----------------------------------------------------------------------------------------
+    /// Up to n steps, or until `ms` milliseconds of wall time have passed (0: no limit). "" or why the run
+    /// stopped ("diverged at step ... : ..."); a diverged simulation is kept at its last good state
+    /// (steps after the divergence are refused until a load).
+    std::string step(int n, double ms);
+
+    // ---- what the page shows -------------------------------------------------------------------------------
+    std::string kind() const;  ///< "particles", "grid" or "" (nothing loaded)
+    int dimension() const;     ///< 2 or 3 (a grid: 3)
+    double time() const;
+    double steps() const;
+    double count() const;      ///< particles, or cells of a grid
+    std::string name() const;  ///< the scene's name
+    std::string method() const;
+    double particle_radius() const;
+    /// The scene bounds (m): lo x, y, z, hi x, y, z (z = 0 in 2D).
+    std::vector<float> bounds() const;
+    /// Refreshes the particle buffers: x, y, z per particle, and the field ("speed", "density",
+    /// "pressure") per particle with its range (min, max).
+    void refresh(const std::string& field);
+    const std::vector<float>& positions() const { return m_xyz; }
+    const std::vector<float>& scalars() const { return m_scalar; }
+    double scalar_min() const { return m_smin; }
+    double scalar_max() const { return m_smax; }
+    /// Wall particles (x, y, z each), 2D: the walls as the solver sees them.
+    const std::vector<float>& walls() const { return m_walls; }
+    /// The grid: nx, ny, dx, and per cell the terrain and the depth (m).
+    int grid_nx() const;
+    int grid_ny() const;
+    double grid_dx() const;
+    const std::vector<float>& terrain() const { return m_terrain; }
+    const std::vector<float>& depth() const { return m_depth; }
+    /// 3D particles: the fluid's surface (eddy::reconstruct_surface, seed 004); "" or why not. Then
+    /// mesh_vertices (x, y, z), mesh_normals, mesh_triangles.
+    std::string reconstruct(bool anisotropic);
+    const std::vector<float>& mesh_vertices() const { return m_mesh_xyz; }
+    const std::vector<float>& mesh_normals() const { return m_mesh_normals; }
+    const std::vector<std::uint32_t>& mesh_triangles() const { return m_mesh_tris; }
+    /// state_hash (eddy/simulation.hpp, eddy/shallow_water.hpp) as 16 hex digits.
+    std::string state_hash() const;
+
+    // ---- settings ------------------------------------------------------------------------------------------
+    /// Every method's settings table (Field<S>, eddy/settings.hpp) as JSON: {"wcsph": [field...], ...}.
+    static std::string settings_tables();
+    /// The running method's settings (every field) as a JSON object.
+    std::string settings() const;
+    /// Applies settings (a JSON object of the method's table) and gravity; "" or the one-line error.
+    std::string apply_settings(const std::string& json, double gx, double gy, double gz);
+    /// The scene as running (its document with the live method settings), for the page's share link.
+    std::string scene_document() const;
+    /// The bundled scenes: [{"name", "description", "method", "dimension"}].
+    static std::string bundled_scenes();
+
+    // ---- hands ---------------------------------------------------------------------------------------------
+    void set_mouse(bool active, double x, double y, double z, double vx, double vy, double vz, double radius);
+    /// A block of fluid at (x, y, z); returns "added N particles" or why not.
+    std::string add_block(double x, double y, double z);
+    /// A grid: water dropped at (x, y) (m).
+    std::string drop(double x, double y);
+
+    // ---- downloads: the same writers as eddy run's frames ---------------------------------------------------
+    /// The particles as "csv" or "ply" (the file's bytes), or "" for a grid.
+    std::string particles_file(const std::string& format) const;
+
+private:
+    std::string load(Scene scene);
+    ExecContext m_exec{1};
+    std::optional<Simulation> m_sim;
+    std::optional<ShallowWaterSimulation> m_water;
+    bool m_diverged = false;
+    int m_next_frame = 1;  // as eddy run's: steps land on the frame times k / fps
+    MouseForce m_mouse;
+    float m_last_dt = 1e-3f;  // the last step's (s): the brush acts over it
+    std::vector<float> m_xyz, m_scalar, m_walls, m_terrain, m_depth, m_mesh_xyz, m_mesh_normals;
+    std::vector<std::uint32_t> m_mesh_tris;
+    double m_smin = 0.0, m_smax = 0.0;
+    void refresh_grid();
+};
+
+}  // namespace eddy::web
