@@ -1,0 +1,514 @@
+// eddy in the browser: the page (docs/web.md, "The page"). Loads the WebAssembly module (eddy.js,
+// a classic script defining createEddy), drives one Module.Session on the page's thread: each
+// animation frame steps it for a time budget, refreshes the particle buffers and draws them
+// (render.js). The page's state is text in <output id="status"> and document.body.dataset.state, and
+// window.eddyPage exposes the session for scripts and tests (tests/web/).
+import { Renderer, Camera2D, OrbitCamera, intersectPlane, sub, norm, scale } from './render.js';
+import { $, fillScenes, setSceneOption, buildSettings, showLegend, download, toBase64Url, fromBase64Url, methodName } from './ui.js';
+
+const DEFAULT_SCENE = 'clavet_dam_break_2d';
+const params = new URLSearchParams(location.search);
+// wall time for the simulation each frame (?budget=MS): the page stays responsive
+const BUDGET_MS = Math.max(1, Math.min(100, parseFloat(params.get('budget')) || 12));
+const SURFACE_EVERY_MS = 500;  // the reconstructed surface, at most this often while playing
+const PARTICLE_METHODS = ['wcsph', 'dfsph', 'pbf', 'clavet'];
+
+let Module = null, session = null, renderer = null;
+let tables = {}, scenes = [];
+let readyResolve;
+const ready = new Promise((r) => { readyResolve = r; });
+
+// What runs and how it is shown.
+const st = {
+    source: null,         // {kind: 'bundled', name, method} or {kind: 'text', text, where, method}
+    loaded: false,        // a simulation is there (kind() != "")
+    kind: '', dim: 2, bounds: [0, 0, 0, 1, 1, 0], radius: 0.01, gravity: [0, -9.81, 0],
+    playing: params.get('paused') !== '1',
+    stepsTarget: null,    // ?steps=N: run to exactly this many steps, then pause
+    field: 'speed', colormap: 'classic', size: 1,
+    speedMax: 1, range: [0, 1], smin: 0, smax: 1,
+    dirty: true,          // the buffers need a refresh
+    terrainDirty: true,
+    surfaceAt: -1e9, surfaceStale: true,
+    frames: 0, fps: 0, fpsFrames: 0, fpsSince: performance.now(),
+    firstFrame: false,
+    error: '',
+};
+const cam2 = new Camera2D(), cam3 = new OrbitCamera();
+const is3d = () => st.kind === 'grid' || st.dim === 3;
+const cam = () => (is3d() ? cam3 : cam2);
+
+// ---- state, status, errors ------------------------------------------------------------------------------
+function setState() {
+    document.body.dataset.state = !Module ? 'loading' : st.error && !st.playing ? 'error' : !st.loaded ? 'error' : st.playing ? 'running' : 'paused';
+    $('play').textContent = st.playing ? 'Pause' : 'Play';
+}
+function showError(text) {
+    st.error = text || '';
+    $('error').value = st.error;
+    $('error').textContent = st.error;
+    setState();
+}
+function note(text) { $('note').value = text || ''; $('note').textContent = text || ''; }
+function statusText() {
+    const t = session && st.loaded ? session.time() : 0, n = session && st.loaded ? session.steps() : 0, c = session && st.loaded ? session.count() : 0;
+    return `t = ${t.toFixed(3)} s, ${n} steps, ${c} ${st.kind === 'grid' ? 'cells' : 'particles'}, ${st.fps} fps`;
+}
+
+// ---- loading ------------------------------------------------------------------------------------------
+/// Loads a scene; "" or the one-line error (shown, and the page pauses; the old run is kept).
+function load(src) {
+    const method = src.method || '';
+    const r = src.kind === 'bundled' ? session.loadBundled(src.name, method, '[]') : session.loadText(src.text, src.where, method, '[]');
+    if (r && r.startsWith('eddy: error')) {
+        if (st.playing) st.resumeOnLoad = true;
+        st.playing = false;
+        st.stepsTarget = null;
+        showError(r);
+        return r;
+    }
+    if (st.resumeOnLoad) { st.playing = true; st.resumeOnLoad = false; }
+    st.source = src;
+    showError('');
+    note(r || '');
+    afterLoad();
+    return '';
+}
+
+function afterLoad() {
+    st.loaded = session.kind() !== '';
+    st.kind = session.kind();
+    st.dim = session.dimension();
+    st.bounds = Array.from(session.bounds());
+    st.radius = session.particleRadius();
+    let doc = {};
+    try { doc = JSON.parse(session.sceneDocument()); } catch (e) { doc = {}; }
+    const g = doc.gravity;
+    st.gravity = Array.isArray(g) ? [g[0] || 0, g[1] || 0, g[2] || 0] : typeof g === 'number' ? [0, 0, -g] : [0, st.kind === 'grid' ? 0 : -9.81, st.kind === 'grid' ? -9.81 : 0];
+    const b = st.bounds;
+    const box = st.kind === 'particles' ? sceneBox(doc) : null;  // the tank rather than the padded bounds
+    st.box = box;
+    if (st.kind === 'grid') {  // the grid's x, y across; heights up (y in the picture)
+        renderer.clearBox();
+        cam3.yaw = 0.5; cam3.pitch = 0.75; cam3.fov = 40;
+        const nx = session.gridNx(), ny = session.gridNy();
+        if (Math.max(nx, ny) >= 8 * Math.min(nx, ny)) {  // a channel: from its side, the profile in view
+            cam3.yaw = nx > ny ? 0 : Math.PI / 2;
+            cam3.pitch = 0.2;
+        }
+        cam3.frame([b[0], b[2], b[1]], [b[3], b[5], b[4]], aspect());
+    } else if (st.dim === 3) {
+        renderer.setBox(box[0], box[1]);
+        cam3.yaw = 0.6; cam3.pitch = 0.45; cam3.fov = 40;
+        cam3.frame(box[0], box[1], aspect());
+        const c = doc.camera;  // the scene's view direction, the whole box in view
+        if (c && Array.isArray(c.eye) && Array.isArray(c.target)) {
+            cam3.fromEye(c.eye, c.target, c.fov);
+            cam3.frame(box[0], box[1], aspect());
+        }
+    } else {
+        renderer.clearBox();
+        cam2.frame(box[0], box[1]);
+    }
+    if (st.kind === 'particles' && st.dim === 2) renderer.setWalls(new Float32Array(session.walls()));
+    else renderer.setWalls(new Float32Array(0));
+    if (st.kind !== 'grid') renderer.clearGrid();
+    renderer.clearSurface();
+    st.terrainDirty = true;
+    st.surfaceStale = true;
+    st.surfaceAt = -1e9;
+    st.dirty = true;
+    // speed's range: 0 to the free-fall speed over the fluid's height, sqrt(2 g H) (the viewer's auto
+    // range: twice its speed scale)
+    if (st.kind === 'particles') {
+        session.refresh('speed');
+        const p = session.positions();
+        let lo = Infinity, hi = -Infinity;
+        for (let i = 1; i < p.length; i += 3) { lo = Math.min(lo, p[i]); hi = Math.max(hi, p[i]); }
+        const H = hi > lo ? hi - lo : 0.1 * (b[4] - b[1]), gm = Math.hypot(...st.gravity) || 9.81;
+        st.speedMax = Math.max(Math.sqrt(2 * gm * H), 1e-3);
+    }
+    // the panel
+    setSceneOption($('scene'), session.name());
+    $('method').disabled = st.kind === 'grid';
+    $('method').value = PARTICLE_METHODS.includes(st.source.method) ? st.source.method : '';
+    $('field').disabled = st.kind === 'grid';
+    for (const id of ['surface', 'anisotropic']) $(id).disabled = !(st.kind === 'particles' && st.dim === 3);
+    $('title').textContent = `${session.name()} — ${methodName(session.method())}${st.kind === 'grid' ? ', grid' : ', ' + st.dim + 'D'}`;
+    rebuildSettings();
+    setState();
+}
+
+/// What the picture frames: the scene's box-shaped boundaries and the fluid as loaded (the bounds
+/// the solver keeps are padded); the bounds when there is neither.
+function sceneBox(doc) {
+    const D = st.dim, lo = [Infinity, Infinity, Infinity], hi = [-Infinity, -Infinity, -Infinity];
+    const grow = (p) => { for (let a = 0; a < D; ++a) { lo[a] = Math.min(lo[a], p[a]); hi[a] = Math.max(hi[a], p[a]); } };
+    for (const w of Array.isArray(doc.boundaries) ? doc.boundaries : [])
+        if (w && w.shape === 'box' && Array.isArray(w.min) && Array.isArray(w.max)) { grow(w.min); grow(w.max); }
+    session.refresh('speed');
+    const p = session.positions();
+    for (let i = 0; i + 2 < p.length; i += 3) grow([p[i], p[i + 1], p[i + 2]]);
+    const b = st.bounds;
+    for (let a = 0; a < 3; ++a)
+        if (a >= D || !(hi[a] > lo[a])) { lo[a] = b[a]; hi[a] = b[3 + a]; }
+        else { lo[a] = Math.max(lo[a], b[a]); hi[a] = Math.min(hi[a], b[3 + a]); }
+    return [lo, hi];
+}
+
+// ---- settings ------------------------------------------------------------------------------------------
+function rebuildSettings() {
+    const m = session.method();
+    $('settings-method').textContent = m ? '— ' + methodName(m) : '';
+    let values = {};
+    try { values = JSON.parse(session.settings()); } catch (e) { values = {}; }
+    buildSettings($('settings'), tables[m] || [], values, applySetting);
+}
+/// A change in the table: the whole current settings object with that key changed, and the scene's gravity.
+function applySetting(key, value, row) {
+    let cur = {};
+    try { cur = JSON.parse(session.settings()); } catch (e) { cur = {}; }
+    cur[key] = value;
+    const g = st.gravity;
+    const r = session.applySettings(JSON.stringify(cur), g[0], g[1], g[2]);
+    if (r) {
+        showError(r);
+        rebuildSettings();  // back to the values running
+        return;
+    }
+    showError('');
+    row.classList.add('changed');
+    st.dirty = true;
+}
+
+// ---- the frame ------------------------------------------------------------------------------------------
+function aspect() { const c = $('view'); return c.clientWidth / Math.max(c.clientHeight, 1); }
+
+function refresh() {
+    if (!st.loaded) return;
+    session.refresh(st.field);
+    if (st.kind === 'grid') {
+        renderer.setGrid(session.gridNx(), session.gridNy(), session.gridDx(), session.terrain(), session.depth(), st.terrainDirty);
+        st.terrainDirty = false;
+        return;
+    }
+    renderer.setParticles(session.positions(), session.scalars());
+    const lo = session.scalarMin(), hi = session.scalarMax();
+    st.smin = lo; st.smax = hi;
+    if (st.field === 'speed') st.range = [0, st.speedMax];
+    else if (!(isFinite(lo) && isFinite(hi)) || hi < lo) st.range = [0, 1];
+    else if (hi - lo <= 1e-6 * Math.max(Math.abs(lo), Math.abs(hi))) {  // a constant field: +-0.5% about it
+        const d = lo !== 0 ? 0.005 * Math.abs(lo) : 1;
+        st.range = [lo - d, hi + d];
+    } else st.range = [lo, hi];
+}
+
+function updateSurface(now) {
+    const want = $('surface').checked && st.kind === 'particles' && st.dim === 3;
+    if (!want) { renderer.clearSurface(); return; }
+    if (!(st.surfaceStale && (!st.playing || now - st.surfaceAt >= SURFACE_EVERY_MS))) return;
+    const r = session.reconstruct($('anisotropic').checked);
+    if (r) { note(r); renderer.clearSurface(); }
+    else renderer.setSurface(session.meshVertices(), session.meshNormals(), session.meshTriangles());
+    st.surfaceAt = performance.now();
+    st.surfaceStale = false;
+}
+
+function unitOf(field) {
+    if (field === 'density') return st.dim === 2 ? 'kg/m^2' : 'kg/m^3';
+    if (field === 'pressure') return st.dim === 2 ? 'N/m' : 'Pa';
+    return 'm/s';
+}
+
+function frame(now) {
+    requestAnimationFrame(frame);
+    if (st.loaded && st.playing) {
+        let r = '';
+        if (st.stepsTarget !== null) {
+            const left = st.stepsTarget - session.steps();
+            if (left > 0) r = session.step(left, BUDGET_MS);
+            if (session.steps() >= st.stepsTarget) { st.stepsTarget = null; st.playing = false; setState(); }
+        } else {
+            r = session.step(1 << 30, BUDGET_MS);
+        }
+        if (r) { st.playing = false; st.stepsTarget = null; showError(r); }
+        st.dirty = true;
+        st.surfaceStale = true;
+    }
+    mouseIdle(now);
+    if (st.dirty) { refresh(); st.dirty = false; }
+    if (st.loaded) updateSurface(now);
+    renderer.resize();
+    const c = renderer.canvas, pxWorld = st.dim === 2 && st.kind !== 'grid' ? cam2.pixel(c.width, c.height) : 0;
+    const drawn = st.radius * st.size;
+    renderer.draw({
+        cam: cam(), is3d: is3d(),
+        radius: st.dim === 2 ? Math.max(drawn, 1.5 * pxWorld) : drawn,
+        wallRadius: Math.max(st.radius, 1.5 * pxWorld),
+        rim: st.dim === 2 && drawn > 4 * pxWorld ? 0.3 : 0,
+        range: st.range, colormap: st.colormap,
+        showParticles: $('particles').checked,
+    });
+    showLegend(st.loaded && st.kind === 'particles', st.field, unitOf(st.field), st.colormap, st.range[0], st.range[1]);
+    // frames drawn over the last second
+    ++st.frames; ++st.fpsFrames;
+    if (now - st.fpsSince >= 1000) { st.fps = Math.round(st.fpsFrames * 1000 / (now - st.fpsSince)); st.fpsFrames = 0; st.fpsSince = now; }
+    const s = statusText();
+    if ($('status').value !== s) { $('status').value = s; }
+    if (!st.firstFrame) { st.firstFrame = true; readyResolve(window.eddyPage); }
+}
+
+// ---- controls -------------------------------------------------------------------------------------------
+function play(on) {
+    st.playing = on;
+    if (on && st.error) showError('');
+    if (!on) st.stepsTarget = null;
+    setState();
+}
+function stepOnce() {
+    play(false);
+    if (!st.loaded) return;
+    const r = session.step(1, 0);
+    if (r) showError(r);
+    st.dirty = true; st.surfaceStale = true;
+}
+function reset() { if (st.source) load(st.source); }
+function rememberInUrl() {
+    if (!st.source || st.source.kind !== 'bundled') return;
+    const q = new URLSearchParams({ scene: st.source.name });
+    if (st.source.method) q.set('method', st.source.method);
+    history.replaceState(null, '', location.pathname + '?' + q.toString());
+}
+
+function shareLink() {
+    const url = location.origin + location.pathname + '#scene=' + toBase64Url(session.sceneDocument());
+    const a = $('share-link');
+    a.href = url;
+    a.textContent = url;
+    if (navigator.clipboard && window.isSecureContext) navigator.clipboard.writeText(url).catch(() => {});
+    return url;
+}
+function loadFromHash() {
+    const m = /^#scene=([A-Za-z0-9_-]+)/.exec(location.hash);
+    if (!m) return false;
+    let text;
+    try { text = fromBase64Url(m[1]); } catch (e) { showError('eddy: error: the shared link: not a scene (bad base64url)'); return true; }
+    load({ kind: 'text', text, where: 'the shared link', method: '' });
+    return true;
+}
+function fileName(ext) {
+    const n = (session && session.name()) || 'eddy';
+    return `${n}_${String(session ? session.steps() : 0).padStart(6, '0')}.${ext}`;
+}
+
+function wireControls() {
+    $('play').addEventListener('click', () => play(!st.playing));
+    $('step').addEventListener('click', stepOnce);
+    $('reset').addEventListener('click', reset);
+    $('scene').addEventListener('change', () => {
+        $('method').value = '';
+        if (!load({ kind: 'bundled', name: $('scene').value, method: '' })) rememberInUrl();
+    });
+    $('method').addEventListener('change', () => {
+        if (!st.source) return;
+        if (!load({ ...st.source, method: $('method').value })) rememberInUrl();
+    });
+    $('field').addEventListener('change', () => { st.field = $('field').value; st.dirty = true; });
+    $('colormap').addEventListener('change', () => { st.colormap = $('colormap').value; });
+    $('size').addEventListener('input', () => { st.size = parseFloat($('size').value); $('size-value').textContent = st.size.toFixed(2); });
+    $('surface').addEventListener('change', () => { st.surfaceStale = true; st.surfaceAt = -1e9; });
+    $('anisotropic').addEventListener('change', () => { st.surfaceStale = true; st.surfaceAt = -1e9; });
+    $('load-text').addEventListener('click', () => {
+        const text = $('scene-text').value;
+        load({ kind: 'text', text, where: 'the pasted scene', method: '' });
+    });
+    $('current-text').addEventListener('click', () => {
+        try { $('scene-text').value = JSON.stringify(JSON.parse(session.sceneDocument()), null, 1); } catch (e) { /* nothing loaded */ }
+    });
+    $('share').addEventListener('click', shareLink);
+    $('download-csv').addEventListener('click', () => {
+        const s = session.particlesFile('csv');
+        if (!s) { note('no particles to save (a grid scene)'); return; }
+        download(fileName('csv'), s, 'text/csv');
+    });
+    $('download-ply').addEventListener('click', () => {
+        // binary PLY: bytes, not a string (embind decodes std::string as UTF-8)
+        const bytes = typeof session.particlesBytes === 'function' ? session.particlesBytes('ply') : null;
+        const data = bytes && bytes.length ? bytes : session.particlesFile('ply');
+        if (!data || !data.length) { note('no particles to save (a grid scene)'); return; }
+        download(fileName('ply'), data, 'application/octet-stream');
+    });
+    $('screenshot').addEventListener('click', () => {
+        renderer.canvas.toBlob((b) => { if (b) download(fileName('png'), b, 'image/png'); }, 'image/png');
+    });
+    window.addEventListener('hashchange', loadFromHash);
+    document.addEventListener('keydown', (e) => {
+        if (e.target.closest('input, textarea, select') || e.ctrlKey || e.metaKey || e.altKey) return;
+        if (e.key === ' ') { e.preventDefault(); play(!st.playing); }
+        else if (e.key === 's' || e.key === 'S') stepOnce();
+        else if (e.key === 'r' || e.key === 'R') reset();
+    });
+    // a .json file dropped anywhere on the page
+    let depth = 0;
+    document.addEventListener('dragenter', (e) => { e.preventDefault(); if (++depth === 1) document.body.classList.add('dragging'); });
+    document.addEventListener('dragleave', () => { if (--depth <= 0) { depth = 0; document.body.classList.remove('dragging'); } });
+    document.addEventListener('dragover', (e) => e.preventDefault());
+    document.addEventListener('drop', async (e) => {
+        e.preventDefault();
+        depth = 0;
+        document.body.classList.remove('dragging');
+        const f = e.dataTransfer && e.dataTransfer.files && e.dataTransfer.files[0];
+        if (!f) return;
+        const text = await f.text();
+        $('scene-text').value = text;
+        load({ kind: 'text', text, where: f.name, method: '' });
+    });
+}
+
+// ---- the mouse ------------------------------------------------------------------------------------------
+const drag = { mode: null, x: 0, y: 0, x0: 0, y0: 0, moved: 0, last: null, lastT: 0, plane: null, normal: null };
+function boxArray() { return st.box ? [...st.box[0], ...st.box[1]] : st.bounds; }
+function extent() {
+    const b = boxArray();
+    return Math.max(b[3] - b[0], b[4] - b[1], st.dim === 3 ? b[5] - b[2] : 0, 1e-6);
+}
+/// The world point under the pointer: 2D the point itself; 3D the ray's hit on the plane through the
+/// scene's centre facing the camera (fixed at the press).
+function worldAt(x, y) {
+    const c = $('view'), w = c.clientWidth, h = c.clientHeight;
+    if (!is3d()) return cam2.world(x, y, w, h);
+    const [o, d] = cam3.ray(x, y, w, h);
+    return intersectPlane(o, d, drag.plane, drag.normal);
+}
+function pushAt(x, y, now) {
+    const p = worldAt(x, y);
+    if (!p) return;
+    let v = [0, 0, 0];
+    if (drag.last && now > drag.lastT) v = scale(sub(p, drag.last), 1000 / (now - drag.lastT));
+    drag.last = p; drag.lastT = now;
+    session.setMouse(true, p[0], p[1], p[2], v[0], v[1], v[2], 0.08 * extent());
+}
+function mouseIdle(now) {  // a pointer held still stops pushing
+    if (drag.mode === 'push' && drag.last && now - drag.lastT > 60) {
+        const p = drag.last;
+        session.setMouse(true, p[0], p[1], p[2], 0, 0, 0, 0.08 * extent());
+    }
+}
+function centre() { const b = boxArray(); return [0.5 * (b[0] + b[3]), 0.5 * (b[1] + b[4]), 0.5 * (b[2] + b[5])]; }
+
+function wireMouse() {
+    const c = $('view');
+    c.addEventListener('contextmenu', (e) => e.preventDefault());
+    c.addEventListener('pointerdown', (e) => {
+        if (!st.loaded) return;
+        try { c.setPointerCapture(e.pointerId); } catch (err) { /* a synthetic event's pointer */ }
+        drag.x = drag.x0 = e.offsetX; drag.y = drag.y0 = e.offsetY; drag.moved = 0; drag.last = null;
+        const add = e.button === 0 && (e.shiftKey || $('add-mode').checked);
+        if (st.kind === 'grid') {
+            drag.mode = e.button === 0 ? 'click-or-orbit' : 'orbit';
+            return;
+        }
+        if (is3d()) {
+            drag.plane = centre();
+            drag.normal = norm(sub(cam3.eye(), cam3.target));
+        }
+        if (add) {
+            const p = worldAt(e.offsetX, e.offsetY);
+            if (p) {
+                const r = session.addBlock(p[0], p[1], p[2]);
+                note(r);
+                st.dirty = true; st.surfaceStale = true;
+            }
+            drag.mode = null;
+        } else if (is3d()) {
+            drag.mode = e.button === 2 || (e.button === 0 && e.ctrlKey) ? 'push' : 'orbit';
+        } else {
+            drag.mode = e.button === 0 ? 'push' : 'pan';
+        }
+        if (drag.mode === 'push') pushAt(e.offsetX, e.offsetY, performance.now());
+    });
+    c.addEventListener('pointermove', (e) => {
+        if (!drag.mode) return;
+        const dx = e.offsetX - drag.x, dy = e.offsetY - drag.y;
+        drag.x = e.offsetX; drag.y = e.offsetY;
+        drag.moved = Math.max(drag.moved, Math.hypot(e.offsetX - drag.x0, e.offsetY - drag.y0));
+        if (drag.mode === 'push') pushAt(e.offsetX, e.offsetY, performance.now());
+        else if (drag.mode === 'orbit' || (drag.mode === 'click-or-orbit' && drag.moved > 4)) cam3.orbit(dx, dy);
+        else if (drag.mode === 'pan') cam2.pan(dx, dy, c.clientWidth, c.clientHeight);
+    });
+    const up = (e) => {
+        if (drag.mode === 'push') session.setMouse(false, 0, 0, 0, 0, 0, 0, 0);
+        if (drag.mode === 'click-or-orbit' && drag.moved <= 4) {  // a grid: water dropped where the ray meets the mean surface
+            const b = st.bounds;
+            const [o, d] = cam3.ray(e.offsetX, e.offsetY, c.clientWidth, c.clientHeight);
+            const p = intersectPlane(o, d, [0, 0.5 * (b[2] + b[5]), 0], [0, 1, 0]);
+            if (p && p[0] >= b[0] && p[0] <= b[3] && p[2] >= b[1] && p[2] <= b[4]) {
+                const r = session.drop(p[0], p[2]);
+                if (r) note(r);
+                st.dirty = true;
+            }
+        }
+        drag.mode = null;
+    };
+    c.addEventListener('pointerup', up);
+    c.addEventListener('pointercancel', up);
+    c.addEventListener('wheel', (e) => {
+        e.preventDefault();
+        const f = Math.exp(Math.sign(e.deltaY) * Math.min(Math.abs(e.deltaY), 200) * 0.0015);
+        if (is3d()) cam3.distance *= f;
+        else cam2.zoom(f, e.offsetX, e.offsetY, c.clientWidth, c.clientHeight);
+    }, { passive: false });
+}
+
+// ---- start ----------------------------------------------------------------------------------------------
+window.eddyPage = {
+    get session() { return session; }, get Module() { return Module; }, ready,
+    hash: () => session.stateHash(),
+    status: () => $('status').value,
+    state: () => document.body.dataset.state,
+    load: (name, method) => load({ kind: 'bundled', name, method: method || '' }),
+    loadText: (text, where) => load({ kind: 'text', text, where: where || 'the pasted scene', method: '' }),
+    play, step: stepOnce, reset, shareLink,
+    get renderer() { return renderer; },
+    get frames() { return st.frames; },
+    get view() { return st; },
+};
+
+async function main() {
+    document.body.dataset.state = 'loading';
+    try {
+        Module = await createEddy({ print: (t) => console.log(t), printErr: (t) => console.warn(t) });
+    } catch (e) {
+        document.body.dataset.state = 'error';
+        showError('eddy: error: the WebAssembly module did not load: ' + (e && e.message ? e.message : e));
+        readyResolve(window.eddyPage);
+        return;
+    }
+    session = new Module.Session();
+    try { tables = JSON.parse(Module.Session.settingsTables()); } catch (e) { tables = {}; }
+    try {
+        const s = JSON.parse(Module.Session.bundledScenes());
+        if (Array.isArray(s)) scenes = s;
+        else console.warn('bundledScenes: ' + (s && s.error));
+    } catch (e) { scenes = []; }
+    try {
+        renderer = new Renderer($('view'));
+    } catch (e) {
+        showError('eddy: error: ' + e.message);
+        readyResolve(window.eddyPage);
+        return;
+    }
+    const name = params.get('scene') || DEFAULT_SCENE;
+    fillScenes($('scene'), scenes, name);
+    wireControls();
+    wireMouse();
+    if (!loadFromHash()) load({ kind: 'bundled', name, method: params.get('method') || '' });
+    const n = parseInt(params.get('steps') || '', 10);
+    if (Number.isFinite(n) && n >= 0 && st.loaded) {
+        st.stepsTarget = session.steps() + n;
+        st.playing = n > 0;
+    }
+    setState();
+    requestAnimationFrame(frame);
+}
+main();
