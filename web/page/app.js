@@ -3,7 +3,7 @@
 // animation frame steps it for a time budget, refreshes the particle buffers and draws them
 // (render.js). The page's state is text in <output id="status"> and document.body.dataset.state, and
 // window.eddyPage exposes the session for scripts and tests (tests/web/).
-import { Renderer, Camera2D, OrbitCamera, intersectPlane, sub, norm, scale } from './render.js';
+import { Renderer, Camera2D, OrbitCamera, intersectPlane, sub, norm, scale, mat4 } from './render.js';
 import { $, fillScenes, setSceneOption, buildSettings, showLegend, download, toBase64Url, fromBase64Url, methodName } from './ui.js';
 
 const DEFAULT_SCENE = 'clavet_dam_break_2d';
@@ -366,7 +366,7 @@ function wireControls() {
 }
 
 // ---- the mouse ------------------------------------------------------------------------------------------
-const drag = { mode: null, x: 0, y: 0, x0: 0, y0: 0, moved: 0, last: null, lastT: 0, plane: null, normal: null };
+const drag = { mode: null, x: 0, y: 0, x0: 0, y0: 0, moved: 0, last: null, lastT: 0, v: [0, 0, 0], plane: null, normal: null };
 function boxArray() { return st.box ? [...st.box[0], ...st.box[1]] : st.bounds; }
 function extent() {
     const b = boxArray();
@@ -383,9 +383,10 @@ function worldAt(x, y) {
 function pushAt(x, y, now) {
     const p = worldAt(x, y);
     if (!p) return;
-    let v = [0, 0, 0];
-    if (drag.last && now > drag.lastT) v = scale(sub(p, drag.last), 1000 / (now - drag.lastT));
-    drag.last = p; drag.lastT = now;
+    // the pointer's velocity over at least 8 ms (events can come a millisecond apart)
+    if (drag.last && now - drag.lastT < 8) { session.setMouse(true, p[0], p[1], p[2], drag.v[0], drag.v[1], drag.v[2], 0.08 * extent()); return; }
+    const v = drag.last ? scale(sub(p, drag.last), 1000 / (now - drag.lastT)) : [0, 0, 0];
+    drag.last = p; drag.lastT = now; drag.v = v;
     session.setMouse(true, p[0], p[1], p[2], v[0], v[1], v[2], 0.08 * extent());
 }
 function mouseIdle(now) {  // a pointer held still stops pushing
@@ -469,6 +470,13 @@ window.eddyPage = {
     load: (name, method) => load({ kind: 'bundled', name, method: method || '' }),
     loadText: (text, where) => load({ kind: 'text', text, where: where || 'the pasted scene', method: '' }),
     play, step: stepOnce, reset, shareLink,
+    /// The canvas pixel (CSS px from its top left) where the world point p is drawn (tests aim the mouse with it).
+    pixelOf(p) {
+        const c = $('view'), w = c.clientWidth, h = c.clientHeight, a = w / Math.max(h, 1);
+        const m = mat4.mul(cam().proj(a), cam().view()), q = [0, 0, 0, 0], v = [p[0], p[1], p[2] || 0, 1];
+        for (let i = 0; i < 4; ++i) for (let j = 0; j < 4; ++j) q[i] += m[j * 4 + i] * v[j];
+        return { x: (q[0] / q[3] + 1) * 0.5 * w, y: (1 - q[1] / q[3]) * 0.5 * h };
+    },
     get renderer() { return renderer; },
     get frames() { return st.frames; },
     get view() { return st; },
