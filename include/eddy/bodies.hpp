@@ -96,9 +96,13 @@ template <int D>
 RigidBodies<D> make_bodies(const Scene& scene, BoundarySet<D>& boundary);
 
 /// After a fluid step [t, t + dt] that left the fluid's loads in boundary.load: the engine moves the
-/// bodies to t + dt and their boundary objects' driven motions take the new state.
+/// bodies by dt and their boundary objects' driven motions take the new state, stamped `t_end`: the
+/// simulation's clock after the step. That is t + dt, except on a step that lands on a frame time, where
+/// the clock takes the frame time itself while dt is that gap rounded to float: stamped t + dt, the walls
+/// were posed a rounding error ahead of the body on the next step, which a resumed run (stamped with the
+/// clock) did not repeat.
 template <int D>
-void advance_bodies(RigidBodies<D>& bodies, BoundarySet<D>& boundary, double t, double dt);
+void advance_bodies(RigidBodies<D>& bodies, BoundarySet<D>& boundary, double t, double dt, double t_end);
 
 /// add_body(Simulation&, ...), adding a body to a running simulation, is declared in simulation.hpp.
 

@@ -161,7 +161,7 @@ RigidBodies<D> make_bodies(const Scene& scene, BoundarySet<D>& boundary) {
 }
 
 template <int D>
-void advance_bodies(RigidBodies<D>& bodies, BoundarySet<D>& boundary, double t, double dt) {
+void advance_bodies(RigidBodies<D>& bodies, BoundarySet<D>& boundary, double t, double dt, double t_end) {
     if (bodies.empty()) return;
     // What moves each body: the fluid's load on its object over the step, and any load from outside.
     for (std::size_t k = 0; k < bodies.size(); ++k) {
@@ -178,13 +178,13 @@ void advance_bodies(RigidBodies<D>& bodies, BoundarySet<D>& boundary, double t, 
         else engine = make_bullet_engine(bodies);
     }
     engine->step(bodies.state, bodies.load, t, dt);
-    sync_body_motions(bodies, boundary, t + dt);
+    sync_body_motions(bodies, boundary, t_end);
 }
 
 template RigidBodies<2> make_bodies<2>(const Scene&, BoundarySet<2>&);
 template RigidBodies<3> make_bodies<3>(const Scene&, BoundarySet<3>&);
-template void advance_bodies<2>(RigidBodies<2>&, BoundarySet<2>&, double, double);
-template void advance_bodies<3>(RigidBodies<3>&, BoundarySet<3>&, double, double);
+template void advance_bodies<2>(RigidBodies<2>&, BoundarySet<2>&, double, double, double);
+template void advance_bodies<3>(RigidBodies<3>&, BoundarySet<3>&, double, double, double);
 template void sync_body_motions<2>(const RigidBodies<2>&, BoundarySet<2>&, double);
 template void sync_body_motions<3>(const RigidBodies<3>&, BoundarySet<3>&, double);
 

@@ -229,12 +229,13 @@ public:
                 bool searches_again = false;
                 if constexpr (std::is_same_v<M, PbfSolver<D>>) searches_again = method.settings().substeps > 1;
                 if (searches_again) m_start.assign(f.position.begin(), f.position.begin() + std::ptrdiff_t(m_owned));
+                const double t_end = lands ? until : sim.time + dt;  // the clock after the step
                 StepStats s = method.step(f, sim.boundary, sim.time, dt, exec);
                 // Every process steps its own copy of the bodies with the same (reduced) loads.
-                advance_bodies(sim.bodies, sim.boundary, sim.time, dt);
+                advance_bodies(sim.bodies, sim.boundary, sim.time, dt, t_end);
                 s.dt_underflow = underflow;
                 s.scene_speed_limit = sim.speed_bound.limit();
-                sim.time = lands ? until : sim.time + dt;
+                sim.time = t_end;
                 ++sim.steps;
                 if (searches_again) {
                     float moved = 0.0f;

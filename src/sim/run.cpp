@@ -609,8 +609,9 @@ StepStats step(Simulation& simulation, const ExecContext& exec, double until) {
                     bool lands = false;
                     dt = landing_step(dt, sim.time, until, lands);
                     const std::size_t emitted = sim.flow.emits() ? emit(sim.flow, sim.fluid, sim.time) : 0;
+                    const double t_end = lands ? until : sim.time + dt;  // the clock after the step
                     StepStats st = method.step(sim.fluid, sim.boundary, sim.time, dt, exec);
-                    advance_bodies(sim.bodies, sim.boundary, sim.time, dt);
+                    advance_bodies(sim.bodies, sim.boundary, sim.time, dt, t_end);
                     if (!st.non_finite) {  // a step that diverged keeps its particles, for the report
                         const auto removed = remove_outflow(sim.flow, sim.fluid, sim.bounds, exec);
                         st.removed_outflow = static_cast<std::uint32_t>(removed[0]);
@@ -619,7 +620,7 @@ StepStats step(Simulation& simulation, const ExecContext& exec, double until) {
                     st.emitted = static_cast<std::uint32_t>(emitted);
                     st.dt_underflow = underflow;
                     st.scene_speed_limit = sim.speed_bound.limit();
-                    sim.time = lands ? until : sim.time + dt;
+                    sim.time = t_end;
                     ++sim.steps;
                     return st;
                 },

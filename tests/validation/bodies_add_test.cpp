@@ -110,27 +110,35 @@ TEST(AddBody, BoxDroppedIntoA2DDfsphTankFallsAndFloats) {
     // The box falls into the water and floats: after 2 s it rests with its bottom below the surface (about
     // 0.2 m) and its top above it, at a draft near half its height (density 500).
     const double y0 = u.bodies.state[1].position[1];
-    double lowest = y0, impulse = 0.0, span = 0.0;
+    double lowest = y0, impulse = 0.0, span = 0.0, heave2 = 0.0, y_start = 0.0;
     while (u.time < 2.3 - 1e-9) {
         const StepStats st = step(sim, exec, 2.3);
         ASSERT_FALSE(st.non_finite);
         lowest = std::min(lowest, u.bodies.state[1].position[1]);
-        if (u.time > 1.3) {  // the fluid's mean vertical push over the last second
+        if (u.time > 1.3) {  // the fluid's mean vertical push, and the box's heave, over the last second
+            if (span == 0.0) y_start = u.bodies.state[1].position[1];
             impulse += u.bodies.load[1].force[1] * st.dt;
+            heave2 += u.bodies.state[1].velocity[1] * u.bodies.state[1].velocity[1] * st.dt;
             span += st.dt;
         }
     }
-    const double lift = impulse / span, weight = 500.0 * 0.1 * 0.06 * 9.81;
+    const double lift = impulse / span, weight = 500.0 * 0.1 * 0.06 * 9.81, heave = std::sqrt(heave2 / span);
     const BodyState& b = u.bodies.state[1];
     std::printf("[add_body] 2D DFSPH box: from y = %.4f fell to %.4f, rests at %.4f (v = %.4f m/s); circle at %.4f; %zu "
-                "particles removed for the circle; mean lift over the last second %.3f N/m against its weight %.3f N/m\n",
-                y0, lowest, b.position[1], b.velocity[1], u.bodies.state[2].position[1], taken, lift, weight);
+                "particles removed for the circle; mean lift over the last second %.3f N/m against its weight %.3f N/m; "
+                "heave over it: RMS %.4f m/s, drift %+.4f m\n",
+                y0, lowest, b.position[1], b.velocity[1], u.bodies.state[2].position[1], taken, lift, weight, heave,
+                b.position[1] - y_start);
     EXPECT_LT(lowest, 0.2 + 0.03 - 0.01) << "it fell";
     // Floating: its centre within a few mm of the level of the water (raised by what the bodies displace)
     // minus the draft's half-height offset: bottom below the surface, top above it.
     EXPECT_LT(b.position[1] - 0.03, 0.215);
     EXPECT_GT(b.position[1] + 0.03, 0.2);
-    EXPECT_LT(std::fabs(b.velocity[1]), 0.05);
+    // Floating, not yet at rest: it still heaves a second after the drop (RMS 0.075 m/s over the last
+    // second, measured; DFSPH damps it slowly), which one instant's velocity, checked here before, caught at a
+    // phase (-0.0004 m/s in one build, 0.064 m/s in another). Bounded, and no drift up or down.
+    EXPECT_LT(heave, 0.1);
+    EXPECT_LT(std::fabs(b.position[1] - y_start), 0.01);
     // The fluid carries its weight (per metre: 500 * 0.006 * 9.81 = 29.4 N/m), in the mean over the heave
     // that is left.
     EXPECT_NEAR(lift, weight, 0.05 * weight);
