@@ -255,7 +255,7 @@ function frame(now) {
     if (now - st.fpsSince >= 1000) { st.fps = Math.round(st.fpsFrames * 1000 / (now - st.fpsSince)); st.fpsFrames = 0; st.fpsSince = now; }
     const s = statusText();
     if ($('status').value !== s) { $('status').value = s; }
-    if (!st.firstFrame) { st.firstFrame = true; readyResolve(window.eddyPage); }
+    if (!st.firstFrame) { st.firstFrame = true; st.firstFrameMs = performance.now(); readyResolve(window.eddyPage); }
 }
 
 // ---- controls -------------------------------------------------------------------------------------------
@@ -478,6 +478,7 @@ window.eddyPage = {
         return { x: (q[0] / q[3] + 1) * 0.5 * w, y: (1 - q[1] / q[3]) * 0.5 * h };
     },
     get renderer() { return renderer; },
+    get firstFrameMs() { return st.firstFrameMs; },  // ms from navigation to the first frame drawn
     get frames() { return st.frames; },
     get view() { return st; },
 };
