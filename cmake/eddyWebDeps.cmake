@@ -42,3 +42,7 @@ add_compile_definitions(EDDY_SERIAL=1)
 # own exception handling (Chromium, Node 20), not Emscripten's JavaScript emulation (slower on every call).
 add_compile_options(-fwasm-exceptions)
 add_link_options(-fwasm-exceptions)
+# WebAssembly's 128-bit SIMD (every current browser): the compiler vectorises the same loops it does natively,
+# 4 floats wide (the shallow-water passes ran 25-30% faster; the particle methods the same). The same bits:
+# vectorised loops round as scalar ones without fast-math (tests/web, web.hash).
+add_compile_options(-msimd128)

@@ -4,7 +4,8 @@
 #      build is skipped with this script's message, and so are the browser tests (ctest label web).
 #   2. muparser's source from Debian (scripts/debian-source.sh): the shallow-water scenes' expressions.
 #   3. emcmake cmake + the build: build-web/index.html, eddy.js, eddy.wasm, eddy.data (the bundled scenes).
-#   4. puppeteer-core from npm (tests/web/package.json, its lock) into build-web/node_modules, for the tests.
+#   4. puppeteer-core from npm (tests/web/package.json, its lock) into build-web/npm/node_modules, for the
+#      tests (a folder of its own: a package.json beside eddy.js would change how Node.js loads it).
 #
 #   scripts/web.sh [BUILD=build-web] [JOBS=nproc]
 set -euo pipefail
@@ -28,9 +29,10 @@ else
 fi
 cmake --build "$BUILD" -j "$JOBS"
 if command -v npm >/dev/null 2>&1; then
-  if [ ! -f "$BUILD/node_modules/puppeteer-core/package.json" ] || ! cmp -s tests/web/package-lock.json "$BUILD/package-lock.json"; then
-    cp tests/web/package.json tests/web/package-lock.json "$BUILD/"
-    (cd "$BUILD" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+  if [ ! -f "$BUILD/npm/node_modules/puppeteer-core/package.json" ] || ! cmp -s tests/web/package-lock.json "$BUILD/npm/package-lock.json"; then
+    mkdir -p "$BUILD/npm"
+    cp tests/web/package.json tests/web/package-lock.json "$BUILD/npm/"
+    (cd "$BUILD/npm" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
   fi
 else
   echo "make web: npm not found: the browser tests (ctest -L web) need puppeteer-core from npm and are skipped"

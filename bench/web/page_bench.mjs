@@ -2,11 +2,12 @@
 // docs/performance.md, "Issue 33"). For each scene:
 //   compute   ms per step of session.step(N) inside the page (no drawing), and of `eddy run --steps N
 //             --threads 1` (summary.json's mean_ms_per_step, the steps alone): their ratio
-//   live      the page playing for a few seconds: frames drawn per second (each advances the simulation),
-//             steps per second and simulated seconds per wall second
+//   live      the page playing for a few seconds: frames drawn and steps taken per second of wall time,
+//             with the page's default 12 ms of steps a frame, and with one step a frame (&budget=1: seed
+//             000's demo, one simulation step per animation frame)
 // and once: the first frame after load, and the .wasm's size gzipped.
 //
-//   NODE_PATH=build-web/node_modules node bench/web/page_bench.mjs build-web build/bin/eddy /usr/bin/chromium
+//   NODE_PATH=build-web/npm/node_modules node bench/web/page_bench.mjs build-web build/bin/eddy /usr/bin/chromium
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -20,15 +21,18 @@ if (!webDir || !eddy || !chromium) {
   console.error('usage: page_bench.mjs WEB_BUILD EDDY CHROMIUM');
   process.exit(2);
 }
+const here = path.dirname(new URL(import.meta.url).pathname);
 const cases = [
-  // scene, method ("" = the scene's), steps timed, seconds of live play
-  ['clavet_dam_break_2d', '', 300, 5],
-  ['dam_break_2d', '', 300, 5],
-  ['dfsph_dam_break_2d', '', 150, 5],
-  ['pbf_dam_break_2d', '', 150, 5],
-  ['shallow_valley', '', 200, 5],
-  ['dam_break_3d', '', 20, 5],
+  // scene (a bundled name, or a file whose text the page loads), method ("" = the scene's), steps timed
+  [path.join(here, '../scenes/clavet_seed_2d.json'), '', 300],
+  ['clavet_dam_break_2d', '', 300],
+  ['dam_break_2d', '', 300],
+  ['dfsph_dam_break_2d', '', 150],
+  ['pbf_dam_break_2d', '', 150],
+  ['shallow_valley', '', 200],
+  ['dam_break_3d', '', 20],
 ];
+const liveSeconds = 5;
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'eddy-web-bench-'));
 const { server, base } = await startServer(webDir);
 const browser = await launchChromium(chromium);
@@ -45,17 +49,40 @@ for (let k = 0; k < 3; k++) {
 }
 console.log(`first frame after navigation (clavet_dam_break_2d): ${first.map(x => `${Math.round(x)} ms`).join(', ')}`);
 
-console.log('\n| scene | particles/cells | page ms/step | native ms/step (1 thread) | page/native | live fps | live steps/s | simulated s per wall s |');
-console.log('|---|---|---|---|---|---|---|---|');
-for (const [scene, method, n, seconds] of cases) {
-  const out = path.join(work, scene);
+console.log('\n| scene | particles/cells | page ms/step | native ms/step (1 thread) | page/native | live: fps, steps/s (12 ms of steps a frame) | live: fps (one step a frame) |');
+console.log('|---|---|---|---|---|---|---|');
+// Opens the scene on the page (paused; `extra` adds to the query): a bundled one by name, a file by its text.
+async function open(scene, method, extra) {
+  const file = scene.endsWith('.json');
+  const q = `scene=${file ? 'clavet_dam_break_2d' : scene}${method ? `&method=${method}` : ''}&paused=1${extra}`;
+  const page = await openEddyPage(browser, `${base}?${q}`);
+  if (file) {
+    const err = await page.evaluate((t, n) => window.eddyPage.loadText(t, n), fs.readFileSync(scene, 'utf8'), path.basename(scene));
+    if (err) throw new Error(err);
+  }
+  return page;
+}
+// Frames drawn and steps taken per second of wall time while playing.
+async function live(scene, method, budget) {
+  const page = await open(scene, method, budget ? `&budget=${budget}` : '');
+  await page.evaluate(() => window.eddyPage.play(true));
+  await new Promise(res => setTimeout(res, 1000));
+  const a = await page.evaluate(() => ({ t: performance.now(), steps: window.eddyPage.session.steps(), frames: window.eddyPage.frames }));
+  await new Promise(res => setTimeout(res, liveSeconds * 1000));
+  const b = await page.evaluate(() => ({ t: performance.now(), steps: window.eddyPage.session.steps(), frames: window.eddyPage.frames }));
+  await page.close();
+  const wall = (b.t - a.t) / 1000;
+  return { fps: (b.frames - a.frames) / wall, steps: (b.steps - a.steps) / wall };
+}
+for (const [scene, method, n] of cases) {
+  const name = path.basename(scene, '.json');
+  const out = path.join(work, name);
   const r = spawnSync(eddy, ['run', scene, '--steps', String(n), '--threads', '1', '--format', 'csv', '--out', out,
     ...(method ? ['--set', `method=${method}`] : [])], { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`eddy run ${scene}: ${r.stderr}`);
   const nativeMs = JSON.parse(fs.readFileSync(path.join(out, 'summary.json'), 'utf8')).mean_ms_per_step;
 
-  const query = `scene=${scene}${method ? `&method=${method}` : ''}`;
-  const page = await openEddyPage(browser, `${base}?${query}&paused=1`);
+  const page = await open(scene, method, '');
   const { ms, count } = await page.evaluate(k => {
     const s = window.eddyPage.session;
     const t0 = performance.now();
@@ -63,16 +90,9 @@ for (const [scene, method, n, seconds] of cases) {
     return { ms: (performance.now() - t0) / k, count: s.count() };
   }, n);
   await page.close();
-
-  const live = await openEddyPage(browser, `${base}?${query}`);
-  const a = await live.evaluate(() => ({ t: performance.now(), steps: window.eddyPage.session.steps(), time: window.eddyPage.session.time() }));
-  await new Promise(res => setTimeout(res, seconds * 1000));
-  const b = await live.evaluate(() => ({ t: performance.now(), steps: window.eddyPage.session.steps(), time: window.eddyPage.session.time(),
-    status: document.querySelector('#status').textContent }));
-  await live.close();
-  const wall = (b.t - a.t) / 1000, fps = /(\d+) fps$/.exec(b.status)?.[1];
-  console.log(`| ${scene}${method ? ` (${method})` : ''} | ${count} | ${ms.toFixed(2)} | ${nativeMs.toFixed(2)} | ${(ms / nativeMs).toFixed(2)}x | ${fps} | ` +
-    `${((b.steps - a.steps) / wall).toFixed(0)} | ${((b.time - a.time) / wall).toFixed(3)} |`);
+  const busy = await live(scene, method, 0), paced = await live(scene, method, 1);
+  console.log(`| ${name}${method ? ` (${method})` : ''} | ${count} | ${ms.toFixed(2)} | ${nativeMs.toFixed(2)} | ${(ms / nativeMs).toFixed(2)}x | ` +
+    `${busy.fps.toFixed(0)}, ${busy.steps.toFixed(0)} | ${paced.fps.toFixed(0)} |`);
 }
 await browser.close();
 server.close();

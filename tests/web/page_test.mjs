@@ -9,7 +9,7 @@
 //   downloads  the CSV and PLY downloads are byte for byte the native frame's files; the PNG is a picture
 //
 //   node tests/web/page_test.mjs --check NAME --web build-web --eddy build/bin/eddy --chromium /usr/bin/chromium
-// (NODE_PATH must reach puppeteer-core: scripts/install-web-deps.sh installs it into build-web/node_modules.)
+// (NODE_PATH must reach puppeteer-core: make web installs it into build-web/npm/node_modules.)
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';

@@ -8,7 +8,7 @@ shift 3
 if [ ! -f "$web/eddy.wasm" ] || [ ! -f "$web/index.html" ]; then
   echo "web.$check skipped: no web build in $web (make web builds it; it needs Emscripten)"; exit 77
 fi
-if [ ! -f "$web/node_modules/puppeteer-core/package.json" ]; then
-  echo "web.$check skipped: puppeteer-core is not in $web/node_modules (make web installs it with npm)"; exit 77
+if [ ! -f "$web/npm/node_modules/puppeteer-core/package.json" ]; then
+  echo "web.$check skipped: puppeteer-core is not in $web/npm/node_modules (make web installs it with npm)"; exit 77
 fi
-NODE_PATH="$web/node_modules" exec "$node" "$(dirname "$0")/page_test.mjs" "$@"
+NODE_PATH="$web/npm/node_modules" exec "$node" "$(dirname "$0")/page_test.mjs" "$@"

@@ -286,6 +286,15 @@ function compile(gl, type, src) {
     if (!gl.getShaderParameter(s, gl.COMPILE_STATUS)) throw new Error('shader compilation failed: ' + gl.getShaderInfoLog(s));
     return s;
 }
+// A float buffer fed to attribute `loc`, `size` floats a vertex (bound to the current vertex array).
+function vertexBuffer(gl, loc, size) {
+    const b = gl.createBuffer();
+    gl.bindBuffer(gl.ARRAY_BUFFER, b);
+    gl.enableVertexAttribArray(loc);
+    gl.vertexAttribPointer(loc, size, gl.FLOAT, false, 0, 0);
+    return b;
+}
+
 function program(gl, vs, fs) {
     const p = gl.createProgram();
     gl.attachShader(p, compile(gl, gl.VERTEX_SHADER, HEAD + CMAP + vs));
@@ -331,45 +340,27 @@ export class Renderer {
         this.maxPoint = gl.getParameter(gl.ALIASED_POINT_SIZE_RANGE)[1] || 64;
         this.pvao = gl.createVertexArray();
         gl.bindVertexArray(this.pvao);
-        this.pxyz = gl.createBuffer();
-        gl.bindBuffer(gl.ARRAY_BUFFER, this.pxyz);
-        gl.enableVertexAttribArray(1);
-        gl.vertexAttribPointer(1, 3, gl.FLOAT, false, 0, 0);
-        this.pscalar = gl.createBuffer();
-        gl.bindBuffer(gl.ARRAY_BUFFER, this.pscalar);
-        gl.enableVertexAttribArray(2);
-        gl.vertexAttribPointer(2, 1, gl.FLOAT, false, 0, 0);
+        this.pxyz = vertexBuffer(gl, 1, 3);
+        this.pscalar = vertexBuffer(gl, 2, 1);
         this.pcount = 0;
 
         // walls: their own centres, no scalar (a constant attribute)
         this.wvao = gl.createVertexArray();
         gl.bindVertexArray(this.wvao);
-        this.wxyz = gl.createBuffer();
-        gl.bindBuffer(gl.ARRAY_BUFFER, this.wxyz);
-        gl.enableVertexAttribArray(1);
-        gl.vertexAttribPointer(1, 3, gl.FLOAT, false, 0, 0);
+        this.wxyz = vertexBuffer(gl, 1, 3);
         this.wcount = 0;
 
         // lines
         this.lvao = gl.createVertexArray();
         gl.bindVertexArray(this.lvao);
-        this.lbuf = gl.createBuffer();
-        gl.bindBuffer(gl.ARRAY_BUFFER, this.lbuf);
-        gl.enableVertexAttribArray(0);
-        gl.vertexAttribPointer(0, 3, gl.FLOAT, false, 0, 0);
+        this.lbuf = vertexBuffer(gl, 0, 3);
         this.lcount = 0;
 
         // the surface: positions, normals, triangles; a constant colour
         this.svao = gl.createVertexArray();
         gl.bindVertexArray(this.svao);
-        this.spos = gl.createBuffer();
-        gl.bindBuffer(gl.ARRAY_BUFFER, this.spos);
-        gl.enableVertexAttribArray(0);
-        gl.vertexAttribPointer(0, 3, gl.FLOAT, false, 0, 0);
-        this.snrm = gl.createBuffer();
-        gl.bindBuffer(gl.ARRAY_BUFFER, this.snrm);
-        gl.enableVertexAttribArray(1);
-        gl.vertexAttribPointer(1, 3, gl.FLOAT, false, 0, 0);
+        this.spos = vertexBuffer(gl, 0, 3);
+        this.snrm = vertexBuffer(gl, 1, 3);
         this.sibo = gl.createBuffer();
         gl.bindBuffer(gl.ELEMENT_ARRAY_BUFFER, this.sibo);
         this.sindices = 0;
