@@ -5,6 +5,7 @@
 #   nlohmann-json, stb        Debian's headers (header-only)
 #   fmt                       Debian's headers, FMT_HEADER_ONLY
 #   muparser                  Debian's source package (scripts/debian-source.sh), compiled with emcc
+#   Box2D                     the same (2D bodies' contacts)
 #   oneTBB                    none: EDDY_SERIAL, the fixed blocks run in order (eddy/exec.hpp)
 # Only these folders of /usr/include are made visible (symlinked into the build): the rest of it is the
 # host's C library, which must not shadow Emscripten's.
@@ -35,6 +36,16 @@ add_library(eddy_web_muparser STATIC ${EDDY_WEB_MUPARSER_SOURCES})
 target_include_directories(eddy_web_muparser SYSTEM PUBLIC ${EDDY_WEB_MUPARSER_SOURCE}/include)
 target_compile_definitions(eddy_web_muparser PUBLIC MUPARSER_STATIC)
 add_library(muparser::muparser ALIAS eddy_web_muparser)
+
+set(EDDY_WEB_BOX2D_SOURCE "" CACHE PATH "Box2D's source (Debian's, fetched by make web)")
+if(NOT EXISTS "${EDDY_WEB_BOX2D_SOURCE}/include/box2d/box2d.h")
+  message(FATAL_ERROR "eddy web: Box2D's source not found at '${EDDY_WEB_BOX2D_SOURCE}' "
+                      "(make web fetches it with scripts/debian-source.sh box2d 2.4.1 build-web/deps/box2d)")
+endif()
+file(GLOB_RECURSE EDDY_WEB_BOX2D_SOURCES ${EDDY_WEB_BOX2D_SOURCE}/src/*.cpp)
+add_library(eddy_web_box2d STATIC ${EDDY_WEB_BOX2D_SOURCES})
+target_include_directories(eddy_web_box2d SYSTEM PUBLIC ${EDDY_WEB_BOX2D_SOURCE}/include PRIVATE ${EDDY_WEB_BOX2D_SOURCE}/src)
+add_library(box2d::box2d ALIAS eddy_web_box2d)
 
 # No threads: every parallel loop runs its fixed blocks in order (eddy/exec.hpp).
 add_compile_definitions(EDDY_SERIAL=1)

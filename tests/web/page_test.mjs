@@ -132,7 +132,7 @@ const checks = {
       ['clavet_dam_break_2d', '', 100], ['pbf_dam_break_2d', '', 100], ['dam_break_2d', '', 100],
       ['dfsph_dam_break_2d', '', 60], ['dam_break_2d', 'dfsph', 40], ['dam_break_3d', '', 15], ['pbf_dam_break_3d', '', 15],
       ['dfsph_dam_break_3d', '', 10], ['clavet_dam_break_3d', '', 10], ['shallow_valley', '', 100],
-      ['shallow_dam_break_wet', '', 200],
+      ['shallow_dam_break_wet', '', 200], ['floating_boxes_2d', '', 100],
     ];
     for (const [scene, method, n] of cases) {
       const extra = ['--steps', String(n), ...(method ? ['--set', `method=${method}`] : [])];
@@ -305,12 +305,15 @@ const checks = {
       check(await page.evaluate(() => window.eddyPage.session.name()) === 'clavet_dam_break_2d', 'the running scene is kept');
       await page.$eval('#error', e => { e.textContent = ''; });
     }
-    // A scene that needs a part the web build leaves out (assimp) is refused with its reason.
-    const p2 = await openPage('scene=mesh_dam_break_3d');
-    await p2.waitForFunction(() => document.querySelector('#error').textContent.trim() !== '', { timeout: 30000 });
-    const refusal = await errorText(p2);
-    check(/^eddy: error: .*not available in eddy's web build/.test(refusal), `mesh_dam_break_3d: "${refusal}"`);
-    await p2.close();
+    // A scene that needs a part the web build leaves out (assimp: models; Bullet: 3D bodies) is refused with
+    // its reason when it loads.
+    for (const [scene, library] of [['mesh_dam_break_3d', 'assimp'], ['ducks_3d', 'Bullet']]) {
+      const p2 = await openPage(`scene=${scene}`);
+      await p2.waitForFunction(() => document.querySelector('#error').textContent.trim() !== '', { timeout: 30000 });
+      const refusal = await errorText(p2);
+      check(new RegExp(`^eddy: error: .*not available in eddy's web build \\(${library}`).test(refusal), `${scene}: "${refusal}"`);
+      await p2.close();
+    }
     await page.close();
   },
 

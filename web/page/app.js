@@ -193,6 +193,7 @@ function refresh() {
         return;
     }
     renderer.setParticles(session.positions(), session.scalars());
+    if (st.dim === 2 && session.wallsMove()) renderer.setWalls(session.walls());  // moving walls, bodies
     const lo = session.scalarMin(), hi = session.scalarMax();
     st.smin = lo; st.smax = hi;
     if (st.field === 'speed') st.range = [0, st.speedMax];

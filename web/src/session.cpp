@@ -74,6 +74,14 @@ nlohmann::json table_json(std::span<const Field<S>> table) {
     return out;
 }
 
+// A scene's bodies get their engine on the first step; made here, a scene whose engine the web build
+// lacks (Bullet: 3D bodies) is refused when it loads, with the reason, not when it first steps.
+void check_body_engines(const Scene& sc) {
+    if (sc.bodies.empty()) return;
+    if (sc.dimension == 3) make_bullet_engine(RigidBodies<3>{});
+    else make_box2d_engine(RigidBodies<2>{});
+}
+
 template <class F>
 auto with_grid(const ShallowWaterSimulation& w, F&& f) {
     return std::visit([&](const auto& s) { return f(s); }, w.solver);
@@ -92,6 +100,7 @@ Session::Session() {
 }
 
 std::string Session::load(Scene sc) {
+    check_body_engines(sc);
     if (sc.method == "shallow_water") {
         ShallowWaterSimulation w = make_shallow_water(sc);
         m_sim.reset();
@@ -107,14 +116,7 @@ std::string Session::load(Scene sc) {
     m_mesh_xyz.clear();
     m_mesh_normals.clear();
     m_mesh_tris.clear();
-    m_walls.clear();
-    if (m_sim) {
-        std::visit([&](const auto& sim) {
-            constexpr int D = std::remove_cvref_t<decltype(sim)>::kDimension;
-            if constexpr (D == 2)
-                for (const auto& x : sim.boundary.position) m_walls.insert(m_walls.end(), {x[0], x[1], 0.0f});
-        }, *m_sim);
-    }
+    refresh_walls();
     std::string warnings;
     for (const auto& w : sc.warnings) warnings += (warnings.empty() ? "" : "; ") + w;
     return warnings.empty() ? "" : "warning: " + warnings;
@@ -270,6 +272,7 @@ void Session::refresh(const std::string& field) {
     m_xyz.clear();
     m_scalar.clear();
     if (!m_sim) return;
+    if (walls_move()) refresh_walls();
     std::visit([&](const auto& sim) {
         constexpr int D = std::remove_cvref_t<decltype(sim)>::kDimension;
         const auto& f = sim.fluid;
@@ -286,6 +289,17 @@ void Session::refresh(const std::string& field) {
         m_smin = n && std::isfinite(lo) ? lo : 0.0;
         m_smax = n && std::isfinite(hi) ? hi : 0.0;
     }, *m_sim);
+}
+
+void Session::refresh_walls() {
+    m_walls.clear();
+    if (auto* sim = m_sim ? std::get_if<ParticleSimulation<2>>(&*m_sim) : nullptr)
+        for (const auto& x : sim->boundary.position) m_walls.insert(m_walls.end(), {x[0], x[1], 0.0f});
+}
+
+bool Session::walls_move() const {
+    auto* sim = m_sim ? std::get_if<ParticleSimulation<2>>(&*m_sim) : nullptr;
+    return sim && (sim->boundary.any_moving() || !sim->bodies.empty());
 }
 
 void Session::refresh_grid() {
@@ -426,7 +440,7 @@ std::string Session::bundled_scenes() {
             e["description"] = doc.value("description", "");
             e["method"] = doc.value("method", "wcsph");
             e["dimension"] = doc.value("dimension", 2);
-            load_scene(file);
+            check_body_engines(load_scene(file));
         } catch (const std::exception& x) {
             e["unavailable"] = error_line(x.what());
         }

@@ -56,8 +56,10 @@ public:
     const std::vector<float>& scalars() const { return m_scalar; }
     double scalar_min() const { return m_smin; }
     double scalar_max() const { return m_smax; }
-    /// Wall particles (x, y, z each), 2D: the walls as the solver sees them.
+    /// Wall particles (x, y, z each), 2D: the walls as the solver sees them, where they are now (refresh()
+    /// updates them when walls_move(): moving walls, bodies).
     const std::vector<float>& walls() const { return m_walls; }
+    bool walls_move() const;
     /// The grid: nx, ny, dx, and per cell the terrain and the depth (m).
     int grid_nx() const;
     int grid_ny() const;
@@ -109,6 +111,7 @@ private:
     std::vector<std::uint32_t> m_mesh_tris;
     double m_smin = 0.0, m_smax = 0.0;
     void refresh_grid();
+    void refresh_walls();
 };
 
 }  // namespace eddy::web
