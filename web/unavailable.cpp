@@ -25,10 +25,6 @@ Mesh<3> read_triangle_mesh_from_memory(std::string, const std::filesystem::path&
     refuse(name.string() + ": models (OBJ, STL, PLY, glTF, ...)", "assimp");
 }
 
-std::unique_ptr<BodyEngine> make_box2d_engine(const RigidBodies<2>&) {
-    refuse("bodies (scene key \"bodies\") in 2D", "Box2D");
-}
-
 std::unique_ptr<BodyEngine> make_bullet_engine(const RigidBodies<3>&) {
     refuse("bodies (scene key \"bodies\") in 3D", "Bullet");
 }
