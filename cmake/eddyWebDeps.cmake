@@ -26,25 +26,31 @@ target_link_libraries(eddy_web_fmt INTERFACE eddy_web_headers)
 target_compile_definitions(eddy_web_fmt INTERFACE FMT_HEADER_ONLY)
 add_library(fmt::fmt ALIAS eddy_web_fmt)
 
-set(EDDY_WEB_MUPARSER_SOURCE "" CACHE PATH "muparser's source (Debian's, fetched by make web)")
-if(NOT EXISTS "${EDDY_WEB_MUPARSER_SOURCE}/src/muParser.cpp")
-  message(FATAL_ERROR "eddy web: muparser's source not found at '${EDDY_WEB_MUPARSER_SOURCE}' "
-                      "(make web fetches it with scripts/debian-source.sh muparser 2.3.3 build-web/deps/muparser)")
-endif()
-file(GLOB EDDY_WEB_MUPARSER_SOURCES ${EDDY_WEB_MUPARSER_SOURCE}/src/*.cpp)
-add_library(eddy_web_muparser STATIC ${EDDY_WEB_MUPARSER_SOURCES})
-target_include_directories(eddy_web_muparser SYSTEM PUBLIC ${EDDY_WEB_MUPARSER_SOURCE}/include)
+# A library from a Debian source package that make web fetched (scripts/debian-source.sh PACKAGE VERSION
+# build-web/deps/PACKAGE) into the folder the cache variable VAR names, compiled with emcc as the static
+# library eddy_web_PACKAGE: its .cpp files under src/ (all of them below it with RECURSE), its headers in
+# include/. `probe` is a file the source must hold.
+function(eddy_web_source_library package version var probe)
+  cmake_parse_arguments(ARG "RECURSE" "" "" ${ARGN})
+  set(${var} "" CACHE PATH "${package}'s source (Debian's, fetched by make web)")
+  set(dir "${${var}}")
+  if(NOT EXISTS "${dir}/${probe}")
+    message(FATAL_ERROR "eddy web: ${package}'s source not found at '${dir}' "
+                        "(make web fetches it with scripts/debian-source.sh ${package} ${version} build-web/deps/${package})")
+  endif()
+  if(ARG_RECURSE)
+    file(GLOB_RECURSE sources ${dir}/src/*.cpp)
+  else()
+    file(GLOB sources ${dir}/src/*.cpp)
+  endif()
+  add_library(eddy_web_${package} STATIC ${sources})
+  target_include_directories(eddy_web_${package} SYSTEM PUBLIC ${dir}/include PRIVATE ${dir}/src)
+endfunction()
+
+eddy_web_source_library(muparser 2.3.3 EDDY_WEB_MUPARSER_SOURCE src/muParser.cpp)
 target_compile_definitions(eddy_web_muparser PUBLIC MUPARSER_STATIC)
 add_library(muparser::muparser ALIAS eddy_web_muparser)
-
-set(EDDY_WEB_BOX2D_SOURCE "" CACHE PATH "Box2D's source (Debian's, fetched by make web)")
-if(NOT EXISTS "${EDDY_WEB_BOX2D_SOURCE}/include/box2d/box2d.h")
-  message(FATAL_ERROR "eddy web: Box2D's source not found at '${EDDY_WEB_BOX2D_SOURCE}' "
-                      "(make web fetches it with scripts/debian-source.sh box2d 2.4.1 build-web/deps/box2d)")
-endif()
-file(GLOB_RECURSE EDDY_WEB_BOX2D_SOURCES ${EDDY_WEB_BOX2D_SOURCE}/src/*.cpp)
-add_library(eddy_web_box2d STATIC ${EDDY_WEB_BOX2D_SOURCES})
-target_include_directories(eddy_web_box2d SYSTEM PUBLIC ${EDDY_WEB_BOX2D_SOURCE}/include PRIVATE ${EDDY_WEB_BOX2D_SOURCE}/src)
+eddy_web_source_library(box2d 2.4.1 EDDY_WEB_BOX2D_SOURCE include/box2d/box2d.h RECURSE)
 add_library(box2d::box2d ALIAS eddy_web_box2d)
 
 # No threads: every parallel loop runs its fixed blocks in order (eddy/exec.hpp).
