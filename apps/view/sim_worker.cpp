@@ -475,18 +475,7 @@ void SimWorker::drop(double x, double z, bool ink) {
     post([this, x, z, ink] {
 #ifdef EDDY_VIEW_HAS_SHALLOW_WATER
         if (m_water) {
-            std::visit(
-                [&](auto& s) {
-                    const auto& g = s.grid();
-                    const double dx = static_cast<double>(g.dx), extent = dx * std::max(g.nx, g.ny);
-                    double mean = 0, wet = 0;  // a drop a third of the mean depth high
-                    for (auto h : g.depth)
-                        if (h > 1e-4) mean += static_cast<double>(h), wet += 1;
-                    mean = wet > 0 ? mean / wet : 0.01 * extent;
-                    const double radius = std::max(3.0 * dx, 0.03 * extent);
-                    s.add_drop(x, z, radius, ink ? 0.0 : mean / 3.0, ink ? 1.0 : 0.0);
-                },
-                m_water->sim.solver);
+            drop_water(m_water->sim, x, z, ink);
             return;
         }
 #endif

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "eddy/exec.hpp"
+#include "eddy/shallow_water.hpp"
 #include "eddy/simulation.hpp"
 
 namespace eddy {
@@ -36,5 +37,9 @@ void apply_mouse_force(Simulation& sim, const MouseForce& brush, float dt, const
 /// for a status line: "added N particles" or "no room for a block of particles here".
 std::string add_fluid_block(Simulation& sim, std::optional<std::array<double, 3>> center, std::size_t max_particles,
                             const ExecContext& exec);
+
+/// A shallow-water grid: a drop at (x, y) (m), a round bump of radius max(3 dx, 3% of the grid's extent)
+/// a third of the mean wet depth high; with `ink`, ink alone (no water).
+void drop_water(ShallowWaterSimulation& water, double x, double y, bool ink);
 
 }  // namespace eddy

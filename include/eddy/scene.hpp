@@ -222,6 +222,10 @@ BoundarySet<D> build_boundary(const Scene& s, int layers = 2, const ExecContext*
 template <int D>
 Aabb<D> scene_bounds(const Scene& s);
 
+/// The prescribed motion a boundary's keys give it (pivot, axis, spin, velocity, keyframes).
+template <int D>
+BoundaryMotion<D> prescribed_motion(const BoundarySpec& b);
+
 /// Height of the fluid: highest fluid point minus lowest, along gravity (m). Used for the speed of sound.
 double fluid_height(const Scene& s);
 

@@ -93,6 +93,10 @@ Simulation make_simulation(const Scene& scene, std::size_t max_particles, const 
 /// keeps between steps (Clavet's springs) starts afresh.
 void rebuild_method(Simulation& sim, const Scene& scene, const ExecContext& exec);
 
+/// The running method's settings: every key of its settings table (the one scene files, --set and --help
+/// use) with its value now, defaults included.
+nlohmann::json method_settings(const Simulation& sim);
+
 /// Adds a body to a running particle simulation (the viewer's drop, Python's add_body; eddy/bodies.hpp):
 /// `body` is one entry of a scene's "bodies" list, checked as a scene's (InputError naming bodies[i]; a
 /// body overlapping a wall or another body is refused). Fluid particles inside the new body are removed;

@@ -30,9 +30,7 @@ struct PySettings {
     /// Every key of the method's table with its value in the running method (defaults included).
     nlohmann::json current() const {
         check_idle(sim().busy);
-        nlohmann::json j = sim().visit([](auto& p) {
-            return std::visit([](const auto& m) { return eddy::to_json(m.settings(), table_of(m)); }, p.method);
-        });
+        nlohmann::json j = eddy::method_settings(sim().sim);
         // Settings are floats: show 0.1, not the double nearest float(0.1) (0.10000000149011612).
         for (auto& v : j)
             if (v.is_number_float()) v = std::strtod(fmt::format("{}", static_cast<float>(v.get<double>())).c_str(), nullptr);

@@ -412,6 +412,19 @@ ParticleSet<D> build_fluid(const Scene& s, std::size_t max_particles, const Exec
 }
 
 template <int D>
+BoundaryMotion<D> prescribed_motion(const BoundarySpec& b) {
+    BoundaryMotion<D> m;
+    m.pivot = from_array<D>(b.pivot);
+    Vec3 axis = from_array<3>(b.axis);
+    if (D == 3) axis *= 1.0f / norm(axis);
+    m.axis = axis;
+    m.angular_velocity = static_cast<float>(b.angular_velocity);
+    m.velocity = from_array<D>(b.velocity);
+    m.keyframes = b.keyframes;
+    return m;
+}
+
+template <int D>
 BoundarySet<D> build_boundary(const Scene& s, int layers, const ExecContext* exec) {
     const ExecContext serial(1);
     BoundarySet<D> out;
@@ -428,15 +441,7 @@ BoundarySet<D> build_boundary(const Scene& s, int layers, const ExecContext* exe
                                          s.where(), boundary_key(s, i), key, b.shape, e.count, s.particle_radius, kMaxWallPoints));
         }
         for (const auto& p : sampled) out.push_back(p, static_cast<std::uint16_t>(i));
-        BoundaryMotion<D> m;
-        m.pivot = from_array<D>(b.pivot);
-        Vec3 axis = from_array<3>(b.axis);
-        if (D == 3) axis *= 1.0f / norm(axis);
-        m.axis = axis;
-        m.angular_velocity = static_cast<float>(b.angular_velocity);
-        m.velocity = from_array<D>(b.velocity);
-        m.keyframes = b.keyframes;
-        out.motions.push_back(m);
+        out.motions.push_back(prescribed_motion<D>(b));
         out.sampled_layers.push_back(model_shape<D>(b.model) ? static_cast<std::uint8_t>(layers) : 0);
     }
     return out;
@@ -444,6 +449,8 @@ BoundarySet<D> build_boundary(const Scene& s, int layers, const ExecContext* exe
 
 template ParticleSet<2> build_fluid<2>(const Scene&, std::size_t, const ExecContext*);
 template ParticleSet<3> build_fluid<3>(const Scene&, std::size_t, const ExecContext*);
+template BoundaryMotion<2> prescribed_motion<2>(const BoundarySpec&);
+template BoundaryMotion<3> prescribed_motion<3>(const BoundarySpec&);
 template BoundarySet<2> build_boundary<2>(const Scene&, int, const ExecContext*);
 template BoundarySet<3> build_boundary<3>(const Scene&, int, const ExecContext*);
 

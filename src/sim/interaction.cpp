@@ -108,4 +108,17 @@ std::string add_fluid_block(Simulation& simulation, std::optional<std::array<dou
     return status;
 }
 
+void drop_water(ShallowWaterSimulation& water, double x, double y, bool ink) {
+    std::visit([&](auto& s) {
+        const auto& g = s.grid();
+        const double dx = static_cast<double>(g.dx), extent = dx * std::max(g.nx, g.ny);
+        double mean = 0, wet = 0;
+        for (auto h : g.depth)
+            if (h > 1e-4) mean += static_cast<double>(h), wet += 1;
+        mean = wet > 0 ? mean / wet : 0.01 * extent;
+        const double radius = std::max(3.0 * dx, 0.03 * extent);
+        s.add_drop(x, y, radius, ink ? 0.0 : mean / 3.0, ink ? 1.0 : 0.0);
+    }, water.solver);
+}
+
 }  // namespace eddy

@@ -518,6 +518,19 @@ Simulation make_simulation(const Scene& scene, std::size_t max_particles, const 
     throw InputError(fmt::format("{}: key 'dimension' = {}: allowed: 2, 3", scene.where(), scene.dimension));
 }
 
+namespace {
+template <int D> auto table_of(const WcsphSolver<D>&) { return wcsph_fields(); }
+template <int D> auto table_of(const DfsphSolver<D>&) { return dfsph_fields(); }
+template <int D> auto table_of(const PbfSolver<D>&) { return pbf_fields(); }
+template <int D> auto table_of(const ClavetSolver<D>&) { return clavet_fields(); }
+}  // namespace
+
+nlohmann::json method_settings(const Simulation& simulation) {
+    return std::visit([](const auto& sim) {
+        return std::visit([](const auto& m) { return to_json(m.settings(), table_of(m)); }, sim.method);
+    }, simulation);
+}
+
 void rebuild_method(Simulation& simulation, const Scene& scene, const ExecContext& exec) {
     auto rebuild = [&](auto& sim) {
         constexpr int D = std::remove_reference_t<decltype(sim)>::kDimension;

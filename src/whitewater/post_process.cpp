@@ -162,17 +162,7 @@ std::vector<Wall<D>> post_walls(const Scene& scene, std::vector<BoundaryMotion<D
     std::vector<Wall<D>> all = scene_walls<D>(scene, exec), walls;
     motions.assign(scene.boundaries.size(), BoundaryMotion<D>{});
     std::size_t bodies = 0;
-    for (std::size_t i = 0; i < scene.boundaries.size(); ++i) {
-        const BoundarySpec& b = scene.boundaries[i];
-        BoundaryMotion<D>& m = motions[i];
-        m.pivot = from_array<D>(b.pivot);
-        Vec3 axis = from_array<3>(b.axis);
-        if (D == 3) axis *= 1.0f / norm(axis);
-        m.axis = axis;
-        m.angular_velocity = static_cast<float>(b.angular_velocity);
-        m.velocity = from_array<D>(b.velocity);
-        m.keyframes = b.keyframes;
-    }
+    for (std::size_t i = 0; i < scene.boundaries.size(); ++i) motions[i] = prescribed_motion<D>(scene.boundaries[i]);
     for (auto& w : all) {
         if (w.object >= 0 && scene.boundaries[std::size_t(w.object)].body >= 0) {
             ++bodies;

@@ -368,20 +368,7 @@ std::string Session::settings_tables() {
 }
 
 std::string Session::settings() const {
-    if (m_sim)
-        return std::visit([](const auto& sim) {
-            return std::visit([](const auto& m) {
-                using M = std::remove_cvref_t<decltype(m)>;
-                if constexpr (std::is_same_v<M, WcsphSolver<std::remove_cvref_t<decltype(sim)>::kDimension>>)
-                    return to_json(m.settings(), wcsph_fields()).dump();
-                else if constexpr (std::is_same_v<M, DfsphSolver<std::remove_cvref_t<decltype(sim)>::kDimension>>)
-                    return to_json(m.settings(), dfsph_fields()).dump();
-                else if constexpr (std::is_same_v<M, PbfSolver<std::remove_cvref_t<decltype(sim)>::kDimension>>)
-                    return to_json(m.settings(), pbf_fields()).dump();
-                else
-                    return to_json(m.settings(), clavet_fields()).dump();
-            }, sim.method);
-        }, *m_sim);
+    if (m_sim) return method_settings(*m_sim).dump();
     if (m_water) return with_grid(*m_water, [](const auto& s) { return to_json(s.scene().settings, shallow_water_fields()).dump(); });
     return "{}";
 }
@@ -467,15 +454,7 @@ std::string Session::add_block(double x, double y, double z) {
 
 std::string Session::drop(double x, double y) {
     if (!m_water) return "water is dropped on grids";
-    std::visit([&](auto& s) {
-        const auto& g = s.grid();
-        const double dx = double(g.dx), extent = dx * std::max(g.nx, g.ny);
-        double mean = 0, wet = 0;  // a drop a third of the mean depth high (as the viewer's)
-        for (auto h : g.depth)
-            if (h > 1e-4) mean += double(h), wet += 1;
-        mean = wet > 0 ? mean / wet : 0.01 * extent;
-        s.add_drop(x, y, std::max(3.0 * dx, 0.03 * extent), mean / 3.0, 0.0);
-    }, m_water->solver);
+    drop_water(*m_water, x, y, false);
     return "";
 }
 
