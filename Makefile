@@ -6,7 +6,7 @@ BUILD ?= build
 JOBS  ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build demo test bench web serve-web fuzz fuzz-ci sanitize asan tsan clean
+.PHONY: all deps build demo test test-under-load bench web serve-web fuzz fuzz-ci sanitize asan tsan clean
 
 all: build
 
@@ -28,6 +28,12 @@ demo: deps $(BUILD)/CMakeCache.txt
 # where Emscripten is missing; the web tests then skip too).
 test: build web
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# The whole suite UNDER_LOAD_RUNS times with every core kept busy beside it (docs/testing.md, "Under load"):
+# no test may depend on the machine's speed. Not part of `make test` (each run is a whole suite).
+UNDER_LOAD_RUNS ?= 3
+test-under-load: build web
+	@bash scripts/test-under-load.sh $(BUILD) $(UNDER_LOAD_RUNS)
 
 # eddy in the browser (docs/web.md): the library compiled to WebAssembly and its page, in $(WEB_BUILD)/.
 WEB_BUILD ?= build-web

@@ -305,6 +305,7 @@ void SimWorker::reset(const std::string& scene, const std::string& method) {
     post([this, scene, method] {
         if (m_demo) {
             m_demo.emplace(m_cfg.demo_cells);
+            m_demo_steps = 0;
             ++m_generation;
             return;
         }
@@ -596,6 +597,13 @@ void SimWorker::apply_mouse(float dt) {
     if (m_sim) apply_mouse_force(*m_sim, mf, dt, m_exec);
 }
 
+void SimWorker::step_demo(std::chrono::steady_clock::time_point until) {
+    m_demo->step(1.0 / 60.0);
+    m_last_dt = 1.0f / 60.0f;
+    ++m_demo_steps;
+    std::this_thread::sleep_until(until);
+}
+
 void SimWorker::loop() {
     while (!m_quit) {
         std::vector<std::function<void()>> cmds;
@@ -620,12 +628,11 @@ void SimWorker::loop() {
             int n = 0;
             float sum_err = 0, max_err = 0;
             do {
-                if (m_demo) {
-                    m_demo->step(1.0 / 60.0);
-                    m_last_dt = 1.0f / 60.0f;
+                if (m_demo) {  // playing: one step a frame, in real time; paused: the steps asked for
+                    step_demo(playing ? t0 + std::chrono::milliseconds(16) : t0);
                     ++n;
-                    if (playing) std::this_thread::sleep_until(t0 + std::chrono::milliseconds(16));  // real time
-                    break;
+                    if (playing) break;
+                    continue;
                 }
                 if (m_water) {
                     if (!step_water()) {
@@ -721,6 +728,7 @@ void SimWorker::publish() {
         snap->dimension = 3;
         snap->hf = m_demo->field();
         snap->time = m_demo->time();
+        snap->steps = m_demo_steps;
         const float ext = static_cast<float>(snap->hf.dx * snap->hf.nx);
         snap->lo = {0, 0, 0};
         snap->hi = {ext, 0.3f, ext};

@@ -226,6 +226,8 @@ private:
     ExecContext m_exec;
     std::optional<Simulation> m_sim;
     std::optional<DemoHeightfield> m_demo;
+    std::uint64_t m_demo_steps = 0;  // the demo's steps since its start (lockstep counts them)
+    void step_demo(std::chrono::steady_clock::time_point until);  // one 1/60 s step, then waits until `until`
     struct Water;                    // the shallow-water simulation (sim_worker.cpp), when compiled in
     std::unique_ptr<Water> m_water;
     bool step_water();               // one step; false when it went wrong (m_status says why)

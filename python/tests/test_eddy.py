@@ -245,7 +245,13 @@ def test_ctrl_c_stops_a_run_cleanly(tmp_path):
     proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True,
                             env=dict(os.environ))
     assert proc.stdout.readline().strip() == "running"
-    time.sleep(1.5)
+    # Interrupted once it has written its second frame (it is inside run() and has stepped, however busy
+    # the machine is); 120 s at most.
+    second = tmp_path / "out" / "frames" / "particles_00001.csv"
+    deadline = time.monotonic() + 120
+    while not second.exists() and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    assert second.exists(), "the run wrote no second frame in 120 s"
     proc.send_signal(signal.SIGINT)
     out, _ = proc.communicate(timeout=60)
     assert proc.returncode == 130, out

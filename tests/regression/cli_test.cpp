@@ -153,9 +153,11 @@ TEST_F(Cli, DivergenceStopsWithExitCode3AndKeepsFrames) {
 
 TEST_F(Cli, InterruptStopsCleanlyWithSummaryAndExitCode130) {
     const std::string out = (dir / "i").string();
-    // Interrupt a long run after a second: it finishes the step, writes a frame and the summary.
-    const std::string cmd = "sh -c '" + std::string(EDDY_CLI) + " run dam_break_2d --quiet --until 100 --out " + out +
-                            " & pid=$!; sleep 1.5; kill -INT $pid; wait $pid; echo exit=$?'";
+    // Interrupt a long run once it has written its second frame (it has stepped, whatever the machine's
+    // load; 120 s at most): it finishes the step, writes a frame and the summary.
+    const std::string cmd = "sh -c '" + std::string(EDDY_CLI) + " run dam_break_2d --quiet --until 100 --format csv --out " +
+                            out + " & pid=$!; i=0; while [ ! -e " + out + "/frames/particles_00001.csv ] && [ $i -lt 1200 ]; " +
+                            "do sleep 0.1; i=$((i+1)); done; kill -INT $pid; wait $pid; echo exit=$?'";
     FILE* p = popen(cmd.c_str(), "r");
     ASSERT_NE(p, nullptr);
     std::string text;

@@ -27,6 +27,7 @@ protected:
         SCOPED_TRACE(name);
         ExecContext exec(2);
         const auto t0 = std::chrono::steady_clock::now();
+        const double cpu0 = test::cpu_seconds();
         Simulation sim = make_simulation(
             load_scene(std::filesystem::path(EDDY_SOURCE_DIR) / "scenes" / (std::string(name) + ".json"),
                        {std::string("settings.time_step=") + time_step}),
@@ -37,15 +38,16 @@ protected:
         opts.formats = {"csv"};
         const RunResult res = run(sim, opts, exec);
         const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        std::printf("%s at time_step %s: %s after %.1f s: %s\n", name, time_step, res.status.c_str(), seconds,
-                    res.message.c_str());
+        const double cpu = test::cpu_seconds() - cpu0;
+        std::printf("%s at time_step %s: %s after %.1f s (%.1f CPU s): %s\n", name, time_step, res.status.c_str(), seconds,
+                    cpu, res.message.c_str());
         EXPECT_EQ(res.status, "diverged");
         EXPECT_EQ(res.exit_code, kExitDiverged);
         EXPECT_TRUE(contains(res.message, "the fluid collapsed: particle ")) << res.message;
         EXPECT_TRUE(contains(res.message, "times the rest density") || contains(res.message, "in the cells around it") ||
                     contains(res.message, "in a cell (of the kernel's support) with"))
             << res.message;
-        EXPECT_LT(seconds, 30.0);
+        EXPECT_LT(cpu, 20.0);  // CPU seconds on 2 threads, measured 0.5 at most (the wall clock stretches on a busy machine)
         // The last good frame (the first, at t = 0) is kept, and the summary says diverged.
         ASSERT_FALSE(res.frames.empty());
         for (const auto& f : res.frames)

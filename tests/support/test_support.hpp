@@ -1,11 +1,13 @@
 // Helpers shared by eddy's test executables: temporary folders, one-line input errors, running the CLI.
 #pragma once
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <array>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -94,24 +96,73 @@ void expect_input_error(F&& f, std::initializer_list<std::string> needles) {
     }
 }
 
-/// What a command printed (stdout and stderr together), its exit code and how long it took.
+// ---- Measures that do not depend on the machine's load (docs/testing.md, "Under load") ----------------
+// A test that something is "instant" or "refused unread" checks what the work cost, not how long the
+// clock ran: on a busy machine a process waits for a core, and wall time says nothing about the code.
+
+/// CPU seconds (user + system, all threads) this process has used so far.
+inline double cpu_seconds() {
+    rusage u{};
+    ::getrusage(RUSAGE_SELF, &u);
+    return double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + 1e-6 * double(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
+/// CPU seconds used by the children (and their children) this process has waited for.
+inline double children_cpu_seconds() {
+    rusage u{};
+    ::getrusage(RUSAGE_CHILDREN, &u);
+    return double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + 1e-6 * double(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
+/// Bytes this process, and the children it has waited for, have read through read() and its kin
+/// (/proc/self/io: rchar; Linux adds a reaped child's counts to its parent's). 0 where it is not there.
+inline std::uint64_t bytes_read() {
+    std::ifstream io("/proc/self/io");
+    std::string key;
+    std::uint64_t value = 0;
+    while (io >> key >> value)
+        if (key == "rchar:") return value;
+    return 0;
+}
+
+/// A hang guard for code that must never block (a FIFO opened the blocking way): SIGALRM ends the test
+/// process after `seconds`, a failure, where the code would otherwise wait forever. Generous on purpose:
+/// it is a timeout, not a measure of speed.
+struct HangGuard {
+    explicit HangGuard(unsigned seconds = 60) { ::alarm(seconds); }
+    ~HangGuard() { ::alarm(0); }
+    HangGuard(const HangGuard&) = delete;
+    HangGuard& operator=(const HangGuard&) = delete;
+};
+
+/// What a command printed (stdout and stderr together), its exit code and what it cost: wall seconds
+/// (a generous timeout at most: they grow with the machine's load), CPU seconds and bytes read by the
+/// command and everything it started (load-independent: what "quick" and "unread" checks use).
 struct CommandResult {
     int code = -1;
     std::string output;
     double seconds = 0.0;
+    double cpu_seconds = 0.0;
+    std::uint64_t bytes_read = 0;
 };
 
 /// Runs a shell command line (stderr joined to stdout by the caller's "2>&1").
 inline CommandResult run_shell(const std::string& cmd) {
     CommandResult r;
     const auto t0 = std::chrono::steady_clock::now();
+    const double cpu0 = children_cpu_seconds();
     FILE* p = popen(cmd.c_str(), "r");
     if (!p) return r;
     std::array<char, 4096> buf{};
     while (std::fgets(buf.data(), buf.size(), p)) r.output += buf.data();
+    // Read before pclose: the command's counts join this process's when it is reaped, after its output
+    // (read here, and counted) is all in.
+    const std::uint64_t read0 = bytes_read();
     const int status = pclose(p);
     r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    r.cpu_seconds = children_cpu_seconds() - cpu0;
+    r.bytes_read = bytes_read() - read0;
     return r;
 }
 

@@ -6,7 +6,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <cstring>
 #include <fstream>
 
@@ -21,10 +20,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct HangGuard {  // a FIFO opened the blocking way would hang the test: SIGALRM fails it instead
-    HangGuard() { ::alarm(10); }
-    ~HangGuard() { ::alarm(0); }
-};
+using eddy::test::HangGuard;  // a FIFO opened the blocking way would hang the test
 
 const float kTetra[4][3] = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
 const int kFaces[4][3] = {{0, 2, 1}, {0, 1, 3}, {0, 3, 2}, {1, 2, 3}};
@@ -147,10 +143,8 @@ TEST_F(ModelFiles, HeadersAssimpWouldMisreadAreRefused) {
 TEST_F(ModelFiles, AnObjMtllibThatIsAFifoIsRefusedWithinASecond) {
     const fs::path model = write("m/a.obj", "mtllib pipe.mtl\n" + kTetraObj);
     ASSERT_EQ(::mkfifo((dir / "m" / "pipe.mtl").c_str(), 0600), 0);
-    HangGuard guard;
-    const auto t0 = std::chrono::steady_clock::now();
+    HangGuard guard;  // refused, not waited on: a blocking open never returns, and the guard fails the test
     expect_input_error([&] { (void)read_triangle_mesh(model); }, {"a.obj", "pipe.mtl", "FIFO"});
-    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 1.0);
 }
 
 TEST_F(ModelFiles, SideFilesOutsideTheModelsFolderAreRefusedUnlessAllowed) {
@@ -206,10 +200,8 @@ TEST_F(ModelFiles, GltfBufferUrisAreConfinedAndNeverBlock) {
     ASSERT_EQ(::mkfifo((dir / "m" / "pipe.bin").c_str(), 0600), 0);
     {
         HangGuard guard;
-        const auto t0 = std::chrono::steady_clock::now();
         expect_input_error([&] { (void)read_triangle_mesh(write("m/fifo.gltf", gltf("pipe.bin"))); },
                            {"fifo.gltf", "pipe.bin", "FIFO"});
-        EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 1.0);
     }
     write("t.bin", gltf_buffer());
     expect_input_error([&] { (void)read_triangle_mesh(write("m/up.gltf", gltf("../t.bin"))); }, {"up.gltf", "'../t.bin'"});

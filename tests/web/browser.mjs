@@ -49,7 +49,7 @@ export async function openEddyPage(browser, url) {
   page.on('pageerror', e => console.log(`page error: ${e.message}`));
   page.on('console', m => { if (m.type() === 'error') console.log(`console: ${m.text()}`); });
   await page.goto(url);
-  await page.waitForFunction(() => !!(window.eddyPage && window.eddyPage.ready), { timeout: 60000 });
+  await page.waitForFunction(() => !!(window.eddyPage && window.eddyPage.ready), { timeout: 120000 });  // a timeout only
   await page.evaluate(() => window.eddyPage.ready.then(() => true));
   return page;
 }

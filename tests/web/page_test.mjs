@@ -48,6 +48,16 @@ async function waitPaused(page, steps, timeout = 180000) {
   await page.waitForFunction(n => document.body.dataset.state === 'paused' && window.eddyPage.session.steps() === n,
     { timeout, polling: 100 }, steps);
 }
+// Waits until the page has drawn `n` more frames (the picture shows what was just changed). Counting frames,
+// not milliseconds: a busy machine draws fewer of them a second, and a fixed sleep then sees a stale canvas.
+async function nextFrames(page, n = 3) {
+  const f0 = await page.evaluate(() => window.eddyPage.frames);
+  await page.waitForFunction((f, k) => window.eddyPage.frames >= f + k, { timeout: 120000 }, f0, n);
+}
+// A condition in the page within a generous time; false (for check()) instead of an exception when it never holds.
+async function eventually(page, fn, ...args) {
+  try { await page.waitForFunction(fn, { timeout: 120000, polling: 50 }, ...args); return true; } catch (e) { return false; }
+}
 
 // The native run: `eddy run` with these arguments, in its own folder; returns its summary.json.
 function native(scene, extra, out) {
@@ -151,7 +161,7 @@ const checks = {
     for (const [query, what] of [['scene=clavet_dam_break_2d', '2D particles'], ['scene=pbf_dam_break_3d', '3D particles'],
       ['scene=shallow_valley', 'a shallow-water grid']]) {
       const page = await openPage(query);
-      await page.waitForFunction(() => window.eddyPage.session.steps() >= 5, { timeout: 60000 });
+      await page.waitForFunction(() => window.eddyPage.session.steps() >= 5, { timeout: 120000 });
       const s = pixelStats(await canvasShot(page));
       check(s.away > 0.02 && s.colours >= 8, `${what}: ${(100 * s.away).toFixed(1)}% of the canvas drawn, ${s.colours} colours`);
       await page.close();
@@ -161,8 +171,8 @@ const checks = {
     await waitPaused(page, 10);
     const offShot = await canvasShot(page), off = pixelStats(offShot);
     await page.click('#surface');
-    await page.waitForFunction(() => window.eddyPage.session.meshTriangles().length > 0, { timeout: 60000 });
-    await new Promise(r => setTimeout(r, 500));
+    await page.waitForFunction(() => window.eddyPage.session.meshTriangles().length > 0, { timeout: 120000 });
+    await nextFrames(page);
     const onShot = await canvasShot(page), on = pixelStats(onShot), differ = pixelsChanged(offShot, onShot);
     const tris = await page.evaluate(() => window.eddyPage.session.meshTriangles().length / 3);
     check(tris > 1000 && on.away > 0.02 && differ > 0.01, `the surface of dam_break_3d: ${tris} triangles, ${(100 * on.away).toFixed(1)}% drawn ` +
@@ -177,25 +187,25 @@ const checks = {
     check(st.steps === 0 && st.count > 2000, `before any step: "${st.text}" (>= 2,000 particles, the seed's demo)`);
     await page.click('#step');
     await waitPaused(page, 1, 30000);
-    await page.waitForFunction(() => /, 1 steps,/.test(document.querySelector('#status').textContent), { timeout: 10000 });
+    await page.waitForFunction(() => /, 1 steps,/.test(document.querySelector('#status').textContent), { timeout: 120000 });
     check((await status(page)).steps === 1, '#step takes one step (the status line says so)');
     await page.click('#play');
-    await page.waitForFunction(() => window.eddyPage.session.steps() > 20, { timeout: 30000 });
+    await page.waitForFunction(() => window.eddyPage.session.steps() > 20, { timeout: 120000 });
     check(await state(page) === 'running', '#play runs');
     await page.click('#play');
     const a = await page.evaluate(() => window.eddyPage.session.steps());
-    await new Promise(r => setTimeout(r, 400));
+    await nextFrames(page, 10);  // ten frames drawn while paused: none of them steps
     const b = await page.evaluate(() => window.eddyPage.session.steps());
     check(await state(page) === 'paused' && a === b, `#play again pauses (steps ${a} then ${b})`);
     await page.click('#reset');
-    await page.waitForFunction(() => window.eddyPage.session.steps() < 20, { timeout: 30000 });
+    await page.waitForFunction(() => window.eddyPage.session.steps() < 20, { timeout: 120000 });
     check(true, '#reset starts the scene again');
 
     // Colour field: density (rest density 1000 kg/m^3 in clavet_dam_break_2d's units) instead of speed.
     await page.click('#play'); // pause if the reset plays
     if (await state(page) !== 'paused') await page.click('#play');
     await page.select('#field', 'density');
-    await new Promise(r => setTimeout(r, 300));
+    await nextFrames(page);
     const field = await page.evaluate(() => { window.eddyPage.session.refresh(document.querySelector('#field').value); return [window.eddyPage.session.scalarMin(), window.eddyPage.session.scalarMax()]; });
     check(field[1] > 0, `#field density: range ${field[0].toFixed(3)} .. ${field[1].toFixed(3)}`);
 
@@ -203,19 +213,19 @@ const checks = {
     // (A packed block covers itself at any size: the gain is at its rim, so the check is that the picture
     // changes and grows, not by how much.)
     await page.$eval('#size', e => { e.value = e.min; e.dispatchEvent(new Event('input', { bubbles: true })); });
-    await new Promise(r => setTimeout(r, 300));
+    await nextFrames(page);
     const smallShot = await canvasShot(page), small = pixelStats(smallShot).away;
     await page.$eval('#size', e => { e.value = e.max; e.dispatchEvent(new Event('input', { bubbles: true })); });
-    await new Promise(r => setTimeout(r, 300));
+    await nextFrames(page);
     const largeShot = await canvasShot(page), large = pixelStats(largeShot).away, differ = pixelsChanged(smallShot, largeShot);
     check(large > small && differ > 0.005, `#size: ${(100 * small).toFixed(1)}% drawn at the smallest, ${(100 * large).toFixed(1)}% at the largest, ${(100 * differ).toFixed(1)}% of the pixels changed`);
 
     // Method and scene pickers.
     await page.select('#method', 'pbf');
-    await page.waitForFunction(() => window.eddyPage.session.method() === 'pbf', { timeout: 30000 });
+    await page.waitForFunction(() => window.eddyPage.session.method() === 'pbf', { timeout: 120000 });
     check(true, '#method pbf runs the scene with PBF');
     await page.select('#scene', 'dam_break_2d');
-    await page.waitForFunction(() => window.eddyPage.session.name() === 'dam_break_2d', { timeout: 30000 });
+    await page.waitForFunction(() => window.eddyPage.session.name() === 'dam_break_2d', { timeout: 120000 });
     check(true, '#scene dam_break_2d loads it');
 
     // A setting from the table: the first numeric field gets a new value within its range.
@@ -233,7 +243,9 @@ const checks = {
         input.value = String(v);
         input.dispatchEvent(new Event('input', { bubbles: true }));
         input.dispatchEvent(new Event('change', { bubbles: true }));
-        await new Promise(r => setTimeout(r, 300));
+        // Applied by the change handler; waited for by its effect, not by the clock (two minutes at most).
+        for (let i = 0; i < 2400 && Math.abs(JSON.parse(s.settings())[key] - v) > 1e-6 * Math.abs(v); i++)
+          await new Promise(r => setTimeout(r, 50));
         return { key, before, after: JSON.parse(s.settings())[key], want: v };
       }
       return null;
@@ -248,7 +260,7 @@ const checks = {
     await page.keyboard.down('Shift');
     await page.mouse.click(box.x + box.width / 2, box.y + box.height * 0.3);
     await page.keyboard.up('Shift');
-    await new Promise(r => setTimeout(r, 300));
+    await eventually(page, n => window.eddyPage.session.count() > n, n0);
     const n1 = await page.evaluate(() => window.eddyPage.session.count());
     check(n1 > n0, `shift-click adds fluid: ${n0} -> ${n1} particles`);
     await page.close();
@@ -286,7 +298,7 @@ const checks = {
       // Pasted: the message after the scene's name is the CLI's.
       await page.$eval('#scene-text', (e, t) => { e.value = t; e.dispatchEvent(new Event('input', { bubbles: true })); }, text);
       await page.click('#load-text');
-      await page.waitForFunction(() => document.querySelector('#error').textContent.trim() !== '', { timeout: 10000 });
+      await page.waitForFunction(() => document.querySelector('#error').textContent.trim() !== '', { timeout: 120000 });
       const pasted = await errorText(page);
       const tail = s => s.replace(/^eddy: error: [^:]*: /, '');
       check(want.code === 2 && tail(pasted) === tail(want.line) && pasted.startsWith('eddy: error: '),
@@ -299,7 +311,7 @@ const checks = {
         for (const type of ['dragenter', 'dragover', 'drop'])
           document.body.dispatchEvent(new DragEvent(type, { dataTransfer: dt, bubbles: true, cancelable: true }));
       }, name, text);
-      await page.waitForFunction(() => document.querySelector('#error').textContent.trim() !== '', { timeout: 10000 });
+      await page.waitForFunction(() => document.querySelector('#error').textContent.trim() !== '', { timeout: 120000 });
       const dropped = await errorText(page);
       check(dropped === want.line, `dropped ${name}: page "${dropped}", CLI "${want.line}"`);
       check(await page.evaluate(() => window.eddyPage.session.name()) === 'clavet_dam_break_2d', 'the running scene is kept');
@@ -309,7 +321,7 @@ const checks = {
     // its reason when it loads.
     for (const [scene, library] of [['mesh_dam_break_3d', 'assimp'], ['ducks_3d', 'Bullet']]) {
       const p2 = await openPage(`scene=${scene}`);
-      await p2.waitForFunction(() => document.querySelector('#error').textContent.trim() !== '', { timeout: 30000 });
+      await p2.waitForFunction(() => document.querySelector('#error').textContent.trim() !== '', { timeout: 120000 });
       const refusal = await errorText(p2);
       check(new RegExp(`^eddy: error: .*not available in eddy's web build \\(${library}`).test(refusal), `${scene}: "${refusal}"`);
       await p2.close();
@@ -334,16 +346,16 @@ const checks = {
       input.dispatchEvent(new Event('input', { bubbles: true }));
       input.dispatchEvent(new Event('change', { bubbles: true }));
     }, key, value);
-    await new Promise(r => setTimeout(r, 300));
+    await eventually(page, (k, v) => Math.abs(JSON.parse(window.eddyPage.session.settings())[k] - v) <= 1e-6 * Math.abs(v), key, value);
     await page.click('#share');
-    await page.waitForFunction(() => document.querySelector('#share-link').href.includes('#'), { timeout: 10000 });
+    await page.waitForFunction(() => document.querySelector('#share-link').href.includes('#'), { timeout: 120000 });
     const link = await page.$eval('#share-link', e => e.href);
     const want = await page.evaluate(() => ({ name: window.eddyPage.session.name(), method: window.eddyPage.session.method(),
       settings: window.eddyPage.session.settings(), hash: window.eddyPage.hash() }));
     await page.close();
     const p2 = await browser.newPage();
     await p2.goto(link);
-    await p2.waitForFunction(() => !!(window.eddyPage && window.eddyPage.ready), { timeout: 60000 });
+    await p2.waitForFunction(() => !!(window.eddyPage && window.eddyPage.ready), { timeout: 120000 });
     await p2.evaluate(() => window.eddyPage.ready.then(() => true));
     const got = await p2.evaluate(() => ({ name: window.eddyPage.session.name(), method: window.eddyPage.session.method(),
       settings: window.eddyPage.session.settings() }));
@@ -364,7 +376,7 @@ const checks = {
       await page.click(button);
       const t0 = Date.now();
       let got = null;
-      while (!got && Date.now() - t0 < 15000) {
+      while (!got && Date.now() - t0 < 120000) {  // a timeout only: the file is there as soon as it is written
         await new Promise(r => setTimeout(r, 200));
         const f = fs.readdirSync(dir).find(n => !before.has(n) && !n.endsWith('.crdownload'));
         if (f) got = f;
