@@ -10,9 +10,10 @@
 
 namespace eddy::view::test {
 
-/// Waits until the worker has published a snapshot satisfying pred; a failure after `seconds`.
+/// Waits until the worker has published a snapshot satisfying pred; a failure after `seconds` (a hang
+/// guard, generous for a busy machine: the tests wait for events, never for time to pass).
 template <class P>
-std::shared_ptr<const Snapshot> wait_until(SimWorker& w, P pred, int seconds = 90) {
+std::shared_ptr<const Snapshot> wait_until(SimWorker& w, P pred, int seconds = 300) {
     const auto t0 = std::chrono::steady_clock::now();
     for (;;) {
         auto s = w.latest();
