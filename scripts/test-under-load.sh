@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole suite with every core kept busy (docs/testing.md, "Under load"): LOAD busy processes (default:
 # one a core; stress-ng --cpu when installed, else `yes > /dev/null`) beside `ctest -j JOBS`, RUNS times.
-# Exits non-zero if any run failed a test. Each run's ctest log is kept in BUILD/Testing/under-load-K.log.
+# Exits non-zero if any run failed a test. Each run's ctest log is kept in BUILD/Testing/under-load-STAMP-K.log.
 #
 #   bash scripts/test-under-load.sh [BUILD] [RUNS]        (make test-under-load: build, then 3 runs)
 #   LOAD=4 JOBS=2 CTEST_ARGS="-L viewer" bash scripts/test-under-load.sh build 1
@@ -26,8 +26,9 @@ else
 fi
 
 failed=0
+stamp=$(date -u +%Y%m%dT%H%M%SZ)  # one name per invocation: an earlier invocation's logs are kept
 for k in $(seq "$runs"); do
-  log="$build/Testing/under-load-$k.log"
+  log="$build/Testing/under-load-$stamp-$k.log"
   mkdir -p "$build/Testing"
   start=$(date +%s)
   # shellcheck disable=SC2086
