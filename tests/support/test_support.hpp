@@ -100,19 +100,18 @@ void expect_input_error(F&& f, std::initializer_list<std::string> needles) {
 // A test that something is "instant" or "refused unread" checks what the work cost, not how long the
 // clock ran: on a busy machine a process waits for a core, and wall time says nothing about the code.
 
-/// CPU seconds (user + system, all threads) this process has used so far.
-inline double cpu_seconds() {
+/// CPU seconds (user + system) of getrusage's `who`: RUSAGE_SELF or RUSAGE_CHILDREN.
+inline double rusage_cpu_seconds(int who) {
     rusage u{};
-    ::getrusage(RUSAGE_SELF, &u);
+    ::getrusage(who, &u);
     return double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + 1e-6 * double(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
 }
 
+/// CPU seconds (all threads) this process has used so far.
+inline double cpu_seconds() { return rusage_cpu_seconds(RUSAGE_SELF); }
+
 /// CPU seconds used by the children (and their children) this process has waited for.
-inline double children_cpu_seconds() {
-    rusage u{};
-    ::getrusage(RUSAGE_CHILDREN, &u);
-    return double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + 1e-6 * double(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
-}
+inline double children_cpu_seconds() { return rusage_cpu_seconds(RUSAGE_CHILDREN); }
 
 /// Bytes this process, and the children it has waited for, have read through read() and its kin
 /// (/proc/self/io: rchar; Linux adds a reaped child's counts to its parent's). 0 where it is not there.
