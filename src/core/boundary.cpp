@@ -24,16 +24,16 @@ std::size_t BoundarySet<D>::memory_bytes() const {
 }
 
 template <int D>
-float double_layer_volume_correction(const CubicSpline<D>& kernel, float spacing) {
-    if (!(spacing > 0.0f)) return 1.0f;
-    // Lattice points within the support around the origin: all of them (full), and those of the two
-    // wall layers y = 0 and y = -spacing (the origin is an inner-layer particle).
+float wall_volume_correction(const CubicSpline<D>& kernel, float spacing, int layers) {
+    if (!(spacing > 0.0f) || layers < 1) return 1.0f;
+    // Lattice points within the support around the origin: all of them (full), and those of the wall's
+    // layers y = 0, -spacing, ... (the origin is a particle of the layer next to the fluid).
     double full = 0.0, wall = 0.0;
     for_each_lattice_offset<D>(spacing, kernel.h, [&](const Vec<D>& x) {
         const double w = kernel.value(x);
         full += w;
         const long layer = std::lround(x[1] / spacing);
-        if (layer == 0 || layer == -1) wall += w;
+        if (layer <= 0 && layer > -layers) wall += w;
     });
     return static_cast<float>(wall / full);
 }
@@ -117,9 +117,9 @@ float sampled_wall_correction(const CubicSpline<D>& kernel, float r, int layers,
 
 template <int D>
 void compute_boundary_psi(BoundarySet<D>& b, const CubicSpline<D>& kernel, float rest_density, const ExecContext& exec,
-                          float spacing) {
+                          float spacing, int layers) {
     if (b.empty()) return;
-    const float gamma = double_layer_volume_correction(kernel, spacing);
+    const float gamma = wall_volume_correction(kernel, spacing, layers);
     std::vector<float> factor(std::max<std::size_t>(b.sampled_layers.size(), 1), gamma);
     for (std::size_t o = 0; o < b.sampled_layers.size() && o < factor.size(); ++o)
         if (b.sampled_layers[o] > 0)
@@ -291,14 +291,55 @@ bool in_solid(const Wall<D>& w, const Vec<D>& x, float m) {
             if (near < m - slack) return true;
             return w.sdf->sample(x) < m;
         }
+        case Wall<D>::Shape::cylinder: {  // a tube (inner_radius > 0) or a disc about y, 3D only
+            if constexpr (D == 3) {
+                const float rho = std::hypot(x[0] - w.center[0], x[2] - w.center[2]);
+                return x[1] >= w.center[1] - m && x[1] <= w.center[1] + w.height + m && rho <= w.radius + m &&
+                       (w.inner_radius <= 0.0f || rho >= w.inner_radius - m);
+            }
+            return false;
+        }
         default: return norm(x - w.center) < w.radius + m;
     }
+}
+
+// The point outside a solid cylinder (tube or disc) by m nearest to x, when x is inside it: below its
+// bottom, above its top, radially outside, or into its hole.
+template <int D>
+Vec<D> push_out_of_cylinder(const Wall<D>& w, Vec<D> x, float m) {
+    if constexpr (D == 3) {
+        const float dx = x[0] - w.center[0], dz = x[2] - w.center[2], rho = std::hypot(dx, dz);
+        const float ux = rho > 0.0f ? dx / rho : 1.0f, uz = rho > 0.0f ? dz / rho : 0.0f;
+        const float bottom = w.center[1] - m, top = w.center[1] + w.height + m;
+        const float outer = w.radius + m, inner = w.inner_radius - m;
+        Vec<D> out = x;
+        float best = x[1] - bottom;
+        out[1] = bottom;
+        if (top - x[1] < best) {
+            best = top - x[1];
+            out = x;
+            out[1] = top;
+        }
+        auto radial = [&](float R) {
+            out = x;
+            out[0] = w.center[0] + ux * R;
+            out[2] = w.center[2] + uz * R;
+        };
+        if (outer - rho < best) {
+            best = outer - rho;
+            radial(outer);
+        }
+        if (w.inner_radius > 0.0f && inner > 0.0f && rho - inner < best) radial(inner);
+        return out;
+    }
+    return x;
 }
 
 // The point outside the solid (by m) nearest to x, when x is inside it.
 template <int D>
 Vec<D> push_out_of(const Wall<D>& w, Vec<D> x, float m) {
     if (w.shape == Wall<D>::Shape::sdf) return sdf_move_to(*w.sdf, x, m);
+    if (w.shape == Wall<D>::Shape::cylinder) return push_out_of_cylinder(w, x, m);
     if (w.shape == Wall<D>::Shape::box) {
         int best_axis = 0;
         float best = std::numeric_limits<float>::max(), target = 0.0f;
@@ -531,6 +572,18 @@ float distance_to_wall(const Wall<D>& w, const Vec<D>& xw, Vec<D>& towards) {
         const float len = norm(d);
         if (len > 0.0f) towards = d * (1.0f / len);
         dist = len;
+    } else if (w.shape == Wall<D>::Shape::cylinder && w.solid) {  // tube or disc: distance outside it
+        Vec<D> c = x;
+        if constexpr (D == 3) {
+            const float dx = x[0] - w.center[0], dz = x[2] - w.center[2], rho = std::hypot(dx, dz);
+            const float R = std::clamp(rho, w.inner_radius, w.radius);
+            c[0] = w.center[0] + (rho > 0.0f ? dx / rho : 1.0f) * R;
+            c[2] = w.center[2] + (rho > 0.0f ? dz / rho : 0.0f) * R;
+            c[1] = std::clamp(x[1], w.center[1], w.center[1] + w.height);
+        }
+        const Vec<D> d = c - x;
+        dist = norm(d);
+        if (dist > 0.0f) towards = d * (1.0f / dist);
     } else {
         Vec<D> rel = x - w.center;
         if constexpr (D == 3)
@@ -707,6 +760,11 @@ void update_wall_reach(Wall<D>& w) {
     } else if (w.shape == Wall<D>::Shape::ball) {
         lo = w.center - Vec<D>::filled(w.radius);
         hi = w.center + Vec<D>::filled(w.radius);
+    } else if (w.shape == Wall<D>::Shape::cylinder) {
+        lo = w.center - Vec<D>::filled(w.radius);
+        hi = w.center + Vec<D>::filled(w.radius);
+        lo[1] = w.center[1];
+        hi[1] = w.center[1] + w.height;
     } else {
         return;
     }
@@ -732,12 +790,12 @@ void update_wall_reach(Wall<D>& w) {
 
 template struct BoundarySet<2>;
 template struct BoundarySet<3>;
-template void compute_boundary_psi<2>(BoundarySet<2>&, const CubicSpline<2>&, float, const ExecContext&, float);
-template void compute_boundary_psi<3>(BoundarySet<3>&, const CubicSpline<3>&, float, const ExecContext&, float);
-template float double_layer_volume_correction<2>(const CubicSpline<2>&, float);
+template void compute_boundary_psi<2>(BoundarySet<2>&, const CubicSpline<2>&, float, const ExecContext&, float, int);
+template void compute_boundary_psi<3>(BoundarySet<3>&, const CubicSpline<3>&, float, const ExecContext&, float, int);
+template float wall_volume_correction<2>(const CubicSpline<2>&, float, int);
 template float sampled_wall_correction<2>(const CubicSpline<2>&, float, int, float, const ExecContext&);
 template float sampled_wall_correction<3>(const CubicSpline<3>&, float, int, float, const ExecContext&);
-template float double_layer_volume_correction<3>(const CubicSpline<3>&, float);
+template float wall_volume_correction<3>(const CubicSpline<3>&, float, int);
 template bool keep_inside<2>(Vec<2>&, const std::vector<Wall<2>>&, float);
 template bool keep_inside<3>(Vec<3>&, const std::vector<Wall<3>>&, float);
 template bool move_walls<2>(BoundarySet<2>&, std::vector<Wall<2>>&, double, float, const ExecContext&);

@@ -73,7 +73,9 @@ PbfSolver<D>::PbfSolver(const PbfSettings& s, float particle_radius, const Vec<D
 template <int D>
 void PbfSolver<D>::init(ParticleSet<D>& fluid, BoundarySet<D>& boundary, const ExecContext& exec) {
     fluid.mass = m_mass;
-    compute_boundary_psi(boundary, m_kernel, m_s.rest_density, exec);  // Akinci as published: single layer
+    // Akinci's single layer, its volumes calibrated so that fluid resting on a flat wall has rho0 (a lattice
+    // at rest stays at rest: as published, the first row had 1.064 rho0 in 3D and the first step lifted it).
+    compute_boundary_psi(boundary, m_kernel, m_s.rest_density, exec, 2.0f * m_r, 1);
     m_neighbors.init(fluid, boundary, exec);
 }
 

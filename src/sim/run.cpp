@@ -20,34 +20,90 @@
 
 namespace eddy {
 
+namespace {
+
+// An open box ends at its rim (issue 40): instead of a container whose sides went on above the rim (water
+// could not spill over them), its floor and sides are solid slabs as thick as the wall's two particle
+// layers (4r), the sides up to the rim. Water above the rim is free; water that went over the rim falls
+// outside the sides. `w` carries the solid flag and the moving object.
+template <int D>
+void add_open_box_slabs(std::vector<Wall<D>>& walls, Wall<D> w, const Vec<D>& lo, const Vec<D>& hi, float T) {
+    w.shape = Wall<D>::Shape::box;
+    w.solid = true;
+    auto slab = [&](int axis, bool high) {  // axis 1 low: the floor; the others: the sides up to the rim
+        w.lo = lo - Vec<D>::filled(T);
+        w.hi = hi + Vec<D>::filled(T);
+        w.hi[1] = axis == 1 ? lo[1] : hi[1];
+        if (axis != 1) {
+            w.lo[axis] = high ? hi[axis] : lo[axis] - T;
+            w.hi[axis] = high ? hi[axis] + T : lo[axis];
+        }
+        update_wall_reach(w);
+        walls.push_back(w);
+    };
+    slab(1, false);
+    for (int a = 0; a < D; ++a)
+        if (a != 1) {
+            slab(a, false);
+            slab(a, true);
+        }
+}
+
+// An open cylinder tank ends at its rim as the open box does: a solid disc under its floor and a solid
+// tube around its side up to the rim, both T thick (3D only: cylinders are 3D shapes).
+template <int D>
+void add_open_cylinder_walls(std::vector<Wall<D>>& walls, Wall<D> w, const BoundarySpec& b, float T) {
+    w.shape = Wall<D>::Shape::cylinder;
+    w.solid = true;
+    w.center = from_array<D>(b.center);
+    w.center[1] -= T;
+    w.radius = static_cast<float>(b.radius) + T;
+    w.height = T;  // the floor
+    update_wall_reach(w);
+    walls.push_back(w);
+    w.inner_radius = static_cast<float>(b.radius);  // the side, from under the floor up to the rim
+    w.height = static_cast<float>(b.height) + T;
+    update_wall_reach(w);
+    walls.push_back(w);
+}
+
+// The walls of one boundary object, appended to `walls`.
+template <int D>
+void add_boundary_walls(std::vector<Wall<D>>& walls, const BoundarySpec& b, int object, float r, const ExecContext& exec) {
+    Wall<D> w;
+    w.solid = b.solid;
+    w.object = b.moving() ? object : -1;
+    if (const MeshShape<D>* m = model_shape<D>(b.model)) {
+        w.shape = Wall<D>::Shape::sdf;
+        w.sdf = std::make_shared<const SdfGrid<D>>(make_sdf_grid(*m, r, 4.0f * r, exec));
+    } else if (b.shape == "box" && b.open_top) {
+        return add_open_box_slabs(walls, w, from_array<D>(b.min), from_array<D>(b.max), 4.0f * r);
+    } else if (b.shape == "cylinder" && b.open_top) {
+        return add_open_cylinder_walls(walls, w, b, 4.0f * r);
+    } else if (b.shape == "box") {
+        w.shape = Wall<D>::Shape::box;
+        w.lo = from_array<D>(b.min);
+        w.hi = from_array<D>(b.max);
+    } else {
+        w.shape = b.shape == "cylinder" ? Wall<D>::Shape::cylinder : Wall<D>::Shape::ball;
+        w.center = from_array<D>(b.center);
+        w.radius = static_cast<float>(b.radius);
+        w.height = static_cast<float>(b.height);
+    }
+    update_wall_reach(w);  // at rest; moving ones again at every pose
+    walls.push_back(std::move(w));
+}
+
+}  // namespace
+
 // The scene's walls for position-based collision: analytic shapes, and models as signed-distance
 // grids (voxel r, exact within 4r). Moving walls follow their boundary object (update_wall_poses).
 template <int D>
 std::vector<Wall<D>> scene_walls(const Scene& scene, const ExecContext& exec) {
     std::vector<Wall<D>> walls;
     const float r = static_cast<float>(scene.particle_radius);
-    for (std::size_t i = 0; i < scene.boundaries.size(); ++i) {
-        const BoundarySpec& b = scene.boundaries[i];
-        Wall<D> w;
-        w.solid = b.solid;
-        w.object = b.moving() ? static_cast<int>(i) : -1;
-        if (const MeshShape<D>* m = model_shape<D>(b.model)) {
-            w.shape = Wall<D>::Shape::sdf;
-            w.sdf = std::make_shared<const SdfGrid<D>>(make_sdf_grid(*m, r, 4.0f * r, exec));
-        } else if (b.shape == "box") {
-            w.shape = Wall<D>::Shape::box;
-            w.lo = from_array<D>(b.min);
-            w.hi = from_array<D>(b.max);
-            if (b.open_top) w.hi[1] = std::numeric_limits<float>::max();
-        } else {
-            w.shape = b.shape == "cylinder" ? Wall<D>::Shape::cylinder : Wall<D>::Shape::ball;
-            w.center = from_array<D>(b.center);
-            w.radius = static_cast<float>(b.radius);
-            w.height = b.open_top ? std::numeric_limits<float>::max() : static_cast<float>(b.height);
-        }
-        update_wall_reach(w);  // at rest; moving ones again at every pose
-        walls.push_back(std::move(w));
-    }
+    for (std::size_t i = 0; i < scene.boundaries.size(); ++i)
+        add_boundary_walls(walls, scene.boundaries[i], static_cast<int>(i), r, exec);
     // Many solids (a scene of bodies): an index of their boxes, for margins up to r (wall_contact_margin,
     // the collision's); kept up to date by update_wall_poses.
     index_walls(walls, r);

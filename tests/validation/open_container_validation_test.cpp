@@ -282,3 +282,73 @@ TEST(OpenContainerValidation, OpenPolylineKeyIsChecked) {
         EXPECT_NE(std::string(e.what()).find("closed"), std::string::npos) << e.what();
     }
 }
+
+// Analytic open tanks end at their rim (issue 40): a box or cylinder with "open_top" used to be a
+// container whose sides went on above the rim, so a jet aimed over a wall rose and never passed it. A
+// jet from inside the tank aimed over its +x wall: the water passes over the wall (beyond its outer face,
+// which the old walls never let a particle reach), leaves the scene and is counted as removed; and no
+// particle is ever inside the wall (4r thick: the two wall layers) below the rim.
+namespace {
+struct SpillRun {
+    std::size_t outside = 0, removed = 0, in_wall = 0, emitted = 0;
+};
+
+template <int D>
+SpillRun jet_over_the_rim(const std::string& method, bool cylinder) {
+    const double r = 0.005, rim = 0.2, half = 0.15;  // box: [0, 0.3] (x, z), cylinder: radius 0.15 about x = 0.15
+    nlohmann::json tank, emitter;
+    if (cylinder)
+        tank = {{"shape", "cylinder"}, {"center", {half, 0, half}}, {"radius", half}, {"height", rim}, {"open_top", true}};
+    else if (D == 3)
+        tank = {{"shape", "box"}, {"min", {0, 0, 0}}, {"max", {2 * half, rim, 2 * half}}, {"open_top", true}};
+    else
+        tank = {{"shape", "box"}, {"min", {0, 0}}, {"max", {2 * half, rim}}, {"open_top", true}};
+    if (D == 3)
+        emitter = {{"center", {half, 0.08, half}}, {"direction", {1, 1.5, 0}}, {"speed", 2.0}, {"radius", 0.012}};
+    else
+        emitter = {{"center", {half, 0.08}}, {"direction", {1, 1.5}}, {"speed", 2.0}, {"width", 0.024}};
+    nlohmann::json j = {{"name", "spill"}, {"dimension", D}, {"method", method}, {"particle_radius", r},
+                        {"gravity", D == 3 ? nlohmann::json{0, -9.81, 0} : nlohmann::json{0, -9.81}},
+                        {"boundaries", {tank}}, {"emitters", {emitter}}};
+    ExecContext exec(2);
+    Simulation simulation = make_simulation(parse_scene(j, "spill"), 1'000'000, exec);
+    auto& sim = particles<D>(simulation);
+    SpillRun out;
+    auto radial = [&](const Vec<D>& x) {  // distance from the tank's axis (cylinder), or beyond x = 0.3 (box)
+        if (!cylinder) return double(x[0]) - 2 * half;
+        return std::hypot(double(x[0]) - half, double(x[D - 1]) - half) - half;
+    };
+    while (sim.time < 0.6 - 1e-9) {
+        const StepStats st = step(simulation, exec, 0.6);
+        EXPECT_EQ(step_divergence(st, method_dt_min(sim.method)), "") << method << " at t = " << sim.time;
+        if (::testing::Test::HasFailure()) break;
+        for (const auto& x : sim.fluid.position) {
+            const double out_by = radial(x);
+            if (out_by > 4 * r) ++out.outside;
+            if (x[1] < rim - r && out_by > 0.25 * r && out_by < 4 * r - 0.25 * r) ++out.in_wall;
+        }
+    }
+    out.removed = sim.flow.counts.removed_escaped + sim.flow.counts.removed_outflow;
+    out.emitted = sim.flow.counts.emitted_total();
+    std::printf("%s %dD open %s, jet over the rim for 0.6 s: %zu emitted, %zu removed, %zu particle-steps beyond the "
+                "wall, %zu in the wall\n",
+                method.c_str(), D, cylinder ? "cylinder" : "box", out.emitted, out.removed, out.outside, out.in_wall);
+    EXPECT_EQ(sim.fluid.size() + out.removed, out.emitted);
+    return out;
+}
+
+template <int D>
+void expect_spills(const std::string& method, bool cylinder = false) {
+    const SpillRun s = jet_over_the_rim<D>(method, cylinder);
+    EXPECT_GT(s.removed, s.emitted / 10) << "the water that went over the rim left the scene";
+    EXPECT_GT(s.outside, 0u) << "it passed the wall";
+    EXPECT_EQ(s.in_wall, 0u);
+}
+}  // namespace
+
+TEST(OpenContainerValidation, JetSpillsOverAnOpenBoxWcsph2D) { expect_spills<2>("wcsph"); }
+TEST(OpenContainerValidation, JetSpillsOverAnOpenBoxDfsph2D) { expect_spills<2>("dfsph"); }
+TEST(OpenContainerValidation, JetSpillsOverAnOpenBoxPbf2D) { expect_spills<2>("pbf"); }
+TEST(OpenContainerValidation, JetSpillsOverAnOpenBoxClavet2D) { expect_spills<2>("clavet"); }
+TEST(OpenContainerValidation, JetSpillsOverAnOpenBoxDfsph3D) { expect_spills<3>("dfsph"); }
+TEST(OpenContainerValidation, JetSpillsOverAnOpenCylinderPbf3D) { expect_spills<3>("pbf", true); }
