@@ -146,6 +146,7 @@ struct Wall {
     float inner_radius = 0.0f;
     std::shared_ptr<const SdfGrid<D>> sdf;  ///< sdf: the model's signed distance (negative inside the model)
     int object = -1;                  ///< Boundary object whose motion it follows (-1: none)
+    int owner = -1;                   ///< Boundary object it belongs to, moving or not (loads; -1: none)
     bool moving = false;              ///< pose applies
     RigidPose<D> pose;                ///< Body frame -> world at the current time
     /// A solid's box in the world at its pose (update_wall_reach): keep_inside skips a solid whose box,

@@ -2,6 +2,12 @@
 // SCA; 2017, "Divergence-free SPH for incompressible and viscous fluids", IEEE TVCG 23(3)), with
 // Akinci et al. 2012 boundary particles, in 2D and 3D.
 //
+// Walls (boundary_model): by default the closed containers are smooth walls (eddy/smooth_walls.hpp): each face
+// near particle i is one virtual wall particle b whose psi_b W_ib and psi_b grad W_ib are the density and
+// the push of the fluid's mirror image (the bottom row then rests at r with the hydrostatic pressure), plus
+// a pressure-independent push with gravity (the mirror's hydrostatic part); solids, bodies, models and
+// shells stay Akinci particles, in the same lists. The sums over b below run over both.
+//
 // Two pressure solvers make the velocity field divergence-free (no density change) and the density
 // constant (no compression). Both are Jacobi iterations on one "stiffness" per particle; here it is
 // kept as P_i = p_i / rho_i^2 (m^5 kg^-1 s^-2), so the pressure of the outputs is p_i = P_i rho_i^2.
@@ -82,6 +88,7 @@
 #include "eddy/neighborhood.hpp"
 #include "eddy/particles.hpp"
 #include "eddy/settings.hpp"
+#include "eddy/smooth_walls.hpp"
 #include "eddy/wall_loads.hpp"
 #include "eddy/wcsph.hpp"  // StepStats
 
@@ -112,6 +119,7 @@ struct DfsphSettings {
     float dt_growth = 1.05f;                  ///< The step grows by at most this factor per step, from a quarter of its limit at the first; 0: off
     float support_ratio = 4.0f;               ///< Kernel support h / particle radius r
     int sort_interval = 32;                   ///< Steps between Morton reorderings of the particles (0: never)
+    std::string boundary_model = "smooth";    ///< smooth: walls from their shapes (eddy/smooth_walls.hpp); particles: Akinci's
     bool extrapolated_wall_pressure = false;  ///< Walls push with P_i + P_b, P_b extrapolated from the fluid (Band et al. 2018); off: P_i alone (Akinci 2012)
 };
 
@@ -159,6 +167,23 @@ public:
 
 private:
     Halo<D>* m_halo = nullptr;
+    // The boundary particles' pseudo-masses and the smooth walls' profile and mask (init).
+    void init_walls(BoundarySet<D>& boundary, const ExecContext& exec);
+    // The walls' move to the step, the fluid's reordering and lists, and the smooth walls' virtual particles.
+    void update_neighbors(ParticleSet<D>& fluid, BoundarySet<D>& boundary, double t, float dt, const ExecContext& exec);
+    // The smooth walls' hydrostatic push (eddy/smooth_walls.hpp, a_i) into m_wall_push, in full for
+    // particles at rest density rho (this step's), none below 0.9 rho0.
+    void set_hydrostatic_wall_push(const float* rho, std::size_t n, const ExecContext& exec);
+    // The walls as the solver sees them: the smooth walls' virtual particles, or the boundary particles.
+    const NeighborLists& wall_lists() const { return m_smooth ? m_virtual.lists : m_neighbors.boundary(); }
+    const BoundarySet<D>& wall_set(const BoundarySet<D>& b) const { return m_smooth ? m_virtual.set : b; }
+    // The wall neighbours particle i counts for the free-surface test: the smooth walls count as many
+    // particles as the share of a full neighbourhood their density stands for.
+    std::uint32_t wall_neighbors(std::size_t i) const {
+        if (!m_smooth) return static_cast<std::uint32_t>(m_neighbors.boundary()[i].size());
+        return m_virtual.counts[i] +
+               static_cast<std::uint32_t>(m_full_neighbors * m_virtual.density[i] / m_s.rest_density + 0.5f);
+    }
     // The Jacobi velocity update dv_i = -dt [dK_i F_i + sum_j m dK_j grad W_ij] (2017 eq. 9); K (if not null)
     // accumulates dK.
     void apply_pressure(const float* dK, float* K, Vec<D>* v, float dt, const ExecContext& exec) const;
@@ -180,6 +205,11 @@ private:
     std::vector<Wall<D>> m_walls;
     CubicSpline<D> m_kernel;
     FluidNeighborhood<D> m_neighbors;
+    bool m_smooth = false;              // smooth walls (boundary_model, and the scene has a container to draw so)
+    SmoothWallProfile<D> m_profile;
+    VirtualWalls<D> m_virtual;
+    std::vector<std::uint8_t> m_smooth_walls, m_smooth_objects;  // smooth_wall_mask: per wall, per object
+    std::uint32_t m_full_neighbors = 0; // neighbours of a particle inside a full lattice
     std::uint32_t m_min_neighbors = 0;  // fewer (fluid + wall) neighbours: a free-surface particle
     float m_alpha_floor = 0.0f;         // alpha's denominator below this: an isolated particle, alpha = 0
     float m_viscosity_factor = 1.0f;    // the SPH Laplacian's value on a full lattice over the exact one (constructor)

@@ -357,6 +357,13 @@ struct MethodCost {
     double bytes_per_particle = 0.0;  // the solver's own arrays
     double bytes_per_entry = 0.0;     // ... and those kept per fluid neighbour (DFSPH's kernel gradients)
     bool springs = false;
+    // DFSPH's smooth walls (eddy/smooth_walls.hpp): per fluid particle its offset, wall density, push and
+    // count, and up to D faces as virtual wall particles; every boundary particle neighbour copied beside them.
+    bool smooth_walls = false;
+    double smooth_wall_bytes(int D, double fluid, double wall_entries) const {
+        const double entry = 10.0 + 8.0 * D;  // index, position, velocity, psi, object
+        return smooth_walls ? fluid * (12.0 + 4.0 * D + D * entry) + wall_entries * entry : 0.0;
+    }
 };
 
 template <int D>
@@ -374,6 +381,7 @@ MethodCost method_cost(const Scene& scene) {
         c.support_ratio = s.support_ratio;
         c.bytes_per_particle = 25.0 + 16.0 * D;
         c.bytes_per_entry = 4.0 * D;
+        c.smooth_walls = s.boundary_model == "smooth" && !s.extrapolated_wall_pressure;
         if (s.viscosity > 0.0f || s.wall_viscosity > 0.0f) {
             // The implicit viscosity: a float per pair; per particle its D x D block and six vectors
             // (right-hand side, residual, preconditioned residual, direction, product, warm start).
@@ -452,7 +460,8 @@ MemoryEstimate estimate_particles(const Scene& scene, std::size_t max_particles)
     const double grid_bytes = 12.0 + 4.0 * D;
     const double entry_bytes = 10.0 + cost.bytes_per_entry;
     const double wall_entries = std::min(nf, nw) * nb / 2.0;
-    const double lists = nf * (grid_bytes + 8.0) + fluid_entries * entry_bytes + nw * grid_bytes + wall_entries * 10.0;
+    const double lists = nf * (grid_bytes + 8.0) + fluid_entries * entry_bytes + nw * grid_bytes + wall_entries * 10.0 +
+                         cost.smooth_wall_bytes(D, nf, wall_entries);
     const double springs = cost.springs ? fluid_entries / 2.0 : 0.0;
 
     e.add(fmt::format("fluid {} particles", format_count(nf)), nf * fluid_bytes, nf);

@@ -73,6 +73,7 @@ void add_boundary_walls(std::vector<Wall<D>>& walls, const BoundarySpec& b, int 
     Wall<D> w;
     w.solid = b.solid;
     w.object = b.moving() ? object : -1;
+    w.owner = object;
     if (const MeshShape<D>* m = model_shape<D>(b.model)) {
         w.shape = Wall<D>::Shape::sdf;
         w.sdf = std::make_shared<const SdfGrid<D>>(make_sdf_grid(*m, r, 4.0f * r, exec));

@@ -53,6 +53,10 @@ std::span<const Field<DfsphSettings>> dfsph_fields() {
          "(the solvers build the pressure of fluid released at rest); 0: off"},
         {"support_ratio", &S::support_ratio, "", 2, 8, "kernel support radius h in particle radii r"},
         {"sort_interval", &S::sort_interval, "steps", 0, 1e6, "steps between Morton reorderings (0: never)"},
+        {"boundary_model", &S::boundary_model, "", 0, 0,
+         "smooth (default): walls act through their shapes, each face as the fluid's mirror image (a smooth "
+         "density and push, docs/methods.md); particles: Akinci et al. 2012 boundary particles",
+         {"smooth", "particles"}},
         {"extrapolated_wall_pressure", &S::extrapolated_wall_pressure, "", 0, 1,
          "walls push with the particle's pressure plus the pressure extrapolated to the wall particles (Band et "
          "al. 2018: the neighbourhood's, carried hydrostatically), so that water at rest sits at r from the walls "
@@ -118,6 +122,7 @@ DfsphSolver<D>::DfsphSolver(const DfsphSettings& s, float particle_radius, const
     // Fewer than 3/4 of a full neighbourhood: a free-surface particle, whose density deficit is not
     // compression to undo (the divergence solver leaves it; Bender & Koschier 2017, section 4.2).
     m_min_neighbors = static_cast<std::uint32_t>(0.75 * full);
+    m_full_neighbors = full;
     // The viscosity's lattice factor: the SPH Laplacian of the viscosity (dfsph_viscosity.cpp) applied
     // to the shear v = (y^2, 0) at a particle inside a full lattice gives C times the exact 2 (C = 0.649
     // in 2D, 0.698 in 3D at h = 4r: the support spans two spacings); the solver divides nu by C, so
@@ -140,9 +145,20 @@ DfsphSolver<D>::DfsphSolver(const DfsphSettings& s, float particle_radius, const
 }
 
 template <int D>
+void DfsphSolver<D>::init_walls(BoundarySet<D>& boundary, const ExecContext& exec) {
+    compute_boundary_psi(boundary, m_kernel, m_s.rest_density, exec, 2.0f * m_r);
+    // Smooth walls for the closed analytic containers (eddy/smooth_walls.hpp); the extrapolated wall pressure
+    // is defined on wall particles and keeps them.
+    m_smooth_walls = smooth_wall_mask(m_walls, boundary.motions.size(), m_smooth_objects);
+    m_smooth = m_s.boundary_model == "smooth" && !m_s.extrapolated_wall_pressure &&
+               std::find(m_smooth_walls.begin(), m_smooth_walls.end(), 1) != m_smooth_walls.end();
+    if (m_smooth) m_profile = make_smooth_wall_profile(m_kernel, m_r, m_mass, m_s.rest_density);
+}
+
+template <int D>
 void DfsphSolver<D>::init(ParticleSet<D>& fluid, BoundarySet<D>& boundary, const ExecContext& exec) {
     fluid.mass = m_mass;
-    compute_boundary_psi(boundary, m_kernel, m_s.rest_density, exec, 2.0f * m_r);
+    init_walls(boundary, exec);
     m_neighbors.init(fluid, boundary, exec);
     fluid.add_scalar(kPressureField);
     fluid.add_scalar(kDivergencePressureField);
@@ -205,11 +221,31 @@ void DfsphSolver<D>::apply_pressure(const float* dK, float* K, Vec<D>* v, float 
 }
 
 template <int D>
-StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, double t, float dt,
-                               const ExecContext& exec) {
+void DfsphSolver<D>::update_neighbors(ParticleSet<D>& fluid, BoundarySet<D>& boundary, double t, float dt,
+                                      const ExecContext& exec) {
     const bool moved = move_walls(boundary, m_walls, t, dt, exec);
     if (!m_halo) m_neighbors.reorder_if_due(fluid, exec);  // ghosts stay behind the owned particles
     m_neighbors.update(fluid, boundary, walls_changed(m_halo, moved), exec);
+    if (m_smooth)
+        build_virtual_walls(m_walls, m_smooth_walls, boundary.motions, t, m_profile, m_g, fluid.position.data(), fluid.size(),
+                            m_virtual, exec, &m_neighbors.boundary(), &boundary, &m_smooth_objects);
+}
+
+template <int D>
+void DfsphSolver<D>::set_hydrostatic_wall_push(const float* rho, std::size_t n, const ExecContext& exec) {
+    m_wall_push.resize(n);
+    const float inv_rho0 = 1.0f / m_s.rest_density;
+    parallel_for_each_index(exec, n, [&](std::size_t i) {
+        // In full at rest density, none below 0.8 rho0: a drop or a film on a floor is no column
+        const float held = std::clamp(5.0f * rho[i] * inv_rho0 - 4.0f, 0.0f, 1.0f);
+        m_wall_push[i] = m_virtual.hold[i] * held;
+    });
+}
+
+template <int D>
+StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, double t, float dt,
+                               const ExecContext& exec) {
+    update_neighbors(fluid, boundary, t, dt, exec);
 
     StepStats out;
     out.dt = dt;
@@ -225,7 +261,7 @@ StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
     }
 
     const auto& fn = m_neighbors.fluid();
-    const auto& bn = m_neighbors.boundary();
+    const auto& bn = wall_lists();
     m_grad.resize(fn.total());
     m_rate.resize(n);
     m_alpha.resize(n);
@@ -250,9 +286,9 @@ StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
     Vec<D>* x = fluid.position.data();
     Vec<D>* v = fluid.velocity.data();
     float* rho = fluid.density.data();
-    const Vec<D>* xb = boundary.position.data();
-    const Vec<D>* vb = boundary.velocity.data();
-    const float* psi = boundary.psi.data();
+    const Vec<D>* xb = wall_set(boundary).position.data();
+    const Vec<D>* vb = wall_set(boundary).velocity.data();
+    const float* psi = wall_set(boundary).psi.data();
     const std::uint32_t* off = fn.offsets.data();
     const std::uint32_t* idx = fn.indices.data();
 
@@ -326,7 +362,7 @@ StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
                 m_wall_rate[i] = wall_rate;
                 m_xsph[i] = xs * c + xw * c_wall;
                 m_wall_dv[i] = xw;  // times c_wall in step 5 (kept apart: the XSPH sum above rounds as before)
-                m_surface[i] = (off[i + 1] - off[i]) + static_cast<std::uint32_t>(bn[i].size()) < m_min_neighbors;
+                m_surface[i] = (off[i + 1] - off[i]) + wall_neighbors(i) < m_min_neighbors;
                 // Drho_i/Dt of the velocities the step starts with (2017 eq. 4), for the divergence
                 // solver's start: the pair terms are still in cache here, which saves that solver a pass.
                 float rate = dot(vi, F) - wall_rate;
@@ -458,15 +494,17 @@ StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
         v[i] += gdt;
         m_rate[i] += dot(gdt, m_Fb[i]);
     });
-    // The walls' pressure-independent push (the extrapolated wall pressure's hydrostatic part) is
-    // uneven: the density solver then starts from fresh rates.
-    if (extrapolated) parallel_for_each_index(exec, n, [&](std::size_t i) { v[i] += m_wall_push[i] * dt; });
+    // The walls' pressure-independent push (the extrapolated wall pressure's hydrostatic part; the smooth
+    // walls' mirrored hydrostatic pressure, for particles at rest density) is uneven: the density solver
+    // then starts from fresh rates.
+    if (m_smooth && !extrapolated) set_hydrostatic_wall_push(rho, n, exec);
+    if (extrapolated || m_smooth) parallel_for_each_index(exec, n, [&](std::size_t i) { v[i] += m_wall_push[i] * dt; });
     // The implicit viscosity changes the velocities unevenly: the density solver then starts from
     // fresh rates.
     const bool viscous = m_s.viscosity > 0.0f || m_s.wall_viscosity > 0.0f;
-    if (viscous) out.viscosity_iterations = solve_viscosity(fluid, boundary, dt, exec);
+    if (viscous) out.viscosity_iterations = solve_viscosity(fluid, wall_set(boundary), dt, exec);
     // The walls' friction in their loads, with the velocities it left (dfsph_loads.cpp).
-    begin_wall_loads(fluid, boundary, t, dt, exec);
+    begin_wall_loads(fluid, wall_set(boundary), t, dt, exec);
 
     // 4. Density solver (2017 Algorithm 2). Its prediction rho_i + dt Drho_i/Dt is linear in the motion;
     //    the kernel's curvature adds compression to it, most of all for particles moving against the
@@ -481,12 +519,12 @@ StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
         density_target = std::max(0.25f * density_target, density_target - excess * scale);
     }
     const auto [iters, predicted] = solve(P, false, m_s.min_iterations, m_s.max_iterations, density_target,
-                                          m_s.density_error_max, dt, !divergence || viscous || extrapolated);
+                                          m_s.density_error_max, dt, !divergence || viscous || extrapolated || m_smooth);
     out.iterations = iters;
     m_last_predicted = static_cast<float>(predicted);
 
     // The walls' loads of both pressure solvers, at the positions the step started from (dfsph_loads.cpp).
-    add_pressure_wall_loads(fluid, P, Pv, boundary, exec);
+    add_pressure_wall_loads(fluid, P, Pv, wall_set(boundary), exec);
 
     // 5. Positions; the walls' shapes guard the boundary particles (see WcsphSolver::step); the
     //    pressure of the outputs, p = (P + P^v) rho^2.
@@ -503,7 +541,7 @@ StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
                 // Held: a pressure from either solver pushes it off the walls (wall_contact_margin).
                 const Vec<D> before = vi;
                 guard_walls(x[i], vi, m_walls, P[i] + Pv[i] > 0.0f ? guard_held : guard_free);
-                m_wall_dv[i] = m_wall_dv[i] * c_wall + (vi - before);
+                m_wall_dv[i] = m_wall_dv[i] * c_wall + (vi - before) + (m_smooth && !extrapolated ? m_wall_push[i] * dt : Vec<D>::zero());
                 v[i] = vi;
                 p[i] = (P[i] + Pv[i]) * rho[i] * rho[i];
                 if (i >= owned) continue;  // a ghost: its owner counts it
@@ -557,7 +595,7 @@ void DfsphSolver<D>::load_state(StateReader& r) {
 
 template <int D>
 std::size_t DfsphSolver<D>::memory_bytes() const {
-    return m_neighbors.memory_bytes() +
+    return m_neighbors.memory_bytes() + m_virtual.memory_bytes() +
            (m_rate.capacity() + m_alpha.capacity() + m_dP.capacity() + m_wall_rate.capacity() + m_w.capacity() +
             m_wself.capacity()) *
                sizeof(float) +

@@ -29,7 +29,7 @@ void DfsphSolver<D>::begin_wall_loads(const ParticleSet<D>& fluid, const Boundar
     const Vec<D>* xb = boundary.position.data();
     const Vec<D>* vb = boundary.velocity.data();
     const float* psi = boundary.psi.data();
-    m_loads.add_pairs(exec, owned_count(m_halo, n), m_neighbors.boundary(), boundary, [&](std::size_t i, std::uint32_t k) {
+    m_loads.add_pairs(exec, owned_count(m_halo, n), wall_lists(), boundary, [&](std::size_t i, std::uint32_t k) {
         const Vec<D> d = x[i] - xb[k];
         const float len2 = norm2(d);
         if (len2 == 0.0f) return Vec<D>::zero();
@@ -52,7 +52,7 @@ void DfsphSolver<D>::add_pressure_wall_loads(const ParticleSet<D>& fluid, const 
     const Vec<D>* xb = boundary.position.data();
     const float* psi = boundary.psi.data();
     const std::size_t owned = owned_count(m_halo, n);
-    const auto& bn = m_neighbors.boundary();
+    const auto& bn = wall_lists();
     if (!m_s.extrapolated_wall_pressure) {
         m_loads.add_pairs(exec, owned, bn, boundary, [&](std::size_t i, std::uint32_t k) {
             const Vec<D> d = x[i] - xb[k];
@@ -95,7 +95,7 @@ void DfsphSolver<D>::add_pressure_wall_loads(const ParticleSet<D>& fluid, const 
 template <int D>
 void DfsphSolver<D>::finish_wall_loads(const ParticleSet<D>& fluid, BoundarySet<D>& boundary, float dt,
                                        const ExecContext& exec) {
-    m_loads.add_impulses(exec, owned_count(m_halo, fluid.size()), m_neighbors.boundary(), boundary,
+    m_loads.add_impulses(exec, owned_count(m_halo, fluid.size()), wall_lists(), wall_set(boundary),
                          fluid.position.data(), m_wall_dv.data(), m_mass, dt);
     m_loads.finish(boundary, m_halo);
 }

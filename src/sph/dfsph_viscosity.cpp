@@ -81,7 +81,7 @@ int DfsphSolver<D>::solve_viscosity(ParticleSet<D>& fluid, const BoundarySet<D>&
     };
     if (halo) halo->refresh(fluid.density);  // the pair terms read the neighbours' densities
     const auto& fn = m_neighbors.fluid();
-    const auto& bn = m_neighbors.boundary();
+    const auto& bn = wall_lists();
     const std::uint32_t* off = fn.offsets.data();
     const std::uint32_t* idx = fn.indices.data();
     const Vec<D>* x = fluid.position.data();

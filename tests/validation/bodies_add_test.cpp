@@ -138,7 +138,9 @@ TEST(AddBody, BoxDroppedIntoA2DDfsphTankFallsAndFloats) {
     // second, measured; DFSPH damps it slowly), which one instant's velocity, checked here before, caught at a
     // phase (-0.0004 m/s in one build, 0.064 m/s in another). Bounded, and no drift up or down.
     EXPECT_LT(heave, 0.1);
-    EXPECT_LT(std::fabs(b.position[1] - y_start), 0.01);
+    // Drift over the last second: -4 mm with the tank's particle walls; -12 to +14 mm with its smooth walls
+    // (issue 40: the box's own walls are particles, the tank's smooth), bound 1 -> 2 cm.
+    EXPECT_LT(std::fabs(b.position[1] - y_start), 0.02);
     // The fluid carries its weight (per metre: 500 * 0.006 * 9.81 = 29.4 N/m), in the mean over the heave
     // that is left.
     EXPECT_NEAR(lift, weight, 0.05 * weight);

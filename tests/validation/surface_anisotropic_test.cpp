@@ -27,6 +27,11 @@ std::vector<std::vector<Vec3>> settled_tank(float& r_out, double& width_out) {
                         {"gravity", {0, -9.81, 0}},
                         {"boundaries", {{{"shape", "box"}, {"min", {0, 0, 0}}, {"max", {width, depth + 0.1, width}}}}},
                         {"fluids", {{{"shape", "box"}, {"min", {0, 0, 0}}, {"max", {width, depth, width}}}}}};
+    // The fluid as issue 32 measured the surface on: the Akinci walls. With the smooth walls (the default
+    // since issue 40) the same tank's surface reads 0.035 r anisotropic, 0.049 r isotropic (0.03 r asked):
+    // the particles along the side walls now sit at 0.7-0.9 r from them, not 0.25 r, and the top row
+    // bends down there (docs/methods.md); this test is about the reconstruction, so it keeps that fluid.
+    j["settings"] = {{"boundary_model", "particles"}};
     ExecContext exec(2);
     Simulation sim = make_simulation(parse_scene(j, "tank"), 1'000'000, exec);
     auto& ps = std::get<ParticleSimulation<3>>(sim);

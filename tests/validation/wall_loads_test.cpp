@@ -123,8 +123,9 @@ TEST(WallLoads, BundledTankForces3D) {
         std::printf("%s tank_forces_3d: weight %+.2f%%, dam force %+.2f%%, moment %+.2f%%, buoyancy %+.2f%% (H = %.4f m)\n",
                     method, 100 * weight, 100 * force, 100 * torque, 100 * buoyancy, H);
         EXPECT_LT(std::fabs(weight), 0.005) << method;
-        // Measured at r = 1 cm (15 rows): DFSPH -0.7%, -4.9%, -1.6%; WCSPH -1.8%, -0.4%, +6.2%.
-        EXPECT_LT(std::fabs(force), 0.03) << method;
+        // Measured at r = 1 cm (15 rows): DFSPH -0.7%, -4.9%, -1.6%; WCSPH -1.8%, -0.4%, +6.2%. DFSPH with the
+        // tank's smooth walls (issue 40; the dam and the box keep particles): -3.5%, -3.2%, -6.3%: force 3% -> 4%.
+        EXPECT_LT(std::fabs(force), 0.04) << method;
         EXPECT_LT(std::fabs(torque), 0.06) << method;
         EXPECT_LT(std::fabs(buoyancy), 0.08) << method;
     }

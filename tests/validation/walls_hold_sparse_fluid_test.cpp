@@ -103,7 +103,9 @@ void drop_onto_the_floor(const std::string& method, bool sheet) {
     EXPECT_LT(top, 4 * kR) << what;
     // Not sunk into the wall layers: a particle without pressure touches the wall at its contact margin
     // (r/2; it sat at r/4 before), one pressed by others may be guarded nearer (r/4).
-    EXPECT_GE(low, (sheet ? 0.2 : 0.45) * kR) << what;
+    // DFSPH's smooth walls (issue 40) hold a lone particle by its own pressure where its density reaches
+    // rho0: 0.41 r.
+    EXPECT_GE(low, (sheet ? 0.2 : 0.4) * kR) << what;
     EXPECT_LT(fastest, 0.2 * impact) << what;
 }
 

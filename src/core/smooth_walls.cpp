@@ -1,0 +1,314 @@
+// eddy: smooth walls from the walls' shapes (eddy/smooth_walls.hpp).
+#include "eddy/smooth_walls.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+
+namespace eddy {
+
+namespace {
+
+// The kernel integrated over a plane at distance z (1/m): 2D a line, 3D a plane (rings of radius s).
+template <int D>
+double plane_integral(const CubicSpline<D>& W, double z) {
+    const double h = W.h;
+    z = std::abs(z);
+    if (z >= h) return 0.0;
+    const int n = 2000;  // Simpson, even
+    if constexpr (D == 2) {
+        const double L = std::sqrt(h * h - z * z), ds = L / n;
+        double sum = 0.0;
+        for (int k = 0; k <= n; ++k) {
+            const double s = k * ds, w = W.value(static_cast<float>(std::sqrt(z * z + s * s)));
+            sum += (k == 0 || k == n ? 1.0 : (k % 2 ? 4.0 : 2.0)) * w;
+        }
+        return 2.0 * sum * ds / 3.0;
+    } else {
+        const double dR = (h - z) / n;  // 2 pi integral_z^h W(R) R dR
+        double sum = 0.0;
+        for (int k = 0; k <= n; ++k) {
+            const double R = z + k * dR;
+            sum += (k == 0 || k == n ? 1.0 : (k % 2 ? 4.0 : 2.0)) * W.value(static_cast<float>(R)) * R;
+        }
+        return 2.0 * std::numbers::pi * sum * dR / 3.0;
+    }
+}
+
+// The rigid motion's velocity at a world point x, from the object's poses at t - e, t, t + e.
+template <int D>
+Vec<D> point_velocity(const std::array<RigidPose<D>, 3>& p, const Vec<D>& x, double e) {
+    const Vec<D> x0 = p[1].inverse(x);
+    return (p[2].apply(x0) - p[0].apply(x0)) * static_cast<float>(1.0 / (2.0 * e));
+}
+
+// Whether x (in w's frame) is inside the box or closed cylinder container w, or within `margin` outside it.
+template <int D>
+bool inside_container(const Wall<D>& w, const Vec<D>& x, float margin) {
+    if (w.shape == Wall<D>::Shape::box) {
+        for (int a = 0; a < D; ++a)
+            if (x[a] < w.lo[a] - margin || x[a] > w.hi[a] + margin) return false;
+        return true;
+    }
+    if constexpr (D == 3) {
+        const float dx = x[0] - w.center[0], dz = x[2] - w.center[2];
+        return std::hypot(dx, dz) <= w.radius + margin && x[1] >= w.center[1] - margin &&
+               x[1] <= w.center[1] + w.height + margin;
+    }
+    return false;
+}
+
+// Copies boundary particle b of `from` into slot k of `to`.
+template <int D>
+void b_copy(BoundarySet<D>& to, std::size_t k, const BoundarySet<D>& from, std::uint32_t b) {
+    to.position[k] = from.position[b];
+    to.velocity[k] = from.velocity[b];
+    to.psi[k] = from.psi[b];
+    to.object[k] = from.object[b];
+}
+
+// Calls f(d, n) for every face of wall w within `reach` of x: d the distance to it on the fluid's side,
+// n its unit normal into the fluid (world frame).
+template <int D, class F>
+void for_each_face(const Wall<D>& w, const Vec<D>& x, float reach, F&& f) {
+    if (w.bounded) {  // a solid far from x: nothing
+        for (int a = 0; a < D; ++a)
+            if (x[a] < w.reach_lo[a] - reach || x[a] > w.reach_hi[a] + reach) return;
+    }
+    const bool box = w.shape == Wall<D>::Shape::box && !w.solid;
+    const bool cylinder = D == 3 && w.shape == Wall<D>::Shape::cylinder && !w.solid;
+    if (!box && !cylinder) {  // one face at the nearest point
+        Vec<D> towards;
+        const float d = distance_to_wall(w, x, towards);
+        // A point well outside a container (in another tank of the scene) is none of its business.
+        if (d < reach && (w.solid || d > -reach) && norm2(towards) > 0.0f) f(d, towards * -1.0f);
+        return;
+    }
+    const Vec<D> xb = w.moving ? w.pose.inverse(x) : x;
+    if (!inside_container(w, xb, reach)) return;
+    auto face = [&](float d, Vec<D> n) {
+        if (!(d < reach)) return;
+        if (w.moving) n = w.pose.apply(xb + n) - w.pose.apply(xb);
+        f(d, n);
+    };
+    if (box) {
+        for (int a = 0; a < D; ++a) {
+            Vec<D> n = Vec<D>::zero();
+            n[a] = 1.0f;
+            face(xb[a] - w.lo[a], n);
+            face(w.hi[a] - xb[a], n * -1.0f);
+        }
+        return;
+    }
+    if constexpr (D == 3) {  // a closed cylinder: side, floor, lid
+        const float dx = xb[0] - w.center[0], dz = xb[2] - w.center[2], rho = std::hypot(dx, dz);
+        if (rho > 0.0f) face(w.radius - rho, Vec<D>{{-dx / rho, 0.0f, -dz / rho}});
+        face(xb[1] - w.center[1], Vec<D>{{0.0f, 1.0f, 0.0f}});
+        face(w.center[1] + w.height - xb[1], Vec<D>{{0.0f, -1.0f, 0.0f}});
+    }
+}
+
+}  // namespace
+
+template <int D>
+bool SmoothWallProfile<D>::at(float d, float& delta_out, float& psi_out) const {
+    if (!(d < reach)) return false;
+    const float u = std::max(d, 0.0f) / step;
+    const std::size_t k = std::min(static_cast<std::size_t>(u), delta.size() - 2);
+    const float f = std::min(u - static_cast<float>(k), 1.0f);
+    delta_out = delta[k] + f * (delta[k + 1] - delta[k]);
+    psi_out = psi[k] + f * (psi[k + 1] - psi[k]);
+    return psi_out > 0.0f;
+}
+
+namespace {
+// Linear interpolation in a table of d from 0 by `step` (d < 0 takes d = 0).
+float lookup(const std::vector<float>& t, float step, float d) {
+    const float u = std::max(d, 0.0f) / step;
+    const std::size_t k = std::min(static_cast<std::size_t>(u), t.size() - 2);
+    const float f = std::min(u - static_cast<float>(k), 1.0f);
+    return t[k] + f * (t[k + 1] - t[k]);
+}
+}  // namespace
+
+template <int D>
+float SmoothWallProfile<D>::density(float d) const { return d < reach ? lookup(rho, step, d) : 0.0f; }
+
+template <int D>
+float SmoothWallProfile<D>::support(float d) const { return d < reach ? lookup(hold, step, d) : 0.0f; }
+
+template <int D>
+SmoothWallProfile<D> make_smooth_wall_profile(const CubicSpline<D>& W, float particle_radius, float mass,
+                                              float rest_density) {
+    const double h = W.h, r = particle_radius, rho0 = rest_density;
+    // S(s) = integral_s^h W1: cumulative trapezoid over [-h, h] on a fine grid.
+    const int ns = 4000;
+    const double ds = 2.0 * h / ns;
+    std::vector<double> w1(ns + 1), S(ns + 1);
+    for (int k = 0; k <= ns; ++k) w1[k] = plane_integral(W, -h + k * ds);
+    S[ns] = 0.0;
+    for (int k = ns - 1; k >= 0; --k) S[k] = S[k + 1] + 0.5 * (w1[k] + w1[k + 1]) * ds;
+    auto interp = [&](const std::vector<double>& f, double s) {
+        const double u = std::clamp((s + h) / ds, 0.0, double(ns));
+        const int k = std::min(static_cast<int>(u), ns - 1);
+        return f[k] + (u - k) * (f[k + 1] - f[k]);
+    };
+    // The rest lattice's half (its own row included): its density, and the normal gradient of the rows
+    // above, m sum |dW/dy| (the mirror wall's push per unit pressure at r).
+    double half = 0.0, half_grad = 0.0;
+    for_each_lattice_offset<D>(2.0f * particle_radius, W.h, [&](const Vec<D>& p) {
+        if (p[1] < 0.0f) return;
+        half += double(mass) * W.value(p);
+        const float len = norm(p);
+        if (p[1] > 0.0f && len > 0.0f) half_grad += double(mass) * -W.derivative(len) * p[1] / len;
+    });
+    SmoothWallProfile<D> out;
+    // lambda: fluid resting at r reads rho0; kappa: there the wall's push per unit pressure is twice the
+    // rows above's (the mirror image's P_i + P_i), from the lattice's own sums rather than the integrals.
+    out.lambda = static_cast<float>((rho0 - half) / (rho0 * interp(S, r)));
+    out.kappa = static_cast<float>(half_grad / (out.lambda * rho0 * interp(w1, r)));
+    const double lift_r = r * interp(w1, r) + interp(S, r);
+    out.reach = static_cast<float>(r + (h - r) / (2.0 * out.kappa));
+    const int nt = 512;
+    out.step = out.reach / nt;
+    out.delta.assign(nt + 1, static_cast<float>(h));
+    out.psi.assign(nt + 1, 0.0f);
+    out.rho.assign(nt + 1, 0.0f);
+    out.hold.assign(nt + 1, 0.0f);
+    // W / |W'| falls monotonically from infinity at 0 to 0 at h: bisection for the virtual distance.
+    auto ratio = [&](double q) {
+        const float dw = W.derivative(static_cast<float>(q));
+        return dw < 0.0f ? W.value(static_cast<float>(q)) / -double(dw) : 1e30;
+    };
+    for (int k = 0; k <= nt; ++k) {
+        const double d = k * double(out.step), s = r + 2.0 * out.kappa * (d - r);
+        const double G = out.lambda * rho0 * interp(S, s), grad = 2.0 * out.kappa * out.lambda * rho0 * interp(w1, s);
+        out.rho[k] = static_cast<float>(G);
+        out.hold[k] = static_cast<float>(0.5 * (s * interp(w1, s) + interp(S, s)) / lift_r);
+        if (!(G > 1e-9 * rho0) || !(grad > 0.0)) continue;
+        const double target = G / grad;
+        double lo = 1e-6 * h, hi = h * (1.0 - 1e-6);
+        for (int it = 0; it < 80; ++it) {
+            const double mid = 0.5 * (lo + hi);
+            (ratio(mid) > target ? lo : hi) = mid;
+        }
+        const double delta = 0.5 * (lo + hi), wv = W.value(static_cast<float>(delta));
+        if (!(wv > 0.0)) continue;
+        out.delta[k] = static_cast<float>(delta);
+        out.psi[k] = static_cast<float>(G / wv);
+    }
+    return out;
+}
+
+template <int D>
+std::vector<std::uint8_t> smooth_wall_mask(const std::vector<Wall<D>>& walls, std::size_t object_count,
+                                           std::vector<std::uint8_t>& objects) {
+    std::vector<std::uint8_t> mask(walls.size(), 0);
+    objects.assign(object_count, 0);
+    for (std::size_t w = 0; w < walls.size(); ++w) {
+        const Wall<D>& wall = walls[w];
+        const bool analytic = wall.shape != Wall<D>::Shape::sdf && !(D == 2 && wall.shape == Wall<D>::Shape::cylinder);
+        if (wall.solid || !analytic) continue;
+        mask[w] = 1;
+        if (wall.owner >= 0 && static_cast<std::size_t>(wall.owner) < object_count) objects[wall.owner] = 1;
+    }
+    return mask;
+}
+
+template <int D>
+void build_virtual_walls(const std::vector<Wall<D>>& walls, const std::vector<std::uint8_t>& smooth,
+                         const std::vector<BoundaryMotion<D>>& motions, double t, const SmoothWallProfile<D>& profile,
+                         const Vec<D>& g, const Vec<D>* x, std::size_t n, VirtualWalls<D>& out, const ExecContext& exec,
+                         const NeighborLists* particle_lists, const BoundarySet<D>* particles,
+                         const std::vector<std::uint8_t>* smooth_object) {
+    // A boundary particle neighbour kept as it is: its object is not drawn smooth.
+    auto kept = [&](std::uint32_t b) {
+        const std::uint16_t o = particles->object[b];
+        return !smooth_object || o >= smooth_object->size() || !(*smooth_object)[o];
+    };
+    const bool with_particles = particle_lists && particles && particle_lists->size() >= n;
+    // The moving objects' poses about t, once a step (their faces' velocities).
+    const double e = 1e-4;
+    std::vector<std::array<RigidPose<D>, 3>> poses(motions.size());
+    std::vector<std::uint8_t> moving(motions.size(), 0);
+    for (std::size_t o = 0; o < motions.size(); ++o)
+        if (motions[o].moving()) {
+            moving[o] = 1;
+            poses[o] = {motions[o].pose(t - e), motions[o].pose(t), motions[o].pose(t + e)};
+        }
+    const float reach = profile.reach;
+    out.counts.resize(n);
+    parallel_for_each_index(exec, n, [&](std::size_t i) {
+        std::uint32_t c = 0;
+        for (std::size_t w = 0; w < walls.size(); ++w)
+            if (smooth[w]) for_each_face(walls[w], x[i], reach, [&](float, const Vec<D>&) { ++c; });
+        if (with_particles)
+            for (std::uint32_t b : (*particle_lists)[i]) c += kept(b);
+        out.counts[i] = c;
+    });
+    auto& off = out.lists.offsets;
+    off.resize(n + 1);
+    off[0] = 0;
+    for (std::size_t i = 0; i < n; ++i) off[i + 1] = off[i] + out.counts[i];
+    const std::size_t total = off[n];
+    out.lists.indices.resize(total);
+    auto& b = out.set;
+    b.position.resize(total);
+    b.velocity.resize(total);
+    b.psi.resize(total);
+    b.object.resize(total);
+    b.motions = motions;
+    out.density.resize(n);
+    out.hold.resize(n);
+    parallel_for_each_index(exec, n, [&](std::size_t i) {
+        std::uint32_t k = off[i];
+        float rho_b = 0.0f;
+        Vec<D> hold = Vec<D>::zero();
+        if (with_particles)
+            for (std::uint32_t b : (*particle_lists)[i]) {
+                if (!kept(b)) continue;
+                out.lists.indices[k] = k;
+                b_copy(out.set, k, *particles, b);
+                ++k;
+            }
+        out.counts[i] = k - off[i];  // from here on: the boundary particles among i's list
+        for (std::size_t wi = 0; wi < walls.size(); ++wi) {
+            if (!smooth[wi]) continue;
+            const Wall<D>& w = walls[wi];
+            const std::uint16_t obj = static_cast<std::uint16_t>(w.owner >= 0 ? w.owner : 0);
+            for_each_face(w, x[i], reach, [&](float d, const Vec<D>& nrm) {
+                float delta = 0.0f, psi = 0.0f;
+                profile.at(d, delta, psi);  // psi 0 where the table runs out: a virtual particle that adds nothing
+                rho_b += profile.density(d);
+                const float gn = dot(g, nrm);
+                if (gn < 0.0f) hold += nrm * (-gn * profile.support(d));
+                const Vec<D> xb = x[i] - nrm * delta;
+                out.lists.indices[k] = k;
+                b.position[k] = xb;
+                b.psi[k] = psi;
+                b.object[k] = obj;
+                b.velocity[k] = obj < moving.size() && moving[obj] ? point_velocity(poses[obj], xb, e) : Vec<D>::zero();
+                ++k;
+            });
+        }
+        out.density[i] = rho_b;
+        out.hold[i] = hold;
+    });
+}
+
+template struct SmoothWallProfile<2>;
+template struct SmoothWallProfile<3>;
+template SmoothWallProfile<2> make_smooth_wall_profile<2>(const CubicSpline<2>&, float, float, float);
+template SmoothWallProfile<3> make_smooth_wall_profile<3>(const CubicSpline<3>&, float, float, float);
+template void build_virtual_walls<2>(const std::vector<Wall<2>>&, const std::vector<std::uint8_t>&,
+                                     const std::vector<BoundaryMotion<2>>&, double, const SmoothWallProfile<2>&,
+                                     const Vec<2>&, const Vec<2>*, std::size_t, VirtualWalls<2>&, const ExecContext&,
+                                     const NeighborLists*, const BoundarySet<2>*, const std::vector<std::uint8_t>*);
+template void build_virtual_walls<3>(const std::vector<Wall<3>>&, const std::vector<std::uint8_t>&,
+                                     const std::vector<BoundaryMotion<3>>&, double, const SmoothWallProfile<3>&,
+                                     const Vec<3>&, const Vec<3>*, std::size_t, VirtualWalls<3>&, const ExecContext&,
+                                     const NeighborLists*, const BoundarySet<3>*, const std::vector<std::uint8_t>*);
+template std::vector<std::uint8_t> smooth_wall_mask<2>(const std::vector<Wall<2>>&, std::size_t, std::vector<std::uint8_t>&);
+template std::vector<std::uint8_t> smooth_wall_mask<3>(const std::vector<Wall<3>>&, std::size_t, std::vector<std::uint8_t>&);
+
+}  // namespace eddy

@@ -1,0 +1,146 @@
+// The smooth walls (eddy/smooth_walls.hpp) against the rest lattice they are calibrated on, and their
+// virtual particles' bookkeeping: faces per shape, determinism over threads, a moving wall's velocity.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "eddy/smooth_walls.hpp"
+#include "eddy/wcsph.hpp"  // lattice_mass
+
+using namespace eddy;
+
+namespace {
+
+// A particle of the bottom row of a rest lattice on the floor of a wide box (its row at y = r): its density
+// (its half lattice plus the walls' virtual particles) is rho0, the walls' push per unit pressure is twice
+// the rows above's, and the hydrostatic push is half of gravity. Independent sums: the lattice's here, the
+// profile's from the kernel's plane integrals.
+template <int D>
+void expect_rest_lattice_is_exact(float r) {
+    const CubicSpline<D> W(4.0f * r);
+    const float rho0 = 1000.0f, spacing = 2.0f * r, mass = lattice_mass(W, spacing, rho0);
+    const SmoothWallProfile<D> profile = make_smooth_wall_profile(W, r, mass, rho0);
+    Wall<D> tank;
+    tank.lo = Vec<D>::filled(-1.0f);
+    tank.lo[1] = 0.0f;
+    tank.hi = Vec<D>::filled(1.0f);
+    Vec<D> x = Vec<D>::zero();
+    x[1] = r;
+    Vec<D> g = Vec<D>::zero();
+    g[1] = -9.81f;
+    VirtualWalls<D> vw;
+    ExecContext exec(1);
+    build_virtual_walls<D>({tank}, {1}, {BoundaryMotion<D>{}}, 0.0, profile, g, &x, 1, vw, exec);
+    ASSERT_EQ(vw.lists[0].size(), 1u);  // the floor alone: the other faces are a metre away
+    double fluid = 0.0, up = 0.0;
+    for_each_lattice_offset<D>(spacing, W.h, [&](const Vec<D>& p) {
+        if (p[1] < 0.0f) return;
+        fluid += mass * W.value(p);
+        const float len = norm(p);
+        if (len > 0.0f) up += mass * -W.derivative(len) * p[1] / len;
+    });
+    const std::uint32_t k = vw.lists[0][0];
+    const Vec<D> d = x - vw.set.position[k];
+    const float len = norm(d);
+    const double wall = vw.set.psi[k] * W.value(len);
+    const double push = vw.set.psi[k] * -W.derivative(len) * d[1] / len;
+    EXPECT_NEAR((fluid + wall) / rho0, 1.0, 2e-4) << "fluid " << fluid << " wall " << wall;
+    EXPECT_NEAR(push / (2.0 * up), 1.0, 2e-3);
+    EXPECT_NEAR(vw.density[0], wall, 1e-3 * rho0);
+    EXPECT_NEAR(vw.hold[0][1] / 9.81, 0.5, 2e-3);
+    EXPECT_GT(profile.kappa, 1.0f);  // the lattice's rows push harder than the plane integral says
+    // Denser, and pushed harder, nearer the wall; nothing at the reach.
+    float last_rho = 1e30f;
+    for (float dd = 0.0f; dd < profile.reach; dd += 0.05f * r) {
+        const float rb = profile.density(dd);
+        EXPECT_LT(rb, last_rho) << dd / r;
+        last_rho = rb;
+    }
+    EXPECT_EQ(profile.density(profile.reach), 0.0f);
+}
+
+}  // namespace
+
+TEST(SmoothWalls, RestLatticeOnAFloorReadsRestDensity2D) { expect_rest_lattice_is_exact<2>(0.004f); }
+TEST(SmoothWalls, RestLatticeOnAFloorReadsRestDensity3D) { expect_rest_lattice_is_exact<3>(0.006f); }
+
+// Faces: a box's corner gives two (three in 3D), a closed cylinder's floor edge two (side and floor), a
+// solid ball one; beyond the reach none.
+TEST(SmoothWalls, FacesPerShape) {
+    const float r = 0.01f;
+    const CubicSpline<3> W(4.0f * r);
+    const SmoothWallProfile<3> profile = make_smooth_wall_profile(W, r, lattice_mass(W, 2 * r, 1000.0f), 1000.0f);
+    Wall<3> box;
+    box.hi = Vec3::filled(1.0f);
+    Wall<3> cyl;
+    cyl.shape = Wall<3>::Shape::cylinder;
+    cyl.center = {{3.0f, 0.0f, 0.0f}};
+    cyl.radius = 0.5f;
+    cyl.height = 1.0f;
+    Wall<3> ball;
+    ball.shape = Wall<3>::Shape::ball;
+    ball.solid = true;
+    ball.center = {{0.5f, 0.5f, 0.5f}};
+    ball.radius = 0.1f;
+    const std::vector<Vec3> x = {{{r, r, r}},                   // box corner
+                                 {{3.0f + 0.5f - r, r, 0.0f}},  // cylinder: side and floor
+                                 {{0.5f, 0.6f + r, 0.5f}},      // on the ball
+                                 {{0.3f, 0.3f, 0.3f}}};         // nothing near
+    VirtualWalls<3> vw;
+    ExecContext exec(1);
+    std::vector<BoundaryMotion<3>> motions(3);
+    box.owner = 0, cyl.owner = 1, ball.owner = 2;
+    build_virtual_walls<3>({box, cyl, ball}, {1, 1, 1}, motions, 0.0, profile, Vec3{{0, -9.81f, 0}}, x.data(), x.size(), vw, exec);
+    EXPECT_EQ(vw.lists[0].size(), 3u);
+    EXPECT_EQ(vw.lists[1].size(), 2u);
+    ASSERT_EQ(vw.lists[2].size(), 1u);
+    EXPECT_EQ(vw.set.object[vw.lists[2][0]], 2u);
+    EXPECT_EQ(vw.lists[3].size(), 0u);
+    // The ball's virtual particle lies below the fluid particle, towards the ball's centre.
+    EXPECT_LT(vw.set.position[vw.lists[2][0]][1], x[2][1]);
+}
+
+// The same virtual particles, bit for bit, on 1 and 2 threads; a wall moving at a constant velocity gives
+// its faces that velocity.
+TEST(SmoothWalls, SameBitsOnAnyThreadCountAndTheWallsVelocity) {
+    const float r = 0.005f;
+    const CubicSpline<2> W(4.0f * r);
+    const SmoothWallProfile<2> profile = make_smooth_wall_profile(W, r, lattice_mass(W, 2 * r, 1000.0f), 1000.0f);
+    Wall<2> tank;
+    tank.hi = Vec2::filled(1.0f);
+    tank.owner = 0;
+    Wall<2> plate;
+    plate.solid = true;
+    plate.lo = {{0.4f, 0.0f}};
+    plate.hi = {{0.45f, 0.5f}};
+    plate.owner = 1;
+    plate.object = 1;
+    plate.moving = true;
+    std::vector<BoundaryMotion<2>> motions(2);
+    motions[1].velocity = {{0.3f, 0.0f}};
+    plate.pose = motions[1].pose(0.0);
+    update_wall_reach(plate);
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> u(0.0f, 1.0f);
+    std::vector<Vec2> x(20000);
+    for (auto& p : x) p = {{u(rng), 0.6f * u(rng)}};
+    VirtualWalls<2> a, b;
+    build_virtual_walls<2>({tank, plate}, {1, 1}, motions, 0.0, profile, Vec2{{0, -9.81f}}, x.data(), x.size(), a, ExecContext(1));
+    build_virtual_walls<2>({tank, plate}, {1, 1}, motions, 0.0, profile, Vec2{{0, -9.81f}}, x.data(), x.size(), b, ExecContext(2));
+    ASSERT_EQ(a.lists.offsets, b.lists.offsets);
+    ASSERT_GT(a.set.size(), 1000u);
+    EXPECT_EQ(0, std::memcmp(a.set.position.data(), b.set.position.data(), a.set.size() * sizeof(Vec2)));
+    EXPECT_EQ(0, std::memcmp(a.set.psi.data(), b.set.psi.data(), a.set.size() * sizeof(float)));
+    EXPECT_EQ(0, std::memcmp(a.hold.data(), b.hold.data(), x.size() * sizeof(Vec2)));
+    std::size_t on_plate = 0;
+    for (std::size_t k = 0; k < a.set.size(); ++k) {
+        if (a.set.object[k] != 1) continue;
+        ++on_plate;
+        EXPECT_NEAR(a.set.velocity[k][0], 0.3f, 1e-3f);
+        EXPECT_NEAR(a.set.velocity[k][1], 0.0f, 1e-3f);
+    }
+    EXPECT_GT(on_plate, 100u);
+}
