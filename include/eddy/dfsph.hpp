@@ -172,7 +172,7 @@ private:
     // The walls' move to the step, the fluid's reordering and lists, and the smooth walls' virtual particles.
     void update_neighbors(ParticleSet<D>& fluid, BoundarySet<D>& boundary, double t, float dt, const ExecContext& exec);
     // The smooth walls' hydrostatic push (eddy/smooth_walls.hpp, a_i) into m_wall_push, in full for
-    // particles at rest density rho (this step's), none below 0.9 rho0.
+    // particles at rest density rho (this step's), none below 0.8 rho0.
     void set_hydrostatic_wall_push(const float* rho, std::size_t n, const ExecContext& exec);
     // The walls as the solver sees them: the smooth walls' virtual particles, or the boundary particles.
     const NeighborLists& wall_lists() const { return m_smooth ? m_virtual.lists : m_neighbors.boundary(); }

@@ -30,7 +30,7 @@
 // the wall adds half its weight). Without it the wall's push mirrors the row's own pressure only, and the
 // floor rows' pressures alternate (+22% / -9% / +7% in the 2D tank: the pair force (P_i + P_j) cannot see
 // a pressure that alternates row by row, so only the wall sets that mode). The solvers apply it with
-// gravity, in full to particles at rest density and not at all below 0.9 rho0 (a drop or a film on a
+// gravity, in full to particles at rest density and not at all below 0.8 rho0 (a drop or a film on a
 // floor is no column; switching it on the particles that had pressure instead rang the tank's column).
 //
 // The solvers see it as one virtual wall particle per face near i: at x_b = x_i - delta n with the
@@ -77,8 +77,8 @@ template <int D>
 SmoothWallProfile<D> make_smooth_wall_profile(const CubicSpline<D>& kernel, float particle_radius, float mass,
                                               float rest_density);
 
-/// The virtual wall particles of one step: `set` (positions, velocities, psi, object; motions copied from
-/// the scene's BoundarySet so that loads find their pivots) and, per fluid particle, its list into it.
+/// The virtual wall particles of one step: `set` (positions, velocities, psi, object; no motions: the loads
+/// take their objects' pivots from the scene's BoundarySet) and, per fluid particle, its list into it.
 template <int D>
 struct VirtualWalls {
     BoundarySet<D> set;

@@ -10,6 +10,12 @@
 //                        + viscosity + g,
 //                  p_b = p_i + rho_i g . (x_b - x_i)   (hydrostatic_walls; Adami, Hu & Adams 2012, eq. 27,
 //                        with the particle itself as the one fluid neighbour; off: p_b = p_i, mirrored)
+//                  With the smooth walls (boundary_model "smooth", not yet the default; eddy/smooth_walls.hpp) each
+//                  face of a closed container near i is one virtual wall particle b, the fluid's mirror
+//                  image: its psi_b W and psi_b grad W are the image's density and (doubled) gradient, so
+//                  its term is - psi_b (p_i / rho_i^2) grad W_ib, and the image's hydrostatic pressure is
+//                  the push a_i += hold_i (hydrostatic_walls; as DFSPH's, in full at rho0, none below 0.8 rho0).
+//                  Solids, bodies, models and shells keep their boundary particles and the terms above.
 //   5. v += a dt, x += v dt.
 // Time step: dt = cfl * min(2r / v_max, h / (c0 + v_max), sqrt(h / a_max)), clamped to [dt_min, dt_max].
 //
@@ -65,6 +71,7 @@
 #include "eddy/neighborhood.hpp"
 #include "eddy/particles.hpp"
 #include "eddy/settings.hpp"
+#include "eddy/smooth_walls.hpp"
 #include "eddy/wall_loads.hpp"
 
 namespace eddy {
@@ -86,6 +93,9 @@ struct WcsphSettings {
     int sort_interval = 32;          ///< Steps between Morton reorderings of the particles (0: never)
     bool hydrostatic_walls = true;   ///< Wall pressure p_b = p_i + rho_i g . (x_b - x_i) (Adami et al. 2012); off: p_b = p_i
     bool hydrostatic_start = true;   ///< init() compresses fluid at rest to hydrostatic equilibrium (with gravity)
+    /// particles (for now the default): Akinci's boundary particles; smooth: closed containers from their
+    /// shapes (eddy/smooth_walls.hpp). Not yet the default: the smooth walls' fronts run ahead (docs/methods.md).
+    std::string boundary_model = "particles";
 };
 
 /// The field table of WcsphSettings (keys of the scene's "settings" object for "method": "wcsph").
@@ -233,6 +243,20 @@ private:
     /// The hydrostatic start (see the top of this file); returns the number of particles in the columns
     /// it compressed (0: none).
     std::size_t start_hydrostatic(ParticleSet<D>& fluid, const BoundarySet<D>& boundary, const ExecContext& exec);
+    /// The boundary's pseudo-masses and which walls are drawn smooth (init()).
+    void init_walls(BoundarySet<D>& boundary, const ExecContext& exec);
+    /// The neighbour lists for the current positions, then the smooth walls' virtual particles for them
+    /// (their velocities at time t, s).
+    void update_neighbors(ParticleSet<D>& fluid, const BoundarySet<D>& boundary, bool walls_changed, double t,
+                          const ExecContext& exec);
+    /// The walls every term reads: the virtual particles of the smooth walls (with copies of the boundary
+    /// particles of the other walls), or the boundary particles themselves.
+    const NeighborLists& wall_lists() const { return m_smooth ? m_virtual.lists : m_neighbors.boundary(); }
+    const BoundarySet<D>& wall_set(const BoundarySet<D>& b) const { return m_smooth ? m_virtual.set : b; }
+    /// Slots of particle i's wall list from which on the entries are faces (smooth walls), not particles.
+    std::uint32_t first_face(std::size_t i) const {
+        return m_smooth ? m_virtual.lists.offsets[i] + m_virtual.counts[i] : ~std::uint32_t{0};
+    }
 
     WcsphSettings m_s;
     float m_r, m_mass = 0.0f, m_c0 = 0.0f, m_B = 0.0f, m_grad_factor = 1.0f;
@@ -244,6 +268,11 @@ private:
     std::vector<Wall<D>> m_walls;
     WallLoadGather<D> m_loads;       // the fluid's force on each boundary object (wall_loads.hpp)
     std::vector<Vec<D>> m_guard_dv;  // per particle: the velocity the walls' guard took this step (m/s)
+    bool m_smooth = false;                 // smooth walls (boundary_model, and a container to draw so)
+    std::vector<std::uint8_t> m_smooth_walls, m_smooth_objects;  // per wall, per boundary object
+    SmoothWallProfile<D> m_profile;
+    VirtualWalls<D> m_virtual;
+    std::vector<Vec<D>> m_wall_push;       // per particle: the smooth walls' hydrostatic push (m/s^2)
 };
 
 extern template class WcsphSolver<2>;

@@ -257,7 +257,6 @@ void build_virtual_walls(const std::vector<Wall<D>>& walls, const std::vector<st
     b.velocity.resize(total);
     b.psi.resize(total);
     b.object.resize(total);
-    b.motions = motions;
     out.density.resize(n);
     out.hold.resize(n);
     parallel_for_each_index(exec, n, [&](std::size_t i) {

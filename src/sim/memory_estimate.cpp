@@ -357,7 +357,7 @@ struct MethodCost {
     double bytes_per_particle = 0.0;  // the solver's own arrays
     double bytes_per_entry = 0.0;     // ... and those kept per fluid neighbour (DFSPH's kernel gradients)
     bool springs = false;
-    // DFSPH's smooth walls (eddy/smooth_walls.hpp): per fluid particle its offset, wall density, push and
+    // WCSPH's and DFSPH's smooth walls (eddy/smooth_walls.hpp): per fluid particle its offset, wall density, push and
     // count, and up to D faces as virtual wall particles; every boundary particle neighbour copied beside them.
     bool smooth_walls = false;
     double smooth_wall_bytes(int D, double fluid, double wall_entries) const {
@@ -375,6 +375,8 @@ MethodCost method_cost(const Scene& scene) {
         WcsphSettings s;
         apply_json(s, wcsph_fields(), scene.settings, where);
         c.support_ratio = s.support_ratio;
+        c.smooth_walls = s.boundary_model == "smooth";
+        c.bytes_per_particle = c.smooth_walls ? 4.0 * D : 0.0;  // the faces' push
     } else if (scene.method == "dfsph") {
         DfsphSettings s;
         apply_json(s, dfsph_fields(), scene.settings, where);
@@ -414,7 +416,7 @@ MemoryEstimate estimate_particles(const Scene& scene, std::size_t max_particles)
     std::vector<const BoundarySpec*> containers, solids;
     for (const auto& b : scene.boundaries) (b.solid ? solids : containers).push_back(&b);
     std::vector<double> fluid(scene.fluids.size()), walls(scene.boundaries.size()), sdf(scene.boundaries.size(), 0.0);
-    double nf_raw = 0.0, nw = 0.0, sdf_bytes = 0.0, model_bytes = 0.0;
+    double nf_raw = 0.0, nw = 0.0, nw_kept = 0.0, sdf_bytes = 0.0, model_bytes = 0.0;
     auto held = [&](const ModelSpec& spec) {
         if (const MeshShape<D>* m = model_shape<D>(spec))
             model_bytes += 12.0 * double(m->mesh().vertices.size()) + 60.0 * double(m->mesh().cells.size());
@@ -426,6 +428,11 @@ MemoryEstimate estimate_particles(const Scene& scene, std::size_t max_particles)
     for (std::size_t i = 0; i < scene.boundaries.size(); ++i) {
         const BoundarySpec& b = scene.boundaries[i];
         nw += walls[i] = wall_count<D>(b, r, layers);
+        // The walls the smooth model draws from their shapes (smooth_wall_mask); the others' particles are
+        // copied into the smooth walls' lists.
+        const bool drawn = !b.solid && !b.open_top &&
+                           (b.shape == "box" || b.shape == "sphere" || b.shape == "circle" || (D == 3 && b.shape == "cylinder"));
+        if (!drawn) nw_kept += walls[i];
         held(b.model);
         if (const MeshShape<D>* m = model_shape<D>(b.model)) {
             double nodes = 1.0;
@@ -461,7 +468,7 @@ MemoryEstimate estimate_particles(const Scene& scene, std::size_t max_particles)
     const double entry_bytes = 10.0 + cost.bytes_per_entry;
     const double wall_entries = std::min(nf, nw) * nb / 2.0;
     const double lists = nf * (grid_bytes + 8.0) + fluid_entries * entry_bytes + nw * grid_bytes + wall_entries * 10.0 +
-                         cost.smooth_wall_bytes(D, nf, wall_entries);
+                         cost.smooth_wall_bytes(D, nf, nw > 0.0 ? wall_entries * nw_kept / nw : 0.0);
     const double springs = cost.springs ? fluid_entries / 2.0 : 0.0;
 
     e.add(fmt::format("fluid {} particles", format_count(nf)), nf * fluid_bytes, nf);

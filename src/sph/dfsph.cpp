@@ -504,7 +504,7 @@ StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
     const bool viscous = m_s.viscosity > 0.0f || m_s.wall_viscosity > 0.0f;
     if (viscous) out.viscosity_iterations = solve_viscosity(fluid, wall_set(boundary), dt, exec);
     // The walls' friction in their loads, with the velocities it left (dfsph_loads.cpp).
-    begin_wall_loads(fluid, wall_set(boundary), t, dt, exec);
+    begin_wall_loads(fluid, boundary, t, dt, exec);
 
     // 4. Density solver (2017 Algorithm 2). Its prediction rho_i + dt Drho_i/Dt is linear in the motion;
     //    the kernel's curvature adds compression to it, most of all for particles moving against the

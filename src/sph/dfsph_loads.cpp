@@ -26,10 +26,11 @@ void DfsphSolver<D>::begin_wall_loads(const ParticleSet<D>& fluid, const Boundar
     const float h2 = 0.01f * W.h * W.h;
     const Vec<D>* x = fluid.position.data();
     const Vec<D>* v = fluid.velocity.data();
-    const Vec<D>* xb = boundary.position.data();
-    const Vec<D>* vb = boundary.velocity.data();
-    const float* psi = boundary.psi.data();
-    m_loads.add_pairs(exec, owned_count(m_halo, n), wall_lists(), boundary, [&](std::size_t i, std::uint32_t k) {
+    const BoundarySet<D>& walls = wall_set(boundary);  // the pivots above come from the scene's objects
+    const Vec<D>* xb = walls.position.data();
+    const Vec<D>* vb = walls.velocity.data();
+    const float* psi = walls.psi.data();
+    m_loads.add_pairs(exec, owned_count(m_halo, n), wall_lists(), walls, [&](std::size_t i, std::uint32_t k) {
         const Vec<D> d = x[i] - xb[k];
         const float len2 = norm2(d);
         if (len2 == 0.0f) return Vec<D>::zero();

@@ -36,6 +36,11 @@ std::span<const Field<WcsphSettings>> wcsph_fields() {
         {"hydrostatic_walls", &S::hydrostatic_walls, "", 0, 1,
          "wall particles take the fluid particle's pressure plus rho g . (x_b - x_i) (Adami et al. 2012), so "
          "walls hold a hydrostatic gradient; off: the mirrored pressure p_b = p_i"},
+        {"boundary_model", &S::boundary_model, "", 0, 0,
+         "particles (default): Akinci et al. 2012 boundary particles everywhere; smooth: closed containers act "
+         "through their shapes, each face as the fluid's mirror image (a smooth density and push; not yet the "
+         "default: a dam break's front runs 5-10% further ahead, docs/methods.md)",
+         {"smooth", "particles"}},
         {"hydrostatic_start", &S::hydrostatic_start, "", 0, 1,
          "start fluid at rest compressed along gravity to hydrostatic equilibrium, p = rho0 g d / C (no initial "
          "ringing); off: every particle starts at rho0, p = 0"},
@@ -88,18 +93,37 @@ WcsphSolver<D>::WcsphSolver(const WcsphSettings& s, float particle_radius, const
 }
 
 template <int D>
+void WcsphSolver<D>::init_walls(BoundarySet<D>& boundary, const ExecContext& exec) {
+    compute_boundary_psi(boundary, m_kernel, m_s.rest_density, exec, 2.0f * m_r);
+    // Smooth walls for the closed analytic containers (eddy/smooth_walls.hpp), as DFSPH's.
+    m_smooth_walls = smooth_wall_mask(m_walls, boundary.motions.size(), m_smooth_objects);
+    m_smooth = m_s.boundary_model == "smooth" &&
+               std::find(m_smooth_walls.begin(), m_smooth_walls.end(), 1) != m_smooth_walls.end();
+    if (m_smooth) m_profile = make_smooth_wall_profile(m_kernel, m_r, m_mass, m_s.rest_density);
+}
+
+template <int D>
 void WcsphSolver<D>::init(ParticleSet<D>& fluid, BoundarySet<D>& boundary, const ExecContext& exec) {
     fluid.mass = m_mass;
-    compute_boundary_psi(boundary, m_kernel, m_s.rest_density, exec, 2.0f * m_r);
+    init_walls(boundary, exec);
     m_neighbors.init(fluid, boundary, exec);
     if (m_s.hydrostatic_start && norm(m_g) > 0.0f && start_hydrostatic(fluid, boundary, exec) > 0) {
-        // The first frame shows the hydrostatic density and pressure.
-        m_neighbors.update(fluid, boundary, false, exec);
+        // The first frame shows the hydrostatic density and pressure (the faces' velocities do not enter it).
+        update_neighbors(fluid, boundary, false, 0.0, exec);
         update_density(fluid, boundary, exec);
     }
     m_vmax = 0.0f;
     for (const auto& v : fluid.velocity) m_vmax = std::max(m_vmax, norm(v));
     m_amax = norm(m_g);
+}
+
+template <int D>
+void WcsphSolver<D>::update_neighbors(ParticleSet<D>& fluid, const BoundarySet<D>& boundary, bool walls_changed,
+                                      double t, const ExecContext& exec) {
+    m_neighbors.update(fluid, boundary, walls_changed, exec);
+    if (m_smooth)
+        build_virtual_walls(m_walls, m_smooth_walls, boundary.motions, t, m_profile, m_g, fluid.position.data(), fluid.size(),
+                            m_virtual, exec, &m_neighbors.boundary(), &boundary, &m_smooth_objects);
 }
 
 template <int D>
@@ -119,6 +143,30 @@ struct Stats {
     ExactSum esum;  // order-independent (ExactSum): the same on any number of processes
     bool bad = false;
 };
+
+// The step's statistics over every process (halo; null: one process), st reduced in place.
+template <int D>
+StepStats step_stats(Stats& st, Halo<D>* halo, std::size_t n, float dt, float c0) {
+    std::size_t count = n;
+    if (halo) {
+        float mx[4] = {st.vmax, st.amax, st.emax, st.bad ? 1.0f : 0.0f};
+        halo->max(mx);
+        st.vmax = mx[0];
+        st.amax = mx[1];
+        st.emax = mx[2];
+        st.bad = mx[3] > 0.0f;
+        halo->sum({&st.esum, 1});
+        count = halo->global_owned();
+    }
+    StepStats out;
+    out.dt = dt;
+    out.max_speed = st.vmax;
+    out.max_density_error = st.emax;
+    out.mean_density_error = count ? static_cast<float>(st.esum.value() / static_cast<double>(count)) : 0.0f;
+    out.non_finite = st.bad || !std::isfinite(st.vmax) || !std::isfinite(st.amax);
+    out.speed_limit = c0;
+    return out;
+}
 }  // namespace
 
 template <int D>
@@ -127,12 +175,12 @@ void WcsphSolver<D>::update_density(ParticleSet<D>& fluid, const BoundarySet<D>&
     const bool tait7 = gamma == 7.0f, clamp = m_s.clamp_pressure;
     const CubicSpline<D> W = m_kernel;
     const auto& fn = m_neighbors.fluid();
-    const auto& bn = m_neighbors.boundary();
+    const auto& bn = wall_lists();
     const auto& x = fluid.position;
     auto& rho = fluid.density;
     auto& p = fluid.pressure;
-    const auto& xb = boundary.position;
-    const auto& psi = boundary.psi;
+    const auto& xb = wall_set(boundary).position;
+    const auto& psi = wall_set(boundary).psi;
     // Density (seed eq. d, Akinci 2012 eq. 6) and Tait pressure (seed eq. h).
     const float w0 = W.value(0.0f);
     parallel_blocks(exec, fluid.size(), [&](std::size_t b0, std::size_t b1) {
@@ -162,21 +210,22 @@ StepStats WcsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
                                const ExecContext& exec) {
     const bool moved = move_walls(boundary, m_walls, t, dt, exec);
     if (!m_halo) m_neighbors.reorder_if_due(fluid, exec);  // ghosts stay behind the owned particles
-    m_neighbors.update(fluid, boundary, walls_changed(m_halo, moved), exec);
+    update_neighbors(fluid, boundary, walls_changed(m_halo, moved), t, exec);
 
     const std::size_t n = fluid.size(), owned = owned_count(m_halo, n);
     const float m = m_mass, inv_rho0 = 1.0f / m_s.rest_density;
     const CubicSpline<D> W = m_kernel;
     const auto& fn = m_neighbors.fluid();
-    const auto& bn = m_neighbors.boundary();
+    const auto& bn = wall_lists();
     auto& x = fluid.position;
     auto& v = fluid.velocity;
     auto& a = fluid.acceleration;
     auto& rho = fluid.density;
     auto& p = fluid.pressure;
-    const auto& xb = boundary.position;
-    const auto& vb = boundary.velocity;
-    const auto& psi = boundary.psi;
+    const BoundarySet<D>& walls = wall_set(boundary);
+    const auto& xb = walls.position;
+    const auto& vb = walls.velocity;
+    const auto& psi = walls.psi;
 
     update_density(fluid, boundary, exec);
     if (m_halo) {  // the forces read the neighbours' density and pressure
@@ -193,6 +242,7 @@ StepStats WcsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
     const float nu = m_s.viscosity;
     const Vec<D> g = m_g;
     const bool wall_gradient = m_s.hydrostatic_walls, clamp = m_s.clamp_pressure;
+    m_wall_push.resize(m_smooth ? n : 0);
     // Wall particle k's acceleration of fluid particle i (Akinci et al. 2012, eq. 10 and 11): its
     // pressure mirrored onto the wall particle, plus the hydrostatic increment from the fluid particle
     // to it: p_b = p_i + rho_i g . (x_b - x_i) (Adami et al. 2012, eq. 27, with the particle itself as
@@ -200,16 +250,19 @@ StepStats WcsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
     // velocity (Monaghan's form), with its own coefficient. The walls' loads (m_loads) are the same
     // terms times m, so what the fluid feels and what the walls report cannot drift apart.
     // The particle's own values (xi, vi, rhoi, pi = p_i, pi_term = p_i / rho_i^2) come from the caller,
-    // once per particle.
+    // once per particle. A smooth wall's face (face: its virtual particle, header) is the mirror image
+    // itself: p_i / rho_i^2 against its doubled gradient, its hydrostatic part in m_wall_push.
     auto wall_acceleration = [&](const Vec<D>& xi, const Vec<D>& vi, float rhoi, float pi, float pi_term,
-                                 std::uint32_t k) {
+                                 std::uint32_t k, bool face) {
         const Vec<D> r = xi - xb[k];
         const float d2 = norm2(r);
         if (d2 == 0.0f) return Vec<D>::zero();
         const float d = std::sqrt(d2);
         const float dw = W.derivative(d) / d;
         float s = 2.0f * pi_term;
-        if (wall_gradient) {
+        if (face) {
+            s = pi_term;
+        } else if (wall_gradient) {
             const float pb = pi - rhoi * dot(g, r);
             s = pi_term + (clamp ? std::max(pb, 0.0f) : pb) / (rhoi * rhoi);
         }
@@ -237,7 +290,12 @@ StepStats WcsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
                 acc -= r * (m * s * dw);
                 if (nu > 0.0f) acc -= vij * (nu * m * 2.0f / (rhoi + rhoj) * W.value(d));
             }
-            for (std::uint32_t k : bn[i]) acc += wall_acceleration(xi, vi, rhoi, p[i], pi_term, k);
+            const std::uint32_t faces = first_face(i);
+            for (std::uint32_t k : bn[i]) acc += wall_acceleration(xi, vi, rhoi, p[i], pi_term, k, k >= faces);
+            if (m_smooth && wall_gradient) {
+                m_wall_push[i] = m_virtual.hold[i] * std::clamp(5.0f * rhoi * inv_rho0 - 4.0f, 0.0f, 1.0f);
+                acc += m_wall_push[i];
+            }
             a[i] = acc;
         }
     });
@@ -249,8 +307,8 @@ StepStats WcsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
     // against the wall, so the Akinci wall term exerts nothing) touches the wall as a ball of radius r.
     // Either is put back and loses the velocity that carried it in.
     m_loads.begin(boundary, t);
-    m_loads.add_pairs(exec, owned, bn, boundary, [&](std::size_t i, std::uint32_t k) {
-        return wall_acceleration(x[i], v[i], rho[i], p[i], p[i] / (rho[i] * rho[i]), k) * m;
+    m_loads.add_pairs(exec, owned, bn, walls, [&](std::size_t i, std::uint32_t k) {
+        return wall_acceleration(x[i], v[i], rho[i], p[i], p[i] / (rho[i] * rho[i]), k, k >= first_face(i)) * m;
     });
     m_guard_dv.resize(n);
     const float guard_held = wall_contact_margin(m_r, true), guard_free = wall_contact_margin(m_r, false);
@@ -264,6 +322,7 @@ StepStats WcsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
                 const Vec<D> before = vi;
                 guard_walls(x[i], vi, m_walls, p[i] > 0.0f ? guard_held : guard_free);
                 m_guard_dv[i] = vi - before;
+                if (m_smooth && wall_gradient) m_guard_dv[i] += m_wall_push[i] * dt;  // the faces' push, a load too
                 v[i] = vi;
                 if (i >= owned) continue;  // a ghost: its owner counts it
                 const float sp = norm(vi), ac = norm(a[i]);
@@ -286,29 +345,12 @@ StepStats WcsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
         });
     // The guard's impulses, at the particles where it left them, to the object of the nearest wall
     // particle; then the loads over every process.
-    m_loads.add_impulses(exec, owned, bn, boundary, x.data(), m_guard_dv.data(), m, dt);
+    m_loads.add_impulses(exec, owned, bn, walls, x.data(), m_guard_dv.data(), m, dt);
     m_loads.finish(boundary, m_halo);
     Stats st = local;
-    std::size_t count = n;
-    if (m_halo) {
-        float mx[4] = {st.vmax, st.amax, st.emax, st.bad ? 1.0f : 0.0f};
-        m_halo->max(mx);
-        st.vmax = mx[0];
-        st.amax = mx[1];
-        st.emax = mx[2];
-        st.bad = mx[3] > 0.0f;
-        m_halo->sum({&st.esum, 1});
-        count = m_halo->global_owned();
-    }
+    const StepStats out = step_stats(st, m_halo, n, dt, m_c0);
     m_vmax = st.vmax;
     m_amax = st.amax;
-    StepStats out;
-    out.dt = dt;
-    out.max_speed = st.vmax;
-    out.max_density_error = st.emax;
-    out.mean_density_error = count ? static_cast<float>(st.esum.value() / static_cast<double>(count)) : 0.0f;
-    out.non_finite = st.bad || !std::isfinite(st.vmax) || !std::isfinite(st.amax);
-    out.speed_limit = m_c0;
     return out;
 }
 
@@ -339,7 +381,8 @@ void WcsphSolver<D>::load_state(StateReader& r) {
 
 template <int D>
 std::size_t WcsphSolver<D>::memory_bytes() const {
-    return m_neighbors.memory_bytes() + m_guard_dv.capacity() * sizeof(Vec<D>);
+    return m_neighbors.memory_bytes() + m_virtual.memory_bytes() +
+           (m_guard_dv.capacity() + m_wall_push.capacity()) * sizeof(Vec<D>);
 }
 
 template class WcsphSolver<2>;

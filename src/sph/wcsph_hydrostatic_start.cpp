@@ -232,10 +232,22 @@ std::size_t WcsphSolver<D>::start_hydrostatic(ParticleSet<D>& fluid, const Bound
     //    |e| < 1e-5 (5 Pa at c0 = 22 m/s), at most 20: the density cannot see a zigzag of the gaps, so
     //    the smoothed correction leaves one where its model is rough (the top of a run beside a wall:
     //    |e| ~ 6e-5 after 20 rounds in the 30 cm tank, 1e-5 elsewhere).
+    //    On a smooth wall's face (eddy/smooth_walls.hpp) the gap below is the fluid's mirror image's, which
+    //    closes twice as fast (the image comes up as the particle goes down): the lowest particle moves
+    //    by half as much, 2r e/C (with the Akinci walls' move the rounds swung by +-e and never settled).
     const auto& rho = fluid.density;
     const std::vector<Vec<D>> before_density = fluid.position;  // for the walls' check after the rounds
+    auto wall_gap_factor = [&](std::uint32_t i) {  // 2 over wall particles, 1 over a face below i
+        if (!m_smooth) return 2.0;
+        const auto& faces = m_virtual.lists;
+        for (std::uint32_t k = faces.offsets[i] + m_virtual.counts[i]; k < faces.offsets[i + 1]; ++k) {
+            const Vec<D> up = xs[i] - m_virtual.set.position[k];  // along the face's normal, into the fluid
+            if (dot(up, down) < -0.5f * norm(up)) return 1.0;
+        }
+        return 2.0;
+    };
     for (int round = 0; round < 20; ++round) {
-        m_neighbors.update(fluid, boundary, false, exec);
+        update_neighbors(fluid, boundary, false, 0.0, exec);  // the faces' velocities do not enter the density
         update_density(fluid, boundary, exec);
         const double worst = parallel_reduce_blocks(
             exec, n_runs, 0.0,
@@ -250,7 +262,7 @@ std::size_t WcsphSolver<D>::start_hydrostatic(ParticleSet<D>& fluid, const Bound
                         return target_density(depth[order[k]]) / rho_k - 1.0;
                     };
                     const double e_low = error(last - 1);
-                    double shift = 2.0 * spacing * e_low / C;  // the gap to the wall
+                    double shift = wall_gap_factor(order[last - 1]) * spacing * e_low / C;  // the gap to the wall
                     w = std::max(w, std::fabs(e_low));
                     move_to(order[last - 1], height[order[last - 1]] - shift);
                     double e_below = 0.0;  // the lowest particle's share is in the wall gap already

@@ -14,6 +14,13 @@ using namespace eddy;
 
 namespace {
 
+// The profile of water (rho0 = 1000) at radius r with the cubic spline of support 4r, as the solvers make it.
+template <int D>
+SmoothWallProfile<D> water_profile(float r) {
+    const CubicSpline<D> W(4.0f * r);
+    return make_smooth_wall_profile(W, r, lattice_mass(W, 2.0f * r, 1000.0f), 1000.0f);
+}
+
 // A particle of the bottom row of a rest lattice on the floor of a wide box (its row at y = r): its density
 // (its half lattice plus the walls' virtual particles) is rho0, the walls' push per unit pressure is twice
 // the rows above's, and the hydrostatic push is half of gravity. Independent sums: the lattice's here, the
@@ -22,7 +29,7 @@ template <int D>
 void expect_rest_lattice_is_exact(float r) {
     const CubicSpline<D> W(4.0f * r);
     const float rho0 = 1000.0f, spacing = 2.0f * r, mass = lattice_mass(W, spacing, rho0);
-    const SmoothWallProfile<D> profile = make_smooth_wall_profile(W, r, mass, rho0);
+    const SmoothWallProfile<D> profile = water_profile<D>(r);
     Wall<D> tank;
     tank.lo = Vec<D>::filled(-1.0f);
     tank.lo[1] = 0.0f;
@@ -71,8 +78,7 @@ TEST(SmoothWalls, RestLatticeOnAFloorReadsRestDensity3D) { expect_rest_lattice_i
 // solid ball one; beyond the reach none.
 TEST(SmoothWalls, FacesPerShape) {
     const float r = 0.01f;
-    const CubicSpline<3> W(4.0f * r);
-    const SmoothWallProfile<3> profile = make_smooth_wall_profile(W, r, lattice_mass(W, 2 * r, 1000.0f), 1000.0f);
+    const SmoothWallProfile<3> profile = water_profile<3>(r);
     Wall<3> box;
     box.hi = Vec3::filled(1.0f);
     Wall<3> cyl;
@@ -107,8 +113,7 @@ TEST(SmoothWalls, FacesPerShape) {
 // its faces that velocity.
 TEST(SmoothWalls, SameBitsOnAnyThreadCountAndTheWallsVelocity) {
     const float r = 0.005f;
-    const CubicSpline<2> W(4.0f * r);
-    const SmoothWallProfile<2> profile = make_smooth_wall_profile(W, r, lattice_mass(W, 2 * r, 1000.0f), 1000.0f);
+    const SmoothWallProfile<2> profile = water_profile<2>(r);
     Wall<2> tank;
     tank.hi = Vec2::filled(1.0f);
     tank.owner = 0;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,27 @@ nlohmann::json tank_scene(double r, double width, double depth) {
             {"gravity", {0, -9.81}},
             {"boundaries", {{{"shape", "box"}, {"min", {0, 0}}, {"max", {width, depth + 0.1}}}}},
             {"fluids", {{{"shape", "box"}, {"min", {0, 0}}, {"max", {width, depth}}}}}};
+}
+
+// Steps a tank at rest of width `width` (m) through 60 frames of 0.05 s and, in every frame from `from`
+// (s) on, hands per_frame the band pressures at `bands` (depths, m; every band holds particles). Returns
+// the lowest particle centre over those frames, in r.
+template <class PerFrame>
+double tank_frames(Simulation& sim, double width, double r, std::span<const double> bands, double from,
+                   const ExecContext& exec, PerFrame&& per_frame) {
+    const double rho0 = 1000.0, g = 9.81;
+    double lowest = 1e9;
+    for (int frame = 1; frame <= 60; ++frame) {
+        const double t = 0.05 * frame;
+        advance_to(sim, t, exec, 1.0f);
+        if (t < from - 1e-9) continue;
+        const auto& f = sim2(sim).fluid;
+        const auto bp = test::band_pressures(f, width, r, rho0, g, bands);
+        for (const auto& b : bp) EXPECT_GT(b.count, 0.0) << "t = " << t;
+        per_frame(bp);
+        for (const auto& x : f.position) lowest = std::min(lowest, double(x[1]) / r);
+    }
+    return lowest;
 }
 
 }  // namespace
@@ -110,7 +132,7 @@ TEST(DfsphValidation, TankAtRestHydrostatic2D) {
 // than 0.6 r to the floor (0.75 r measured). Without the option: floor rows 8.9% (bound >= 6%: the
 // check can fail), bottom row at 0.47 r.
 TEST(DfsphValidation, ExtrapolatedWallPressureHoldsTheFloorRows2D) {
-    const double r = 0.004, width = 0.296, depth = 0.24, g = 9.81, rho0 = 1000.0;
+    const double r = 0.004, width = 0.296, depth = 0.24;
     const double bands[] = {0.06, 0.12, 0.18, 0.228};
     ExecContext exec(2);
     for (const bool on : {true, false}) {
@@ -119,20 +141,11 @@ TEST(DfsphValidation, ExtrapolatedWallPressureHoldsTheFloorRows2D) {
         // smooth walls' that are the default now (TankAtRestSmoothWallsHoldTheFloorRows below).
         j["settings"] = {{"extrapolated_wall_pressure", on}, {"boundary_model", "particles"}};
         Simulation sim = make_simulation(parse_scene(j, "dfsph_tank"), 1'000'000, exec);
-        double worst = 0.0, worst_floor = 0.0, lowest = 1e9;
-        for (int frame = 1; frame <= 60; ++frame) {
-            const double t = 0.05 * frame;
-            advance_to(sim, t, exec, 1.0f);
-            if (t < 1.0 - 1e-9) continue;
-            const auto& f = sim2(sim).fluid;
-            const auto bp = test::band_pressures(f, width, r, rho0, g, bands);
-            for (std::size_t b = 0; b < bp.size(); ++b) {
-                ASSERT_GT(bp[b].count, 0.0);
-                worst = std::max(worst, std::abs(bp[b].deviation));
-            }
+        double worst = 0.0, worst_floor = 0.0;
+        const double lowest = tank_frames(sim, width, r, bands, 1.0, exec, [&](const auto& bp) {
+            for (const auto& b : bp) worst = std::max(worst, std::abs(b.deviation));
             worst_floor = std::max(worst_floor, std::abs(bp.back().deviation));
-            for (const auto& x : f.position) lowest = std::min(lowest, double(x[1]) / r);
-        }
+        });
         std::printf("extrapolated_wall_pressure %s: worst band %.1f%%, floor rows %.1f%%, lowest centre %.2f r\n",
                     on ? "on" : "off", 100.0 * worst, 100.0 * worst_floor, lowest);
         if (on) {
@@ -152,23 +165,17 @@ TEST(DfsphValidation, ExtrapolatedWallPressureHoldsTheFloorRows2D) {
 // rho0 g d within 3% of the mean deviation at 6, 12 and 18 cm (the column's uniform mode moves every band
 // together; the Akinci walls' floor rows read 21-24% above the rest). Measured: 0.92-0.98 r; 1.5-2.5%.
 TEST(DfsphValidation, TankAtRestSmoothWallsHoldTheFloorRows2D) {
-    const double r = 0.004, depth = 0.24, g = 9.81, rho0 = 1000.0;
+    const double r = 0.004, depth = 0.24;
     const double bands[] = {0.06, 0.12, 0.18, 0.228};
     ExecContext exec(2);
     for (const double width : {0.296, 0.3}) {
         Simulation sim = make_simulation(parse_scene(tank_scene(r, width, depth), "dfsph_tank"), 1'000'000, exec);
-        double worst_floor = 0.0, lowest = 1e9;
-        for (int frame = 1; frame <= 60; ++frame) {
-            const double t = 0.05 * frame;
-            advance_to(sim, t, exec, 1.0f);
-            if (t < 0.5 - 1e-9) continue;
-            const auto& f = sim2(sim).fluid;
-            const auto bp = test::band_pressures(f, width, r, rho0, g, bands);
+        double worst_floor = 0.0;
+        const double lowest = tank_frames(sim, width, r, bands, 0.5, exec, [&](const auto& bp) {
             double mean = 0.0;
             for (std::size_t b = 0; b + 1 < bp.size(); ++b) mean += bp[b].deviation / 3.0;
             worst_floor = std::max(worst_floor, std::abs(bp.back().deviation - mean));
-            for (const auto& x : f.position) lowest = std::min(lowest, double(x[1]) / r);
-        }
+        });
         std::printf("smooth walls, %.3f m tank: floor rows off the other bands by at most %.1f%%, lowest centre %.2f r\n",
                     width, 100.0 * worst_floor, lowest);
         EXPECT_LE(worst_floor, 0.03) << width;
