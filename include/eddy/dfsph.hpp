@@ -108,6 +108,7 @@ struct DfsphSettings {
     float divergence_warm_start = 0.5f;       ///< The same for the divergence solver
     float viscosity = 0.0f;                   ///< Kinematic viscosity nu (m^2/s), implicit (Weiler et al. 2018); water 1e-6, honey ~1e-2
     float wall_viscosity = 0.0f;              ///< The same against the walls (m^2/s): friction, no-slip as it grows
+    float wall_law_viscosity = 1.0e-6f;       ///< Smooth walls: the law of the wall's kinematic viscosity (m^2/s; water's); 0: the faces slip
     float viscosity_error_target = 0.01f;     ///< Viscosity solver: iterate until |residual| <= this |the step's viscous change|
     int max_viscosity_iterations = 100;       ///< Viscosity solver: at most this many conjugate gradient iterations
     float xsph = 0.05f;                       ///< XSPH velocity smoothing c (dimensionless)
@@ -171,18 +172,19 @@ private:
     void init_walls(BoundarySet<D>& boundary, const ExecContext& exec);
     // The walls' move to the step, the fluid's reordering and lists, and the smooth walls' virtual particles.
     void update_neighbors(ParticleSet<D>& fluid, BoundarySet<D>& boundary, double t, float dt, const ExecContext& exec);
-    // The smooth walls' hydrostatic push (eddy/smooth_walls.hpp, a_i) into m_wall_push, in full for
-    // particles at rest density rho (this step's), none below 0.8 rho0.
-    void set_hydrostatic_wall_push(const float* rho, std::size_t n, const ExecContext& exec);
+    // The smooth walls' hydrostatic push and shear (eddy/smooth_walls.hpp) on the fluid at density rho
+    // moving at v, over dt, into m_wall_push (m/s^2).
+    void set_smooth_wall_push(const float* rho, const Vec<D>* x, const Vec<D>* v, std::size_t n, float dt,
+                              const ExecContext& exec);
     // The walls as the solver sees them: the smooth walls' virtual particles, or the boundary particles.
-    const NeighborLists& wall_lists() const { return m_smooth ? m_virtual.lists : m_neighbors.boundary(); }
-    const BoundarySet<D>& wall_set(const BoundarySet<D>& b) const { return m_smooth ? m_virtual.set : b; }
+    const NeighborLists& wall_lists() const { return m_smooth.lists(m_neighbors.boundary()); }
+    const BoundarySet<D>& wall_set(const BoundarySet<D>& b) const { return m_smooth.set(b); }
     // The wall neighbours particle i counts for the free-surface test: the smooth walls count as many
     // particles as the share of a full neighbourhood their density stands for.
     std::uint32_t wall_neighbors(std::size_t i) const {
-        if (!m_smooth) return static_cast<std::uint32_t>(m_neighbors.boundary()[i].size());
-        return m_virtual.counts[i] +
-               static_cast<std::uint32_t>(m_full_neighbors * m_virtual.density[i] / m_s.rest_density + 0.5f);
+        if (!m_smooth.on()) return static_cast<std::uint32_t>(m_neighbors.boundary()[i].size());
+        return m_smooth.particles(i) +
+               static_cast<std::uint32_t>(m_full_neighbors * m_smooth.density(i) / m_s.rest_density + 0.5f);
     }
     // The Jacobi velocity update dv_i = -dt [dK_i F_i + sum_j m dK_j grad W_ij] (2017 eq. 9); K (if not null)
     // accumulates dK.
@@ -205,10 +207,7 @@ private:
     std::vector<Wall<D>> m_walls;
     CubicSpline<D> m_kernel;
     FluidNeighborhood<D> m_neighbors;
-    bool m_smooth = false;              // smooth walls (boundary_model, and the scene has a container to draw so)
-    SmoothWallProfile<D> m_profile;
-    VirtualWalls<D> m_virtual;
-    std::vector<std::uint8_t> m_smooth_walls, m_smooth_objects;  // smooth_wall_mask: per wall, per object
+    SmoothWalls<D> m_smooth;            // on: boundary_model "smooth" and the scene has a container to draw so
     std::uint32_t m_full_neighbors = 0; // neighbours of a particle inside a full lattice
     std::uint32_t m_min_neighbors = 0;  // fewer (fluid + wall) neighbours: a free-surface particle
     float m_alpha_floor = 0.0f;         // alpha's denominator below this: an isolated particle, alpha = 0

@@ -38,6 +38,12 @@
 // monotonically over the support, so delta is unique), the velocity of the wall at x_b, and the face's
 // boundary object (its loads). Their loops, loads, friction and viscosity are unchanged.
 //
+// A virtual particle lies on i's normal to its face, so the viscosity's x_ib . (v_i - v_b) sees only the
+// normal velocity: the faces would slip. A no-slip wall shears the water sliding past it; the faces apply
+// that shear as the law of the wall (wall_shear_stress: Spalding 1961, the viscous sublayer and the log law
+// in one) with the water's own viscosity, evaluated at the particle's distance d and spread over the
+// particle's share of the face (SmoothWalls::shear). It has no free constant: nu is the fluid's.
+//
 // Faces: a box container gives its 2D faces, a cylinder container its side, floor and lid, a ball
 // container its sphere. Each face is a half-space: corners where two faces meet count the small region
 // beyond both twice. The reach is r + (h - r) / (2 kappa), about 2.2 r at h = 4r. Only closed analytic
@@ -86,8 +92,10 @@ struct VirtualWalls {
     std::vector<float> density;          ///< Per fluid particle: the walls' rho_B summed over its faces
     std::vector<Vec<D>> hold;           ///< Per fluid particle: a_i above (m/s^2)
     std::vector<std::uint32_t> counts;  ///< Per fluid particle: the boundary particles copied into its list
+    std::vector<float> gap;             ///< Per slot: a face's distance d from the particle (m); copies: 0
     std::size_t memory_bytes() const {
-        return set.memory_bytes() + lists.memory_bytes() + (density.capacity() + counts.capacity()) * 4 + hold.capacity() * sizeof(Vec<D>);
+        return set.memory_bytes() + lists.memory_bytes() + (density.capacity() + counts.capacity() + gap.capacity()) * 4 +
+               hold.capacity() * sizeof(Vec<D>);
     }
 };
 
@@ -103,14 +111,82 @@ void build_virtual_walls(const std::vector<Wall<D>>& walls, const std::vector<st
                          const NeighborLists* particle_lists = nullptr, const BoundarySet<D>* particles = nullptr,
                          const std::vector<std::uint8_t>* smooth_object = nullptr);
 
-/// The walls the smooth model draws: closed analytic containers (box, cylinder, ball); solids, bodies,
-/// models and open shells keep their boundary particles. Per wall 1 or 0; per object in `objects`
-/// (size: the boundary objects) 1 if one of its walls is drawn smooth.
+/// The one rule for the walls the smooth model draws: closed analytic containers (box, ball, and in 3D the
+/// cylinder). Solids (obstacles, bodies, open tops, which end at their rim), models and open shells keep
+/// their boundary particles. smooth_wall_mask and the memory estimate both ask it.
+template <int D>
+constexpr bool drawn_smooth(typename Wall<D>::Shape shape, bool solid) {
+    using S = typename Wall<D>::Shape;
+    return !solid && (shape == S::box || shape == S::ball || (D == 3 && shape == S::cylinder));
+}
+
+/// Per wall 1 if drawn_smooth; per object in `objects` (size: the boundary objects) 1 if one of its walls is.
 template <int D>
 std::vector<std::uint8_t> smooth_wall_mask(const std::vector<Wall<D>>& walls, std::size_t object_count,
                                            std::vector<std::uint8_t>& objects);
 
+/// The shear stress over density, tau_w / rho = u_*^2 (m^2/s^2), that a smooth no-slip wall puts on fluid of
+/// kinematic viscosity nu (m^2/s) sliding past it at speed u (m/s) at distance y (m): Spalding's (1961)
+/// law of the wall, the viscous sublayer (u+ = y+) and the log law (u+ = ln(y+) / kappa + B) in one,
+///
+///   y+ = u+ + exp(-kappa B) [exp(kappa u+) - 1 - kappa u+ - (kappa u+)^2 / 2 - (kappa u+)^3 / 6],
+///   u+ = u / u_*,  y+ = y u_* / nu,  kappa = 0.41, B = 5.5,
+///
+/// solved for u+ from u+ y+ = u y / nu (Newton from above: u+ y+ grows and is convex in u+). 0 for u, y or
+/// nu not above 0.
+double wall_shear_stress(double u, double y, double nu);
+
+/// The smooth walls of one solver (DFSPH, WCSPH): which walls are drawn so, their profile, this step's
+/// virtual particles, and what every face adds beyond the pressure pairs (the hydrostatic push, the wall's
+/// shear). Off (a scene without a container to draw so, or boundary_model "particles"), the solvers read
+/// the boundary particles through the same calls.
+template <int D>
+class SmoothWalls {
+public:
+    /// Draws the drawn_smooth walls among `walls` when `wanted`; stays off when there are none. nu: the
+    /// law of the wall's kinematic viscosity (m^2/s; 0: the faces slip).
+    void init(bool wanted, const std::vector<Wall<D>>& walls, std::size_t object_count, const CubicSpline<D>& kernel,
+              float particle_radius, float mass, float rest_density, float nu);
+    bool on() const { return m_on; }
+    /// This step's virtual particles for the fluid at x[0, n) (build_virtual_walls), with copies of the
+    /// boundary particles (`particle_lists` into `particles`) of the walls not drawn smooth.
+    void update(const std::vector<Wall<D>>& walls, const std::vector<BoundaryMotion<D>>& motions, double t,
+                const Vec<D>& g, const Vec<D>* x, std::size_t n, const NeighborLists& particle_lists,
+                const BoundarySet<D>& particles, const ExecContext& exec);
+    /// The walls every term reads: the virtual particles (on), or the boundary particles themselves.
+    const NeighborLists& lists(const NeighborLists& particle_lists) const { return m_on ? m_virtual.lists : particle_lists; }
+    const BoundarySet<D>& set(const BoundarySet<D>& particles) const { return m_on ? m_virtual.set : particles; }
+    /// The slot of particle i's list from which on the entries are faces, not particles (off: none).
+    std::uint32_t first_face(std::size_t i) const {
+        return m_on ? m_virtual.lists.offsets[i] + m_virtual.counts[i] : ~std::uint32_t{0};
+    }
+    /// The faces' hydrostatic push on particle i at density rho (a_i, m/s^2): in full at rest density,
+    /// none below 0.8 rho0 (a drop or a film on a floor is no column).
+    Vec<D> push(std::size_t i, float rho) const;
+    /// The faces' shear on particle i at x moving at v, over dt: the velocity change (m/s). Each face within
+    /// reach takes wall_shear_stress of the slip u_t (v less the face's velocity, its normal part taken off)
+    /// at the particle's distance d over the particle's share of the face, (2r)^(D-1) of its volume
+    /// (2r)^D: a = w(d) u_*^2 / (2r), w = min(1, rho_B(d) / rho_B(r)) (1 for the row at rest on the face,
+    /// fading to 0 at the reach). Never more than the slip: the wall drags, it does not push back.
+    Vec<D> shear(std::size_t i, const Vec<D>& x, const Vec<D>& v, float dt) const;
+    /// Per fluid particle: the faces' rho_B (for counting neighbours); off: 0.
+    float density(std::size_t i) const { return m_on ? m_virtual.density[i] : 0.0f; }
+    /// Per fluid particle: the boundary particles in its list (on: the copies; off: call with the lists).
+    std::uint32_t particles(std::size_t i) const { return m_virtual.counts[i]; }
+    const VirtualWalls<D>& virtual_walls() const { return m_virtual; }
+    std::size_t memory_bytes() const { return m_virtual.memory_bytes(); }
+
+private:
+    bool m_on = false;
+    float m_rest_density = 1000.0f, m_nu = 0.0f, m_radius = 0.0f, m_rho_rest = 0.0f;  // m_rho_rest: rho_B(r)
+    SmoothWallProfile<D> m_profile;
+    VirtualWalls<D> m_virtual;
+    std::vector<std::uint8_t> m_walls, m_objects;  // smooth_wall_mask: per wall, per boundary object
+};
+
 extern template struct SmoothWallProfile<2>;
 extern template struct SmoothWallProfile<3>;
+extern template class SmoothWalls<2>;
+extern template class SmoothWalls<3>;
 
 }  // namespace eddy

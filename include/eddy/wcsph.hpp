@@ -96,6 +96,7 @@ struct WcsphSettings {
     /// particles (for now the default): Akinci's boundary particles; smooth: closed containers from their
     /// shapes (eddy/smooth_walls.hpp). Not yet the default: the smooth walls' fronts run ahead (docs/methods.md).
     std::string boundary_model = "particles";
+    float wall_law_viscosity = 1.0e-6f;  ///< Smooth walls: the law of the wall's kinematic viscosity (m^2/s; water's); 0: the faces slip
 };
 
 /// The field table of WcsphSettings (keys of the scene's "settings" object for "method": "wcsph").
@@ -251,12 +252,8 @@ private:
                           const ExecContext& exec);
     /// The walls every term reads: the virtual particles of the smooth walls (with copies of the boundary
     /// particles of the other walls), or the boundary particles themselves.
-    const NeighborLists& wall_lists() const { return m_smooth ? m_virtual.lists : m_neighbors.boundary(); }
-    const BoundarySet<D>& wall_set(const BoundarySet<D>& b) const { return m_smooth ? m_virtual.set : b; }
-    /// Slots of particle i's wall list from which on the entries are faces (smooth walls), not particles.
-    std::uint32_t first_face(std::size_t i) const {
-        return m_smooth ? m_virtual.lists.offsets[i] + m_virtual.counts[i] : ~std::uint32_t{0};
-    }
+    const NeighborLists& wall_lists() const { return m_smooth.lists(m_neighbors.boundary()); }
+    const BoundarySet<D>& wall_set(const BoundarySet<D>& b) const { return m_smooth.set(b); }
 
     WcsphSettings m_s;
     float m_r, m_mass = 0.0f, m_c0 = 0.0f, m_B = 0.0f, m_grad_factor = 1.0f;
@@ -268,11 +265,8 @@ private:
     std::vector<Wall<D>> m_walls;
     WallLoadGather<D> m_loads;       // the fluid's force on each boundary object (wall_loads.hpp)
     std::vector<Vec<D>> m_guard_dv;  // per particle: the velocity the walls' guard took this step (m/s)
-    bool m_smooth = false;                 // smooth walls (boundary_model, and a container to draw so)
-    std::vector<std::uint8_t> m_smooth_walls, m_smooth_objects;  // per wall, per boundary object
-    SmoothWallProfile<D> m_profile;
-    VirtualWalls<D> m_virtual;
-    std::vector<Vec<D>> m_wall_push;       // per particle: the smooth walls' hydrostatic push (m/s^2)
+    SmoothWalls<D> m_smooth;          // on: boundary_model "smooth" and a container to draw so
+    std::vector<Vec<D>> m_wall_push;  // per particle: the smooth walls' hydrostatic push and shear (m/s^2)
 };
 
 extern template class WcsphSolver<2>;

@@ -207,8 +207,7 @@ std::vector<std::uint8_t> smooth_wall_mask(const std::vector<Wall<D>>& walls, st
     objects.assign(object_count, 0);
     for (std::size_t w = 0; w < walls.size(); ++w) {
         const Wall<D>& wall = walls[w];
-        const bool analytic = wall.shape != Wall<D>::Shape::sdf && !(D == 2 && wall.shape == Wall<D>::Shape::cylinder);
-        if (wall.solid || !analytic) continue;
+        if (!drawn_smooth<D>(wall.shape, wall.solid)) continue;
         mask[w] = 1;
         if (wall.owner >= 0 && static_cast<std::size_t>(wall.owner) < object_count) objects[wall.owner] = 1;
     }
@@ -259,6 +258,7 @@ void build_virtual_walls(const std::vector<Wall<D>>& walls, const std::vector<st
     b.object.resize(total);
     out.density.resize(n);
     out.hold.resize(n);
+    out.gap.resize(total);
     parallel_for_each_index(exec, n, [&](std::size_t i) {
         std::uint32_t k = off[i];
         float rho_b = 0.0f;
@@ -268,6 +268,7 @@ void build_virtual_walls(const std::vector<Wall<D>>& walls, const std::vector<st
                 if (!kept(b)) continue;
                 out.lists.indices[k] = k;
                 b_copy(out.set, k, *particles, b);
+                out.gap[k] = 0.0f;
                 ++k;
             }
         out.counts[i] = k - off[i];  // from here on: the boundary particles among i's list
@@ -286,6 +287,7 @@ void build_virtual_walls(const std::vector<Wall<D>>& walls, const std::vector<st
                 b.position[k] = xb;
                 b.psi[k] = psi;
                 b.object[k] = obj;
+                out.gap[k] = d;
                 b.velocity[k] = obj < moving.size() && moving[obj] ? point_velocity(poses[obj], xb, e) : Vec<D>::zero();
                 ++k;
             });
@@ -295,6 +297,80 @@ void build_virtual_walls(const std::vector<Wall<D>>& walls, const std::vector<st
     });
 }
 
+double wall_shear_stress(double u, double y, double nu) {
+    if (!(u > 0.0) || !(y > 0.0) || !(nu > 0.0)) return 0.0;
+    constexpr double kappa = 0.41, B = 5.5;
+    const double eB = std::exp(-kappa * B), re = u * y / nu;
+    // f(u+) = u+ y+(u+) - re: increasing and convex, f(u+) >= u+^2 - re. Newton from above the root,
+    // min(sqrt(re), 60) (f(60) > 1e10), falls monotonically onto it.
+    double up = std::min(std::sqrt(re), 60.0);
+    for (int it = 0; it < 60; ++it) {
+        const double k = kappa * up, ek = std::exp(k);
+        const double yp = up + eB * (ek - 1.0 - k - 0.5 * k * k - k * k * k / 6.0);
+        const double dyp = 1.0 + eB * kappa * (ek - 1.0 - k - 0.5 * k * k);
+        const double f = up * yp - re, df = yp + up * dyp;
+        const double next = up - f / df;
+        if (!(next < up) || up - next <= 1e-9 * up) {
+            up = std::max(next, 0.0);
+            break;
+        }
+        up = next;
+    }
+    if (!(up > 0.0)) return 0.0;
+    const double ustar = u / up;
+    return ustar * ustar;
+}
+
+template <int D>
+void SmoothWalls<D>::init(bool wanted, const std::vector<Wall<D>>& walls, std::size_t object_count,
+                          const CubicSpline<D>& kernel, float particle_radius, float mass, float rest_density, float nu) {
+    m_walls = smooth_wall_mask(walls, object_count, m_objects);
+    m_on = wanted && std::find(m_walls.begin(), m_walls.end(), 1) != m_walls.end();
+    m_rest_density = rest_density;
+    m_nu = nu;
+    m_radius = particle_radius;
+    if (!m_on) return;
+    m_profile = make_smooth_wall_profile(kernel, particle_radius, mass, rest_density);
+    m_rho_rest = m_profile.density(particle_radius);
+}
+
+template <int D>
+void SmoothWalls<D>::update(const std::vector<Wall<D>>& walls, const std::vector<BoundaryMotion<D>>& motions, double t,
+                            const Vec<D>& g, const Vec<D>* x, std::size_t n, const NeighborLists& particle_lists,
+                            const BoundarySet<D>& particles, const ExecContext& exec) {
+    if (m_on) build_virtual_walls(walls, m_walls, motions, t, m_profile, g, x, n, m_virtual, exec, &particle_lists, &particles, &m_objects);
+}
+
+template <int D>
+Vec<D> SmoothWalls<D>::push(std::size_t i, float rho) const {
+    if (!m_on) return Vec<D>::zero();
+    return m_virtual.hold[i] * std::clamp(5.0f * rho / m_rest_density - 4.0f, 0.0f, 1.0f);
+}
+
+template <int D>
+Vec<D> SmoothWalls<D>::shear(std::size_t i, const Vec<D>& x, const Vec<D>& v, float dt) const {
+    Vec<D> dv = Vec<D>::zero();
+    if (!m_on || !(m_nu > 0.0f) || !(m_rho_rest > 0.0f)) return dv;
+    const auto& set = m_virtual.set;
+    for (std::uint32_t k = first_face(i); k < m_virtual.lists.offsets[i + 1]; ++k) {
+        const Vec<D> off = x - set.position[k];  // along the face's normal, into the fluid
+        const float len = norm(off);
+        if (!(len > 0.0f)) continue;
+        const Vec<D> n = off * (1.0f / len);
+        const Vec<D> u = v + dv - set.velocity[k];
+        const Vec<D> ut = u - n * dot(u, n);
+        const float slip = norm(ut);
+        const float w = std::min(1.0f, m_profile.density(m_virtual.gap[k]) / m_rho_rest);
+        if (!(slip > 0.0f) || !(w > 0.0f)) continue;
+        const float y = std::max(m_virtual.gap[k], 0.05f * m_radius);  // on the face: the first twentieth of r
+        const float a = w * static_cast<float>(wall_shear_stress(slip, y, m_nu)) / (2.0f * m_radius);
+        dv -= ut * (std::min(a * dt, slip) / slip);
+    }
+    return dv;
+}
+
+template class SmoothWalls<2>;
+template class SmoothWalls<3>;
 template struct SmoothWallProfile<2>;
 template struct SmoothWallProfile<3>;
 template SmoothWallProfile<2> make_smooth_wall_profile<2>(const CubicSpline<2>&, float, float, float);

@@ -36,6 +36,7 @@
 #include "eddy/pbf.hpp"
 #include "eddy/scene.hpp"
 #include "eddy/settings.hpp"
+#include "eddy/smooth_walls.hpp"
 #include "eddy/wcsph.hpp"
 
 namespace eddy {
@@ -428,11 +429,14 @@ MemoryEstimate estimate_particles(const Scene& scene, std::size_t max_particles)
     for (std::size_t i = 0; i < scene.boundaries.size(); ++i) {
         const BoundarySpec& b = scene.boundaries[i];
         nw += walls[i] = wall_count<D>(b, r, layers);
-        // The walls the smooth model draws from their shapes (smooth_wall_mask); the others' particles are
-        // copied into the smooth walls' lists.
-        const bool drawn = !b.solid && !b.open_top &&
-                           (b.shape == "box" || b.shape == "sphere" || b.shape == "circle" || (D == 3 && b.shape == "cylinder"));
-        if (!drawn) nw_kept += walls[i];
+        // The walls the smooth model draws from their shapes (drawn_smooth, the solvers' own rule; an open
+        // top is a solid that ends at its rim); the others' particles are copied into the smooth walls' lists.
+        using Shape = typename Wall<D>::Shape;
+        const Shape shape = b.shape == "box"                          ? Shape::box
+                            : b.shape == "sphere" || b.shape == "circle" ? Shape::ball
+                            : b.shape == "cylinder"                     ? Shape::cylinder
+                                                                        : Shape::sdf;
+        if (!drawn_smooth<D>(shape, b.solid || b.open_top)) nw_kept += walls[i];
         held(b.model);
         if (const MeshShape<D>* m = model_shape<D>(b.model)) {
             double nodes = 1.0;

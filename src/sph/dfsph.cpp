@@ -38,6 +38,9 @@ std::span<const Field<DfsphSettings>> dfsph_fields() {
         {"viscosity", &S::viscosity, "m^2/s", 0, 1e3,
          "kinematic viscosity nu, solved implicitly (Weiler et al. 2018): water 1e-6, olive oil 1e-4, honey 1e-2"},
         {"wall_viscosity", &S::wall_viscosity, "m^2/s", 0, 1e3, "the same against the walls (wall friction)"},
+        {"wall_law_viscosity", &S::wall_law_viscosity, "m^2/s", 0, 1e3,
+         "smooth walls: the kinematic viscosity of their law of the wall (Spalding 1961), the shear a no-slip wall "
+         "puts on the water sliding past it (docs/methods.md): water 1e-6; 0: the faces slip"},
         {"viscosity_error_target", &S::viscosity_error_target, "", 0, 1,
          "viscosity solver: iterate until the residual is below this fraction of the step's viscous change", {}, true},
         {"max_viscosity_iterations", &S::max_viscosity_iterations, "", 0, 10000,
@@ -149,10 +152,8 @@ void DfsphSolver<D>::init_walls(BoundarySet<D>& boundary, const ExecContext& exe
     compute_boundary_psi(boundary, m_kernel, m_s.rest_density, exec, 2.0f * m_r);
     // Smooth walls for the closed analytic containers (eddy/smooth_walls.hpp); the extrapolated wall pressure
     // is defined on wall particles and keeps them.
-    m_smooth_walls = smooth_wall_mask(m_walls, boundary.motions.size(), m_smooth_objects);
-    m_smooth = m_s.boundary_model == "smooth" && !m_s.extrapolated_wall_pressure &&
-               std::find(m_smooth_walls.begin(), m_smooth_walls.end(), 1) != m_smooth_walls.end();
-    if (m_smooth) m_profile = make_smooth_wall_profile(m_kernel, m_r, m_mass, m_s.rest_density);
+    m_smooth.init(m_s.boundary_model == "smooth" && !m_s.extrapolated_wall_pressure, m_walls, boundary.motions.size(),
+                  m_kernel, m_r, m_mass, m_s.rest_density, m_s.wall_law_viscosity);
 }
 
 template <int D>
@@ -226,19 +227,16 @@ void DfsphSolver<D>::update_neighbors(ParticleSet<D>& fluid, BoundarySet<D>& bou
     const bool moved = move_walls(boundary, m_walls, t, dt, exec);
     if (!m_halo) m_neighbors.reorder_if_due(fluid, exec);  // ghosts stay behind the owned particles
     m_neighbors.update(fluid, boundary, walls_changed(m_halo, moved), exec);
-    if (m_smooth)
-        build_virtual_walls(m_walls, m_smooth_walls, boundary.motions, t, m_profile, m_g, fluid.position.data(), fluid.size(),
-                            m_virtual, exec, &m_neighbors.boundary(), &boundary, &m_smooth_objects);
+    m_smooth.update(m_walls, boundary.motions, t, m_g, fluid.position.data(), fluid.size(), m_neighbors.boundary(),
+                    boundary, exec);
 }
 
 template <int D>
-void DfsphSolver<D>::set_hydrostatic_wall_push(const float* rho, std::size_t n, const ExecContext& exec) {
+void DfsphSolver<D>::set_smooth_wall_push(const float* rho, const Vec<D>* x, const Vec<D>* v, std::size_t n, float dt,
+                                          const ExecContext& exec) {
     m_wall_push.resize(n);
-    const float inv_rho0 = 1.0f / m_s.rest_density;
     parallel_for_each_index(exec, n, [&](std::size_t i) {
-        // In full at rest density, none below 0.8 rho0: a drop or a film on a floor is no column
-        const float held = std::clamp(5.0f * rho[i] * inv_rho0 - 4.0f, 0.0f, 1.0f);
-        m_wall_push[i] = m_virtual.hold[i] * held;
+        m_wall_push[i] = m_smooth.push(i, rho[i]) + m_smooth.shear(i, x[i], v[i], dt) * (1.0f / dt);
     });
 }
 
@@ -497,8 +495,8 @@ StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
     // The walls' pressure-independent push (the extrapolated wall pressure's hydrostatic part; the smooth
     // walls' mirrored hydrostatic pressure, for particles at rest density) is uneven: the density solver
     // then starts from fresh rates.
-    if (m_smooth && !extrapolated) set_hydrostatic_wall_push(rho, n, exec);
-    if (extrapolated || m_smooth) parallel_for_each_index(exec, n, [&](std::size_t i) { v[i] += m_wall_push[i] * dt; });
+    if (m_smooth.on() && !extrapolated) set_smooth_wall_push(rho, x, v, n, dt, exec);
+    if (extrapolated || m_smooth.on()) parallel_for_each_index(exec, n, [&](std::size_t i) { v[i] += m_wall_push[i] * dt; });
     // The implicit viscosity changes the velocities unevenly: the density solver then starts from
     // fresh rates.
     const bool viscous = m_s.viscosity > 0.0f || m_s.wall_viscosity > 0.0f;
@@ -519,7 +517,7 @@ StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
         density_target = std::max(0.25f * density_target, density_target - excess * scale);
     }
     const auto [iters, predicted] = solve(P, false, m_s.min_iterations, m_s.max_iterations, density_target,
-                                          m_s.density_error_max, dt, !divergence || viscous || extrapolated || m_smooth);
+                                          m_s.density_error_max, dt, !divergence || viscous || extrapolated || m_smooth.on());
     out.iterations = iters;
     m_last_predicted = static_cast<float>(predicted);
 
@@ -541,7 +539,7 @@ StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
                 // Held: a pressure from either solver pushes it off the walls (wall_contact_margin).
                 const Vec<D> before = vi;
                 guard_walls(x[i], vi, m_walls, P[i] + Pv[i] > 0.0f ? guard_held : guard_free);
-                m_wall_dv[i] = m_wall_dv[i] * c_wall + (vi - before) + (m_smooth && !extrapolated ? m_wall_push[i] * dt : Vec<D>::zero());
+                m_wall_dv[i] = m_wall_dv[i] * c_wall + (vi - before) + (m_smooth.on() && !extrapolated ? m_wall_push[i] * dt : Vec<D>::zero());
                 v[i] = vi;
                 p[i] = (P[i] + Pv[i]) * rho[i] * rho[i];
                 if (i >= owned) continue;  // a ghost: its owner counts it
@@ -595,7 +593,7 @@ void DfsphSolver<D>::load_state(StateReader& r) {
 
 template <int D>
 std::size_t DfsphSolver<D>::memory_bytes() const {
-    return m_neighbors.memory_bytes() + m_virtual.memory_bytes() +
+    return m_neighbors.memory_bytes() + m_smooth.memory_bytes() +
            (m_rate.capacity() + m_alpha.capacity() + m_dP.capacity() + m_wall_rate.capacity() + m_w.capacity() +
             m_wself.capacity()) *
                sizeof(float) +

@@ -41,6 +41,9 @@ std::span<const Field<WcsphSettings>> wcsph_fields() {
          "through their shapes, each face as the fluid's mirror image (a smooth density and push; not yet the "
          "default: a dam break's front runs 5-10% further ahead, docs/methods.md)",
          {"smooth", "particles"}},
+        {"wall_law_viscosity", &S::wall_law_viscosity, "m^2/s", 0, 1e3,
+         "smooth walls: the kinematic viscosity of their law of the wall (Spalding 1961), the shear a no-slip wall "
+         "puts on the water sliding past it (docs/methods.md): water 1e-6; 0: the faces slip"},
         {"hydrostatic_start", &S::hydrostatic_start, "", 0, 1,
          "start fluid at rest compressed along gravity to hydrostatic equilibrium, p = rho0 g d / C (no initial "
          "ringing); off: every particle starts at rho0, p = 0"},
@@ -96,10 +99,8 @@ template <int D>
 void WcsphSolver<D>::init_walls(BoundarySet<D>& boundary, const ExecContext& exec) {
     compute_boundary_psi(boundary, m_kernel, m_s.rest_density, exec, 2.0f * m_r);
     // Smooth walls for the closed analytic containers (eddy/smooth_walls.hpp), as DFSPH's.
-    m_smooth_walls = smooth_wall_mask(m_walls, boundary.motions.size(), m_smooth_objects);
-    m_smooth = m_s.boundary_model == "smooth" &&
-               std::find(m_smooth_walls.begin(), m_smooth_walls.end(), 1) != m_smooth_walls.end();
-    if (m_smooth) m_profile = make_smooth_wall_profile(m_kernel, m_r, m_mass, m_s.rest_density);
+    m_smooth.init(m_s.boundary_model == "smooth", m_walls, boundary.motions.size(), m_kernel, m_r, m_mass,
+                  m_s.rest_density, m_s.wall_law_viscosity);
 }
 
 template <int D>
@@ -121,9 +122,8 @@ template <int D>
 void WcsphSolver<D>::update_neighbors(ParticleSet<D>& fluid, const BoundarySet<D>& boundary, bool walls_changed,
                                       double t, const ExecContext& exec) {
     m_neighbors.update(fluid, boundary, walls_changed, exec);
-    if (m_smooth)
-        build_virtual_walls(m_walls, m_smooth_walls, boundary.motions, t, m_profile, m_g, fluid.position.data(), fluid.size(),
-                            m_virtual, exec, &m_neighbors.boundary(), &boundary, &m_smooth_objects);
+    m_smooth.update(m_walls, boundary.motions, t, m_g, fluid.position.data(), fluid.size(), m_neighbors.boundary(),
+                    boundary, exec);
 }
 
 template <int D>
@@ -242,7 +242,7 @@ StepStats WcsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
     const float nu = m_s.viscosity;
     const Vec<D> g = m_g;
     const bool wall_gradient = m_s.hydrostatic_walls, clamp = m_s.clamp_pressure;
-    m_wall_push.resize(m_smooth ? n : 0);
+    m_wall_push.resize(m_smooth.on() ? n : 0);
     // Wall particle k's acceleration of fluid particle i (Akinci et al. 2012, eq. 10 and 11): its
     // pressure mirrored onto the wall particle, plus the hydrostatic increment from the fluid particle
     // to it: p_b = p_i + rho_i g . (x_b - x_i) (Adami et al. 2012, eq. 27, with the particle itself as
@@ -290,10 +290,10 @@ StepStats WcsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
                 acc -= r * (m * s * dw);
                 if (nu > 0.0f) acc -= vij * (nu * m * 2.0f / (rhoi + rhoj) * W.value(d));
             }
-            const std::uint32_t faces = first_face(i);
+            const std::uint32_t faces = m_smooth.first_face(i);
             for (std::uint32_t k : bn[i]) acc += wall_acceleration(xi, vi, rhoi, p[i], pi_term, k, k >= faces);
-            if (m_smooth && wall_gradient) {
-                m_wall_push[i] = m_virtual.hold[i] * std::clamp(5.0f * rhoi * inv_rho0 - 4.0f, 0.0f, 1.0f);
+            if (m_smooth.on()) {  // the faces' hydrostatic push (with hydrostatic_walls) and shear
+                m_wall_push[i] = (wall_gradient ? m_smooth.push(i, rhoi) : Vec<D>::zero()) + m_smooth.shear(i, xi, vi, dt) * (1.0f / dt);
                 acc += m_wall_push[i];
             }
             a[i] = acc;
@@ -308,7 +308,7 @@ StepStats WcsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
     // Either is put back and loses the velocity that carried it in.
     m_loads.begin(boundary, t);
     m_loads.add_pairs(exec, owned, bn, walls, [&](std::size_t i, std::uint32_t k) {
-        return wall_acceleration(x[i], v[i], rho[i], p[i], p[i] / (rho[i] * rho[i]), k, k >= first_face(i)) * m;
+        return wall_acceleration(x[i], v[i], rho[i], p[i], p[i] / (rho[i] * rho[i]), k, k >= m_smooth.first_face(i)) * m;
     });
     m_guard_dv.resize(n);
     const float guard_held = wall_contact_margin(m_r, true), guard_free = wall_contact_margin(m_r, false);
@@ -322,7 +322,7 @@ StepStats WcsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
                 const Vec<D> before = vi;
                 guard_walls(x[i], vi, m_walls, p[i] > 0.0f ? guard_held : guard_free);
                 m_guard_dv[i] = vi - before;
-                if (m_smooth && wall_gradient) m_guard_dv[i] += m_wall_push[i] * dt;  // the faces' push, a load too
+                if (m_smooth.on()) m_guard_dv[i] += m_wall_push[i] * dt;  // the faces' push and shear, loads too
                 v[i] = vi;
                 if (i >= owned) continue;  // a ghost: its owner counts it
                 const float sp = norm(vi), ac = norm(a[i]);
@@ -381,7 +381,7 @@ void WcsphSolver<D>::load_state(StateReader& r) {
 
 template <int D>
 std::size_t WcsphSolver<D>::memory_bytes() const {
-    return m_neighbors.memory_bytes() + m_virtual.memory_bytes() +
+    return m_neighbors.memory_bytes() + m_smooth.memory_bytes() +
            (m_guard_dv.capacity() + m_wall_push.capacity()) * sizeof(Vec<D>);
 }
 

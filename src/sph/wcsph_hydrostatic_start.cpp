@@ -238,10 +238,9 @@ std::size_t WcsphSolver<D>::start_hydrostatic(ParticleSet<D>& fluid, const Bound
     const auto& rho = fluid.density;
     const std::vector<Vec<D>> before_density = fluid.position;  // for the walls' check after the rounds
     auto wall_gap_factor = [&](std::uint32_t i) {  // 2 over wall particles, 1 over a face below i
-        if (!m_smooth) return 2.0;
-        const auto& faces = m_virtual.lists;
-        for (std::uint32_t k = faces.offsets[i] + m_virtual.counts[i]; k < faces.offsets[i + 1]; ++k) {
-            const Vec<D> up = xs[i] - m_virtual.set.position[k];  // along the face's normal, into the fluid
+        const auto& faces = wall_lists();
+        for (std::uint32_t k = m_smooth.first_face(i); k < faces.offsets[i + 1]; ++k) {
+            const Vec<D> up = xs[i] - m_smooth.virtual_walls().set.position[k];  // along the face's normal, into the fluid
             if (dot(up, down) < -0.5f * norm(up)) return 1.0;
         }
         return 2.0;

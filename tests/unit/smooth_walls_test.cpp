@@ -149,3 +149,53 @@ TEST(SmoothWalls, SameBitsOnAnyThreadCountAndTheWallsVelocity) {
     }
     EXPECT_GT(on_plate, 100u);
 }
+
+// The law of the wall (Spalding 1961) against its own two limits, computed independently: the viscous
+// sublayer, tau / rho = nu u / y (u+ = y+), and the log law, u+ = ln(y+) / 0.41 + 5.5, far from the wall.
+TEST(SmoothWalls, WallShearStressMeetsTheLawOfTheWallsLimits) {
+    const double nu = 1e-6;
+    // Sublayer: y+ = 0.1 (Spalding's correction there is (kappa u+)^4 / 24 e^(-kappa B), 1e-7 of u+).
+    const double u0 = 1e-3, y0 = 1e-4, tau0 = wall_shear_stress(u0, y0, nu);
+    EXPECT_NEAR(tau0 / (nu * u0 / y0), 1.0, 1e-3);
+    // Log region: y+ in the thousands.
+    for (double u : {1.0, 3.0, 10.0}) {
+        const double y = 0.05, tau = wall_shear_stress(u, y, nu), us = std::sqrt(tau);
+        const double up = u / us, yp = y * us / nu;
+        EXPECT_GT(yp, 1000.0) << u;
+        EXPECT_NEAR(up, std::log(yp) / 0.41 + 5.5, 0.01 * up) << u;
+    }
+    // Faster slip, more stress; nothing without a slip, a distance or a viscosity.
+    EXPECT_LT(wall_shear_stress(0.5, 1e-3, nu), wall_shear_stress(1.0, 1e-3, nu));
+    EXPECT_EQ(wall_shear_stress(0.0, 1e-3, nu), 0.0);
+    EXPECT_EQ(wall_shear_stress(1.0, 0.0, nu), 0.0);
+    EXPECT_EQ(wall_shear_stress(1.0, 1e-3, 0.0), 0.0);
+}
+
+// A particle of the row at rest on a floor (d = r), sliding along it: the floor's shear slows it by
+// (tau / rho) / (2r) dt against its slip, and not at all across the face (the normal part is the pressure's);
+// over a long step it stops, never reverses. Off (nu = 0) nothing.
+TEST(SmoothWalls, ShearSlowsTheSlipAlongAFaceAndNeverReversesIt) {
+    const float r = 0.002f;
+    const CubicSpline<2> W(4.0f * r);
+    Wall<2> tank;
+    tank.lo = {{-1.0f, 0.0f}};
+    tank.hi = {{1.0f, 1.0f}};
+    const Vec2 x{{0.0f, r}}, v{{0.5f, -0.1f}};
+    ExecContext exec(1);
+    auto shear = [&](float nu, float dt) {
+        SmoothWalls<2> walls;
+        walls.init(true, {tank}, 1, W, r, lattice_mass(W, 2.0f * r, 1000.0f), 1000.0f, nu);
+        EXPECT_TRUE(walls.on());
+        walls.update({tank}, {BoundaryMotion<2>{}}, 0.0, Vec2{{0.0f, -9.81f}}, &x, 1, NeighborLists{}, BoundarySet<2>{}, exec);
+        return walls.shear(0, x, v, dt);
+    };
+    const float dt = 1e-4f;
+    const Vec2 dv = shear(1e-6f, dt);
+    const double expected = wall_shear_stress(0.5, r, 1e-6) / (2.0 * r) * dt;
+    EXPECT_NEAR(-dv[0], expected, 1e-3 * expected);
+    EXPECT_EQ(dv[1], 0.0f);
+    const Vec2 stop = shear(1e-6f, 100.0f);
+    EXPECT_FLOAT_EQ(stop[0], -0.5f);
+    EXPECT_EQ(stop[1], 0.0f);
+    EXPECT_EQ(norm(shear(0.0f, dt)), 0.0f);
+}
