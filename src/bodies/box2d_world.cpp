@@ -7,6 +7,7 @@
 // of L = 20 r: the slop is r / 10, the skin r / 5. Time stays in seconds and mass in kg per metre; then
 // velocities, gravity and forces scale by 1/L, torques and inertia by 1/L^2.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <vector>
 
@@ -21,7 +22,11 @@ namespace {
 class Box2dEngine final : public BodyEngine {
 public:
     explicit Box2dEngine(const RigidBodies<2>& bodies)
-        : m_L(20.0 * bodies.particle_radius), m_r(bodies.particle_radius), m_bodies(bodies) {}
+        : m_L(20.0 * bodies.particle_radius), m_r(bodies.particle_radius), m_bodies(bodies) {
+        m_triangles.resize(bodies.size());
+        for (std::size_t k = 0; k < bodies.size(); ++k)
+            if (bodies.shapes[k].shape == "polygon") m_triangles[k] = polygon_triangles(bodies.specs[k], bodies.shapes[k]);
+    }
 
     // The world is built anew every step from the bodies' state (its contacts start cold): Box2D keeps
     // warm-start impulses and contact caches between steps that no checkpoint could hold, and a world
@@ -174,16 +179,8 @@ private:
             c.m_p = to_b2(shape.center[0] - cx, shape.center[1] - cy);
             c.m_radius = float(shape.radius / m_L);
             fixture(body, c, spec.friction, spec.restitution);
-        } else {  // a polygon: triangles by ear clipping (Box2D's polygons are convex)
-            for (const auto& tri : triangulate(shape.model.points)) {
-                b2Vec2 v[3];
-                for (int i = 0; i < 3; ++i) v[i] = to_b2(shape.model.points[tri[i]][0] - cx, shape.model.points[tri[i]][1] - cy);
-                const float area = 0.5f * b2Cross(v[1] - v[0], v[2] - v[0]);
-                if (std::fabs(area) < 2.0f * b2_linearSlop * b2_linearSlop) continue;  // a sliver Box2D would refuse
-                b2PolygonShape p;
-                p.Set(v, 3);
-                fixture(body, p, spec.friction, spec.restitution);
-            }
+        } else {  // a polygon: its triangles (polygon_triangles)
+            polygon_fixtures(body, std::size_t(&spec - m_bodies.specs.data()));
         }
         b2MassData md;
         md.mass = float(spec.mass.mass);
@@ -202,6 +199,68 @@ private:
             m_world->CreateJoint(&j);
         }
         m_body.push_back(body);
+    }
+
+    // Body k's polygon triangles as fixtures; a disc of the polygon's area when none is left.
+    void polygon_fixtures(b2Body* body, std::size_t k) {
+        const BodySpec& spec = m_bodies.specs[k];
+        for (const auto& tri : m_triangles[k]) {
+            b2PolygonShape p;
+            p.Set(tri.data(), 3);
+            fixture(body, p, spec.friction, spec.restitution);
+        }
+        if (!m_triangles[k].empty()) return;
+        b2CircleShape c;
+        c.m_radius = float(std::max(std::sqrt(shape_area(m_bodies.shapes[k].model.points) / M_PI) / m_L, double(b2_linearSlop)));
+        fixture(body, c, spec.friction, spec.restitution);
+    }
+
+    static double shape_area(const std::vector<std::array<double, 2>>& p) {
+        double area = 0.0;
+        for (std::size_t i = 0; i < p.size(); ++i) {
+            const auto& a = p[i];
+            const auto& b = p[(i + 1) % p.size()];
+            area += a[0] * b[1] - b[0] * a[1];
+        }
+        return 0.5 * std::fabs(area);
+    }
+
+    // A polygon body's collision triangles in Box2D's units about its centre of mass, once per engine.
+    // Box2D welds corners closer than half its slop and asserts (b2PolygonShape::Set) when a triangle's
+    // corners weld or line up: a polygon of 3,000 points on a 4 cm circle, or with nearly coincident
+    // points, aborted eddy. The outline keeps the corners at least a slop from the last kept one (the
+    // mass and inertia are the scene's, set apart: only the contact outline coarsens, by under 0.1 r),
+    // and a triangle whose corners are closer than a slop or whose height is below one is left out.
+    std::vector<std::array<b2Vec2, 3>> polygon_triangles(const BodySpec& spec, const BoundarySpec& shape) const {
+        const double cx = spec.mass.center[0], cy = spec.mass.center[1];
+        const double slop = double(b2_linearSlop);
+        std::vector<std::array<double, 2>> outline;
+        for (const auto& q : shape.model.points) {
+            const std::array<double, 2> u{(q[0] - cx) / m_L, (q[1] - cy) / m_L};
+            if (!outline.empty() && std::hypot(u[0] - outline.back()[0], u[1] - outline.back()[1]) < slop) continue;
+            outline.push_back(u);
+        }
+        while (outline.size() > 3 &&
+               std::hypot(outline.back()[0] - outline.front()[0], outline.back()[1] - outline.front()[1]) < slop)
+            outline.pop_back();
+        std::vector<std::array<b2Vec2, 3>> out;
+        if (outline.size() < 3) return out;
+        for (const auto& tri : triangulate(outline)) {
+            std::array<b2Vec2, 3> v;
+            double longest = 0.0, shortest = 1e300;
+            for (int i = 0; i < 3; ++i) {
+                v[i] = b2Vec2(float(outline[tri[i]][0]), float(outline[tri[i]][1]));
+                const auto& a = outline[tri[i]];
+                const auto& b = outline[tri[(i + 1) % 3]];
+                const double len = std::hypot(b[0] - a[0], b[1] - a[1]);
+                longest = std::max(longest, len);
+                shortest = std::min(shortest, len);
+            }
+            const double area2 = std::fabs(double(b2Cross(v[1] - v[0], v[2] - v[0])));
+            if (shortest < slop || area2 < slop * longest) continue;  // welded corners, or a sliver (height < slop)
+            out.push_back(v);
+        }
+        return out;
     }
 
     // Ear clipping of a simple polygon (either winding): index triples.
@@ -249,6 +308,7 @@ private:
     b2World* m_world = nullptr;  // within step()
     b2Body* m_ground = nullptr;
     std::vector<b2Body*> m_body;
+    std::vector<std::vector<std::array<b2Vec2, 3>>> m_triangles;  // per body: polygon_triangles (others: none)
 };
 
 }  // namespace

@@ -571,6 +571,9 @@ Inertia rotated(const Inertia& m, const Inertia& r) {
 // "bodies": rigid bodies the fluid moves (issue 30). Each becomes a BodySpec and, as its shape, a solid
 // boundary appended to s.boundaries (parsed after the scene's own boundaries, before the fluids: the
 // order of SceneInputs' models).
+constexpr double kMinBodyDensity = 1e-3, kMaxBodyDensity = 1e6;  // kg/m^3
+constexpr double kMaxBodySpeed = 1e3, kMaxBodySpin = 1e4;          // m/s, rad/s
+
 void parse_bodies(const Ctx& c, const nlohmann::json& j, int dim, Scene& s) {
     if (!j.is_array()) c.fail("bodies", "must be a list");
     for (std::size_t i = 0; i < j.size(); ++i) {
@@ -671,6 +674,14 @@ void parse_bodies(const Ctx& c, const nlohmann::json& j, int dim, Scene& s) {
             c.fail(p, has_density ? "give either 'density' or 'mass', not both"
                                   : "missing 'density' (kg/m^3) or 'mass' (kg; 2D: kg per metre of depth); one is required");
         const double scale = has_density ? number(c, b, p, "density", 0.0, true, true) : number(c, b, p, "mass", 0.0, true, true) / unit.mass;
+        // What the rigid-body engines can step (Box2D and Bullet work in single precision: a mass of 3e38 or a
+        // density of 1e-38 aborted eddy inside Box2D): a mean density from a thousandth of air's to 40 times
+        // osmium's, speeds below 1,000 m/s and 10,000 rad/s.
+        if (!(scale >= kMinBodyDensity && scale <= kMaxBodyDensity))
+            c.fail(sub(p, has_density ? "density" : "mass"),
+                   fmt::format("= {:g}{}: allowed: a mean density of {:g} to {:g} kg/m^3", has_density ? scale : scale * unit.mass,
+                               has_density ? "" : fmt::format(" (a mean density of {:g} kg/m^3)", scale), kMinBodyDensity,
+                               kMaxBodyDensity));
         body.mass = unit;
         body.mass.mass = unit.mass * scale;
         for (auto& row : body.mass.inertia)
@@ -698,9 +709,16 @@ void parse_bodies(const Ctx& c, const nlohmann::json& j, int dim, Scene& s) {
                 const auto d = vec(c, b, p, "inertia", dim, {}, true, 3);
                 for (int k = 0; k < 3; ++k) given[k][k] = d[k];
             }
-            for (int k = dim == 2 ? 2 : 0; k < 3; ++k)
+            for (int k = dim == 2 ? 2 : 0; k < 3; ++k) {
                 if (!(given[k][k] > 0.0))
                     c.fail(ip, fmt::format("the moments must be > 0 (kg m^2{}), got {:g}", dim == 2 ? " per metre" : "", given[k][k]));
+                // Within a factor 1,000 of the shape's own at this mass (a hollow shell, a lead core).
+                const double own = body.mass.inertia[k][k], ratio = given[k][k] / own;
+                if (!(ratio >= 1e-3 && ratio <= 1e3))
+                    c.fail(ip, fmt::format("moment {:g} is {:g} times the shape's own at this mass ({:g} kg m^2{}); allowed: "
+                                           "0.001 to 1000 times it",
+                                           given[k][k], ratio, own, dim == 2 ? " per metre" : ""));
+            }
             if (dim == 3) {  // a physical tensor: each moment at most the sum of the other two
                 const auto pa = principal_axes(given);
                 if (!(pa.moments[0] > 0.0) || pa.moments[2] > pa.moments[0] + pa.moments[1] * (1.0 + 1e-9))
@@ -712,6 +730,12 @@ void parse_bodies(const Ctx& c, const nlohmann::json& j, int dim, Scene& s) {
         body.velocity = vec(c, b, p, "velocity", dim, {0, 0, 0}, false);
         if (dim == 2) body.angular_velocity[2] = number(c, b, p, "angular_velocity", 0.0, false, false);
         else body.angular_velocity = vec(c, b, p, "angular_velocity", dim, {0, 0, 0}, false);
+        auto length = [](const std::array<double, 3>& v) { return std::sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]); };
+        if (!(length(body.velocity) <= kMaxBodySpeed))
+            c.fail(sub(p, "velocity"), fmt::format("|v| = {:g} m/s: allowed: up to {:g} m/s", length(body.velocity), kMaxBodySpeed));
+        if (!(length(body.angular_velocity) <= kMaxBodySpin))
+            c.fail(sub(p, "angular_velocity"),
+                   fmt::format("= {:g} rad/s: allowed: up to {:g} rad/s", length(body.angular_velocity), kMaxBodySpin));
         body.friction = number(c, b, p, "friction", 0.5, false, false);
         if (body.friction < 0.0) c.fail(sub(p, "friction"), fmt::format("= {:g}: must be >= 0", body.friction));
         body.restitution = number(c, b, p, "restitution", 0.0, false, false);

@@ -454,3 +454,68 @@ TEST(Bodies, BadBodiesAreRefusedWithOneLine) {
     EXPECT_NE(error(open).find("bodies[0]: unknown key 'closed'"), std::string::npos) << error(open);
     for (const std::string& e : {zero, wall}) EXPECT_EQ(e.find('\n'), std::string::npos);
 }
+
+// Values the rigid-body engines cannot step (issue 45): each of these aborted eddy inside Box2D
+// (SIGABRT, no message) and is now refused with one line naming the body and the key.
+TEST(Bodies, ValuesTheEnginesCannotStepAreRefusedWithOneLine) {
+    auto error = [](nlohmann::json body) -> std::string {
+        const nlohmann::json j = {{"name", "bad"}, {"dimension", 2}, {"method", "dfsph"}, {"particle_radius", 0.005},
+                                  {"boundaries", {{{"shape", "box"}, {"min", {0, 0}}, {"max", {0.5, 0.5}}}}},
+                                  {"bodies", {body}},
+                                  {"fluids", {{{"shape", "box"}, {"min", {0, 0}}, {"max", {0.5, 0.1}}}}}};
+        try {
+            parse_scene(j, "bad.json");
+        } catch (const InputError& e) {
+            return e.what();
+        }
+        return "";
+    };
+    auto box = [](const char* k, nlohmann::json v) {
+        nlohmann::json b = {{"shape", "box"}, {"min", {0.2, 0.2}}, {"max", {0.3, 0.25}}};
+        b[k] = v;
+        if (!b.contains("density") && !b.contains("mass")) b["density"] = 500;
+        return b;
+    };
+    const struct { nlohmann::json body; const char* key; } cases[] = {
+        {box("mass", 1e20), "bodies[0].mass"},     {box("mass", 1e37), "bodies[0].mass"},
+        {box("mass", 3e38), "bodies[0].mass"},     {box("density", 1e-38), "bodies[0].density"},
+        {box("density", 2e6), "bodies[0].density"}, {box("velocity", {3e38, 0}), "bodies[0].velocity"},
+        {box("velocity", {0, -2e3}), "bodies[0].velocity"}, {box("angular_velocity", 1e5), "bodies[0].angular_velocity"},
+        {box("inertia", 1e30), "bodies[0].inertia"}, {box("inertia", 1e-30), "bodies[0].inertia"},
+    };
+    for (const auto& c : cases) {
+        const std::string e = error(c.body);
+        EXPECT_EQ(e.rfind(std::string("bad.json: ") + c.key, 0), 0u) << c.body.dump() << " -> " << e;
+        EXPECT_NE(e.find("allowed"), std::string::npos) << e;
+        EXPECT_EQ(e.find('\n'), std::string::npos) << e;
+    }
+    // The edges of what is allowed still run: a dense body, a fast one, a mass given for a light one.
+    EXPECT_EQ(error(box("density", 1e6)), "");
+    EXPECT_EQ(error(box("velocity", {999, 0})), "");
+    EXPECT_EQ(error(box("mass", 0.005 * 1.0)), "");  // 1 kg/m^3 (0.1 x 0.05 m per metre of depth)
+}
+
+// Polygons Box2D's polygon shape asserted on: 3,000 points on a 4 cm circle (corners closer than its weld
+// distance), and a box with two nearly coincident corners. Both now step (the collision outline keeps
+// corners a slop apart; the mass is the scene's) and the body falls as it should.
+TEST(Bodies, ManyPointAndNearlyDegeneratePolygonsStep2D) {
+    std::vector<std::array<double, 2>> circle;
+    for (int k = 0; k < 3000; ++k) {
+        const double a = 2.0 * 3.14159265358979323846 * k / 3000.0;
+        circle.push_back({0.25 + 0.04 * std::cos(a), 0.3 + 0.04 * std::sin(a)});
+    }
+    const nlohmann::json near = {{0.2, 0.2}, {0.3, 0.2}, {0.3, 0.25}, {0.2000001, 0.25}, {0.2, 0.25}};
+    for (const nlohmann::json& points : {nlohmann::json(circle), near}) {
+        const nlohmann::json j = {{"name", "poly"}, {"dimension", 2}, {"method", "dfsph"}, {"particle_radius", 0.005},
+                                  {"boundaries", {{{"shape", "box"}, {"min", {0, 0}}, {"max", {0.5, 0.5}}}}},
+                                  {"bodies", {{{"shape", "polygon"}, {"points", points}, {"density", 500}}}},
+                                  {"fluids", {{{"shape", "box"}, {"min", {0, 0}}, {"max", {0.5, 0.1}}}}}};
+        const ExecContext exec(1);
+        Simulation sim = make_simulation(parse_scene(j, "poly.json"), 1'000'000, exec);
+        auto& s = std::get<ParticleSimulation<2>>(sim);
+        const double y0 = s.bodies.state[0].position[1];
+        while (s.time < 0.05 - 1e-9) ASSERT_FALSE(step(sim, exec, 0.05).non_finite);
+        const double fall = y0 - s.bodies.state[0].position[1];
+        EXPECT_NEAR(fall, 0.5 * 9.81 * 0.05 * 0.05, 0.2 * 0.5 * 9.81 * 0.05 * 0.05) << points.size() << " points";
+    }
+}
