@@ -345,7 +345,7 @@ int main(int argc, char** argv) {
 }
 
 int run_main(int argc, char** argv) {
-    CLI::App app{"eddy: fluid simulation toolkit (WCSPH, PBF, Clavet in 2D and 3D; shallow water over terrain)", "eddy"};
+    CLI::App app{"eddy: fluid simulation toolkit (WCSPH, DFSPH, PBF, Clavet in 2D and 3D; shallow water over terrain)", "eddy"};
     app.require_subcommand(1);
     app.set_version_flag("--version", "eddy 0.1.0");
 
