@@ -39,7 +39,7 @@ public:
         m_ground = world.CreateBody(&ground);
         m_body.clear();
         for (std::size_t w = 0; w < m_bodies.walls.size(); ++w) add_wall(m_bodies.walls[w], m_bodies.wall_motion[w], t, dt);
-        for (std::size_t k = 0; k < m_bodies.size(); ++k) add_body(m_bodies.specs[k], m_bodies.shapes[k], state[k]);
+        for (std::size_t k = 0; k < m_bodies.size(); ++k) add_body(k, state[k]);
         for (std::size_t k = 0; k < m_body.size(); ++k) {
             b2Body* b = m_body[k];
             b->ApplyForceToCenter(b2Vec2(float(load[k].force[0] / m_L), float(load[k].force[1] / m_L)), true);
@@ -158,7 +158,9 @@ private:
         chain(body, ring, true);
     }
 
-    void add_body(const BodySpec& spec, const BoundarySpec& shape, const BodyState& s) {
+    void add_body(std::size_t k, const BodyState& s) {
+        const BodySpec& spec = m_bodies.specs[k];
+        const BoundarySpec& shape = m_bodies.shapes[k];
         b2BodyDef def;
         def.type = b2_dynamicBody;
         def.position = to_b2(s.position[0], s.position[1]);
@@ -180,7 +182,7 @@ private:
             c.m_radius = float(shape.radius / m_L);
             fixture(body, c, spec.friction, spec.restitution);
         } else {  // a polygon: its triangles (polygon_triangles)
-            polygon_fixtures(body, std::size_t(&spec - m_bodies.specs.data()));
+            polygon_fixtures(body, k);
         }
         b2MassData md;
         md.mass = float(spec.mass.mass);

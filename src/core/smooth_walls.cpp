@@ -360,8 +360,9 @@ Vec<D> SmoothWalls<D>::shear(std::size_t i, const Vec<D>& x, const Vec<D>& v, fl
         const Vec<D> u = v + dv - set.velocity[k];
         const Vec<D> ut = u - n * dot(u, n);
         const float slip = norm(ut);
+        if (!(slip > 0.0f)) continue;
         const float w = std::min(1.0f, m_profile.density(m_virtual.gap[k]) / m_rho_rest);
-        if (!(slip > 0.0f) || !(w > 0.0f)) continue;
+        if (!(w > 0.0f)) continue;
         const float y = std::max(m_virtual.gap[k], 0.05f * m_radius);  // on the face: the first twentieth of r
         const float a = w * static_cast<float>(wall_shear_stress(slip, y, m_nu)) / (2.0f * m_radius);
         dv -= ut * (std::min(a * dt, slip) / slip);
