@@ -53,7 +53,7 @@ bench: build
 # fuzz/corpus; an input that crashes is written to fuzz/regressions/<target>/ (replayed by ctest from then on).
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS = scene set expression read_csv read_vtp read_ply heightmap checkpoint model_obj model_stl model_ply model_gltf
+FUZZ_TARGETS = scene flow set expression read_csv read_vtp read_ply heightmap checkpoint model_obj model_stl model_ply model_gltf
 fuzz:
 	@bash scripts/install-deps.sh clang  # libFuzzer and the sanitizer runtimes come with Debian's clang
 	@cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \

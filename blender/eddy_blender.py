@@ -10,7 +10,7 @@
 #              small icospheres of a fraction of the particle radius, one material per type ("eddy spray",
 #              "eddy foam": flattened, "eddy bubbles": slightly transparent), Geometry Nodes;
 #   walls      the scene's wall models (walls.obj, or walls_NNNNN.obj when they move), neutral material;
-#   tank       the scene's box, sphere and cylinder boundaries (its JSON, summary.json scene_file) as
+#   tank       the scene's box, sphere and cylinder boundaries (summary.json's scene_document) as
 #              meshes: containers face inwards and drop their near walls ("eddy tank"), moving ones are
 #              keyed from their wall particles (walls_NNNNN.vtp);
 #   bodies     one object per rigid body (bodies/body_KK.obj, its surface about its centre of mass),
@@ -424,10 +424,17 @@ class Run:
         return files[max(earlier)] if earlier else files[min(files)]
 
     def scene_boundaries(self):
-        """The scene's boundaries (its JSON, summary.json "scene_file"), or (None, why not)."""
+        """The scene's boundaries, or (None, why not): from summary.json's "scene_document" (the scene as
+        run, --set applied), else from its "scene_file" (absolute since issue 45; an older relative one is
+        tried against the working folder, then the run folder's parent)."""
+        doc = self.summary.get("scene_document")
+        if isinstance(doc, dict) and isinstance(doc.get("boundaries", []), list):
+            return doc.get("boundaries", []), None
         path = self.summary.get("scene_file")
         if not path:
-            return None, "summary.json names no scene_file"
+            return None, "summary.json names neither scene_document nor scene_file"
+        if not os.path.isabs(path) and not os.path.isfile(path):
+            path = os.path.join(os.path.dirname(self.folder), path)
         if not os.path.isfile(path):
             return None, f"{path} (summary.json scene_file) not found"
         try:

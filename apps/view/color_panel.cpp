@@ -12,7 +12,8 @@ std::array<float, 2> ColorControls::range(const Snapshot& s) const {
     const int f = std::clamp(int(s.field), 0, 2);
     const ColorScale& sc = scales[std::size_t(f)];
     if (sc.locked) return {sc.lo, sc.hi};
-    return auto_range(s.field, s.speed_scale * speed_scale_factor, s.scalar_min, s.scalar_max);
+    return auto_range(s.field, s.speed_scale * speed_scale_factor, s.scalar_min, s.scalar_max, s.rest_density,
+                      s.pressure_scale);
 }
 
 ColorRange ColorControls::color_range(const Snapshot& s) const {

@@ -83,8 +83,11 @@ const char* field_unit(ColorField f, int dimension) {
     return "m/s";
 }
 
-std::array<float, 2> auto_range(ColorField f, float speed_scale, float frame_min, float frame_max) {
+std::array<float, 2> auto_range(ColorField f, float speed_scale, float frame_min, float frame_max, float rest_density,
+                                float pressure_scale) {
     if (f == ColorField::speed) return {0.0f, 2.0f * std::max(speed_scale, 1e-6f)};
+    if (f == ColorField::density && rest_density > 0.0f) return {0.98f * rest_density, 1.02f * rest_density};
+    if (f == ColorField::pressure && pressure_scale > 0.0f) return {0.0f, pressure_scale};
     if (!std::isfinite(frame_min) || !std::isfinite(frame_max) || frame_max < frame_min) return {0.0f, 1.0f};
     if (frame_max - frame_min <= 1e-6f * std::max(std::abs(frame_min), std::abs(frame_max))) {
         const float d = frame_min != 0.0f ? 0.005f * std::abs(frame_min) : 1.0f;

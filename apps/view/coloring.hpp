@@ -36,8 +36,12 @@ struct ColorScale {
 };
 
 /// The automatic range: speed 0 .. 2 x speed_scale (the middle of the map at speed_scale, half the
-/// free-fall speed over the fluid's height times the panel's factor); density and pressure the frame's
-/// smallest .. largest value (a constant field gets +-0.5% or +-1 around it).
-std::array<float, 2> auto_range(ColorField f, float speed_scale, float frame_min, float frame_max);
+/// free-fall speed over the fluid's height times the panel's factor); density rho0 +-2% (the middle of the
+/// map at rest: compression and the free surface's deficit show, the bulk does not saturate) and pressure
+/// 0 .. rho0 g H (the hydrostatic pressure at the bottom of the fluid's height H at the top) when the
+/// scene gives them (`rest_density`, `pressure_scale` > 0); else the frame's smallest .. largest value (a
+/// constant field gets +-0.5% or +-1 around it).
+std::array<float, 2> auto_range(ColorField f, float speed_scale, float frame_min, float frame_max,
+                                float rest_density = 0.0f, float pressure_scale = 0.0f);
 
 }  // namespace eddy::view

@@ -85,6 +85,7 @@ struct Options {
     std::string color_range;           // --color-range MIN,MAX: the colour field's range, locked
     float range[2] = {0, 0};
     bool no_legend = false;            // --no-legend
+    bool load_arrow = false;           // --load-arrow
     std::string test_keys;             // "FRAME:KEY,...": keys pressed at frames, for tests
     std::vector<std::pair<int, int>> keys;  // (frame, GLFW key)
     bool hide_ui = false;
@@ -169,7 +170,7 @@ struct App {
     bool show_models = true;     // the scene's models (wall meshes, polygons)
     float solid_opacity = 0.75f;  // of 3D obstacle models (containers: 0.3): the fluid behind shows faintly
     int load_object = 0;          // the boundary object whose load the panel shows and the arrow draws
-    bool show_load_arrow = true;
+    bool show_load_arrow = false;  // off by default: in a 2D tank it crosses the water (--load-arrow)
 
     // The selected object's load arrow (load_arrow.hpp): from its pivot along the force, a fluid weight
     // a quarter of the scene's largest extent long. Empty without loads.
@@ -1062,6 +1063,7 @@ int run(Options& opt) {
     parse_colormap(opt.colormap, app.colors.map);  // checked by the option's validator
     app.colors.size = opt.particle_size;
     app.colors.legend = !opt.no_legend;
+    app.show_load_arrow = opt.load_arrow;
 
     glfwSetErrorCallback(glfw_error);
     if (!glfwInit()) {
@@ -1302,6 +1304,7 @@ int main(int argc, char** argv) {
         ->check(CLI::Range(0.25f, 4.0f))
         ->capture_default_str();
     cli.add_flag("--no-legend", opt.no_legend, "Do not draw the colour legend (the panel's 'legend' checkbox)");
+    cli.add_flag("--load-arrow", opt.load_arrow, "Draw the selected object's load arrow from the start (the loads panel's 'arrow' checkbox)");
     cli.add_option("--test-keys", opt.test_keys, "With --frames: FRAME:KEY,... keys pressed at frames (letters, 'space'), for tests");
     cli.add_flag("--screenshot-ui", opt.screenshot_ui, "Screenshots show the controls too (default: the scene only)");
     cli.add_option("--steps-per-frame", opt.steps_per_frame,

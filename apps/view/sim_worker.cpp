@@ -29,6 +29,22 @@ namespace eddy::view {
 
 namespace {
 
+// rho0 of the running SPH method (kg/m^3; 2D kg/m^2), 0 for Clavet (its density has no unit).
+float method_rest_density(const Simulation& simulation) {
+    return std::visit(
+        [](const auto& sim) {
+            return std::visit(
+                [](const auto& m) -> float {
+                    if constexpr (requires { m.settings().rest_density; } &&
+                                  !std::is_same_v<std::decay_t<decltype(m)>, ClavetSolver<std::decay_t<decltype(sim)>::kDimension>>)
+                        return m.settings().rest_density;
+                    else return 0.0f;
+                },
+                sim.method);
+        },
+        simulation);
+}
+
 using Clock = std::chrono::steady_clock;
 
 // The edges of a 3D analytic wall as line segments (boxes, cylinders, spheres; nothing for others).
@@ -579,6 +595,8 @@ void SimWorker::do_reset(const std::string& scene_arg, const std::string& method
     build_walls();
     const double v = std::sqrt(2.0 * norm(from_array<3>(sc.gravity)) * fluid_height(sc));
     m_speed_scale = v > 0.0 ? static_cast<float>(0.5 * v) : 1.0f;
+    m_rest_density = method_rest_density(*m_sim);
+    m_pressure_scale = static_cast<float>(m_rest_density * 0.5 * v * v);  // rho0 g H, v^2 = 2 g H
     m_status.clear();
     for (const auto& w : sc.warnings)  // the settings another method dropped, an open model: on the panel too
         m_status += (m_status.empty() ? "" : "; ") + w;
@@ -718,6 +736,8 @@ void SimWorker::publish() {
     snap->ms_per_step = m_ms_per_step;
     snap->status = m_status;
     snap->speed_scale = m_speed_scale;
+    snap->rest_density = m_rest_density;
+    snap->pressure_scale = m_pressure_scale;
     if (m_water) {
         snap->heightfield_mode = true;
         snap->dimension = 3;

@@ -56,6 +56,8 @@ struct Snapshot {
     float particle_radius = 0.01f;  ///< r (m)
     float kernel_h = 0.04f;         ///< Support radius h (m)
     float speed_scale = 1.0f;       ///< Speed at the middle of the colour map (m/s), from the fluid height
+    float rest_density = 0.0f;      ///< rho0 of an SPH method (kg/m^3; 2D kg/m^2); 0: none (Clavet, grids)
+    float pressure_scale = 0.0f;    ///< rho0 g H over the fluid's height H (Pa; 2D N/m); 0: none
     Heightfield hf;                 ///< heightfield_mode only
     /// The fluid's reconstructed surface, when the simulation thread computes one (see docs/viewer.md,
     /// "Surface mesh"); surface_version changes whenever the mesh does.
@@ -235,6 +237,7 @@ private:
     float m_max_speed = 0;
     std::uint64_t m_generation = 0;
     float m_speed_scale = 1.0f;
+    float m_rest_density = 0.0f, m_pressure_scale = 0.0f;  // the colour map's automatic ranges (Snapshot)
     std::vector<float> m_wall_lines;                                         // analytic walls at rest
     std::vector<std::pair<std::uint16_t, std::vector<float>>> m_moving_lines;  // moving analytic walls: object, rest edges
     std::vector<ModelView> m_models;                                         // models at rest (pose: identity)

@@ -79,6 +79,8 @@ struct Flow {
     std::optional<Aabb<D>> domain;  ///< Outflow box; none: only particles that leave every container go
     float spacing = 0.0f;           ///< Lattice spacing 2r (m)
     float particle_mass = 0.0f;     ///< m (kg; kg/m in 2D; 0 for Clavet)
+    /// Most fluid particles (--max-particles): at it, what falls due is not put in (it counts as blocked).
+    std::size_t max_fluid = std::numeric_limits<std::size_t>::max();
     FlowCounts counts;
     bool emits() const { return !emitters.empty(); }
     /// The largest time step at which a new particle moves at most 0.4 of a spacing (s); infinity when
@@ -89,10 +91,12 @@ struct Flow {
 /// Builds the emitters of a scene: the nozzles' lattices, their rates from the method's particle mass
 /// and rest density (`particle_volume` = m / rho0, or (2r)^D for Clavet). InputError naming
 /// `emitters[i]` (in `where`) for a nozzle whose lattice reaches into a wall or outside every container
-/// (`walls`: the scene's, at rest), or that lies outside the domain.
+/// (`walls`: the scene's, at rest), or that lies outside the domain, or whose lattice alone holds more
+/// points than `max_fluid` (checked before it is built: a nozzle 1e15 m wide is one line, not a hang).
 template <int D>
 Flow<D> make_flow(const std::vector<EmitterSpec>& emitters, const DomainSpec& domain, float spacing, float particle_mass,
-                  float particle_volume, const std::vector<Wall<D>>& walls, const std::string& where);
+                  float particle_volume, const std::vector<Wall<D>>& walls, const std::string& where,
+                  std::size_t max_fluid = std::numeric_limits<std::size_t>::max());
 
 /// A particle an emitter owes (take_due): where it goes, its velocity, its emitter.
 template <int D>
@@ -102,18 +106,19 @@ struct NewParticle {
 };
 
 /// emit's passes, for a run over several processes (src/distributed/particle_boxes.cpp): the nozzles'
-/// drive on the fluid there; the particles due by t not yet taken (counts.due advanced); for each of
-/// them 1 when `fluid` holds a particle closer than 0.45 x 2r.
+/// drive on the fluid there; the particles due by t not yet taken (counts.due advanced), at most `room`
+/// of them (the rest are never built: they count as blocked); for each of them 1 when `fluid` holds a
+/// particle closer than 0.45 x 2r.
 template <int D>
 void drive_nozzles(const Flow<D>& flow, ParticleSet<D>& fluid, double t);
 template <int D>
-std::vector<NewParticle<D>> take_due(Flow<D>& flow, double t);
+std::vector<NewParticle<D>> take_due(Flow<D>& flow, double t, std::size_t room);
 template <int D>
 std::vector<std::uint8_t> blocked_by(const Flow<D>& flow, const std::vector<NewParticle<D>>& fresh,
                                      const ParticleSet<D>& fluid);
 
-/// Puts in the particles due by time t (next ids, velocity U d); returns how many. Blocked ones are
-/// counted, not emitted. Serial and in emitter, then particle order: the same bits on any thread count.
+/// Puts in the particles due by time t (next ids, velocity U d); returns how many. Blocked ones (fluid
+/// at the nozzle, or the fluid at flow.max_fluid) are counted, not emitted. Serial and in emitter, then particle order: the same bits on any thread count.
 template <int D>
 std::size_t emit(Flow<D>& flow, ParticleSet<D>& fluid, double t);
 

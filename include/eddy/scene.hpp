@@ -157,6 +157,12 @@ struct Scene {
 
     /// "file.json" or the scene name, for error messages.
     std::string where() const { return source.empty() ? name : source.string(); }
+    /// The file it came from as an absolute path (summary.json's scene_file: read from any folder), or "".
+    std::string source_path() const {
+        std::error_code ec;
+        const std::filesystem::path p = source.empty() ? source : std::filesystem::absolute(source, ec);
+        return ec ? source.string() : p.lexically_normal().string();
+    }
 };
 
 /// The key of boundary object i in the scene's file: "boundaries[i]", or "bodies[k]" for a body's shape.

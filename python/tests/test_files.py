@@ -165,3 +165,36 @@ def test_mesh_of_a_run_folder_skips_the_walls(runs, tmp_path):
     assert list((y / "frames").glob("walls_*.vtp"))
     eddy("mesh", str(y / "frames"), "--out", str(tmp_path), "--format", "ply")
     assert sorted(p.name for p in tmp_path.glob("*.ply")) == [f"surface_{k:05d}.ply" for k in range(4)]
+
+
+def test_own_scene_keeps_its_tank_from_any_folder(tmp_path):
+    """Issue 45: a user's scene run by a relative path lost its tank in Blender (summary.json stored the
+    relative scene_file and the add-on resolved it against Blender's folder). scene_file is absolute now,
+    and the add-on builds the tank from scene_document (the scene as run, --set applied)."""
+    scene = {"name": "mine", "dimension": 3, "method": "dfsph", "particle_radius": 0.02, "duration": 0.02,
+             "boundaries": [{"shape": "box", "min": [0, 0, 0], "max": [0.4, 0.4, 0.4]}],
+             "fluids": [{"shape": "box", "min": [0, 0, 0], "max": [0.2, 0.2, 0.2]}]}
+    (tmp_path / "work").mkdir()
+    (tmp_path / "work" / "mine.json").write_text(json.dumps(scene))
+    r = subprocess.run([EDDY, "run", "mine.json", "--out", "out", "-q", "--threads", "2", "--set",
+                        "boundaries.0.max=[0.5,0.4,0.4]"], cwd=tmp_path / "work", capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    summary = json.loads((tmp_path / "work" / "out" / "summary.json").read_text())
+    assert summary["scene_file"] == str(tmp_path / "work" / "mine.json")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    old = os.getcwd()
+    try:
+        os.chdir(elsewhere)
+        boundaries, why = eb.Run(str(tmp_path / "work" / "out")).scene_boundaries()
+        assert why is None and boundaries[0]["max"] == [0.5, 0.4, 0.4]  # as run, --set applied
+        meshes = eb.tank_meshes(boundaries)
+        assert len(meshes) == 1 and meshes[0][4]  # one container
+        # An older summary: a relative scene_file and no scene_document, tried against the run's parent.
+        summary.pop("scene_document")
+        summary["scene_file"] = "mine.json"
+        (tmp_path / "work" / "out" / "summary.json").write_text(json.dumps(summary))
+        boundaries, why = eb.Run(str(tmp_path / "work" / "out")).scene_boundaries()
+        assert why is None and boundaries[0]["max"] == [0.4, 0.4, 0.4]
+    finally:
+        os.chdir(old)

@@ -476,7 +476,8 @@ private:
     std::size_t emit_everywhere(ParticleSimulation<D>& sim) {
         auto& f = sim.fluid;
         drive_nozzles(sim.flow, f, sim.time);
-        const std::vector<NewParticle<D>> fresh = take_due(sim.flow, sim.time);
+        const std::size_t room = sim.flow.max_fluid - std::min<std::size_t>(sim.flow.max_fluid, m_total);
+        const std::vector<NewParticle<D>> fresh = take_due(sim.flow, sim.time, room);
         if (fresh.empty()) return 0;
         const std::vector<std::uint8_t> mine = blocked_by(sim.flow, fresh, f);
         std::vector<std::uint64_t> blocked(mine.begin(), mine.end());

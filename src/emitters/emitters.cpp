@@ -59,6 +59,14 @@ std::vector<Vec<D>> nozzle_columns(const EmitterSpec& e, float s) {
     return out;
 }
 
+// How many lattice points nozzle_columns would make (an upper bound in 3D), counted before any is made.
+template <int D>
+double nozzle_points(const EmitterSpec& e, float s) {
+    if constexpr (D == 2) return std::max(1.0, std::round(e.width / s));
+    const double m = std::floor(e.radius / s);
+    return (2.0 * m + 1.0) * (2.0 * m + 1.0);
+}
+
 template <int D>
 std::string at_text(const Vec<D>& x) {
     return D == 3 ? fmt::format("({:.4g}, {:.4g}, {:.4g})", x[0], x[1], x[D - 1]) : fmt::format("({:.4g}, {:.4g})", x[0], x[1]);
@@ -96,10 +104,12 @@ float Flow<D>::dt_limit(double t) const {
 
 template <int D>
 Flow<D> make_flow(const std::vector<EmitterSpec>& specs, const DomainSpec& domain, float spacing, float particle_mass,
-                  float particle_volume, const std::vector<Wall<D>>& walls, const std::string& where) {
+                  float particle_volume, const std::vector<Wall<D>>& walls, const std::string& where,
+                  std::size_t max_fluid) {
     Flow<D> flow;
     flow.spacing = spacing;
     flow.particle_mass = particle_mass;
+    flow.max_fluid = max_fluid;
     if (domain.given) {
         Aabb<D> box;
         box.lo = to_vec<D>(domain.min);
@@ -111,6 +121,12 @@ Flow<D> make_flow(const std::vector<EmitterSpec>& specs, const DomainSpec& domai
         Emitter<D> e;
         e.direction = to_vec<D>(s.direction);
         e.speed = static_cast<float>(s.speed);
+        const double points = nozzle_points<D>(s, spacing);
+        if (points > double(max_fluid))
+            throw InputError(fmt::format("{}: emitters[{}]: {} = {:g} m makes a nozzle of about {:.3g} particles across, "
+                                         "more than --max-particles {}; allowed: a nozzle whose one layer fits",
+                                         where, k, D == 2 ? "width" : "radius", D == 2 ? s.width : s.radius, points,
+                                         max_fluid));
         e.columns = nozzle_columns<D>(s, spacing);
         e.area = D == 2 ? s.width : kPi * s.radius * s.radius;
         e.rate = e.area * s.speed / double(particle_volume);
@@ -157,13 +173,13 @@ void drive_nozzles(const Flow<D>& flow, ParticleSet<D>& fluid, double t) {
 }
 
 template <int D>
-std::vector<NewParticle<D>> take_due(Flow<D>& flow, double t) {
+std::vector<NewParticle<D>> take_due(Flow<D>& flow, double t, std::size_t room) {
     std::vector<NewParticle<D>> fresh;
     for (std::size_t k = 0; k < flow.emitters.size(); ++k) {
         const Emitter<D>& e = flow.emitters[k];
         const std::uint64_t due = e.due_by(t);
         const std::size_t N = e.columns.size();
-        for (std::uint64_t n = flow.counts.due[k]; n < due; ++n) {
+        for (std::uint64_t n = flow.counts.due[k]; n < due && fresh.size() < room; ++n) {
             const double te = e.start + double(n) / e.rate;
             const Vec<D> x = e.columns[n % N] + e.direction * static_cast<float>(double(e.speed) * (t - te));
             fresh.push_back({x, e.direction * e.speed, static_cast<std::uint32_t>(k)});
@@ -201,7 +217,7 @@ std::vector<std::uint8_t> blocked_by(const Flow<D>& flow, const std::vector<NewP
 template <int D>
 std::size_t emit(Flow<D>& flow, ParticleSet<D>& fluid, double t) {
     drive_nozzles(flow, fluid, t);
-    const std::vector<NewParticle<D>> fresh = take_due(flow, t);
+    const std::vector<NewParticle<D>> fresh = take_due(flow, t, flow.max_fluid - std::min(flow.max_fluid, fluid.size()));
     const std::vector<std::uint8_t> blocked = blocked_by(flow, fresh, fluid);
     std::size_t added = 0;
     for (std::size_t i = 0; i < fresh.size(); ++i) {
@@ -250,14 +266,14 @@ template struct Emitter<3>;
 template struct Flow<2>;
 template struct Flow<3>;
 template Flow<2> make_flow<2>(const std::vector<EmitterSpec>&, const DomainSpec&, float, float, float,
-                              const std::vector<Wall<2>>&, const std::string&);
+                              const std::vector<Wall<2>>&, const std::string&, std::size_t);
 template Flow<3> make_flow<3>(const std::vector<EmitterSpec>&, const DomainSpec&, float, float, float,
-                              const std::vector<Wall<3>>&, const std::string&);
+                              const std::vector<Wall<3>>&, const std::string&, std::size_t);
 template std::size_t emit<2>(Flow<2>&, ParticleSet<2>&, double);
 template void drive_nozzles<2>(const Flow<2>&, ParticleSet<2>&, double);
 template void drive_nozzles<3>(const Flow<3>&, ParticleSet<3>&, double);
-template std::vector<NewParticle<2>> take_due<2>(Flow<2>&, double);
-template std::vector<NewParticle<3>> take_due<3>(Flow<3>&, double);
+template std::vector<NewParticle<2>> take_due<2>(Flow<2>&, double, std::size_t);
+template std::vector<NewParticle<3>> take_due<3>(Flow<3>&, double, std::size_t);
 template std::vector<std::uint8_t> blocked_by<2>(const Flow<2>&, const std::vector<NewParticle<2>>&, const ParticleSet<2>&);
 template std::vector<std::uint8_t> blocked_by<3>(const Flow<3>&, const std::vector<NewParticle<3>>&, const ParticleSet<3>&);
 template std::array<std::size_t, 2> remove_outside<2>(const Flow<2>&, ParticleSet<2>&, const Aabb<2>&, const ExecContext&);

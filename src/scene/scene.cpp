@@ -57,8 +57,10 @@ void check_keys(const Ctx& c, const nlohmann::json& obj, const std::string& path
         for (const char* k : allowed) ok = ok || it.key() == k;
         if (!ok) {
             const std::string where = path.empty() ? "" : path + ": ";
-            throw InputError(fmt::format("{}: {}unknown key '{}'; allowed: {}", c.file, where, text_excerpt(it.key()),
-                                         join(allowed)));
+            const std::vector<std::string> keys(allowed.begin(), allowed.end());
+            const std::string guess = it.key().size() <= 100 ? detail::closest_key(it.key(), keys) : "";
+            throw InputError(fmt::format("{}: {}unknown key '{}'; {}allowed: {}", c.file, where, text_excerpt(it.key()),
+                                         guess.empty() ? "" : fmt::format("did you mean '{}'? ", guess), join(allowed)));
         }
     }
 }

@@ -363,7 +363,7 @@ RunResult run_grid_loop(Stepper& solver, const Scene& scene, const RunOptions& o
         const std::uint64_t nsteps = solver.steps() - steps0;
         nlohmann::json j;
         j["scene"] = scene.name;
-        j["scene_file"] = scene.source.string();
+        j["scene_file"] = scene.source_path();  // absolute: the add-on reads it from anywhere
         j["method"] = scene.method;
         j["dimension"] = 2;
         j["cells"] = {spec.nx, spec.ny};

@@ -406,6 +406,18 @@ MethodCost method_cost(const Scene& scene) {
     return c;
 }
 
+// The scene key whose part costs most (a NaN cost wins: it is the one to fix).
+struct Costliest {
+    std::string name;
+    double bytes = -1.0;
+    void offer(std::string key, double b) {
+        if (b > bytes || std::isnan(b)) {
+            bytes = std::isnan(b) ? HUGE_VAL : b;
+            name = std::move(key);
+        }
+    }
+};
+
 template <int D>
 MemoryEstimate estimate_particles(const Scene& scene, std::size_t max_particles) {
     MemoryEstimate e;
@@ -446,14 +458,18 @@ MemoryEstimate estimate_particles(const Scene& scene, std::size_t max_particles)
     }
     // Emitters (issue 31): every particle they put in over the scene's duration, A U t / (2r)^D, the
     // outflow's removals not credited (an upper bound: what a closed tank would hold at the end).
+    // The run holds at most --max-particles (emission waits at it: Flow::max_fluid).
     double emitted = 0.0;
-    for (const auto& em : scene.emitters) {
+    std::vector<double> emits(scene.emitters.size(), 0.0);
+    for (std::size_t i = 0; i < scene.emitters.size(); ++i) {
+        const EmitterSpec& em = scene.emitters[i];
         const double area = D == 2 ? em.width : 3.14159265358979323846 * em.radius * em.radius;
         const double until = std::min(em.stop, scene.duration);
-        if (until > em.start) emitted += area * em.speed * (until - em.start) / std::pow(2.0 * r, double(D));
+        if (until > em.start) emitted += emits[i] = area * em.speed * (until - em.start) / std::pow(2.0 * r, double(D));
     }
     nf_raw += emitted;
-    // More fluid than --max-particles is build_fluid's to refuse, with its own message.
+    // More fluid than --max-particles is build_fluid's to refuse, with its own message; the emitters'
+    // beyond it is never put in.
     const double nf = std::min(nf_raw, double(max_particles));
     const double fluid_share = nf_raw > 0.0 ? nf / nf_raw : 0.0;
 
@@ -475,7 +491,10 @@ MemoryEstimate estimate_particles(const Scene& scene, std::size_t max_particles)
                          cost.smooth_wall_bytes(D, nf, nw > 0.0 ? wall_entries * nw_kept / nw : 0.0);
     const double springs = cost.springs ? fluid_entries / 2.0 : 0.0;
 
-    e.add(fmt::format("fluid {} particles", format_count(nf)), nf * fluid_bytes, nf);
+    e.add(emitted > 0.0 ? fmt::format("fluid {} particles ({} from emitters{})", format_count(nf),
+                                      format_count(emitted * fluid_share), nf < nf_raw ? ", at --max-particles" : "")
+                        : fmt::format("fluid {} particles", format_count(nf)),
+          nf * fluid_bytes, nf);
     if (nw > 0.0) e.add(fmt::format("walls {} particles", format_count(nw)), nw * wall_bytes, nw);
     const double mean_nb = nf > 0.0 ? fluid_entries / nf : nb;
     e.add(mean_nb > 1.5 * nb ? fmt::format("neighbour lists ({:.0f} neighbours a particle, {:.0f} on a lattice)", mean_nb, nb)
@@ -493,24 +512,17 @@ MemoryEstimate estimate_particles(const Scene& scene, std::size_t max_particles)
     // One file at a time; csv and ply are of the same order.
     e.add("frame files", std::max(nf * 64.0, nw * 92.0));
 
-    // The key to change: the block or wall that costs most, or the springs when they dominate.
-    double best = -1.0;
-    for (std::size_t i = 0; i < fluid.size(); ++i) {
-        const double per_fluid =
-            fluid_bytes + grid_bytes + 8.0 + nbs[i] * entry_bytes + (cost.springs ? nbs[i] / 2.0 * 64.0 : 0.0);
-        const double bytes = fluid[i] * fluid_share * per_fluid;
-        if (bytes > best || std::isnan(bytes)) {
-            best = std::isnan(bytes) ? HUGE_VAL : bytes;
-            e.key = fmt::format("fluids[{}]", i);
-        }
-    }
-    for (std::size_t i = 0; i < walls.size(); ++i) {
-        const double bytes = walls[i] * (wall_bytes + grid_bytes) + sdf[i];
-        if (bytes > best || std::isnan(bytes)) {
-            best = std::isnan(bytes) ? HUGE_VAL : bytes;
-            e.key = boundary_key(scene, i);
-        }
-    }
+    // The key to change: the block, emitter or wall that costs most, or the springs when they dominate.
+    Costliest key;
+    for (std::size_t i = 0; i < fluid.size(); ++i)
+        key.offer(fmt::format("fluids[{}]", i), fluid[i] * fluid_share *
+                                                    (fluid_bytes + grid_bytes + 8.0 + nbs[i] * entry_bytes +
+                                                     (cost.springs ? nbs[i] / 2.0 * 64.0 : 0.0)));
+    for (std::size_t i = 0; i < emits.size(); ++i)
+        key.offer(fmt::format("emitters[{}]", i), emits[i] * fluid_share * (fluid_bytes + grid_bytes + 8.0 + nb * entry_bytes));
+    for (std::size_t i = 0; i < walls.size(); ++i)
+        key.offer(boundary_key(scene, i), walls[i] * (wall_bytes + grid_bytes) + sdf[i]);
+    e.key = key.name;
     if (springs * 64.0 > 0.5 * e.total()) e.key = "settings.spring_stiffness";
     return e;
 }

@@ -220,7 +220,8 @@ Flow<D> scene_flow(const Scene& scene, const ParticleSimulation<D>& sim, const E
         },
         sim.method);
     return make_flow<D>(scene.emitters, scene.domain, spacing, sim.fluid.mass, volume,
-                        scene.emitters.empty() ? std::vector<Wall<D>>{} : scene_walls<D>(scene, exec), scene.where());
+                        scene.emitters.empty() ? std::vector<Wall<D>>{} : scene_walls<D>(scene, exec), scene.where(),
+                        sim.flow.max_fluid);
 }
 template Flow<2> scene_flow<2>(const Scene&, const ParticleSimulation<2>&, const ExecContext&);
 template Flow<3> scene_flow<3>(const Scene&, const ParticleSimulation<3>&, const ExecContext&);
@@ -258,6 +259,7 @@ ParticleSimulation<D> make_particle_simulation(const Scene& scene, std::size_t m
             }
     }
     sim.speed_bound = scene_speed_bound(scene, sim.boundary, sim.fluid);
+    sim.flow.max_fluid = max_particles;  // the emitters' too (scene_flow, add_emitter)
     if (!scene.emitters.empty() || scene.domain.given) {
         sim.flow = scene_flow<D>(scene, sim, exec);
         // A jet's speed is the scene's as much as an initial velocity is.
@@ -456,7 +458,7 @@ nlohmann::json run_summary(const ParticleSimulation<D>& sim, const ParticleRunCo
     const double stat_steps = double(c.stat_steps);
     nlohmann::json j;
     j["scene"] = scene.name;
-    j["scene_file"] = scene.source.string();
+    j["scene_file"] = scene.source_path();  // absolute: the add-on reads it from anywhere
     j["scene_document"] = scene.document;  // the scene as run (--set applied): eddy whitewater rebuilds its walls
     j["method"] = scene.method;
     j["dimension"] = D;

@@ -288,3 +288,22 @@ TEST_F(MemoryCli, ClusteringDuringTheRunStopsAtTheBudget) {
     const std::string text((std::istreambuf_iterator<char>(summary)), std::istreambuf_iterator<char>());
     EXPECT_NE(text.find("\"status\": \"diverged\""), std::string::npos) << text.substr(0, 400);
 }
+
+// Issue 45: a 2D emitter 1e15 m wide (in a 1 m tank) was not refused under --max-memory 1G and ran out of
+// memory building its nozzle; under 200M the line blamed boundaries[0]. Now the emitter is named: by the
+// estimate (what it adds, at most --max-particles) or, under a larger budget, by its nozzle's size.
+TEST_F(MemoryCli, WideEmitterIsRefusedNamingIt) {
+    const auto scene = write("wide.json", R"({
+      "name": "wide", "dimension": 2, "method": "dfsph", "particle_radius": 0.005, "duration": 1,
+      "boundaries": [ { "shape": "box", "min": [0, 0], "max": [1, 1] } ],
+      "emitters": [ { "center": [0.5, 0.5], "direction": [0, -1], "speed": 1, "width": 1e15 } ] })");
+    for (const char* limit : {"200M", "1G"})
+        expect_refused("run " + q(scene) + " --max-memory " + limit + " --out " + q(dir / "out"),
+                       {"wide.json: emitters[0]:", "from emitters, at --max-particles"});
+    const CommandResult r = run_cli("run " + q(scene) + " --max-memory 20G --out " + q(dir / "out"));
+    EXPECT_EQ(r.code, 2) << r.output;
+    EXPECT_LT(r.cpu_seconds, 5.0);
+    EXPECT_NE(r.output.find("wide.json: emitters[0]: width = 1e+15 m makes a nozzle"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("more than --max-particles 5000000"), std::string::npos) << r.output;
+    EXPECT_FALSE(fs::exists(dir / "out" / "summary.json"));
+}

@@ -222,8 +222,17 @@ TEST(SceneErrors, MessagesAsDocumented) {
     j = base2d();
     j["fluid"] = nlohmann::json::array();
     expect_input_error([&] { load_scene(dir.write("x.json", j.dump(2))); },
-                       {"x.json: unknown key 'fluid'; allowed: name, description, dimension, method, particle_radius, "
-                        "gravity, duration, output, camera, settings, boundaries, bodies, fluids"});
+                       {"x.json: unknown key 'fluid'; did you mean 'fluids'? allowed: name, description, dimension, "
+                        "method, particle_radius, gravity, duration, output, camera, settings, boundaries, bodies, fluids"});
+    // A typo in a nested key gets the closest key too (issue 45), and a key far from all gets none.
+    j = base2d();
+    j["boundaries"][0]["soild"] = true;
+    expect_input_error([&] { load_scene(dir.write("x.json", j.dump(2))); },
+                       {"x.json: boundaries[0]: unknown key 'soild'; did you mean 'solid'? allowed: shape,"});
+    j = base2d();
+    j["boundaries"][0]["zzzzzz"] = true;
+    expect_input_error([&] { load_scene(dir.write("x.json", j.dump(2))); },
+                       {"x.json: boundaries[0]: unknown key 'zzzzzz'; allowed: shape,"});
     j = base2d();
     j["fluids"][0]["min"] = {0, 0, 0};
     expect_input_error([&] { load_scene(dir.write("x.json", j.dump(2))); },

@@ -8,7 +8,7 @@ cli=$1 check=$2 out=$3
 command -v xvfb-run >/dev/null 2>&1 || { echo "SKIP: xvfb-run is not installed"; exit 77; }
 rm -f "$out"
 err=$(LIBGL_ALWAYS_SOFTWARE=1 xvfb-run -a -s "-screen 0 1280x1024x24" "$cli" view hydrostatic_2d \
-      --set particle_radius=0.005 --frames 12 --steps-per-frame 50 --threads 1 --size 640x400 \
+      --set particle_radius=0.005 --frames 12 --steps-per-frame 50 --threads 1 --size 640x400 --load-arrow \
       --screenshot "$out" 2>&1) || { echo "$err"; echo "FAIL: eddy view exited with an error"; exit 1; }
 echo "$err"
 line=$(printf '%s\n' "$err" | grep "^eddy-view: load on object 0: force ")

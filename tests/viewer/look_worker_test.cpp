@@ -71,6 +71,12 @@ TEST(ViewerColoring, AutomaticRanges) {
     EXPECT_GT(flat[1], 1000.0f);
     const auto none = auto_range(ColorField::pressure, 1.0f, INFINITY, -INFINITY);  // no particles
     EXPECT_LT(none[0], none[1]);
+    // With the scene's rho0 and rho0 g H (issue 45: the frame's min..max saturated the whole fluid, the
+    // free surface's deficit stretching the range): density rho0 +-2%, pressure 0..rho0 g H.
+    EXPECT_EQ(auto_range(ColorField::density, 1.0f, 600.0f, 1010.0f, 1000.0f, 2000.0f),
+              (std::array<float, 2>{980.0f, 1020.0f}));
+    EXPECT_EQ(auto_range(ColorField::pressure, 1.0f, -50.0f, 900.0f, 1000.0f, 2000.0f), (std::array<float, 2>{0.0f, 2000.0f}));
+    EXPECT_EQ(auto_range(ColorField::speed, 1.5f, 0.2f, 9.0f, 1000.0f, 2000.0f), (std::array<float, 2>{0.0f, 3.0f}));
 }
 
 // The default 3D camera shows the whole of the scene's bounds: every corner inside the view, the
