@@ -33,12 +33,11 @@ namespace {
 float method_rest_density(const Simulation& simulation) {
     return std::visit(
         [](const auto& sim) {
+            constexpr int D = std::decay_t<decltype(sim)>::kDimension;
             return std::visit(
                 [](const auto& m) -> float {
-                    if constexpr (requires { m.settings().rest_density; } &&
-                                  !std::is_same_v<std::decay_t<decltype(m)>, ClavetSolver<std::decay_t<decltype(sim)>::kDimension>>)
-                        return m.settings().rest_density;
-                    else return 0.0f;
+                    if constexpr (std::is_same_v<std::decay_t<decltype(m)>, ClavetSolver<D>>) return 0.0f;
+                    else return m.settings().rest_density;
                 },
                 sim.method);
         },
