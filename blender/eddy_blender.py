@@ -947,13 +947,15 @@ def _tank_objects(run, coll, name, frame_start, report):
 
 
 def load(folder, particles=True, surface=True, walls=True, scene=None, bodies=True, tank=True, report=None,
-         whitewater=True):
+         whitewater=True, stage=True):
     """Imports the eddy run in `folder` into `scene` (default: the current one): one object per kind that
     the run wrote, in a collection named after the run, animated from scene.frame_start by the add-on's
     frame-change handler (bake() makes it play without the add-on). Sets the scene's fps to the run's
     (when it is a whole number) and frame_end to its last frame, and turns on EEVEE's screen-space
     refraction (the water material). Returns {kind: object}, "bodies": [one object per rigid body] and
     "tank": [the scene's box/sphere/cylinder walls]. report(level set, text) gets warnings (default: print).
+    stage: the file renders as it is (stage_for_render: no startup cube, the camera framed, a light, no
+    denoiser where the build lacks it); False leaves the rest of the scene alone.
     Raises ValueError naming the file and what is supported when the folder has nothing to import."""
     scene = scene or bpy.context.scene
     report = report or (lambda level, text: print(f"{'/'.join(sorted(level))}: {text}"))
@@ -993,7 +995,50 @@ def load(folder, particles=True, surface=True, walls=True, scene=None, bodies=Tr
     if eddy_frame_change not in bpy.app.handlers.frame_change_pre:
         bpy.app.handlers.frame_change_pre.append(eddy_frame_change)
     _update(scene)
+    if stage:
+        stage_for_render(scene)
     return objects
+
+
+def _factory_cube(obj):
+    """True for the untouched cube of Blender's startup file (2 m, at the origin, no modifiers): it encloses a
+    tank of a metre, and a render shows only the cube."""
+    m = obj.data if obj.type == "MESH" else None
+    return (m is not None and obj.name.startswith("Cube") and m.name.startswith("Cube") and len(m.vertices) == 8
+            and not obj.modifiers and obj.parent is None and tuple(obj.location) == (0.0, 0.0, 0.0)
+            and tuple(obj.scale) == (1.0, 1.0, 1.0) and max(abs(c) for v in m.vertices for c in v.co) == 1.0)
+
+
+def _factory_world(world):
+    """True for the startup file's world: a uniform dark grey background (0.05)."""
+    nodes = world.node_tree.nodes if world.use_nodes and world.node_tree else None
+    bg = nodes.get("Background") if nodes else None
+    colour = tuple(bg.inputs["Color"].default_value)[:3] if bg else tuple(world.color)
+    return world.name.startswith("World") and max(abs(c - 0.0508) for c in colour) < 0.01
+
+
+def stage_for_render(scene):
+    """Makes `scene` render the import as it is (issue 45: the documented path rendered the startup cube): the
+    startup file's cube removed, the camera framed on the eddy objects (frame_camera), a sun when the scene has
+    none, a light sky instead of the startup's dark grey world, and Cycles' denoiser off where Blender was built without OpenImageDenoise (Debian's: rendering
+    stopped with "Build without OpenImageDenoiser")."""
+    for obj in [o for o in scene.objects if _factory_cube(o)]:
+        bpy.data.objects.remove(obj, do_unlink=True)
+    frame_camera(scene)
+    if not any(o.type == "LIGHT" and o.data.type == "SUN" for o in scene.objects):
+        sun = bpy.data.objects.new("eddy sun", bpy.data.lights.new("eddy sun", "SUN"))
+        sun.data.energy = 4.0
+        sun.rotation_euler = (0.7, 0.2, 0.6)
+        scene.collection.objects.link(sun)
+    if scene.world is None or _factory_world(scene.world):  # clear water over the startup's dark grey is grey
+        world = bpy.data.worlds.new("eddy sky")
+        world.use_nodes = True
+        world.node_tree.nodes["Background"].inputs["Color"].default_value = (0.6, 0.7, 0.85, 1)
+        world.node_tree.nodes["Background"].inputs["Strength"].default_value = 0.8
+        scene.world = world
+    if not getattr(bpy.app.build_options, "openimagedenoise", True) and hasattr(scene, "cycles"):
+        scene.cycles.use_denoising = False
+        scene.cycles.use_preview_denoising = False
 
 
 def _particle_sphere():

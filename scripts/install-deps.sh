@@ -27,6 +27,7 @@ PKGS=(
   python3-vtk9          # tests: VTK's own readers open our .vtp files (walls with their pressure)
   emscripten curl xz-utils  # make web: the library compiled to WebAssembly (muparser's source fetched from Debian's pool)
   chromium              # tests/web: the page in a real browser, headless (puppeteer-core from npm drives it)
+  blender               # tests/blender: the add-on headless, and docs/blender.md's documented path rendered (about 200 MB)
 )
 PKGS+=("$@")
 

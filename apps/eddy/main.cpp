@@ -435,7 +435,7 @@ int run_main(int argc, char** argv) {
     run_cmd->add_flag("--whitewater", run_whitewater,
                       "Particle scenes: spray, foam and bubbles (Ihmsen et al. 2012) stepped with the fluid and written "
                       "every frame: frames/whitewater_NNNNN.vtp/.ply (point array 'type': 0 spray, 1 foam, 2 bubble), "
-                      "whitewater.pvd, whitewater.csv (docs/whitewater.md); not kept in checkpoints");
+                      "whitewater.pvd, whitewater.csv (docs/whitewater.md); kept in checkpoints: --resume carries it on");
     int run_ww_substeps = 10;
     run_cmd->add_option("--whitewater-substeps", run_ww_substeps,
                         "With --whitewater: whitewater steps per frame interval (0: after every fluid step)")
@@ -555,7 +555,9 @@ int run_main(int argc, char** argv) {
     ww_cmd->add_option("--threads,-j", ww_threads, "Worker threads, at most 4096 (default and 0: all cores); results do not depend on it")
         ->check(kThreadsCheck);
     ww_cmd->add_flag("--allow-outside-references", ww_opts.allow_outside_references,
-                     "Let a .pvtp's <Piece Source> name files outside its folder; default: refused");
+                     "Let frames (symbolic links) and a .pvtp's <Piece Source> lead outside the run folder; default: refused");
+    std::string ww_max_memory;
+    ww_cmd->add_option("--max-memory", ww_max_memory, kMaxMemoryHelp);
     ww_cmd->footer("\nSettings (--set KEY=VALUE; ranges as checked):\n" +
                    eddy::describe(eddy::whitewater_fields(), eddy::WhitewaterSettings{}) +
                    "\nWrites frames/whitewater_NNNNN.vtp/.ply, whitewater.pvd, whitewater.csv into RUN_DIR (docs/whitewater.md).\n"
@@ -636,6 +638,7 @@ int run_main(int argc, char** argv) {
             doing = fmt::format("making the whitewater of {}", ww_dir);
             ww_opts.run_dir = ww_dir;
             ww_opts.settings = eddy::whitewater_settings_from(ww_sets, "eddy whitewater --set");
+            ww_opts.budget = memory_budget(ww_max_memory);
             eddy::ExecContext exec(ww_threads);
             const auto rep = eddy::whitewater_post_process(ww_opts, exec);
             for (const auto& w : rep.warnings) std::fprintf(stderr, "eddy: warning: %s\n", w.c_str());

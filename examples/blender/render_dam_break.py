@@ -55,7 +55,7 @@ for kind in ("surface", "whitewater"):
         sys.exit(f"render_dam_break.py: {run.folder}/frames: no {kind}_NNNNN files (run eddy with "
                  f"{'--mesh' if kind == 'surface' else '--whitewater'})")
 objs = eddy_blender.load(folder, particles=False, walls=True, surface="surface" not in without,
-                         whitewater="whitewater" not in without)
+                         whitewater="whitewater" not in without, stage=False)  # its own light and camera below
 scene.frame_set(scene.frame_start + frame)
 if "whitewater" in objs:
     eddy_blender.set_whitewater_radius(objs["whitewater"], size * run.radius)

@@ -47,7 +47,7 @@ scene = bpy.context.scene
 scene.render.resolution_x, scene.render.resolution_y, scene.render.resolution_percentage = width, height, 100
 run = eddy_blender.Run(folder)
 with_particles = flags["--particles"] or not run.frames["surface"]
-objs = eddy_blender.load(folder, particles=with_particles, surface=not with_particles)
+objs = eddy_blender.load(folder, particles=with_particles, surface=not with_particles, stage=False)  # its own light and camera below
 if options["--blend"]:
     bpy.ops.wm.save_as_mainfile(filepath=os.path.abspath(options["--blend"]))
     eddy_blender.bake(scene)

@@ -92,6 +92,9 @@ struct ParticleReadOptions {
     std::string limit_origin = "the limit";
     /// A .pvtp's pieces may lie outside its folder (absolute Source, '..', links leading out).
     bool allow_outside_references = false;
+    /// Refuse a file without velocities (vx, vy columns or properties; a 'velocity' array) instead of
+    /// reading them as zero: eddy whitewater needs them (a frame without them made no whitewater, silently).
+    bool require_velocity = false;
 };
 
 /// Readers for the files above (positions, velocities, density, pressure, id where present).

@@ -34,6 +34,7 @@
 
 #include "eddy/boundary.hpp"
 #include "eddy/exec.hpp"
+#include "eddy/memory_budget.hpp"
 #include "eddy/math.hpp"
 #include "eddy/settings.hpp"
 #include "eddy/up_axis.hpp"
@@ -186,6 +187,9 @@ public:
     template <int D>
     std::vector<std::string> write_frame(int frame, double time, Whitewater<D>& w);
     const std::vector<Row>& rows() const { return m_rows; }
+    /// A resumed run's files carry on: the rows of the frames its checkpoint kept (whitewater.pvd lists
+    /// their .vtp files at the rows' times).
+    void restore(std::vector<Row> rows);
 
 private:
     std::filesystem::path m_out;
@@ -206,7 +210,9 @@ struct WhitewaterPostOptions {
     float particle_radius = 0.0f; ///< 0: summary.json's
     /// Gravity in the files' axes (m/s^2); unset: the run's scene's (9.81 down when it cannot be reloaded).
     std::optional<std::array<double, 3>> gravity;
-    bool allow_outside_references = false;  ///< .pvtp pieces outside their folder
+    bool allow_outside_references = false;  ///< frames and .pvtp pieces leading outside their folder
+    /// Frames, models and particle files larger than this are refused from their sizes, unread.
+    MemoryBudget budget;
 };
 struct WhitewaterPostReport {
     int frames = 0;

@@ -52,9 +52,11 @@ inline std::uint64_t count_arg(const py::handle& v, const char* what, std::uint6
     return std::uint64_t(x);
 }
 
-/// JSON <-> Python objects, through Python's json module (exact for what scenes hold).
+/// JSON <-> Python objects, through Python's json module (exact for what scenes hold). A value JSON cannot
+/// hold (NaN, inf, an object of no JSON type) inside `o` is an InputError naming its key path below `path`
+/// (the name of `o` itself, if any): "center[0]: not finite (NaN or infinite); allowed: a finite number".
 py::object to_python(const nlohmann::json& j);
-nlohmann::json to_json(const py::handle& o);
+nlohmann::json to_json(const py::handle& o, const std::string& path = "");
 
 void bind_scene(py::module_& m);
 void bind_simulation(py::module_& m);

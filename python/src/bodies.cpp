@@ -76,26 +76,40 @@ std::size_t add_body_py(PySimulation& s, const py::object& body) {
     return add_body(s.sim, j, *s.exec);
 }
 
+// A real number from Python: a float or an int (not a bool), a numpy integer or float scalar, or a 0-d
+// array of one (np.float32(1.0), np.array(1.0)).
+bool real_scalar(const py::handle& v) {
+    if (PyBool_Check(v.ptr())) return false;
+    if (PyFloat_Check(v.ptr()) || PyLong_Check(v.ptr())) return true;
+    if (!py::hasattr(v, "dtype") || !py::hasattr(v, "ndim") || v.attr("ndim").cast<int>() != 0) return false;
+    const std::string kind = py::str(v.attr("dtype").attr("kind"));
+    return kind == "f" || kind == "i" || kind == "u";
+}
+
+/// The largest push set_body_force takes, per component (N, N m): what the rigid-body engines step.
+constexpr double kMaxPush = 1e15;
+
 // 3 finite numbers from Python (2D: 2, or 3 with z = 0; a torque in 2D: one number about z, or 3 with
-// x = y = 0), else InputError (ValueError) naming `what`.
+// x = y = 0), each at most kMaxPush, else InputError (ValueError) naming `what`.
 std::array<double, 3> three(const py::object& v, int dim, bool torque, const std::string& what) {
     std::array<double, 3> out{0, 0, 0};
     std::vector<double> x;
-    if (torque && dim == 2 && py::isinstance<py::float_>(v)) x = {v.cast<double>()};
-    else if (torque && dim == 2 && py::isinstance<py::int_>(v)) x = {v.cast<double>()};
-    else {
-        try {
-            x = v.cast<std::vector<double>>();
-        } catch (const py::cast_error&) {
-            throw InputError(fmt::format("{}: expected {} numbers", what, dim == 2 && torque ? "1 (about z) or 3" : "3"));
-        }
+    try {
+        if (torque && dim == 2 && real_scalar(v)) x = {py::float_(v).cast<double>()};
+        else x = v.cast<std::vector<double>>();
+    } catch (const std::exception&) {  // pybind's cast_error, or a Python error (len() of an unsized object)
+        throw InputError(fmt::format("{}: expected {} numbers", what, dim == 2 && torque ? "1 (about z) or 3" : "3"));
     }
     const bool ok = dim == 2 ? (torque ? x.size() == 1 || x.size() == 3 : x.size() == 2 || x.size() == 3) : x.size() == 3;
     if (!ok)
         throw InputError(fmt::format("{}: expected {} numbers, got {}", what,
                                      dim == 3 ? "3" : torque ? "1 (about z) or 3" : "2 or 3", x.size()));
-    for (double c : x)
+    for (double c : x) {
         if (!std::isfinite(c)) throw InputError(fmt::format("{}: not finite (NaN or infinite)", what));
+        if (std::fabs(c) > kMaxPush)  // Box2D works in float: 1e38 N aborted it, 1e30 N froze the body
+            throw InputError(fmt::format("{}: {:g} {}: allowed: up to {:g} {} per component", what, c, torque ? "N m" : "N",
+                                         kMaxPush, torque ? "N m" : "N"));
+    }
     if (torque && dim == 2) {
         if (x.size() == 3 && (x[0] != 0.0 || x[1] != 0.0))
             throw InputError(fmt::format("{}: a 2D body turns about z only; allowed: (0, 0, tz) or tz", what));
@@ -111,9 +125,10 @@ void set_body_force(PySimulation& s, const py::object& k_given, const py::object
     check_idle(s.busy);
     s.visit([&](auto& p) {
         constexpr int D = std::decay_t<decltype(p)>::kDimension;
-        const std::string allowed = fmt::format("0 to {} (the simulation has {} bod{})",
-                                                static_cast<long long>(p.bodies.size()) - 1, p.bodies.size(),
-                                                p.bodies.size() == 1 ? "y" : "ies");
+        const std::string allowed =
+            p.bodies.empty() ? std::string("none (the simulation has 0 bodies; add_body adds one)")
+                             : fmt::format("0 to {} (the simulation has {} bod{})", p.bodies.size() - 1, p.bodies.size(),
+                                           p.bodies.size() == 1 ? "y" : "ies");
         const std::uint64_t k = count_arg(k_given, "set_body_force: k", 0, kMaxCount, allowed);  // -1, 1.5, True
         if (k >= p.bodies.size()) throw InputError(fmt::format("set_body_force: body {}: allowed: {}", k, allowed));
         ObjectLoad push;
@@ -160,7 +175,7 @@ void bind_bodies(py::module_& m) {
              "A push from outside on body k, added to the fluid's load at every step until set again:\n"
              "force (N at the centre of mass; 2D: 2 numbers, or 3 with fz = 0, in N per metre) and torque\n"
              "(N m about the centre of mass; 2D: one number about z). set_body_force(k, [0, 0, 0])\n"
-             "removes it. ValueError for a body that does not exist or a value not finite.");
+             "removes it. ValueError for a body that does not exist, a value not finite or above 1e15.");
 }
 
 }  // namespace eddy::python

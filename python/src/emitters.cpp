@@ -1,6 +1,7 @@
 // eddy.Simulation's emitters and outflow (issue 31; eddy/emitters.hpp): sim.emitters (each nozzle and
 // what it has put in), sim.removed (what the outflow took), sim.add_emitter and sim.stop_emitter.
 // Bound onto the Simulation class that simulation.cpp registers.
+#include <cstdint>
 #include <string>
 
 #include "bindings.hpp"
@@ -62,8 +63,13 @@ std::size_t add_emitter_py(PySimulation& s, const py::object& emitter) {
     return add_emitter(s.sim, j, *s.exec);
 }
 
-void stop_emitter_py(PySimulation& s, py::ssize_t k) {
-    if (k < 0) throw InputError("stop_emitter: k = " + std::to_string(k) + ": allowed: an emitter's index, 0 or more");
+void stop_emitter_py(PySimulation& s, const py::object& k_given) {
+    check_idle(s.busy);
+    const std::size_t n = s.visit([](auto& p) { return p.scene.emitters.size(); });
+    const std::string allowed = n == 0 ? std::string("none (the simulation has no emitters; add_emitter adds one)")
+                                       : "0 to " + std::to_string(n - 1) + " (the simulation has " + std::to_string(n) +
+                                             " emitter(s))";
+    const std::uint64_t k = count_arg(k_given, "stop_emitter: k", 0, kMaxCount, allowed);  // -1, 1.5, '0', None, True
     Changing changing(s);
     stop_emitter(s.sim, std::size_t(k), *s.exec);
 }
@@ -91,7 +97,8 @@ void bind_emitters(py::module_& m) {
              "naming emitters[i]) on a bad key or value or a nozzle in a wall; the simulation is then\n"
              "unchanged.")
         .def("stop_emitter", &stop_emitter_py, py::arg("k"),
-             "stop_emitter(k)\n\nStops emitter k from now on. ValueError for an emitter that does not exist.");
+             "stop_emitter(k)\n\nStops emitter k from now on (one stopped already keeps its stop). ValueError for an\n"
+             "emitter that does not exist or a k that is no whole number (an int or a numpy integer).");
 }
 
 }  // namespace eddy::python

@@ -93,7 +93,7 @@ void bind_settings(py::module_& m) {
         .def("__setitem__",
              [](PySettings& s, const std::string& key, const py::object& value) {
                  nlohmann::json changes = nlohmann::json::object();
-                 changes[key] = to_json(value);
+                 changes[key] = to_json(value, key);
                  s.update(changes);
              })
         .def(

@@ -243,21 +243,26 @@ void bind_simulation(py::module_& m) {
              }),
              py::arg("scene"), py::arg("threads") = 0, py::arg("max_particles") = 10'000'000)
         .def_property_readonly("dimension", [](PySimulation& s) { return s.sim.index() == 0 ? 2 : 3; }, "2 or 3")
-        .def_property_readonly("method", [](PySimulation& s) { return s.visit([](auto& p) { return p.scene.method; }); },
-                               "'wcsph', 'dfsph', 'pbf' or 'clavet'")
-        .def_property_readonly("scene", [](PySimulation& s) { return s.visit([](auto& p) { return p.scene; }); },
-                               "the Scene as running (a copy; its settings follow sim.settings)")
-        .def_property_readonly("time", [](PySimulation& s) { return s.visit([](auto& p) { return p.time; }); },
-                               "simulated time (s)")
-        .def_property_readonly("steps", [](PySimulation& s) { return s.visit([](auto& p) { return p.steps; }); },
-                               "steps taken")
+        // Each read checks busy: add_emitter or add_body (GIL released) may be replacing the scene meanwhile.
+        .def_property_readonly(
+            "method", [](PySimulation& s) { check_idle(s.busy); return s.visit([](auto& p) { return p.scene.method; }); },
+            "'wcsph', 'dfsph', 'pbf' or 'clavet'")
+        .def_property_readonly(
+            "scene", [](PySimulation& s) { check_idle(s.busy); return s.visit([](auto& p) { return p.scene; }); },
+            "the Scene as running (a copy; its settings follow sim.settings)")
+        .def_property_readonly(
+            "time", [](PySimulation& s) { check_idle(s.busy); return s.visit([](auto& p) { return p.time; }); },
+            "simulated time (s)")
+        .def_property_readonly(
+            "steps", [](PySimulation& s) { check_idle(s.busy); return s.visit([](auto& p) { return p.steps; }); },
+            "steps taken")
         .def_property_readonly("threads", [](PySimulation& s) { return s.exec->threads(); }, "threads of its arena")
         .def_property_readonly("settings", &simulation_settings,
                                "The method's settings (eddy.Settings, a mapping): read them, or change them between\n"
                                "steps (sim.settings['viscosity'] = 0.1), checked by the scene files' table.")
         .def_property_readonly("max_particles", [](PySimulation& s) { return s.max_particles; },
                                "most particles it may hold (add_particles)")
-        .def("__len__", [](PySimulation& s) { return s.visit([](auto& p) { return p.fluid.size(); }); })
+        .def("__len__", [](PySimulation& s) { check_idle(s.busy); return s.visit([](auto& p) { return p.fluid.size(); }); })
         .def(
             "step",
             [](PySimulation& s, const py::object& n_given) {
@@ -396,6 +401,7 @@ void bind_simulation(py::module_& m) {
             },
             "(n,) uint32 stable particle ids (rows are reordered by the neighbour search; ids are not)")
         .def("__repr__", [](PySimulation& s) {
+            if (s.busy) return std::string("<eddy.Simulation (busy)>");
             return s.visit([](auto& p) {
                 return "<eddy.Simulation " + p.scene.name + ": " + p.scene.method + ", " +
                        std::to_string(p.fluid.size()) + " particles, t = " + std::to_string(p.time) + " s>";

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -75,6 +76,38 @@ bool near_spec(const BoundarySpec& b, const Vec<D>& x) {
     for (int a = 0; a < D; ++a)
         if (x[a] < b.min[a] || x[a] > b.max[a]) return false;
     return true;
+}
+
+template <std::size_t N>
+bool all_finite(const std::array<double, N>& v) {
+    return std::all_of(v.begin(), v.end(), [](double x) { return std::isfinite(x); });
+}
+bool all_finite(const BodyState& s) {
+    return all_finite(s.position) && all_finite(s.orientation) && all_finite(s.velocity) && all_finite(s.angular_velocity);
+}
+bool all_finite(const ObjectLoad& l) { return all_finite(l.force) && all_finite(l.torque); }
+
+// Whether the engine may step the bodies: every state and load finite (Box2D's assertions abort on a NaN
+// pose, SIGABRT; Bullet flings a body by an infinite force without a word). A load that is not finite
+// comes from a fluid that diverged in this step, which the step reports; the bodies then stay as they are.
+bool engine_can_take(const std::vector<BodyState>& state, const std::vector<ObjectLoad>& load) {
+    return std::all_of(state.begin(), state.end(), [](const BodyState& s) { return all_finite(s); }) &&
+           std::all_of(load.begin(), load.end(), [](const ObjectLoad& l) { return all_finite(l); });
+}
+
+// After the engine's step: a body whose state is not finite (a load that overflowed the engine's floats)
+// is a divergence, reported before the walls take the state; the bodies keep `before`, so that no later
+// step hands the engine a NaN pose.
+void check_engine_state(std::vector<BodyState>& state, const std::vector<BodyState>& before,
+                        const std::vector<ObjectLoad>& load, double t) {
+    for (std::size_t k = 0; k < state.size(); ++k)
+        if (!all_finite(state[k])) {
+            state = before;
+            throw std::runtime_error(fmt::format("diverged at t = {:.6g} s: bodies[{}]: its state is not finite (NaN or "
+                                                 "infinite) after the rigid-body step, under a force of ({:.3g}, {:.3g}, "
+                                                 "{:.3g}) N",
+                                                 t, k, load[k].force[0], load[k].force[1], load[k].force[2]));
+        }
 }
 
 }  // namespace
@@ -177,7 +210,9 @@ void advance_bodies(RigidBodies<D>& bodies, BoundarySet<D>& boundary, double t, 
         if constexpr (D == 2) engine = make_box2d_engine(bodies);
         else engine = make_bullet_engine(bodies);
     }
-    engine->step(bodies.state, bodies.load, t, dt);
+    const std::vector<BodyState> before = bodies.state;
+    if (engine_can_take(bodies.state, bodies.load)) engine->step(bodies.state, bodies.load, t, dt);
+    check_engine_state(bodies.state, before, bodies.load, t);
     sync_body_motions(bodies, boundary, t_end);
 }
 

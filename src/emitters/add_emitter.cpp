@@ -42,9 +42,11 @@ std::size_t add_emitter(Simulation& simulation, const nlohmann::json& emitter, c
             if (!e.is_object())
                 throw InputError(fmt::format("{}: emitters[{}]: expected an object, got {}", sim.scene.where(), index,
                                              e.type_name()));
-            // From now on: a start before the clock would owe the particles of the time before it.
-            const double start = e.contains("start") && e["start"].is_number() ? e["start"].get<double>() : 0.0;
-            e["start"] = std::max(start, sim.time);
+            // From now on: a start before the clock would owe the particles of the time before it. A start
+            // that is no number >= 0 is left for the scene's check to refuse by name.
+            if (!e.contains("start")) e["start"] = sim.time;
+            else if (e["start"].is_number() && e["start"].get<double>() >= 0.0)
+                e["start"] = std::max(e["start"].get<double>(), sim.time);
             if (!e.contains("stop")) e["stop"] = kMaxDuration;  // until stop_emitter
             nlohmann::json doc = sim.scene.document;
             if (!doc.contains("emitters")) doc["emitters"] = nlohmann::json::array();
@@ -58,9 +60,12 @@ std::size_t add_emitter(Simulation& simulation, const nlohmann::json& emitter, c
 void stop_emitter(Simulation& simulation, std::size_t k, const ExecContext& exec) {
     std::visit(
         [&](auto& sim) {
-            if (k >= sim.scene.emitters.size())
-                throw InputError(fmt::format("stop_emitter({}): the simulation has {} emitter(s); allowed: 0 to {}", k,
-                                             sim.scene.emitters.size(), sim.scene.emitters.size()));
+            const std::size_t n = sim.scene.emitters.size();
+            if (n == 0) throw InputError(fmt::format("stop_emitter({}): the simulation has no emitters", k));
+            if (k >= n)
+                throw InputError(fmt::format("stop_emitter({}): the simulation has {} emitter(s); allowed: 0 to {}", k, n, n - 1));
+            // Stopped already: it keeps its stop (a later one would owe the particles of the gap, a burst).
+            if (sim.scene.emitters[k].stop <= sim.time) return;
             nlohmann::json doc = sim.scene.document;
             auto& e = doc["emitters"][k];
             const double start = e.contains("start") && e["start"].is_number() ? e["start"].get<double>() : 0.0;

@@ -54,6 +54,8 @@ ParticleSet<D> read_csv(const std::filesystem::path& path, const ParticleReadOpt
     const RowColumns c = RowColumns::named(col);
     if (c.x < 0 || c.y < 0)
         throw input_error(path, "line 1: the header must name the columns x and y (and z in 3D), got '{}'", header);
+    if (options.require_velocity && (c.v[0] < 0 || c.v[1] < 0))
+        throw input_error(path, "line 1: no velocity columns vx, vy (and vz in 3D) in '{}'; they are needed here", header);
 
     ParticleSet<D> p;
     std::vector<double> vals(cols.size());

@@ -90,6 +90,8 @@ ParticleSet<D> read_ply(const std::filesystem::path& path, const ParticleReadOpt
     };
     const RowColumns c = RowColumns::named(find);
     if (c.x < 0 || c.y < 0) throw input_error(path, "vertices need x and y properties (and z in 3D)");
+    if (options.require_velocity && (c.v[0] < 0 || c.v[1] < 0))
+        throw input_error(path, "vertices have no velocity properties vx, vy (and vz in 3D); they are needed here");
 
     std::size_t stride = 0;
     for (const auto& pr : props) stride += pr.size;

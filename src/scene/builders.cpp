@@ -59,6 +59,13 @@ std::vector<double> axis_coords(double lo, double hi, double r, int outside_laye
     return c;
 }
 
+// How many coordinates axis_coords(lo, hi, r, outside_layers) gives at most (the lattice, one closing
+// coordinate, the outside layers), from the extents alone: a box's wall is counted before any is stored.
+double axis_count(double lo, double hi, double r, int outside_layers) {
+    const double lattice = std::floor((hi - lo) / (2.0 * r) + 1e-6);
+    return (lattice < 1.0 ? 1.0 : lattice) + 1.0 + 2.0 * outside_layers;  // NaN stays NaN: refused
+}
+
 }  // namespace
 
 namespace detail {
@@ -159,16 +166,18 @@ std::vector<Vec<D>> sample_boundary(const BoundarySpec& b, double r, int layers,
         // (every lattice point with some coordinate outside the box). Obstacle: the lattice points
         // inside the box whose depth below the surface is less than 2r per layer (a hollow shell; a
         // box thinner than that is filled).
-        std::vector<double> axes[D];
-        for (int a = 0; a < D; ++a) axes[a] = axis_coords(b.min[a], b.max[a], r, b.solid ? 0 : layers);
         // A solid box visits its whole lattice; a container only its frame (the interior is skipped
-        // below), whose points are what it keeps.
+        // below), whose points are what it keeps: counted before the coordinates are stored (a body 2e7 m
+        // wide at r = 1 cm asked for two axes of 8 GB before it was refused).
         double visited = 1.0, interior = 1.0;
         for (int a = 0; a < D; ++a) {
-            visited *= static_cast<double>(axes[a].size());
-            interior *= static_cast<double>(axes[a].size() - (b.solid ? 0 : 2 * layers));
+            const double n = axis_count(b.min[a], b.max[a], r, b.solid ? 0 : layers);
+            visited *= n;
+            interior *= n - (b.solid ? 0 : 2 * layers);
         }
         checked_count(b.solid ? visited : visited - interior);
+        std::vector<double> axes[D];
+        for (int a = 0; a < D; ++a) axes[a] = axis_coords(b.min[a], b.max[a], r, b.solid ? 0 : layers);
         std::size_t idx[D] = {};
         while (true) {
             Vec<D> p;

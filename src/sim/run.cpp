@@ -382,6 +382,18 @@ struct LoopCarry {
     LoadAverage loads;  // the walls' loads since the previous frame
 };
 
+// A frame's particles and flow counts as the run record keeps them (record_frames_json; absent in checkpoints
+// before issue 45: 0), so that summary.json's frames read the same after a resume.
+void read_frame_counts(const detail::RecordReader& r, FrameRecord& fr) {
+    const nlohmann::json& f = r.array("frames")[static_cast<std::size_t>(fr.index)];
+    auto at = [&](const char* key) -> std::uint64_t {
+        constexpr std::uint64_t kMostParticles = std::uint64_t(1) << 48;
+        return f.contains(key) ? r.count_at(f[key], fmt::format("frames[{}].{}", fr.index, key), kMostParticles) : 0;
+    };
+    fr.particles = at("particles"), fr.emitted = at("emitted");
+    fr.removed_outflow = at("removed_outflow"), fr.removed_escaped = at("removed_escaped");
+}
+
 // A checkpoint's record back into the loop's carry and frame list, every value checked: against the
 // simulation's clock (time, steps), the frame rate, and plain ranges (floats must fit a float).
 void restore_carry(const detail::RecordReader& r, const ParticleRunConfig& cfg, double time, std::uint64_t steps,
@@ -398,9 +410,8 @@ void restore_carry(const detail::RecordReader& r, const ParticleRunConfig& cfg, 
         if (std::fabs(f.numbers[0]) > kFloat || std::fabs(f.numbers[1]) > kFloat)
             r.fail(fmt::format("frames[{}]", f.index), "holds a density error out of a float's range");
         FrameRecord fr;
-        fr.index = f.index;
-        fr.time = f.time;
-        fr.files = f.files;
+        fr.index = f.index, fr.time = f.time, fr.files = f.files;
+        read_frame_counts(r, fr);
         fr.max_density_error = static_cast<float>(f.numbers[0]);
         fr.mean_density_error = static_cast<float>(f.numbers[1]);
         frames.push_back(std::move(fr));
@@ -445,6 +456,20 @@ void restore_carry(const detail::RecordReader& r, const ParticleRunConfig& cfg, 
     if (st.size() > 8) c.sum_viscosity_iterations = r.number_at(st[8], "stats[8]", 0.0, kBig);  // since DFSPH's viscosity
 }
 
+// The run record's frames (restore_carry reads them back): each frame's files, density errors, counts, loads
+// and bodies.
+nlohmann::json record_frames_json(const std::vector<FrameRecord>& kept) {
+    nlohmann::json frames = nlohmann::json::array();
+    for (const auto& f : kept) {
+        frames.push_back({{"index", f.index}, {"time", f.time}, {"files", f.files},
+                          {"max_density_error", f.max_density_error}, {"mean_density_error", f.mean_density_error},
+                          {"particles", f.particles}, {"emitted", f.emitted},
+                          {"removed_outflow", f.removed_outflow}, {"removed_escaped", f.removed_escaped}});
+        if (f.index > 0) frames.back()["loads"] = detail::loads_json(f.loads);
+        if (!f.bodies.empty()) frames.back()["bodies"] = detail::bodies_json(f.bodies);
+    }
+    return frames;
+}
 
 // summary.json of a particle run: the scene, its statistics (the loop's carry), the frames with the last
 // one's loads, the method's settings and memory.
@@ -462,7 +487,7 @@ nlohmann::json run_summary(const ParticleSimulation<D>& sim, const ParticleRunCo
     j["scene_document"] = scene.document;  // the scene as run (--set applied): eddy whitewater rebuilds its walls
     j["method"] = scene.method;
     j["dimension"] = D;
-    j["particles"] = particles;
+    j["particles"] = result.frames.empty() ? particles : result.frames.front().particles;  // the run's start, resumed or not
     j["boundary_particles"] = sim.boundary.size();
     j["particle_radius"] = scene.particle_radius;
     j["up_axis"] = name(cfg.up);  // of every geometry file in frames/ (eddy/up_axis.hpp)
@@ -761,7 +786,7 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
             if (writer) io::write_body_meshes(out / "bodies", body_rest, up);
             if (hooks) hooks->any(false);  // the folder is ready before any process writes a piece into it
             // Spray, foam and bubbles (--whitewater; eddy/whitewater.hpp), stepped and written beside the fluid.
-            detail::LiveWhitewater<D> whitewater(opts, scene, fps, up, sim.time, hooks != nullptr);
+            detail::LiveWhitewater<D> whitewater(opts, scene, fps, up, sim.time, hooks != nullptr, reader ? &*reader : nullptr);
             // The whole fluid: this process's, or every process's gathered on the writer (collective).
             ParticleSet<D> gathered;
             auto whole = [&]() -> const ParticleSet<D>& {
@@ -1009,15 +1034,7 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
                 rj["time0"] = time0;
                 rj["steps0"] = steps0;
                 rj["next_frame"] = next_frame;
-                nlohmann::json frames = nlohmann::json::array();
-                for (const auto& f : result.frames) {
-                    frames.push_back({{"index", f.index}, {"time", f.time}, {"files", f.files},
-                                      {"max_density_error", f.max_density_error},
-                                      {"mean_density_error", f.mean_density_error}});
-                    if (f.index > 0) frames.back()["loads"] = detail::loads_json(f.loads);
-                    if (!f.bodies.empty()) frames.back()["bodies"] = detail::bodies_json(f.bodies);
-                }
-                rj["frames"] = frames;
+                rj["frames"] = record_frames_json(result.frames);
                 rj["objects"] = sim.boundary.motions.size();
                 std::vector<ObjectLoad> impulse = carry.loads.impulse;
                 impulse.resize(sim.boundary.motions.size());
@@ -1025,6 +1042,7 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
                 rj["pvd"] = pvd_json(pvd);
                 rj["walls_pvd"] = pvd_json(walls_pvd);
                 rj["frame_accumulators"] = {frame_max_err, frame_sum_err, frame_steps};
+                if (whitewater.on()) rj["whitewater"] = whitewater.record();  // --whitewater: its state and files
                 rj["stats"] = {step_seconds, max_err, max_speed, sum_err, sum_iterations, sum_divergence_iterations,
                                stat_steps, wall_before + std::chrono::duration<double>(clock::now() - t0).count(),
                                sum_viscosity_iterations};

@@ -7,18 +7,27 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "eddy/simulation.hpp"
 #include "eddy/whitewater.hpp"
 
 namespace eddy::detail {
 
+class RecordReader;
+
 template <int D>
 class LiveWhitewater {
 public:
-    /// Off unless opts.whitewater. Throws InputError for a run over several processes (`distributed`),
-    /// a resumed one, or bad settings. `time0`: the simulation's clock at the start.
-    LiveWhitewater(const RunOptions& opts, const Scene& scene, double fps, UpAxis up, double time0, bool distributed);
+    /// Off unless opts.whitewater or, resuming (`rec`: the checkpoint's run record), unless the record has
+    /// "whitewater": then the checkpointed run's settings, clock, particles and files' rows carry on (every
+    /// value checked as RecordReader checks). Throws InputError for a run over several processes
+    /// (`distributed`) or bad settings. `time0`: the simulation's clock at the start.
+    LiveWhitewater(const RunOptions& opts, const Scene& scene, double fps, UpAxis up, double time0, bool distributed,
+                   const RecordReader* rec = nullptr);
     bool on() const { return m_on; }
+    /// What a checkpoint keeps (the run record's "whitewater"): all a resumed run needs to carry on bit for bit.
+    nlohmann::json record() const;
     /// After each fluid step: a whitewater step when the clock has reached the next whitewater time, on
     /// the fluid as it is and inside the simulation's walls at its time (scene_walls of its scene, moving
     /// ones at their objects' poses; rebuilt when the scene's boundaries change, e.g. a body added).
@@ -29,6 +38,8 @@ public:
 
 private:
     bool m_on = false;
+    int m_substeps = 0;
+    void restore(const RecordReader& rec, double fps);
     WhitewaterSettings m_settings;
     float m_radius = 0.0f;
     Vec<D> m_gravity = Vec<D>::zero();

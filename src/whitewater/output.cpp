@@ -88,6 +88,12 @@ std::vector<std::string> WhitewaterFiles::write_frame(int frame, double time, Wh
     return {stem + ".vtp", stem + ".ply"};
 }
 
+void WhitewaterFiles::restore(std::vector<Row> rows) {
+    m_rows = std::move(rows);
+    m_pvd.clear();
+    for (const Row& r : m_rows) m_pvd.emplace_back(r.time, fmt::format("frames/whitewater_{:05d}.vtp", r.frame));
+}
+
 template void write_whitewater_vtp<2>(const std::filesystem::path&, const Whitewater<2>&, UpAxis);
 template void write_whitewater_vtp<3>(const std::filesystem::path&, const Whitewater<3>&, UpAxis);
 template void write_whitewater_ply<2>(const std::filesystem::path&, const Whitewater<2>&, UpAxis);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 #include <cmath>
+#include <new>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -39,6 +40,52 @@ struct RunInfo {
     std::string scene_file, scene_name;
 };
 
+// summary.json's particle_radius: get<float>() of 1e300 is undefined (it gave inf, and every diffuse particle
+// was written at -inf).
+float summary_radius(const nlohmann::json& r, const std::string& where) {
+    if (!r.is_number() || !(r.get<double>() >= 1e-9 && r.get<double>() <= 1e6))
+        throw InputError(fmt::format("{}: key 'particle_radius' = {}: allowed: a length from 1e-9 to 1e6 (m), as a scene's",
+                                     where, json_excerpt(r)));
+    return static_cast<float>(r.get<double>());
+}
+
+// summary.json's frames[k]: its index, time (after `last`) and the best particle file it lists.
+FrameFile summary_frame(const nlohmann::json& f, std::size_t k, double last, const std::string& where) {
+    const auto rank = [](const std::string& f) {
+        const auto e = fs::path(f).extension();
+        return e == ".pvtp" ? 0 : e == ".vtp" ? 1 : e == ".ply" ? 2 : e == ".csv" ? 3 : 9;
+    };
+    const std::string at = fmt::format("frames[{}]", k);
+    if (!f.is_object() || !f.contains("time") || !f["time"].is_number() || !f.contains("files") || !f["files"].is_array())
+        throw InputError(fmt::format("{}: key '{}' has no time and files", where, at));
+    FrameFile ff;
+    // value("index", int) threw json's type_error on a string (exit 1) and cast 1e20 or 2^40 to any int.
+    if (f.contains("index") && !(f["index"].is_number_integer() && f["index"].get<std::int64_t>() >= 0 &&
+                                 f["index"].get<std::int64_t>() <= 99999999))
+        throw InputError(fmt::format("{}: key '{}.index' = {}: allowed: a whole number from 0 to 99999999", where, at,
+                                     json_excerpt(f["index"])));
+    ff.index = f.contains("index") ? f["index"].get<int>() : static_cast<int>(k);
+    ff.time = f["time"].get<double>();
+    ff.empty = f.contains("particles") && f["particles"].is_number_unsigned() && f["particles"].get<std::uint64_t>() == 0;
+    // At most 1e9 s, as eddy run's --until: a span of 1e300 s made dt infinite (diffuse particles at inf).
+    if (!std::isfinite(ff.time) || !(ff.time > last) || std::fabs(ff.time) > 1e9)
+        throw InputError(fmt::format("{}: key '{}.time' = {}: allowed: at most 1e9 (s) and later than the frame before",
+                                     where, at, ff.time));
+    for (const auto& name : f["files"]) {
+        if (!name.is_string()) continue;
+        const std::string s = name.get<std::string>();
+        // Only the run's own particle frames (a one-component name in frames/ or a .pvtp at the top).
+        const bool particle = s.rfind("frames/particles_", 0) == 0 && detail::valid_frame_file(s);
+        if (!particle || rank(s) > 3) continue;
+        if (fs::path(s).stem().string().find("_p") != std::string::npos && rank(s) != 0) continue;  // a piece
+        if (ff.file.empty() || rank(s) < rank(ff.file)) ff.file = s;
+    }
+    if (ff.file.empty())
+        throw InputError(fmt::format("{}: key '{}.files' lists no particle file (frames/particles_NNNNN.pvtp, .vtp, .ply, "
+                                     ".csv)", where, at));
+    return ff;
+}
+
 // summary.json of the run: its dimension, radius, up axis and frames (time, files).
 RunInfo read_run(const fs::path& dir) {
     const fs::path summary = dir / "summary.json";
@@ -59,7 +106,7 @@ RunInfo read_run(const fs::path& dir) {
     if (!j.contains("dimension") || !j["dimension"].is_number_integer() || (j["dimension"] != 2 && j["dimension"] != 3))
         throw bad("dimension", "is missing or not 2 or 3 (a particle run's summary; grids have no whitewater)");
     info.dimension = j["dimension"].get<int>();
-    if (j.contains("particle_radius") && j["particle_radius"].is_number()) info.particle_radius = j["particle_radius"].get<float>();
+    if (j.contains("particle_radius")) info.particle_radius = summary_radius(j["particle_radius"], where);
     if (j.contains("scene_document") && j["scene_document"].is_object()) info.scene_document = j["scene_document"];
     if (j.contains("scene_file") && j["scene_file"].is_string()) info.scene_file = j["scene_file"].get<std::string>();
     if (j.contains("scene") && j["scene"].is_string()) info.scene_name = j["scene"].get<std::string>();
@@ -67,37 +114,10 @@ RunInfo read_run(const fs::path& dir) {
         info.up = parse_up_axis(j["up_axis"].get<std::string>(), where + ": key 'up_axis'");
     if (!j.contains("frames") || !j["frames"].is_array() || j["frames"].empty())
         throw bad("frames", "is missing or empty; allowed: a run that wrote frames (status completed)");
-    const auto rank = [](const std::string& f) {
-        const auto e = fs::path(f).extension();
-        return e == ".pvtp" ? 0 : e == ".vtp" ? 1 : e == ".ply" ? 2 : e == ".csv" ? 3 : 9;
-    };
     double last = -std::numeric_limits<double>::infinity();
     for (std::size_t k = 0; k < j["frames"].size(); ++k) {
-        const auto& f = j["frames"][k];
-        const std::string at = fmt::format("frames[{}]", k);
-        if (!f.is_object() || !f.contains("time") || !f["time"].is_number() || !f.contains("files") || !f["files"].is_array())
-            throw InputError(fmt::format("{}: key '{}' has no time and files", where, at));
-        FrameFile ff;
-        ff.index = f.value("index", static_cast<int>(k));
-        ff.time = f["time"].get<double>();
-        ff.empty = f.contains("particles") && f["particles"].is_number_unsigned() && f["particles"].get<std::uint64_t>() == 0;
-        if (!std::isfinite(ff.time) || !(ff.time > last))
-            throw InputError(fmt::format("{}: key '{}.time' = {}: allowed: finite and later than the frame before", where, at,
-                                         ff.time));
-        last = ff.time;
-        for (const auto& name : f["files"]) {
-            if (!name.is_string()) continue;
-            const std::string s = name.get<std::string>();
-            // Only the run's own particle frames (a one-component name in frames/ or a .pvtp at the top).
-            const bool particle = s.rfind("frames/particles_", 0) == 0 && detail::valid_frame_file(s);
-            if (!particle || rank(s) > 3) continue;
-            if (fs::path(s).stem().string().find("_p") != std::string::npos && rank(s) != 0) continue;  // a piece
-            if (ff.file.empty() || rank(s) < rank(ff.file)) ff.file = s;
-        }
-        if (ff.file.empty())
-            throw InputError(fmt::format("{}: key '{}.files' lists no particle file (frames/particles_NNNNN.pvtp, .vtp, .ply, "
-                                         ".csv)", where, at));
-        info.frames.push_back(ff);
+        info.frames.push_back(summary_frame(j["frames"][k], k, last, where));
+        last = info.frames.back().time;
     }
     return info;
 }
@@ -108,13 +128,29 @@ struct Fluid {
     std::vector<std::uint32_t> id;
 };
 
-// The particles in the scene's axes (y up; files written with --up z are turned back: exact, a swap and a sign).
-template <int D>
-Fluid<D> read_fluid(const fs::path& file, bool empty, const WhitewaterPostOptions& opts, UpAxis up) {
-    if (empty) return {};
+// A frame's particles, with their velocities (docs/whitewater.md: needed), each finite; a file larger than the
+// budget is refused from its size, unread (a 100 GB sparse frame).
+ParticleSet<3> read_frame_particles(const fs::path& file, const WhitewaterPostOptions& opts) {
     io::ParticleReadOptions ro;
     ro.allow_outside_references = opts.allow_outside_references;
-    const ParticleSet<3> p = io::read_particles<3>(file, ro);
+    ro.require_velocity = true;
+    if (!opts.budget.unlimited()) ro.max_bytes = opts.budget.limit_bytes, ro.limit_origin = opts.budget.origin;
+    ParticleSet<3> p = io::read_particles<3>(file, ro);
+    for (std::size_t i = 0; i < p.size(); ++i)
+        if (!std::isfinite(dot(p.velocity[i], p.velocity[i])))  // NaN, inf, or so fast |v|^2 overflows
+            throw InputError(fmt::format("{}: particle {} (id {}): velocity is not finite or beyond 1e19 m/s; allowed: "
+                                         "finite velocities", file.string(), i, p.id[i]));
+    return p;
+}
+
+// The particles in the scene's axes (y up; files written with --up z are turned back: exact, a swap and a sign).
+template <int D>
+Fluid<D> read_fluid(const FrameFile& frame, const WhitewaterPostOptions& opts, UpAxis up) {
+    if (frame.empty) return {};
+    // The frame's name is confined to frames/ by read_run; a symbolic link there may still lead out of the
+    // run folder: refused as a .pvtp's pieces are, unless --allow-outside-references.
+    const fs::path file = io::referenced_path(opts.run_dir / "summary.json", frame.file, opts.allow_outside_references);
+    const ParticleSet<3> p = read_frame_particles(file, opts);
     Fluid<D> f;
     f.x.resize(p.size());
     f.v.resize(p.size());
@@ -131,17 +167,20 @@ Fluid<D> read_fluid(const fs::path& file, bool empty, const WhitewaterPostOption
 
 // The run's scene again, for its walls: summary.json's scene_document (the scene as run, --set applied),
 // else its scene_file as it is now; nullopt and a warning when neither can be read.
-std::optional<Scene> reload_scene(const RunInfo& info, std::vector<std::string>& warnings) {
+std::optional<Scene> reload_scene(const RunInfo& info, const MemoryBudget& budget, std::vector<std::string>& warnings) {
     try {
+        // With the budget, models and particle files are estimated from their headers and sizes first
+        // and refused unread (a 100 GB sparse model or "file" fluid: std::bad_alloc, exit 1, before).
         if (info.scene_document.is_object()) {
-            Scene s = parse_scene(info.scene_document, info.scene_file.empty() ? info.scene_name : info.scene_file);
+            Scene s = parse_scene(info.scene_document, info.scene_file.empty() ? info.scene_name : info.scene_file, {},
+                                  budget);
             return s;
         }
         if (!info.scene_file.empty()) {
             std::error_code ec;
             if (!fs::is_regular_file(info.scene_file, ec))
                 throw InputError(fmt::format("scene_file {} is not there", info.scene_file));
-            Scene s = load_scene(info.scene_file);
+            Scene s = load_scene(info.scene_file, {}, budget);
             warnings.push_back(fmt::format("summary.json has no scene_document (a run before it): walls from {} as it is now, "
                                            "without the run's --set", info.scene_file));
             return s;
@@ -150,6 +189,8 @@ std::optional<Scene> reload_scene(const RunInfo& info, std::vector<std::string>&
     } catch (const InputError& e) {
         warnings.push_back(fmt::format("the run's scene cannot be reloaded ({}): whitewater without walls",
                                        text_excerpt(e.what(), 200)));
+    } catch (const std::bad_alloc&) {
+        warnings.push_back("the run's scene cannot be reloaded (out of memory): whitewater without walls");
     }
     return std::nullopt;
 }
@@ -195,13 +236,13 @@ WhitewaterPostReport post_process(const RunInfo& info, const WhitewaterPostOptio
     WhitewaterPostReport rep;
     rep.dimension = D;
     rep.walls = walls.size();
-    Fluid<D> a = read_fluid<D>(dir / info.frames[0].file, info.frames[0].empty, opts, up);
+    Fluid<D> a = read_fluid<D>(info.frames[0], opts, up);
     files.write_frame<D>(info.frames[0].index, info.frames[0].time, w);
     std::vector<Vec<D>> x, v;
     std::uint64_t step_index = 0;
     for (std::size_t k = 1; k < info.frames.size(); ++k) {
         const FrameFile& fb = info.frames[k];
-        Fluid<D> b = read_fluid<D>(dir / fb.file, fb.empty, opts, up);
+        Fluid<D> b = read_fluid<D>(fb, opts, up);
         const double span = fb.time - info.frames[k - 1].time;
         // Each particle of frame a at its place in frame b (by id), or none (removed: it carries on with its velocity).
         std::vector<std::int64_t> in_b(a.x.size(), -1);
@@ -246,6 +287,12 @@ WhitewaterPostReport whitewater_post_process(const WhitewaterPostOptions& opts, 
     std::error_code ec;
     if (!fs::is_directory(opts.run_dir, ec))
         throw InputError(fmt::format("{}: no such folder; allowed: the output folder of `eddy run`", opts.run_dir.string()));
+    // frames/ is eddy's own (as eddy run's prepare_frames_folder): a symbolic link there would send the
+    // whitewater files out of the run folder, whatever --allow-outside-references says.
+    const fs::path frames = opts.run_dir / "frames";
+    if (fs::is_symlink(fs::symlink_status(frames, ec)))
+        throw InputError(fmt::format("{}: is a symbolic link; allowed: a folder (the whitewater files are written there)",
+                                     frames.string()));
     if (opts.substeps < 1 || opts.substeps > 100000)
         throw InputError(fmt::format("key 'substeps' = {}: allowed: a whole number from 1 to 100000", opts.substeps));
     validate(opts.settings, "eddy whitewater");
@@ -255,7 +302,7 @@ WhitewaterPostReport whitewater_post_process(const WhitewaterPostOptions& opts, 
         throw InputError(fmt::format("{}: key 'particle_radius' is missing from summary.json; allowed: --radius R (m, > 0)",
                                      opts.run_dir.string()));
     std::vector<std::string> warnings;
-    std::optional<Scene> scene = reload_scene(info, warnings);
+    std::optional<Scene> scene = reload_scene(info, opts.budget, warnings);
     if (scene && scene->dimension != info.dimension) {
         warnings.push_back(fmt::format("the run's scene is {}D, its frames {}D: whitewater without walls", scene->dimension,
                                        info.dimension));

@@ -15,6 +15,7 @@
 #include "eddy/kernels.hpp"
 #include "eddy/scene.hpp"
 #include "eddy/simulation.hpp"
+#include "figures.hpp"
 #include "test_support.hpp"
 
 using namespace eddy;
@@ -209,6 +210,7 @@ TEST(GeometryWalls, FlatMeshWallGivesTheAnalyticBoxWallsDensityWithin1Percent) {
                                       r, exec);
     std::printf("boundary density at r above the floor: analytic %.2f, mesh %.2f kg/m^3 (%+.2f%%)\n", analytic, mesh,
                 100.0 * (mesh / analytic - 1.0));
+    test::report_figure("geometry.flat_mesh_floor.density_percent_of_box", 100.0 * mesh / analytic);
     EXPECT_NEAR(mesh / analytic, 1.0, 0.01);
 }
 
@@ -285,6 +287,7 @@ TEST(GeometryScene, MeshSphereIsFilledWithItsVolumeOverTheLatticeCell) {
     const double want = 4.0 / 3.0 * std::numbers::pi * R * R * R / std::pow(2 * r, 3);
     std::printf("sphere R = %.2f m, r = %.4f m: %zu particles, (4/3 pi R^3)/(2r)^3 = %.0f (%+.2f%%)\n", R, r, f.size(),
                 want, 100.0 * (f.size() / want - 1.0));
+    test::report_figure("geometry.mesh_sphere_fill.count_percent", 100.0 * (f.size() / want - 1.0));
     EXPECT_NEAR(f.size() / want, 1.0, 0.03);
 }
 

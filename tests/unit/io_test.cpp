@@ -317,7 +317,10 @@ TEST_F(Io, PvtpPiecesReadBackAsTheWhole) {
     io::write_pvtp(dir / "missing.pvtp", {"f_p0000.vtp", "gone.vtp"});
     expect_input_error([&] { io::read_pvtp<3>(dir / "missing.pvtp"); }, dir / "gone.vtp", "no such file");
     io::write_pvtp(dir / "twice.pvtp", {"f_p0000.vtp", "f_p0000.vtp"});
-    expect_input_error([&] { io::read_pvtp<3>(dir / "twice.pvtp"); }, dir / "twice.pvtp", "more than one particle");
+    expect_input_error([&] { io::read_pvtp<3>(dir / "twice.pvtp"); }, dir / "twice.pvtp", "listed before");
+    fs::copy_file(dir / "f_p0000.vtp", dir / "copy.vtp");  // another file with the same particles
+    io::write_pvtp(dir / "copied.pvtp", {"f_p0000.vtp", "copy.vtp"});
+    expect_input_error([&] { io::read_pvtp<3>(dir / "copied.pvtp"); }, dir / "copied.pvtp", "more than one particle");
     io::write_pvtp(dir / "none.pvtp", {});
     expect_input_error([&] { io::read_pvtp<3>(dir / "none.pvtp"); }, dir / "none.pvtp", "no <Piece>");
 }

@@ -8,11 +8,13 @@
 
 #include <cmath>
 #include <cstdio>
+#include <string>
 
 #include "eddy/clavet.hpp"
 #include "eddy/error.hpp"
 #include "eddy/scene.hpp"
 #include "eddy/simulation.hpp"
+#include "figures.hpp"
 
 using namespace eddy;
 
@@ -88,6 +90,8 @@ void free_blob_relaxes_round(const char* mode) {
     std::printf("Clavet %dD %s: aspect ratio %.2f -> %.3f after %.2f s; farthest particle %.2f ball radii from the "
                 "centre; |sum dx| / sum |dx| <= %.2e\n",
                 D, mode, before, after, 6000 * solver.suggest_dt(blob), farthest / ball, worst_sum);
+    test::report_figure("clavet.free_blob_" + std::to_string(D) + "d_" + mode + ".aspect_ratio", after);
+    test::report_figure("clavet.free_blob_" + std::to_string(D) + "d_" + mode + ".displacement_sum_ratio", worst_sum);
     EXPECT_LT(farthest, 1.5 * ball);
     EXPECT_LT(after, 1.10);
     EXPECT_LT(worst_sum, 1e-5);
@@ -126,6 +130,8 @@ TEST(ClavetValidation, SpringsMakeABlobBounce) {
     };
     const double slime = rebound("clavet_slime_2d"), splash = rebound("clavet_splash_2d");
     std::printf("Clavet rebound of the blob's centre: with springs %.4f m, without %.4f m\n", slime, splash);
+    test::report_figure("clavet.springs.rebound_with_springs_m", slime);
+    test::report_figure("clavet.springs.rebound_without_springs_m", splash);
     EXPECT_GT(slime, 2.0 * splash);
 }
 

@@ -14,6 +14,7 @@
 #include "eddy/error.hpp"
 #include "eddy/scene.hpp"
 #include "eddy/simulation.hpp"
+#include "figures.hpp"
 #include "tank_support.hpp"
 #include "test_support.hpp"
 
@@ -101,7 +102,7 @@ TEST(DfsphValidation, TankAtRestHydrostatic2D) {
     const float target = DfsphSettings{}.density_error_target;
     const double bands[] = {0.06, 0.12, 0.18};
     double worst_early = 0.0, worst_late = 0.0;
-    float worst_error = 0.0f;
+    float worst_error = 0.0f, worst_cold = 0.0f;
     for (int frame = 1; frame <= 60; ++frame) {
         const double t = 0.05 * frame;
         // The cold start (rho0 everywhere, no pressure yet) ends steps up to 1.65x above the target in
@@ -110,6 +111,7 @@ TEST(DfsphValidation, TankAtRestHydrostatic2D) {
         // target by what its prediction missed, correct_prediction).
         const float e = advance_to(sim, t, exec, t > 0.5 ? 1.05f * target : 1.0f);
         if (t > 0.5) worst_error = std::max(worst_error, e);
+        else worst_cold = std::max(worst_cold, e);
         const auto bp = test::band_pressures(sim2(sim).fluid, width, r, rho0, g, bands);
         for (std::size_t b = 0; b < bp.size(); ++b) {
             ASSERT_GT(bp[b].count, 0.0);
@@ -126,6 +128,10 @@ TEST(DfsphValidation, TankAtRestHydrostatic2D) {
     std::printf("tank at rest: worst |p - rho0 g d| / rho0 g d over frames and depths: %.1f%% from 0.5 to 2 s, "
                 "%.1f%% from 2 to 3 s; worst mean compression of a step after 0.5 s %.4f%% (target %.3f%%)\n",
                 100.0 * worst_early, 100.0 * worst_late, 100.0 * worst_error, 100.0 * target);
+    test::report_figure("dfsph.tank_at_rest.worst_early_percent", 100.0 * worst_early);
+    test::report_figure("dfsph.tank_at_rest.worst_late_percent", 100.0 * worst_late);
+    test::report_figure("dfsph.tank_at_rest.worst_step_compression_over_target", worst_error / target);
+    test::report_figure("dfsph.tank_at_rest.cold_start_compression_over_target", worst_cold / target);
 }
 
 // extrapolated_wall_pressure (off by default): walls that push with the pressure extrapolated to them
@@ -237,11 +243,15 @@ TEST(DfsphValidation, DamBreakFrontAgainstMartinMoyce2D) {
         const double z = front_of(sim), z_wcsph = front_of(inviscid), rel = (z - d.Z) / d.Z;
         std::printf("T = %.3f: Z/a = %.3f, Martin & Moyce %.3f (%+.1f%%); inviscid WCSPH %.3f (%+.1f%%)\n", d.T, z, d.Z,
                     100.0 * rel, z_wcsph, 100.0 * (z - z_wcsph) / z_wcsph);
+        const std::string at = "_t" + std::to_string(std::lround(1000 * d.T));
+        test::report_figure("dfsph.dam_break_2d.front_percent" + at, 100.0 * rel);
+        test::report_figure("dfsph.dam_break_2d.vs_wcsph_percent" + at, 100.0 * (z - z_wcsph) / z_wcsph);
         EXPECT_NEAR(z, d.Z, d.tolerance * d.Z) << "T = " << d.T;
         EXPECT_NEAR(z, z_wcsph, 0.05 * z_wcsph) << "T = " << d.T;
     }
     std::printf("worst mean compression of a step: %.4f%% (target %.3f%%); %llu steps\n", 100.0 * worst_error,
                 100.0 * target, static_cast<unsigned long long>(sim2(sim).steps));
+    test::report_figure("dfsph.dam_break_2d.worst_step_compression_over_target", worst_error / target);
 }
 
 // density_error_max: the density solver also iterates until no particle's predicted compression
@@ -265,6 +275,7 @@ TEST(DfsphValidation, DensityErrorMaxKeepsEveryStepAtTheTarget2D) {
     const float worst = advance_to(sim, 2.95 / std::sqrt(2.0 * g / a), exec, 1.02f * target);
     std::printf("density_error_max %.3f%%: worst mean compression of a step %.4f%% (target %.3f%%); %llu steps\n",
                 500.0 * target, 100.0 * worst, 100.0 * target, static_cast<unsigned long long>(sim2(sim).steps));
+    test::report_figure("dfsph.density_error_max.worst_step_compression_over_target", worst / target);
     try {
         make_simulation(scene(0.5 * target), 1'000'000, exec);
         ADD_FAILURE() << "no error for a density_error_max below the target";
@@ -444,6 +455,8 @@ TEST(DfsphViscosity, ShearWaveDecaysAtTheAnalyticRate2D) {
         const double a = amplitude(), expect = a0 * std::exp(-nu * k * k * t);
         std::printf("t = %.1f s: amplitude %.5f m/s, analytic %.5f (%+.1f%%), %d steps\n", t, a, expect,
                     100.0 * (a / expect - 1.0), steps);
+        test::report_figure("dfsph.shear_wave.amplitude_percent_" + std::to_string(std::lround(1000 * t)) + "ms",
+                            100.0 * (a / expect - 1.0));
         EXPECT_NEAR(a, expect, 0.03 * expect) << "t = " << t;
     }
 }

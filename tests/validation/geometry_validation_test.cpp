@@ -6,9 +6,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <string>
 
 #include "eddy/scene.hpp"
 #include "eddy/simulation.hpp"
+#include "figures.hpp"
 
 using namespace eddy;
 namespace fs = std::filesystem;
@@ -68,6 +70,9 @@ TEST(GeometryValidation, MeshBoxTankGivesTheAnalyticBoxDamBreakFrontWithin2Perce
     for (std::size_t k = 0; k < mesh.size(); ++k) {
         std::printf("T = %.3f: Z/a mesh %.3f, analytic box %.3f (%+.2f%%), Martin & Moyce %.3f\n", T[k], mesh[k],
                     analytic[k], 100.0 * (mesh[k] / analytic[k] - 1.0), martin_moyce[k]);
+        test::report_figure("geometry.mesh_box_dam_break.front_vs_box_percent_t" +
+                                std::to_string(std::lround(1000 * T[k])),
+                            100.0 * (mesh[k] / analytic[k] - 1.0));
         if (T[k] < 1.0) continue;  // the first surge is a few particles in the corner
         EXPECT_NEAR(mesh[k] / analytic[k], 1.0, 0.02) << "T = " << T[k];
         EXPECT_NEAR(mesh[k], martin_moyce[k], 0.15 * martin_moyce[k]) << "T = " << T[k];
@@ -141,6 +146,8 @@ TEST(GeometryValidation, PistonWaveReachesTheFarWall) {
     // Long-wave speed sqrt(g h) = 1.25 m/s: the crest needs about 0.9 s for the 1.1 m.
     std::printf("far wall: still water %.4f m, highest %.4f m at t = %.2f s (+%.1f mm)\n", still, highest, when,
                 1e3 * (highest - still));
+    test::report_figure("geometry.piston.crest_mm", 1e3 * (highest - still));
+    test::report_figure("geometry.piston.crest_time_s", when);
     EXPECT_GT(highest - still, 0.02);
     EXPECT_GT(when, 0.6);
 }
@@ -167,6 +174,7 @@ TEST(GeometryValidation, RotatingMeshPaddleRaisesTheAngularMomentum) {
         // The paddle turns at +6 rad/s about +y; rigid rotation of the whole tank at that rate would
         // give about omega R^2 / 2 = 0.03 m^2/s.
         std::printf("%s: angular momentum per mass %.2e -> %.2e m^2/s after 1 s\n", method, L0, L1);
+        test::report_figure(std::string("geometry.paddle.angular_momentum_m2_s_") + method, L1);
         EXPECT_NEAR(L0, 0.0, 1e-6);
         EXPECT_GT(L1, 2e-3);
     }

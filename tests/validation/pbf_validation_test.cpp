@@ -4,11 +4,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <string>
 #include <vector>
 
 #include "eddy/error.hpp"
 #include "eddy/scene.hpp"
 #include "eddy/simulation.hpp"
+#include "figures.hpp"
 
 using namespace eddy;
 
@@ -41,6 +43,7 @@ TEST(PbfValidation, SettledTankKeepsDensityAndWalls2D) {
     err /= double(s.fluid.size());
     std::printf("PBF settled tank: mean compression max(0, rho/rho0 - 1) = %.3f%%, %d iterations\n", 100.0 * err,
                 std::get<PbfSolver<2>>(s.method).last_iterations());
+    test::report_figure("pbf.settled_tank.mean_compression_percent", 100.0 * err);
     EXPECT_LT(err, 0.01);
     for (const auto& x : s.fluid.position) {
         EXPECT_GE(x[0], 0.5 * r - 1e-6);
@@ -135,6 +138,8 @@ TEST(PbfValidation, DamBreakFrontMartinMoyce2D) {
         for (const auto& x : std::get<ParticleSimulation<2>>(sim).fluid.position) front = std::max(front, double(x[0]) + r);
         const double z = front / a;
         std::printf("PBF T = %.3f: Z/a = %.3f, Martin & Moyce %.3f (%+.1f%%)\n", d[0], z, d[1], 100.0 * (z - d[1]) / d[1]);
+        test::report_figure("pbf.dam_break_2d.front_percent_t" + std::to_string(std::lround(1000 * d[0])),
+                            100.0 * (z - d[1]) / d[1]);
         EXPECT_NEAR(z, d[1], (d[0] < 1.5 ? 0.20 : d[0] < 2.0 ? 0.11 : 0.10) * d[1]) << "T = " << d[0];
     }
 }

@@ -5,11 +5,13 @@
 
 #include <cmath>
 #include <cstdio>
+#include <string>
 
 #include <fmt/format.h>
 
 #include "eddy/scene.hpp"
 #include "eddy/shallow_water.hpp"
+#include "figures.hpp"
 
 using namespace eddy;
 
@@ -111,6 +113,7 @@ TEST(ShallowWaterValidation, RitterDryDamBreak) {
         });
         std::printf("Ritter, %s: L1 error %.4f of h_l, front (h > 1 mm) at %.3f m, exact tip %.3f m\n", method, err, front,
                     5.0 + 2 * std::sqrt(g) * t);
+        test::report_figure(std::string("shallow.ritter.l1_percent_") + method, 100.0 * err);
         EXPECT_LT(err, bound) << method;
         EXPECT_FALSE(negative) << method;
         if (std::string(method) == "conservative") EXPECT_GT(front, 5.0 + 0.75 * 2 * std::sqrt(g) * t);
@@ -121,6 +124,8 @@ TEST(ShallowWaterValidation, StokerWetDamBreak) {
     const DamBreak d(1.0, 0.3, 5.0);
     ASSERT_NEAR(d.hm(), 0.5914, 1e-4);  // REFERENCES.md's check value
     const double t = 1.0;
+    test::report_figure("shallow.stoker.plateau_exact_m", d.hm());
+    test::report_figure("shallow.stoker.shock_exact_m", d.shock(t));
     ExecContext exec(2);
     struct Case {
         const char* method;
@@ -149,6 +154,11 @@ TEST(ShallowWaterValidation, StokerWetDamBreak) {
         });
         std::printf("Stoker, %s: L1 error %.4f of h_l; plateau %.4f m (exact %.4f); shock at %.3f m (exact %.3f)\n", c.method,
                     err, plateau, d.hm(), shock, d.shock(t));
+        test::report_figure(std::string("shallow.stoker.") + c.method + ".plateau_m", plateau);
+        test::report_figure(std::string("shallow.stoker.") + c.method + ".plateau_percent",
+                            100.0 * (plateau / d.hm() - 1.0));
+        test::report_figure(std::string("shallow.stoker.") + c.method + ".shock_m", shock);
+        test::report_figure(std::string("shallow.stoker.") + c.method + ".shock_behind_m", d.shock(t) - shock);
         EXPECT_LT(err, c.l1) << c.method;
         EXPECT_NEAR(plateau / d.hm(), 1.0, c.plateau) << c.method;
         EXPECT_NEAR(shock, d.shock(t), c.shock) << c.method;
@@ -204,6 +214,7 @@ TEST(ShallowWaterValidation, VolumeIsKeptInAClosedBasin) {
             sim.solver);
         const double v1 = with_grid(sim, [](const auto& gr) { return gr.volume(); });
         std::printf("closed basin, %s: volume %.9g -> %.9g (relative change %.2e)\n", method, v0, v1, (v1 - v0) / v0);
+        test::report_figure(std::string("shallow.closed_basin.volume_change_relative_") + method, (v1 - v0) / v0);
         EXPECT_LT(std::abs(v1 - v0) / v0, 1e-5) << method;
         EXPECT_GE(hmin, 0.0) << method;
     }
@@ -226,6 +237,8 @@ TEST(ShallowWaterValidation, SmallWaveTravelsAtSqrtGH) {
     });
     const double speed = (peak - x0) / t, exact = std::sqrt(g * h0);
     std::printf("wave speed %.4f m/s, sqrt(g h) = %.4f m/s (%.2f%%)\n", speed, exact, 100 * (speed / exact - 1));
+    test::report_figure("shallow.small_wave.speed_m_s", speed);
+    test::report_figure("shallow.small_wave.sqrt_gh_m_s", exact);
     EXPECT_NEAR(speed / exact, 1.0, 0.03);
 }
 
@@ -310,6 +323,7 @@ TEST(ShallowWaterValidation, SourcesAndOpenBordersBalanceTheVolume) {
         [&](auto& s) {
             const double v1 = s.grid().volume(), expected = v0 + s.total_inflow() - s.total_outflow();
             std::printf("river: V0 %.6f + in %.6f - out %.6f = %.6f; V %.6f\n", v0, s.total_inflow(), s.total_outflow(), expected, v1);
+            test::report_figure("shallow.river.volume_balance_relative", std::abs(v1 - expected) / expected);
             // The source: 0.2 m/s over 3 x 20 cells of 0.01 m^2 for 3 s.
             EXPECT_NEAR(s.total_inflow(), 0.2 * 60 * 0.01 * 3.0, 1e-4);
             EXPECT_GT(s.total_outflow(), 0.01);

@@ -7,11 +7,13 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "eddy/scene.hpp"
 #include "eddy/simulation.hpp"
 #include "eddy/surface.hpp"
+#include "figures.hpp"
 #include "surface_support.hpp"
 
 using namespace eddy;
@@ -132,6 +134,8 @@ TEST(SurfaceAnisotropic, TankAtRestSurfaceIsFlat) {
     }
     std::printf("mean over the three frames: isotropic %.4f r, anisotropic %.4f r (issue 32 asks 0.03 r)\n", sum_iso / 3,
                 sum_an / 3);
+    report_figure("surface.anisotropic_tank.rms_r", sum_an / 3);
+    report_figure("surface.anisotropic_tank.isotropic_rms_r", sum_iso / 3);
     EXPECT_LE(sum_an / 3, 0.03);
     EXPECT_LT(sum_an, 0.9 * sum_iso);  // what the option is for
 }
@@ -194,6 +198,9 @@ TEST(SurfaceAnisotropic, BallKeepsItsVolume) {
                         "%.4f (the particles' N (2r)^3: %.4f), %zu triangles, euler %ld\n",
                         R / r, jit / r, p.size(), vol / analytic, vol_iso / analytic, p.size() * 8.0 * r * r * r / analytic,
                         res.mesh.cells.size(), t.euler);
+            report_figure("surface.anisotropic_ball.r" + std::to_string(std::lround(10 * R / r)) + "_jitter" +
+                              std::to_string(std::lround(10 * jit / r)) + ".volume_ratio",
+                          vol / analytic);
             EXPECT_EQ(t.unmatched_directed_edges, 0u);
             EXPECT_EQ(t.euler, 2);
             EXPECT_NEAR(vol / analytic, 1.0, 0.035) << "R = " << R / r << " r, jitter " << jit / r << " r";

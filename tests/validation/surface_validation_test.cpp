@@ -7,8 +7,10 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <string>
 
 #include "eddy/surface.hpp"
+#include "figures.hpp"
 #include "surface_support.hpp"
 
 using namespace eddy;
@@ -74,6 +76,8 @@ SdfError check_sdf(const std::function<float(const Vec<D>&)>& exact, int blocks,
 void report(const char* name, const SdfError& e) {
     std::printf("%-12s nodes %7zu  max error %.3f voxel (%.3f beyond 1 voxel)  |grad| in [0.9,1.1]: %.1f%%\n", name,
                 e.nodes, e.max_err, e.max_err_far, 100.0 * e.grad_ok);
+    report_figure(std::string("surface.sdf_") + name + ".max_error_voxel", e.max_err);
+    report_figure(std::string("surface.sdf_") + name + ".grad_ok_percent", 100.0 * e.grad_ok);
 }
 
 }  // namespace
@@ -145,6 +149,9 @@ TEST(SurfaceValidation, LatticeSphereGivesClosedManifoldSphere) {
                 "analytic, farthest vertex %.3f voxel from the sphere, %zu blocks, %.1f MB per grid\n",
                 p.size(), p.size() * 8.0 * r * r * r / analytic, m.cells.size(), vol / analytic,
                 worst / s.voxel(), res.blocks, res.grid_bytes / 1e6);
+    report_figure("surface.lattice_ball.euler", double(t.euler));
+    report_figure("surface.lattice_ball.volume_ratio", vol / analytic);
+    report_figure("surface.lattice_ball.farthest_vertex_voxel", worst / s.voxel());
     EXPECT_NEAR(vol / analytic, 1.0, 0.05);
     EXPECT_LT(worst, s.voxel());
     // Normals (from the distance gradient) point away from the centre.
@@ -196,6 +203,8 @@ TEST(SurfaceValidation, AgreesWithOpenVdbFogToSdf) {
     }
     std::printf("vs OpenVDB fogToSdf: %zu nodes, mean |difference| %.4f voxel, max %.3f (within 3 voxels of the "
                 "surface, %zu nodes: max %.3f)\n", n, sum / n, max_all, near_n, max_near);
+    report_figure("surface.openvdb.mean_difference_voxel", sum / n);
+    report_figure("surface.openvdb.max_difference_voxel", max_all);
     ASSERT_GT(n, phi.values.size() / 2);
     EXPECT_LT(sum / n, 0.1);
     EXPECT_LT(max_near, 0.25);

@@ -5,11 +5,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include "eddy/scene.hpp"
 #include "eddy/simulation.hpp"
+#include "figures.hpp"
 #include "tank_support.hpp"
 
 using namespace eddy;
@@ -68,6 +70,8 @@ TEST(WcsphValidation, HydrostaticPressure2D) {
         const double p = p_sum[b] / n_sum[b], expect = rho0 * g * bands[b];
         std::printf("depth %.2f m: p = %.1f Pa, rho0 g d = %.1f Pa (%.2f%%)\n", bands[b], p, expect,
                     100.0 * (p - expect) / expect);
+        test::report_figure("wcsph.hydrostatic_2d.p_percent_" + std::to_string(std::lround(100 * bands[b])) + "cm",
+                            100.0 * (p - expect) / expect);
         EXPECT_NEAR(p, expect, 0.05 * expect) << "depth " << bands[b];
     }
     const double mean_err = err_sum / err_n;
@@ -127,6 +131,7 @@ TEST(WcsphValidation, TankAtRestKeepsHydrostaticPressureInEveryFrame2D) {
     std::printf("tank at rest, default settings: p / (rho0 g d) - 1 = %+.2f%% at t = 0 (10 cm); worst |p / (rho0 g d) "
                 "- 1| in 0.5-3 s = %.2f%% (t = %.2f s, d = %.2f m)\n",
                 100.0 * now.start, 100.0 * now.worst, now.worst_t, now.worst_depth);
+    test::report_figure("wcsph.tank_at_rest.worst_percent", 100.0 * now.worst);
     EXPECT_LT(now.worst, 0.05);
     EXPECT_NEAR(now.start, 1.0 / 1.0122 - 1.0, 0.005);  // the discrete equilibrium p = rho0 g d / C
     // The former behaviour, for the record: the same tank started at rho0, mirrored wall pressure, alpha 0.05.
@@ -134,6 +139,7 @@ TEST(WcsphValidation, TankAtRestKeepsHydrostaticPressureInEveryFrame2D) {
                                             {"hydrostatic_walls", false}, {"artificial_viscosity", 0.05}});
     std::printf("the same started at rho0 (former defaults): worst %.1f%% (t = %.2f s, d = %.2f m)\n",
                 100.0 * before.worst, before.worst_t, before.worst_depth);
+    test::report_figure("wcsph.tank_at_rest.former_defaults_worst_percent", 100.0 * before.worst);
     EXPECT_GT(before.worst, 0.2);
 }
 
@@ -223,6 +229,7 @@ TEST(WcsphValidation, HydrostaticGradient3D) {
     const double slope = (n * syp - sy * sp) / (n * syy - sy * sy);
     std::printf("3D dp/dy = %.1f Pa/m, -rho0 g = %.1f Pa/m (%.2f%%); mean |rho/rho0 - 1| = %.4f%%\n", slope, -rho0 * g,
                 100.0 * (slope + rho0 * g) / (-rho0 * g), 100.0 * err_sum / err_n);
+    test::report_figure("wcsph.hydrostatic_3d.dpdy_percent", 100.0 * (slope + rho0 * g) / (-rho0 * g));
     EXPECT_NEAR(slope, -rho0 * g, 0.05 * rho0 * g);
     EXPECT_LT(err_sum / err_n, 0.01);
 }
@@ -261,6 +268,8 @@ TEST(WcsphValidation, DamBreakFrontAgainstExperiments2D) {
         for (std::size_t i = 0; i < f.size(); ++i) front = std::max(front, double(f.position[i][0]) + r);
         const double z = front / a, rel = (z - d.Z) / d.Z;
         std::printf("T = %.3f: Z/a = %.3f, %s %.3f (%+.1f%%)\n", d.T, z, d.source, d.Z, 100.0 * rel);
+        test::report_figure("wcsph.dam_break_2d.front_percent_t" + std::to_string(std::lround(1000 * d.T)),
+                            100.0 * rel);
         EXPECT_NEAR(z, d.Z, d.tolerance * d.Z) << "T = " << d.T << " against " << d.source;
     }
 }

@@ -5,6 +5,8 @@
 //   canvas     the canvas is not blank (pixel statistics of screenshots), for particles 2D/3D, a grid, a surface
 //   controls   play/pause/step/reset, scene, method, colour field, size, settings, add fluid, the mouse's push
 //   errors     a bad scene (pasted or dropped) shows the CLI's own one-line error; a model scene is refused
+//   bundled    every bundled scene loads and steps 100 steps on the page (or says why the web build cannot)
+//   hostile    the link's numbers out of range, HTML and script in scenes and links, huge counts, deep nesting
 //   share      the share link restores the scene, method and settings
 //   downloads  the CSV and PLY downloads are byte for byte the native frame's files; the PNG is a picture
 //
@@ -327,6 +329,94 @@ const checks = {
       const refusal = await errorText(p2);
       check(new RegExp(`^eddy: error: .*not available in eddy's web build \\(${library}`).test(refusal), `${scene}: "${refusal}"`);
       await p2.close();
+    }
+    await page.close();
+  },
+
+  // Hostile input (issue 45): numbers in the link out of range get one line and the default; HTML and script
+  // in a scene's name, description, keys or the link's scene name are shown as text, never run; huge counts,
+  // tiny radii and deep nesting are refused with a line while the running scene is kept (never a hung tab).
+  async hostile() {
+    for (const [q, key] of [['steps=1e12', 'steps'], ['steps=2.5', 'steps'], ['steps=-3', 'steps'], ['budget=-1', 'budget'],
+                            ['budget=1e300', 'budget'], ['budget=abc', 'budget']]) {
+      const p = await openPage(`scene=clavet_dam_break_2d&paused=1&${q}`);
+      const e = await errorText(p);
+      check(e.startsWith(`eddy: error: the link's ${key}=`) && e.includes('allowed:') && !e.includes('\n'), `?${q}: "${e}"`);
+      check(await p.evaluate(() => window.eddyPage.session.name() === 'clavet_dam_break_2d' && window.eddyPage.session.steps() === 0),
+        `?${q}: the scene loaded and did not run`);
+      await p.close();
+    }
+    const evil = '<img src=x onerror="window.__eddyInjected=1"><script>window.__eddyInjected=2</script>';
+    const injected = p => p.evaluate(() => window.__eddyInjected !== undefined || document.querySelectorAll('img, script:not([src])').length > 0
+      || [...document.querySelectorAll('script')].some(s => !/(app|eddy)\.js$/.test(s.src)));
+    const tank = { dimension: 2, particle_radius: 0.01, boundaries: [{ shape: 'box', min: [0, 0], max: [1, 1] }],
+      fluids: [{ shape: 'box', min: [0, 0], max: [0.3, 0.3] }] };
+    const scripted = JSON.stringify({ name: evil, description: evil, ...tank });
+    const unknownKey = JSON.stringify({ name: 'x', [evil]: 1, ...tank });
+    const page = await openPage('scene=clavet_dam_break_2d&paused=1');
+    await page.$eval('#paste', d => { d.open = true; });
+    const paste = async text => {
+      await page.$eval('#error', e => { e.textContent = ''; });
+      await page.$eval('#scene-text', (e, t) => { e.value = t; }, text);
+      await page.click('#load-text');
+      await page.evaluate(() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r))));
+      return errorText(page);
+    };
+    const e1 = await paste(scripted);
+    const shown = await page.evaluate(() => document.title + ' | ' + document.querySelector('#title').textContent + ' | ' + document.querySelector('#error').textContent);
+    check(!(await injected(page)), `a scene named with HTML and script: nothing injected or run (${e1 ? 'refused: ' + e1 : 'loaded'}; shown as "${shown.slice(0, 160)}")`);
+    const e2 = await paste(unknownKey);
+    check(!(await injected(page)) && e2.startsWith('eddy: error: ') && e2.includes('<img'), `a key holding HTML: refused as text: "${e2.slice(0, 120)}"`);
+    // Counts the page cannot play, tiny radii, deep nesting: a line, the running scene kept.
+    await paste(JSON.stringify({ name: 'before', ...tank }));
+    const refusals = [
+      ['3D radius 1e-4 m in a 1 m box', { name: 'huge3d', dimension: 3, particle_radius: 1e-4, boundaries: [{ shape: 'box', min: [0, 0, 0], max: [1, 1, 1] }],
+        fluids: [{ shape: 'box', min: [0, 0, 0], max: [1, 1, 1] }] }],
+      ['2D 1.5 M particles', { name: 'huge2d', ...tank, particle_radius: 4e-4, fluids: [{ shape: 'box', min: [0, 0], max: [1, 1] }] }],
+      ['radius 1e-12 m', { name: 'tiny', ...tank, particle_radius: 1e-12 }],
+    ];
+    for (const [what, doc] of refusals) {
+      const e = await paste(JSON.stringify(doc));
+      check(e.startsWith('eddy: error: ') && !e.includes('--max-particles') && await page.evaluate(() => window.eddyPage.session.name()) === 'before',
+        `${what}: refused, the running scene kept: "${e.slice(0, 200)}"`);
+    }
+    const deep = await paste('['.repeat(100000) + ']'.repeat(100000));
+    check(/nested deeper than 64/.test(deep), `100,000 nested lists: "${deep.slice(0, 120)}"`);
+    await page.close();
+    // The same through the link: a shared scene with HTML in its name, a deep one, and an unknown bundled name.
+    const b64 = t => Buffer.from(t).toString('base64url');
+    for (const [what, url] of [['shared scene named with HTML', `${base}?paused=1#scene=${b64(scripted)}`],
+                               ['shared deep scene', `${base}?paused=1#scene=${b64('{"a":'.repeat(5000) + '1' + '}'.repeat(5000))}`],
+                               ['bundled name holding HTML', `${base}?paused=1&scene=${encodeURIComponent(evil)}`]]) {
+      const p = await browser.newPage();
+      await p.goto(url);
+      await p.waitForFunction(() => !!(window.eddyPage && window.eddyPage.ready), { timeout: 120000 });
+      await p.evaluate(() => window.eddyPage.ready.then(() => true));
+      const e = await errorText(p);
+      check(!(await injected(p)), `${what}: nothing injected or run (${e ? '"' + e.slice(0, 120) + '"' : 'loaded'})`);
+      await p.close();
+    }
+  },
+
+  // Every bundled scene plays on the page (issue 45: a showcase diverged in the viewer): loaded and stepped 100
+  // steps by the page's own session, no error and no divergence; what the web build cannot run says why.
+  async bundled() {
+    const page = await openPage('scene=clavet_dam_break_2d&paused=1');
+    const scenes = await page.evaluate(() => JSON.parse(window.eddyPage.Module.Session.bundledScenes()));
+    check(scenes.length >= 40, `${scenes.length} bundled scenes listed`);
+    for (const sc of scenes) {
+      if (sc.unavailable) {
+        check(/^eddy: error: .*not available in eddy's web build \((assimp|Bullet)/.test(sc.unavailable), `${sc.name}: refused: ${sc.unavailable}`);
+        continue;
+      }
+      const r = await page.evaluate(name => {
+        const s = window.eddyPage.session;
+        const loaded = s.loadBundled(name, '', '[]');
+        if (loaded.startsWith('eddy: error')) return { error: loaded };
+        const stepped = s.step(100, 0);
+        return { error: stepped, steps: s.steps(), time: s.time(), kind: s.kind() };
+      }, sc.name);
+      check(!r.error && r.steps === 100, `${sc.name}: ${r.error ? r.error : `${r.steps} steps, t = ${r.time.toFixed(3)} s (${r.kind})`}`);
     }
     await page.close();
   },

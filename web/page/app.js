@@ -8,8 +8,21 @@ import { $, fillScenes, setSceneOption, buildSettings, showLegend, download, toB
 
 const DEFAULT_SCENE = 'clavet_dam_break_2d';
 const params = new URLSearchParams(location.search);
+// The link's numbers: absent gives the default; outside [lo, hi] (or not a number, or not whole where it must
+// be) gives the default too and one error line, shown once the page has loaded (issue 45: ?steps=1e12 ran one
+// step, parseInt reading "1").
+const linkErrors = [];
+function linkNumber(key, lo, hi, fallback, whole, what) {
+    const text = params.get(key);
+    if (text === null || text === '') return fallback;
+    const v = Number(text);
+    if (Number.isFinite(v) && v >= lo && v <= hi && (!whole || Number.isInteger(v))) return v;
+    linkErrors.push(`eddy: error: the link's ${key}=${text.slice(0, 40)}: allowed: ${what} from ${lo} to ${hi}`);
+    return fallback;
+}
 // wall time for the simulation each frame (?budget=MS): the page stays responsive
-const BUDGET_MS = Math.max(1, Math.min(100, parseFloat(params.get('budget')) || 12));
+const BUDGET_MS = linkNumber('budget', 1, 100, 12, false, 'milliseconds per frame');
+const LINK_STEPS = linkNumber('steps', 0, 1e9, null, true, 'a whole number of steps');
 const SURFACE_EVERY_MS = 500;  // the reconstructed surface, at most this often while playing
 const PARTICLE_METHODS = ['wcsph', 'dfsph', 'pbf', 'clavet'];
 
@@ -513,11 +526,12 @@ async function main() {
     wireControls();
     wireMouse();
     if (!loadFromHash()) load({ kind: 'bundled', name, method: params.get('method') || '' });
-    const n = parseInt(params.get('steps') || '', 10);
-    if (Number.isFinite(n) && n >= 0 && st.loaded) {
+    const n = LINK_STEPS;
+    if (n !== null && st.loaded) {
         st.stepsTarget = session.steps() + n;
         st.playing = n > 0;
     }
+    if (linkErrors.length) showError([st.error, ...linkErrors].filter(Boolean).join('; '));
     setState();
     requestAnimationFrame(frame);
 }

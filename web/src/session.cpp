@@ -18,6 +18,7 @@
 #include "eddy/error.hpp"
 #include "eddy/io.hpp"
 #include "eddy/json_text.hpp"
+#include "eddy/memory_budget.hpp"
 #include "eddy/pbf.hpp"
 #include "eddy/surface.hpp"
 #include "eddy/wcsph.hpp"
@@ -28,10 +29,20 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The CLI's form of a bad input: "eddy: error: <one line>" (apps/eddy/main.cpp).
+// What the page takes on (issue 45: a pasted scene of millions of particles built for minutes and hung the
+// tab). The module may grow to 2 GB (web/CMakeLists.txt, MAXIMUM_MEMORY); a scene whose estimate needs more
+// than half of it, or more particles than the page can play, is refused with a line before anything is built.
+constexpr std::size_t kPageMaxParticles = 1'000'000;
+MemoryBudget page_budget() { return {std::size_t(1) << 30, "the page's limit"}; }
+
+// The CLI's form of a bad input: "eddy: error: <one line>" (apps/eddy/main.cpp). The library names the
+// CLI's option for the particle limit; the page has no options, so the line names the page's limit.
 std::string error_line(const std::string& what) {
     std::string s = what;
     std::replace(s.begin(), s.end(), '\n', ' ');
+    const std::string option = fmt::format("--max-particles {}", kPageMaxParticles);
+    if (const auto at = s.find(option); at != std::string::npos)
+        s.replace(at, option.size(), fmt::format("the page's limit of {} particles", kPageMaxParticles));
     return "eddy: error: " + text_excerpt(s, 300);
 }
 
@@ -102,11 +113,11 @@ Session::Session() {
 std::string Session::load(Scene sc) {
     check_body_engines(sc);
     if (sc.method == "shallow_water") {
-        ShallowWaterSimulation w = make_shallow_water(sc);
+        ShallowWaterSimulation w = make_shallow_water(sc, page_budget());
         m_sim.reset();
         m_water.emplace(std::move(w));
     } else {
-        Simulation s = make_simulation(sc, 5'000'000, m_exec);
+        Simulation s = make_simulation(sc, kPageMaxParticles, m_exec, page_budget());
         m_water.reset();
         m_sim.emplace(std::move(s));
     }
@@ -446,7 +457,7 @@ void Session::set_mouse(bool active, double x, double y, double z, double vx, do
 std::string Session::add_block(double x, double y, double z) {
     if (!m_sim) return "fluid is added to particle scenes";
     try {
-        return add_fluid_block(*m_sim, std::array<double, 3>{x, y, z}, 5'000'000, m_exec);
+        return add_fluid_block(*m_sim, std::array<double, 3>{x, y, z}, kPageMaxParticles, m_exec);
     } catch (const std::exception& e) {
         return error_line(e.what());
     }
