@@ -7,6 +7,7 @@
 #include <limits>
 #include <numbers>
 
+#include "eddy/render.hpp"
 #include "models.hpp"
 
 namespace eddy::view {
@@ -110,15 +111,8 @@ void fill_loop(SurfaceMesh& m, std::vector<std::array<double, 2>> p) {
 }  // namespace
 
 std::array<float, 3> body_color(std::size_t k) {
-    static constexpr std::array<std::array<float, 3>, kBodyPalette> kPalette{{
-        {0.20f, 0.80f, 0.30f},  // green
-        {0.62f, 0.38f, 0.92f},  // violet
-        {0.10f, 0.72f, 0.72f},  // teal
-        {0.65f, 0.90f, 0.20f},  // lime
-        {0.95f, 0.55f, 0.78f},  // pink
-        {0.60f, 0.42f, 0.26f},  // brown
-    }};
-    return kPalette[k % kBodyPalette];
+    const eddy::Vec3 c = eddy::body_color(k);  // eddy/render.hpp: the palette --render draws bodies in
+    return {c[0], c[1], c[2]};
 }
 
 template <int D>

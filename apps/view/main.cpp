@@ -68,6 +68,7 @@ struct Options {
     std::vector<std::string> sets;
     int threads = 0;
     std::size_t max_particles = 5'000'000;
+    std::size_t live_particles = 20'000;  // scenes beyond it play coarser (SimWorker's live_scene)
     std::string max_memory;       // --max-memory; empty: 90% of the available memory
     int frames = 0;               // > 0: run this many frames and exit
     std::string screenshot;       // with --frames: the last frame; else the first
@@ -943,9 +944,9 @@ struct App {
                         if (e.blocked && ImGui::IsItemHovered())
                             ImGui::SetTooltip("%llu held back (fluid at the nozzle)", static_cast<unsigned long long>(e.blocked));
                     }
-                    if (snap->removed_outflow + snap->removed_escaped > 0)
-                        ImGui::Text("removed: %llu outflow, %llu escaped", static_cast<unsigned long long>(snap->removed_outflow),
-                                    static_cast<unsigned long long>(snap->removed_escaped));
+                    if (snap->removed_outflow + snap->removed_escaped + snap->drained > 0)
+                        ImGui::Text("removed: %llu outflow, %llu escaped, %llu drained", static_cast<unsigned long long>(snap->removed_outflow),
+                                    static_cast<unsigned long long>(snap->removed_escaped), static_cast<unsigned long long>(snap->drained));
                 }
             }
             if (ImGui::CollapsingHeader(fmt::format("Settings: {}", method).c_str())) {
@@ -1031,7 +1032,7 @@ int run(Options& opt) {
         wc.method = opt.method;
         wc.sets = opt.sets;
         wc.threads = opt.threads;
-        wc.max_particles = opt.max_particles;
+        wc.max_particles = opt.max_particles, wc.live_particles = opt.live_particles;
         if (opt.max_memory.empty()) {
             wc.budget = eddy::machine_memory_budget();
         } else {
@@ -1285,6 +1286,10 @@ int main(int argc, char** argv) {
     cli.add_option("--max-particles", opt.max_particles, "Refuse scenes (and added blocks) beyond this many particles")
         ->capture_default_str()
         ->check(CLI::PositiveNumber);
+    cli.add_option("--live-particles", opt.live_particles,
+                   "Play scenes with more fluid and wall particles than this at a coarser particle radius, so that "
+                   "they run live (a warning says so); 0: always at the scene's own resolution")
+        ->capture_default_str();
     cli.add_option("--max-memory", opt.max_memory,
                    "Refuse scenes estimated to need more memory than this: bytes or 500M, 4G, 1.5GB, 512MiB; "
                    "default: 90% of the available memory");

@@ -94,7 +94,7 @@ struct Snapshot {
         std::uint64_t emitted = 0, blocked = 0;
     };
     std::vector<EmitterView> emitters;
-    std::uint64_t removed_outflow = 0, removed_escaped = 0;  ///< Since the start (eddy/emitters.hpp)
+    std::uint64_t removed_outflow = 0, removed_escaped = 0, drained = 0;  ///< Since the start (eddy/emitters.hpp)
     /// Whitewater (issue 32; eddy/whitewater.hpp), while SimWorker::whitewater is on: the diffuse
     /// particles as x, y, z, type each (z = 0 in 2D; type 0 spray, 1 foam, 2 bubble) and their counts.
     bool whitewater = false;
@@ -151,6 +151,9 @@ struct WorkerConfig {
     int threads = 0;
     std::size_t max_particles = 5'000'000;
     MemoryBudget budget;               ///< Scenes estimated to need more are refused (default: no limit)
+    /// Scenes whose fluid and walls hold more particles than this play at a coarser particle radius
+    /// (live_scene in sim_worker.cpp; the viewer's --live-particles); 0: always the scene's own.
+    std::size_t live_particles = 0;
     bool demo_heightfield = false;
     int demo_cells = 128;
 };

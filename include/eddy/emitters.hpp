@@ -3,7 +3,8 @@
 // disk of `radius` facing it) that puts particles on a lattice at `speed` along its direction, so that
 // the mass it injects is rho0 x speed x width (x pi radius^2 in 3D) x time, to within one particle's
 // mass at any time; the outflow removes the particles outside the scene's `domain`, and those that left
-// every container, and counts them.
+// every container, and counts them; a sink (a drain: a box, a sphere or a circle, open from `start` to
+// `stop`) removes what enters it and counts it per sink.
 //
 //   rate   n' = rho0 A U / m   (particles per second; A = width or pi R^2, U = speed, m the particle's
 //                               mass; Clavet, which has no mass: A U / (2r)^D)
@@ -47,6 +48,31 @@ struct DomainSpec {
     std::array<double, 3> min{0, 0, 0}, max{0, 0, 0};  ///< Corners (m)
 };
 
+/// One entry of a scene's "sinks" (checked by parse_scene; SI units): a drain that removes the fluid
+/// inside it while it is open (start <= t < stop) and counts it.
+struct SinkSpec {
+    std::string name;                          ///< Its name in summary.json ("sinks[i]" when not given)
+    std::string shape = "box";                 ///< "box", or "sphere" (3D) / "circle" (2D)
+    std::array<double, 3> min{0, 0, 0}, max{0, 0, 0};  ///< Box corners (m)
+    std::array<double, 3> center{0, 0, 0};     ///< Sphere or circle centre (m)
+    double radius = 0.0;                       ///< Sphere or circle radius (m)
+    double start = 0.0;                        ///< Opens (s)
+    double stop = std::numeric_limits<double>::infinity();  ///< Closes (s)
+};
+
+/// A sink ready to drain (make_flow).
+template <int D>
+struct Sink {
+    std::string name;
+    bool round = false;                    ///< A sphere (circle) of `radius` about `center`, else `box`
+    Aabb<D> box;                           ///< m
+    Vec<D> center = Vec<D>::zero();        ///< m
+    float radius = 0.0f;                   ///< m
+    double start = 0.0, stop = 0.0;       ///< s
+    bool open(double t) const { return t >= start && t < stop; }
+    bool contains(const Vec<D>& x) const { return round ? norm2(x - center) <= radius * radius : box.contains(x); }
+};
+
 /// An emitter ready to emit (make_flow).
 template <int D>
 struct Emitter {
@@ -68,7 +94,9 @@ struct FlowCounts {
     std::vector<std::uint64_t> emitted;  ///< Per emitter: particles put in
     std::uint64_t removed_outflow = 0;   ///< Left the domain
     std::uint64_t removed_escaped = 0;   ///< Left every container (and the scene's bounds)
+    std::vector<std::uint64_t> drained;  ///< Per sink: particles it removed
     std::uint64_t emitted_total() const;
+    std::uint64_t drained_total() const;
     std::uint64_t blocked_total() const;
 };
 
@@ -77,6 +105,7 @@ template <int D>
 struct Flow {
     std::vector<Emitter<D>> emitters;
     std::optional<Aabb<D>> domain;  ///< Outflow box; none: only particles that leave every container go
+    std::vector<Sink<D>> sinks;     ///< Drains (a particle in an open one is removed)
     float spacing = 0.0f;           ///< Lattice spacing 2r (m)
     float particle_mass = 0.0f;     ///< m (kg; kg/m in 2D; 0 for Clavet)
     /// Most fluid particles (--max-particles): at it, what falls due is not put in (it counts as blocked).
@@ -93,8 +122,10 @@ struct Flow {
 /// `emitters[i]` (in `where`) for a nozzle whose lattice reaches into a wall or outside every container
 /// (`walls`: the scene's, at rest), or that lies outside the domain, or whose lattice alone holds more
 /// points than `max_fluid` (checked before it is built: a nozzle 1e15 m wide is one line, not a hang).
+/// The sinks come as they are (parse_scene checked them).
 template <int D>
-Flow<D> make_flow(const std::vector<EmitterSpec>& emitters, const DomainSpec& domain, float spacing, float particle_mass,
+Flow<D> make_flow(const std::vector<EmitterSpec>& emitters, const DomainSpec& domain, const std::vector<SinkSpec>& sinks,
+                  float spacing, float particle_mass,
                   float particle_volume, const std::vector<Wall<D>>& walls, const std::string& where,
                   std::size_t max_fluid = std::numeric_limits<std::size_t>::max());
 
@@ -122,18 +153,30 @@ std::vector<std::uint8_t> blocked_by(const Flow<D>& flow, const std::vector<NewP
 template <int D>
 std::size_t emit(Flow<D>& flow, ParticleSet<D>& fluid, double t);
 
-/// Removes the particles outside the domain (counts.removed_outflow) and those beyond `bounds` (the
-/// scene's walls plus a margin: they left every container; counts.removed_escaped), keeping the others
-/// in their order with their ids. Returns the number removed by each: {outflow, escaped}.
+/// What one removal took out: outside the domain, beyond every container, per sink.
+struct Removed {
+    std::size_t outflow = 0, escaped = 0;
+    std::vector<std::size_t> drained;  ///< Per sink
+    std::size_t total() const;
+};
+
+/// Removes the particles in an open sink at time t (counts.drained; the first sink holding a particle
+/// takes it), those outside the domain (counts.removed_outflow) and those beyond `bounds` (the scene's
+/// walls plus a margin: they left every container; counts.removed_escaped), keeping the others in their
+/// order with their ids. Returns what it removed.
 template <int D>
-std::array<std::size_t, 2> remove_outflow(Flow<D>& flow, ParticleSet<D>& fluid, const Aabb<D>& bounds,
-                                          const ExecContext& exec);
+Removed remove_outflow(Flow<D>& flow, ParticleSet<D>& fluid, const Aabb<D>& bounds, double t, const ExecContext& exec);
 
 /// remove_outflow without the counts (the caller adds them: over several processes, their sums).
 template <int D>
-std::array<std::size_t, 2> remove_outside(const Flow<D>& flow, ParticleSet<D>& fluid, const Aabb<D>& bounds,
-                                          const ExecContext& exec);
+Removed remove_outside(const Flow<D>& flow, ParticleSet<D>& fluid, const Aabb<D>& bounds, double t,
+                       const ExecContext& exec);
 
+/// Adds `r` to the counts.
+void add_removed(FlowCounts& counts, const Removed& r);
+
+extern template struct Sink<2>;
+extern template struct Sink<3>;
 extern template struct Emitter<2>;
 extern template struct Emitter<3>;
 extern template struct Flow<2>;

@@ -4,7 +4,10 @@
 // as in seed 003. Boundary particles (walls) are drawn in grey behind the fluid: small disks in 2D;
 // in 3D the farthest wall surface of the containers (floor, back walls) is opaque and evenly lit, the
 // nearest one a faint glass tint, so that the front walls of a tank never hide the fluid; solids
-// (obstacles, models, bodies: RenderSettings::solid_objects) are opaque shaded surfaces among the fluid.
+// (obstacles, models: RenderSettings::solid_objects) are shaded surfaces, opaque except where fluid or a
+// body lies behind them, where they are a veil over it (a tank built of solid boxes shows its water).
+// Bodies (the boundary objects whose motion is driven) are drawn in their own colours, the viewer's
+// palette: filled in 2D, opaque shaded surfaces among the fluid in 3D.
 #pragma once
 #include <cstdint>
 #include <filesystem>
@@ -24,8 +27,9 @@ struct RenderSettings {
     bool speed_scale_set = false;  ///< run(): false lets it pick half the free-fall speed of the fluid height
     bool draw_boundary = true;   ///< Draw the boundary particles
     /// Per boundary object (BoundarySet::object), 1 for a solid (an obstacle, a model, a body): drawn
-    /// opaque and shaded where it stands, in front of or behind the fluid; the other walls (containers)
-    /// as the tank's far surface and faint near glass. Empty: every wall is a container's.
+    /// shaded where it stands, opaque, or a veil where fluid or a body lies behind it (3D); the other
+    /// walls (containers) as the tank's far surface and faint near glass. Bodies are told by their
+    /// driven motion, whatever this says. Empty: every wall is a container's.
     std::vector<std::uint8_t> solid_objects;
     // 3D camera; if eye == target, a default view of `bounds` from the front-right-above.
     Vec3 eye = {{0, 0, 0}};
@@ -35,6 +39,11 @@ struct RenderSettings {
 
 /// The seed's colour map: sigmoid of speed/scale, blue -> yellow -> red. RGB in [0, 1].
 Vec3 speed_color(float speed, float scale);
+
+/// The colour of body k, the bodies' palette in turn (green, violet, teal, lime, pink, brown): hues the
+/// speed colour map, the walls' greys and the load arrow's magenta do not use. --render and the viewer
+/// draw bodies in it; the page keeps a copy (web/page/render.js). RGB in [0, 1].
+Vec3 body_color(std::size_t k);
 
 /// Writes an RGB picture (row 0 at the top, components in [0, 1]) as a PNG, atomically.
 void write_png(const std::filesystem::path& path, int width, int height, const std::vector<Vec3>& rgb);

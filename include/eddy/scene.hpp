@@ -145,6 +145,7 @@ struct Scene {
     std::vector<BodySpec> bodies;       ///< Their shapes are the last entries of `boundaries`
     std::vector<EmitterSpec> emitters;  ///< Nozzles that put fluid in (eddy/emitters.hpp)
     DomainSpec domain;                  ///< Particles outside it are removed (the outflow)
+    std::vector<SinkSpec> sinks;        ///< Drains: particles inside an open one are removed and counted
     /// "method": "shallow_water": the grid's keys (grid, terrain, water, borders, ink, sources, drops,
     /// obstacles) as given, checked by parse_shallow_water (shallow_water.hpp). Null for particle scenes.
     nlohmann::json shallow_water;

@@ -127,7 +127,7 @@ void stop_emitter(Simulation& sim, std::size_t k, const ExecContext& exec);
 
 /// One step of whatever the simulation holds: the emitters' particles due at the step's start put in,
 /// the method's step, the bodies moved, the particles outside the domain or beyond the scene's bounds
-/// removed (StepStats::emitted, removed_outflow, removed_escaped). The time step comes from the method,
+/// removed, and those in an open sink (StepStats::emitted, removed_outflow, removed_escaped, removed_drained). The time step comes from the method,
 /// at most the emitters' (a new particle moves 0.4 of a spacing at most), and is cut so that the clock
 /// lands exactly on `until` when it is > 0.
 StepStats step(Simulation& sim, const ExecContext& exec, double until = 0.0);
@@ -259,8 +259,8 @@ struct FrameRecord {
     /// The bodies' state at the frame (eddy/bodies.hpp; out/bodies.csv); empty for a scene without bodies.
     std::vector<BodyState> bodies;
     /// Particles at the frame, and since the start: emitted, removed outside the domain, removed beyond
-    /// every container (eddy/emitters.hpp; summary.json's frames).
-    std::uint64_t particles = 0, emitted = 0, removed_outflow = 0, removed_escaped = 0;
+    /// every container, drained by the sinks (eddy/emitters.hpp; summary.json's frames).
+    std::uint64_t particles = 0, emitted = 0, removed_outflow = 0, removed_escaped = 0, drained = 0;
 };
 
 struct RunResult {

@@ -139,8 +139,8 @@ struct StepStats {
     int divergence_iterations = 0;  ///< Divergence solver iterations (DFSPH)
     int viscosity_iterations = 0;   ///< Implicit viscosity solver iterations (DFSPH with a viscosity)
     /// Set by step() (eddy/emitters.hpp): particles the emitters put in before the step, and those removed
-    /// after it outside the domain (outflow) and beyond every container (escaped).
-    std::uint32_t emitted = 0, removed_outflow = 0, removed_escaped = 0;
+    /// after it outside the domain (outflow), beyond every container (escaped) and in the sinks (drained).
+    std::uint32_t emitted = 0, removed_outflow = 0, removed_escaped = 0, removed_drained = 0;
 };
 
 /// Collapse bounds of the position-based methods (PBF, Clavet; docs/methods.md, "Collapse"). A density

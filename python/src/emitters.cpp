@@ -51,7 +51,11 @@ py::dict removed_dict(PySimulation& s) {
         py::dict d;
         d["outflow"] = p.flow.counts.removed_outflow;
         d["escaped"] = p.flow.counts.removed_escaped;
-        d["total"] = p.flow.counts.removed_outflow + p.flow.counts.removed_escaped;
+        d["drained"] = p.flow.counts.drained_total();
+        py::dict sinks;  // per sink, by name
+        for (std::size_t k = 0; k < p.flow.sinks.size(); ++k) sinks[py::str(p.flow.sinks[k].name)] = p.flow.counts.drained[k];
+        d["sinks"] = sinks;
+        d["total"] = p.flow.counts.removed_outflow + p.flow.counts.removed_escaped + p.flow.counts.drained_total();
         return d;
     });
 }
@@ -87,7 +91,8 @@ void bind_emitters(py::module_& m) {
            "per metre; 0 for Clavet). docs/scenes.md, 'Emitters and outflow'.")
         .def_property_readonly("removed", &removed_dict,
                                "Particles removed since the start, a dict: outflow (outside the scene's 'domain'),\n"
-                               "escaped (beyond every container) and total.")
+                               "escaped (beyond every container), drained (by the scene's 'sinks'), sinks (each sink's\n"
+                               "count by name) and total.")
         .def("add_emitter", &add_emitter_py, py::arg("emitter"),
              "add_emitter(emitter: dict) -> int\n\n"
              "Adds an emitter to the running simulation: one entry of a scene's 'emitters' list\n"

@@ -56,3 +56,20 @@ def test_add_and_stop_an_emitter():
     with pytest.raises(ValueError):
         sim.stop_emitter(7)
     assert len(sim.emitters) == 2
+
+
+def test_sinks_are_counted_by_name(tmp_path):
+    sim = eddy.Simulation(load("draining_tank_2d", duration=1))
+    n0 = len(sim.positions)
+    sim.run(out=str(tmp_path), until=0.5, progress=False)
+    removed = sim.removed
+    assert removed["drained"] > 20
+    assert removed["sinks"] == {"drain": removed["drained"]}
+    assert removed["total"] == removed["drained"] + removed["outflow"] + removed["escaped"]
+    assert len(sim.positions) + removed["total"] == n0
+    import json
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["sinks"][0]["name"] == "drain"
+    assert summary["sinks"][0]["drained"] == removed["drained"]
+    assert summary["removed"]["drained"] == removed["drained"]
+    assert summary["frames"][-1]["drained"] == removed["drained"]

@@ -87,6 +87,16 @@ std::vector<char> pack_rows(const ParticleSet<D>& f, const std::vector<std::uint
     return b;
 }
 
+// One process's removals summed over all of them.
+Removed summed(Comm& comm, Removed removed) {
+    std::vector<std::uint64_t> r{removed.outflow, removed.escaped};
+    r.insert(r.end(), removed.drained.begin(), removed.drained.end());
+    comm.sum(r);
+    removed.outflow = r[0], removed.escaped = r[1];
+    std::copy(r.begin() + 2, r.end(), removed.drained.begin());
+    return removed;
+}
+
 }  // namespace
 
 template <int D>
@@ -252,15 +262,13 @@ public:
         // The outflow: each process removes its own particles outside the domain or beyond every
         // container; the counts are the sums over the processes.
         if (!st.non_finite) {
-            const auto removed = remove_outside(sim.flow, f, sim.bounds, exec);
-            std::vector<std::uint64_t> r{removed[0], removed[1]};
-            m_comm.sum(r);
-            sim.flow.counts.removed_outflow += r[0];
-            sim.flow.counts.removed_escaped += r[1];
-            st.removed_outflow = static_cast<std::uint32_t>(r[0]);
-            st.removed_escaped = static_cast<std::uint32_t>(r[1]);
+            const Removed removed = summed(m_comm, remove_outside(sim.flow, f, sim.bounds, sim.time, exec));
+            add_removed(sim.flow.counts, removed);
+            st.removed_outflow = static_cast<std::uint32_t>(removed.outflow);
+            st.removed_escaped = static_cast<std::uint32_t>(removed.escaped);
+            st.removed_drained = static_cast<std::uint32_t>(removed.total() - removed.outflow - removed.escaped);
             m_owned = f.size();
-            m_total -= r[0] + r[1];
+            m_total -= removed.total();
         }
         st.emitted = static_cast<std::uint32_t>(emitted);
         ++m_steps;

@@ -13,6 +13,13 @@ namespace eddy {
 
 namespace {
 
+// What the outflow and the sinks removed so far, carried into a rebuilt flow (the same sinks).
+void keep_removed(const FlowCounts& from, FlowCounts& to) {
+    to.removed_outflow = from.removed_outflow;
+    to.removed_escaped = from.removed_escaped;
+    to.drained = from.drained;
+}
+
 // The scene of `doc` (the running one's, edited), its flow rebuilt, counts carried over for the first
 // `kept` emitters.
 template <int D>
@@ -25,8 +32,7 @@ void take_scene(ParticleSimulation<D>& sim, const nlohmann::json& doc, std::size
         flow.counts.due[k] = sim.flow.counts.due[k];
         flow.counts.emitted[k] = sim.flow.counts.emitted[k];
     }
-    flow.counts.removed_outflow = sim.flow.counts.removed_outflow;
-    flow.counts.removed_escaped = sim.flow.counts.removed_escaped;
+    keep_removed(sim.flow.counts, flow.counts);
     for (const auto& e : next.emitters) sim.speed_bound.initial = std::max(sim.speed_bound.initial, float(e.speed));
     sim.flow = std::move(flow);
     sim.scene = std::move(next);

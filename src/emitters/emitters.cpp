@@ -67,6 +67,30 @@ double nozzle_points(const EmitterSpec& e, float s) {
     return (2.0 * m + 1.0) * (2.0 * m + 1.0);
 }
 
+// The outflow's box and the drains of a flow (parse_scene checked the specs).
+template <int D>
+void add_outflow(Flow<D>& flow, const DomainSpec& domain, const std::vector<SinkSpec>& sinks) {
+    if (domain.given) {
+        Aabb<D> box;
+        box.lo = to_vec<D>(domain.min);
+        box.hi = to_vec<D>(domain.max);
+        flow.domain = box;
+    }
+    for (const SinkSpec& s : sinks) {
+        Sink<D> k;
+        k.name = s.name;
+        k.round = s.shape != "box";
+        k.box.lo = to_vec<D>(s.min);
+        k.box.hi = to_vec<D>(s.max);
+        k.center = to_vec<D>(s.center);
+        k.radius = static_cast<float>(s.radius);
+        k.start = s.start;
+        k.stop = s.stop;
+        flow.sinks.push_back(std::move(k));
+    }
+    flow.counts.drained.assign(sinks.size(), 0);
+}
+
 template <int D>
 std::string at_text(const Vec<D>& x) {
     return D == 3 ? fmt::format("({:.4g}, {:.4g}, {:.4g})", x[0], x[1], x[D - 1]) : fmt::format("({:.4g}, {:.4g})", x[0], x[1]);
@@ -88,6 +112,24 @@ std::uint64_t FlowCounts::emitted_total() const {
     return n;
 }
 
+std::uint64_t FlowCounts::drained_total() const {
+    std::uint64_t n = 0;
+    for (auto e : drained) n += e;
+    return n;
+}
+
+std::size_t Removed::total() const {
+    std::size_t n = outflow + escaped;
+    for (auto e : drained) n += e;
+    return n;
+}
+
+void add_removed(FlowCounts& counts, const Removed& r) {
+    counts.removed_outflow += r.outflow;
+    counts.removed_escaped += r.escaped;
+    for (std::size_t k = 0; k < r.drained.size() && k < counts.drained.size(); ++k) counts.drained[k] += r.drained[k];
+}
+
 std::uint64_t FlowCounts::blocked_total() const {
     std::uint64_t n = 0;
     for (std::size_t k = 0; k < due.size(); ++k) n += due[k] - emitted[k];
@@ -103,19 +145,14 @@ float Flow<D>::dt_limit(double t) const {
 }
 
 template <int D>
-Flow<D> make_flow(const std::vector<EmitterSpec>& specs, const DomainSpec& domain, float spacing, float particle_mass,
-                  float particle_volume, const std::vector<Wall<D>>& walls, const std::string& where,
-                  std::size_t max_fluid) {
+Flow<D> make_flow(const std::vector<EmitterSpec>& specs, const DomainSpec& domain, const std::vector<SinkSpec>& sinks,
+                  float spacing, float particle_mass, float particle_volume, const std::vector<Wall<D>>& walls,
+                  const std::string& where, std::size_t max_fluid) {
     Flow<D> flow;
     flow.spacing = spacing;
     flow.particle_mass = particle_mass;
     flow.max_fluid = max_fluid;
-    if (domain.given) {
-        Aabb<D> box;
-        box.lo = to_vec<D>(domain.min);
-        box.hi = to_vec<D>(domain.max);
-        flow.domain = box;
-    }
+    add_outflow(flow, domain, sinks);
     for (std::size_t k = 0; k < specs.size(); ++k) {
         const EmitterSpec& s = specs[k];
         Emitter<D> e;
@@ -230,22 +267,34 @@ std::size_t emit(Flow<D>& flow, ParticleSet<D>& fluid, double t) {
 }
 
 template <int D>
-std::array<std::size_t, 2> remove_outside(const Flow<D>& flow, ParticleSet<D>& fluid, const Aabb<D>& bounds,
-                                          const ExecContext& exec) {
+Removed remove_outside(const Flow<D>& flow, ParticleSet<D>& fluid, const Aabb<D>& bounds, double t,
+                       const ExecContext& exec) {
     const std::size_t n = fluid.size();
     const bool bounded = std::isfinite(bounds.lo[0]);
-    if (!flow.domain && !bounded) return {0, 0};
-    // 0: stays, 1: left the domain, 2: left every container.
-    std::vector<std::uint8_t> gone(n, 0);
+    std::vector<std::uint32_t> open;  // the sinks open at t
+    for (std::uint32_t k = 0; k < flow.sinks.size(); ++k)
+        if (flow.sinks[k].open(t)) open.push_back(k);
+    Removed removed;
+    removed.drained.assign(flow.sinks.size(), 0);
+    if (!flow.domain && !bounded && open.empty()) return removed;
+    // 0: stays, 1: left the domain, 2: left every container, 3 + k: in sink k.
+    std::vector<std::uint32_t> gone(n, 0);
     parallel_for_each_index(exec, n, [&](std::size_t i) {
         const Vec<D>& x = fluid.position[i];
+        for (std::uint32_t k : open)
+            if (flow.sinks[k].contains(x)) {
+                gone[i] = 3 + k;
+                return;
+            }
         if (flow.domain && !flow.domain->contains(x)) gone[i] = 1;
         else if (bounded && !bounds.contains(x)) gone[i] = 2;
     });
-    std::array<std::size_t, 2> removed{0, 0};
-    for (auto g : gone)
-        if (g) ++removed[g - 1];
-    if (removed[0] + removed[1] == 0) return removed;
+    for (auto g : gone) {
+        if (g == 1) ++removed.outflow;
+        else if (g == 2) ++removed.escaped;
+        else if (g >= 3) ++removed.drained[g - 3];
+    }
+    if (removed.total() == 0) return removed;
     std::vector<std::uint8_t> keep(n);
     for (std::size_t i = 0; i < n; ++i) keep[i] = gone[i] ? 0 : 1;
     fluid.keep(keep);
@@ -253,22 +302,22 @@ std::array<std::size_t, 2> remove_outside(const Flow<D>& flow, ParticleSet<D>& f
 }
 
 template <int D>
-std::array<std::size_t, 2> remove_outflow(Flow<D>& flow, ParticleSet<D>& fluid, const Aabb<D>& bounds,
-                                          const ExecContext& exec) {
-    const auto removed = remove_outside(flow, fluid, bounds, exec);
-    flow.counts.removed_outflow += removed[0];
-    flow.counts.removed_escaped += removed[1];
+Removed remove_outflow(Flow<D>& flow, ParticleSet<D>& fluid, const Aabb<D>& bounds, double t, const ExecContext& exec) {
+    const Removed removed = remove_outside(flow, fluid, bounds, t, exec);
+    add_removed(flow.counts, removed);
     return removed;
 }
 
+template struct Sink<2>;
+template struct Sink<3>;
 template struct Emitter<2>;
 template struct Emitter<3>;
 template struct Flow<2>;
 template struct Flow<3>;
-template Flow<2> make_flow<2>(const std::vector<EmitterSpec>&, const DomainSpec&, float, float, float,
-                              const std::vector<Wall<2>>&, const std::string&, std::size_t);
-template Flow<3> make_flow<3>(const std::vector<EmitterSpec>&, const DomainSpec&, float, float, float,
-                              const std::vector<Wall<3>>&, const std::string&, std::size_t);
+template Flow<2> make_flow<2>(const std::vector<EmitterSpec>&, const DomainSpec&, const std::vector<SinkSpec>&, float,
+                              float, float, const std::vector<Wall<2>>&, const std::string&, std::size_t);
+template Flow<3> make_flow<3>(const std::vector<EmitterSpec>&, const DomainSpec&, const std::vector<SinkSpec>&, float,
+                              float, float, const std::vector<Wall<3>>&, const std::string&, std::size_t);
 template std::size_t emit<2>(Flow<2>&, ParticleSet<2>&, double);
 template void drive_nozzles<2>(const Flow<2>&, ParticleSet<2>&, double);
 template void drive_nozzles<3>(const Flow<3>&, ParticleSet<3>&, double);
@@ -276,10 +325,10 @@ template std::vector<NewParticle<2>> take_due<2>(Flow<2>&, double, std::size_t);
 template std::vector<NewParticle<3>> take_due<3>(Flow<3>&, double, std::size_t);
 template std::vector<std::uint8_t> blocked_by<2>(const Flow<2>&, const std::vector<NewParticle<2>>&, const ParticleSet<2>&);
 template std::vector<std::uint8_t> blocked_by<3>(const Flow<3>&, const std::vector<NewParticle<3>>&, const ParticleSet<3>&);
-template std::array<std::size_t, 2> remove_outside<2>(const Flow<2>&, ParticleSet<2>&, const Aabb<2>&, const ExecContext&);
-template std::array<std::size_t, 2> remove_outside<3>(const Flow<3>&, ParticleSet<3>&, const Aabb<3>&, const ExecContext&);
+template Removed remove_outside<2>(const Flow<2>&, ParticleSet<2>&, const Aabb<2>&, double, const ExecContext&);
+template Removed remove_outside<3>(const Flow<3>&, ParticleSet<3>&, const Aabb<3>&, double, const ExecContext&);
 template std::size_t emit<3>(Flow<3>&, ParticleSet<3>&, double);
-template std::array<std::size_t, 2> remove_outflow<2>(Flow<2>&, ParticleSet<2>&, const Aabb<2>&, const ExecContext&);
-template std::array<std::size_t, 2> remove_outflow<3>(Flow<3>&, ParticleSet<3>&, const Aabb<3>&, const ExecContext&);
+template Removed remove_outflow<2>(Flow<2>&, ParticleSet<2>&, const Aabb<2>&, double, const ExecContext&);
+template Removed remove_outflow<3>(Flow<3>&, ParticleSet<3>&, const Aabb<3>&, double, const ExecContext&);
 
 }  // namespace eddy

@@ -1,6 +1,12 @@
 // Software pictures: anti-aliased disks (2D) and shaded sphere impostors with depth buffers (3D),
 // written as PNG through stb_image_write.
 //
+// Bodies (eddy/bodies.hpp: the boundary objects whose motion their state drives) are drawn in their own
+// colours, the viewer's palette: in 2D filled (their particles are layers under the surface, the inside
+// empty), in 3D opaque shaded surfaces among the fluid. No solid hides the fluid: in 3D an obstacle or a
+// model (RenderSettings::solid_objects) in front of fluid or a body is a veil over it, so that a tank built
+// of solid boxes, a cup or a dam plate shows the water behind its walls; elsewhere it is opaque.
+//
 // Serial on purpose: pixels are written in particle order, so a parallel version would need row
 // bands to stay deterministic, and a 1280x720 picture of a million particles already takes well
 // under a second on one core (the 3D pass only writes depth and an index per pixel and shades each
@@ -8,6 +14,7 @@
 #include "eddy/render.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -32,6 +39,27 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 const Vec3 kBackground{{0.11f, 0.13f, 0.17f}};  // dark grey-blue
 const Vec3 kWallGrey{{0.56f, 0.58f, 0.62f}};
 const Vec3 kSolid{{0.78f, 0.72f, 0.62f}};  // obstacles and models: warm grey, apart from the tank
+// A solid's opacity where fluid or a body lies behind it (3D): enough to show the wall, little enough
+// that the water behind it keeps its colours.
+constexpr float kSolidVeil = 0.4f;
+
+// Per boundary object, the number of its body, -1 for a wall: bodies are the objects whose motion is
+// driven by their state (eddy/bodies.hpp), numbered in object order as RigidBodies lists them.
+template <int D>
+std::vector<int> body_numbers(const BoundarySet<D>& b) {
+    std::vector<int> out(b.motions.size(), -1);
+    int n = 0;
+    for (std::size_t o = 0; o < b.motions.size(); ++o)
+        if (b.motions[o].driven) out[o] = n++;
+    return out;
+}
+
+// The body number of boundary particle k (numbers: body_numbers), -1 for a wall's.
+template <int D>
+int body_of(const BoundarySet<D>& b, const std::vector<int>& numbers, std::size_t k) {
+    const std::size_t obj = k < b.object.size() ? b.object[k] : 0;
+    return obj < numbers.size() ? numbers[obj] : -1;
+}
 
 Vec3 cross(const Vec3& a, const Vec3& b) {
     return Vec3{{a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]}};
@@ -85,6 +113,107 @@ void disk(std::vector<Vec3>& img, int w, int h, float cx, float cy, float rad, c
         }
 }
 
+// A pixel grid over a body's shell in 2D: per pixel, whether it is open, the shell's (its centre within
+// the drawn radius of a particle) or outside the body. (x0, y0): the picture pixel of cell (0, 0).
+struct ShellMask {
+    enum : std::uint8_t { kOpen = 0, kShell = 1, kOutside = 2 };
+    int x0 = 0, y0 = 0, w = 0, h = 0;
+    std::vector<std::uint8_t> cell;
+};
+
+// The mask of the particles pts (picture pixels, finite) drawn at radius rad, over their box and one pixel
+// more, so that the border is open all round. Empty (w = 0) when the box is not within a picture's size of
+// the picture or is far larger than it (a body flung away: its disks alone are drawn).
+ShellMask shell_mask(const std::vector<Vec2>& pts, float rad, int w, int h) {
+    ShellMask m;
+    Vec2 lo = Vec2::filled(kInf), hi = Vec2::filled(-kInf);
+    for (const Vec2& p : pts)
+        for (int a = 0; a < 2; ++a) {
+            lo[a] = std::min(lo[a], p[a]);
+            hi[a] = std::max(hi[a], p[a]);
+        }
+    if (!(lo[0] - rad > -float(w) && hi[0] + rad < 2.0f * float(w) && lo[1] - rad > -float(h) &&
+          hi[1] + rad < 2.0f * float(h)))
+        return m;
+    const int x0 = int(std::floor(lo[0] - rad)) - 1, y0 = int(std::floor(lo[1] - rad)) - 1;
+    const int gw = int(std::floor(hi[0] + rad)) + 2 - x0, gh = int(std::floor(hi[1] + rad)) + 2 - y0;
+    if (std::size_t(gw) * std::size_t(gh) > 4 * std::size_t(w) * std::size_t(h)) return m;
+    m.x0 = x0;
+    m.y0 = y0;
+    m.w = gw;
+    m.h = gh;
+    m.cell.assign(std::size_t(gw) * std::size_t(gh), ShellMask::kOpen);
+    for (const Vec2& p : pts) {
+        const int xa = int(std::floor(p[0] - rad)) - x0, xb = int(std::floor(p[0] + rad)) - x0;
+        const int ya = int(std::floor(p[1] - rad)) - y0, yb = int(std::floor(p[1] + rad)) - y0;
+        for (int y = ya; y <= yb; ++y)
+            for (int x = xa; x <= xb; ++x) {
+                const float dx = float(x0 + x) + 0.5f - p[0], dy = float(y0 + y) + 0.5f - p[1];
+                if (dx * dx + dy * dy <= rad * rad)
+                    m.cell[std::size_t(y) * std::size_t(gw) + std::size_t(x)] = ShellMask::kShell;
+            }
+    }
+    return m;
+}
+
+// Marks the open cells reachable from the mask's corner (always open) as outside: 4-connected steps, so
+// that a shell whose pixels touch only at corners still closes. What stays open is inside the body.
+void flood_outside(ShellMask& m) {
+    const std::size_t gw = std::size_t(m.w);
+    std::vector<std::size_t> todo{0};
+    m.cell[0] = ShellMask::kOutside;
+    auto visit = [&](int x, int y) {
+        if (x < 0 || y < 0 || x >= m.w || y >= m.h) return;
+        const std::size_t j = std::size_t(y) * gw + std::size_t(x);
+        if (m.cell[j] != ShellMask::kOpen) return;
+        m.cell[j] = ShellMask::kOutside;
+        todo.push_back(j);
+    };
+    while (!todo.empty()) {
+        const std::size_t i = todo.back();
+        todo.pop_back();
+        const int x = int(i % gw), y = int(i / gw);
+        visit(x - 1, y);
+        visit(x + 1, y);
+        visit(x, y - 1);
+        visit(x, y + 1);
+    }
+}
+
+// A body filled in colour c: its particles' disks of radius rad (pts: picture pixels, finite; a body is
+// sampled by layers of particles under its surface) and every pixel they close in, then the disks' soft
+// edge. A shell that does not close at this size (particles more than 2 rad apart) shows its disks alone.
+void fill_body(std::vector<Vec3>& img, int w, int h, const std::vector<Vec2>& pts, float rad, const Vec3& c) {
+    if (pts.empty()) return;
+    ShellMask m = shell_mask(pts, rad, w, h);
+    if (m.w > 0) {
+        flood_outside(m);
+        for (int y = 0; y < m.h; ++y)
+            for (int x = 0; x < m.w; ++x) {
+                const int px = m.x0 + x, py = m.y0 + y;
+                if (px >= 0 && py >= 0 && px < w && py < h &&
+                    m.cell[std::size_t(y) * std::size_t(m.w) + std::size_t(x)] != ShellMask::kOutside)
+                    img[std::size_t(py) * std::size_t(w) + std::size_t(px)] = c;
+            }
+    }
+    for (const Vec2& p : pts) disk(img, w, h, p[0], p[1], rad, c);
+}
+
+// The bodies of a 2D picture, each filled in its colour; to_px maps a position to picture pixels.
+template <class ToPixels>
+void draw_bodies_2d(std::vector<Vec3>& img, int w, int h, const BoundarySet<2>& b, const std::vector<int>& numbers,
+                    float rad, ToPixels&& to_px) {
+    const auto n = std::count_if(numbers.begin(), numbers.end(), [](int k) { return k >= 0; });
+    std::vector<std::vector<Vec2>> shells(static_cast<std::size_t>(n));
+    for (std::size_t k = 0; k < b.size(); ++k) {
+        const int body = body_of(b, numbers, k);
+        if (body < 0) continue;
+        const Vec2 q = to_px(b.position[k]);
+        if (std::isfinite(q[0]) && std::isfinite(q[1])) shells[std::size_t(body)].push_back(q);
+    }
+    for (std::size_t k = 0; k < shells.size(); ++k) fill_body(img, w, h, shells[k], rad, body_color(k));
+}
+
 // The view box: `bounds` if it is a real box, else the box around the finite fluid particles (at
 // least 20 particle radii wide, so that a single particle still makes a picture).
 template <int D>
@@ -126,14 +255,24 @@ void render_2d(std::vector<Vec3>& img, const RenderSettings& rs, const ParticleS
     auto px = [&](const Vec2& p) { return ox + (p[0] - bounds.lo[0]) * scale; };
     auto py = [&](const Vec2& p) { return float(h) - (oy + (p[1] - bounds.lo[1]) * scale); };
     const float rad = std::max(r * scale, 1.0f);
-    if (boundary && rs.draw_boundary) {
+    // Walls grey behind the fluid; bodies filled in their colours over it.
+    const bool walls = boundary && rs.draw_boundary;
+    const std::vector<int> bodies = walls ? body_numbers(*boundary) : std::vector<int>{};
+    if (walls) {
         const float brad = std::max(0.8f * r * scale, 0.75f);
-        for (const auto& p : boundary->position) disk(img, w, h, px(p), py(p), brad, kWallGrey);
+        for (std::size_t k = 0; k < boundary->size(); ++k) {
+            const Vec2& p = boundary->position[k];
+            if (body_of(*boundary, bodies, k) < 0) disk(img, w, h, px(p), py(p), brad, kWallGrey);
+        }
     }
     for (std::size_t i = 0; i < fluid.size(); ++i) {
         const Vec2& p = fluid.position[i];
         disk(img, w, h, px(p), py(p), rad, speed_color(norm(fluid.velocity[i]), rs.speed_scale));
     }
+    // 1.2 r (at least a pixel): a body's particles 2 r apart overlap, so that its shell closes.
+    if (walls)
+        draw_bodies_2d(img, w, h, *boundary, bodies, std::max(1.2f * r * scale, 1.0f),
+                       [&](const Vec2& p) { return Vec2{{px(p), py(p)}}; });
 }
 
 // ---- 3D -------------------------------------------------------------------------------------
@@ -211,6 +350,80 @@ void sphere_pixels(const Camera& cam, int w, int h, const Vec3& p, float r, F&& 
         }
 }
 
+// The depth layers of a 3D picture's boundary, per pixel (render_3d draws them).
+struct WallLayers {
+    std::vector<float> far_depth, near_depth;  // containers: their farthest and nearest wall surface
+    std::vector<float> solid_depth;            // obstacles and models: their nearest surface
+    std::vector<float> body_depth;             // bodies: their nearest surface ...
+    std::vector<int> body_id;                  // ... and whose it is (body number)
+    bool any_solid = false, any_body = false;
+};
+
+// Rasterises the boundary particles into the layers. Containers at full radius, so that neighbouring
+// wall particles touch and walls read as surfaces; solids and bodies at 1.4 r, so that they close into a
+// surface their depth shades.
+WallLayers wall_layers(const Camera& cam, const RenderSettings& rs, const BoundarySet<3>& b, float r) {
+    const int w = rs.width, h = rs.height;
+    const std::size_t npix = std::size_t(w) * h;
+    const std::vector<int> numbers = body_numbers(b);
+    WallLayers layers;
+    layers.far_depth.assign(npix, -kInf);
+    layers.near_depth.assign(npix, kInf);
+    layers.solid_depth.assign(npix, kInf);
+    if (std::any_of(numbers.begin(), numbers.end(), [](int k) { return k >= 0; })) {
+        layers.body_depth.assign(npix, kInf);
+        layers.body_id.assign(npix, 0);
+    }
+    for (std::size_t k = 0; k < b.size(); ++k) {
+        const Vec3& p = b.position[k];
+        const std::size_t obj = k < b.object.size() ? b.object[k] : 0;
+        const int body = body_of(b, numbers, k);
+        if (body >= 0) {
+            layers.any_body = true;
+            sphere_pixels(cam, w, h, p, 1.4f * r, [&](std::size_t i, float, float, float, float depth) {
+                if (depth < layers.body_depth[i]) {
+                    layers.body_depth[i] = depth;
+                    layers.body_id[i] = body;
+                }
+            });
+        } else if (obj < rs.solid_objects.size() && rs.solid_objects[obj]) {
+            layers.any_solid = true;
+            sphere_pixels(cam, w, h, p, 1.4f * r, [&](std::size_t i, float, float, float, float depth) {
+                layers.solid_depth[i] = std::min(layers.solid_depth[i], depth);
+            });
+        } else {
+            sphere_pixels(cam, w, h, p, r, [&](std::size_t i, float, float, float, float depth) {
+                layers.far_depth[i] = std::max(layers.far_depth[i], depth);
+                layers.near_depth[i] = std::min(layers.near_depth[i], depth);
+            });
+        }
+    }
+    return layers;
+}
+
+// The normal at pixel (x, y) of the surface in a depth buffer (camera space: x right, y up, z towards
+// the camera), from the depth's slope over a few pixels, which smooths the particles' bumps into the
+// surface they sample. The pixel must hold a depth.
+void depth_normal(const std::vector<float>& depth, const Camera& cam, float r, int w, int h, int x, int y, float& nx,
+                  float& ny, float& nz) {
+    const float d = depth[std::size_t(y) * w + x];
+    const int s = std::max(2, int(std::lround(2.0f * cam.focal * r / std::max(d, 1e-6f))));
+    auto at = [&](int xx, int yy) {
+        xx = std::clamp(xx, 0, w - 1);
+        yy = std::clamp(yy, 0, h - 1);
+        const float e = depth[std::size_t(yy) * w + xx];
+        return e < kInf ? e : d;
+    };
+    const float px = d / cam.focal;  // metres per pixel at this depth
+    const float dzdx = (at(x + s, y) - at(x - s, y)) / (2.0f * s * px);
+    const float dzdy = -(at(x, y + s) - at(x, y - s)) / (2.0f * s * px);
+    // Depth grows away from the camera: the surface z = -depth; n ~ (dz/dx, dz/dy, 1).
+    const float len = std::sqrt(dzdx * dzdx + dzdy * dzdy + 1.0f);
+    nx = dzdx / len;
+    ny = dzdy / len;
+    nz = 1.0f / len;
+}
+
 void render_3d(std::vector<Vec3>& img, const RenderSettings& rs, const ParticleSet<3>& fluid,
                const BoundarySet<3>* boundary, const Aabb<3>& bounds_in, float r) {
     const int w = rs.width, h = rs.height;
@@ -222,64 +435,18 @@ void render_3d(std::vector<Vec3>& img, const RenderSettings& rs, const ParticleS
     const Vec3 half = normalized(light + Vec3{{0.0f, 0.0f, 1.0f}});
     auto diffuse = [&](float nx, float ny, float nz) { return std::max(0.0f, nx * light[0] + ny * light[1] + nz * light[2]); };
 
-    // Walls. Drawn opaque they would hide the fluid (the camera looks into the tank through its front
-    // walls), and dropping "front" particles needs wall normals we do not have (tanks may be boxes,
-    // cylinders or hold obstacles). So every pixel keeps two wall layers: the farthest wall surface,
+    // Containers' walls. Drawn opaque they would hide the fluid (the camera looks into the tank through
+    // its front walls), and dropping "front" particles needs wall normals we do not have (tanks may be
+    // boxes, cylinders or hold obstacles). So every pixel keeps two wall layers: the farthest wall surface,
     // drawn opaque behind the fluid (floor, back walls), and the nearest one, drawn as faint glass over
-    // whatever lies behind it when it is clearly in front of it. No normals needed, any shape works,
-    // and the result does not depend on the drawing order.
-    std::vector<float> far_depth, near_depth, far_shade;
+    // whatever lies behind it when it is clearly in front of it. No normals needed, any shape works, and
+    // the result does not depend on the drawing order. Solids (obstacles, models) keep their nearest
+    // surface: opaque where nothing is behind it, a veil over the fluid and the bodies behind it, so that
+    // a tank built of solid boxes, a cup or a dam plate does not hide the water. Bodies keep their nearest
+    // surface too, opaque in their colours among the fluid.
     const bool walls = boundary && rs.draw_boundary && !boundary->empty();
-    // Solids (obstacles, models, bodies) are opaque: the nearest of their particles' spheres, drawn 1.4
-    // times as large so that they close into a surface, shaded by a normal taken from the depth.
-    std::vector<float> solid_depth;
-    bool any_solid = false;
-    if (walls) {
-        far_depth.assign(npix, -kInf);
-        near_depth.assign(npix, kInf);
-        far_shade.assign(npix, 0.0f);
-        solid_depth.assign(npix, kInf);
-        // Full radius, so that neighbouring wall particles touch and walls read as surfaces; evenly lit
-        // (the spheres' own normals draw a sheet of bumps), so that the walls do not compete with the fluid.
-        for (std::size_t k = 0; k < boundary->size(); ++k) {
-            const Vec3& p = boundary->position[k];
-            const std::size_t obj = k < boundary->object.size() ? boundary->object[k] : 0;
-            if (obj < rs.solid_objects.size() && rs.solid_objects[obj]) {
-                any_solid = true;
-                sphere_pixels(cam, w, h, p, 1.4f * r, [&](std::size_t i, float, float, float, float depth) {
-                    solid_depth[i] = std::min(solid_depth[i], depth);
-                });
-                continue;
-            }
-            sphere_pixels(cam, w, h, p, r, [&](std::size_t i, float, float, float, float depth) {
-                if (depth > far_depth[i]) {
-                    far_depth[i] = depth;
-                    far_shade[i] = 1.0f;
-                }
-                near_depth[i] = std::min(near_depth[i], depth);
-            });
-        }
-    }
-    // The solids' normals from their depth (camera space: x right, y up, z towards the camera), over a
-    // few pixels, which smooths the particles' bumps into the surface they sample.
-    auto solid_normal = [&](int x, int y, float& nx, float& ny, float& nz) {
-        const int s = std::max(2, int(std::lround(2.0f * cam.focal * r / std::max(solid_depth[std::size_t(y) * w + x], 1e-6f))));
-        auto at = [&](int xx, int yy) {
-            xx = std::clamp(xx, 0, w - 1);
-            yy = std::clamp(yy, 0, h - 1);
-            const float d = solid_depth[std::size_t(yy) * w + xx];
-            return d < kInf ? d : solid_depth[std::size_t(y) * w + x];
-        };
-        const float d = solid_depth[std::size_t(y) * w + x];
-        const float px = d / cam.focal;  // metres per pixel at this depth
-        const float dzdx = (at(x + s, y) - at(x - s, y)) / (2.0f * s * px);
-        const float dzdy = -(at(x, y + s) - at(x, y - s)) / (2.0f * s * px);
-        // Depth grows away from the camera: the surface z = -depth; n ~ (dz/dx, dz/dy, 1).
-        const float len = std::sqrt(dzdx * dzdx + dzdy * dzdy + 1.0f);
-        nx = dzdx / len;
-        ny = dzdy / len;
-        nz = 1.0f / len;
-    };
+    WallLayers layers;
+    if (walls) layers = wall_layers(cam, rs, *boundary, r);
 
     // Fluid: depth test only, keeping which particle won; each visible pixel is shaded once
     // afterwards (deferred), which keeps a million overlapping impostors cheap.
@@ -306,41 +473,69 @@ void render_3d(std::vector<Vec3>& img, const RenderSettings& rs, const ParticleS
     const float glass_gap = 8.0f * r;  // a double-layer wall seen at a slant is thinner than this
     const Vec3 glass{{0.80f, 0.84f, 0.90f}};
 
+    // Blinn-Phong: ambient 0.25, diffuse 0.75, white specular 0.3 with exponent 32. The same projection
+    // as the depth pass: the pixel is inside this silhouette (up to rounding if the compiler fused
+    // operations differently, hence the clamp to the rim).
+    auto fluid_color = [&](std::size_t i, int x, int y) {
+        float nx, ny, nz;
+        impostor_normal(project(cam, fluid.position[owner[i]], r), x, y, nx, ny, nz);
+        float spec = std::max(0.0f, nx * half[0] + ny * half[1] + nz * half[2]);
+        for (int k = 0; k < 5; ++k) spec *= spec;  // ^32
+        const Vec3 base = speed_color(norm(fluid.velocity[owner[i]]), rs.speed_scale);
+        return base * (0.25f + 0.75f * diffuse(nx, ny, nz)) + Vec3::filled(0.3f * spec);
+    };
+    auto surface_color = [&](const std::vector<float>& layer, const Vec3& base, int x, int y) {
+        float nx, ny, nz;
+        depth_normal(layer, cam, r, w, h, x, y, nx, ny, nz);
+        return base * (0.35f + 0.65f * diffuse(nx, ny, nz));
+    };
+
     for (std::size_t i = 0; i < npix; ++i) {
         const int x = int(i % std::size_t(w)), y = int(i / std::size_t(w));
         Vec3 col = kBackground;
         float behind = kInf;  // depth of what the glass would cover
-        if (walls && far_depth[i] > -kInf) {
-            const float fade = 1.0f - 0.45f * std::clamp((far_depth[i] - dmin) / dspan, 0.0f, 1.0f);
-            col = kWallGrey * (0.8f * far_shade[i] * fade);
-            behind = far_depth[i];
+        const bool far_wall = walls && layers.far_depth[i] > -kInf;
+        if (far_wall) {
+            const float fade = 1.0f - 0.45f * std::clamp((layers.far_depth[i] - dmin) / dspan, 0.0f, 1.0f);
+            col = kWallGrey * (0.8f * fade);
+            behind = layers.far_depth[i];
         }
-        const bool solid_first = any_solid && solid_depth[i] < kInf && solid_depth[i] <= depth[i] &&
-                                 (far_depth[i] == -kInf || solid_depth[i] <= far_depth[i]);
-        if (solid_first) {
-            float nx, ny, nz;
-            solid_normal(x, y, nx, ny, nz);
-            col = kSolid * (0.35f + 0.65f * diffuse(nx, ny, nz));
-            behind = solid_depth[i];
-        } else if (depth[i] < kInf && (!walls || depth[i] <= far_depth[i] || far_depth[i] == -kInf)) {
-            // Blinn-Phong: ambient 0.25, diffuse 0.75, white specular 0.3 with exponent 32.
-            // The same projection as the depth pass: the pixel is inside this silhouette (up to
-            // rounding if the compiler fused operations differently, hence the clamp to the rim).
-            float nx, ny, nz;
-            impostor_normal(project(cam, fluid.position[owner[i]], r), x, y, nx, ny, nz);
-            float spec = std::max(0.0f, nx * half[0] + ny * half[1] + nz * half[2]);
-            for (int k = 0; k < 5; ++k) spec *= spec;  // ^32
-            const Vec3 base = speed_color(norm(fluid.velocity[owner[i]]), rs.speed_scale);
-            col = base * (0.25f + 0.75f * diffuse(nx, ny, nz)) + Vec3::filled(0.3f * spec);
-            behind = depth[i];
+        // The nearest fluid, body and solid surface in front of the containers' far wall.
+        auto inside = [&](float d) { return d < kInf && (!far_wall || d <= layers.far_depth[i]); };
+        const float fd = inside(depth[i]) ? depth[i] : kInf;
+        const float bd = layers.any_body && inside(layers.body_depth[i]) ? layers.body_depth[i] : kInf;
+        const float sd = layers.any_solid && inside(layers.solid_depth[i]) ? layers.solid_depth[i] : kInf;
+        const float content = std::min(fd, bd);
+        if (bd < fd)
+            col = surface_color(layers.body_depth, body_color(std::size_t(layers.body_id[i])), x, y);
+        else if (fd < kInf)
+            col = fluid_color(i, x, y);
+        if (content < kInf) behind = content;
+        if (sd < kInf && sd <= content) {
+            const Vec3 solid = surface_color(layers.solid_depth, kSolid, x, y);
+            col = content < kInf ? lerp(col, solid, kSolidVeil) : solid;
+            behind = sd;
         }
         // Flat tint: shading the glass by its particles' normals draws moire stripes over the fluid.
-        if (walls && near_depth[i] < behind - glass_gap) col = lerp(col, glass, 0.14f);
+        if (walls && layers.near_depth[i] < behind - glass_gap) col = lerp(col, glass, 0.14f);
         img[i] = col;
     }
 }
 
 }  // namespace
+
+Vec3 body_color(std::size_t k) {
+    static constexpr std::array<std::array<float, 3>, 6> kPalette{{
+        {0.20f, 0.80f, 0.30f},  // green
+        {0.62f, 0.38f, 0.92f},  // violet
+        {0.10f, 0.72f, 0.72f},  // teal
+        {0.65f, 0.90f, 0.20f},  // lime
+        {0.95f, 0.55f, 0.78f},  // pink
+        {0.60f, 0.42f, 0.26f},  // brown
+    }};
+    const auto& c = kPalette[k % kPalette.size()];
+    return Vec3{{c[0], c[1], c[2]}};
+}
 
 Vec3 speed_color(float speed, float scale) {
     // Sigmoid centred on `scale`: speed = scale is the middle (yellow) of the map.

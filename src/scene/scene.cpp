@@ -485,6 +485,56 @@ void parse_domain(const Ctx& c, const nlohmann::json& j, int dim, Scene& s) {
     check_box(c, "domain", s.domain.min, s.domain.max, dim);
 }
 
+// One of "sinks": a box, or a sphere (3D) / circle (2D), open from start to stop.
+SinkSpec parse_sink(const Ctx& c, const nlohmann::json& e, const std::string& p, int dim, const Scene& s) {
+    SinkSpec k;
+    k.shape = text(c, e, p, "shape", "box", false);
+    const char* round = dim == 2 ? "circle" : "sphere";
+    if (k.shape != "box" && k.shape != round)
+        c.fail(sub(p, "shape"), fmt::format("\"{}\" is not allowed in {}D; allowed: box, {}", text_excerpt(k.shape), dim, round));
+    if (k.shape == "box") {
+        check_keys(c, e, p, {"name", "shape", "min", "max", "start", "stop"});
+        k.min = vec(c, e, p, "min", dim, {}, true);
+        k.max = vec(c, e, p, "max", dim, {}, true);
+        check_box(c, p, k.min, k.max, dim);
+    } else {
+        check_keys(c, e, p, {"name", "shape", "center", "radius", "start", "stop"});
+        k.center = vec(c, e, p, "center", dim, {}, true);
+        k.radius = number(c, e, p, "radius", 0.0, true, true);
+        if (k.radius < s.particle_radius)
+            c.fail(sub(p, "radius"), fmt::format("= {:g}: smaller than a particle; allowed: at least particle_radius = {:g} m",
+                                                 k.radius, s.particle_radius));
+    }
+    k.name = text(c, e, p, "name", p, false);
+    if (k.name.empty() || k.name.size() > 64)
+        c.fail(sub(p, "name"), "allowed: a name of 1 to 64 characters");
+    k.start = number(c, e, p, "start", 0.0, false, false);
+    if (!(k.start >= 0.0 && k.start <= kMaxDuration))
+        c.fail(sub(p, "start"), fmt::format("= {:g}: allowed: 0 to 1e9 s", k.start));
+    if (e.contains("stop")) k.stop = number(c, e, p, "stop", 0.0, true, false);
+    if (!(k.stop > k.start)) c.fail(sub(p, "stop"), fmt::format("= {:g}: must be after start = {:g} s", k.stop, k.start));
+    return k;
+}
+
+// The outflow: "domain" (the box outside which particles are removed) and "sinks" (drains; issue 45).
+void parse_outflow(const Ctx& c, const nlohmann::json& j, int dim, Scene& s) {
+    if (j.contains("domain")) parse_domain(c, j["domain"], dim, s);
+    if (!j.contains("sinks")) return;
+    const nlohmann::json& list = j["sinks"];
+    constexpr std::size_t kMostSinks = 256;  // each particle is tested against every open sink
+    if (!list.is_array() || list.size() > kMostSinks)
+        c.fail("sinks", fmt::format("must be a list of at most {} sinks, got {}", kMostSinks, json_excerpt(list)));
+    for (std::size_t i = 0; i < list.size(); ++i) {
+        const std::string p = fmt::format("sinks[{}]", i);
+        if (!list[i].is_object()) c.fail(p, fmt::format("expected an object, got {}", json_excerpt(list[i])));
+        s.sinks.push_back(parse_sink(c, list[i], p, dim, s));
+        for (std::size_t k = 0; k + 1 < s.sinks.size(); ++k)
+            if (s.sinks[k].name == s.sinks.back().name)
+                c.fail(sub(p, "name"), fmt::format("\"{}\" is also sinks[{}]'s; allowed: a name no other sink has",
+                                                   text_excerpt(s.sinks.back().name), k));
+    }
+}
+
 Scene parse_document(nlohmann::json& j, const std::string& where, const MemoryBudget& budget,
                      const SceneInputs* inputs = nullptr);
 }  // namespace
@@ -796,8 +846,8 @@ Scene parse_document(nlohmann::json& j, const std::string& where, const MemoryBu
                      const SceneInputs* inputs) {
     const Ctx c{where, budget, inputs};
     if (j.is_object() && j.contains("method") && j["method"] == "shallow_water") return parse_grid_scene(c, j, where);
-    check_keys(c, j, "", {"name", "description", "dimension", "method", "particle_radius", "gravity", "duration",
-                          "output", "camera", "settings", "boundaries", "bodies", "fluids", "emitters", "domain"});
+    check_keys(c, j, "", {"name", "description", "dimension", "method", "particle_radius", "gravity", "duration", "output",
+                          "camera", "settings", "boundaries", "bodies", "fluids", "emitters", "domain", "sinks"});
     Scene s;
     s.source = where;
     s.name = text(c, j, "", "name", "", true);
@@ -904,7 +954,7 @@ Scene parse_document(nlohmann::json& j, const std::string& where, const MemoryBu
     }
     if (j.contains("bodies")) parse_bodies(c, j["bodies"], dim, s);
     if (j.contains("emitters")) parse_emitters(c, j["emitters"], dim, s.duration, s);
-    if (j.contains("domain")) parse_domain(c, j["domain"], dim, s);
+    parse_outflow(c, j, dim, s);
     // A scene with emitters may start empty (the fluid comes from them).
     if (!j.contains("fluids") && s.emitters.empty()) c.fail("fluids", "missing; at least one fluid block or emitter is required");
     const nlohmann::json no_fluids = nlohmann::json::array();

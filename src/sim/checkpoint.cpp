@@ -168,6 +168,7 @@ void write_checkpoint(const std::filesystem::path& file, const Simulation& simul
             w.put_vector(sim.flow.counts.emitted);
             w.put(sim.flow.counts.removed_outflow);
             w.put(sim.flow.counts.removed_escaped);
+            w.put_vector(sim.flow.counts.drained);  // issue 45: per sink (absent before)
             write_checkpoint_file(file, meta, w.bytes());
         },
         simulation);
@@ -252,6 +253,7 @@ Simulation restore_simulation(const CheckpointFile& ck, const ExecContext& exec,
                     r.get_vector(fc.emitted, sim.flow.emitters.size());
                     fc.removed_outflow = r.get<std::uint64_t>();
                     fc.removed_escaped = r.get<std::uint64_t>();
+                    if (!r.done()) r.get_vector(fc.drained, sim.flow.sinks.size());
                     for (std::size_t k = 0; k < fc.due.size(); ++k)
                         if (fc.emitted[k] > fc.due[k] || fc.due[k] > sim.flow.emitters[k].due_by(time) + 1)
                             r.fail("an emitter's counts do not match its scene and the clock");

@@ -219,7 +219,7 @@ Flow<D> scene_flow(const Scene& scene, const ParticleSimulation<D>& sim, const E
             if constexpr (!std::is_same_v<M, ClavetSolver<D>>) volume = sim.fluid.mass / m.settings().rest_density;
         },
         sim.method);
-    return make_flow<D>(scene.emitters, scene.domain, spacing, sim.fluid.mass, volume,
+    return make_flow<D>(scene.emitters, scene.domain, scene.sinks, spacing, sim.fluid.mass, volume,
                         scene.emitters.empty() ? std::vector<Wall<D>>{} : scene_walls<D>(scene, exec), scene.where(),
                         sim.flow.max_fluid);
 }
@@ -260,7 +260,7 @@ ParticleSimulation<D> make_particle_simulation(const Scene& scene, std::size_t m
     }
     sim.speed_bound = scene_speed_bound(scene, sim.boundary, sim.fluid);
     sim.flow.max_fluid = max_particles;  // the emitters' too (scene_flow, add_emitter)
-    if (!scene.emitters.empty() || scene.domain.given) {
+    if (!scene.emitters.empty() || scene.domain.given || !scene.sinks.empty()) {
         sim.flow = scene_flow<D>(scene, sim, exec);
         // A jet's speed is the scene's as much as an initial velocity is.
         for (const auto& e : scene.emitters) sim.speed_bound.initial = std::max(sim.speed_bound.initial, float(e.speed));
@@ -391,7 +391,7 @@ void read_frame_counts(const detail::RecordReader& r, FrameRecord& fr) {
         return f.contains(key) ? r.count_at(f[key], fmt::format("frames[{}].{}", fr.index, key), kMostParticles) : 0;
     };
     fr.particles = at("particles"), fr.emitted = at("emitted");
-    fr.removed_outflow = at("removed_outflow"), fr.removed_escaped = at("removed_escaped");
+    fr.removed_outflow = at("removed_outflow"), fr.removed_escaped = at("removed_escaped"), fr.drained = at("drained");
 }
 
 // A checkpoint's record back into the loop's carry and frame list, every value checked: against the
@@ -464,11 +464,52 @@ nlohmann::json record_frames_json(const std::vector<FrameRecord>& kept) {
         frames.push_back({{"index", f.index}, {"time", f.time}, {"files", f.files},
                           {"max_density_error", f.max_density_error}, {"mean_density_error", f.mean_density_error},
                           {"particles", f.particles}, {"emitted", f.emitted},
-                          {"removed_outflow", f.removed_outflow}, {"removed_escaped", f.removed_escaped}});
+                          {"removed_outflow", f.removed_outflow}, {"removed_escaped", f.removed_escaped},
+                          {"drained", f.drained}});
         if (f.index > 0) frames.back()["loads"] = detail::loads_json(f.loads);
         if (!f.bodies.empty()) frames.back()["bodies"] = detail::bodies_json(f.bodies);
     }
     return frames;
+}
+
+// A frame's particles, and where they came from and went (eddy/emitters.hpp), in summary.json's frames.
+void add_frame_flow(nlohmann::json& frame, const FrameRecord& f) {
+    frame["particles"] = f.particles;
+    frame["emitted"] = f.emitted;
+    frame["removed_outflow"] = f.removed_outflow;
+    frame["removed_escaped"] = f.removed_escaped;
+    frame["drained"] = f.drained;
+}
+
+// summary.json's "removed", "emitters" and "sinks": what the flow put in and took out since the start.
+template <int D>
+void add_flow_summary(nlohmann::json& j, const Flow<D>& flow) {
+    const FlowCounts& fc = flow.counts;
+    j["removed"] = {{"outflow", fc.removed_outflow}, {"escaped", fc.removed_escaped}, {"drained", fc.drained_total()},
+                    {"total", fc.removed_outflow + fc.removed_escaped + fc.drained_total()}};
+    if (!flow.sinks.empty()) {
+        nlohmann::json sinks = nlohmann::json::array();
+        for (std::size_t k = 0; k < flow.sinks.size(); ++k)
+            sinks.push_back({{"sink", k},
+                             {"name", flow.sinks[k].name},
+                             {"drained", fc.drained[k]},
+                             {"mass_drained", double(fc.drained[k]) * flow.particle_mass}});
+        j["sinks"] = sinks;
+    }
+    if (!flow.emits()) return;
+    nlohmann::json em = nlohmann::json::array();
+    for (std::size_t k = 0; k < flow.emitters.size(); ++k) {
+        const Emitter<D>& e = flow.emitters[k];
+        em.push_back({{"emitter", k},
+                      {"emitted", fc.emitted[k]},
+                      {"blocked", fc.due[k] - fc.emitted[k]},
+                      {"rate", e.rate},
+                      {"columns", e.columns.size()},
+                      {"mass_emitted", double(fc.emitted[k]) * flow.particle_mass},
+                      {"volume_rate", e.area * e.speed}});
+    }
+    j["emitters"] = em;
+    j["emitted"] = fc.emitted_total();
 }
 
 // summary.json of a particle run: the scene, its statistics (the loop's carry), the frames with the last
@@ -516,7 +557,7 @@ nlohmann::json run_summary(const ParticleSimulation<D>& sim, const ParticleRunCo
                 sim.fluid.size() ? double(sim.fluid.memory_bytes() + m.memory_bytes()) / double(sim.fluid.size()) : 0.0;
         },
         sim.method);
-    const bool flows = sim.flow.emits() || sim.flow.domain || sim.flow.counts.removed_escaped > 0;
+    const bool flows = sim.flow.emits() || sim.flow.domain || !sim.flow.sinks.empty() || sim.flow.counts.removed_escaped > 0;
     nlohmann::json frames = nlohmann::json::array();
     for (const auto& f : result.frames) {
         frames.push_back({{"index", f.index},
@@ -524,32 +565,10 @@ nlohmann::json run_summary(const ParticleSimulation<D>& sim, const ParticleRunCo
                           {"files", f.files},
                           {"max_density_error", f.max_density_error},
                           {"mean_density_error", f.mean_density_error}});
-        if (flows) {  // the particles of each frame, and where they came from and went (eddy/emitters.hpp)
-            frames.back()["particles"] = f.particles;
-            frames.back()["emitted"] = f.emitted;
-            frames.back()["removed_outflow"] = f.removed_outflow;
-            frames.back()["removed_escaped"] = f.removed_escaped;
-        }
+        if (flows) add_frame_flow(frames.back(), f);
     }
     j["particles_at_end"] = result.frames.empty() ? particles : result.frames.back().particles;
-    const FlowCounts& fc = sim.flow.counts;
-    j["removed"] = {{"outflow", fc.removed_outflow}, {"escaped", fc.removed_escaped},
-                    {"total", fc.removed_outflow + fc.removed_escaped}};
-    if (sim.flow.emits()) {
-        nlohmann::json em = nlohmann::json::array();
-        for (std::size_t k = 0; k < sim.flow.emitters.size(); ++k) {
-            const Emitter<D>& e = sim.flow.emitters[k];
-            em.push_back({{"emitter", k},
-                          {"emitted", fc.emitted[k]},
-                          {"blocked", fc.due[k] - fc.emitted[k]},
-                          {"rate", e.rate},
-                          {"columns", e.columns.size()},
-                          {"mass_emitted", double(fc.emitted[k]) * sim.flow.particle_mass},
-                          {"volume_rate", e.area * e.speed}});
-        }
-        j["emitters"] = em;
-        j["emitted"] = fc.emitted_total();
-    }
+    add_flow_summary(j, sim.flow);
     // The walls' loads of the last frame (forces.csv has every frame's).
     if (!frames.empty() && result.frames.back().index > 0 && !result.frames.back().loads.empty()) {
         frames.back()["forces"] = detail::loads_summary(result.frames.back().loads);
@@ -604,6 +623,21 @@ Simulation make_simulation(const Scene& scene, std::size_t max_particles, const 
 
 namespace {
 template <int D> auto table_of(const WcsphSolver<D>&) { return wcsph_fields(); }
+
+// A step's removals in its statistics.
+void note_removed(StepStats& st, const Removed& r) {
+    st.removed_outflow = static_cast<std::uint32_t>(r.outflow);
+    st.removed_escaped = static_cast<std::uint32_t>(r.escaped);
+    st.removed_drained = static_cast<std::uint32_t>(r.total() - r.outflow - r.escaped);
+}
+
+// The flow's counts since the start, in a frame's record.
+void set_flow_counts(FrameRecord& fr, const FlowCounts& fc) {
+    fr.emitted = fc.emitted_total();
+    fr.removed_outflow = fc.removed_outflow;
+    fr.removed_escaped = fc.removed_escaped;
+    fr.drained = fc.drained_total();
+}
 template <int D> auto table_of(const DfsphSolver<D>&) { return dfsph_fields(); }
 template <int D> auto table_of(const PbfSolver<D>&) { return pbf_fields(); }
 template <int D> auto table_of(const ClavetSolver<D>&) { return clavet_fields(); }
@@ -710,9 +744,7 @@ StepStats step(Simulation& simulation, const ExecContext& exec, double until) {
                     StepStats st = method.step(sim.fluid, sim.boundary, sim.time, dt, exec);
                     advance_bodies(sim.bodies, sim.boundary, sim.time, dt, t_end);
                     if (!st.non_finite) {  // a step that diverged keeps its particles, for the report
-                        const auto removed = remove_outflow(sim.flow, sim.fluid, sim.bounds, exec);
-                        st.removed_outflow = static_cast<std::uint32_t>(removed[0]);
-                        st.removed_escaped = static_cast<std::uint32_t>(removed[1]);
+                        note_removed(st, remove_outflow(sim.flow, sim.fluid, sim.bounds, t_end, exec));
                     }
                     st.emitted = static_cast<std::uint32_t>(emitted);
                     st.dt_underflow = underflow;
@@ -803,7 +835,7 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
             };
 
             RenderSettings rs = opts.render_settings;
-            if (rs.solid_objects.empty())  // obstacles, models and bodies drawn as opaque surfaces
+            if (rs.solid_objects.empty())  // obstacles and models: opaque, a veil over what is behind (render.hpp)
                 for (const auto& b : scene.boundaries) rs.solid_objects.push_back(b.solid ? 1 : 0);
             if (scene.camera.given) {
                 rs.eye = from_array<3>(scene.camera.eye);
@@ -838,9 +870,7 @@ RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext&
                 carry.loads.reset();
                 fr.bodies = sim.bodies.state;
                 fr.particles = hooks ? hooks->sum(sim.fluid.size()) : sim.fluid.size();
-                fr.emitted = sim.flow.counts.emitted_total();
-                fr.removed_outflow = sim.flow.counts.removed_outflow;
-                fr.removed_escaped = sim.flow.counts.removed_escaped;
+                set_flow_counts(fr, sim.flow.counts);
                 frame_max_err = 0.0f;
                 frame_sum_err = 0.0;
                 frame_steps = 0;

@@ -76,6 +76,30 @@ TEST(ViewerWorker, SteppingMatchesDirectStepping) {
     }
 }
 
+// The live budget (issue 45: dam_break_3d played at 2-3 fps on 2 cores): its 27,000 fluid and 46,304 wall
+// particles play at a coarser radius within the budget, with a warning; 0, or a radius the user set, keeps
+// the scene's own.
+TEST(ViewerWorker, LiveBudgetCoarsensLargeScenes) {
+    WorkerConfig c = config("dam_break_3d");
+    c.live_particles = 20'000;
+    SimWorker w(c);
+    const auto s = w.latest();
+    ASSERT_TRUE(s);
+    EXPECT_LT(s->particles, 20'000u);
+    EXPECT_GT(s->particles, 2'000u);
+    EXPECT_NE(s->status.find("--live-particles 0"), std::string::npos) << s->status;
+    c.live_particles = 0;
+    EXPECT_EQ(SimWorker(c).latest()->particles, 27'000u);
+    c.live_particles = 20'000;
+    c.sets = {"particle_radius=0.005"};
+    const auto kept = SimWorker(c).latest();
+    EXPECT_EQ(kept->particles, 27'000u);
+    EXPECT_EQ(kept->status.find("live play"), std::string::npos) << kept->status;
+    WorkerConfig small = config("dam_break_2d");
+    small.live_particles = 20'000;
+    EXPECT_TRUE(SimWorker(small).latest()->status.empty());
+}
+
 TEST(ViewerWorker, LiveSettingsAndGravity) {
     SimWorker w(config("dam_break_2d"));
     w.playing = false;

@@ -123,7 +123,7 @@ function afterLoad() {
         renderer.clearBox();
         cam2.frame(box[0], box[1]);
     }
-    if (st.kind === 'particles' && st.dim === 2) renderer.setWalls(new Float32Array(session.walls()));
+    if (st.kind === 'particles' && st.dim === 2) renderer.setWalls(new Float32Array(session.walls()), new Int32Array(session.wallBodies()));
     else renderer.setWalls(new Float32Array(0));
     if (st.kind !== 'grid') renderer.clearGrid();
     renderer.clearSurface();
@@ -206,7 +206,7 @@ function refresh() {
         return;
     }
     renderer.setParticles(session.positions(), session.scalars());
-    if (st.dim === 2 && session.wallsMove()) renderer.setWalls(session.walls());  // moving walls, bodies
+    if (st.dim === 2 && session.wallsMove()) renderer.setWalls(session.walls(), session.wallBodies());  // moving walls, bodies
     const lo = session.scalarMin(), hi = session.scalarMax();
     st.smin = lo; st.smax = hi;
     if (st.field === 'speed') st.range = [0, st.speedMax];

@@ -4,6 +4,8 @@
 // bounds' wire box), and one lit mesh program for the reconstructed surface and the shallow-water
 // heightfield (terrain opaque, water translucent). The colour maps are the viewer's
 // (apps/view/coloring.cpp): 17 stops, linear in between, the same table in the shader and the legend.
+// 2D bodies (setWalls' second argument) are filled in their own colours over the fluid, as `eddy run
+// --render` draws them (src/render/render.cpp).
 
 // ---- colour maps --------------------------------------------------------------------------------------
 const STOPS = 17;
@@ -40,6 +42,33 @@ export function cssGradient(name) {
     for (let k = 0; k < STOPS; ++k)
         parts.push(`rgb(${Math.round(255 * t[3 * k])},${Math.round(255 * t[3 * k + 1])},${Math.round(255 * t[3 * k + 2])}) ${(100 * k / (STOPS - 1)).toFixed(1)}%`);
     return `linear-gradient(to right, ${parts.join(', ')})`;
+}
+
+// ---- bodies ---------------------------------------------------------------------------------------------
+/// The bodies' colours, one per body in turn: the viewer's palette (apps/view/bodies_view.cpp body_color).
+export const BODY_COLORS = [[0.20, 0.80, 0.30], [0.62, 0.38, 0.92], [0.10, 0.72, 0.72], [0.65, 0.90, 0.20],
+    [0.95, 0.55, 0.78], [0.60, 0.42, 0.26]];
+
+/// A 2D body's particles (xyz[3 k], xyz[3 k + 1] for k in ks) as a triangle fan (x, y, 0 a vertex): their
+/// centroid, then the farthest particle in each of ks.length / 2 equal angles about it, and the first of
+/// those again. A body is sampled by layers of particles under its surface, its inside empty: the fan fills
+/// it, exactly for shapes every ray from the centroid leaves once (boxes, circles, convex polygons); the
+/// particles' discs drawn over it cover the rim's steps.
+export function bodyFan(xyz, ks) {
+    let cx = 0, cy = 0;
+    for (const k of ks) { cx += xyz[3 * k]; cy += xyz[3 * k + 1]; }
+    cx /= Math.max(ks.length, 1); cy /= Math.max(ks.length, 1);
+    const bins = Math.max(8, ks.length >> 1), far = new Array(bins).fill(-1), dist = new Float64Array(bins);
+    for (const k of ks) {
+        const dx = xyz[3 * k] - cx, dy = xyz[3 * k + 1] - cy, d = dx * dx + dy * dy;
+        const b = Math.min(bins - 1, Math.floor((Math.atan2(dy, dx) + Math.PI) / (2 * Math.PI) * bins));
+        if (far[b] < 0 || d > dist[b]) { far[b] = k; dist[b] = d; }
+    }
+    const rim = far.filter((k) => k >= 0), out = new Float32Array(3 * (rim.length + 2));
+    out[0] = cx; out[1] = cy;
+    rim.push(rim[0]);
+    rim.forEach((k, i) => { out[3 * i + 3] = xyz[3 * k]; out[3 * i + 4] = xyz[3 * k + 1]; });
+    return out;
 }
 
 // ---- small matrices (column-major, as GL wants them) ---------------------------------------------------
@@ -344,11 +373,16 @@ export class Renderer {
         this.pscalar = vertexBuffer(gl, 2, 1);
         this.pcount = 0;
 
-        // walls: their own centres, no scalar (a constant attribute)
+        // walls: their own centres, no scalar (a constant attribute); the walls' particles first, then
+        // each body's (bodyGroups: first, count, colour and its fan's first vertex and count in fvao)
         this.wvao = gl.createVertexArray();
         gl.bindVertexArray(this.wvao);
         this.wxyz = vertexBuffer(gl, 1, 3);
         this.wcount = 0;
+        this.bodyGroups = [];
+        this.fvao = gl.createVertexArray();
+        gl.bindVertexArray(this.fvao);
+        this.fbuf = vertexBuffer(gl, 0, 3);
 
         // lines
         this.lvao = gl.createVertexArray();
@@ -414,11 +448,40 @@ export class Renderer {
         gl.bufferData(gl.ARRAY_BUFFER, scalars, gl.STREAM_DRAW);
         this.pcount = Math.min(xyz.length / 3, scalars.length);
     }
-    setWalls(xyz) {
-        const gl = this.gl;
+    /// Wall particles (x, y, z each). bodies (optional, one per particle): the body a particle belongs to
+    /// (0, 1, ...), or -1 for a wall's; the bodies are drawn filled in their colours (2D).
+    setWalls(xyz, bodies) {
+        const gl = this.gl, n = xyz.length / 3, groups = new Map(), walls = [];
+        for (let k = 0; k < n; ++k) {
+            const b = bodies && bodies.length === n ? bodies[k] : -1;
+            if (!(b >= 0)) walls.push(k);
+            else if (groups.has(b)) groups.get(b).push(k);
+            else groups.set(b, [k]);
+        }
+        this.bodyGroups = [];
+        let data = xyz;
+        if (groups.size) {  // the walls first, then each body's particles together, by body number
+            data = new Float32Array(3 * n);
+            const order = walls.slice(), fans = [];
+            let fanVerts = 0;
+            for (const b of [...groups.keys()].sort((p, q) => p - q)) {
+                const ks = groups.get(b), fan = bodyFan(xyz, ks);
+                this.bodyGroups.push({ first: order.length, count: ks.length, rgb: BODY_COLORS[b % BODY_COLORS.length],
+                                       fanFirst: fanVerts, fanCount: fan.length / 3 });
+                for (const k of ks) order.push(k);
+                fans.push(fan);
+                fanVerts += fan.length / 3;
+            }
+            order.forEach((k, i) => { data[3 * i] = xyz[3 * k]; data[3 * i + 1] = xyz[3 * k + 1]; data[3 * i + 2] = xyz[3 * k + 2]; });
+            const all = new Float32Array(3 * fanVerts);
+            let at = 0;
+            for (const f of fans) { all.set(f, at); at += f.length; }
+            gl.bindBuffer(gl.ARRAY_BUFFER, this.fbuf);
+            gl.bufferData(gl.ARRAY_BUFFER, all, gl.STREAM_DRAW);
+        }
         gl.bindBuffer(gl.ARRAY_BUFFER, this.wxyz);
-        gl.bufferData(gl.ARRAY_BUFFER, xyz, gl.STATIC_DRAW);
-        this.wcount = xyz.length / 3;
+        gl.bufferData(gl.ARRAY_BUFFER, data, gl.STATIC_DRAW);
+        this.wcount = walls.length;
     }
     setBox(lo, hi) {
         const c = (k) => [(k & 1) ? hi[0] : lo[0], (k & 2) ? hi[1] : lo[1], (k & 4) ? hi[2] : lo[2]];
@@ -550,6 +613,30 @@ export class Renderer {
     }
     clearGrid() { this.hasGrid = false; }
 
+    /// The 2D bodies over the fluid, each in its colour: its fan (the inside) with the flat line program,
+    /// then its particles as discs without a rim, so that the body reads as one filled shape.
+    drawBodies(radius, view, proj) {
+        const gl = this.gl, l = this.line, p = this.particle;
+        gl.useProgram(l.p);
+        gl.uniformMatrix4fv(l.u.u_view, false, view);
+        gl.uniformMatrix4fv(l.u.u_proj, false, proj);
+        gl.bindVertexArray(this.fvao);
+        for (const g of this.bodyGroups) {
+            gl.uniform4f(l.u.u_rgba, g.rgb[0], g.rgb[1], g.rgb[2], 1);
+            gl.drawArrays(gl.TRIANGLE_FAN, g.fanFirst, g.fanCount);
+        }
+        gl.useProgram(p.p);
+        gl.uniform1f(p.u.u_radius, radius);
+        gl.uniform1i(p.u.u_flat, 1);
+        gl.uniform1f(p.u.u_rim, 0);
+        gl.bindVertexArray(this.wvao);
+        gl.vertexAttrib1f(2, 0);
+        for (const g of this.bodyGroups) {
+            gl.uniform3f(p.u.u_flat_rgb, g.rgb[0], g.rgb[1], g.rgb[2]);
+            gl.drawArrays(gl.POINTS, g.first, g.count);
+        }
+    }
+
     /// One frame. o: {cam, is3d, radius, wallRadius, rim, range:[lo,hi], colormap, surfaceRgba,
     /// showParticles}.
     draw(o) {
@@ -621,6 +708,7 @@ export class Renderer {
             gl.bindVertexArray(this.pvao);
             gl.drawArrays(gl.POINTS, 0, this.pcount);
         }
+        if (this.bodyGroups.length && !o.is3d) this.drawBodies(o.wallRadius, view, proj);
 
         if (this.sindices && o.is3d) {  // the reconstructed surface, translucent over the particles
             const m = this.mesh;

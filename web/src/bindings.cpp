@@ -44,6 +44,7 @@ EMSCRIPTEN_BINDINGS(eddy_web) {
         .function("scalarMin", &Session::scalar_min)
         .function("scalarMax", &Session::scalar_max)
         .function("walls", emscripten::optional_override([](const Session& s) { return view(s.walls()); }))
+        .function("wallBodies", emscripten::optional_override([](const Session& s) { return view(s.wall_bodies()); }))
         .function("wallsMove", &Session::walls_move)
         .function("gridNx", &Session::grid_nx)
         .function("gridNy", &Session::grid_ny)

@@ -304,8 +304,18 @@ void Session::refresh(const std::string& field) {
 
 void Session::refresh_walls() {
     m_walls.clear();
-    if (auto* sim = m_sim ? std::get_if<ParticleSimulation<2>>(&*m_sim) : nullptr)
-        for (const auto& x : sim->boundary.position) m_walls.insert(m_walls.end(), {x[0], x[1], 0.0f});
+    m_wall_bodies.clear();
+    auto* sim = m_sim ? std::get_if<ParticleSimulation<2>>(&*m_sim) : nullptr;
+    if (!sim) return;
+    for (const auto& x : sim->boundary.position) m_walls.insert(m_walls.end(), {x[0], x[1], 0.0f});
+    // Each wall particle's body (its index in the scene's bodies), -1 for a wall: the page fills bodies.
+    std::vector<std::int32_t> body_of;  // by boundary object
+    for (std::size_t k = 0; k < sim->bodies.object.size(); ++k) {
+        const std::size_t o = sim->bodies.object[k];
+        if (body_of.size() <= o) body_of.resize(o + 1, -1);
+        body_of[o] = static_cast<std::int32_t>(k);
+    }
+    for (const auto o : sim->boundary.object) m_wall_bodies.push_back(o < body_of.size() ? body_of[o] : -1);
 }
 
 bool Session::walls_move() const {

@@ -59,6 +59,8 @@ public:
     /// Wall particles (x, y, z each), 2D: the walls as the solver sees them, where they are now (refresh()
     /// updates them when walls_move(): moving walls, bodies).
     const std::vector<float>& walls() const { return m_walls; }
+    /// Per wall particle: the body it belongs to (the scene's bodies in order), -1 for a wall.
+    const std::vector<std::int32_t>& wall_bodies() const { return m_wall_bodies; }
     bool walls_move() const;
     /// The grid: nx, ny, dx, and per cell the terrain and the depth (m).
     int grid_nx() const;
@@ -108,6 +110,7 @@ private:
     MouseForce m_mouse;
     float m_last_dt = 1e-3f;  // the last step's (s): the brush acts over it
     std::vector<float> m_xyz, m_scalar, m_walls, m_terrain, m_depth, m_mesh_xyz, m_mesh_normals;
+    std::vector<std::int32_t> m_wall_bodies;
     std::vector<std::uint32_t> m_mesh_tris;
     double m_smin = 0.0, m_smax = 0.0;
     void refresh_grid();
