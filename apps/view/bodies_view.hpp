@@ -44,7 +44,6 @@ struct BodyView {
 /// walls' greys and the load arrow's magenta do not use, so that bodies stand apart from the fluid and
 /// from each other.
 std::array<float, 3> body_color(std::size_t k);
-inline constexpr std::size_t kBodyPalette = 6;
 
 /// The drawable geometry of a body's shape at rest. D: the scene's dimension.
 template <int D>
