@@ -1,12 +1,15 @@
 // eddy: Position Based Fluids (seed 002; Macklin & Mueller 2013, "Position Based Fluids", ACM TOG 32(4))
-// with single-layer boundary particles (Akinci et al. 2012).
+// with single-layer boundary particles (Akinci et al. 2012; boundary_model "particles", the default, seed 002's
+// walls) or smooth walls for closed containers (boundary_model "smooth", eddy/smooth_walls.hpp; not yet the
+// default: docs/methods.md, "PBF's smooth walls").
 //
 // Per substep of length dt (Macklin & Mueller, Algorithm 1):
 //   v += dt g;  x* = x + dt v                                   (prediction)
 //   neighbours of x* (fluid-fluid, fluid-boundary CSR lists)
 //   repeat at least `iterations` times, then until the mean compression sum_i C_i / N is at most
 //   density_error_target (0.5% by default; at most max_iterations; target 0: exactly `iterations`):
-//     rho_i  = sum_j m W_ij + sum_b psi_b W_ib                   (eq. 2, Akinci's boundary term)
+//     rho_i  = sum_j m W_ij + sum_b psi_b W_ib                   (eq. 2, Akinci's boundary term; a smooth
+//                                                                  wall's face is one b: its virtual particle)
 //     C_i    = max(rho_i / rho0 - 1, 0)                           (eq. 1; clamped: no attraction at the surface)
 //     lambda_i = -C_i / (sum_k |grad_k C_i|^2 + eps)              (eq. 11), eps = relaxation * S_lattice
 //     dp_i   = (1/rho0) [ sum_j m (lambda_i + lambda_j + s_corr) grad W_ij + sum_b psi_b lambda_i grad W_ib ]  (eq. 12, 14)
@@ -20,6 +23,10 @@
 //   XSPH: v_i += c sum_j (m/rho_j) (v_j - v_i) W_ij              (eq. 17)
 //         + c_wall sum_b (psi_b/rho0) (v_b - v_i) W_ib            (the same against the walls: friction)
 //   x = x*
+// A smooth wall's face near i is a virtual wall particle (SmoothWalls: the fluid's mirror image, whose
+// gradient is twice a held wall's, so its lambda_i term is the image's lambda_i + lambda_i), built once per
+// substep at x*; it stays put through the iterations like a wall particle (the density it adds as i moves
+// towards the face is rho_B's own to first order). Its friction is the wall XSPH above.
 // The walls' loads (boundary.load, wall_loads.hpp): the wall particles' share of the corrections,
 // summed per pair over the iterations (dx_ib), is a force m dx_ib / dt^2 on i; the collision's
 // displacement dx_c and the wall XSPH's velocity change dv_w are impulses m (dx_c / dt + dv_w). A step's
@@ -41,6 +48,7 @@
 #include "eddy/neighborhood.hpp"
 #include "eddy/particles.hpp"
 #include "eddy/settings.hpp"
+#include "eddy/smooth_walls.hpp"
 #include "eddy/wall_loads.hpp"
 #include "eddy/wcsph.hpp"  // StepStats
 
@@ -62,6 +70,7 @@ struct PbfSettings {
     int substeps = 1;                   ///< Substeps per time step
     float support_ratio = 4.0f;         ///< Kernel support h / particle radius r
     int sort_interval = 32;             ///< Steps between Morton reorderings (0: never)
+    std::string boundary_model = "particles";  ///< particles: Akinci's layer; smooth: closed containers from their shapes
 };
 
 /// The field table of PbfSettings (scene "settings" for "method": "pbf").
@@ -106,6 +115,7 @@ private:
     // step_dt: the whole step's length, which weighs the substep's loads (dt / step_dt of the step's).
     void substep(ParticleSet<D>& fluid, BoundarySet<D>& boundary, double t, float dt, float step_dt,
                  const ExecContext& exec, StepStats& stats);
+    void vorticity_confinement(ParticleSet<D>& fluid, float dt, const ExecContext& exec);  // eq. 15, 16
 
     PbfSettings m_s;
     float m_r, m_mass = 0.0f, m_dt = 0.0f, m_eps = 0.0f, m_lambda_ref = 0.0f, m_w_dq = 0.0f;
@@ -121,6 +131,7 @@ private:
     // the boundary lists), each particle's collision displacement then wall velocity change (m/s).
     WallLoadGather<D> m_loads;
     std::vector<Vec<D>> m_pair_dx, m_wall_dv;
+    SmoothWalls<D> m_smooth;  // on: boundary_model "smooth" and a container to draw so
 };
 
 extern template class PbfSolver<2>;

@@ -45,10 +45,23 @@
 // particle's share of the face (SmoothWalls::shear). It has no free constant: nu is the fluid's.
 //
 // Faces: a box container gives its 2D faces, a cylinder container its side, floor and lid, a ball
-// container its sphere. Each face is a half-space: corners where two faces meet count the small region
-// beyond both twice. The reach is r + (h - r) / (2 kappa), about 2.2 r at h = 4r. Only closed analytic
-// containers are drawn so (smooth_wall_mask): solids, bodies, models and open shells keep their boundary
-// particles for now (one face at a solid's nearest point, tried, read a box held under water 21% heavy
+// container its sphere. Each face is a half-space, so where two faces of one container meet at a right
+// angle (a box's edges and corners, a cylinder's rims) the region beyond both is counted twice. With
+// `edges` (PBF, whose constraint turns that excess straight into velocity: a 3D tank's corner particles
+// left at 5.5 g dt after the first step) each such pair adds one more virtual particle that takes it off
+// again (inclusion-exclusion):
+//
+//   rho_kl = -lambda rho0 Q(s_k, s_l),   Q(a, b) = integral over x > a, y > b of W2(x, y) dx dy,
+//
+// W2 the kernel integrated along the remaining axis (3D) or the kernel itself (2D), with its gradient
+// lambda rho0 2 kappa [P(s_k, s_l) n_k + P(s_l, s_k) n_l], P(a, b) = -dQ/da = integral over y > b of
+// W2(a, y) dy: a virtual particle of negative psi on that gradient's line. In 3D, where three faces meet at
+// right angles (a box's corners), the region beyond all three, counted three times and taken off three
+// times, is added back once: rho_klm = lambda rho0 Q3(s_k, s_l, s_m), its gradient from
+// P3(a, b, c) = -dQ3/da (a virtual particle of positive psi). DFSPH and WCSPH do not take the edges off
+// yet (their figures in docs/methods.md were measured without it).
+// The reach is r + (h - r) / (2 kappa), about 2.2 r at h = 4r. Only closed analytic containers are drawn
+// so (smooth_wall_mask): solids, bodies, models and open shells keep their boundary particles for now (one face at a solid's nearest point, tried, read a box held under water 21% heavy
 // and let a neutral body drift 2 r; shells let particles through), and the solvers see both in one list.
 // (Volume maps, Bender et al. 2019, integrate the solid itself; not built: issue 40.)
 #pragma once
@@ -73,15 +86,31 @@ struct SmoothWallProfile {
     std::vector<float> psi;    ///< Its pseudo-mass (kg; kg/m in 2D)
     std::vector<float> rho;    ///< rho_B (kg/m^3; kg/m^2 in 2D)
     std::vector<float> hold;   ///< H(d): a_i per unit of -(g . n) (dimensionless)
+    bool edges = false;        ///< Take the region beyond two perpendicular faces off once (header)
+    int q_cells = 0;           ///< Q and P tables: (q_cells + 1)^2 nodes over s in [-h, h]^2
+    float q_step = 0.0f, h = 0.0f, radius = 0.0f;  // table spacing, the kernel's support, r (m)
+    float rest_density = 1000.0f;                  // rho0
+    std::vector<float> q, p;   ///< Q(a, b) and P(a, b) (header), row-major in a
+    int q3_cells = 0;          ///< 3D: Q3 and P3 tables, (q3_cells + 1)^3 nodes over [-h, h]^3
+    float q3_step = 0.0f;
+    std::vector<float> q3, p3;
     /// delta and psi at distance d (m); d < 0 (inside the wall) takes d = 0. Returns false beyond reach.
     bool at(float d, float& delta_out, float& psi_out) const;
     float density(float d) const;  ///< rho_B(d)
     float support(float d) const;  ///< H(d)
+    /// The edge term of faces at d_k, d_l with normals n_k, n_l (into the fluid): its density (<= 0) and
+    /// virtual particle (distance delta along `along`, a unit vector into the fluid; psi <= 0). False when
+    /// it adds nothing.
+    bool edge(float dk, const Vec<D>& nk, float dl, const Vec<D>& nl, const CubicSpline<D>& kernel, float& rho_out,
+              float& delta_out, float& psi_out, Vec<D>& along) const;
+    /// 3D: the corner term of three faces at right angles (header), density >= 0, psi >= 0.
+    bool corner(const float* d, const Vec<D>* n, const CubicSpline<D>& kernel, float& rho_out, float& delta_out,
+                float& psi_out, Vec<D>& along) const;
 };
 
 template <int D>
 SmoothWallProfile<D> make_smooth_wall_profile(const CubicSpline<D>& kernel, float particle_radius, float mass,
-                                              float rest_density);
+                                              float rest_density, bool edges = false);
 
 /// The virtual wall particles of one step: `set` (positions, velocities, psi, object; no motions: the loads
 /// take their objects' pivots from the scene's BoundarySet) and, per fluid particle, its list into it.
@@ -92,7 +121,7 @@ struct VirtualWalls {
     std::vector<float> density;          ///< Per fluid particle: the walls' rho_B summed over its faces
     std::vector<Vec<D>> hold;           ///< Per fluid particle: a_i above (m/s^2)
     std::vector<std::uint32_t> counts;  ///< Per fluid particle: the boundary particles copied into its list
-    std::vector<float> gap;             ///< Per slot: a face's distance d from the particle (m); copies: 0
+    std::vector<float> gap;             ///< Per slot: a face's distance d from the particle (m); copies: 0; edges: reach
     std::size_t memory_bytes() const {
         return set.memory_bytes() + lists.memory_bytes() + (density.capacity() + counts.capacity() + gap.capacity()) * 4 +
                hold.capacity() * sizeof(Vec<D>);
@@ -109,7 +138,7 @@ void build_virtual_walls(const std::vector<Wall<D>>& walls, const std::vector<st
                          const std::vector<BoundaryMotion<D>>& motions, double t, const SmoothWallProfile<D>& profile,
                          const Vec<D>& g, const Vec<D>* x, std::size_t n, VirtualWalls<D>& out, const ExecContext& exec,
                          const NeighborLists* particle_lists = nullptr, const BoundarySet<D>* particles = nullptr,
-                         const std::vector<std::uint8_t>* smooth_object = nullptr);
+                         const std::vector<std::uint8_t>* smooth_object = nullptr, const CubicSpline<D>* kernel = nullptr);
 
 /// The one rule for the walls the smooth model draws: closed analytic containers (box, ball, and in 3D the
 /// cylinder). Solids (obstacles, bodies, open tops, which end at their rim), models and open shells keep
@@ -146,7 +175,7 @@ public:
     /// Draws the drawn_smooth walls among `walls` when `wanted`; stays off when there are none. nu: the
     /// law of the wall's kinematic viscosity (m^2/s; 0: the faces slip).
     void init(bool wanted, const std::vector<Wall<D>>& walls, std::size_t object_count, const CubicSpline<D>& kernel,
-              float particle_radius, float mass, float rest_density, float nu);
+              float particle_radius, float mass, float rest_density, float nu, bool edges = false);
     bool on() const { return m_on; }
     /// This step's virtual particles for the fluid at x[0, n) (build_virtual_walls), with copies of the
     /// boundary particles (`particle_lists` into `particles`) of the walls not drawn smooth.
@@ -180,6 +209,7 @@ private:
     bool m_on = false;
     float m_rest_density = 1000.0f, m_nu = 0.0f, m_radius = 0.0f, m_rho_rest = 0.0f;  // m_rho_rest: rho_B(r)
     SmoothWallProfile<D> m_profile;
+    CubicSpline<D> m_kernel;
     VirtualWalls<D> m_virtual;
     std::vector<std::uint8_t> m_walls, m_objects;  // smooth_wall_mask: per wall, per boundary object
 };

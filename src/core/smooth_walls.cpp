@@ -131,6 +131,180 @@ float lookup(const std::vector<float>& t, float step, float d) {
 }
 }  // namespace
 
+namespace {
+// The kernel integrated along the axes beyond the first two (1/m^2): 2D the kernel itself.
+template <int D>
+double edge_kernel(const CubicSpline<D>& W, double x, double y) {
+    const double h = W.h, rr = x * x + y * y;
+    if (rr >= h * h) return 0.0;
+    if constexpr (D == 2) {
+        return W.value(static_cast<float>(std::sqrt(rr)));
+    } else {
+        const int n = 32;  // Simpson over z in [0, sqrt(h^2 - rr)], doubled
+        const double L = std::sqrt(h * h - rr), dz = L / n;
+        double sum = 0.0;
+        for (int k = 0; k <= n; ++k)
+            sum += (k == 0 || k == n ? 1.0 : (k % 2 ? 4.0 : 2.0)) * W.value(static_cast<float>(std::sqrt(rr + k * dz * k * dz)));
+        return 2.0 * sum * dz / 3.0;
+    }
+}
+
+// Bilinear interpolation in a (cells + 1)^2 table over [-h, h]^2, row-major in a.
+float table2(const std::vector<float>& t, int cells, float h, float step, float a, float b) {
+    const float u = std::clamp((a + h) / step, 0.0f, float(cells)), v = std::clamp((b + h) / step, 0.0f, float(cells));
+    const int i = std::min(static_cast<int>(u), cells - 1), j = std::min(static_cast<int>(v), cells - 1);
+    const float fu = u - float(i), fv = v - float(j);
+    const std::size_t row = std::size_t(cells) + 1, k = std::size_t(i) * row + std::size_t(j);
+    return (1.0f - fu) * ((1.0f - fv) * t[k] + fv * t[k + 1]) + fu * ((1.0f - fv) * t[k + row] + fv * t[k + row + 1]);
+}
+
+// Q(a, b) and P(a, b) of the header on a (cells + 1)^2 grid over [-h, h]^2: midpoint sums of edge_kernel.
+template <int D>
+void edge_tables(const CubicSpline<D>& W, SmoothWallProfile<D>& out) {
+    const int N = 128;
+    const double h = W.h, dq = 2.0 * h / N;
+    const std::size_t row = N + 1;
+    out.q_cells = N;
+    out.q_step = static_cast<float>(dq);
+    out.q.assign(row * row, 0.0f);
+    out.p.assign(row * row, 0.0f);
+    std::vector<double> cell(std::size_t(N) * N), Q(row * row, 0.0);
+    for (int i = 0; i < N; ++i)
+        for (int j = 0; j < N; ++j) cell[std::size_t(i) * N + j] = edge_kernel(W, -h + (i + 0.5) * dq, -h + (j + 0.5) * dq);
+    for (int i = N - 1; i >= 0; --i)
+        for (int j = N - 1; j >= 0; --j)
+            Q[i * row + j] = cell[std::size_t(i) * N + j] * dq * dq + Q[(i + 1) * row + j] + Q[i * row + j + 1] -
+                             Q[(i + 1) * row + j + 1];
+    for (int i = 0; i <= N; ++i) {
+        double sum = 0.0;
+        for (int j = N - 1; j >= 0; --j) {
+            sum += edge_kernel(W, -h + i * dq, -h + (j + 0.5) * dq) * dq;
+            out.p[i * row + j] = static_cast<float>(sum);
+        }
+    }
+    for (std::size_t k = 0; k < Q.size(); ++k) out.q[k] = static_cast<float>(Q[k]);
+}
+}  // namespace
+
+namespace {
+// Q3(a, b, c) and P3(a, b, c) = integral over y > b, z > c of W(a, y, z) on an (N + 1)^3 grid over [-h, h]^3.
+void corner_tables(const CubicSpline<3>& W, SmoothWallProfile<3>& out) {
+    const int N = 48;
+    const double h = W.h, dq = 2.0 * h / N;
+    const std::size_t row = N + 1, plane = row * row;
+    auto w = [&](double x, double y, double z) {
+        const double rr = x * x + y * y + z * z;
+        return rr >= h * h ? 0.0 : double(W.value(static_cast<float>(std::sqrt(rr))));
+    };
+    std::vector<double> Q(plane * row, 0.0), P(plane * row, 0.0);
+    for (int i = N - 1; i >= 0; --i)
+        for (int j = N - 1; j >= 0; --j)
+            for (int k = N - 1; k >= 0; --k) {
+                const double c = w(-h + (i + 0.5) * dq, -h + (j + 0.5) * dq, -h + (k + 0.5) * dq) * dq * dq * dq;
+                const std::size_t a = i * plane + j * row + k;
+                Q[a] = c + Q[a + plane] + Q[a + row] + Q[a + 1] - Q[a + plane + row] - Q[a + plane + 1] - Q[a + row + 1] +
+                       Q[a + plane + row + 1];
+            }
+    for (int i = 0; i <= N; ++i)
+        for (int j = N - 1; j >= 0; --j)
+            for (int k = N - 1; k >= 0; --k) {
+                const std::size_t a = i * plane + j * row + k;
+                P[a] = w(-h + i * dq, -h + (j + 0.5) * dq, -h + (k + 0.5) * dq) * dq * dq + P[a + row] + P[a + 1] -
+                       P[a + row + 1];
+            }
+    out.q3_cells = N;
+    out.q3_step = static_cast<float>(dq);
+    out.q3.assign(Q.begin(), Q.end());
+    out.p3.assign(P.begin(), P.end());
+}
+
+// Trilinear interpolation in an (cells + 1)^3 table over [-h, h]^3.
+float table3(const std::vector<float>& t, int cells, float h, float step, float a, float b, float c) {
+    const float s[3] = {a, b, c};
+    int i[3];
+    float f[3];
+    for (int e = 0; e < 3; ++e) {
+        const float u = std::clamp((s[e] + h) / step, 0.0f, float(cells));
+        i[e] = std::min(static_cast<int>(u), cells - 1);
+        f[e] = u - float(i[e]);
+    }
+    const std::size_t row = std::size_t(cells) + 1, plane = row * row;
+    float out = 0.0f;
+    for (int e = 0; e < 8; ++e) {
+        const int x = e & 1, y = (e >> 1) & 1, z = (e >> 2) & 1;
+        const float wgt = (x ? f[0] : 1.0f - f[0]) * (y ? f[1] : 1.0f - f[1]) * (z ? f[2] : 1.0f - f[2]);
+        out += wgt * t[std::size_t(i[0] + x) * plane + std::size_t(i[1] + y) * row + std::size_t(i[2] + z)];
+    }
+    return out;
+}
+
+// The virtual distance delta with W(delta) / |W'(delta)| = target: W / |W'| falls monotonically from infinity
+// at 0 to 0 at h (bisection).
+template <int D>
+float virtual_distance(const CubicSpline<D>& W, double target) {
+    const double h = W.h;
+    double lo = 1e-6 * h, hi = h * (1.0 - 1e-6);
+    for (int it = 0; it < 48; ++it) {
+        const double mid = 0.5 * (lo + hi);
+        const float dw = W.derivative(static_cast<float>(mid));
+        const double ratio = dw < 0.0f ? W.value(static_cast<float>(mid)) / -double(dw) : 1e30;
+        (ratio > target ? lo : hi) = mid;
+    }
+    return static_cast<float>(0.5 * (lo + hi));
+}
+}  // namespace
+
+template <int D>
+bool SmoothWallProfile<D>::corner(const float* d, const Vec<D>* n, const CubicSpline<D>& W, float& rho_out,
+                                  float& delta_out, float& psi_out, Vec<D>& along) const {
+    if constexpr (D != 3) {
+        return false;
+    } else {
+        if (!edges || q3.empty()) return false;
+        float s[3];
+        for (int e = 0; e < 3; ++e) {
+            if (!(d[e] < reach)) return false;
+            s[e] = radius + 2.0f * kappa * (std::max(d[e], 0.0f) - radius);
+        }
+        const float scale = lambda * rest_density;
+        const float Q = table3(q3, q3_cells, h, q3_step, s[0], s[1], s[2]);
+        const Vec<D> G = (n[0] * table3(p3, q3_cells, h, q3_step, s[0], s[1], s[2]) +
+                          n[1] * table3(p3, q3_cells, h, q3_step, s[1], s[0], s[2]) +
+                          n[2] * table3(p3, q3_cells, h, q3_step, s[2], s[0], s[1])) *
+                         (2.0f * kappa * scale);
+        const float g = norm(G);
+        if (!(Q > 1e-7f * q3[0]) || !(g > 0.0f)) return false;
+        const float delta = virtual_distance(W, double(scale) * Q / g), wv = W.value(delta);
+        if (!(wv > 0.0f)) return false;
+        rho_out = scale * Q;
+        delta_out = delta;
+        psi_out = rho_out / wv;
+        along = G * (1.0f / g);
+        return true;
+    }
+}
+
+template <int D>
+bool SmoothWallProfile<D>::edge(float dk, const Vec<D>& nk, float dl, const Vec<D>& nl, const CubicSpline<D>& W,
+                                float& rho_out, float& delta_out, float& psi_out, Vec<D>& along) const {
+    if (!edges || q.empty() || !(dk < reach) || !(dl < reach)) return false;
+    const float sk = radius + 2.0f * kappa * (std::max(dk, 0.0f) - radius);
+    const float sl = radius + 2.0f * kappa * (std::max(dl, 0.0f) - radius);
+    const float scale = lambda * rest_density;
+    const float Q = table2(q, q_cells, h, q_step, sk, sl);
+    const Vec<D> G = (nk * table2(p, q_cells, h, q_step, sk, sl) + nl * table2(p, q_cells, h, q_step, sl, sk)) *
+                     (2.0f * kappa * scale);
+    const float g = norm(G);
+    if (!(Q > 1e-7f * table2(q, q_cells, h, q_step, -h, -h)) || !(g > 0.0f)) return false;
+    const float delta = virtual_distance(W, double(scale) * Q / g), wv = W.value(delta);
+    if (!(wv > 0.0f)) return false;
+    rho_out = -scale * Q;
+    delta_out = delta;
+    psi_out = rho_out / wv;
+    along = G * (1.0f / g);
+    return true;
+}
+
 template <int D>
 float SmoothWallProfile<D>::density(float d) const { return d < reach ? lookup(rho, step, d) : 0.0f; }
 
@@ -139,7 +313,7 @@ float SmoothWallProfile<D>::support(float d) const { return d < reach ? lookup(h
 
 template <int D>
 SmoothWallProfile<D> make_smooth_wall_profile(const CubicSpline<D>& W, float particle_radius, float mass,
-                                              float rest_density) {
+                                              float rest_density, bool edges) {
     const double h = W.h, r = particle_radius, rho0 = rest_density;
     // S(s) = integral_s^h W1: cumulative trapezoid over [-h, h] on a fine grid.
     const int ns = 4000;
@@ -169,6 +343,13 @@ SmoothWallProfile<D> make_smooth_wall_profile(const CubicSpline<D>& W, float par
     out.kappa = static_cast<float>(half_grad / (out.lambda * rho0 * interp(w1, r)));
     const double lift_r = r * interp(w1, r) + interp(S, r);
     out.reach = static_cast<float>(r + (h - r) / (2.0 * out.kappa));
+    out.h = W.h;
+    out.radius = particle_radius;
+    out.rest_density = rest_density;
+    out.edges = edges;
+    if (edges) edge_tables(W, out);
+    if constexpr (D == 3)
+        if (edges) corner_tables(W, out);
     const int nt = 512;
     out.step = out.reach / nt;
     out.delta.assign(nt + 1, static_cast<float>(h));
@@ -214,12 +395,67 @@ std::vector<std::uint8_t> smooth_wall_mask(const std::vector<Wall<D>>& walls, st
     return mask;
 }
 
+namespace {
+// One entry of a particle's list drawn from a smooth wall: a face (at distance d, normal n into the fluid) or,
+// with the profile's edges, the term of two perpendicular faces (n: its virtual particle's direction).
+template <int D>
+struct FaceTerm {
+    float d = 0.0f, rho = 0.0f, delta = 0.0f, psi = 0.0f;
+    Vec<D> n;
+    bool edge = false;
+};
+
+// Calls f for each face of w within reach of x, then for each pair of them at a right angle that the
+// profile's edge term takes off (the same calls, in the same order, for counting and for filling).
+template <int D, class F>
+void for_each_face_and_edge(const Wall<D>& w, const Vec<D>& x, const SmoothWallProfile<D>& profile,
+                            const CubicSpline<D>* kernel, F&& f) {
+    constexpr int kMax = 8;
+    float ds[kMax];
+    Vec<D> ns[kMax];
+    int m = 0;
+    for_each_face(w, x, profile.reach, [&](float d, const Vec<D>& nrm) {
+        FaceTerm<D> t;
+        t.d = d;
+        t.n = nrm;
+        profile.at(d, t.delta, t.psi);  // psi 0 where the table runs out: a virtual particle that adds nothing
+        t.rho = profile.density(d);
+        f(t);
+        if (m < kMax) {
+            ds[m] = d;
+            ns[m++] = nrm;
+        }
+    });
+    if (!profile.edges || !kernel) return;
+    for (int k = 0; k < m; ++k)
+        for (int l = k + 1; l < m; ++l) {
+            if (std::abs(dot(ns[k], ns[l])) > 0.5f) continue;
+            FaceTerm<D> t;
+            t.edge = true;
+            if (profile.edge(ds[k], ns[k], ds[l], ns[l], *kernel, t.rho, t.delta, t.psi, t.n)) f(t);
+        }
+    if constexpr (D == 3)
+        for (int k = 0; k < m; ++k)
+            for (int l = k + 1; l < m; ++l)
+                for (int o = l + 1; o < m; ++o) {
+                    if (std::abs(dot(ns[k], ns[l])) > 0.5f || std::abs(dot(ns[k], ns[o])) > 0.5f ||
+                        std::abs(dot(ns[l], ns[o])) > 0.5f)
+                        continue;
+                    const float d3[3] = {ds[k], ds[l], ds[o]};
+                    const Vec<D> n3[3] = {ns[k], ns[l], ns[o]};
+                    FaceTerm<D> t;
+                    t.edge = true;
+                    if (profile.corner(d3, n3, *kernel, t.rho, t.delta, t.psi, t.n)) f(t);
+                }
+}
+}  // namespace
+
 template <int D>
 void build_virtual_walls(const std::vector<Wall<D>>& walls, const std::vector<std::uint8_t>& smooth,
                          const std::vector<BoundaryMotion<D>>& motions, double t, const SmoothWallProfile<D>& profile,
                          const Vec<D>& g, const Vec<D>* x, std::size_t n, VirtualWalls<D>& out, const ExecContext& exec,
                          const NeighborLists* particle_lists, const BoundarySet<D>* particles,
-                         const std::vector<std::uint8_t>* smooth_object) {
+                         const std::vector<std::uint8_t>* smooth_object, const CubicSpline<D>* kernel) {
     // A boundary particle neighbour kept as it is: its object is not drawn smooth.
     auto kept = [&](std::uint32_t b) {
         const std::uint16_t o = particles->object[b];
@@ -240,7 +476,7 @@ void build_virtual_walls(const std::vector<Wall<D>>& walls, const std::vector<st
     parallel_for_each_index(exec, n, [&](std::size_t i) {
         std::uint32_t c = 0;
         for (std::size_t w = 0; w < walls.size(); ++w)
-            if (smooth[w]) for_each_face(walls[w], x[i], reach, [&](float, const Vec<D>&) { ++c; });
+            if (smooth[w]) for_each_face_and_edge(walls[w], x[i], profile, kernel, [&](const FaceTerm<D>&) { ++c; });
         if (with_particles)
             for (std::uint32_t b : (*particle_lists)[i]) c += kept(b);
         out.counts[i] = c;
@@ -276,18 +512,16 @@ void build_virtual_walls(const std::vector<Wall<D>>& walls, const std::vector<st
             if (!smooth[wi]) continue;
             const Wall<D>& w = walls[wi];
             const std::uint16_t obj = static_cast<std::uint16_t>(w.owner >= 0 ? w.owner : 0);
-            for_each_face(w, x[i], reach, [&](float d, const Vec<D>& nrm) {
-                float delta = 0.0f, psi = 0.0f;
-                profile.at(d, delta, psi);  // psi 0 where the table runs out: a virtual particle that adds nothing
-                rho_b += profile.density(d);
-                const float gn = dot(g, nrm);
-                if (gn < 0.0f) hold += nrm * (-gn * profile.support(d));
-                const Vec<D> xb = x[i] - nrm * delta;
+            for_each_face_and_edge(w, x[i], profile, kernel, [&](const FaceTerm<D>& f) {
+                rho_b += f.rho;
+                const float gn = dot(g, f.n);
+                if (!f.edge && gn < 0.0f) hold += f.n * (-gn * profile.support(f.d));
+                const Vec<D> xb = x[i] - f.n * f.delta;
                 out.lists.indices[k] = k;
                 b.position[k] = xb;
-                b.psi[k] = psi;
+                b.psi[k] = f.psi;
                 b.object[k] = obj;
-                out.gap[k] = d;
+                out.gap[k] = f.edge ? reach : f.d;
                 b.velocity[k] = obj < moving.size() && moving[obj] ? point_velocity(poses[obj], xb, e) : Vec<D>::zero();
                 ++k;
             });
@@ -323,14 +557,16 @@ double wall_shear_stress(double u, double y, double nu) {
 
 template <int D>
 void SmoothWalls<D>::init(bool wanted, const std::vector<Wall<D>>& walls, std::size_t object_count,
-                          const CubicSpline<D>& kernel, float particle_radius, float mass, float rest_density, float nu) {
+                          const CubicSpline<D>& kernel, float particle_radius, float mass, float rest_density, float nu,
+                          bool edges) {
     m_walls = smooth_wall_mask(walls, object_count, m_objects);
     m_on = wanted && std::find(m_walls.begin(), m_walls.end(), 1) != m_walls.end();
     m_rest_density = rest_density;
     m_nu = nu;
     m_radius = particle_radius;
     if (!m_on) return;
-    m_profile = make_smooth_wall_profile(kernel, particle_radius, mass, rest_density);
+    m_kernel = kernel;
+    m_profile = make_smooth_wall_profile(kernel, particle_radius, mass, rest_density, edges);
     m_rho_rest = m_profile.density(particle_radius);
 }
 
@@ -338,7 +574,9 @@ template <int D>
 void SmoothWalls<D>::update(const std::vector<Wall<D>>& walls, const std::vector<BoundaryMotion<D>>& motions, double t,
                             const Vec<D>& g, const Vec<D>* x, std::size_t n, const NeighborLists& particle_lists,
                             const BoundarySet<D>& particles, const ExecContext& exec) {
-    if (m_on) build_virtual_walls(walls, m_walls, motions, t, m_profile, g, x, n, m_virtual, exec, &particle_lists, &particles, &m_objects);
+    if (m_on)
+        build_virtual_walls(walls, m_walls, motions, t, m_profile, g, x, n, m_virtual, exec, &particle_lists, &particles,
+                            &m_objects, &m_kernel);
 }
 
 template <int D>
@@ -374,16 +612,18 @@ template class SmoothWalls<2>;
 template class SmoothWalls<3>;
 template struct SmoothWallProfile<2>;
 template struct SmoothWallProfile<3>;
-template SmoothWallProfile<2> make_smooth_wall_profile<2>(const CubicSpline<2>&, float, float, float);
-template SmoothWallProfile<3> make_smooth_wall_profile<3>(const CubicSpline<3>&, float, float, float);
+template SmoothWallProfile<2> make_smooth_wall_profile<2>(const CubicSpline<2>&, float, float, float, bool);
+template SmoothWallProfile<3> make_smooth_wall_profile<3>(const CubicSpline<3>&, float, float, float, bool);
 template void build_virtual_walls<2>(const std::vector<Wall<2>>&, const std::vector<std::uint8_t>&,
                                      const std::vector<BoundaryMotion<2>>&, double, const SmoothWallProfile<2>&,
                                      const Vec<2>&, const Vec<2>*, std::size_t, VirtualWalls<2>&, const ExecContext&,
-                                     const NeighborLists*, const BoundarySet<2>*, const std::vector<std::uint8_t>*);
+                                     const NeighborLists*, const BoundarySet<2>*, const std::vector<std::uint8_t>*,
+                                     const CubicSpline<2>*);
 template void build_virtual_walls<3>(const std::vector<Wall<3>>&, const std::vector<std::uint8_t>&,
                                      const std::vector<BoundaryMotion<3>>&, double, const SmoothWallProfile<3>&,
                                      const Vec<3>&, const Vec<3>*, std::size_t, VirtualWalls<3>&, const ExecContext&,
-                                     const NeighborLists*, const BoundarySet<3>*, const std::vector<std::uint8_t>*);
+                                     const NeighborLists*, const BoundarySet<3>*, const std::vector<std::uint8_t>*,
+                                     const CubicSpline<3>*);
 template std::vector<std::uint8_t> smooth_wall_mask<2>(const std::vector<Wall<2>>&, std::size_t, std::vector<std::uint8_t>&);
 template std::vector<std::uint8_t> smooth_wall_mask<3>(const std::vector<Wall<3>>&, std::size_t, std::vector<std::uint8_t>&);
 

@@ -33,6 +33,11 @@ std::span<const Field<PbfSettings>> pbf_fields() {
         {"substeps", &S::substeps, "", 1, 1000, "substeps per time step"},
         {"support_ratio", &S::support_ratio, "", 2, 8, "kernel support radius h in particle radii r"},
         {"sort_interval", &S::sort_interval, "steps", 0, 1e6, "steps between Morton reorderings (0: never)"},
+        {"boundary_model", &S::boundary_model, "", 0, 0,
+         "particles (default): Akinci et al. 2012's single layer everywhere (seed 002); smooth: closed containers act "
+         "through their shapes, each face as the fluid's mirror image, their edges taken off once (not yet the "
+         "default: docs/methods.md, PBF's smooth walls); solids, bodies, models and open tops keep their particles",
+         {"smooth", "particles"}},
     };
     return table;
 }
@@ -76,6 +81,11 @@ void PbfSolver<D>::init(ParticleSet<D>& fluid, BoundarySet<D>& boundary, const E
     // Akinci's single layer, its volumes calibrated so that fluid resting on a flat wall has rho0 (a lattice
     // at rest stays at rest: as published, the first row had 1.064 rho0 in 3D and the first step lifted it).
     compute_boundary_psi(boundary, m_kernel, m_s.rest_density, exec, 2.0f * m_r, 1);
+    // Smooth walls for the closed analytic containers (eddy/smooth_walls.hpp), as DFSPH's and WCSPH's; their
+    // friction is the wall XSPH (no law of the wall: nu = 0); the edges' excess taken off (the constraint
+    // turns it into velocity at once: a 3D tank's corners left at 5.5 g dt after the first step).
+    m_smooth.init(m_s.boundary_model == "smooth", m_walls, boundary.motions.size(), m_kernel, m_r, m_mass,
+                  m_s.rest_density, 0.0f, true);
     m_neighbors.init(fluid, boundary, exec);
 }
 
@@ -154,13 +164,17 @@ void PbfSolver<D>::substep(ParticleSet<D>& fluid, BoundarySet<D>& boundary, doub
     // candidate limit), and the step ends here; run() reports it (step_divergence). On several
     // processes every one stops with the others.
     if (crowded_search(m_neighbors, fluid, m_halo, stats)) return;
+    // The walls every term reads: the smooth faces' virtual particles (with copies of the other walls'
+    // particles), or the boundary particles themselves.
+    m_smooth.update(m_walls, boundary.motions, t, m_g, x.data(), n, m_neighbors.boundary(), boundary, exec);
+    const BoundarySet<D>& walls = m_smooth.set(boundary);
 
     const CubicSpline<D> W = m_kernel;
     const float m = m_mass, inv_rho0 = 1.0f / m_s.rest_density, w0 = W.value(0.0f);
     const auto& fn = m_neighbors.fluid();
-    const auto& bn = m_neighbors.boundary();
-    const auto& xb = boundary.position;
-    const auto& psi = boundary.psi;
+    const auto& bn = m_smooth.lists(m_neighbors.boundary());
+    const auto& xb = walls.position;
+    const auto& psi = walls.psi;
     const float k_corr = m_s.tensile_k * m_lambda_ref, inv_w_dq = 1.0f / m_w_dq;
     const int n_corr = m_s.tensile_n;
     // Each wall pair's share of the corrections, summed over this substep's iterations (the positions
@@ -316,44 +330,11 @@ void PbfSolver<D>::substep(ParticleSet<D>& fluid, BoundarySet<D>& boundary, doub
     const float inv_dt = 1.0f / dt;
     parallel_for_each_index(exec, n, [&](std::size_t i) { v[i] = (x[i] - m_old_x[i]) * inv_dt; });
 
-    // Vorticity confinement (eq. 15, 16).
-    if (m_s.vorticity > 0.0f) {
-        m_omega.resize(n);
-        m_omega_len.resize(n);
-        parallel_for_each_index(exec, n, [&](std::size_t i) {
-            Vec3 w = Vec3::zero();
-            for (std::uint32_t j : fn[i]) {
-                const Vec<D> d = x[i] - x[j];
-                const float len = norm(d);
-                if (len == 0.0f) continue;
-                // grad_j W_ij = -grad_i W_ij
-                const Vec<D> gj = d * (-W.derivative(len) / len);
-                w += cross(as3(Vec<D>(v[j] - v[i])), as3(gj)) * (m / rho[j]);
-            }
-            m_omega[i] = w;
-            m_omega_len[i] = norm(w);
-        });
-        if (m_halo) m_halo->refresh(m_omega_len);
-        const float eps = m_s.vorticity;
-        parallel_for_each_index(exec, n, [&](std::size_t i) {
-            Vec<D> eta = Vec<D>::zero();
-            for (std::uint32_t j : fn[i]) {
-                const Vec<D> d = x[i] - x[j];
-                const float len = norm(d);
-                if (len == 0.0f) continue;
-                eta += d * (W.derivative(len) / len * m / rho[j] * m_omega_len[j]);
-            }
-            const float el = norm(eta);
-            m_scratch_v[i] = el > 1e-12f ? from3<D>(cross(as3(Vec<D>(eta * (1.0f / el))), m_omega[i])) * (eps * dt)
-                                         : Vec<D>::zero();
-        });
-        parallel_for_each_index(exec, n, [&](std::size_t i) { v[i] += m_scratch_v[i]; });
-        if (m_halo) m_halo->refresh(v);  // XSPH reads the neighbours' velocities
-    }
+    if (m_s.vorticity > 0.0f) vorticity_confinement(fluid, dt, exec);
 
     // XSPH viscosity (eq. 17), and its wall counterpart (friction against the boundary particles).
     const float c = m_s.xsph, c_wall = m_s.wall_xsph;
-    const auto& vb = boundary.velocity;
+    const auto& vb = walls.velocity;
     const Stats local = parallel_reduce_blocks(
         exec, n, Stats{},
         [&](std::size_t b0, std::size_t b1) {
@@ -382,11 +363,11 @@ void PbfSolver<D>::substep(ParticleSet<D>& fluid, BoundarySet<D>& boundary, doub
 
     // The walls' loads of this substep, weighted dt / step_dt in the step's: the pairs' corrections
     // (a force m dx / dt^2 on the fluid), the collisions and the wall XSPH (impulses m dv).
-    m_loads.add_pairs(exec, owned, bn, boundary, [&, scale = m / (dt * step_dt)](std::size_t, std::uint32_t,
+    m_loads.add_pairs(exec, owned, bn, walls, [&, scale = m / (dt * step_dt)](std::size_t, std::uint32_t,
                                                                                std::size_t slot) {
         return m_pair_dx[slot] * scale;
     });
-    m_loads.add_impulses(exec, owned, bn, boundary, x.data(), m_wall_dv.data(), m, step_dt);
+    m_loads.add_impulses(exec, owned, bn, walls, x.data(), m_wall_dv.data(), m, step_dt);
     Stats st = local;
     std::size_t count = n;
     if (m_halo) {  // the next substep starts from the ghosts' velocities
@@ -402,6 +383,49 @@ void PbfSolver<D>::substep(ParticleSet<D>& fluid, BoundarySet<D>& boundary, doub
     stats.max_density_error = std::max(stats.max_density_error, dens.emax);
     stats.mean_density_error = count ? static_cast<float>(dens.esum.value() / double(count)) : 0.0f;
     stats.non_finite = stats.non_finite || st.bad;
+}
+
+template <int D>
+void PbfSolver<D>::vorticity_confinement(ParticleSet<D>& fluid, float dt, const ExecContext& exec) {
+    // Vorticity confinement (eq. 15, 16).
+    const std::size_t n = fluid.size();
+    const auto& x = fluid.position;
+    auto& v = fluid.velocity;
+    const auto& rho = fluid.density;
+    const auto& fn = m_neighbors.fluid();
+    const CubicSpline<D> W = m_kernel;
+    const float m = m_mass;
+    m_omega.resize(n);
+    m_omega_len.resize(n);
+    parallel_for_each_index(exec, n, [&](std::size_t i) {
+        Vec3 w = Vec3::zero();
+        for (std::uint32_t j : fn[i]) {
+            const Vec<D> d = x[i] - x[j];
+            const float len = norm(d);
+            if (len == 0.0f) continue;
+            // grad_j W_ij = -grad_i W_ij
+            const Vec<D> gj = d * (-W.derivative(len) / len);
+            w += cross(as3(Vec<D>(v[j] - v[i])), as3(gj)) * (m / rho[j]);
+        }
+        m_omega[i] = w;
+        m_omega_len[i] = norm(w);
+    });
+    if (m_halo) m_halo->refresh(m_omega_len);
+    const float eps = m_s.vorticity;
+    parallel_for_each_index(exec, n, [&](std::size_t i) {
+        Vec<D> eta = Vec<D>::zero();
+        for (std::uint32_t j : fn[i]) {
+            const Vec<D> d = x[i] - x[j];
+            const float len = norm(d);
+            if (len == 0.0f) continue;
+            eta += d * (W.derivative(len) / len * m / rho[j] * m_omega_len[j]);
+        }
+        const float el = norm(eta);
+        m_scratch_v[i] = el > 1e-12f ? from3<D>(cross(as3(Vec<D>(eta * (1.0f / el))), m_omega[i])) * (eps * dt)
+                                     : Vec<D>::zero();
+    });
+    parallel_for_each_index(exec, n, [&](std::size_t i) { v[i] += m_scratch_v[i]; });
+    if (m_halo) m_halo->refresh(v);  // XSPH reads the neighbours' velocities
 }
 
 template <int D>
@@ -428,7 +452,7 @@ void PbfSolver<D>::load_state(StateReader& r) {
 
 template <int D>
 std::size_t PbfSolver<D>::memory_bytes() const {
-    return m_neighbors.memory_bytes() +
+    return m_neighbors.memory_bytes() + m_smooth.memory_bytes() +
            (m_old_x.capacity() + m_dx.capacity() + m_scratch_v.capacity() + m_pair_dx.capacity() + m_wall_dv.capacity()) *
                sizeof(Vec<D>) +
            m_omega.capacity() * sizeof(Vec3) + (m_lambda.capacity() + m_omega_len.capacity()) * sizeof(float);

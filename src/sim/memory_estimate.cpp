@@ -358,7 +358,7 @@ struct MethodCost {
     double bytes_per_particle = 0.0;  // the solver's own arrays
     double bytes_per_entry = 0.0;     // ... and those kept per fluid neighbour (DFSPH's kernel gradients)
     bool springs = false;
-    // WCSPH's and DFSPH's smooth walls (eddy/smooth_walls.hpp): per fluid particle its offset, wall density, push and
+    // WCSPH's, DFSPH's and PBF's smooth walls (eddy/smooth_walls.hpp): per fluid particle its offset, wall density, push and
     // count, and up to D faces as virtual wall particles; every boundary particle neighbour copied beside them.
     bool smooth_walls = false;
     double smooth_wall_bytes(int D, double fluid, double wall_entries) const {
@@ -396,6 +396,7 @@ MethodCost method_cost(const Scene& scene) {
         apply_json(s, pbf_fields(), scene.settings, where);
         c.support_ratio = s.support_ratio;
         c.bytes_per_particle = 20.0 + 12.0 * D;
+        c.smooth_walls = s.boundary_model == "smooth";
     } else if (scene.method == "clavet") {
         ClavetSettings s;
         apply_json(s, clavet_fields(), scene.settings, where);
