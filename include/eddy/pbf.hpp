@@ -1,7 +1,7 @@
 // eddy: Position Based Fluids (seed 002; Macklin & Mueller 2013, "Position Based Fluids", ACM TOG 32(4))
-// with single-layer boundary particles (Akinci et al. 2012; boundary_model "particles", the default, seed 002's
-// walls) or smooth walls for closed containers (boundary_model "smooth", eddy/smooth_walls.hpp; not yet the
-// default: docs/methods.md, "PBF's smooth walls").
+// with smooth walls for closed containers (boundary_model "smooth", the default: eddy/smooth_walls.hpp, their
+// edges counted once) and single-layer boundary particles (Akinci et al. 2012, calibrated) for every other
+// wall (and for every wall with boundary_model "particles", seed 002's walls).
 //
 // Per substep of length dt (Macklin & Mueller, Algorithm 1):
 //   v += dt g;  x* = x + dt v                                   (prediction)
@@ -26,7 +26,8 @@
 // A smooth wall's face near i is a virtual wall particle (SmoothWalls: the fluid's mirror image, whose
 // gradient is twice a held wall's, so its lambda_i term is the image's lambda_i + lambda_i), built once per
 // substep at x*; it stays put through the iterations like a wall particle (the density it adds as i moves
-// towards the face is rho_B's own to first order). Its friction is the wall XSPH above.
+// towards the face is rho_B's own to first order). Its friction is the wall XSPH above and, as DFSPH's and
+// WCSPH's faces, the law of the wall (SmoothWalls::shear, wall_law_viscosity) in the same velocity update.
 // The walls' loads (boundary.load, wall_loads.hpp): the wall particles' share of the corrections,
 // summed per pair over the iterations (dx_ib), is a force m dx_ib / dt^2 on i; the collision's
 // displacement dx_c and the wall XSPH's velocity change dv_w are impulses m (dx_c / dt + dv_w). A step's
@@ -70,7 +71,8 @@ struct PbfSettings {
     int substeps = 1;                   ///< Substeps per time step
     float support_ratio = 4.0f;         ///< Kernel support h / particle radius r
     int sort_interval = 32;             ///< Steps between Morton reorderings (0: never)
-    std::string boundary_model = "particles";  ///< particles: Akinci's layer; smooth: closed containers from their shapes
+    std::string boundary_model = "smooth";  ///< smooth: closed containers from their shapes; particles: Akinci's layer
+    float wall_law_viscosity = 1.0e-6f;  ///< Smooth walls: the law of the wall's kinematic viscosity (m^2/s; water's); 0: the faces slip
 };
 
 /// The field table of PbfSettings (scene "settings" for "method": "pbf").

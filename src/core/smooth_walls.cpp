@@ -254,6 +254,34 @@ float virtual_distance(const CubicSpline<D>& W, double target) {
 }
 }  // namespace
 
+namespace {
+// The edge and corner tables, each scaled (as lambda scales the face) so that a rest lattice's particle on an
+// edge (its rows at r from two faces) and in a corner (three) reads rho0: the tables integrate the kernel, the
+// fluid is a lattice of three points across it (the factors are 1.00-1.05).
+template <int D>
+void calibrate_edges(const CubicSpline<D>& W, float r, float mass, float rho0, SmoothWallProfile<D>& out) {
+    edge_tables(W, out);
+    double quarter = 0.0, octant = 0.0;
+    for_each_lattice_offset<D>(2.0f * r, W.h, [&](const Vec<D>& p) {
+        if (p[0] < 0.0f || p[1] < 0.0f) return;
+        quarter += double(mass) * W.value(p);
+        if (D == 3 && p[D - 1] >= 0.0f) octant += double(mass) * W.value(p);
+    });
+    const double face = out.density(r), scale = double(out.lambda) * rho0;
+    const double edge = scale * table2(out.q, out.q_cells, out.h, out.q_step, r, r);
+    const double mu2 = edge > 0.0 ? (quarter + 2.0 * face - rho0) / edge : 1.0;
+    for (auto* t : {&out.q, &out.p})
+        for (float& v : *t) v = static_cast<float>(v * mu2);
+    if constexpr (D == 3) {
+        corner_tables(W, out);
+        const double corner = scale * table3(out.q3, out.q3_cells, out.h, out.q3_step, r, r, r);
+        const double mu3 = corner > 0.0 ? (rho0 - octant - 3.0 * face + 3.0 * mu2 * edge) / corner : 1.0;
+        for (auto* t : {&out.q3, &out.p3})
+            for (float& v : *t) v = static_cast<float>(v * mu3);
+    }
+}
+}  // namespace
+
 template <int D>
 bool SmoothWallProfile<D>::corner(const float* d, const Vec<D>* n, const CubicSpline<D>& W, float& rho_out,
                                   float& delta_out, float& psi_out, Vec<D>& along) const {
@@ -347,9 +375,6 @@ SmoothWallProfile<D> make_smooth_wall_profile(const CubicSpline<D>& W, float par
     out.radius = particle_radius;
     out.rest_density = rest_density;
     out.edges = edges;
-    if (edges) edge_tables(W, out);
-    if constexpr (D == 3)
-        if (edges) corner_tables(W, out);
     const int nt = 512;
     out.step = out.reach / nt;
     out.delta.assign(nt + 1, static_cast<float>(h));
@@ -378,6 +403,7 @@ SmoothWallProfile<D> make_smooth_wall_profile(const CubicSpline<D>& W, float par
         out.delta[k] = static_cast<float>(delta);
         out.psi[k] = static_cast<float>(G / wv);
     }
+    if (edges) calibrate_edges(W, particle_radius, mass, rest_density, out);
     return out;
 }
 

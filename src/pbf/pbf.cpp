@@ -34,10 +34,13 @@ std::span<const Field<PbfSettings>> pbf_fields() {
         {"support_ratio", &S::support_ratio, "", 2, 8, "kernel support radius h in particle radii r"},
         {"sort_interval", &S::sort_interval, "steps", 0, 1e6, "steps between Morton reorderings (0: never)"},
         {"boundary_model", &S::boundary_model, "", 0, 0,
-         "particles (default): Akinci et al. 2012's single layer everywhere (seed 002); smooth: closed containers act "
-         "through their shapes, each face as the fluid's mirror image, their edges taken off once (not yet the "
-         "default: docs/methods.md, PBF's smooth walls); solids, bodies, models and open tops keep their particles",
+         "smooth (default): closed containers act through their shapes, each face as the fluid's mirror image, "
+         "their edges counted once (docs/methods.md, PBF's smooth walls); particles: Akinci et al. 2012's "
+         "calibrated single layer everywhere (seed 002); solids, bodies, models and open tops keep their particles",
          {"smooth", "particles"}},
+        {"wall_law_viscosity", &S::wall_law_viscosity, "m^2/s", 0, 1e3,
+         "smooth walls: the kinematic viscosity of their law of the wall (Spalding 1961), the shear a no-slip wall "
+         "puts on the water sliding past it (docs/methods.md): water 1e-6; 0: the faces slip"},
     };
     return table;
 }
@@ -82,10 +85,10 @@ void PbfSolver<D>::init(ParticleSet<D>& fluid, BoundarySet<D>& boundary, const E
     // at rest stays at rest: as published, the first row had 1.064 rho0 in 3D and the first step lifted it).
     compute_boundary_psi(boundary, m_kernel, m_s.rest_density, exec, 2.0f * m_r, 1);
     // Smooth walls for the closed analytic containers (eddy/smooth_walls.hpp), as DFSPH's and WCSPH's; their
-    // friction is the wall XSPH (no law of the wall: nu = 0); the edges' excess taken off (the constraint
-    // turns it into velocity at once: a 3D tank's corners left at 5.5 g dt after the first step).
+    // friction is the wall XSPH and the law of the wall; the edges' excess taken off (the constraint turns
+    // it into velocity at once: a 3D tank's corners left at 5.5 g dt after the first step).
     m_smooth.init(m_s.boundary_model == "smooth", m_walls, boundary.motions.size(), m_kernel, m_r, m_mass,
-                  m_s.rest_density, 0.0f, true);
+                  m_s.rest_density, m_s.wall_law_viscosity, true);
     m_neighbors.init(fluid, boundary, exec);
 }
 
@@ -345,8 +348,9 @@ void PbfSolver<D>::substep(ParticleSet<D>& fluid, BoundarySet<D>& boundary, doub
                     for (std::uint32_t j : fn[i]) dv += (v[j] - v[i]) * (m / rho[j] * W.value(norm(x[i] - x[j])));
                 if (c_wall > 0.0f)  // walls: the same smoothing towards the wall's velocity
                     for (std::uint32_t k : bn[i]) dw += (vb[k] - v[i]) * (psi[k] * inv_rho0 * W.value(norm(x[i] - xb[k])));
-                m_scratch_v[i] = v[i] + dv * c + dw * c_wall;
-                m_wall_dv[i] = m_wall_dv[i] * inv_dt + dw * c_wall;  // the walls' velocity change
+                const Vec<D> shear = m_smooth.shear(i, x[i], v[i], dt);  // the smooth faces' law of the wall
+                m_scratch_v[i] = v[i] + dv * c + dw * c_wall + shear;
+                m_wall_dv[i] = m_wall_dv[i] * inv_dt + dw * c_wall + shear;  // the walls' velocity change
                 if (i >= owned) continue;
                 const float sp = norm(m_scratch_v[i]);
                 if (!std::isfinite(sp) || !is_finite(x[i])) s.bad = true;

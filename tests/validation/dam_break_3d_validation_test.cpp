@@ -101,7 +101,9 @@ RestSpeeds tank_at_rest_speeds(const std::string& method, double t_end) {
 // 0.45 m/s after one 2 ms step. With the layer's volumes calibrated (wall_volume_correction) fluid at
 // rest stays at rest: after the first step the median particle has g dt (gravity's, the constraint
 // takes nothing) and the fastest 1.28 g dt (0.6278 and 1.8825 m/s uncalibrated in 3D); at 1 s the tank
-// still settles from its fall of the first steps (the median 0.015 m/s).
+// still settles from its fall of the first steps (the median 0.015 m/s). On the smooth walls, PBF's default
+// since issue 40 (docs/methods.md, "PBF's smooth walls"), the fastest is g dt itself in 2D and 3D (the edge
+// terms: 1.51 g dt in 3D without their calibration, 5.5 g dt without them), the median at 1 s 0.012 / 0.016.
 template <int D>
 void check_pbf_tank_at_rest() {
     const RestSpeeds s = tank_at_rest_speeds<D>("pbf", 1.0);
