@@ -241,10 +241,10 @@ float table3(const std::vector<float>& t, int cells, float h, float step, float 
 // The virtual distance delta with W(delta) / |W'(delta)| = target: W / |W'| falls monotonically from infinity
 // at 0 to 0 at h (bisection).
 template <int D>
-float virtual_distance(const CubicSpline<D>& W, double target) {
+float virtual_distance(const CubicSpline<D>& W, double target, int halvings = 48) {
     const double h = W.h;
     double lo = 1e-6 * h, hi = h * (1.0 - 1e-6);
-    for (int it = 0; it < 48; ++it) {
+    for (int it = 0; it < halvings; ++it) {
         const double mid = 0.5 * (lo + hi);
         const float dw = W.derivative(static_cast<float>(mid));
         const double ratio = dw < 0.0f ? W.value(static_cast<float>(mid)) / -double(dw) : 1e30;
@@ -381,26 +381,16 @@ SmoothWallProfile<D> make_smooth_wall_profile(const CubicSpline<D>& W, float par
     out.psi.assign(nt + 1, 0.0f);
     out.rho.assign(nt + 1, 0.0f);
     out.hold.assign(nt + 1, 0.0f);
-    // W / |W'| falls monotonically from infinity at 0 to 0 at h: bisection for the virtual distance.
-    auto ratio = [&](double q) {
-        const float dw = W.derivative(static_cast<float>(q));
-        return dw < 0.0f ? W.value(static_cast<float>(q)) / -double(dw) : 1e30;
-    };
     for (int k = 0; k <= nt; ++k) {
         const double d = k * double(out.step), s = r + 2.0 * out.kappa * (d - r);
         const double G = out.lambda * rho0 * interp(S, s), grad = 2.0 * out.kappa * out.lambda * rho0 * interp(w1, s);
         out.rho[k] = static_cast<float>(G);
         out.hold[k] = static_cast<float>(0.5 * (s * interp(w1, s) + interp(S, s)) / lift_r);
         if (!(G > 1e-9 * rho0) || !(grad > 0.0)) continue;
-        const double target = G / grad;
-        double lo = 1e-6 * h, hi = h * (1.0 - 1e-6);
-        for (int it = 0; it < 80; ++it) {
-            const double mid = 0.5 * (lo + hi);
-            (ratio(mid) > target ? lo : hi) = mid;
-        }
-        const double delta = 0.5 * (lo + hi), wv = W.value(static_cast<float>(delta));
+        const float delta = virtual_distance(W, G / grad, 80);
+        const double wv = W.value(delta);
         if (!(wv > 0.0)) continue;
-        out.delta[k] = static_cast<float>(delta);
+        out.delta[k] = delta;
         out.psi[k] = static_cast<float>(G / wv);
     }
     if (edges) calibrate_edges(W, particle_radius, mass, rest_density, out);
