@@ -340,9 +340,13 @@ std::vector<Tri> simplify_unfrozen(const Mesh<3>& m, const std::vector<std::uint
     static_assert(sizeof(Vec3) == 3 * sizeof(float));
     const float* flat = &xyz[0][0];
     const float scale = meshopt_simplifyScale(flat, xyz.size(), sizeof(Vec3));  // absolute error / scale = relative
-    // The count target of the whole mesh, less the frozen triangles.
+    // The count target of the whole mesh, less the frozen triangles, and never below the ratio of the
+    // unfrozen ones: frozen patches that ate the budget left a target of 0, meshoptimizer's "as few as
+    // you can", which closed the rest's handles and froze it whole (a dam break frame at ratio 0.1 came
+    // back undecimated).
     const std::size_t whole = std::size_t(double(s.target_ratio) * double(whole_count)), kept = m.cells.size() - in_tris.size();
-    const std::size_t target = s.target_ratio > 0.0f ? std::min(whole > kept ? whole - kept : 0, in_tris.size()) * 3 : 0;
+    const std::size_t own = std::size_t(double(s.target_ratio) * double(in_tris.size()));
+    const std::size_t target = s.target_ratio > 0.0f ? std::min(std::max(whole > kept ? whole - kept : 0, own), in_tris.size()) * 3 : 0;
     const float error = s.max_error > 0.0f && scale > 0.0f ? share * s.max_error / scale : FLT_MAX;
     const std::size_t got = meshopt_simplify(out.data(), in.data(), in.size(), flat, xyz.size(), sizeof(Vec3), target,
                                              error, meshopt_SimplifyLockBorder, nullptr);
