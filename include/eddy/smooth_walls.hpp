@@ -165,6 +165,11 @@ std::vector<std::uint8_t> smooth_wall_mask(const std::vector<Wall<D>>& walls, st
 /// nu not above 0.
 double wall_shear_stress(double u, double y, double nu);
 
+/// The help line of the solvers' `wall_law_viscosity` setting (one text for DFSPH, WCSPH and PBF).
+inline constexpr const char* kWallLawViscosityHelp =
+    "smooth walls: the kinematic viscosity of their law of the wall (Spalding 1961), the shear a no-slip wall puts on "
+    "the water sliding past it (docs/methods.md): water 1e-6; 0: the faces slip";
+
 /// The smooth walls of one solver (DFSPH, WCSPH): which walls are drawn so, their profile, this step's
 /// virtual particles, and what every face adds beyond the pressure pairs (the hydrostatic push, the wall's
 /// shear). Off (a scene without a container to draw so, or boundary_model "particles"), the solvers read

@@ -38,9 +38,7 @@ std::span<const Field<PbfSettings>> pbf_fields() {
          "their edges counted once (docs/methods.md, PBF's smooth walls); particles: Akinci et al. 2012's "
          "calibrated single layer everywhere (seed 002); solids, bodies, models and open tops keep their particles",
          {"smooth", "particles"}},
-        {"wall_law_viscosity", &S::wall_law_viscosity, "m^2/s", 0, 1e3,
-         "smooth walls: the kinematic viscosity of their law of the wall (Spalding 1961), the shear a no-slip wall "
-         "puts on the water sliding past it (docs/methods.md): water 1e-6; 0: the faces slip"},
+        {"wall_law_viscosity", &S::wall_law_viscosity, "m^2/s", 0, 1e3, kWallLawViscosityHelp},
     };
     return table;
 }

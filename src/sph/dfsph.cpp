@@ -38,9 +38,7 @@ std::span<const Field<DfsphSettings>> dfsph_fields() {
         {"viscosity", &S::viscosity, "m^2/s", 0, 1e3,
          "kinematic viscosity nu, solved implicitly (Weiler et al. 2018): water 1e-6, olive oil 1e-4, honey 1e-2"},
         {"wall_viscosity", &S::wall_viscosity, "m^2/s", 0, 1e3, "the same against the walls (wall friction)"},
-        {"wall_law_viscosity", &S::wall_law_viscosity, "m^2/s", 0, 1e3,
-         "smooth walls: the kinematic viscosity of their law of the wall (Spalding 1961), the shear a no-slip wall "
-         "puts on the water sliding past it (docs/methods.md): water 1e-6; 0: the faces slip"},
+        {"wall_law_viscosity", &S::wall_law_viscosity, "m^2/s", 0, 1e3, kWallLawViscosityHelp},
         {"viscosity_error_target", &S::viscosity_error_target, "", 0, 1,
          "viscosity solver: iterate until the residual is below this fraction of the step's viscous change", {}, true},
         {"max_viscosity_iterations", &S::max_viscosity_iterations, "", 0, 10000,

@@ -41,9 +41,7 @@ std::span<const Field<WcsphSettings>> wcsph_fields() {
          "through their shapes, each face as the fluid's mirror image (a smooth density and push; not yet the "
          "default: a dam break's front runs 5-10% further ahead, docs/methods.md)",
          {"smooth", "particles"}},
-        {"wall_law_viscosity", &S::wall_law_viscosity, "m^2/s", 0, 1e3,
-         "smooth walls: the kinematic viscosity of their law of the wall (Spalding 1961), the shear a no-slip wall "
-         "puts on the water sliding past it (docs/methods.md): water 1e-6; 0: the faces slip"},
+        {"wall_law_viscosity", &S::wall_law_viscosity, "m^2/s", 0, 1e3, kWallLawViscosityHelp},
         {"hydrostatic_start", &S::hydrostatic_start, "", 0, 1,
          "start fluid at rest compressed along gravity to hydrostatic equilibrium, p = rho0 g d / C (no initial "
          "ringing); off: every particle starts at rho0, p = 0"},
