@@ -13,7 +13,9 @@
 // The coupling is explicit (the loads of step n move the body over step n -> n+1). It is stable at the
 // fluid's own time step while the body outweighs the fluid it would have to push aside in one step; a
 // light body (density well below the fluid's) meets the added-mass limit, where docs/bodies.md says what
-// eddy does.
+// eddy does. DFSPH goes further: each body's walls carry its mobility (DrivenState::inverse_mass,
+// inverse_inertia, set with the pose), and its pressure solves move the body as they push it
+// (src/sph/dfsph_bodies.cpp), so the loads they hand over are those of fluid and body moving together.
 //
 // Determinism: the loads are the same bits on any thread and process count (WallLoadGather), and every
 // process steps its own copy of the engine single-threaded with the same inputs, so the bodies are the

@@ -48,6 +48,11 @@ struct DrivenState {
     std::array<double, 3> shift{0, 0, 0};                 ///< Displacement of the centre of mass (m)
     std::array<double, 3> velocity{0, 0, 0};              ///< Of the centre of mass (m/s)
     std::array<double, 3> angular_velocity{0, 0, 0};      ///< (rad/s; 2D: z)
+    /// The body's mobility, for a solver that lets the body give way within its pressure solve (DFSPH):
+    /// its inverse mass and inverse inertia about the centre of mass, in world axes (1/kg, 1/(kg m^2);
+    /// 2D per metre of depth), each axis it may not move along or turn about (fixed_axes) zeroed. All
+    /// zero: the solver holds it at its velocity over the step, as any moving wall.
+    std::array<std::array<double, 3>, 3> inverse_mass{}, inverse_inertia{};
 };
 
 template <int D>

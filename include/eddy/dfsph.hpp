@@ -137,7 +137,8 @@ public:
 
     /// Boundary pseudo-masses (Akinci, double layer), particle mass, first reorder, solver fields.
     void init(ParticleSet<D>& fluid, BoundarySet<D>& boundary, const ExecContext& exec);
-    /// The next time step (s): CFL on the largest speed and the gravity limit, clamped to [dt_min, dt_max].
+    /// The next time step (s): CFL on the largest speed and on the gravity waves, the gravity limit, clamped to
+    /// [dt_min, dt_max].
     float suggest_dt(const ParticleSet<D>& fluid) const;
     /// Advances by dt (s); t (s) is the start of the step (for moving boundaries). The density error in
     /// the statistics is that of the positions the step starts from (the previous step's result).
@@ -189,6 +190,8 @@ private:
     // The Jacobi velocity update dv_i = -dt [dK_i F_i + sum_j m dK_j grad W_ij] (2017 eq. 9); K (if not null)
     // accumulates dK.
     void apply_pressure(const float* dK, float* K, Vec<D>* v, float dt, const ExecContext& exec) const;
+    // The step's per-particle buffers at n particles.
+    void resize_buffers(std::size_t n);
     // The implicit viscosity (dfsph_viscosity.cpp): v <- (I - dt L)^-1 (v + dt a_walls); returns the
     // conjugate gradient iterations (0 without viscosity).
     int solve_viscosity(ParticleSet<D>& fluid, const BoundarySet<D>& boundary, float dt, const ExecContext& exec);
@@ -200,9 +203,16 @@ private:
     void add_pressure_wall_loads(const ParticleSet<D>& fluid, const float* P, const float* Pv, const BoundarySet<D>& boundary,
                                  const ExecContext& exec);
     void finish_wall_loads(const ParticleSet<D>& fluid, BoundarySet<D>& boundary, float dt, const ExecContext& exec);
+    // Bodies that give way within the pressure solves (dfsph_bodies.cpp): the pairs of each fluid particle
+    // with each body it touches (begin; false: none), the bodies' velocity change from a pressure increment
+    // dK (push) and from gravity (fall), each seen by the walls' share of Drho/Dt at once.
+    bool begin_body_coupling(const ParticleSet<D>& fluid, const BoundarySet<D>& boundary, double t, const ExecContext& exec);
+    void push_bodies(const float* dK, float dt, const ExecContext& exec);
+    void fall_bodies(const Vec<D>& gdt, const ExecContext& exec);
+    void change_body_rates(const std::vector<std::array<double, 6>>& dv, const ExecContext& exec);
 
     DfsphSettings m_s;
-    float m_r, m_mass = 0.0f, m_last_dt = 0.0f, m_vmax = 0.0f, m_last_predicted = 0.0f;
+    float m_r, m_wave_dt, m_mass = 0.0f, m_last_dt = 0.0f, m_vmax = 0.0f, m_last_predicted = 0.0f;  // m_wave_dt: wave_step (s)
     Vec<D> m_g;
     std::vector<Wall<D>> m_walls;
     CubicSpline<D> m_kernel;
@@ -224,6 +234,22 @@ private:
     std::vector<Vec<D>> m_wall_dv;
     std::vector<float> m_load_avg, m_load_lift;  // extrapolated wall pressure: per particle avg_i, max(0, lift_i)
     std::vector<std::uint8_t> m_surface;
+    // Per fluid particle (CSR m_body_off) and body it touches: the body's index among m_mobile, G = sum_b
+    // psi_b grad W_ib over its particles and T = sum_b (x_b - c) x psi_b grad W_ib (2D: z only); per body
+    // its boundary object, mobility and centre c, and the velocity change so far (v, w).
+    struct BodyPair {
+        std::uint32_t body;
+        Vec<D> G;
+        Vec3 T;
+    };
+    struct Mobile {
+        std::uint16_t object;
+        std::array<std::array<double, 3>, 3> inv_mass, inv_inertia;
+        std::array<double, 3> center;
+    };
+    std::vector<std::uint32_t> m_body_off, m_body_particles;  // CSR offsets; the particles with pairs, ascending
+    std::vector<BodyPair> m_body_pairs;
+    std::vector<Mobile> m_mobile;
     // Viscosity solve: per pair factor, per particle inverted diagonal block, conjugate gradient vectors.
     std::vector<float> m_visc_pair, m_visc_block;
     std::vector<Vec<D>> m_visc_b, m_visc_r, m_visc_z, m_visc_p, m_visc_q;

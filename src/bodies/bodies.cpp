@@ -110,6 +110,38 @@ void check_engine_state(std::vector<BodyState>& state, const std::vector<BodySta
         }
 }
 
+// The body's mobility in world axes (DrivenState): inverse mass and R I^-1 R^T, the axes of fixed_axes
+// zeroed on both sides (the engines' linear and angular factors, in world axes).
+void set_mobility(const BodySpec& spec, const Mat3d& R, int dim, DrivenState& out) {
+    const auto& I = spec.mass.inertia;
+    Mat3d inv{};
+    if (dim == 2) {
+        inv[2][2] = I[2][2] > 0.0 ? 1.0 / I[2][2] : 0.0;
+    } else {
+        const double c00 = I[1][1] * I[2][2] - I[1][2] * I[2][1], c01 = I[1][2] * I[2][0] - I[1][0] * I[2][2],
+                     c02 = I[1][0] * I[2][1] - I[1][1] * I[2][0];
+        const double det = I[0][0] * c00 + I[0][1] * c01 + I[0][2] * c02;
+        if (det > 0.0) {
+            inv = {{{c00, I[0][2] * I[2][1] - I[0][1] * I[2][2], I[0][1] * I[1][2] - I[0][2] * I[1][1]},
+                    {c01, I[0][0] * I[2][2] - I[0][2] * I[2][0], I[0][2] * I[1][0] - I[0][0] * I[1][2]},
+                    {c02, I[0][1] * I[2][0] - I[0][0] * I[2][1], I[0][0] * I[1][1] - I[0][1] * I[1][0]}}};
+            for (auto& row : inv)
+                for (double& e : row) e /= det;
+        }
+    }
+    for (int a = 0; a < 3; ++a)
+        for (int b = 0; b < 3; ++b) {
+            double e = 0.0;
+            for (int k = 0; k < 3; ++k)
+                for (int l = 0; l < 3; ++l) e += R[a][k] * inv[k][l] * R[b][l];
+            const bool turns = !spec.fixed_rotation[a] && !spec.fixed_rotation[b] && (dim == 3 || (a == 2 && b == 2));
+            out.inverse_inertia[a][b] = turns ? e : 0.0;
+            out.inverse_mass[a][b] = a == b && a < dim && !spec.fixed_translation[a] && spec.mass.mass > 0.0
+                                         ? 1.0 / spec.mass.mass
+                                         : 0.0;
+        }
+}
+
 }  // namespace
 
 template <int D>
@@ -124,6 +156,7 @@ void sync_body_motions(const RigidBodies<D>& bodies, BoundarySet<D>& boundary, d
         m.state.velocity = s.velocity;
         m.state.angular_velocity = s.angular_velocity;
         if constexpr (D == 2) m.state.shift[2] = m.state.velocity[2] = 0.0;
+        set_mobility(bodies.specs[k], m.state.R, D, m.state);
     }
 }
 

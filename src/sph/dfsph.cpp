@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <type_traits>
 
 #include <fmt/format.h>
@@ -45,7 +46,7 @@ std::span<const Field<DfsphSettings>> dfsph_fields() {
          "viscosity solver: most conjugate gradient iterations per step"},
         {"xsph", &S::xsph, "", 0, 1, "XSPH velocity smoothing c: dv_i = c sum_j m/rho0 (v_j - v_i) W_ij"},
         {"wall_xsph", &S::wall_xsph, "", 0, 1, "XSPH smoothing towards the walls' velocity (wall friction)"},
-        {"cfl", &S::cfl, "", 0, 1, "CFL number: dt <= cfl 2r / (v_max + |g| dt)", {}, true},
+        {"cfl", &S::cfl, "", 0, 1, "CFL number: dt <= cfl 2r / (v_max + |g| dt) and dt <= cfl 2r / sqrt(|g| H), H the fluid's height", {}, true},
         {"dt_min", &S::dt_min, "s", 0, kInf, "smallest time step; needing less means the run diverged", {}, true},
         {"dt_max", &S::dt_max, "s", 0, kInf, "largest time step", {}, true},
         {"fixed_dt", &S::fixed_dt, "s", 0, kInf, "fixed time step; 0: adaptive (CFL)"},
@@ -82,20 +83,30 @@ Stats join(Stats l, const Stats& r) {
     return l;
 }
 
+// The wave limit on the step: the fluid's gravity waves, sqrt(g H) for its height H, cross at most cfl of a
+// diameter per step, as the fastest particle may. Fluid at rest has no speed to bound its step, and the
+// force limit (suggest_dt) does not grow with the depth: a 30 cm tank at r = 2 mm (75 rows) at 2 ms steps
+// met its mean target while its floor rows compressed by 10-27% and threw particles off at 2-5 m/s, every
+// few tenths of a second (docs/methods.md, "The wave limit"); 0.93 ms there, 2.1 ms at r = 4 mm, 24 cm.
+float wave_step(float cfl, float r, float g, float height) {
+    const float wave = std::sqrt(g * std::max(height, 0.0f));
+    return wave > 0.0f ? cfl * 2.0f * r / wave : std::numeric_limits<float>::infinity();
+}
+
 }  // namespace
 
 template <int D>
-DfsphSolver<D>::DfsphSolver(const DfsphSettings& s, float particle_radius, const Vec<D>& gravity, float,
+DfsphSolver<D>::DfsphSolver(const DfsphSettings& s, float particle_radius, const Vec<D>& gravity, float fluid_height,
                             std::vector<Wall<D>> walls, const std::string& where)
-    : m_s(s), m_r(particle_radius), m_g(gravity), m_walls(std::move(walls)) {
+    : m_s(s), m_r(particle_radius), m_wave_dt(wave_step(s.cfl, particle_radius, norm(gravity), fluid_height)),
+      m_g(gravity), m_walls(std::move(walls)) {
     validate(s, dfsph_fields(), where);
     if (!(particle_radius > 0.0f)) throw InputError(fmt::format("{}: particle_radius must be > 0", where));
     if (s.dt_min > s.dt_max)
         throw InputError(fmt::format("{}: key 'dt_min' = {:g} is larger than 'dt_max' = {:g}", where, s.dt_min, s.dt_max));
     if (s.dt_growth > 0.0f && s.dt_growth < 1.0f)
         throw InputError(fmt::format("{}: key 'dt_growth' = {:g}: allowed: 0 (off) or 1 to 100 (a factor below 1 "
-                                     "would shrink every step)",
-                                     where, s.dt_growth));
+                                     "would shrink every step)", where, s.dt_growth));
     if (s.min_iterations > s.max_iterations)
         throw InputError(fmt::format("{}: key 'min_iterations' = {} is larger than 'max_iterations' = {}", where,
                                      s.min_iterations, s.max_iterations));
@@ -179,6 +190,7 @@ float DfsphSolver<D>::suggest_dt(const ParticleSet<D>&) const {
     // churn; 0.1 sqrt(2r / g) at the default cfl: 5 ms at r = 12.5 mm, 2.9 ms at r = 4 mm.
     const float g = norm(m_g);
     if (g > 0.0f) dt = std::min(dt, std::sqrt(m_s.cfl / 40.0f * 2.0f * m_r / g));
+    dt = std::min(dt, m_wave_dt);  // the gravity waves' CFL (wave_step)
     // Ramp: a quarter of the limits at the first step (or after init(): the viewer's settings
     // changes), then at most dt_growth times the last step. Released at rest, the fluid has no
     // pressure yet; at full step its wall rows compress faster than the density solver builds the
@@ -220,6 +232,26 @@ void DfsphSolver<D>::apply_pressure(const float* dK, float* K, Vec<D>* v, float 
 }
 
 template <int D>
+void DfsphSolver<D>::resize_buffers(std::size_t n) {
+    const std::size_t pairs = m_neighbors.fluid().total();
+    m_grad.resize(pairs);
+    m_rate.resize(n);
+    m_alpha.resize(n);
+    m_dP.resize(n);
+    m_wall_rate.resize(n);
+    m_F.resize(n);
+    m_Fb.resize(n);
+    m_xsph.resize(n);
+    m_wall_dv.resize(n);
+    if (m_s.extrapolated_wall_pressure) {
+        m_w.resize(pairs);
+        m_wself.resize(n);
+        m_wall_push.resize(n);
+    }
+    m_surface.resize(n);
+}
+
+template <int D>
 void DfsphSolver<D>::update_neighbors(ParticleSet<D>& fluid, BoundarySet<D>& boundary, double t, float dt,
                                       const ExecContext& exec) {
     const bool moved = move_walls(boundary, m_walls, t, dt, exec);
@@ -258,22 +290,8 @@ StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
 
     const auto& fn = m_neighbors.fluid();
     const auto& bn = wall_lists();
-    m_grad.resize(fn.total());
-    m_rate.resize(n);
-    m_alpha.resize(n);
-    m_dP.resize(n);
-    m_wall_rate.resize(n);
-    m_F.resize(n);
-    m_Fb.resize(n);
-    m_xsph.resize(n);
-    m_wall_dv.resize(n);
+    resize_buffers(n);
     const bool extrapolated = m_s.extrapolated_wall_pressure;
-    if (extrapolated) {
-        m_w.resize(fn.total());
-        m_wself.resize(n);
-        m_wall_push.resize(n);
-    }
-    m_surface.resize(n);
 
     const CubicSpline<D> W = m_kernel;
     const float m = m_mass, rho0 = m_s.rest_density, inv_rho0 = 1.0f / rho0, w0 = W.value(0.0f);
@@ -378,6 +396,7 @@ StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
     }
     out.max_density_error = dens.emax;
     out.mean_density_error = count ? static_cast<float>(dens.esum.value() / double(count)) : 0.0f;
+    const bool bodies = begin_body_coupling(fluid, boundary, t, exec);  // bodies give way in the solves
 
     // One Jacobi iteration's residual: Drho_i/Dt of the current velocities (2017 eq. 4), turned into the
     // pressure increment dP_i, and the solver's mean error and largest error (fractions of rho0). With
@@ -454,6 +473,7 @@ StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
         }
         if (warm > 0.0f) {
             apply_pressure(K, nullptr, v, h, exec);
+            if (bodies) push_bodies(K, h, exec);
             if (m_halo) m_halo->refresh(std::span<Vec<D>>(v, n));
             fresh_rates = true;
         }
@@ -468,6 +488,7 @@ StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
             if ((it >= min_it && converged) || it >= max_it) break;
             if (m_halo) m_halo->refresh(m_dP);  // the update reads the neighbours' increments
             apply_pressure(m_dP.data(), K, v, h, exec);
+            if (bodies) push_bodies(m_dP.data(), h, exec);
             if (m_halo) m_halo->refresh(std::span<Vec<D>>(v, n));  // the next residual their velocities
         }
         return std::pair<int, double>(it, err);
@@ -490,6 +511,7 @@ StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
         v[i] += gdt;
         m_rate[i] += dot(gdt, m_Fb[i]);
     });
+    if (bodies) fall_bodies(gdt, exec);  // and the bodies with it
     // The walls' pressure-independent push (the extrapolated wall pressure's hydrostatic part; the smooth
     // walls' mirrored hydrostatic pressure, for particles at rest density) is uneven: the density solver
     // then starts from fresh rates.

@@ -137,11 +137,11 @@ void report(const char* what, const FloatCase& c, const FloatFigures& f) {
 }  // namespace
 
 // Archimedes in 2D: a box 30 particle diameters wide and 20 high at density ratios 0.3, 0.5, 0.8, its
-// draft below the level by mass within 2% (the issue's bar). Not met: DFSPH at 0.3 floats 4.3% deep
-// (2.6 mm, half a particle radius, at r = 5 mm; docs/bodies.md), bounded here at 5% so that it cannot
-// get worse unseen; DFSPH at 0.5 reads +1.78%, +2.34% and +2.70% in three builds of the same code (its
-// Jacobi solve is chaotic: which products the compiler fuses moves the draft averaged over a second by
-// half a millimetre), bounded at 3%. PBF at 0.3: +0.63% with fused products, -3.07% without them (issue 33:
+// draft below the level by mass within 2% (the issue's bar). DFSPH, since its bodies give way within the
+// pressure solves (dfsph_bodies.cpp): +1.84 / +1.44 / +1.07% (with the explicit coupling +4.3% at 0.3, and
+// at 0.5 +1.78%, +2.34% and +2.70% in three builds of the same code: its Jacobi solve is chaotic, which
+// products the compiler fuses moves the draft averaged over a second by half a millimetre), so 0.3 is
+// bounded at 2.5%, the rest at 2%. PBF at 0.3: +0.63% with fused products, -3.07% without them (issue 33:
 // no contraction, the same bits as the web build) and with the bodies' poses stamped with the run's clock:
 // the light box's draft averaged over one second moves by 2 mm with roundoff; bounded at 4%, not met.
 // Since PBF's single wall layer is calibrated (issue 40: fluid resting on a wall reads rho0; before, the
@@ -159,10 +159,9 @@ TEST_P(FloatingBox2D, RestsAtItsDraft) {
     const FloatFigures f = float_box(c, 1.5, 1.0);
     report("archimedes", c, f);
     ASSERT_TRUE(f.finite);
-    const double bound = c.method == "dfsph" && c.ratio < 0.4 ? 0.05
+    const double bound = c.method == "dfsph" && c.ratio < 0.4 ? 0.025
                          : c.method == "pbf" && c.ratio < 0.4 ? 0.09
                          : c.method == "pbf" && c.ratio < 0.6 ? 0.05
-                         : c.method == "dfsph" && c.ratio < 0.6 ? 0.03
                                                                : 0.02;
     EXPECT_LT(std::fabs(f.error), bound);
     if (c.method == "pbf") EXPECT_LT(std::fabs(f.draft_top / f.expected - 1.0), 0.03);
@@ -228,10 +227,11 @@ TEST_P(FloatingBox3D, RestsAtItsDraft) {
     const FloatFigures f = float_box(c, 1.0, 0.5);
     report("archimedes", c, f);
     ASSERT_TRUE(f.finite);
-    // Not met in 3D but for WCSPH (+0.15%): DFSPH floats 10.3% deep, PBF 14.5% high (0.8 and 1.2
-    // particle radii at this resolution; the 3D wall pressures of docs/methods.md). Bounded so that they
-    // cannot get worse unseen.
-    const double bound = c.method == "wcsph" ? 0.02 : c.method == "dfsph" ? 0.13 : 0.18;
+    // The bar is 3% in 3D: WCSPH +0.15%; DFSPH +2.97% since its bodies give way within the pressure solves
+    // (+10.3% with the explicit coupling, docs/bodies.md), bounded at 4% (its Jacobi solve is chaotic, a
+    // build moves its figures by tenths of a percent); not met by PBF, 14.5% high (1.2 particle radii at
+    // this resolution; the 3D wall pressures of docs/methods.md), bounded so that it cannot get worse unseen.
+    const double bound = c.method == "wcsph" ? 0.02 : c.method == "dfsph" ? 0.04 : 0.18;
     EXPECT_LT(std::fabs(f.error), bound);
     EXPECT_LT(f.tilt, 0.05);
 }
@@ -355,7 +355,7 @@ TEST(Bodies, LightAndHeavyBodiesAreStable) {
     const FloatFigures f = float_box(light, 1.5, 1.0);
     report("light", light, f);
     ASSERT_TRUE(f.finite);
-    EXPECT_LT(std::fabs(f.error), 0.15);
+    EXPECT_LT(std::fabs(f.error), 0.08);  // +5.7% (+13% with the explicit coupling, docs/bodies.md)
 
     FloatCase heavy = light;
     heavy.ratio = 10.0;
@@ -374,6 +374,43 @@ TEST(Bodies, LightAndHeavyBodiesAreStable) {
     EXPECT_LT(bottom, 2.0 * heavy.r);
     EXPECT_GT(bottom, -0.5 * heavy.r);
     EXPECT_LT(std::hypot(s.bodies.state[0].velocity[0], s.bodies.state[0].velocity[1]), 0.02);
+}
+
+// Issue 40's case: a flat box (0.3 x 0.1 m, half the water's density, r = 2 mm) released with its
+// underside 1 cm above its draft onto water at rest. The water's waves keep rocking it (the closed tank's
+// symmetric sloshing mode, about 0.9 s, decays slowly, as in water), but it is not pumped: over 2-3 s its
+// centre stays within 2 r of its mean, and over 2.5-3 s its heave amplitude (half the swing) is below r.
+// With the explicit coupling DFSPH threw it out of the water at 2.74 s (docs/bodies.md); WCSPH, stepped
+// 8 times as often, meets both (0.9 mm and 1.8 mm).
+TEST(Bodies, DroppedBoxIsNotPumpedByDfsph) {
+    FloatCase c;
+    c.method = "dfsph";
+    c.r = 0.002;
+    c.W = 1.2;
+    c.L = 0.3;
+    c.w = 0.3;
+    c.h = 0.1;
+    c.ratio = 0.5;
+    c.start_offset = 0.01;
+    const ExecContext exec(2);
+    Simulation sim = make_simulation(parse_scene(float_scene(c), "drop"), 10'000'000, exec);
+    auto& s = std::get<ParticleSimulation<2>>(sim);
+    double lo_late = 1e9, hi_late = -1e9, lo = 1e9, hi = -1e9, sum = 0.0, weight = 0.0;
+    while (s.time < 3.0 - 1e-9) {
+        const StepStats st = step(sim, exec, 3.0);
+        ASSERT_FALSE(st.non_finite) << "t = " << s.time;
+        const double y = s.bodies.state[0].position[1];
+        if (s.time < 2.0) continue;
+        lo = std::min(lo, y), hi = std::max(hi, y);
+        sum += y * st.dt, weight += st.dt;
+        if (s.time >= 2.5) lo_late = std::min(lo_late, y), hi_late = std::max(hi_late, y);
+    }
+    const double mean = sum / weight, rest = c.L - c.ratio * c.h + 0.5 * c.h;
+    std::printf("[bodies] dropped 1 cm (dfsph, r = %g m): centre over 2-3 s %.5f to %.5f m (mean %.5f, at rest "
+                "%.5f), heave amplitude over 2.5-3 s %.5f m\n",
+                c.r, lo, hi, mean, rest, 0.5 * (hi_late - lo_late));
+    EXPECT_LT(std::max(hi - mean, mean - lo), 2.0 * c.r);
+    EXPECT_LT(0.5 * (hi_late - lo_late), c.r);
 }
 
 // The same scene on 1 and 2 threads: the same bodies, bit for bit (the loads are gathered order-free,

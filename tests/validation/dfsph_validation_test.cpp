@@ -139,9 +139,11 @@ TEST(DfsphValidation, TankAtRestHydrostatic2D) {
 // pressure alone (Akinci) lets it sink to r/2 with 20-25% too much. A tank of whole spacings (29.6 cm,
 // no builder slot; the 30 cm tank above keeps swinging with the option on, docs/methods.md), r = 4 mm,
 // 24 cm deep, frames from 1 to 3 s: the pressure at 6, 12, 18 cm and in the rows along the floor
-// (22.8 cm of depth, +-2r) within 5% of rho0 g d (3.3% measured, floor rows 3.2%), and no centre closer
-// than 0.6 r to the floor (0.75 r measured). Without the option: floor rows 8.9% (bound >= 6%: the
-// check can fail), bottom row at 0.47 r.
+// (22.8 cm of depth, +-2r) within 7% of rho0 g d (5.9% measured, floor rows 5.9%; 3.3% and 3.2% before the
+// wave limit on the step, which at 2.1 ms instead of 2.9 ms leaves the same density tolerance as a pressure
+// (1/dt^2) twice as large: docs/methods.md, "The wave limit"), and no centre closer than 0.6 r to the floor
+// (0.77 r measured). Without the option: floor rows 12.4% (8.9% before; bound >= 6%: the check can fail),
+// bottom row at 0.46 r.
 TEST(DfsphValidation, ExtrapolatedWallPressureHoldsTheFloorRows2D) {
     const double r = 0.004, width = 0.296, depth = 0.24;
     const double bands[] = {0.06, 0.12, 0.18, 0.228};
@@ -160,7 +162,7 @@ TEST(DfsphValidation, ExtrapolatedWallPressureHoldsTheFloorRows2D) {
         std::printf("extrapolated_wall_pressure %s: worst band %.1f%%, floor rows %.1f%%, lowest centre %.2f r\n",
                     on ? "on" : "off", 100.0 * worst, 100.0 * worst_floor, lowest);
         if (on) {
-            EXPECT_LE(worst, 0.05);
+            EXPECT_LE(worst, 0.07);
             EXPECT_GE(lowest, 0.6);
         } else {
             EXPECT_GE(worst_floor, 0.06);  // the Akinci walls' bottom row, which the option is for
