@@ -236,14 +236,13 @@ private:
     std::vector<std::uint8_t> m_surface;
     // Per fluid particle (CSR m_body_off) and body it touches: the body's index among m_mobile, G = sum_b
     // psi_b grad W_ib over its particles and T = sum_b (x_b - c) x psi_b grad W_ib (2D: z only); per body
-    // its boundary object, mobility and centre c, and the velocity change so far (v, w).
+    // its mobility and centre c at the step's start.
     struct BodyPair {
         std::uint32_t body;
         Vec<D> G;
         Vec3 T;
     };
     struct Mobile {
-        std::uint16_t object;
         std::array<std::array<double, 3>, 3> inv_mass, inv_inertia;
         std::array<double, 3> center;
     };

@@ -129,17 +129,17 @@ void set_mobility(const BodySpec& spec, const Mat3d& R, int dim, DrivenState& ou
                 for (double& e : row) e /= det;
         }
     }
-    for (int a = 0; a < 3; ++a)
+    out.inverse_mass = {};
+    for (int a = 0; a < 3; ++a) {
+        if (a < dim && !spec.fixed_translation[a] && spec.mass.mass > 0.0) out.inverse_mass[a][a] = 1.0 / spec.mass.mass;
         for (int b = 0; b < 3; ++b) {
             double e = 0.0;
             for (int k = 0; k < 3; ++k)
                 for (int l = 0; l < 3; ++l) e += R[a][k] * inv[k][l] * R[b][l];
             const bool turns = !spec.fixed_rotation[a] && !spec.fixed_rotation[b] && (dim == 3 || (a == 2 && b == 2));
             out.inverse_inertia[a][b] = turns ? e : 0.0;
-            out.inverse_mass[a][b] = a == b && a < dim && !spec.fixed_translation[a] && spec.mass.mass > 0.0
-                                         ? 1.0 / spec.mass.mass
-                                         : 0.0;
         }
+    }
 }
 
 }  // namespace

@@ -62,7 +62,7 @@ bool DfsphSolver<D>::begin_body_coupling(const ParticleSet<D>& fluid, const Boun
         for (int a = 0; a < 3; ++a)
             for (int b = 0; b < 3; ++b) mobile = mobile || s.inverse_mass[a][b] != 0.0 || s.inverse_inertia[a][b] != 0.0;
         if (!motion.driven || !mobile) continue;
-        Mobile body{static_cast<std::uint16_t>(o), s.inverse_mass, s.inverse_inertia, {0, 0, 0}};
+        Mobile body{s.inverse_mass, s.inverse_inertia, {0, 0, 0}};
         for (int a = 0; a < 3; ++a)
             body.center[a] = (a < D ? double(motion.pivot[a]) : 0.0) + s.shift[a] + s.velocity[a] * (t - s.time);
         body_of[o] = static_cast<std::uint32_t>(m_mobile.size());
