@@ -46,10 +46,10 @@
 //
 // Faces: a box container gives its 2D faces, a cylinder container its side, floor and lid, a ball
 // container its sphere. Each face is a half-space, so where two faces of one container meet at a right
-// angle (a box's edges and corners, a cylinder's rims) the region beyond both is counted twice. With
-// `edges` (PBF, whose constraint turns that excess straight into velocity: a 3D tank's corner particles
-// left at 5.5 g dt after the first step) each such pair adds one more virtual particle that takes it off
-// again (inclusion-exclusion):
+// angle (a box's edges and corners, a cylinder's rims) the region beyond both is counted twice. Each
+// such pair adds one more virtual particle that takes it off again (inclusion-exclusion; every method:
+// PBF's constraint turned the excess straight into velocity, a 3D tank's corner particles leaving at
+// 5.5 g dt after the first step):
 //
 //   rho_kl = -lambda rho0 Q(s_k, s_l),   Q(a, b) = integral over x > a, y > b of W2(x, y) dx dy,
 //
@@ -58,8 +58,8 @@
 // W2(a, y) dy: a virtual particle of negative psi on that gradient's line. In 3D, where three faces meet at
 // right angles (a box's corners), the region beyond all three, counted three times and taken off three
 // times, is added back once: rho_klm = lambda rho0 Q3(s_k, s_l, s_m), its gradient from
-// P3(a, b, c) = -dQ3/da (a virtual particle of positive psi). DFSPH and WCSPH do not take the edges off
-// yet (their figures in docs/methods.md were measured without it).
+// P3(a, b, c) = -dQ3/da (a virtual particle of positive psi). The profile's `edges` off (unit tests only)
+// shows what the terms take off.
 // The reach is r + (h - r) / (2 kappa), about 2.2 r at h = 4r. Only closed analytic containers are drawn
 // so (smooth_wall_mask): solids, bodies, models and open shells keep their boundary particles for now (one face at a solid's nearest point, tried, read a box held under water 21% heavy
 // and let a neutral body drift 2 r; shells let particles through), and the solvers see both in one list.
@@ -180,7 +180,7 @@ public:
     /// Draws the drawn_smooth walls among `walls` when `wanted`; stays off when there are none. nu: the
     /// law of the wall's kinematic viscosity (m^2/s; 0: the faces slip).
     void init(bool wanted, const std::vector<Wall<D>>& walls, std::size_t object_count, const CubicSpline<D>& kernel,
-              float particle_radius, float mass, float rest_density, float nu, bool edges = false);
+              float particle_radius, float mass, float rest_density, float nu);
     bool on() const { return m_on; }
     /// This step's virtual particles for the fluid at x[0, n) (build_virtual_walls), with copies of the
     /// boundary particles (`particle_lists` into `particles`) of the walls not drawn smooth.

@@ -573,8 +573,7 @@ double wall_shear_stress(double u, double y, double nu) {
 
 template <int D>
 void SmoothWalls<D>::init(bool wanted, const std::vector<Wall<D>>& walls, std::size_t object_count,
-                          const CubicSpline<D>& kernel, float particle_radius, float mass, float rest_density, float nu,
-                          bool edges) {
+                          const CubicSpline<D>& kernel, float particle_radius, float mass, float rest_density, float nu) {
     m_walls = smooth_wall_mask(walls, object_count, m_objects);
     m_on = wanted && std::find(m_walls.begin(), m_walls.end(), 1) != m_walls.end();
     m_rest_density = rest_density;
@@ -582,7 +581,7 @@ void SmoothWalls<D>::init(bool wanted, const std::vector<Wall<D>>& walls, std::s
     m_radius = particle_radius;
     if (!m_on) return;
     m_kernel = kernel;
-    m_profile = make_smooth_wall_profile(kernel, particle_radius, mass, rest_density, edges);
+    m_profile = make_smooth_wall_profile(kernel, particle_radius, mass, rest_density, true);
     m_rho_rest = m_profile.density(particle_radius);
 }
 

@@ -83,10 +83,10 @@ void PbfSolver<D>::init(ParticleSet<D>& fluid, BoundarySet<D>& boundary, const E
     // at rest stays at rest: as published, the first row had 1.064 rho0 in 3D and the first step lifted it).
     compute_boundary_psi(boundary, m_kernel, m_s.rest_density, exec, 2.0f * m_r, 1);
     // Smooth walls for the closed analytic containers (eddy/smooth_walls.hpp), as DFSPH's and WCSPH's; their
-    // friction is the wall XSPH and the law of the wall; the edges' excess taken off (the constraint turns
-    // it into velocity at once: a 3D tank's corners left at 5.5 g dt after the first step).
+    // friction is the wall XSPH and the law of the wall; the edges' excess taken off (the constraint turns it
+    // into velocity at once: a 3D tank's corners left at 5.5 g dt after the first step).
     m_smooth.init(m_s.boundary_model == "smooth", m_walls, boundary.motions.size(), m_kernel, m_r, m_mass,
-                  m_s.rest_density, m_s.wall_law_viscosity, true);
+                  m_s.rest_density, m_s.wall_law_viscosity);
     m_neighbors.init(fluid, boundary, exec);
 }
 
