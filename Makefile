@@ -6,7 +6,7 @@ BUILD ?= build
 JOBS  ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build demo test test-under-load bench web serve-web fuzz fuzz-ci fuzz-long sanitize asan tsan clean
+.PHONY: record-hashes all deps build demo test test-under-load bench web serve-web fuzz fuzz-ci fuzz-long sanitize asan tsan clean
 
 all: build
 
@@ -34,6 +34,11 @@ test: build web
 UNDER_LOAD_RUNS ?= 3
 test-under-load: build web
 	@bash scripts/test-under-load.sh $(BUILD) $(UNDER_LOAD_RUNS)
+
+# Every bundled scene's bits (ctest: scenes.hashes, tests/regression/scene_hashes_test.py) recorded again for
+# this kind of CPU, on 1 and 2 threads: only for a change that means to move them (say so in its commit).
+record-hashes: build
+	/usr/bin/python3 tests/regression/scene_hashes_test.py $(BUILD)/bin/eddy scenes tests/data/scene_hashes.json --record
 
 # eddy in the browser (docs/web.md): the library compiled to WebAssembly and its page, in $(WEB_BUILD)/.
 WEB_BUILD ?= build-web
