@@ -77,6 +77,7 @@
 #pragma once
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -192,6 +193,38 @@ private:
     void apply_pressure(const float* dK, float* K, Vec<D>* v, float dt, const ExecContext& exec) const;
     // The step's per-particle buffers at n particles.
     void resize_buffers(std::size_t n);
+    // One step's views of the fluid and the walls, shared by its passes (step() lists them in order).
+    struct StepView {
+        std::size_t n = 0, owned = 0, count = 0;  // particles here, owned here, owned over every process
+        Vec<D>* x = nullptr;
+        Vec<D>* v = nullptr;
+        float* rho = nullptr;
+        float* P = nullptr;   // the density solver's pressures P = p / rho^2
+        float* Pv = nullptr;  // the divergence solver's
+        const Vec<D>* xb = nullptr;  // the walls as the solver sees them (wall_set)
+        const Vec<D>* vb = nullptr;
+        const float* psi = nullptr;
+        const std::uint32_t* off = nullptr;  // the fluid pairs (CSR)
+        const std::uint32_t* idx = nullptr;
+        bool bodies = false;  // bodies give way within the solves (begin_body_coupling)
+    };
+    struct Residual {
+        double mean;  // the solver's mean error, a fraction of rho0
+        float max;    // the largest (with TrackMax)
+    };
+    StepView step_view(ParticleSet<D>& fluid, const BoundarySet<D>& boundary, std::size_t ip, std::size_t iq) const;
+    // The passes of step(), in order (dfsph.cpp, each with its equations).
+    void densities_and_factors(const StepView& view, StepStats& out, const ExecContext& exec);
+    template <bool TrackMax>
+    Residual pressure_residual(const StepView& view, bool divergence, float h, bool fresh, const ExecContext& exec);
+    std::pair<int, double> solve_pressure(const StepView& view, float* K, bool divergence, int min_it, int max_it,
+                                          float target, float max_target, float h, bool fresh_rates,
+                                          const ExecContext& exec);
+    bool non_pressure_forces(const StepView& view, ParticleSet<D>& fluid, BoundarySet<D>& boundary, double t, float dt,
+                             StepStats& out, const ExecContext& exec);
+    float density_target(float start_error, float dt) const;
+    void advance_positions(const StepView& view, ParticleSet<D>& fluid, float dt, StepStats& out,
+                           const ExecContext& exec);
     // The implicit viscosity (dfsph_viscosity.cpp): v <- (I - dt L)^-1 (v + dt a_walls); returns the
     // conjugate gradient iterations (0 without viscosity).
     int solve_viscosity(ParticleSet<D>& fluid, const BoundarySet<D>& boundary, float dt, const ExecContext& exec);

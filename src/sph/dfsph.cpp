@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -271,44 +270,93 @@ void DfsphSolver<D>::set_smooth_wall_push(const float* rho, const Vec<D>* x, con
 }
 
 template <int D>
+typename DfsphSolver<D>::StepView DfsphSolver<D>::step_view(ParticleSet<D>& fluid, const BoundarySet<D>& boundary,
+                                                            std::size_t ip, std::size_t iq) const {
+    StepView view;
+    view.n = fluid.size();
+    view.owned = owned_count(m_halo, view.n);
+    // Over several processes the means divide by every process's owned particles (eddy/halo.hpp).
+    view.count = m_halo ? m_halo->global_owned() : view.n;
+    view.x = fluid.position.data();
+    view.v = fluid.velocity.data();
+    view.rho = fluid.density.data();
+    view.P = fluid.scalars[ip].data.data();
+    view.Pv = fluid.scalars[iq].data.data();
+    view.xb = wall_set(boundary).position.data();
+    view.vb = wall_set(boundary).velocity.data();
+    view.psi = wall_set(boundary).psi.data();
+    view.off = m_neighbors.fluid().offsets.data();
+    view.idx = m_neighbors.fluid().indices.data();
+    return view;
+}
+
+// Bender & Koschier 2017, Algorithm 1, as named passes over one StepView: each pass reads and writes the
+// per-particle buffers the header lists (m_alpha, m_F, m_rate, ...).
+template <int D>
 StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, double t, float dt,
                                const ExecContext& exec) {
     update_neighbors(fluid, boundary, t, dt, exec);
-
     StepStats out;
     out.dt = dt;
-    const std::size_t n = fluid.size(), owned = owned_count(m_halo, n);
-    // Over several processes the means divide by every process's owned particles (eddy/halo.hpp).
-    const std::size_t count = m_halo ? m_halo->global_owned() : n;
     const std::size_t ip = fluid.add_scalar(kPressureField), iq = fluid.add_scalar(kDivergencePressureField);
-    float* P = fluid.scalars[ip].data.data();
-    float* Pv = fluid.scalars[iq].data.data();
-    if (n == 0 && !m_halo) {  // an empty subdomain still takes part in the reductions
+    if (fluid.size() == 0 && !m_halo) {  // an empty subdomain still takes part in the reductions
         boundary.load.assign(boundary.motions.size(), ObjectLoad{});
         return out;
     }
+    resize_buffers(fluid.size());
+    StepView view = step_view(fluid, boundary, ip, iq);
 
-    const auto& fn = m_neighbors.fluid();
-    const auto& bn = wall_lists();
-    resize_buffers(n);
+    // 1. Densities, alpha, the pair factors, the start's rates and XSPH.
+    densities_and_factors(view, out, exec);
+    view.bodies = begin_body_coupling(fluid, boundary, t, exec);  // bodies give way in the solves
+    // 2. Divergence solver (2017 Algorithm 3) on the velocities the step starts with, whose rates step 1
+    //    left in m_rate. It ends with the rates of its final velocities in m_rate.
+    const bool divergence = m_s.max_divergence_iterations > 0;
+    if (divergence)
+        out.divergence_iterations = solve_pressure(view, view.Pv, true, m_s.min_divergence_iterations,
+                                                   m_s.max_divergence_iterations, m_s.divergence_error_target, 0.0f,
+                                                   dt, false, exec).first;
+    else
+        std::fill(view.Pv, view.Pv + view.n, 0.0f);
+    // 3. Gravity, the walls' push, the implicit viscosity.
+    const bool uneven = non_pressure_forces(view, fluid, boundary, t, dt, out, exec);
+    // 4. Density solver (2017 Algorithm 2), from fresh rates where step 3 changed the velocities unevenly.
+    const auto [iters, predicted] = solve_pressure(view, view.P, false, m_s.min_iterations, m_s.max_iterations,
+                                                   density_target(out.mean_density_error, dt), m_s.density_error_max,
+                                                   dt, !divergence || uneven, exec);
+    out.iterations = iters;
+    m_last_predicted = static_cast<float>(predicted);
+    // The walls' loads of both pressure solvers, at the positions the step started from (dfsph_loads.cpp).
+    add_pressure_wall_loads(fluid, view.P, view.Pv, wall_set(boundary), exec);
+    // 5. Positions, the walls' guard, the outputs' pressure, the fastest particle.
+    advance_positions(view, fluid, dt, out, exec);
+    // The walls' XSPH and guard as impulses, and the loads over every process (dfsph_loads.cpp).
+    finish_wall_loads(fluid, boundary, dt, exec);
+    m_last_dt = dt;
+    return out;
+}
+
+// 1. Density (Akinci 2012 eq. 6), alpha (2017 eq. 8), the per-pair kernel factors, F, the walls' share of
+//    Drho/Dt, the XSPH smoothing of the velocities the step starts with; with the extrapolated wall
+//    pressure, the Shepard weights and the walls' pressure-independent push. The statistics' density
+//    errors are those of the positions the step starts from.
+template <int D>
+void DfsphSolver<D>::densities_and_factors(const StepView& view, StepStats& out, const ExecContext& exec) {
+    const std::size_t n = view.n, owned = view.owned, count = view.count;
     const bool extrapolated = m_s.extrapolated_wall_pressure;
-
     const CubicSpline<D> W = m_kernel;
-    const float m = m_mass, rho0 = m_s.rest_density, inv_rho0 = 1.0f / rho0, w0 = W.value(0.0f);
+    const float m = m_mass, inv_rho0 = 1.0f / m_s.rest_density, w0 = W.value(0.0f);
     const Vec<D> grav = m_g;
     const float c = m_s.xsph * m * inv_rho0, c_wall = m_s.wall_xsph * inv_rho0;
-    Vec<D>* x = fluid.position.data();
-    Vec<D>* v = fluid.velocity.data();
-    float* rho = fluid.density.data();
-    const Vec<D>* xb = wall_set(boundary).position.data();
-    const Vec<D>* vb = wall_set(boundary).velocity.data();
-    const float* psi = wall_set(boundary).psi.data();
-    const std::uint32_t* off = fn.offsets.data();
-    const std::uint32_t* idx = fn.indices.data();
-
-    // 1. Density (Akinci 2012 eq. 6), alpha (2017 eq. 8), the per-pair kernel factors, F, the walls'
-    //    share of Drho/Dt, the XSPH smoothing of the velocities the step starts with; with the
-    //    extrapolated wall pressure, the Shepard weights and the walls' pressure-independent push.
+    const Vec<D>* x = view.x;
+    const Vec<D>* v = view.v;
+    float* rho = view.rho;
+    const Vec<D>* xb = view.xb;
+    const Vec<D>* vb = view.vb;
+    const float* psi = view.psi;
+    const std::uint32_t* off = view.off;
+    const std::uint32_t* idx = view.idx;
+    const auto& bn = wall_lists();
     Stats dens = parallel_reduce_blocks(
         exec, n, Stats{},
         [&](std::size_t b0, std::size_t b1) {
@@ -396,122 +444,133 @@ StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
     }
     out.max_density_error = dens.emax;
     out.mean_density_error = count ? static_cast<float>(dens.esum.value() / double(count)) : 0.0f;
-    const bool bodies = begin_body_coupling(fluid, boundary, t, exec);  // bodies give way in the solves
+}
 
-    // One Jacobi iteration's residual: Drho_i/Dt of the current velocities (2017 eq. 4), turned into the
-    // pressure increment dP_i, and the solver's mean error and largest error (fractions of rho0). With
-    // `fresh` false the rates are m_rate's.
-    struct Residual {
-        double mean;
-        float max;
-    };
-    auto residual = [&](bool divergence, float h, bool fresh, auto track_max) {
-        const float inv_h = 1.0f / h, inv_h2 = inv_h * inv_h;
-        const Vec<D>* F = m_F.data();
-        const Vec<D>* grad = m_grad.data();
-        float* rates = m_rate.data();
-        const Stats s = parallel_reduce_blocks(
-            exec, n, Stats{},
-            [&](std::size_t b0, std::size_t b1) {
-                Stats st;
-                for (std::size_t i = b0; i < b1; ++i) {
-                    float rate;
-                    if (fresh) {
-                        rate = dot(v[i], F[i]) - m_wall_rate[i];
-                        for (std::uint32_t k = off[i]; k < off[i + 1]; ++k) rate -= dot(grad[k], v[idx[k]]);
-                        rates[i] = rate;
-                    } else {
-                        rate = rates[i];
-                    }
-                    // The Jacobi increment (2017 eq. 7 and 11 solved for P): only compression (or
-                    // compressing motion) adds pressure; nothing takes it back within a step.
-                    float e;
-                    if (divergence) {
-                        const float d = m_surface[i] ? 0.0f : std::max(rate, 0.0f);
-                        m_dP[i] = d * m_alpha[i] * inv_h;
-                        e = d * h;
-                    } else {
-                        e = std::max(rho[i] + h * rate - rho0, 0.0f);
-                        m_dP[i] = e * m_alpha[i] * inv_h2;
-                    }
-                    if (i < owned) {
-                        st.esum.add(e);
-                        if constexpr (decltype(track_max)::value) st.emax = std::max(st.emax, e);
-                    }
+// One Jacobi iteration's residual: Drho_i/Dt of the current velocities (2017 eq. 4), turned into the pressure
+// increment dP_i, and the solver's mean error and largest error (fractions of rho0). With `fresh` false the
+// rates are m_rate's.
+template <int D>
+template <bool TrackMax>
+typename DfsphSolver<D>::Residual DfsphSolver<D>::pressure_residual(const StepView& view, bool divergence, float h,
+                                                                    bool fresh, const ExecContext& exec) {
+    const std::size_t n = view.n, owned = view.owned, count = view.count;
+    const float rho0 = m_s.rest_density, inv_rho0 = 1.0f / rho0;
+    const Vec<D>* v = view.v;
+    const float* rho = view.rho;
+    const std::uint32_t* off = view.off;
+    const std::uint32_t* idx = view.idx;
+    const float inv_h = 1.0f / h, inv_h2 = inv_h * inv_h;
+    const Vec<D>* F = m_F.data();
+    const Vec<D>* grad = m_grad.data();
+    float* rates = m_rate.data();
+    const Stats s = parallel_reduce_blocks(
+        exec, n, Stats{},
+        [&](std::size_t b0, std::size_t b1) {
+            Stats st;
+            for (std::size_t i = b0; i < b1; ++i) {
+                float rate;
+                if (fresh) {
+                    rate = dot(v[i], F[i]) - m_wall_rate[i];
+                    for (std::uint32_t k = off[i]; k < off[i + 1]; ++k) rate -= dot(grad[k], v[idx[k]]);
+                    rates[i] = rate;
+                } else {
+                    rate = rates[i];
                 }
-                return st;
-            },
-            join);
-        ExactSum total = s.esum;
-        float emax = s.emax;
-        if (m_halo) {
-            m_halo->sum({&total, 1});
-            if constexpr (decltype(track_max)::value) m_halo->max({&emax, 1});  // every process stops together
-        }
-        return Residual{count ? total.value() * inv_rho0 / double(count) : 0.0, emax * inv_rho0};
-    };
-    // A solver: warm start from a fraction of the previous step's pressures K (2017 section 4.3), then
-    // Jacobi iterations until the mean error is at most `target` and (if max_target > 0) every
-    // particle's at most max_target; K accumulates. fresh_rates false: m_rate holds the rates of the
-    // current velocities (used when there is no warm start to apply first).
-    auto solve = [&](float* K, bool divergence, int min_it, int max_it, float target, float max_target, float h,
-                     bool fresh_rates) {
-        const float warm = divergence ? m_s.divergence_warm_start : m_s.warm_start;
-        if (divergence && warm > 0.0f) {
-            // The divergence pressure is not warm-started where the fluid already moves apart (dt Drho/Dt
-            // below -divergence_error_target rho0, beyond what the solver counts as converged): a
-            // pressure that stopped a particle against a wall last step (a droplet, a sheet landing)
-            // would otherwise push it off again this step and, only ever added to, throw it higher
-            // than it fell (a sheet dropped 0.6 m rose to 0.73 m). Fluid at rest keeps its warm start.
-            if (fresh_rates) residual(true, h, true, std::false_type{});  // else m_rate holds them already
-            const float* rates = m_rate.data();
-            const float apart = -m_s.divergence_error_target * rho0 / h;
-            parallel_for_each_index(exec, n, [&](std::size_t i) { K[i] = rates[i] < apart ? 0.0f : K[i] * warm; });
-            if (m_halo) m_halo->refresh(std::span<float>(K, n));  // a ghost's rate is its cut-off neighbourhood's
-        } else {
-            parallel_for_each_index(exec, n, [&](std::size_t i) { K[i] *= warm; });
-        }
-        if (warm > 0.0f) {
-            apply_pressure(K, nullptr, v, h, exec);
-            if (bodies) push_bodies(K, h, exec);
-            if (m_halo) m_halo->refresh(std::span<Vec<D>>(v, n));
-            fresh_rates = true;
-        }
-        int it = 0;
-        double err = 0.0;
-        for (;; ++it) {
-            const bool fresh = fresh_rates || it > 0;
-            const Residual res = max_target > 0.0f ? residual(divergence, h, fresh, std::true_type{})
-                                                   : residual(divergence, h, fresh, std::false_type{});
-            err = res.mean;
-            const bool converged = err <= target && (max_target <= 0.0f || res.max <= max_target);
-            if ((it >= min_it && converged) || it >= max_it) break;
-            if (m_halo) m_halo->refresh(m_dP);  // the update reads the neighbours' increments
-            apply_pressure(m_dP.data(), K, v, h, exec);
-            if (bodies) push_bodies(m_dP.data(), h, exec);
-            if (m_halo) m_halo->refresh(std::span<Vec<D>>(v, n));  // the next residual their velocities
-        }
-        return std::pair<int, double>(it, err);
-    };
+                // The Jacobi increment (2017 eq. 7 and 11 solved for P): only compression (or
+                // compressing motion) adds pressure; nothing takes it back within a step.
+                float e;
+                if (divergence) {
+                    const float d = m_surface[i] ? 0.0f : std::max(rate, 0.0f);
+                    m_dP[i] = d * m_alpha[i] * inv_h;
+                    e = d * h;
+                } else {
+                    e = std::max(rho[i] + h * rate - rho0, 0.0f);
+                    m_dP[i] = e * m_alpha[i] * inv_h2;
+                }
+                if (i < owned) {
+                    st.esum.add(e);
+                    if constexpr (TrackMax) st.emax = std::max(st.emax, e);
+                }
+            }
+            return st;
+        },
+        join);
+    ExactSum total = s.esum;
+    float emax = s.emax;
+    if (m_halo) {
+        m_halo->sum({&total, 1});
+        if constexpr (TrackMax) m_halo->max({&emax, 1});  // every process stops together
+    }
+    return Residual{count ? total.value() * inv_rho0 / double(count) : 0.0, emax * inv_rho0};
+}
 
-    // 2. Divergence solver (2017 Algorithm 3) on the velocities the step starts with, whose rates step 1
-    //    left in m_rate. It ends with the rates of its final velocities in m_rate.
-    const bool divergence = m_s.max_divergence_iterations > 0;
-    if (divergence)
-        out.divergence_iterations = solve(Pv, true, m_s.min_divergence_iterations, m_s.max_divergence_iterations,
-                                          m_s.divergence_error_target, 0.0f, dt, false).first;
-    else
-        std::fill(Pv, Pv + n, 0.0f);
+// A pressure solver: warm start from a fraction of the previous step's pressures K (2017 section 4.3), then
+// Jacobi iterations until the mean error is at most `target` and (if max_target > 0) every particle's at
+// most max_target; K accumulates. fresh_rates false: m_rate holds the rates of the current velocities (used
+// when there is no warm start to apply first). Returns the iterations and the last mean error.
+template <int D>
+std::pair<int, double> DfsphSolver<D>::solve_pressure(const StepView& view, float* K, bool divergence, int min_it,
+                                                      int max_it, float target, float max_target, float h,
+                                                      bool fresh_rates, const ExecContext& exec) {
+    const std::size_t n = view.n;
+    const float rho0 = m_s.rest_density;
+    Vec<D>* v = view.v;
+    const float warm = divergence ? m_s.divergence_warm_start : m_s.warm_start;
+    if (divergence && warm > 0.0f) {
+        // The divergence pressure is not warm-started where the fluid already moves apart (dt Drho/Dt
+        // below -divergence_error_target rho0, beyond what the solver counts as converged): a
+        // pressure that stopped a particle against a wall last step (a droplet, a sheet landing)
+        // would otherwise push it off again this step and, only ever added to, throw it higher
+        // than it fell (a sheet dropped 0.6 m rose to 0.73 m). Fluid at rest keeps its warm start.
+        if (fresh_rates) pressure_residual<false>(view, true, h, true, exec);  // else m_rate holds them already
+        const float* rates = m_rate.data();
+        const float apart = -m_s.divergence_error_target * rho0 / h;
+        parallel_for_each_index(exec, n, [&](std::size_t i) { K[i] = rates[i] < apart ? 0.0f : K[i] * warm; });
+        if (m_halo) m_halo->refresh(std::span<float>(K, n));  // a ghost's rate is its cut-off neighbourhood's
+    } else {
+        parallel_for_each_index(exec, n, [&](std::size_t i) { K[i] *= warm; });
+    }
+    if (warm > 0.0f) {
+        apply_pressure(K, nullptr, v, h, exec);
+        if (view.bodies) push_bodies(K, h, exec);
+        if (m_halo) m_halo->refresh(std::span<Vec<D>>(v, n));
+        fresh_rates = true;
+    }
+    int it = 0;
+    double err = 0.0;
+    for (;; ++it) {
+        const bool fresh = fresh_rates || it > 0;
+        const Residual res = max_target > 0.0f ? pressure_residual<true>(view, divergence, h, fresh, exec)
+                                               : pressure_residual<false>(view, divergence, h, fresh, exec);
+        err = res.mean;
+        const bool converged = err <= target && (max_target <= 0.0f || res.max <= max_target);
+        if ((it >= min_it && converged) || it >= max_it) break;
+        if (m_halo) m_halo->refresh(m_dP);  // the update reads the neighbours' increments
+        apply_pressure(m_dP.data(), K, v, h, exec);
+        if (view.bodies) push_bodies(m_dP.data(), h, exec);
+        if (m_halo) m_halo->refresh(std::span<Vec<D>>(v, n));  // the next residual their velocities
+    }
+    return std::pair<int, double>(it, err);
+}
 
-    // 3. Gravity. Adding the same dv to every fluid particle changes Drho_i/Dt only against the walls,
-    //    by dv . sum_b psi_b grad W_ib: the density solver starts from those rates
-    //    without a pass over the neighbours. (XSPH, the other non-pressure term, acts at the end.)
+// 3. Gravity. Adding the same dv to every fluid particle changes Drho_i/Dt only against the walls, by
+//    dv . sum_b psi_b grad W_ib: the density solver starts from those rates without a pass over the
+//    neighbours. (XSPH, the other non-pressure term, acts at the end.) Returns true when the velocities
+//    changed unevenly (the walls' push, the viscosity): the density solver then starts from fresh rates.
+template <int D>
+bool DfsphSolver<D>::non_pressure_forces(const StepView& view, ParticleSet<D>& fluid, BoundarySet<D>& boundary,
+                                         double t, float dt, StepStats& out, const ExecContext& exec) {
+    const std::size_t n = view.n;
+    const bool extrapolated = m_s.extrapolated_wall_pressure;
+    const Vec<D>* x = view.x;
+    Vec<D>* v = view.v;
+    const float* rho = view.rho;
     const Vec<D> gdt = m_g * dt;
     parallel_for_each_index(exec, n, [&](std::size_t i) {
         v[i] += gdt;
         m_rate[i] += dot(gdt, m_Fb[i]);
     });
-    if (bodies) fall_bodies(gdt, exec);  // and the bodies with it
+    if (view.bodies) fall_bodies(gdt, exec);  // and the bodies with it
     // The walls' pressure-independent push (the extrapolated wall pressure's hydrostatic part; the smooth
     // walls' mirrored hydrostatic pressure, for particles at rest density) is uneven: the density solver
     // then starts from fresh rates.
@@ -523,29 +582,38 @@ StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
     if (viscous) out.viscosity_iterations = solve_viscosity(fluid, wall_set(boundary), dt, exec);
     // The walls' friction in their loads, with the velocities it left (dfsph_loads.cpp).
     begin_wall_loads(fluid, boundary, t, dt, exec);
+    return viscous || extrapolated || m_smooth.on();
+}
 
-    // 4. Density solver (2017 Algorithm 2). Its prediction rho_i + dt Drho_i/Dt is linear in the motion;
-    //    the kernel's curvature adds compression to it, most of all for particles moving against the
-    //    walls' steep kernel, and grows as dt^2 (docs/methods.md: 3-12% of the target in a running
-    //    dam break, 80% of the steps of bench_dam_break_3d above the target). The last step's
-    //    excess, measured now (this step's starting compression against that step's prediction), is
-    //    taken off the target, at most down to a quarter of it.
+// 4. The density solver's target. Its prediction rho_i + dt Drho_i/Dt is linear in the motion; the kernel's
+//    curvature adds compression to it, most of all for particles moving against the walls' steep kernel,
+//    and grows as dt^2 (docs/methods.md: 3-12% of the target in a running dam break, 80% of the steps of
+//    bench_dam_break_3d above the target). The last step's excess, measured now (this step's starting
+//    compression against that step's prediction), is taken off the target, at most down to a quarter of it.
+template <int D>
+float DfsphSolver<D>::density_target(float start_error, float dt) const {
     float density_target = m_s.density_error_target;
     if (m_s.correct_prediction && m_last_predicted > 0.0f && m_last_dt > 0.0f) {
-        const float excess = std::max(0.0f, out.mean_density_error - m_last_predicted);
+        const float excess = std::max(0.0f, start_error - m_last_predicted);
         const float scale = (dt / m_last_dt) * (dt / m_last_dt);
         density_target = std::max(0.25f * density_target, density_target - excess * scale);
     }
-    const auto [iters, predicted] = solve(P, false, m_s.min_iterations, m_s.max_iterations, density_target,
-                                          m_s.density_error_max, dt, !divergence || viscous || extrapolated || m_smooth.on());
-    out.iterations = iters;
-    m_last_predicted = static_cast<float>(predicted);
+    return density_target;
+}
 
-    // The walls' loads of both pressure solvers, at the positions the step started from (dfsph_loads.cpp).
-    add_pressure_wall_loads(fluid, P, Pv, wall_set(boundary), exec);
-
-    // 5. Positions; the walls' shapes guard the boundary particles (see WcsphSolver::step); the
-    //    pressure of the outputs, p = (P + P^v) rho^2.
+// 5. Positions; the walls' shapes guard the boundary particles (see WcsphSolver::step); the pressure of the
+//    outputs, p = (P + P^v) rho^2; the fastest particle over every process.
+template <int D>
+void DfsphSolver<D>::advance_positions(const StepView& view, ParticleSet<D>& fluid, float dt, StepStats& out,
+                                       const ExecContext& exec) {
+    const std::size_t n = view.n, owned = view.owned;
+    const bool extrapolated = m_s.extrapolated_wall_pressure;
+    const float c_wall = m_s.wall_xsph * (1.0f / m_s.rest_density);
+    Vec<D>* x = view.x;
+    Vec<D>* v = view.v;
+    const float* rho = view.rho;
+    const float* P = view.P;
+    const float* Pv = view.Pv;
     const float guard_held = wall_contact_margin(m_r, true), guard_free = wall_contact_margin(m_r, false);
     float* p = fluid.pressure.data();
     Stats st = parallel_reduce_blocks(
@@ -570,8 +638,6 @@ StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
             return s;
         },
         join);
-    // The walls' XSPH and guard as impulses, and the loads over every process (dfsph_loads.cpp).
-    finish_wall_loads(fluid, boundary, dt, exec);
     if (m_halo) {
         float mx[2] = {st.vmax, st.bad ? 1.0f : 0.0f};
         m_halo->max(mx);
@@ -579,10 +645,8 @@ StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
         st.bad = mx[1] > 0.0f;
     }
     m_vmax = st.vmax;
-    m_last_dt = dt;
     out.max_speed = st.vmax;
     out.non_finite = st.bad || !std::isfinite(st.vmax);
-    return out;
 }
 
 template <int D>
