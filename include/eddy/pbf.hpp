@@ -117,6 +117,24 @@ private:
     // step_dt: the whole step's length, which weighs the substep's loads (dt / step_dt of the step's).
     void substep(ParticleSet<D>& fluid, BoundarySet<D>& boundary, double t, float dt, float step_dt,
                  const ExecContext& exec, StepStats& stats);
+    // The passes of substep(), in order (pbf.cpp, each with its equations).
+    struct DensityMeasure {
+        float emax = 0.0f;          // the largest compression (rho / rho0 - 1)
+        std::uint32_t densest = 0;  // the (first) particle at emax
+        ExactSum esum;              // order-independent: the same on any number of processes
+    };
+    struct SpeedMeasure {
+        float vmax = 0.0f;  // the fastest particle (m/s)
+        bool bad = false;   // a speed or a position not finite
+    };
+    void predict_positions(ParticleSet<D>& fluid, float dt, const ExecContext& exec);
+    DensityMeasure solve_density(ParticleSet<D>& fluid, const BoundarySet<D>& walls, float dt, const ExecContext& exec,
+                                 StepStats& stats);
+    DensityMeasure constraint_lambdas(ParticleSet<D>& fluid, const BoundarySet<D>& walls, const ExecContext& exec);
+    void correct_positions(ParticleSet<D>& fluid, const BoundarySet<D>& walls, float p_scale, const ExecContext& exec);
+    SpeedMeasure smooth_velocities(ParticleSet<D>& fluid, const BoundarySet<D>& walls, float dt, const ExecContext& exec);
+    void add_substep_loads(const ParticleSet<D>& fluid, const BoundarySet<D>& walls, float dt, float step_dt,
+                           const ExecContext& exec);
     void vorticity_confinement(ParticleSet<D>& fluid, float dt, const ExecContext& exec);  // eq. 15, 16
 
     PbfSettings m_s;

@@ -108,13 +108,6 @@ StepStats PbfSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, do
 
 namespace {
 
-struct Stats {
-    float vmax = 0.0f, emax = 0.0f;
-    std::uint32_t densest = 0;  // index of the (first) particle at emax
-    ExactSum esum;  // order-independent (ExactSum): the same on any number of processes
-    bool bad = false;
-};
-
 inline Vec3 as3(const Vec2& v) { return Vec3{{v[0], v[1], 0.0f}}; }
 inline Vec3 as3(const Vec3& v) { return v; }
 inline Vec3 cross(const Vec3& a, const Vec3& b) {
@@ -132,10 +125,9 @@ Vec<D> from3(const Vec3& v) {
 template <int D>
 void PbfSolver<D>::substep(ParticleSet<D>& fluid, BoundarySet<D>& boundary, double t, float dt, float step_dt,
                            const ExecContext& exec, StepStats& stats) {
-    const std::size_t n = fluid.size(), owned = owned_count(m_halo, n);
+    const std::size_t n = fluid.size();
     auto& x = fluid.position;
     auto& v = fluid.velocity;
-    auto& rho = fluid.density;
     const bool moved = move_walls(boundary, m_walls, t, dt, exec);
 
     // Reorder first (before x_old is taken), so that every per-particle array is in the new order
@@ -147,8 +139,47 @@ void PbfSolver<D>::substep(ParticleSet<D>& fluid, BoundarySet<D>& boundary, doub
     m_scratch_v.resize(n);
     m_wall_dv.resize(n);
 
-    // Prediction (external forces only). The collisions' displacements (the difference of two nearby
-    // floats: exactly the change of x) are summed in m_wall_dv for the walls' loads.
+    predict_positions(fluid, dt, exec);
+    m_neighbors.update(fluid, boundary, walls_changed(m_halo, moved), exec);
+    // A collapse crowds thousands of particles into a few cells: the search refused their lists (its
+    // candidate limit), and the step ends here; run() reports it (step_divergence). On several
+    // processes every one stops with the others.
+    if (crowded_search(m_neighbors, fluid, m_halo, stats)) return;
+    // The walls every term reads: the smooth faces' virtual particles (with copies of the other walls'
+    // particles), or the boundary particles themselves.
+    m_smooth.update(m_walls, boundary.motions, t, m_g, x.data(), n, m_neighbors.boundary(), boundary, exec);
+    const BoundarySet<D>& walls = m_smooth.set(boundary);
+    const DensityMeasure dens = solve_density(fluid, walls, dt, exec, stats);
+
+    // Velocities from positions.
+    const float inv_dt = 1.0f / dt;
+    parallel_for_each_index(exec, n, [&](std::size_t i) { v[i] = (x[i] - m_old_x[i]) * inv_dt; });
+    if (m_s.vorticity > 0.0f) vorticity_confinement(fluid, dt, exec);
+    SpeedMeasure st = smooth_velocities(fluid, walls, dt, exec);
+    add_substep_loads(fluid, walls, dt, step_dt, exec);
+    std::size_t count = n;
+    if (m_halo) {  // the next substep starts from the ghosts' velocities
+        m_halo->refresh(v);
+        float mx[2] = {st.vmax, st.bad ? 1.0f : 0.0f};
+        m_halo->max(mx);
+        st.vmax = mx[0];
+        st.bad = mx[1] > 0.0f;
+        count = m_halo->global_owned();
+    }
+
+    stats.max_speed = std::max(stats.max_speed, st.vmax);
+    stats.max_density_error = std::max(stats.max_density_error, dens.emax);
+    stats.mean_density_error = count ? static_cast<float>(dens.esum.value() / double(count)) : 0.0f;
+    stats.non_finite = stats.non_finite || st.bad;
+}
+
+// Prediction (external forces only). The collisions' displacements (the difference of two nearby floats:
+// exactly the change of x) are summed in m_wall_dv for the walls' loads.
+template <int D>
+void PbfSolver<D>::predict_positions(ParticleSet<D>& fluid, float dt, const ExecContext& exec) {
+    const std::size_t n = fluid.size();
+    auto& x = fluid.position;
+    auto& v = fluid.velocity;
     const Vec<D> g = m_g;
     const float margin = 0.5f * m_r;
     parallel_for_each_index(exec, n, [&](std::size_t i) {
@@ -160,28 +191,20 @@ void PbfSolver<D>::substep(ParticleSet<D>& fluid, BoundarySet<D>& boundary, doub
         m_wall_dv[i] = x[i] - free;
     });
 
-    m_neighbors.update(fluid, boundary, walls_changed(m_halo, moved), exec);
-    // A collapse crowds thousands of particles into a few cells: the search refused their lists (its
-    // candidate limit), and the step ends here; run() reports it (step_divergence). On several
-    // processes every one stops with the others.
-    if (crowded_search(m_neighbors, fluid, m_halo, stats)) return;
-    // The walls every term reads: the smooth faces' virtual particles (with copies of the other walls'
-    // particles), or the boundary particles themselves.
-    m_smooth.update(m_walls, boundary.motions, t, m_g, x.data(), n, m_neighbors.boundary(), boundary, exec);
-    const BoundarySet<D>& walls = m_smooth.set(boundary);
+}
 
-    const CubicSpline<D> W = m_kernel;
-    const float m = m_mass, inv_rho0 = 1.0f / m_s.rest_density, w0 = W.value(0.0f);
-    const auto& fn = m_neighbors.fluid();
-    const auto& bn = m_smooth.lists(m_neighbors.boundary());
-    const auto& xb = walls.position;
-    const auto& psi = walls.psi;
-    const float k_corr = m_s.tensile_k * m_lambda_ref, inv_w_dq = 1.0f / m_w_dq;
-    const int n_corr = m_s.tensile_n;
+// The density constraints' iterations (Macklin & Mueller 2013, Algorithm 1, lines 8-19): lambdas, then
+// position corrections and collisions, until the mean compression meets its target (or `iterations`
+// without one), a collapse, or max_iterations. Returns the last measurement, reduced over the processes.
+template <int D>
+typename PbfSolver<D>::DensityMeasure PbfSolver<D>::solve_density(ParticleSet<D>& fluid, const BoundarySet<D>& walls,
+                                                                  float dt, const ExecContext& exec, StepStats& stats) {
+    const std::size_t n = fluid.size(), owned = owned_count(m_halo, n);
+    auto& x = fluid.position;
+    auto& rho = fluid.density;
     // Each wall pair's share of the corrections, summed over this substep's iterations (the positions
     // move between iterations, so the sum is kept per pair: its wall particle's object and lever).
-    m_pair_dx.assign(bn.total(), Vec<D>::zero());
-
+    m_pair_dx.assign(m_smooth.lists(m_neighbors.boundary()).total(), Vec<D>::zero());
     // The pressure the corrections stand for: dx_i = (1/rho0) sum_j m (lambda_i + lambda_j) grad W_ij is the
     // displacement dt^2 a_i of the SPH pressure force a_i = -sum_j m (p_i + p_j) / rho0^2 grad W_ij (seed
     // eq. f at rho = rho0) with p = -rho0 lambda / dt^2, summed over the iterations. Output only.
@@ -190,59 +213,10 @@ void PbfSolver<D>::substep(ParticleSet<D>& fluid, BoundarySet<D>& boundary, doub
     parallel_for_each_index(exec, n, [&](std::size_t i) { pr[i] = 0.0f; });
     const int max_iter = m_s.density_error_target > 0.0f ? m_s.max_iterations : m_s.iterations;
     int iter = 0;
-    Stats dens;
+    DensityMeasure dens;
     float local_emax = 0.0f;  // this process's part of dens.emax (the particle named is one of its own)
     for (; iter < max_iter; ++iter) {
-        // Density, constraint and lambda (eq. 2, 1, 11).
-        dens = parallel_reduce_blocks(
-            exec, n, Stats{},
-            [&](std::size_t b0, std::size_t b1) {
-                Stats s;
-                for (std::size_t i = b0; i < b1; ++i) {
-                    const Vec<D> xi = x[i];
-                    float r = m * w0;
-                    Vec<D> grad_i = Vec<D>::zero();
-                    float sum_grad2 = 0.0f;
-                    for (std::uint32_t j : fn[i]) {
-                        const Vec<D> d = xi - x[j];
-                        const float len = norm(d);
-                        float w, dw;
-                        W.value_and_derivative(len, w, dw);
-                        r += m * w;
-                        if (len > 0.0f) {
-                            const Vec<D> gj = d * (dw / len * m * inv_rho0);
-                            grad_i += gj;
-                            sum_grad2 += norm2(gj);
-                        }
-                    }
-                    for (std::uint32_t k : bn[i]) {
-                        const Vec<D> d = xi - xb[k];
-                        const float len = norm(d);
-                        float w, dw;
-                        W.value_and_derivative(len, w, dw);
-                        r += psi[k] * w;
-                        if (len > 0.0f) grad_i += d * (dw / len * psi[k] * inv_rho0);
-                    }
-                    rho[i] = r;
-                    const float c = std::max(r * inv_rho0 - 1.0f, 0.0f);
-                    m_lambda[i] = -c / (norm2(grad_i) + sum_grad2 + m_eps);
-                    if (i >= owned) continue;  // a ghost: its owner counts it
-                    if (c > s.emax) {
-                        s.emax = c;
-                        s.densest = static_cast<std::uint32_t>(i);
-                    }
-                    s.esum.add(c);
-                }
-                return s;
-            },
-            [](Stats l, const Stats& r) {
-                if (r.emax > l.emax) {  // ties: the earlier block's particle
-                    l.emax = r.emax;
-                    l.densest = r.densest;
-                }
-                l.esum += r.esum;
-                return l;
-            });
+        dens = constraint_lambdas(fluid, walls, exec);  // density, constraint and lambda (eq. 2, 1, 11)
         std::size_t count = n;
         local_emax = dens.emax;
         if (m_halo) {  // the corrections read the neighbours' lambda; XSPH and vorticity their density
@@ -261,57 +235,7 @@ void PbfSolver<D>::substep(ParticleSet<D>& fluid, BoundarySet<D>& boundary, doub
         if (m_s.density_error_target > 0.0f && iter >= m_s.iterations &&
             dens.esum.value() / double(std::max<std::size_t>(count, 1)) <= m_s.density_error_target)
             break;
-        // Position corrections (eq. 12-14), then collision.
-        // Plain pointers: the compiler cannot prove that the members do not alias the outputs.
-        const Vec<D>* xs = x.data();
-        const float* lam = m_lambda.data();
-        Vec<D>* out = m_dx.data();
-        Vec<D>* pair_dx = m_pair_dx.data();
-        parallel_for_each_index(exec, n, [&](std::size_t i) {
-            const Vec<D> xi = xs[i];
-            const float li = lam[i];
-            Vec<D> dp = Vec<D>::zero();
-            for (std::uint32_t j : fn[i]) {
-                const Vec<D> d = xi - xs[j];
-                const float len = norm(d);
-                if (len == 0.0f) continue;
-                float w, dw;
-                W.value_and_derivative(len, w, dw);
-                const float corr = w * inv_w_dq;
-                float p;
-                if (n_corr == 4) {
-                    p = corr * corr;
-                    p *= p;
-                } else {
-                    p = corr;
-                    for (int e = 1; e < n_corr; ++e) p *= corr;
-                }
-                const float s_corr = -k_corr * p;
-                dp += d * ((li + lam[j] + s_corr) * m * dw / len);
-            }
-            Vec<D>* pair = pair_dx + bn.offsets[i];
-            for (std::uint32_t k : bn[i]) {
-                const Vec<D> d = xi - xb[k];
-                const float len = norm(d);
-                if (len > 0.0f) {
-                    // dp's own expression as without the loads (with FMA contraction a shared product
-                    // would round differently and change the motion's bits).
-                    const float s = li * psi[k] * W.derivative(len) / len;
-                    dp += d * s;
-                    *pair += d * (s * inv_rho0);
-                }
-                ++pair;
-            }
-            out[i] = dp * inv_rho0;
-        });
-        parallel_for_each_index(exec, n, [&](std::size_t i) {
-            x[i] += m_dx[i];
-            const Vec<D> free = x[i];
-            keep_inside(x[i], m_walls, margin);
-            m_wall_dv[i] += x[i] - free;
-            pr[i] -= p_scale * m_lambda[i];
-        });
-        if (m_halo) m_halo->refresh(x);
+        correct_positions(fluid, walls, p_scale, exec);
     }
     m_last_iterations = iter;
     stats.iterations += iter;
@@ -326,20 +250,166 @@ void PbfSolver<D>::substep(ParticleSet<D>& fluid, BoundarySet<D>& boundary, doub
             stats.where_dimension = D;
         }
     }
+    return dens;
+}
 
-    // Velocities from positions.
+// Density, constraint and lambda (eq. 2, 1, 11) at the positions as they are; the largest compression
+// names this process's particle (ties: the earlier block's).
+template <int D>
+typename PbfSolver<D>::DensityMeasure PbfSolver<D>::constraint_lambdas(ParticleSet<D>& fluid, const BoundarySet<D>& walls,
+                                                                       const ExecContext& exec) {
+    const std::size_t n = fluid.size(), owned = owned_count(m_halo, n);
+    const auto& x = fluid.position;
+    auto& rho = fluid.density;
+    const auto& xb = walls.position;
+    const auto& psi = walls.psi;
+    const CubicSpline<D> W = m_kernel;
+    const float m = m_mass, inv_rho0 = 1.0f / m_s.rest_density;
+    const auto& fn = m_neighbors.fluid();
+    const auto& bn = m_smooth.lists(m_neighbors.boundary());
+    const float w0 = W.value(0.0f);
+    return parallel_reduce_blocks(
+        exec, n, DensityMeasure{},
+        [&](std::size_t b0, std::size_t b1) {
+            DensityMeasure s;
+            for (std::size_t i = b0; i < b1; ++i) {
+                const Vec<D> xi = x[i];
+                float r = m * w0;
+                Vec<D> grad_i = Vec<D>::zero();
+                float sum_grad2 = 0.0f;
+                for (std::uint32_t j : fn[i]) {
+                    const Vec<D> d = xi - x[j];
+                    const float len = norm(d);
+                    float w, dw;
+                    W.value_and_derivative(len, w, dw);
+                    r += m * w;
+                    if (len > 0.0f) {
+                        const Vec<D> gj = d * (dw / len * m * inv_rho0);
+                        grad_i += gj;
+                        sum_grad2 += norm2(gj);
+                    }
+                }
+                for (std::uint32_t k : bn[i]) {
+                    const Vec<D> d = xi - xb[k];
+                    const float len = norm(d);
+                    float w, dw;
+                    W.value_and_derivative(len, w, dw);
+                    r += psi[k] * w;
+                    if (len > 0.0f) grad_i += d * (dw / len * psi[k] * inv_rho0);
+                }
+                rho[i] = r;
+                const float c = std::max(r * inv_rho0 - 1.0f, 0.0f);
+                m_lambda[i] = -c / (norm2(grad_i) + sum_grad2 + m_eps);
+                if (i >= owned) continue;  // a ghost: its owner counts it
+                if (c > s.emax) {
+                    s.emax = c;
+                    s.densest = static_cast<std::uint32_t>(i);
+                }
+                s.esum.add(c);
+            }
+            return s;
+        },
+        [](DensityMeasure l, const DensityMeasure& r) {
+            if (r.emax > l.emax) {  // ties: the earlier block's particle
+                l.emax = r.emax;
+                l.densest = r.densest;
+            }
+            l.esum += r.esum;
+            return l;
+        });
+}
+
+// Position corrections (eq. 12-14), each wall pair's share of them, the collisions, and the pressure the
+// corrections stand for (p_scale = rho0 / dt^2).
+template <int D>
+void PbfSolver<D>::correct_positions(ParticleSet<D>& fluid, const BoundarySet<D>& walls, float p_scale,
+                                     const ExecContext& exec) {
+    const std::size_t n = fluid.size();
+    auto& x = fluid.position;
+    auto& pr = fluid.pressure;
+    const auto& xb = walls.position;
+    const auto& psi = walls.psi;
+    const CubicSpline<D> W = m_kernel;
+    const float m = m_mass, inv_rho0 = 1.0f / m_s.rest_density;
+    const auto& fn = m_neighbors.fluid();
+    const auto& bn = m_smooth.lists(m_neighbors.boundary());
+    const float k_corr = m_s.tensile_k * m_lambda_ref, inv_w_dq = 1.0f / m_w_dq;
+    const int n_corr = m_s.tensile_n;
+    const float margin = 0.5f * m_r;
+    // Plain pointers: the compiler cannot prove that the members do not alias the outputs.
+    const Vec<D>* xs = x.data();
+    const float* lam = m_lambda.data();
+    Vec<D>* out = m_dx.data();
+    Vec<D>* pair_dx = m_pair_dx.data();
+    parallel_for_each_index(exec, n, [&](std::size_t i) {
+        const Vec<D> xi = xs[i];
+        const float li = lam[i];
+        Vec<D> dp = Vec<D>::zero();
+        for (std::uint32_t j : fn[i]) {
+            const Vec<D> d = xi - xs[j];
+            const float len = norm(d);
+            if (len == 0.0f) continue;
+            float w, dw;
+            W.value_and_derivative(len, w, dw);
+            const float corr = w * inv_w_dq;
+            float p;
+            if (n_corr == 4) {
+                p = corr * corr;
+                p *= p;
+            } else {
+                p = corr;
+                for (int e = 1; e < n_corr; ++e) p *= corr;
+            }
+            const float s_corr = -k_corr * p;
+            dp += d * ((li + lam[j] + s_corr) * m * dw / len);
+        }
+        Vec<D>* pair = pair_dx + bn.offsets[i];
+        for (std::uint32_t k : bn[i]) {
+            const Vec<D> d = xi - xb[k];
+            const float len = norm(d);
+            if (len > 0.0f) {
+                // dp's own expression as without the loads (with FMA contraction a shared product
+                // would round differently and change the motion's bits).
+                const float s = li * psi[k] * W.derivative(len) / len;
+                dp += d * s;
+                *pair += d * (s * inv_rho0);
+            }
+            ++pair;
+        }
+        out[i] = dp * inv_rho0;
+    });
+    parallel_for_each_index(exec, n, [&](std::size_t i) {
+        x[i] += m_dx[i];
+        const Vec<D> free = x[i];
+        keep_inside(x[i], m_walls, margin);
+        m_wall_dv[i] += x[i] - free;
+        pr[i] -= p_scale * m_lambda[i];
+    });
+    if (m_halo) m_halo->refresh(x);
+}
+
+// XSPH viscosity (eq. 17), and its wall counterpart (friction against the boundary particles) and the smooth
+// faces' law of the wall, into the velocities; the fastest owned particle.
+template <int D>
+typename PbfSolver<D>::SpeedMeasure PbfSolver<D>::smooth_velocities(ParticleSet<D>& fluid, const BoundarySet<D>& walls,
+                                                                    float dt, const ExecContext& exec) {
+    const std::size_t n = fluid.size(), owned = owned_count(m_halo, n);
+    const auto& x = fluid.position;
+    auto& v = fluid.velocity;
+    const auto& rho = fluid.density;
+    const auto& xb = walls.position;
+    const auto& psi = walls.psi;
     const float inv_dt = 1.0f / dt;
-    parallel_for_each_index(exec, n, [&](std::size_t i) { v[i] = (x[i] - m_old_x[i]) * inv_dt; });
-
-    if (m_s.vorticity > 0.0f) vorticity_confinement(fluid, dt, exec);
-
-    // XSPH viscosity (eq. 17), and its wall counterpart (friction against the boundary particles).
+    const CubicSpline<D> W = m_kernel;
+    const float m = m_mass, inv_rho0 = 1.0f / m_s.rest_density;
+    const auto& fn = m_neighbors.fluid();
+    const auto& bn = m_smooth.lists(m_neighbors.boundary());
     const float c = m_s.xsph, c_wall = m_s.wall_xsph;
     const auto& vb = walls.velocity;
-    const Stats local = parallel_reduce_blocks(
-        exec, n, Stats{},
+    const SpeedMeasure local = parallel_reduce_blocks(
+        exec, n, SpeedMeasure{},
         [&](std::size_t b0, std::size_t b1) {
-            Stats s;
+            SpeedMeasure s;
             for (std::size_t i = b0; i < b1; ++i) {
                 Vec<D> dv = Vec<D>::zero(), dw = Vec<D>::zero();
                 if (c > 0.0f)
@@ -356,35 +426,29 @@ void PbfSolver<D>::substep(ParticleSet<D>& fluid, BoundarySet<D>& boundary, doub
             }
             return s;
         },
-        [](Stats l, const Stats& r) {
+        [](SpeedMeasure l, const SpeedMeasure& r) {
             l.vmax = std::max(l.vmax, r.vmax);
             l.bad = l.bad || r.bad;
             return l;
         });
     v.swap(m_scratch_v);
+    return local;
+}
 
+// The walls' loads of one substep, weighted dt / step_dt in the step's.
+template <int D>
+void PbfSolver<D>::add_substep_loads(const ParticleSet<D>& fluid, const BoundarySet<D>& walls, float dt, float step_dt,
+                                     const ExecContext& exec) {
+    const std::size_t owned = owned_count(m_halo, fluid.size());
+    const float m = m_mass;
+    const auto& bn = m_smooth.lists(m_neighbors.boundary());
     // The walls' loads of this substep, weighted dt / step_dt in the step's: the pairs' corrections
     // (a force m dx / dt^2 on the fluid), the collisions and the wall XSPH (impulses m dv).
     m_loads.add_pairs(exec, owned, bn, walls, [&, scale = m / (dt * step_dt)](std::size_t, std::uint32_t,
                                                                                std::size_t slot) {
         return m_pair_dx[slot] * scale;
     });
-    m_loads.add_impulses(exec, owned, bn, walls, x.data(), m_wall_dv.data(), m, step_dt);
-    Stats st = local;
-    std::size_t count = n;
-    if (m_halo) {  // the next substep starts from the ghosts' velocities
-        m_halo->refresh(v);
-        float mx[2] = {st.vmax, st.bad ? 1.0f : 0.0f};
-        m_halo->max(mx);
-        st.vmax = mx[0];
-        st.bad = mx[1] > 0.0f;
-        count = m_halo->global_owned();
-    }
-
-    stats.max_speed = std::max(stats.max_speed, st.vmax);
-    stats.max_density_error = std::max(stats.max_density_error, dens.emax);
-    stats.mean_density_error = count ? static_cast<float>(dens.esum.value() / double(count)) : 0.0f;
-    stats.non_finite = stats.non_finite || st.bad;
+    m_loads.add_impulses(exec, owned, bn, walls, fluid.position.data(), m_wall_dv.data(), m, step_dt);
 }
 
 template <int D>
