@@ -241,6 +241,13 @@ private:
     Halo<D>* m_halo = nullptr;
     /// Density by summation and Tait pressure of every particle (seed eq. d, h) from the current lists.
     void update_density(ParticleSet<D>& fluid, const BoundarySet<D>& boundary, const ExecContext& exec);
+    // The passes of step() after update_density, in order (wcsph.cpp): the accelerations, then positions,
+    // the walls' guard and loads, and the statistics. WallTerm: one wall particle's acceleration of a fluid
+    // particle (Akinci 2012, eq. 10 and 11), shared by the forces and the walls' loads.
+    struct WallTerm;
+    void compute_accelerations(ParticleSet<D>& fluid, const WallTerm& wall, float dt, const ExecContext& exec);
+    StepStats advance(ParticleSet<D>& fluid, BoundarySet<D>& boundary, const WallTerm& wall, double t, float dt,
+                      const ExecContext& exec);
     /// The hydrostatic start (see the top of this file); returns the number of particles in the columns
     /// it compressed (0: none).
     std::size_t start_hydrostatic(ParticleSet<D>& fluid, const BoundarySet<D>& boundary, const ExecContext& exec);

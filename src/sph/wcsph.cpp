@@ -203,55 +203,27 @@ void WcsphSolver<D>::update_density(ParticleSet<D>& fluid, const BoundarySet<D>&
     });
 }
 
+// Wall particle k's acceleration of fluid particle i (Akinci et al. 2012, eq. 10 and 11): its pressure mirrored
+// onto the wall particle, plus the hydrostatic increment from the fluid particle to it:
+// p_b = p_i + rho_i g . (x_b - x_i) (Adami et al. 2012, eq. 27, with the particle itself as the one fluid
+// neighbour); p_b = p_i without it. Artificial viscosity against the wall's own velocity (Monaghan's form),
+// with its own coefficient. The walls' loads (m_loads) are the same terms times m, so what the fluid feels
+// and what the walls report cannot drift apart. The particle's own values (xi, vi, rhoi, pi = p_i,
+// pi_term = p_i / rho_i^2) come from the caller, once per particle. A smooth wall's face (face: its virtual
+// particle, header) is the mirror image itself: p_i / rho_i^2 against its doubled gradient, its hydrostatic
+// part in m_wall_push.
 template <int D>
-StepStats WcsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, double t, float dt,
-                               const ExecContext& exec) {
-    const bool moved = move_walls(boundary, m_walls, t, dt, exec);
-    if (!m_halo) m_neighbors.reorder_if_due(fluid, exec);  // ghosts stay behind the owned particles
-    update_neighbors(fluid, boundary, walls_changed(m_halo, moved), t, exec);
+struct WcsphSolver<D>::WallTerm {
+    CubicSpline<D> W;
+    const Vec<D>* xb;
+    const Vec<D>* vb;
+    const float* psi;
+    Vec<D> g;
+    bool wall_gradient, clamp;
+    float wall_alpha_c_h, eps_h2;
 
-    const std::size_t n = fluid.size(), owned = owned_count(m_halo, n);
-    const float m = m_mass, inv_rho0 = 1.0f / m_s.rest_density;
-    const CubicSpline<D> W = m_kernel;
-    const auto& fn = m_neighbors.fluid();
-    const auto& bn = wall_lists();
-    auto& x = fluid.position;
-    auto& v = fluid.velocity;
-    auto& a = fluid.acceleration;
-    auto& rho = fluid.density;
-    auto& p = fluid.pressure;
-    const BoundarySet<D>& walls = wall_set(boundary);
-    const auto& xb = walls.position;
-    const auto& vb = walls.velocity;
-    const auto& psi = walls.psi;
-
-    update_density(fluid, boundary, exec);
-    if (m_halo) {  // the forces read the neighbours' density and pressure
-        m_halo->refresh(rho);
-        m_halo->refresh(p);
-    }
-
-    // Accelerations: symmetric pressure force (seed eq. f), the wall particles' pressure (the particle's
-    // own, plus the hydrostatic increment with hydrostatic_walls), Monaghan artificial viscosity, the
-    // seed's viscosity, gravity. Each particle gathers its own.
-    const float alpha_c_h = m_s.artificial_viscosity * m_c0 * W.h;
-    const float wall_alpha_c_h = m_s.boundary_viscosity * m_c0 * W.h;
-    const float eps_h2 = 0.01f * W.h * W.h;
-    const float nu = m_s.viscosity;
-    const Vec<D> g = m_g;
-    const bool wall_gradient = m_s.hydrostatic_walls, clamp = m_s.clamp_pressure;
-    m_wall_push.resize(m_smooth.on() ? n : 0);
-    // Wall particle k's acceleration of fluid particle i (Akinci et al. 2012, eq. 10 and 11): its
-    // pressure mirrored onto the wall particle, plus the hydrostatic increment from the fluid particle
-    // to it: p_b = p_i + rho_i g . (x_b - x_i) (Adami et al. 2012, eq. 27, with the particle itself as
-    // the one fluid neighbour); p_b = p_i without it. Artificial viscosity against the wall's own
-    // velocity (Monaghan's form), with its own coefficient. The walls' loads (m_loads) are the same
-    // terms times m, so what the fluid feels and what the walls report cannot drift apart.
-    // The particle's own values (xi, vi, rhoi, pi = p_i, pi_term = p_i / rho_i^2) come from the caller,
-    // once per particle. A smooth wall's face (face: its virtual particle, header) is the mirror image
-    // itself: p_i / rho_i^2 against its doubled gradient, its hydrostatic part in m_wall_push.
-    auto wall_acceleration = [&](const Vec<D>& xi, const Vec<D>& vi, float rhoi, float pi, float pi_term,
-                                 std::uint32_t k, bool face) {
+    Vec<D> operator()(const Vec<D>& xi, const Vec<D>& vi, float rhoi, float pi, float pi_term, std::uint32_t k,
+                      bool face) const {
         const Vec<D> r = xi - xb[k];
         const float d2 = norm2(r);
         if (d2 == 0.0f) return Vec<D>::zero();
@@ -267,7 +239,57 @@ StepStats WcsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
         const float vr = dot(vi - vb[k], r);
         if (vr < 0.0f && wall_alpha_c_h > 0.0f) s += -wall_alpha_c_h * vr / ((d2 + eps_h2) * rhoi);
         return r * -(psi[k] * s * dw);
-    };
+    }
+};
+
+// Seed 004's step (symplectic Euler): densities and Tait pressures, accelerations, positions.
+template <int D>
+StepStats WcsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, double t, float dt,
+                               const ExecContext& exec) {
+    const bool moved = move_walls(boundary, m_walls, t, dt, exec);
+    if (!m_halo) m_neighbors.reorder_if_due(fluid, exec);  // ghosts stay behind the owned particles
+    update_neighbors(fluid, boundary, walls_changed(m_halo, moved), t, exec);
+    update_density(fluid, boundary, exec);
+    if (m_halo) {  // the forces read the neighbours' density and pressure
+        m_halo->refresh(fluid.density);
+        m_halo->refresh(fluid.pressure);
+    }
+    const BoundarySet<D>& walls = wall_set(boundary);
+    const WallTerm wall{m_kernel,
+                        walls.position.data(),
+                        walls.velocity.data(),
+                        walls.psi.data(),
+                        m_g,
+                        m_s.hydrostatic_walls,
+                        m_s.clamp_pressure,
+                        m_s.boundary_viscosity * m_c0 * m_kernel.h,
+                        0.01f * m_kernel.h * m_kernel.h};
+    compute_accelerations(fluid, wall, dt, exec);
+    return advance(fluid, boundary, wall, t, dt, exec);
+}
+
+// Accelerations: symmetric pressure force (seed eq. f), the wall particles' pressure (the particle's own,
+// plus the hydrostatic increment with hydrostatic_walls), Monaghan artificial viscosity, the seed's
+// viscosity, gravity; the smooth faces' push and shear. Each particle gathers its own.
+template <int D>
+void WcsphSolver<D>::compute_accelerations(ParticleSet<D>& fluid, const WallTerm& wall, float dt,
+                                           const ExecContext& exec) {
+    const std::size_t n = fluid.size();
+    const float m = m_mass;
+    const CubicSpline<D> W = m_kernel;
+    const auto& fn = m_neighbors.fluid();
+    const auto& bn = wall_lists();
+    const auto& x = fluid.position;
+    const auto& v = fluid.velocity;
+    auto& a = fluid.acceleration;
+    const auto& rho = fluid.density;
+    const auto& p = fluid.pressure;
+    const float alpha_c_h = m_s.artificial_viscosity * m_c0 * W.h;
+    const float eps_h2 = 0.01f * W.h * W.h;
+    const float nu = m_s.viscosity;
+    const Vec<D> g = m_g;
+    const bool wall_gradient = m_s.hydrostatic_walls;
+    m_wall_push.resize(m_smooth.on() ? n : 0);
     parallel_blocks(exec, n, [&](std::size_t b0, std::size_t b1) {
         for (std::size_t i = b0; i < b1; ++i) {
             const Vec<D> xi = x[i], vi = v[i];
@@ -289,7 +311,7 @@ StepStats WcsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
                 if (nu > 0.0f) acc -= vij * (nu * m * 2.0f / (rhoi + rhoj) * W.value(d));
             }
             const std::uint32_t faces = m_smooth.first_face(i);
-            for (std::uint32_t k : bn[i]) acc += wall_acceleration(xi, vi, rhoi, p[i], pi_term, k, k >= faces);
+            for (std::uint32_t k : bn[i]) acc += wall(xi, vi, rhoi, p[i], pi_term, k, k >= faces);
             if (m_smooth.on()) {  // the faces' hydrostatic push (with hydrostatic_walls) and shear
                 m_wall_push[i] = (wall_gradient ? m_smooth.push(i, rhoi) : Vec<D>::zero()) + m_smooth.shear(i, xi, vi, dt) * (1.0f / dt);
                 acc += m_wall_push[i];
@@ -298,15 +320,29 @@ StepStats WcsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
         }
     });
 
-    // Symplectic Euler, and the statistics for the next time step. The walls' shapes guard the
-    // boundary particles (see wall_contact_margin in boundary.hpp): a particle with pressure is held by
-    // the wall particles and only guarded within r/4 of the surface (a splash against a thin plate);
-    // a particle without (p <= 0: a droplet, spray, a thin sheet, whose density stays below rho0 even
-    // against the wall, so the Akinci wall term exerts nothing) touches the wall as a ball of radius r.
-    // Either is put back and loses the velocity that carried it in.
+}
+
+// Symplectic Euler, and the statistics for the next time step. The walls' shapes guard the
+// boundary particles (see wall_contact_margin in boundary.hpp): a particle with pressure is held by
+// the wall particles and only guarded within r/4 of the surface (a splash against a thin plate);
+// a particle without (p <= 0: a droplet, spray, a thin sheet, whose density stays below rho0 even
+// against the wall, so the Akinci wall term exerts nothing) touches the wall as a ball of radius r.
+// Either is put back and loses the velocity that carried it in. Then the walls' loads over every process.
+template <int D>
+StepStats WcsphSolver<D>::advance(ParticleSet<D>& fluid, BoundarySet<D>& boundary, const WallTerm& wall, double t,
+                                  float dt, const ExecContext& exec) {
+    const std::size_t n = fluid.size(), owned = owned_count(m_halo, n);
+    const float m = m_mass, inv_rho0 = 1.0f / m_s.rest_density;
+    const auto& bn = wall_lists();
+    auto& x = fluid.position;
+    auto& v = fluid.velocity;
+    const auto& a = fluid.acceleration;
+    const auto& rho = fluid.density;
+    const auto& p = fluid.pressure;
+    const BoundarySet<D>& walls = wall_set(boundary);
     m_loads.begin(boundary, t);
     m_loads.add_pairs(exec, owned, bn, walls, [&](std::size_t i, std::uint32_t k) {
-        return wall_acceleration(x[i], v[i], rho[i], p[i], p[i] / (rho[i] * rho[i]), k, k >= m_smooth.first_face(i)) * m;
+        return wall(x[i], v[i], rho[i], p[i], p[i] / (rho[i] * rho[i]), k, k >= m_smooth.first_face(i)) * m;
     });
     m_guard_dv.resize(n);
     const float guard_held = wall_contact_margin(m_r, true), guard_free = wall_contact_margin(m_r, false);
