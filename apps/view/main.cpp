@@ -1122,11 +1122,11 @@ int run(Options& opt) {
             app.fps = app.frame_ms > 0 ? 1e3 / app.frame_ms : 0;
             if (app.worker && opt.steps_per_frame > 0 && !opt.paused) {
                 // Lockstep: exactly steps_per_frame steps per drawn frame, so a --frames run shows the same
-                // state (and saves the same picture) every time.
+                // state (and saves the same picture) every time, a note in the status or not (halted: failed).
                 const std::uint64_t target = app.worker->latest()->steps + std::uint64_t(opt.steps_per_frame);
                 for (int k = 0; k < opt.steps_per_frame; ++k) app.worker->request_step();
                 const auto t0 = Clock::now();
-                while (app.worker->latest()->steps < target && app.worker->latest()->status.empty()) {
+                while (app.worker->latest()->steps < target && !app.worker->latest()->halted) {
                     if (Clock::now() - t0 > std::chrono::seconds(120))
                         throw std::runtime_error("--steps-per-frame: the simulation thread did not answer in 120 s");
                     std::this_thread::sleep_for(std::chrono::microseconds(200));

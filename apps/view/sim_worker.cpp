@@ -615,6 +615,7 @@ void SimWorker::do_reset(const std::string& scene_arg, const std::string& method
         m_body_object.clear();
         m_body_geometry.clear();
         m_status.clear();
+        m_halted = false;
         m_ms_per_step = 0;
         m_max_speed = 0;
         publish();
@@ -639,6 +640,7 @@ void SimWorker::do_reset(const std::string& scene_arg, const std::string& method
     m_rest_density = method_rest_density(*m_sim);
     m_pressure_scale = static_cast<float>(m_rest_density * 0.5 * v * v);  // rho0 g H, v^2 = 2 g H
     m_status.clear();
+    m_halted = false;
     for (const auto& w : sc.warnings)  // the settings another method dropped, an open model: on the panel too
         m_status += (m_status.empty() ? "" : "; ") + w;
     m_mean_err = m_max_err = 0;
@@ -695,7 +697,7 @@ void SimWorker::loop() {
                 }
                 if (m_water) {
                     if (!step_water()) {
-                        playing = false;
+                        playing = false, m_halted = true;
                         break;
                     }
                     ++n;
@@ -708,7 +710,7 @@ void SimWorker::loop() {
                     st = step(*m_sim, m_exec);
                 } catch (const std::exception& e) {
                     m_status = e.what();
-                    playing = false;
+                    playing = false, m_halted = true;
                     break;
                 }
                 ++n;
@@ -729,7 +731,7 @@ void SimWorker::loop() {
                     std::uint64_t steps = 0;
                     with_particles(*m_sim, [&](const auto& s) { t = s.time, steps = s.steps; });
                     m_status = fmt::format("diverged at step {} (t = {:.4f} s): {}; press Reset", steps, t, problem);
-                    playing = false;
+                    playing = false, m_halted = true;
                     break;
                 }
                 try {
@@ -749,7 +751,7 @@ void SimWorker::loop() {
                         if (!sim.bounds.contains(x)) {
                             m_status = fmt::format("diverged at step {} (t = {:.4f} s): a particle left the scene; press Reset",
                                                    sim.steps, sim.time);
-                            playing = false;
+                            playing = false, m_halted = true;
                             return;
                         }
                 });
@@ -776,6 +778,7 @@ void SimWorker::publish() {
     snap->max_density_error = m_max_err;
     snap->ms_per_step = m_ms_per_step;
     snap->status = m_status;
+    snap->halted = m_halted;
     snap->speed_scale = m_speed_scale;
     snap->rest_density = m_rest_density;
     snap->pressure_scale = m_pressure_scale;

@@ -69,7 +69,9 @@ struct Snapshot {
     float max_speed = 0;            ///< Largest particle speed (m/s)
     double ms_per_step = 0;
     std::size_t particles = 0;
-    std::string status;             ///< "" or what went wrong (diverged, bad setting)
+    std::string status;             ///< "" or what happened last (diverged, a bad setting, a body dropped, a note)
+    /// The steps stopped on a failure (diverged, a step threw): the steps asked for were not all taken.
+    bool halted = false;
     /// The fluid's load on each boundary object (issue 28, eddy/wall_loads.hpp; the scene's
     /// `boundaries` in order): force (N; 2D N/m) and torque about its pivot (N m; 2D N m/m, z only),
     /// the mean over the last RecentLoads::kWindow of simulated time. Empty while unknown: no step
@@ -252,6 +254,7 @@ private:
     float m_last_dt = 1e-3f, m_mean_err = 0, m_max_err = 0;
     double m_ms_per_step = 0;
     std::string m_status;
+    bool m_halted = false;  // Snapshot::halted; cleared by a new scene or Reset
     std::shared_ptr<const SurfaceMesh> m_surface;
     std::uint64_t m_surface_version = 0;
     std::chrono::steady_clock::time_point m_surface_time{};
