@@ -120,6 +120,13 @@ struct OutputSpec {
     bool wall_pressure = false;
 };
 
+/// A point where a particle run reads the fluid every frame (probes.csv: pressure and velocity; see
+/// read_probes in eddy/simulation.hpp).
+struct ProbeSpec {
+    std::string name;                    ///< Its name in probes.csv ("probes[i]" when not given)
+    std::array<double, 3> position{};    ///< Where (m); z = 0 in 2D
+};
+
 /// Optional fixed camera for pictures (3D): eye and target (m), vertical field of view (deg).
 struct CameraSpec {
     std::array<double, 3> eye{};
@@ -146,6 +153,7 @@ struct Scene {
     std::vector<EmitterSpec> emitters;  ///< Nozzles that put fluid in (eddy/emitters.hpp)
     DomainSpec domain;                  ///< Particles outside it are removed (the outflow)
     std::vector<SinkSpec> sinks;        ///< Drains: particles inside an open one are removed and counted
+    std::vector<ProbeSpec> probes;      ///< Points read every frame (probes.csv); particle scenes
     /// "method": "shallow_water": the grid's keys (grid, terrain, water, borders, ink, sources, drops,
     /// obstacles) as given, checked by parse_shallow_water (shallow_water.hpp). Null for particle scenes.
     nlohmann::json shallow_water;

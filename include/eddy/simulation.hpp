@@ -293,4 +293,21 @@ Simulation restore_simulation(const CheckpointFile& ck, const ExecContext& exec,
 /// A 64-bit hash (FNV-1a) of the particle state: positions, velocities, ids, bit for bit.
 std::uint64_t state_hash(const Simulation& sim);
 
+/// The fluid at a point: pressure (Pa) and velocity (m/s; z = 0 in 2D).
+struct ProbeReading {
+    float pressure = 0.0f;
+    std::array<float, 3> velocity{};
+};
+
+/// The fluid `fluid` (the simulation's own, or every process's gathered) at each of `points` (a scene's
+/// "probes"): the Shepard-normalised cubic-spline averages over the particles within the method's kernel
+/// support h, as interpolate_attributes computes them at a surface's vertices (eddy/surface.hpp); zeros
+/// where no particle is within h (a dry probe). The same bits for any thread count.
+template <int D>
+std::vector<ProbeReading> read_probes(const ParticleSimulation<D>& sim, const ParticleSet<D>& fluid,
+                                      std::span<const Vec<D>> points, const ExecContext& exec);
+/// The scene's "probes" as points.
+template <int D>
+std::vector<Vec<D>> probe_points(const Scene& scene);
+
 }  // namespace eddy

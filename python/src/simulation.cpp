@@ -140,6 +140,42 @@ std::vector<Overlap> find_overlaps(const std::vector<Vec<D>>& fluid, const std::
     return out;
 }
 
+/// sim.probe: the fluid at points (read_probes; the scene's "probes" when none are given): a dict of
+/// "pressure" (k,) and "velocity" (k, D), float32 copies.
+py::dict probe(PySimulation& s, const py::object& points) {
+    check_idle(s.busy);
+    return s.visit([&](auto& p) {
+        constexpr int D = std::decay_t<decltype(p)>::kDimension;
+        std::vector<Vec<D>> xs = probe_points<D>(p.scene);
+        if (!points.is_none()) {
+            const auto a = points.cast<FloatArray>();
+            check_rows(a, -1, D, "probe: points");
+            xs.assign(static_cast<std::size_t>(a.shape(0)), Vec<D>::zero());
+            for (std::size_t i = 0; i < xs.size(); ++i)
+                for (int d = 0; d < D; ++d) {
+                    xs[i][d] = a.data()[i * D + d];
+                    if (!std::isfinite(xs[i][d])) throw InputError(fmt::format("probe: points[{}] is not finite", i));
+                }
+        }
+        std::vector<ProbeReading> r;
+        {
+            py::gil_scoped_release release;
+            r = read_probes<D>(p, p.fluid, xs, *s.exec);
+        }
+        py::array_t<float> pressure(py::ssize_t(r.size())), velocity({py::ssize_t(r.size()), py::ssize_t(D)});
+        auto pw = pressure.mutable_unchecked<1>();
+        auto vw = velocity.mutable_unchecked<2>();
+        for (std::size_t k = 0; k < r.size(); ++k) {
+            pw(k) = r[k].pressure;
+            for (int d = 0; d < D; ++d) vw(k, d) = r[k].velocity[d];
+        }
+        py::dict out;
+        out["pressure"] = pressure;
+        out["velocity"] = velocity;
+        return out;
+    });
+}
+
 /// sim.add_particles: appends fluid particles (ParticleSet::push_back: the next ids) and re-initialises
 /// the method on them, as the viewer's "add a block" does. Particles closer than kOverlapRadii r to the
 /// fluid, a wall or an earlier added particle are skipped (a warning says how many) or refused
@@ -336,6 +372,12 @@ void bind_simulation(py::module_& m) {
             "now). In 2D per metre of depth: force N/m, torque N m/m about z, fz = tx = ty = 0. A fresh\n"
             "copy. Rows of NaN before the first step, or for a method that does not gather loads. A scene\n"
             "without boundaries gives shape (0, 6). run() returns each frame's mean ('loads').")
+        .def("probe", &probe, py::arg("points") = py::none(),
+             "probe(points=None) -> dict\n\n"
+             "The fluid at points (k, D) in m (default: the scene's \"probes\", as probes.csv reads them):\n"
+             "'pressure' (k,) in Pa and 'velocity' (k, D) in m/s, float32, each the Shepard-normalised\n"
+             "average over the particles within the kernel support (zeros where none is). ValueError on a\n"
+             "bad shape or a value not finite.")
         .def(
             "state_hash", [](PySimulation& s) { check_idle(s.busy); return state_hash(s.sim); },
             "A 64-bit hash (FNV-1a) of the particle state: positions, velocities and ids, bit for bit (the\n"

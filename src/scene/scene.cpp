@@ -535,6 +535,46 @@ void parse_outflow(const Ctx& c, const nlohmann::json& j, int dim, Scene& s) {
     }
 }
 
+// "camera": a fixed camera for 3D pictures.
+void parse_camera(const Ctx& c, const nlohmann::json& o, int dim, CameraSpec& camera) {
+    check_keys(c, o, "camera", {"eye", "target", "fov"});
+    camera.eye = vec(c, o, "camera", "eye", dim, {}, true, 3);
+    camera.target = vec(c, o, "camera", "target", dim, {}, true, 3);
+    camera.fov_deg = number(c, o, "camera", "fov", 40.0, false, true);
+    if (camera.fov_deg >= 180.0) c.fail("camera.fov", fmt::format("= {:g}: must be in (0, 180) degrees", camera.fov_deg));
+    camera.given = true;
+}
+
+// "probes": points where the run reads the fluid every frame (probes.csv). A name goes into a CSV field:
+// letters, digits and _ - . only.
+void parse_probes(const Ctx& c, const nlohmann::json& j, int dim, Scene& s) {
+    if (!j.contains("probes")) return;
+    const nlohmann::json& list = j["probes"];
+    constexpr std::size_t kMostProbes = 4096;  // each is a neighbour search per frame
+    if (!list.is_array() || list.size() > kMostProbes)
+        c.fail("probes", fmt::format("must be a list of at most {} probes, got {}", kMostProbes, json_excerpt(list)));
+    for (std::size_t i = 0; i < list.size(); ++i) {
+        const std::string p = fmt::format("probes[{}]", i);
+        if (!list[i].is_object()) c.fail(p, fmt::format("expected an object {{\"name\", \"position\"}}, got {}", json_excerpt(list[i])));
+        check_keys(c, list[i], p, {"name", "position"});
+        ProbeSpec probe;
+        probe.position = vec(c, list[i], p, "position", dim, {}, true);
+        probe.name = text(c, list[i], p, "name", fmt::format("probe_{}", i), false);
+        const bool plain = std::all_of(probe.name.begin(), probe.name.end(), [](char ch) {
+            return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_' ||
+                   ch == '-' || ch == '.';
+        });
+        if (probe.name.empty() || probe.name.size() > 64 || !plain)
+            c.fail(sub(p, "name"), fmt::format("\"{}\": allowed: 1 to 64 letters, digits, '_', '-' or '.'",
+                                               text_excerpt(probe.name)));
+        for (std::size_t k = 0; k < s.probes.size(); ++k)
+            if (s.probes[k].name == probe.name)
+                c.fail(sub(p, "name"), fmt::format("\"{}\" is also probes[{}]'s; allowed: a name no other probe has",
+                                                   probe.name, k));
+        s.probes.push_back(std::move(probe));
+    }
+}
+
 Scene parse_document(nlohmann::json& j, const std::string& where, const MemoryBudget& budget,
                      const SceneInputs* inputs = nullptr);
 }  // namespace
@@ -847,7 +887,8 @@ Scene parse_document(nlohmann::json& j, const std::string& where, const MemoryBu
     const Ctx c{where, budget, inputs};
     if (j.is_object() && j.contains("method") && j["method"] == "shallow_water") return parse_grid_scene(c, j, where);
     check_keys(c, j, "", {"name", "description", "dimension", "method", "particle_radius", "gravity", "duration", "output",
-                          "camera", "settings", "boundaries", "bodies", "fluids", "emitters", "domain", "sinks"});
+                          "camera", "settings", "boundaries", "bodies", "fluids", "emitters", "domain", "sinks",
+                          "probes"});
     Scene s;
     s.source = where;
     s.name = text(c, j, "", "name", "", true);
@@ -876,15 +917,7 @@ Scene parse_document(nlohmann::json& j, const std::string& where, const MemoryBu
     s.duration = run_duration(c, j);
 
     if (j.contains("output")) parse_output(c, j["output"], kFormats, "format", s.output, true);
-    if (j.contains("camera")) {
-        const auto& o = j["camera"];
-        check_keys(c, o, "camera", {"eye", "target", "fov"});
-        s.camera.eye = vec(c, o, "camera", "eye", dim, {}, true, 3);
-        s.camera.target = vec(c, o, "camera", "target", dim, {}, true, 3);
-        s.camera.fov_deg = number(c, o, "camera", "fov", 40.0, false, true);
-        if (s.camera.fov_deg >= 180.0) c.fail("camera.fov", fmt::format("= {:g}: must be in (0, 180) degrees", s.camera.fov_deg));
-        s.camera.given = true;
-    }
+    if (j.contains("camera")) parse_camera(c, j["camera"], dim, s.camera);
     if (j.contains("settings")) {
         if (!j["settings"].is_object()) c.fail("settings", "must be an object of the method's settings");
         s.settings = j["settings"];
@@ -955,6 +988,7 @@ Scene parse_document(nlohmann::json& j, const std::string& where, const MemoryBu
     if (j.contains("bodies")) parse_bodies(c, j["bodies"], dim, s);
     if (j.contains("emitters")) parse_emitters(c, j["emitters"], dim, s.duration, s);
     parse_outflow(c, j, dim, s);
+    parse_probes(c, j, dim, s);
     // A scene with emitters may start empty (the fluid comes from them).
     if (!j.contains("fluids") && s.emitters.empty()) c.fail("fluids", "missing; at least one fluid block or emitter is required");
     const nlohmann::json no_fluids = nlohmann::json::array();
@@ -1123,6 +1157,11 @@ std::string scene_keys_help() {
   output.wall_pressure (true|false; default false)  the walls every frame (frames/walls_NNNNN.vtp,
                                    walls.pvd) with the fluid's pressure on them (point array pressure)
   camera.eye, camera.target (m, 3 numbers), camera.fov (deg; default 40)  3D pictures
+  probes[] (list, at most 4096)    points read every frame into probes.csv: the fluid's pressure (Pa)
+                                   and velocity (m/s) averaged over the particles within the kernel
+                                   support (zeros where none is: a dry probe)
+    name (text; default probe_I)   1 to 64 letters, digits, _ - .; unique
+    position (m, required)         the point
   settings (object)                the method's settings, listed below
   boundaries[] (list)              walls, sampled with two layers of boundary particles:
     shape: box | circle, polygon (2D) | sphere, cylinder (axis y), mesh (3D)

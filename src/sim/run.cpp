@@ -15,8 +15,10 @@
 #include "eddy/bodies_io.hpp"
 #include "eddy/json_text.hpp"
 #include "eddy/wall_pressure.hpp"
-#include "sim/whitewater_output.hpp"
+#include "sim/frame_loop.hpp"
+#include "sim/particle_outputs.hpp"
 #include "sim/run_support.hpp"
+#include "sim/whitewater_output.hpp"
 
 namespace eddy {
 
@@ -269,27 +271,6 @@ ParticleSimulation<D> make_particle_simulation(const Scene& scene, std::size_t m
 }
 
 
-std::string frame_name(int index, const char* ext) { return fmt::format("frames/particles_{:05d}.{}", index, ext); }
-
-// The scene's models (meshes, polygons) at their pose at time t, with their boundary object index.
-template <int D>
-std::vector<std::pair<std::uint16_t, Mesh<D>>> posed_models(const ParticleSimulation<D>& sim, double t) {
-    std::vector<std::pair<std::uint16_t, Mesh<D>>> out;
-    for (std::size_t i = 0; i < sim.scene.boundaries.size(); ++i) {
-        const MeshShape<D>* m = model_shape<D>(sim.scene.boundaries[i].model);
-        if (!m) continue;
-        Mesh<D> mesh;
-        mesh.cells = m->mesh().cells;
-        mesh.vertices = m->mesh().vertices;
-        if (i < sim.boundary.motions.size() && sim.boundary.motions[i].moving()) {
-            const RigidPose<D> pose = sim.boundary.motions[i].pose(t);
-            for (auto& v : mesh.vertices) v = pose.apply(v);
-        }
-        out.emplace_back(static_cast<std::uint16_t>(i), std::move(mesh));
-    }
-    return out;
-}
-
 // What a particle run writes and until when: the caller's options (and the scene's) for a new run, the
 // checkpoint's record (checked key by key) for a resumed one.
 struct ParticleRunConfig {
@@ -371,7 +352,7 @@ struct LoopCarry {
     double time0 = 0.0;
     std::uint64_t steps0 = 0;
     int next_frame = 1;
-    std::vector<std::pair<double, std::string>> pvd, walls_pvd;
+    detail::PvdLists pvd;  // particles.pvd's and walls.pvd's lists
     float frame_max_err = 0.0f;  // since the previous frame
     double frame_sum_err = 0.0;
     std::uint64_t frame_steps = 0;
@@ -437,8 +418,8 @@ void restore_carry(const detail::RecordReader& r, const ParticleRunConfig& cfg, 
             frames[k].bodies = detail::bodies_from_record(r, a[k].contains("bodies") ? a[k]["bodies"] : nlohmann::json(),
                                                           fmt::format("frames[{}].bodies", k), bodies);
     }
-    c.pvd = detail::read_record_pvd(r, "pvd", listed);
-    c.walls_pvd = detail::read_record_pvd(r, "walls_pvd", listed);
+    c.pvd.particles = detail::read_record_pvd(r, "pvd", listed);
+    c.pvd.walls = detail::read_record_pvd(r, "walls_pvd", listed);
     const auto& acc = r.array("frame_accumulators", 3);
     c.frame_max_err = static_cast<float>(r.number_at(acc[0], "frame_accumulators[0]", -kFloat, kFloat));
     c.frame_sum_err = r.number_at(acc[1], "frame_accumulators[1]", -kBig, kBig);
@@ -758,473 +739,352 @@ StepStats step(Simulation& simulation, const ExecContext& exec, double until) {
         simulation);
 }
 
+namespace {
+
+// A particle run (issue 41): the task the frame loop (src/sim/frame_loop.hpp) drives, on one process or,
+// through RunHooks, on each of several. It steps and guards (divergence, memory, escaped particles), keeps
+// the statistics and the record a checkpoint carries, and hands every frame to its outputs
+// (src/sim/particle_outputs.hpp).
+template <int D>
+class ParticleRun {
+public:
+    ParticleRun(Simulation& simulation, ParticleSimulation<D>& sim, const RunOptions& opts, const ExecContext& exec);
+    RunResult go();
+
+    // The frame loop's task.
+    double time() const { return m_sim.time; }
+    std::uint64_t steps() const { return m_sim.steps; }
+    std::string advance(double target);
+    void frame();
+    void checkpoint();
+    bool any(bool v) { return m_hooks ? m_hooks->any(v) : v; }  // the same decision on every process
+    void progress(bool finished);
+
+private:
+    using clock = std::chrono::steady_clock;
+    const ParticleSet<D>& whole();
+    void warn(const std::string& w);
+    std::string memory_problem() const;
+    void check_surface_memory() const;
+    detail::ParticleOutputPlan output_plan() const;
+    nlohmann::json record() const;
+    nlohmann::json summary(const std::string& picture) const;
+
+    Simulation& m_simulation;
+    ParticleSimulation<D>& m_sim;
+    const RunOptions& m_opts;
+    const ExecContext& m_exec;
+    RunHooks* const m_hooks;  // over several processes: every one runs this loop; the writer alone touches the folder
+    const bool m_writer;
+    const std::uint64_t m_particles;  // of every process, at the start
+    std::optional<detail::RecordReader> m_reader;  // a resumed run: the checkpoint's record, untrusted
+    ParticleRunConfig m_cfg;
+    LoopCarry m_carry;
+    detail::FrameClock m_clock;
+    RunResult m_result;
+    std::optional<detail::LiveWhitewater<D>> m_whitewater;  // spray, foam and bubbles (--whitewater)
+    RenderSettings m_render;
+    std::vector<std::unique_ptr<detail::ParticleOutput<D>>> m_outputs;
+    ParticleSet<D> m_gathered;  // the whole fluid on the writer, over several processes
+    std::vector<std::string> m_warnings;  // summary.json "warnings"
+    bool m_warned_escaped = false;
+    double m_memory_limit = std::numeric_limits<double>::infinity();
+    std::uint64_t m_steps_at_start = 0;  // of this invocation (progress counts from here)
+    clock::time_point m_t0;
+};
+
+template <int D>
+ParticleRun<D>::ParticleRun(Simulation& simulation, ParticleSimulation<D>& sim, const RunOptions& opts,
+                            const ExecContext& exec)
+    : m_simulation(simulation), m_sim(sim), m_opts(opts), m_exec(exec), m_hooks(opts.hooks),
+      m_writer(!m_hooks || m_hooks->writes()), m_particles(m_hooks ? m_hooks->sum(sim.fluid.size()) : sim.fluid.size()) {
+    const Scene& scene = sim.scene;
+    if (opts.resume) m_reader.emplace(*opts.resume, (opts.out_dir / kCheckpointFile).string());
+    m_cfg = particle_run_config(scene, D, opts, m_reader ? &*m_reader : nullptr);
+    const double fps = m_cfg.fps, end_time = m_cfg.end_time;
+    if (m_cfg.mesh && !opts.budget.unlimited()) check_surface_memory();
+    // The library's own guard (the CLI and the scene loader check first): a frame interval or an end the
+    // clock cannot resolve would make a run that never ends.
+    if (!(fps > 0.0 && fps <= kMaxFps) || !(end_time > 0.0 && end_time <= kMaxDuration))
+        throw InputError(fmt::format("{}: fps = {:g}, end time = {:g} s: allowed: 0 < fps <= {:g}, 0 < end <= {:g} s",
+                                     scene.where(), fps, end_time, kMaxFps, kMaxDuration));
+    if (m_reader && sim.time > end_time + 1e-9 * std::max(1.0, end_time))
+        throw InputError(fmt::format("--until {:g}: the checkpoint is at t = {:.6g} s already; allowed: a later time",
+                                     end_time, sim.time));
+    // The record's counters, frames and statistics, checked against the simulation's clock.
+    m_carry.time0 = sim.time;
+    m_carry.steps0 = sim.steps;
+    if (m_reader)
+        restore_carry(*m_reader, m_cfg, sim.time, sim.steps, sim.boundary.motions.size(), sim.bodies.size(), m_carry,
+                      m_result.frames);
+    m_clock = {m_carry.time0, fps, end_time, m_carry.next_frame};
+    // The outputs, and what they carry in the record, before the folder is touched.
+    m_whitewater.emplace(opts, scene, fps, m_cfg.up, sim.time, m_hooks != nullptr, m_reader ? &*m_reader : nullptr);
+    m_render = detail::scene_render_settings(scene, opts.render_settings);
+    const detail::OutputPlace place{opts.out_dir, m_cfg.up, &exec, m_hooks, m_writer};
+    m_outputs = detail::make_particle_outputs<D>(sim, output_plan(), place, m_carry.pvd, *m_whitewater);
+    if (m_reader && m_writer)
+        for (auto& o : m_outputs) o->restore(*m_reader, m_result.frames.size());
+    // Stale frames of an earlier run would mix with this one's in the folder (a resumed run keeps the
+    // frames its checkpoint lists).
+    if (m_writer) {
+        detail::open_run_folder(opts.out_dir, {"particles_", "surface_", "walls", "bodies_", "whitewater_"},
+                                static_cast<int>(m_result.frames.size()), {{"scene", scene.name}, {"method", scene.method}},
+                                m_reader.has_value(), m_cfg.run_id);
+        for (auto& o : m_outputs) o->begin();
+    }
+    if (m_hooks) m_hooks->any(false);  // the folder is ready before any process writes a piece into it
+    m_steps_at_start = sim.steps;
+    m_t0 = clock::now();
+    // The running memory guard (issue 29): particles that cluster during a run multiply their neighbour
+    // lists; the run stops when the simulation outgrows the budget (checked after every step: what one step
+    // adds, at most, beyond it) instead of growing until the kernel kills it.
+    m_memory_limit = running_memory_limit(
+        opts.budget.unlimited() ? MemoryEstimate{} : estimate_memory(scene, std::numeric_limits<std::size_t>::max()),
+        opts.budget);
+}
+
+// With --mesh and a memory budget: the surface grids come on top of the simulation.
+template <int D>
+void ParticleRun<D>::check_surface_memory() const {
+    SurfaceSettings ss = m_opts.mesh_settings;
+    ss.anisotropic = m_cfg.mesh_anisotropic;
+    if (ss.particle_radius <= 0.0f) ss.particle_radius = m_sim.scene.particle_radius;
+    MemoryEstimate e = estimate_memory(m_sim.scene, std::numeric_limits<std::size_t>::max());
+    const MemoryEstimate surface = estimate_surface_memory<D>(
+        std::span<const Vec<D>>(m_sim.fluid.position.data(), m_sim.fluid.size()), ss, false, false);
+    for (const auto& p : surface.parts) e.add("--mesh: " + p.what, p.bytes, p.count);
+    e.key = "--mesh";
+    check_memory(e, m_opts.budget, m_sim.scene.where());
+}
+
+template <int D>
+detail::ParticleOutputPlan ParticleRun<D>::output_plan() const {
+    detail::ParticleOutputPlan p;
+    p.formats = m_cfg.formats;
+    p.pieces = m_cfg.pieces;
+    p.render = m_cfg.render_all;
+    p.mesh = m_cfg.mesh;
+    p.wall_pressure = m_cfg.wall_pressure;
+    p.surface = m_opts.mesh_settings;
+    p.surface.anisotropic = m_cfg.mesh_anisotropic;
+    if (p.surface.particle_radius == 0.0f) p.surface.particle_radius = static_cast<float>(m_sim.scene.particle_radius);
+    p.surface.decimate_error = m_cfg.mesh_decimate_error;
+    p.surface.decimate_ratio = m_cfg.mesh_decimate_ratio;
+    p.mesh_format = m_cfg.mesh_format;
+    p.mesh_attributes = m_cfg.mesh_attributes;
+    p.render_settings = m_render;
+    return p;
+}
+
+// The whole fluid: this process's, or every process's gathered on the writer (collective).
+template <int D>
+const ParticleSet<D>& ParticleRun<D>::whole() {
+    if (!m_hooks) return m_sim.fluid;
+    m_hooks->gather(m_sim.fluid, m_gathered);
+    return m_gathered;
+}
+
+template <int D>
+void ParticleRun<D>::warn(const std::string& w) {
+    m_warnings.push_back(w);
+    if (m_opts.on_warning && m_writer) m_opts.on_warning(w);
+}
+
+template <int D>
+std::string ParticleRun<D>::advance(double target) {
+    LoopCarry& c = m_carry;
+    const auto s0 = clock::now();
+    const StepStats st = m_hooks ? m_hooks->step(m_simulation, m_exec, target) : eddy::step(m_simulation, m_exec, target);
+    c.step_seconds += std::chrono::duration<double>(clock::now() - s0).count();
+    m_whitewater->after_step(m_sim, m_exec);
+    c.max_err = std::max(c.max_err, st.max_density_error);
+    c.frame_max_err = std::max(c.frame_max_err, st.max_density_error);
+    c.frame_sum_err += st.mean_density_error;
+    ++c.frame_steps;
+    c.max_speed = std::max(c.max_speed, st.max_speed);
+    c.sum_err += st.mean_density_error;
+    c.sum_iterations += st.iterations;
+    c.sum_divergence_iterations += st.divergence_iterations;
+    c.sum_viscosity_iterations += st.viscosity_iterations;
+    ++c.stat_steps;
+    c.loads.add(m_sim.boundary.load, st.dt);
+    std::string problem = step_divergence(st, method_dt_min(m_sim.method));
+    if (st.removed_escaped > 0 && !m_warned_escaped) {
+        m_warned_escaped = true;
+        warn(fmt::format("{} particle(s) left every container at t = {:.6g} s: removed and counted (summary.json "
+                         "removed.escaped; a \"domain\" in the scene makes such an outflow explicit)",
+                         st.removed_escaped, m_sim.time));
+    }
+    if (problem.empty() && std::isfinite(m_memory_limit)) problem = memory_problem();
+    return problem;
+}
+
+// The running memory guard's verdict: "" or why the run stops (the same on every process).
+template <int D>
+std::string ParticleRun<D>::memory_problem() const {
+    const double held = double(m_sim.fluid.memory_bytes() + m_sim.boundary.memory_bytes() +
+                               std::visit([](const auto& m) { return m.memory_bytes(); }, m_sim.method));
+    std::uint64_t over = held > m_memory_limit ? 1 : 0;
+    if (m_hooks) over = m_hooks->sum(over);
+    if (!over) return {};
+    return fmt::format("the simulation holds {}, more than the {} the memory limit {} ({}) leaves it: its particles "
+                       "have clustered and their neighbour lists grew",
+                       format_bytes(held), format_bytes(m_memory_limit), format_bytes(double(m_opts.budget.limit_bytes)),
+                       m_opts.budget.origin);
+}
+
+// A frame: its record (the statistics since the previous frame, the loads, the bodies, the counts), then
+// every output: the pieces on every process, the rest on the writer with the whole fluid if one needs it.
+template <int D>
+void ParticleRun<D>::frame() {
+    LoopCarry& c = m_carry;
+    FrameRecord fr;
+    fr.index = static_cast<int>(m_result.frames.size());
+    fr.time = m_sim.time;
+    fr.max_density_error = c.frame_max_err;
+    fr.mean_density_error = c.frame_steps ? static_cast<float>(c.frame_sum_err / double(c.frame_steps)) : 0.0f;
+    if (fr.index > 0) fr.loads = c.loads.mean(m_sim.boundary.motions.size());
+    c.loads.reset();
+    fr.bodies = m_sim.bodies.state;
+    fr.particles = m_hooks ? m_hooks->sum(m_sim.fluid.size()) : m_sim.fluid.size();
+    set_flow_counts(fr, m_sim.flow.counts);
+    c.frame_max_err = 0.0f;
+    c.frame_sum_err = 0.0;
+    c.frame_steps = 0;
+    detail::ParticleFrame<D> f{m_sim, fr};
+    bool need_whole = false;
+    for (auto& o : m_outputs) {
+        o->each_process(f);
+        need_whole = need_whole || o->needs_whole(f);
+    }
+    const ParticleSet<D>& all = need_whole ? whole() : m_sim.fluid;
+    if (m_writer) {  // else another process writes the files
+        std::optional<ParticleSet<D>> turned;
+        if constexpr (D == 3)
+            if (m_cfg.up != UpAxis::y) turned = io::in_file_axes(all, m_cfg.up);
+        f.all = &all;
+        f.fluid = turned ? &*turned : &all;
+        for (auto& o : m_outputs) o->write(f);
+    }
+    m_result.frames.push_back(std::move(fr));
+    if (m_writer)
+        for (auto& o : m_outputs) o->after(m_result.frames);
+}
+
+// What the run loop carries from step to step beyond the simulation: a checkpoint keeps it so that a
+// resumed run writes the same frames, numbers and statistics.
+template <int D>
+nlohmann::json ParticleRun<D>::record() const {
+    const ParticleRunConfig& cfg = m_cfg;
+    const LoopCarry& c = m_carry;
+    auto pvd_json = [](const std::vector<std::pair<double, std::string>>& v) {
+        nlohmann::json a = nlohmann::json::array();
+        for (const auto& [t, name] : v) a.push_back({t, name});
+        return a;
+    };
+    nlohmann::json rj;
+    rj["end_time"] = cfg.end_time;
+    rj["fps"] = cfg.fps;
+    rj["formats"] = cfg.formats;
+    rj["render"] = cfg.render_all;
+    rj["pieces"] = cfg.pieces;
+    rj["mesh"] = cfg.mesh;
+    rj["mesh_anisotropic"] = cfg.mesh_anisotropic;
+    rj["wall_pressure"] = cfg.wall_pressure;
+    rj["mesh_decimate_error"] = cfg.mesh_decimate_error;
+    rj["mesh_decimate_ratio"] = cfg.mesh_decimate_ratio;
+    rj["mesh_format"] = cfg.mesh_format;
+    rj["mesh_attributes"] = cfg.mesh_attributes;
+    rj["up_axis"] = name(cfg.up);
+    rj["run_id"] = cfg.run_id;
+    rj["time0"] = c.time0;
+    rj["steps0"] = c.steps0;
+    rj["next_frame"] = m_clock.next_frame;
+    rj["frames"] = record_frames_json(m_result.frames);
+    rj["objects"] = m_sim.boundary.motions.size();
+    std::vector<ObjectLoad> impulse = c.loads.impulse;
+    impulse.resize(m_sim.boundary.motions.size());
+    rj["load_accumulator"] = {c.loads.elapsed, detail::loads_json(impulse)};
+    rj["pvd"] = pvd_json(c.pvd.particles);
+    rj["walls_pvd"] = pvd_json(c.pvd.walls);
+    rj["frame_accumulators"] = {c.frame_max_err, c.frame_sum_err, c.frame_steps};
+    if (m_whitewater->on()) rj["whitewater"] = m_whitewater->record();  // --whitewater: its state and files
+    for (const auto& o : m_outputs) o->save(rj);
+    rj["stats"] = {c.step_seconds, c.max_err, c.max_speed, c.sum_err, c.sum_iterations, c.sum_divergence_iterations,
+                   c.stat_steps, c.wall_before + std::chrono::duration<double>(clock::now() - m_t0).count(),
+                   c.sum_viscosity_iterations};
+    return rj;
+}
+
+template <int D>
+void ParticleRun<D>::checkpoint() {
+    const std::filesystem::path file = m_opts.out_dir / kCheckpointFile;
+    if (!m_hooks) return write_checkpoint(file, m_simulation, record());
+    // Over several processes: the whole fluid, gathered, in the writer's simulation for the write (the
+    // methods' statistics are every process's already), then its own part back.
+    whole();
+    if (!m_writer) return;
+    std::swap(m_sim.fluid, m_gathered);
+    try {
+        write_checkpoint(file, m_simulation, record());
+    } catch (...) {
+        std::swap(m_sim.fluid, m_gathered);
+        throw;
+    }
+    std::swap(m_sim.fluid, m_gathered);
+}
+
+template <int D>
+void ParticleRun<D>::progress(bool finished) {
+    if (!m_opts.on_progress || !m_writer) return;
+    m_opts.on_progress(detail::make_progress(m_sim.time, m_clock.time0, m_clock.end_time, m_sim.steps - m_steps_at_start,
+                                             m_opts.max_steps, m_hooks ? m_particles : m_sim.fluid.size(), "particles",
+                                             std::chrono::duration<double>(clock::now() - m_t0).count(),
+                                             static_cast<int>(m_result.frames.size()), finished));
+}
+
+template <int D>
+nlohmann::json ParticleRun<D>::summary(const std::string& picture) const {
+    const double wall = m_carry.wall_before + std::chrono::duration<double>(clock::now() - m_t0).count();
+    nlohmann::json j = run_summary(m_sim, m_cfg, m_carry, m_result, m_particles, wall,
+                                   m_opts.threads > 0 ? m_opts.threads : m_exec.threads(), picture);
+    if (!m_warnings.empty()) j["warnings"] = m_warnings;
+    if (!m_sim.scene.probes.empty()) j["probes_file"] = "probes.csv";
+    // The final state's hash (state_hash; one process only: over several, each holds a part).
+    if (!m_hooks) j["state_hash"] = fmt::format("{:016x}", state_hash(m_simulation));
+    if (m_hooks) m_hooks->summarize(j);
+    return j;
+}
+
+template <int D>
+RunResult ParticleRun<D>::go() {
+    detail::run_frames(*this, m_clock, m_opts, m_reader.has_value(), m_result);
+    // The last good frame always gets a picture.
+    std::string picture;
+    if (m_result.exit_code != kExitDiverged) {
+        const ParticleSet<D>& all = whole();
+        picture = "last_frame.png";
+        if (m_writer) detail::render_state<D>(m_opts.out_dir / picture, m_sim, all, m_render);
+    }
+    detail::finish_message(m_result, m_sim.steps - m_carry.steps0, m_sim.time);
+    progress(true);
+    m_result.summary = summary(picture);
+    if (m_writer) io::write_json(m_opts.out_dir / "summary.json", m_result.summary);
+    return std::move(m_result);
+}
+
+}  // namespace
+
 RunResult run(Simulation& simulation, const RunOptions& opts, const ExecContext& exec) {
     return std::visit(
         [&](auto& sim) -> RunResult {
             constexpr int D = std::remove_reference_t<decltype(sim)>::kDimension;
-            const Scene& scene = sim.scene;
-            const nlohmann::json* rec = opts.resume;  // a resumed run: the checkpoint's record
-            // Over several processes (RunHooks): every one runs this loop; the writer alone touches the folder.
-            RunHooks* const hooks = opts.hooks;
-            const bool writer = !hooks || hooks->writes();
-            const std::uint64_t particles = hooks ? hooks->sum(sim.fluid.size()) : sim.fluid.size();
-            // A resumed run's record comes from a checkpoint: untrusted, read key by key (RecordReader).
-            std::optional<detail::RecordReader> reader;
-            if (rec) reader.emplace(*rec, (opts.out_dir / kCheckpointFile).string());
-            const ParticleRunConfig cfg = particle_run_config(scene, D, opts, reader ? &*reader : nullptr);
-            const double end_time = cfg.end_time, fps = cfg.fps;
-            const std::vector<std::string>& formats = cfg.formats;
-            const bool render_all = cfg.render_all, pieces = cfg.pieces, mesh = cfg.mesh;
-            const std::string& mesh_format = cfg.mesh_format;
-            const UpAxis up = cfg.up;
-            const std::vector<std::string>& mesh_attributes = cfg.mesh_attributes;
-            const auto& out = opts.out_dir;
-            if (mesh && !opts.budget.unlimited()) {  // the surface grids come on top of the simulation
-                SurfaceSettings ss = opts.mesh_settings;
-                ss.anisotropic = cfg.mesh_anisotropic;
-                if (ss.particle_radius <= 0.0f) ss.particle_radius = scene.particle_radius;
-                MemoryEstimate e = estimate_memory(scene, std::numeric_limits<std::size_t>::max());
-                const MemoryEstimate surface = estimate_surface_memory<D>(
-                    std::span<const Vec<D>>(sim.fluid.position.data(), sim.fluid.size()), ss, false, false);
-                for (const auto& p : surface.parts) e.add("--mesh: " + p.what, p.bytes, p.count);
-                e.key = "--mesh";
-                check_memory(e, opts.budget, scene.where());
-            }
-            // The library's own guard (the CLI and the scene loader check first): a frame interval or an
-            // end the clock cannot resolve would make a run that never ends.
-            if (!(fps > 0.0 && fps <= kMaxFps) || !(end_time > 0.0 && end_time <= kMaxDuration))
-                throw InputError(fmt::format("{}: fps = {:g}, end time = {:g} s: allowed: 0 < fps <= {:g}, 0 < end <= {:g} s",
-                                             scene.where(), fps, end_time, kMaxFps, kMaxDuration));
-            if (rec && sim.time > end_time + 1e-9 * std::max(1.0, end_time))
-                throw InputError(fmt::format("--until {:g}: the checkpoint is at t = {:.6g} s already; allowed: a later time",
-                                             end_time, sim.time));
-            // Stale frames of an earlier run would mix with this one's in the folder (a resumed run
-            // keeps the frames its checkpoint lists).
-            // The record's counters, frames and statistics, checked against the simulation's clock.
-            LoopCarry carry;
-            carry.time0 = sim.time;
-            carry.steps0 = sim.steps;
-            RunResult result;
-            if (reader) restore_carry(*reader, cfg, sim.time, sim.steps, sim.boundary.motions.size(), sim.bodies.size(), carry, result.frames);
-            const int frames_kept = static_cast<int>(result.frames.size());
-            if (writer) {
-                detail::open_run_folder(out, {"particles_", "surface_", "walls", "bodies_", "whitewater_"}, frames_kept,
-                                        {{"scene", scene.name}, {"method", scene.method}}, rec != nullptr, cfg.run_id);
-            }
-            // The bodies in files (issue 30; eddy/bodies_io.hpp): their surfaces at rest once (bodies/body_KK.obj,
-            // for Blender), at their pose every frame (frames/bodies_NNNNN.vtp in write_frame, bodies.pvd).
-            const std::vector<Mesh<3>> body_rest =
-                io::body_rest_meshes<D>(sim.bodies, io::body_prism_depth(scene.particle_radius));
-            if (writer) io::write_body_meshes(out / "bodies", body_rest, up);
-            if (hooks) hooks->any(false);  // the folder is ready before any process writes a piece into it
-            // Spray, foam and bubbles (--whitewater; eddy/whitewater.hpp), stepped and written beside the fluid.
-            detail::LiveWhitewater<D> whitewater(opts, scene, fps, up, sim.time, hooks != nullptr, reader ? &*reader : nullptr);
-            // The whole fluid: this process's, or every process's gathered on the writer (collective).
-            ParticleSet<D> gathered;
-            auto whole = [&]() -> const ParticleSet<D>& {
-                if (!hooks) return sim.fluid;
-                hooks->gather(sim.fluid, gathered);
-                return gathered;
-            };
-            // Particles in the axes --up asks for (eddy/up_axis.hpp; the world is y up): p itself, or a
-            // turned copy kept in `turned`.
-            auto in_file_axes = [&](const ParticleSet<D>& p, std::optional<ParticleSet<D>>& turned) -> const ParticleSet<D>& {
-                if constexpr (D == 3)
-                    if (up != UpAxis::y) return *(turned = io::in_file_axes(p, up));
-                return p;
-            };
-
-            RenderSettings rs = opts.render_settings;
-            if (rs.solid_objects.empty())  // obstacles and models: opaque, a veil over what is behind (render.hpp)
-                for (const auto& b : scene.boundaries) rs.solid_objects.push_back(b.solid ? 1 : 0);
-            if (scene.camera.given) {
-                rs.eye = from_array<3>(scene.camera.eye);
-                rs.target = from_array<3>(scene.camera.target);
-                rs.fov_deg = static_cast<float>(scene.camera.fov_deg);
-            }
-            const Aabb<D> view = scene_bounds<D>(scene);
-            // Colour scale: the middle of the map at half the free-fall speed of the fluid's height.
-            if (!opts.render_settings.speed_scale_set) {
-                const double v = std::sqrt(2.0 * norm(from_array<3>(scene.gravity)) * fluid_height(scene));
-                if (v > 0.0) rs.speed_scale = static_cast<float>(0.5 * v);
-            }
-            const float r = static_cast<float>(scene.particle_radius);
-
-            auto& pvd = carry.pvd;
-            auto& walls_pvd = carry.walls_pvd;
-            std::vector<std::string> warnings;  // summary.json "warnings"
-            auto warn = [&](const std::string& w) {
-                warnings.push_back(w);
-                if (opts.on_warning && writer) opts.on_warning(w);
-            };
-            float& frame_max_err = carry.frame_max_err;  // since the previous frame
-            double& frame_sum_err = carry.frame_sum_err;
-            std::uint64_t& frame_steps = carry.frame_steps;
-            auto write_frame = [&](bool render) {
-                FrameRecord fr;
-                fr.index = static_cast<int>(result.frames.size());
-                fr.time = sim.time;
-                fr.max_density_error = frame_max_err;
-                fr.mean_density_error = frame_steps ? static_cast<float>(frame_sum_err / double(frame_steps)) : 0.0f;
-                if (fr.index > 0) fr.loads = carry.loads.mean(sim.boundary.motions.size());
-                carry.loads.reset();
-                fr.bodies = sim.bodies.state;
-                fr.particles = hooks ? hooks->sum(sim.fluid.size()) : sim.fluid.size();
-                set_flow_counts(fr, sim.flow.counts);
-                frame_max_err = 0.0f;
-                frame_sum_err = 0.0;
-                frame_steps = 0;
-                const bool vtk = std::find(formats.begin(), formats.end(), "vtk") != formats.end();
-                if (pieces && vtk) {  // every process writes its own particles
-                    const int rank = hooks ? hooks->rank() : 0, processes = hooks ? hooks->processes() : 1;
-                    auto piece = [&](int r) { return fmt::format("particles_{:05d}_p{:04d}.vtp", fr.index, r); };
-                    std::optional<ParticleSet<D>> turned;
-                    io::write_vtp(out / "frames" / piece(rank), in_file_axes(sim.fluid, turned));
-                    const std::string name = frame_name(fr.index, "pvtp");
-                    if (writer) {
-                        std::vector<std::string> all_pieces;
-                        for (int r = 0; r < processes; ++r) all_pieces.push_back(piece(r));
-                        io::write_pvtp(out / name, all_pieces);
-                        fr.files.push_back(name);
-                        for (const auto& p : all_pieces) fr.files.push_back("frames/" + p);
-                        pvd.emplace_back(sim.time, name);
-                    }
-                }
-                // The whole fluid on the writer, for what is not written in pieces.
-                const bool pressure_walls = cfg.wall_pressure && vtk && !sim.boundary.empty();  // every frame
-                const bool walls_now = !sim.boundary.empty() && (fr.index == 0 || sim.boundary.any_moving() || pressure_walls);
-                const bool need_whole = !pieces || !vtk || formats.size() > 1 || mesh || render || pressure_walls;
-                const ParticleSet<D>& all = need_whole ? whole() : sim.fluid;
-                if (!writer) {  // another process writes the files
-                    result.frames.push_back(std::move(fr));
-                    return;
-                }
-                std::optional<ParticleSet<D>> turned;
-                const ParticleSet<D>& fluid = in_file_axes(all, turned);
-                for (auto& f : whitewater.write_frame(fr.index, sim.time)) fr.files.push_back(std::move(f));
-                for (const auto& f : formats) {
-                    if (f == "vtk" && !pieces) {
-                        const std::string name = frame_name(fr.index, "vtp");
-                        io::write_vtp(out / name, fluid);
-                        fr.files.push_back(name);
-                        pvd.emplace_back(sim.time, name);
-                    } else if (f == "csv") {
-                        const std::string name = frame_name(fr.index, "csv");
-                        io::write_csv(out / name, fluid);
-                        fr.files.push_back(name);
-                    } else if (f == "ply") {
-                        const std::string name = frame_name(fr.index, "ply");
-                        io::write_ply(out / name, fluid);
-                        fr.files.push_back(name);
-                    }
-                }
-                if (mesh) {  // issue 5: the fluid's surface beside the particles
-                    SurfaceSettings ss = opts.mesh_settings;
-                    ss.anisotropic = cfg.mesh_anisotropic;
-                    if (ss.particle_radius == 0.0f) ss.particle_radius = r;
-                    ss.decimate_error = cfg.mesh_decimate_error;
-                    ss.decimate_ratio = cfg.mesh_decimate_ratio;
-                    const std::string name = fmt::format("frames/surface_{:05d}.{}", fr.index, mesh_format);
-                    Mesh<D> surface;  // none yet when the fluid is still to come (emitters)
-                    if (!all.empty()) {
-                        surface = reconstruct_surface<D>(all.position, ss, exec).mesh;
-                        interpolate_attributes<D>(surface, all.position, particle_fields(all, mesh_attributes),
-                                                  ss.support(), exec);
-                    }
-                    if constexpr (D == 3) to_file_axes(surface, UpAxis::y, up);
-                    write_mesh<D>(out / name, surface);
-                    fr.files.push_back(name);
-                    // ParaView's time series (surface.pvd, below) lists VTK files: with the vtk format, the
-                    // surface as .vtp too when it is written as OBJ or PLY.
-                    if (mesh_format != "vtp" && std::find(formats.begin(), formats.end(), "vtk") != formats.end()) {
-                        const std::string vtp = fmt::format("frames/surface_{:05d}.vtp", fr.index);
-                        write_mesh<D>(out / vtp, surface);
-                        fr.files.push_back(vtp);
-                    }
-                }
-                // The walls beside the fluid: once when nothing moves, else every frame (walls.pvd); every
-                // frame too with the fluid's pressure on them (--wall-pressure), which changes as it flows.
-                if (walls_now) {
-                    const bool moving = sim.boundary.any_moving() || pressure_walls;
-                    const std::string stem = moving ? fmt::format("frames/walls_{:05d}", fr.index) : "frames/walls";
-                    auto models = posed_models(sim, sim.time);
-                    // The fluid's pressure on the walls, in the world's axes (gravity's), before the files' turn;
-                    // the whole fluid (`all`), so that every process count gives the same bits.
-                    std::vector<float> pressure, model_pressure;
-                    if (pressure_walls) {
-                        const float h = std::visit([](const auto& m) { return m.neighbor_radius(); }, sim.method);
-                        pressure = wall_pressure<D>(sim.boundary, all, from_array<D>(scene.gravity), h, exec);
-                        std::vector<Vec<D>> verts;
-                        for (const auto& [obj, m] : models) verts.insert(verts.end(), m.vertices.begin(), m.vertices.end());
-                        model_pressure = wall_pressure_at<D>(verts, sim.boundary, pressure, h, exec);
-                    }
-                    std::optional<BoundarySet<D>> turned_walls;
-                    if constexpr (D == 3)
-                        if (up != UpAxis::y) {
-                            turned_walls = io::in_file_axes(sim.boundary, up);
-                            for (auto& [obj, m] : models) to_file_axes(m, UpAxis::y, up);
-                        }
-                    if (vtk) {
-                        io::write_walls_vtp(out / (stem + ".vtp"), turned_walls ? *turned_walls : sim.boundary, models,
-                                            pressure, model_pressure);
-                        fr.files.push_back(stem + ".vtp");
-                        if (moving) {
-                            walls_pvd.emplace_back(sim.time, stem + ".vtp");
-                            io::write_pvd(out / "walls.pvd", walls_pvd);
-                        }
-                    }
-                    // A body's model is its own object in Blender (bodies/body_KK.obj, keyed): not in the walls' OBJ.
-                    const auto is_body = [&](const auto& om) { return scene.boundaries[om.first].body >= 0; };
-                    if (!std::all_of(models.begin(), models.end(), is_body)) {  // for Blender and other mesh tools: the models alone, OBJ
-                        Mesh<D> all;
-                        for (const auto& [obj, m] : models) {
-                            if (scene.boundaries[obj].body >= 0) continue;
-                            const auto base = static_cast<std::uint32_t>(all.vertices.size());
-                            all.vertices.insert(all.vertices.end(), m.vertices.begin(), m.vertices.end());
-                            for (auto c : m.cells) {
-                                for (auto& k : c) k += base;
-                                all.cells.push_back(c);
-                            }
-                        }
-                        write_obj(out / (stem + ".obj"), all);
-                        fr.files.push_back(stem + ".obj");
-                    }
-                }
-                if (!sim.bodies.empty()) {  // the bodies at their pose (eddy/bodies_io.hpp)
-                    const std::string name = fmt::format("frames/bodies_{:05d}.vtp", fr.index);
-                    io::write_bodies_vtp(out / name, body_rest, sim.bodies.state, up);
-                    fr.files.push_back(name);
-                }
-                if (render) {
-                    const std::string name = frame_name(fr.index, "png");
-                    render_png(out / name, all, &sim.boundary, view, r, rs);
-                    fr.files.push_back(name);
-                }
-                if (!pvd.empty()) io::write_pvd(out / "particles.pvd", pvd);
-                const bool loads = fr.index > 0 && !fr.loads.empty();
-                result.frames.push_back(std::move(fr));
-                if (loads) detail::write_forces_csv(out / "forces.csv", result.frames);
-                if (!sim.bodies.empty()) detail::write_bodies_csv(out / "bodies.csv", result.frames, sim.bodies.object);
-                if (mesh) {  // surface.pvd from the frames' own files, at the particles' times
-                    std::vector<std::pair<double, std::string>> listed;
-                    for (const FrameRecord& f : result.frames)
-                        for (const auto& file : f.files)
-                            if (file.rfind("frames/surface_", 0) == 0 && file.size() > 4 &&
-                                file.compare(file.size() - 4, 4, ".vtp") == 0)
-                                listed.emplace_back(f.time, file);
-                    if (!listed.empty()) io::write_pvd(out / "surface.pvd", listed);
-                }
-                if (!sim.bodies.empty()) {  // bodies.pvd from the frames' own files (a resumed run's kept ones too)
-                    std::vector<std::pair<double, std::string>> listed;
-                    for (const FrameRecord& f : result.frames)
-                        for (const auto& file : f.files)
-                            if (file.rfind("frames/bodies_", 0) == 0) listed.emplace_back(f.time, file);
-                    io::write_pvd(out / "bodies.pvd", listed);
-                }
-            };
-
-            using clock = std::chrono::steady_clock;
-            const auto t0 = clock::now();
-            auto last_report = t0;
-            const std::uint64_t steps0 = carry.steps0;
-            const double time0 = carry.time0;
-            double& step_seconds = carry.step_seconds;
-            const double wall_before = carry.wall_before;
-            float& max_err = carry.max_err;
-            float& max_speed = carry.max_speed;
-            double& sum_err = carry.sum_err;
-            double& sum_iterations = carry.sum_iterations;
-            double& sum_divergence_iterations = carry.sum_divergence_iterations;
-            double& sum_viscosity_iterations = carry.sum_viscosity_iterations;
-            std::uint64_t& stat_steps = carry.stat_steps;
-            int& next_frame = carry.next_frame;
-            auto pvd_json = [](const std::vector<std::pair<double, std::string>>& v) {
-                nlohmann::json a = nlohmann::json::array();
-                for (const auto& [t, name] : v) a.push_back({t, name});
-                return a;
-            };
-            // What the run loop carries from step to step beyond the simulation: a checkpoint keeps it
-            // so that a resumed run writes the same frames, numbers and statistics.
-            auto record = [&]() {
-                nlohmann::json rj;
-                rj["end_time"] = end_time;
-                rj["fps"] = fps;
-                rj["formats"] = formats;
-                rj["render"] = render_all;
-                rj["pieces"] = pieces;
-                rj["mesh"] = mesh;
-                rj["mesh_anisotropic"] = cfg.mesh_anisotropic;
-                rj["wall_pressure"] = cfg.wall_pressure;
-                rj["mesh_decimate_error"] = cfg.mesh_decimate_error;
-                rj["mesh_decimate_ratio"] = cfg.mesh_decimate_ratio;
-                rj["mesh_format"] = mesh_format;
-                rj["mesh_attributes"] = mesh_attributes;
-                rj["up_axis"] = name(up);
-                rj["run_id"] = cfg.run_id;
-                rj["time0"] = time0;
-                rj["steps0"] = steps0;
-                rj["next_frame"] = next_frame;
-                rj["frames"] = record_frames_json(result.frames);
-                rj["objects"] = sim.boundary.motions.size();
-                std::vector<ObjectLoad> impulse = carry.loads.impulse;
-                impulse.resize(sim.boundary.motions.size());
-                rj["load_accumulator"] = {carry.loads.elapsed, detail::loads_json(impulse)};
-                rj["pvd"] = pvd_json(pvd);
-                rj["walls_pvd"] = pvd_json(walls_pvd);
-                rj["frame_accumulators"] = {frame_max_err, frame_sum_err, frame_steps};
-                if (whitewater.on()) rj["whitewater"] = whitewater.record();  // --whitewater: its state and files
-                rj["stats"] = {step_seconds, max_err, max_speed, sum_err, sum_iterations, sum_divergence_iterations,
-                               stat_steps, wall_before + std::chrono::duration<double>(clock::now() - t0).count(),
-                               sum_viscosity_iterations};
-                return rj;
-            };
-            const std::uint64_t steps_at_start = sim.steps;  // of this invocation (--steps counts from here)
-            const double checkpoint_every = opts.checkpoint_every;
-            double next_checkpoint = checkpoint_every > 0.0
-                                         ? time0 + checkpoint_every * (std::floor((sim.time - time0) / checkpoint_every) + 1.0)
-                                         : std::numeric_limits<double>::infinity();
-            auto checkpoint = [&]() {
-                if (!hooks) return write_checkpoint(out / kCheckpointFile, simulation, record());
-                // Over several processes: the whole fluid, gathered, in the writer's simulation for the
-                // write (the methods' statistics are every process's already), then its own part back.
-                whole();
-                if (!writer) return;
-                std::swap(sim.fluid, gathered);
-                try {
-                    write_checkpoint(out / kCheckpointFile, simulation, record());
-                } catch (...) {
-                    std::swap(sim.fluid, gathered);
-                    throw;
-                }
-                std::swap(sim.fluid, gathered);
-            };
-
-            auto progress = [&](bool finished) {
-                if (!opts.on_progress || !writer) return;
-                opts.on_progress(detail::make_progress(sim.time, time0, end_time, sim.steps - steps_at_start, opts.max_steps,
-                                                       hooks ? particles : sim.fluid.size(), "particles",
-                                                       std::chrono::duration<double>(clock::now() - t0).count(),
-                                                       static_cast<int>(result.frames.size()), finished));
-            };
-
-            // The stretch from the last frame to an end that is not a frame time lands its steps on the
-            // end, off the path a longer run takes (landing_step): the checkpoint that lets a finished run
-            // be extended is the one taken where that stretch begins, and none is taken on it.
-            bool checkpoints_held = false;
-            auto hold_checkpoints_if_off_frame = [&]() {
-                if (checkpoints_held || !detail::lands_off_frame(time0, fps, next_frame, end_time)) return;
-                if (opts.checkpoint_at_end || checkpoint_every > 0.0) checkpoint();
-                checkpoints_held = true;
-            };
-
-            // The running memory guard (issue 29): particles that cluster during a run multiply their
-            // neighbour lists; the run stops when the simulation outgrows the budget (checked after every
-            // step: what one step adds, at most, beyond it) instead of growing until the kernel kills it.
-            const double memory_limit = running_memory_limit(
-                opts.budget.unlimited() ? MemoryEstimate{} : estimate_memory(scene, std::numeric_limits<std::size_t>::max()),
-                opts.budget);
-            if (!rec) write_frame(render_all);
-            hold_checkpoints_if_off_frame();
-            const double frame_dt = 1.0 / fps;
-            bool warned_escaped = false;
-            result.status = "completed";
-            result.exit_code = kExitOk;
-            const double eps = 1e-9 * std::max(1.0, end_time);
-            while (sim.time < end_time - eps && (opts.max_steps == 0 || sim.steps - steps_at_start < opts.max_steps)) {
-                const double target = std::min(time0 + next_frame * frame_dt, end_time);
-                const auto s0 = clock::now();
-                const StepStats st = hooks ? hooks->step(simulation, exec, target) : step(simulation, exec, target);
-                step_seconds += std::chrono::duration<double>(clock::now() - s0).count();
-                whitewater.after_step(sim, exec);
-                max_err = std::max(max_err, st.max_density_error);
-                frame_max_err = std::max(frame_max_err, st.max_density_error);
-                frame_sum_err += st.mean_density_error;
-                ++frame_steps;
-                max_speed = std::max(max_speed, st.max_speed);
-                sum_err += st.mean_density_error;
-                sum_iterations += st.iterations;
-                sum_divergence_iterations += st.divergence_iterations;
-                sum_viscosity_iterations += st.viscosity_iterations;
-                ++stat_steps;
-                carry.loads.add(sim.boundary.load, st.dt);
-                std::string problem = step_divergence(st, method_dt_min(sim.method));
-                if (st.removed_escaped > 0 && !warned_escaped) {
-                    warned_escaped = true;
-                    warn(fmt::format("{} particle(s) left every container at t = {:.6g} s: removed and counted (summary.json "
-                                     "removed.escaped; a \"domain\" in the scene makes such an outflow explicit)",
-                                     st.removed_escaped, sim.time));
-                }
-                if (problem.empty() && std::isfinite(memory_limit)) {
-                    const double held = double(sim.fluid.memory_bytes() + sim.boundary.memory_bytes() +
-                                               std::visit([](const auto& m) { return m.memory_bytes(); }, sim.method));
-                    std::uint64_t over = held > memory_limit ? 1 : 0;
-                    if (hooks) over = hooks->sum(over);  // the same decision on every process
-                    if (over)
-                        problem = fmt::format("the simulation holds {}, more than the {} the memory limit {} ({}) leaves it: "
-                                              "its particles have clustered and their neighbour lists grew",
-                                              format_bytes(held), format_bytes(memory_limit),
-                                              format_bytes(double(opts.budget.limit_bytes)), opts.budget.origin);
-                }
-                if (!problem.empty()) {
-                    result.status = "diverged";
-                    result.exit_code = kExitDiverged;
-                    result.message = fmt::format("diverged at step {} (t = {:.6g} s): {}; the {} frame(s) written so far are valid",
-                                                 sim.steps, sim.time, problem, result.frames.size());
-                    break;
-                }
-                if (sim.time >= target - eps) {
-                    write_frame(render_all);
-                    ++next_frame;
-                    hold_checkpoints_if_off_frame();
-                }
-                if (sim.time >= next_checkpoint - eps) {
-                    if (!checkpoints_held) checkpoint();
-                    next_checkpoint += checkpoint_every;
-                }
-                bool stop = opts.stop && opts.stop->load();
-                if (hooks) stop = hooks->any(stop);  // the same decision on every process
-                if (stop) {
-                    result.status = "interrupted";
-                    result.exit_code = kExitInterrupted;
-                    result.message = fmt::format("interrupted at step {} (t = {:.6g} s)", sim.steps, sim.time);
-                    break;
-                }
-                const auto now = clock::now();
-                if (std::chrono::duration<double>(now - last_report).count() >= opts.progress_interval) {
-                    last_report = now;
-                    progress(false);
-                }
-            }
-            // The final checkpoint, before the frame below (a frame off the frame times, which a resumed
-            // run rewrites under the same number at its proper time). A run that ended off the frame
-            // times has its checkpoint already: the state at its last frame.
-            if (result.exit_code != kExitDiverged && opts.checkpoint_at_end && !checkpoints_held) checkpoint();
-            // A run stopped by --steps (or interrupted) between frames still ends with a frame of its last state.
-            if (result.exit_code != kExitDiverged && result.frames.back().time < sim.time) write_frame(render_all);
-            // The last good frame always gets a picture.
-            std::string picture;
-            if (result.exit_code != kExitDiverged) {
-                const ParticleSet<D>& all = whole();
-                picture = "last_frame.png";
-                if (writer) render_png(out / picture, all, &sim.boundary, view, r, rs);
-            }
-            if (result.message.empty())
-                result.message = fmt::format("completed {} steps to t = {:.6g} s", sim.steps - steps0, sim.time);
-            progress(true);
-
-            const double wall = wall_before + std::chrono::duration<double>(clock::now() - t0).count();
-            nlohmann::json j = run_summary(sim, cfg, carry, result, particles, wall,
-                                           opts.threads > 0 ? opts.threads : exec.threads(), picture);
-            if (!warnings.empty()) j["warnings"] = warnings;
-            // The final state's hash (state_hash; one process only: over several, each holds a part).
-            if (!hooks) j["state_hash"] = fmt::format("{:016x}", state_hash(simulation));
-            if (hooks) hooks->summarize(j);
-            result.summary = j;
-            if (writer) io::write_json(out / "summary.json", j);
-            return result;
+            return ParticleRun<D>(simulation, sim, opts, exec).go();
         },
         simulation);
 }
+
 
 std::uint64_t state_hash(const Simulation& simulation) {
     return std::visit(

@@ -72,7 +72,7 @@ void start_run_folder(const std::filesystem::path& out, const nlohmann::json& wh
     std::error_code ec;
     const std::filesystem::path marker = out / kRunMarkerFile;
     if (!resumed) {
-        for (const char* stale : {"particles.pvd", "grid.pvd", "walls.pvd", "surface.pvd", "checkpoint.eddy", "last_frame.png", "forces.csv", "bodies.csv", "bodies.pvd", "whitewater.pvd", "whitewater.csv"})
+        for (const char* stale : {"particles.pvd", "grid.pvd", "walls.pvd", "surface.pvd", "checkpoint.eddy", "last_frame.png", "forces.csv", "bodies.csv", "bodies.pvd", "whitewater.pvd", "whitewater.csv", "probes.csv"})
             std::filesystem::remove(out / stale, ec);
         // A distributed run's checkpoint pieces (checkpoint_sSTEP_pRANK.eddy).
         for (const auto& e : std::filesystem::directory_iterator(out, ec)) {
