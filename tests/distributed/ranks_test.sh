@@ -10,6 +10,8 @@
 #                                  values for N = 1..4, none lost or doubled; summaries agree (particles_agree.py)
 #   particles_resume SCENE T1 T2   N = 2 runs to T1 (checkpoint), N = 3 resumes to T2: one process's frames
 #   particles_idle                 3 particles on 4 processes: empty subdomains run along
+#   particles_probes               a tank with probes: probes.csv byte-identical for N = 1..4, and after N = 2
+#                                  to T1 resumed on N = 3 (the probes' rows travel in the checkpoint)
 #   particles_pieces SCENE UNTIL   --pieces on 3 processes: each .pvtp's pieces are the one-process .vtp
 #                                  (pvtp_equals_vtp.py; VTK's reader too with python3-vtk9); eddy mesh reads them
 #   errors                         a bad scene, a refused particle mode, a grid's and a particle divergence:
@@ -116,6 +118,23 @@ PY
     else
         echo "python3-vtk9 not installed: VTK's own .pvtp reader not tried"
     fi
+    ;;
+particles_probes)
+    cat > probes.json <<'JSON'
+{ "name": "probe_tank", "dimension": 2, "method": "dfsph", "particle_radius": 0.005, "duration": 0.3,
+  "boundaries": [ { "shape": "box", "min": [0, 0], "max": [0.2, 0.2] } ],
+  "fluids": [ { "shape": "box", "min": [0, 0], "max": [0.2, 0.1] } ], "output": { "fps": 20, "formats": ["csv"] },
+  "probes": [ { "name": "middle", "position": [0.1, 0.05] }, { "name": "air", "position": [0.1, 0.17] } ] }
+JSON
+    "$EDDY" run probes.json --out n1 -j1 --quiet
+    for n in 2 3 4; do
+        mpi "$n" run probes.json --out "n$n" -j1 --quiet
+        cmp -s n1/probes.csv "n$n/probes.csv" || fail "n$n/probes.csv differs from one process's"
+    done
+    mpi 2 run probes.json --until 0.1 --out split -j1 --quiet
+    mpi 3 run --resume split --until 0.3 -j1 --quiet
+    cmp -s n1/probes.csv split/probes.csv || fail "split/probes.csv (2 processes, resumed on 3) differs from one process's"
+    echo "probes.csv: the same bytes on 1-4 processes and resumed from 2 on 3 ($(wc -l < n1/probes.csv) lines)"
     ;;
 particles_idle)
     HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
