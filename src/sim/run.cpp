@@ -589,6 +589,12 @@ void check_particle_record(const Simulation& simulation, const nlohmann::json& r
             LoopCarry carry;
             std::vector<FrameRecord> frames;
             restore_carry(reader, cfg, sim.time, sim.steps, sim.boundary.motions.size(), sim.bodies.size(), carry, frames);
+            // The outputs' own parts (the whitewater's state, the probes' rows), as a resumed run reads them.
+            LiveWhitewater<D> whitewater(RunOptions{}, sim.scene, cfg.fps, cfg.up, sim.time, false, &reader);
+            ParticleOutputPlan plan;  // what the outputs write does not matter here: none is begun
+            plan.formats = cfg.formats;
+            for (auto& o : make_particle_outputs<D>(sim, plan, OutputPlace{}, carry.pvd, whitewater))
+                o->restore(reader, frames.size());
         },
         simulation);
 }
