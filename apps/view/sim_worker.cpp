@@ -266,7 +266,7 @@ void SimWorker::update_surface() {
 
 // The whitewater (issue 32): one step after each fluid step while the panel's checkbox is on, keyed on
 // the simulation's step count and with the scene's gravity as running: the same bits as
-// eddy::step_whitewater called beside the same fluid steps (ViewerWhitewater.*). Switched off: dropped.
+// eddy::step_whitewater_by_id (as eddy run --whitewater) called beside the same fluid steps (ViewerWhitewater.*). Switched off: dropped.
 void SimWorker::step_whitewater_after(double dt) {
     if (!whitewater || !m_sim) {
         m_whitewater = std::monostate{};
@@ -288,9 +288,10 @@ void SimWorker::step_whitewater_after(double dt) {
         }
         // Moving walls where the fluid's step left them (as eddy run --whitewater).
         if (sim.boundary.any_moving()) update_wall_poses(walls, sim.boundary.motions, sim.time);
-        step_whitewater<D>(std::get<Whitewater<D>>(m_whitewater), std::span<const Vec<D>>(sim.fluid.position),
-                           std::span<const Vec<D>>(sim.fluid.velocity), static_cast<float>(sim.scene.particle_radius), g, dt,
-                           sim.steps, m_whitewater_settings, m_exec, &walls);
+        step_whitewater_by_id<D>(std::get<Whitewater<D>>(m_whitewater), std::span<const Vec<D>>(sim.fluid.position),
+                                 std::span<const Vec<D>>(sim.fluid.velocity), sim.fluid.id,
+                                 static_cast<float>(sim.scene.particle_radius), g, dt, sim.steps, m_whitewater_settings,
+                                 m_exec, &walls);
     });
 }
 

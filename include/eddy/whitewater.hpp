@@ -158,6 +158,20 @@ void step_whitewater(Whitewater<D>& w, std::span<const Vec<D>> fluid_pos, std::s
                      float particle_radius, Vec<D> gravity, double dt, std::uint64_t step_index,
                      const WhitewaterSettings& s, const ExecContext& exec, const std::vector<Wall<D>>* walls = nullptr);
 
+/// The same step over the fluid taken in its particles' id order (fluid_id: each particle's stable id,
+/// ParticleSet::id), whatever order it is held in: the solvers keep it along a space-filling curve and a run
+/// over several processes gathers it by id, so a whitewater keyed on the fluid's order would differ between
+/// them. Taken in id order it is the same bits on any process count and thread count. `eddy run
+/// --whitewater`, the viewer and `eddy whitewater RUN_DIR` step through this one.
+template <int D>
+void step_whitewater_by_id(Whitewater<D>& w, std::span<const Vec<D>> fluid_pos, std::span<const Vec<D>> fluid_vel,
+                           std::span<const std::uint32_t> fluid_id, float particle_radius, Vec<D> gravity, double dt,
+                           std::uint64_t step_index, const WhitewaterSettings& s, const ExecContext& exec,
+                           const std::vector<Wall<D>>* walls = nullptr);
+
+/// The order that lists ids from the smallest up, ties by index (order[k]: the index of the k-th smallest).
+std::vector<std::uint32_t> id_order(std::span<const std::uint32_t> ids);
+
 /// Counts by type of the particles now (w.counts.spray/foam/bubbles are kept up to date by step_whitewater).
 template <int D>
 void count_whitewater(Whitewater<D>& w);

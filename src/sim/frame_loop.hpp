@@ -32,7 +32,7 @@ struct FrameClock {
     int next_frame = 1;  // the frame the loop steps towards
     double eps() const { return 1e-9 * std::max(1.0, end_time); }
     /// Where the steps land next: the next frame time or the end, whichever comes first.
-    double target() const { return std::min(time0 + next_frame * (1.0 / fps), end_time); }
+    double target() const { return std::min(frame_time(time0, fps, next_frame), end_time); }
     bool off_frame() const { return lands_off_frame(time0, fps, next_frame, end_time); }
 };
 

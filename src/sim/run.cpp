@@ -590,7 +590,7 @@ void check_particle_record(const Simulation& simulation, const nlohmann::json& r
             std::vector<FrameRecord> frames;
             restore_carry(reader, cfg, sim.time, sim.steps, sim.boundary.motions.size(), sim.bodies.size(), carry, frames);
             // The outputs' own parts (the whitewater's state, the probes' rows), as a resumed run reads them.
-            LiveWhitewater<D> whitewater(RunOptions{}, sim.scene, cfg.fps, cfg.up, sim.time, false, &reader);
+            LiveWhitewater<D> whitewater(RunOptions{}, sim.scene, cfg.fps, cfg.up, sim.time, &reader);
             ParticleOutputPlan plan;  // what the outputs write does not matter here: none is begun
             plan.formats = cfg.formats;
             for (auto& o : make_particle_outputs<D>(sim, plan, OutputPlace{}, carry.pvd, whitewater))
@@ -769,6 +769,7 @@ public:
 private:
     using clock = std::chrono::steady_clock;
     const ParticleSet<D>& whole();
+    void whitewater_step();
     void warn(const std::string& w);
     std::string memory_problem() const;
     void check_surface_memory() const;
@@ -825,7 +826,7 @@ ParticleRun<D>::ParticleRun(Simulation& simulation, ParticleSimulation<D>& sim, 
                       m_result.frames);
     m_clock = {m_carry.time0, fps, end_time, m_carry.next_frame};
     // The outputs, and what they carry in the record, before the folder is touched.
-    m_whitewater.emplace(opts, scene, fps, m_cfg.up, sim.time, m_hooks != nullptr, m_reader ? &*m_reader : nullptr);
+    m_whitewater.emplace(opts, scene, fps, m_cfg.up, sim.time, m_reader ? &*m_reader : nullptr);
     m_render = detail::scene_render_settings(scene, opts.render_settings);
     const detail::OutputPlace place{opts.out_dir, m_cfg.up, &exec, m_hooks, m_writer};
     m_outputs = detail::make_particle_outputs<D>(sim, output_plan(), place, m_carry.pvd, *m_whitewater);
@@ -891,6 +892,15 @@ const ParticleSet<D>& ParticleRun<D>::whole() {
     return m_gathered;
 }
 
+// The whitewater's step when it is due, on the whole fluid (over several processes: gathered on the writer,
+// in id order, as one process's is taken; the other processes only move its clock on).
+template <int D>
+void ParticleRun<D>::whitewater_step() {
+    if (!m_whitewater->due(m_sim.time)) return;
+    const ParticleSet<D>& all = whole();
+    m_whitewater->step(m_sim, m_writer ? &all : nullptr, m_exec);
+}
+
 template <int D>
 void ParticleRun<D>::warn(const std::string& w) {
     m_warnings.push_back(w);
@@ -903,7 +913,7 @@ std::string ParticleRun<D>::advance(double target) {
     const auto s0 = clock::now();
     const StepStats st = m_hooks ? m_hooks->step(m_simulation, m_exec, target) : eddy::step(m_simulation, m_exec, target);
     c.step_seconds += std::chrono::duration<double>(clock::now() - s0).count();
-    m_whitewater->after_step(m_sim, m_exec);
+    whitewater_step();
     c.max_err = std::max(c.max_err, st.max_density_error);
     c.frame_max_err = std::max(c.frame_max_err, st.max_density_error);
     c.frame_sum_err += st.mean_density_error;

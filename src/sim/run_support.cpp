@@ -216,7 +216,6 @@ const nlohmann::json& RecordReader::array(const char* key, std::size_t n, std::s
 std::vector<RecordFrame> read_record_frames(const RecordReader& r, double time0, double fps, double now,
                                             std::initializer_list<const char*> extra) {
     // A frame per 1/fps from time0 to now, at most: a longer list is not this run's.
-    const double frame_dt = 1.0 / fps;
     const double most = std::floor((now - time0) * fps * (1.0 + 1e-9)) + 1.0;
     const auto& a = r.array("frames", SIZE_MAX, static_cast<std::size_t>(std::min(most, 1e8)));
     if (a.empty()) r.fail("frames", "is empty; allowed: the frames written so far (the first at the run's start)");
@@ -231,7 +230,7 @@ std::vector<RecordFrame> read_record_frames(const RecordReader& r, double time0,
         fr.time = r.number_at(f.contains("time") ? f["time"] : nlohmann::json(), at + ".time", time0, now);
         // The loop lands frame k on time0 + k / fps (or on the run's end when that comes first, within
         // its tolerance): anything else is not a frame time of this run.
-        const double expect = time0 + double(k) * frame_dt;
+        const double expect = frame_time(time0, fps, double(k));
         if (std::fabs(fr.time - expect) > 1e-9 * std::max(1.0, std::fabs(expect)))
             r.fail(at + ".time", fmt::format("= {:.17g}; allowed: {:.17g} (frame {} at {:g} fps from {:g} s)", fr.time,
                                              expect, k, fps, time0));
@@ -302,7 +301,7 @@ GridRecord read_grid_record(const nlohmann::json& record, const std::string& whe
 
 bool lands_off_frame(double time0, double fps, int next_frame, double end_time) {
     const double eps = 1e-9 * std::max(1.0, end_time);
-    return end_time < time0 + next_frame * (1.0 / fps) - eps;
+    return end_time < frame_time(time0, fps, next_frame) - eps;
 }
 
 Progress make_progress(double time, double time0, double end_time, std::uint64_t steps, std::uint64_t max_steps,

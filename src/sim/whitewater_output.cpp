@@ -15,12 +15,9 @@ namespace eddy::detail {
 
 template <int D>
 LiveWhitewater<D>::LiveWhitewater(const RunOptions& opts, const Scene& scene, double fps, UpAxis up, double time0,
-                                  bool distributed, const RecordReader* rec) {
+                                  const RecordReader* rec) {
     const bool resumed = rec && rec->has("whitewater");  // a checkpoint of a run with --whitewater
     if (!opts.whitewater && !resumed) return;
-    if (distributed)
-        throw InputError("--whitewater: a run over several processes has no whitewater; allowed: one process, or "
-                         "`eddy whitewater RUN_DIR` on its frames afterwards");
     if (opts.whitewater_substeps < 0 || opts.whitewater_substeps > 100000)
         throw InputError(fmt::format("--whitewater-substeps = {}: allowed: 0 (after every fluid step) to 100000",
                                      opts.whitewater_substeps));
@@ -129,24 +126,29 @@ void LiveWhitewater<D>::restore(const RecordReader& rec, double fps) {
 }
 
 template <int D>
-void LiveWhitewater<D>::after_step(const ParticleSimulation<D>& sim, const ExecContext& exec) {
-    if (!m_on) return;
+bool LiveWhitewater<D>::due(double time) const {
+    if (!m_on) return false;
+    if (m_interval <= 0.0) return true;  // after every fluid step
+    const double at = m_time0 + double(m_next) * m_interval;
+    return time >= at - 1e-9 * std::max(1.0, std::fabs(at));
+}
+
+template <int D>
+void LiveWhitewater<D>::step(const ParticleSimulation<D>& sim, const ParticleSet<D>* fluid, const ExecContext& exec) {
     const double time = sim.time;
-    if (m_interval > 0.0) {
-        const double due = m_time0 + double(m_next) * m_interval;
-        if (time < due - 1e-9 * std::max(1.0, std::fabs(due))) return;
-        // The next whitewater time after this one (a fluid step longer than the interval skips some).
-        m_next = static_cast<std::uint64_t>(std::floor((time - m_time0) / m_interval + 1e-6)) + 1;
+    // The next whitewater time after this one (a fluid step longer than the interval skips some).
+    if (m_interval > 0.0) m_next = static_cast<std::uint64_t>(std::floor((time - m_time0) / m_interval + 1e-6)) + 1;
+    if (fluid) {
+        if (!m_walls_built || m_wall_objects != sim.scene.boundaries.size()) {
+            m_walls = scene_walls<D>(sim.scene, exec);
+            m_wall_objects = sim.scene.boundaries.size();
+            m_walls_built = true;
+        }
+        // Moving walls where the fluid's step left them (the solvers' own walls are at this time too).
+        if (sim.boundary.any_moving()) update_wall_poses(m_walls, sim.boundary.motions, time);
+        step_whitewater_by_id<D>(m_w, fluid->position, fluid->velocity, fluid->id, m_radius, m_gravity, time - m_last,
+                                 sim.steps, m_settings, exec, &m_walls);
     }
-    if (!m_walls_built || m_wall_objects != sim.scene.boundaries.size()) {
-        m_walls = scene_walls<D>(sim.scene, exec);
-        m_wall_objects = sim.scene.boundaries.size();
-        m_walls_built = true;
-    }
-    // Moving walls where the fluid's step left them (the solvers' own walls are at this time too).
-    if (sim.boundary.any_moving()) update_wall_poses(m_walls, sim.boundary.motions, time);
-    step_whitewater<D>(m_w, sim.fluid.position, sim.fluid.velocity, m_radius, m_gravity, time - m_last, sim.steps,
-                       m_settings, exec, &m_walls);
     m_last = time;
 }
 

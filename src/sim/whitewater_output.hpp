@@ -21,17 +21,22 @@ class LiveWhitewater {
 public:
     /// Off unless opts.whitewater or, resuming (`rec`: the checkpoint's run record), unless the record has
     /// "whitewater": then the checkpointed run's settings, clock, particles and files' rows carry on (every
-    /// value checked as RecordReader checks). Throws InputError for a run over several processes
-    /// (`distributed`) or bad settings. `time0`: the simulation's clock at the start.
-    LiveWhitewater(const RunOptions& opts, const Scene& scene, double fps, UpAxis up, double time0, bool distributed,
+    /// value checked as RecordReader checks). Throws InputError for bad settings. `time0`: the simulation's
+    /// clock at the start.
+    LiveWhitewater(const RunOptions& opts, const Scene& scene, double fps, UpAxis up, double time0,
                    const RecordReader* rec = nullptr);
     bool on() const { return m_on; }
     /// What a checkpoint keeps (the run record's "whitewater"): all a resumed run needs to carry on bit for bit.
     nlohmann::json record() const;
-    /// After each fluid step: a whitewater step when the clock has reached the next whitewater time, on
-    /// the fluid as it is and inside the simulation's walls at its time (scene_walls of its scene, moving
-    /// ones at their objects' poses; rebuilt when the scene's boundaries change, e.g. a body added).
-    void after_step(const ParticleSimulation<D>& sim, const ExecContext& exec);
+    /// After each fluid step: whether the clock has reached the next whitewater time (the same answer on
+    /// every process: the simulation's clock is).
+    bool due(double time) const;
+    /// A whitewater step at the simulation's time on `fluid`, the whole fluid (this process's, or every
+    /// process's gathered on the writer; taken in id order, so the same bits for any process count), inside
+    /// the simulation's walls at its time (scene_walls of its scene, moving ones at their objects' poses;
+    /// rebuilt when the scene's boundaries change, e.g. a body added). Null `fluid` (a process that does not
+    /// write): only the clock moves on.
+    void step(const ParticleSimulation<D>& sim, const ParticleSet<D>* fluid, const ExecContext& exec);
     /// The frame's whitewater files (relative to the run folder); none when off.
     std::vector<std::string> write_frame(int frame, double time);
     const Whitewater<D>& state() const { return m_w; }

@@ -270,7 +270,7 @@ WhitewaterPostReport post_process(const RunInfo& info, const WhitewaterPostOptio
                 }
             });
             if (moving) update_wall_poses(walls, motions, info.frames[k - 1].time + double(s) * dt);
-            step_whitewater<D>(w, x, v, radius, gravity, dt, step_index++, opts.settings, exec, &walls);
+            step_whitewater_by_id<D>(w, x, v, a.id, radius, gravity, dt, step_index++, opts.settings, exec, &walls);
         }
         files.write_frame<D>(fb.index, fb.time, w);
         a = std::move(b);

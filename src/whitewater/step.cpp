@@ -1,6 +1,7 @@
 // Whitewater: the settings' table and one step (the passes in potentials.cpp, advection.cpp,
 // generation.cpp; Ihmsen et al. 2012).
 #include <algorithm>
+#include <numeric>
 #include <limits>
 
 #include <fmt/format.h>
@@ -140,6 +141,45 @@ void step_whitewater(Whitewater<D>& w, std::span<const Vec<D>> fluid_pos, std::s
     count_whitewater(w);
 }
 
+std::vector<std::uint32_t> id_order(std::span<const std::uint32_t> ids) {
+    const std::size_t n = ids.size();
+    std::vector<std::uint32_t> order(n);
+    if (n == 0) return order;
+    const std::uint32_t top = *std::max_element(ids.begin(), ids.end());
+    if (std::size_t(top) < 4 * n + 1024) {  // dense ids (a run's): one pass through a table of slots
+        constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
+        std::vector<std::uint32_t> slot(std::size_t(top) + 1, kNone);
+        for (std::size_t i = 0; i < n; ++i) slot[ids[i]] = static_cast<std::uint32_t>(i);
+        std::size_t k = 0;
+        for (const std::uint32_t i : slot)
+            if (i != kNone) order[k++] = i;
+        if (k == n) return order;  // else ids held twice (a crafted frame): sorted below, ties by index
+    }
+    std::iota(order.begin(), order.end(), 0u);
+    std::sort(order.begin(), order.end(),
+              [&](std::uint32_t a, std::uint32_t b) { return ids[a] < ids[b] || (ids[a] == ids[b] && a < b); });
+    return order;
+}
+
+template <int D>
+void step_whitewater_by_id(Whitewater<D>& w, std::span<const Vec<D>> fluid_pos, std::span<const Vec<D>> fluid_vel,
+                           std::span<const std::uint32_t> fluid_id, float particle_radius, Vec<D> gravity, double dt,
+                           std::uint64_t step_index, const WhitewaterSettings& s, const ExecContext& exec,
+                           const std::vector<Wall<D>>* walls) {
+    EDDY_ASSERT(fluid_id.size() == fluid_pos.size());
+    if (std::is_sorted(fluid_id.begin(), fluid_id.end())) {  // already in id order (a gathered fluid)
+        step_whitewater<D>(w, fluid_pos, fluid_vel, particle_radius, gravity, dt, step_index, s, exec, walls);
+        return;
+    }
+    const std::vector<std::uint32_t> order = id_order(fluid_id);
+    std::vector<Vec<D>> x(order.size()), v(order.size());
+    parallel_for_each_index(exec, order.size(), [&](std::size_t k) {
+        x[k] = fluid_pos[order[k]];
+        v[k] = fluid_vel[order[k]];
+    });
+    step_whitewater<D>(w, x, v, particle_radius, gravity, dt, step_index, s, exec, walls);
+}
+
 template struct Whitewater<2>;
 template struct Whitewater<3>;
 template void count_whitewater<2>(Whitewater<2>&);
@@ -148,5 +188,12 @@ template void step_whitewater<2>(Whitewater<2>&, std::span<const Vec<2>>, std::s
                                  std::uint64_t, const WhitewaterSettings&, const ExecContext&, const std::vector<Wall<2>>*);
 template void step_whitewater<3>(Whitewater<3>&, std::span<const Vec<3>>, std::span<const Vec<3>>, float, Vec<3>, double,
                                  std::uint64_t, const WhitewaterSettings&, const ExecContext&, const std::vector<Wall<3>>*);
+
+template void step_whitewater_by_id<2>(Whitewater<2>&, std::span<const Vec<2>>, std::span<const Vec<2>>,
+                                       std::span<const std::uint32_t>, float, Vec<2>, double, std::uint64_t,
+                                       const WhitewaterSettings&, const ExecContext&, const std::vector<Wall<2>>*);
+template void step_whitewater_by_id<3>(Whitewater<3>&, std::span<const Vec<3>>, std::span<const Vec<3>>,
+                                       std::span<const std::uint32_t>, float, Vec<3>, double, std::uint64_t,
+                                       const WhitewaterSettings&, const ExecContext&, const std::vector<Wall<3>>*);
 
 }  // namespace eddy

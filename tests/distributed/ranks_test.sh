@@ -12,6 +12,9 @@
 #   particles_idle                 3 particles on 4 processes: empty subdomains run along
 #   particles_probes               a tank with probes: probes.csv byte-identical for N = 1..4, and after N = 2
 #                                  to T1 resumed on N = 3 (the probes' rows travel in the checkpoint)
+#   particles_whitewater           a dam break with --whitewater: the whitewater files (frames, .pvd, .csv)
+#                                  byte-identical for N = 1..4, and after N = 2 to T1 resumed on N = 3;
+#                                  `eddy whitewater` on 3 processes' frames writes one process's files
 #   particles_pieces SCENE UNTIL   --pieces on 3 processes: each .pvtp's pieces are the one-process .vtp
 #                                  (pvtp_equals_vtp.py; VTK's reader too with python3-vtk9); eddy mesh reads them
 #   errors                         a bad scene, a refused particle mode, a grid's and a particle divergence:
@@ -135,6 +138,35 @@ JSON
     mpi 3 run --resume split --until 0.3 -j1 --quiet
     cmp -s n1/probes.csv split/probes.csv || fail "split/probes.csv (2 processes, resumed on 3) differs from one process's"
     echo "probes.csv: the same bytes on 1-4 processes and resumed from 2 on 3 ($(wc -l < n1/probes.csv) lines)"
+    ;;
+particles_whitewater)
+    # dam_break_3d coarsened to r = 1 cm (3,375 particles): foam and bubbles from about 0.1 s
+    ww() { "$@" --set particle_radius=0.01 --until 0.3 --fps 20 --format csv --whitewater -j1 --quiet; }
+    ww "$EDDY" run dam_break_3d --out n1
+    for n in 2 3 4; do
+        ww mpi "$n" run dam_break_3d --out "n$n"
+    done
+    "$EDDY" run dam_break_3d --set particle_radius=0.01 --until 0.15 --fps 20 --format csv --whitewater -j1 --quiet --out split1
+    mpi 2 run dam_break_3d --set particle_radius=0.01 --until 0.15 --fps 20 --format csv --whitewater -j1 --quiet --out split
+    mpi 3 run --resume split --until 0.3 -j1 --quiet
+    "$EDDY" run --resume split1 --until 0.3 -j1 --quiet
+    for d in n2 n3 n4 split split1; do
+        k=0
+        for f in n1/frames/whitewater_* n1/whitewater.pvd n1/whitewater.csv; do
+            cmp -s "$f" "$d/${f#n1/}" || fail "$d/${f#n1/} differs from one process's"
+            k=$((k + 1))
+        done
+        [ "$(ls "$d"/frames/whitewater_* | wc -l)" = "$(ls n1/frames/whitewater_* | wc -l)" ] || fail "$d: whitewater frames"
+    done
+    python3 -c "import csv; r = list(csv.DictReader(open('n1/whitewater.csv'))); assert int(r[-1]['foam']) + int(r[-1]['bubbles']) + int(r[-1]['spray']) > 0, r[-1]; print('last frame:', dict(r[-1]))"
+    echo "whitewater: $k files the same bytes on 1-4 processes, and resumed (one process; 2 processes to 0.15 s resumed on 3)"
+    # eddy whitewater afterwards: 3 processes' frames (in id order) give one process's (in its storage order)
+    "$EDDY" whitewater n1 -j1 > /dev/null
+    "$EDDY" whitewater n3 -j2 > /dev/null
+    for f in n1/frames/whitewater_* n1/whitewater.csv; do
+        cmp -s "$f" "n3/${f#n1/}" || fail "eddy whitewater: n3/${f#n1/} differs from one process's"
+    done
+    echo "eddy whitewater over 3 processes' frames: one process's files"
     ;;
 particles_idle)
     HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")

@@ -1,6 +1,6 @@
 // The viewer's whitewater (issue 32) without a window: switched on, the simulation thread steps a
 // Whitewater after every fluid step of a small 3D dam break and publishes its diffuse particles; the
-// snapshot's counts match the types it carries, the particles are those eddy::step_whitewater gives
+// snapshot's counts match the types it carries, the particles are those eddy::step_whitewater_by_id gives
 // when stepped beside the same simulation directly (step index = the simulation's step count, the
 // scene's gravity), and switching it off drops them. whitewater_view's split by type is checked too.
 #include <chrono>
@@ -78,8 +78,8 @@ TEST(ViewerWhitewater, DiffuseParticlesAppearWithCountsMatchingTheirTypes) {
     const eddy::Vec3 g{{float(p.scene.gravity[0]), float(p.scene.gravity[1]), float(p.scene.gravity[2])}};
     for (int k = 0; k < kSteps; ++k) {
         const eddy::StepStats st = eddy::step(sim, exec);
-        eddy::step_whitewater<3>(ww, p.fluid.position, p.fluid.velocity, float(p.scene.particle_radius), g, st.dt, p.steps,
-                                 eddy::WhitewaterSettings{}, exec, &walls);
+        eddy::step_whitewater_by_id<3>(ww, p.fluid.position, p.fluid.velocity, p.fluid.id, float(p.scene.particle_radius),
+                                       g, st.dt, p.steps, eddy::WhitewaterSettings{}, exec, &walls);
     }
     ASSERT_EQ(ww.size(), n);
     for (std::size_t i = 0; i < n; ++i) {
