@@ -708,7 +708,7 @@ void SimWorker::loop() {
                 apply_body_drag(m_last_dt);
                 StepStats st;
                 try {
-                    st = step(*m_sim, m_exec);
+                    st = step(*m_sim, m_exec, next_landing(*m_sim));  // eddy run's clock: lands on its frames
                 } catch (const std::exception& e) {
                     m_status = e.what();
                     playing = false, m_halted = true;
@@ -744,18 +744,6 @@ void SimWorker::loop() {
                 }
                 // Paused: exactly the steps asked for. Playing: steps for about a frame (16 ms).
             } while (playing ? Clock::now() - t0 < std::chrono::milliseconds(16) : n < requested);
-            // As eddy run: a particle beyond the scene bounds (plus a margin) means the run diverged.
-            if (m_sim)
-                with_particles(*m_sim, [&](const auto& sim) {
-                    if (!std::isfinite(sim.bounds.lo[0])) return;
-                    for (const auto& x : sim.fluid.position)
-                        if (!sim.bounds.contains(x)) {
-                            m_status = fmt::format("diverged at step {} (t = {:.4f} s): a particle left the scene; press Reset",
-                                                   sim.steps, sim.time);
-                            playing = false, m_halted = true;
-                            return;
-                        }
-                });
             if (n > 0) {
                 m_ms_per_step = std::chrono::duration<double, std::milli>(Clock::now() - t0).count() / n;
                 m_mean_err = sum_err / n;

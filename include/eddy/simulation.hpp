@@ -143,6 +143,29 @@ float method_dt_min(const ParticleMethod<D>& m) {
 /// dt, so that the run lands exactly on `until` (lands: this step does) without a short step before it.
 float landing_step(float dt, double time, double until, bool& lands);
 
+/// Frame k's time in a run from time0 at fps frames a second: time0 + k / fps, the quotient rounded once, so
+/// that a frame time typed as a number (--until 0.15 at 20 fps) is the time the frame lands on, and a run
+/// stopped there and resumed carries on from the uninterrupted run's clock.
+inline double frame_time(double time0, double fps, double k) { return time0 + k / fps; }
+
+/// `eddy run`'s clock for the front ends that step by themselves (Python's step(), the viewer, the page):
+/// each step lands on the next frame time k / fps (frame_time from 0) and on `end` when that comes first,
+/// so that a scene stepped to a step or a time holds `eddy run`'s state there, bit for bit (landing_step
+/// spreads a landing over the steps before it, so where the frames fall changes the steps).
+struct FrameLanding {
+    double fps = 25.0;  ///< frames per simulated second, > 0
+    double end = 0.0;   ///< landed on too, and never passed (s); 0: none
+    /// Where a step from `time` lands (eddy::step's `until`): the first frame time more than 1e-9
+    /// (relative) after `time`, or the end when it comes first.
+    double target(double time) const;
+    /// Whether `time` has reached the end (within 1e-9, relative); never without one.
+    bool reached_end(double time) const;
+};
+
+/// Where `eddy run`'s next step from the simulation's clock lands: the scene's frame times (output.fps)
+/// and its duration while that is ahead (past it, the frames go on). The viewer and the page step on it.
+double next_landing(const Simulation& sim);
+
 /// Why a step means the run has diverged, in words, or "" when it does not: a position or velocity
 /// not finite, a time step below the method's dt_min, a speed above the method's limit (WCSPH: the
 /// speed of sound), a speed above the scene's SpeedBound (any method). Particles beyond the scene's

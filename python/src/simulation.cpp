@@ -140,6 +140,55 @@ std::vector<Overlap> find_overlaps(const std::vector<Vec<D>>& fluid, const std::
     return out;
 }
 
+/// A time or rate from Python (step's until and fps): an int or float (not a bool), finite, in (0, hi].
+double positive_arg(const py::handle& v, const char* what, double hi, const char* unit) {
+    const bool number = !PyBool_Check(v.ptr()) && (PyFloat_Check(v.ptr()) || PyLong_Check(v.ptr()));
+    const double x = number ? v.cast<double>() : 0.0;
+    if (!number || !std::isfinite(x) || x <= 0.0 || x > hi)
+        throw InputError(fmt::format("{} = {}: allowed: a number{} above 0, at most {:g}", what,
+                                     text_excerpt(py::repr(v).cast<std::string>(), 40), unit, hi));
+    return x;
+}
+
+/// sim.step(n, until=, fps=): n steps on eddy run's clock (FrameLanding), with its guard (step_divergence).
+py::dict step_method(PySimulation& s, const py::object& n_given, const py::object& until_given, const py::object& fps_given) {
+    const std::uint64_t n = count_arg(n_given, "step: n", 0, kMaxCount, "a whole number of steps >= 0");
+    FrameLanding landing;
+    landing.end = until_given.is_none() ? 0.0 : positive_arg(until_given, "step: until", kMaxDuration, " of seconds");
+    landing.fps = fps_given.is_none() ? s.visit([](auto& p) { return p.scene.output.fps; })
+                                      : positive_arg(fps_given, "step: fps", kMaxFps, " of frames per second");
+    py::dict last;
+    Changing changing(s);
+    for (std::uint64_t k = 0; k < n; ++k) {
+        StepStats st;
+        std::string diverged;
+        bool done = false;
+        {
+            py::gil_scoped_release release;
+            s.visit([&](auto& p) { done = landing.reached_end(p.time); });
+            if (!done) {
+                st = step(s.sim, *s.exec, s.visit([&](auto& p) { return landing.target(p.time); }));
+                s.visit([&](auto& p) {
+                    diverged = step_divergence(st, method_dt_min(p.method));
+                    if (!diverged.empty())
+                        diverged = fmt::format("diverged at step {} (t = {:.6g} s): {}", p.steps, p.time, diverged);
+                });
+            }
+        }
+        if (done) break;
+        if (!diverged.empty()) throw DivergenceError(diverged);
+        if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+        last["dt"] = st.dt;
+        last["max_speed"] = st.max_speed;
+        last["mean_density_error"] = st.mean_density_error;
+        last["max_density_error"] = st.max_density_error;
+        last["iterations"] = st.iterations;
+        last["divergence_iterations"] = st.divergence_iterations;
+        last["viscosity_iterations"] = st.viscosity_iterations;
+    }
+    return last;
+}
+
 /// sim.probe: the fluid at points (read_probes; the scene's "probes" when none are given): a dict of
 /// "pressure" (k,) and "velocity" (k, D), float32 copies.
 py::dict probe(PySimulation& s, const py::object& points) {
@@ -299,53 +348,18 @@ void bind_simulation(py::module_& m) {
         .def_property_readonly("max_particles", [](PySimulation& s) { return s.max_particles; },
                                "most particles it may hold (add_particles)")
         .def("__len__", [](PySimulation& s) { check_idle(s.busy); return s.visit([](auto& p) { return p.fluid.size(); }); })
-        .def(
-            "step",
-            [](PySimulation& s, const py::object& n_given) {
-                const std::uint64_t n = count_arg(n_given, "step: n", 0, kMaxCount, "a whole number of steps >= 0");
-                py::dict last;
-                Changing changing(s);
-                for (std::uint64_t k = 0; k < n; ++k) {
-                    StepStats st;
-                    std::string diverged;
-                    {
-                        py::gil_scoped_release release;
-                        st = step(s.sim, *s.exec);
-                        s.visit([&](auto& p) {
-                            const float dt_min = std::visit([](const auto& m) { return m.min_dt(); }, p.method);
-                            diverged = step_divergence(st, dt_min);
-                            // Particles beyond the scene's bounds, as run() checks (count_escaped).
-                            if (diverged.empty() && std::isfinite(p.bounds.lo[0])) {
-                                std::size_t escaped = 0;
-                                for (const auto& x : p.fluid.position) escaped += p.bounds.contains(x) ? 0 : 1;
-                                if (escaped) diverged = fmt::format("{} particle(s) left every boundary", escaped);
-                            }
-                            if (!diverged.empty())
-                                diverged = fmt::format("diverged at step {} (t = {:.6g} s): {}", p.steps, p.time, diverged);
-                        });
-                    }
-                    if (!diverged.empty()) throw DivergenceError(diverged);
-                    if (PyErr_CheckSignals() != 0) throw py::error_already_set();
-                    if (k + 1 == n) {
-                        last["dt"] = st.dt;
-                        last["max_speed"] = st.max_speed;
-                        last["mean_density_error"] = st.mean_density_error;
-                        last["max_density_error"] = st.max_density_error;
-                        last["iterations"] = st.iterations;
-                        last["divergence_iterations"] = st.divergence_iterations;
-                        last["viscosity_iterations"] = st.viscosity_iterations;
-                    }
-                }
-                return last;
-            },
-            py::arg("n") = 1,
-            "step(n=1) -> dict: advances n time steps (the method's own dt); returns the last step's\n"
-            "statistics (dt, max_speed, mean/max_density_error, iterations, divergence_iterations,\n"
-            "viscosity_iterations); n = 0 takes none and returns {}. n must be a whole number >= 0\n"
-            "(an int or a numpy integer): -1, 2.5 or True raise ValueError. Raises eddy.DivergenceError\n"
-            "when a step diverges (the message names the step and why), KeyboardInterrupt on Ctrl-C\n"
-            "(checked between steps). The GIL is released while stepping. Views taken before stop\n"
-            "following the simulation (see positions).")
+        .def("step", &step_method, py::arg("n") = 1, py::kw_only(), py::arg("until") = py::none(),
+             py::arg("fps") = py::none(),
+             "step(n=1, *, until=None, fps=None) -> dict: advances n time steps (the method's own dt) on eddy\n"
+             "run's clock: a step is cut to land on every frame time k / fps (the scene's output.fps, or fps)\n"
+             "and never passes until (s), so stepping a scene to a time gives `eddy run --until`'s state, bit\n"
+             "for bit (state_hash). Returns the last step's statistics (dt, max_speed, mean/max_density_error,\n"
+             "iterations, divergence_iterations, viscosity_iterations); {} when no step was taken (n = 0, or\n"
+             "the clock at until already). n must be a whole number >= 0 (an int or a numpy integer), until a\n"
+             "number > 0, fps a number in (0, 1e6]: anything else raises ValueError. Raises\n"
+             "eddy.DivergenceError when a step diverges (the message names the step and why, as eddy run's),\n"
+             "KeyboardInterrupt on Ctrl-C (checked between steps). The GIL is released while stepping. Views\n"
+             "taken before stop following the simulation (see positions).")
         .def("run", &run_method<PySimulation>, RUN_ARGS, kRunDoc)
         .def("add_particles", &add_particles, py::arg("positions"), py::arg("velocities") = py::none(),
              py::arg("on_overlap") = "skip",

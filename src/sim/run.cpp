@@ -363,6 +363,7 @@ struct LoopCarry {
     LoadAverage loads;  // the walls' loads since the previous frame
 };
 
+
 // A frame's particles and flow counts as the run record keeps them (record_frames_json; absent in checkpoints
 // before issue 45: 0), so that summary.json's frames read the same after a resume.
 void read_frame_counts(const detail::RecordReader& r, FrameRecord& fr) {
@@ -714,6 +715,30 @@ float landing_step(float dt, double time, double until, bool& lands) {
         if (n <= kLandingSteps) return static_cast<float>(left / n);
     }
     return dt;
+}
+
+double FrameLanding::target(double time) const {
+    // The first frame time after `time` (a step that landed on frame k is at its time exactly).
+    const double eps = 1e-9 * std::max(1.0, std::fabs(time));
+    double k = std::max(0.0, std::floor(time * fps));
+    while (k > 0.0 && frame_time(0.0, fps, k) > time + eps) k -= 1.0;
+    while (frame_time(0.0, fps, k) <= time + eps) k += 1.0;
+    const double frame = frame_time(0.0, fps, k);
+    return end > 0.0 && end < frame ? end : frame;
+}
+
+bool FrameLanding::reached_end(double time) const {
+    return end > 0.0 && time >= end - 1e-9 * std::max(1.0, end);
+}
+
+double next_landing(const Simulation& simulation) {
+    return std::visit(
+        [](const auto& sim) {
+            FrameLanding l{sim.scene.output.fps, sim.scene.duration};
+            if (l.reached_end(sim.time)) l.end = 0.0;  // past the duration the frames go on
+            return l.target(sim.time);
+        },
+        simulation);
 }
 
 StepStats step(Simulation& simulation, const ExecContext& exec, double until) {

@@ -129,11 +129,6 @@ void check_particle_record(const Simulation& simulation, const nlohmann::json& r
 /// The run record's id: 32 hex digits (InputError through r.fail otherwise).
 std::string read_run_id(const RecordReader& r);
 
-/// Frame k's time in a run from time0 at fps: time0 + k / fps, the quotient correctly rounded, so that a
-/// frame time a user types (--until 0.15 at 20 fps) is the time the frame lands on: a run stopped there and
-/// resumed carries on from the uninterrupted run's clock (time0 + k * (1 / fps) gave 0.15000000000000002).
-inline double frame_time(double time0, double fps, double k) { return time0 + k / fps; }
-
 /// Does the run loop's next landing (frame next_frame of a run from time0 at fps, or the run's end,
 /// whichever comes first) fall on the end rather than on a frame time? Then the steps before it are cut
 /// to land there, off the path a longer run takes: a checkpoint written on that stretch could not be

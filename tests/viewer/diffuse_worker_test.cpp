@@ -77,7 +77,7 @@ TEST(ViewerWhitewater, DiffuseParticlesAppearWithCountsMatchingTheirTypes) {
     const auto walls = eddy::scene_walls<3>(p.scene, exec);  // as the viewer passes them
     const eddy::Vec3 g{{float(p.scene.gravity[0]), float(p.scene.gravity[1]), float(p.scene.gravity[2])}};
     for (int k = 0; k < kSteps; ++k) {
-        const eddy::StepStats st = eddy::step(sim, exec);
+        const eddy::StepStats st = eddy::step(sim, exec, eddy::next_landing(sim));
         eddy::step_whitewater_by_id<3>(ww, p.fluid.position, p.fluid.velocity, p.fluid.id, float(p.scene.particle_radius),
                                        g, st.dt, p.steps, eddy::WhitewaterSettings{}, exec, &walls);
     }

@@ -188,7 +188,7 @@ TEST(ViewerWorker, RecolourWhilePaused) {
 // their mass, so the same drag moves the fluid alike at 1,600 and 6,400 particles (square_2d at r and
 // r/2). The old force (an acceleration per unit of mouse speed within k h) shrank with the resolution.
 TEST(ViewerWorker, BrushFeltAtAnyParticleCount) {
-    double mean_vx[2] = {0, 0};
+    double mean_vx[2] = {0, 0}, shift[2] = {0, 0};
     std::size_t counts[2] = {0, 0};
     const char* radii[2] = {"particle_radius=0.005", "particle_radius=0.0025"};
     for (int k = 0; k < 2; ++k) {
@@ -212,9 +212,10 @@ TEST(ViewerWorker, BrushFeltAtAnyParticleCount) {
             ASSERT_TRUE(s->status.empty()) << s->status;
         }
         // The particles that started in the middle of the brush: their mean x displacement over the run.
-        double dx = 0;
+        double dx = 0, dx_all = 0;
         std::size_t in = 0;
         for (std::size_t i = 0; i < s0->particles; ++i) {
+            dx_all += s->fluid[4 * i] - s0->fluid[4 * i];
             const float x = s0->fluid[4 * i] - m.point[0], y = s0->fluid[4 * i + 1] - m.point[1];
             if (x * x + y * y > 0.05f * 0.05f) continue;
             dx += s->fluid[4 * i] - s0->fluid[4 * i];
@@ -222,15 +223,21 @@ TEST(ViewerWorker, BrushFeltAtAnyParticleCount) {
         }
         ASSERT_GT(in, 20u);
         mean_vx[k] = dx / double(in) / s->time;  // the mean velocity over the run (m/s)
+        shift[k] = dx_all / double(s0->particles);  // the fluid's centre of mass moved this far (m)
     }
     EXPECT_EQ(counts[1], 4 * counts[0]);
-    std::printf("brush: mean speed over 0.05 s of the particles in its middle: %.4f m/s at %zu particles, %.4f m/s at %zu\n",
-                mean_vx[0], counts[0], mean_vx[1], counts[1]);
+    std::printf("brush: mean speed over 0.05 s of the particles in its middle: %.4f m/s at %zu particles, %.4f m/s at %zu; "
+                "the fluid's centre of mass moved %.4g mm and %.4g mm\n",
+                mean_vx[0], counts[0], mean_vx[1], counts[1], 1e3 * shift[0], 1e3 * shift[1]);
     // A lone particle at the centre would reach 1 - e^-1 = 0.63 m/s after 0.05 s; in the fluid the
-    // pressure shares the push with the neighbours (measured: 0.17 m/s over the run at both resolutions).
+    // pressure shares the push with the neighbours (measured: 0.16-0.21 m/s over the run).
     EXPECT_GT(mean_vx[0], 0.1);
     EXPECT_GT(mean_vx[1], 0.1);
-    EXPECT_NEAR(mean_vx[1] / mean_vx[0], 1.0, 0.15) << mean_vx[0] << " vs " << mean_vx[1] << " m/s";
+    // The push itself, compared: the momentum the brush gave the fluid, as the shift of its centre of mass
+    // (internal forces keep momentum, and the block floats clear of the walls). The middle's mean speed is
+    // not a figure to compare: at 1,600 particles it reads 0.168 or 0.208 m/s for a CFL number of 0.40 or
+    // 0.39 (the same with steps landing on frame times), while the momentum moves by 0.2%.
+    EXPECT_NEAR(shift[1] / shift[0], 1.0, 0.05) << shift[0] << " vs " << shift[1] << " m";
 }
 
 // B adds a block where the cursor points: its particles are centred at the point (within a spacing),

@@ -67,12 +67,42 @@ TEST(ViewerWorker, SteppingMatchesDirectStepping) {
 
     eddy::ExecContext exec(1);
     auto sim = eddy::make_simulation(eddy::load_scene(eddy::resolve_scene("dam_break_2d")), 5'000'000, exec);
-    for (int i = 0; i < 5; ++i) eddy::step(sim, exec);
+    for (int i = 0; i < 5; ++i) eddy::step(sim, exec, eddy::next_landing(sim));
     const auto& f = std::get<eddy::ParticleSimulation<2>>(sim).fluid;
     ASSERT_EQ(s->fluid.size(), 4 * f.size());
     for (std::size_t i = 0; i < f.size(); ++i) {
         ASSERT_EQ(s->fluid[4 * i], f.position[i][0]);
         ASSERT_EQ(s->fluid[4 * i + 1], f.position[i][1]);
+    }
+}
+
+// Across frame times (issue 41): the worker's steps land where eddy run's do (next_landing), so 60 PBF steps
+// (two frame times at 50 fps) hold the same particles and clock as the direct loop OneClock.* checks against
+// `eddy run --steps 60`.
+TEST(ViewerWorker, SteppingLandsOnEddyRunsFrameTimes) {
+    SimWorker w(config("pbf_dam_break_2d"));
+    w.playing = false;
+    w.start();
+    constexpr int kSteps = 60;
+    for (int i = 0; i < kSteps; ++i) w.request_step();
+    auto s = wait_until(w, [](const Snapshot& s) { return s.steps == kSteps; });
+    ASSERT_EQ(s->steps, std::uint64_t(kSteps));
+
+    eddy::ExecContext exec(1);
+    auto sim = eddy::make_simulation(eddy::load_scene(eddy::resolve_scene("pbf_dam_break_2d")), 5'000'000, exec);
+    int landed = 0;
+    for (int i = 0; i < kSteps; ++i) {
+        const double target = eddy::next_landing(sim);
+        eddy::step(sim, exec, target);
+        landed += std::get<eddy::ParticleSimulation<2>>(sim).time == target;
+    }
+    EXPECT_GE(landed, 2);  // 60 steps reach 0.052 s: frames 0.02 and 0.04 s (50 fps)
+    const auto& p = std::get<eddy::ParticleSimulation<2>>(sim);
+    EXPECT_EQ(s->time, p.time);
+    ASSERT_EQ(s->fluid.size(), 4 * p.fluid.size());
+    for (std::size_t i = 0; i < p.fluid.size(); ++i) {
+        ASSERT_EQ(s->fluid[4 * i], p.fluid.position[i][0]) << i;
+        ASSERT_EQ(s->fluid[4 * i + 1], p.fluid.position[i][1]) << i;
     }
 }
 
@@ -419,7 +449,7 @@ TEST(ViewerModels, MixerPaddleTurnsWithItsMotion) {
     // same step, lie in their layers (r, 3r) beside the posed mesh.
     eddy::ExecContext exec(1);
     auto sim = eddy::make_simulation(scene, 5'000'000, exec);
-    for (int i = 0; i < 30; ++i) eddy::step(sim, exec);
+    for (int i = 0; i < 30; ++i) eddy::step(sim, exec, eddy::next_landing(sim));
     const auto& ps = std::get<eddy::ParticleSimulation<3>>(sim);
     ASSERT_EQ(ps.time, s1->time);
     expect_walls_on_model(ps.boundary, m1, *shape, float(scene.particle_radius));
@@ -531,7 +561,7 @@ TEST(ViewerModels, SpinningPolygon) {
     const auto scene = eddy::load_scene(path);
     eddy::ExecContext exec(1);
     auto sim = eddy::make_simulation(scene, 5'000'000, exec);
-    for (int i = 0; i < 40; ++i) eddy::step(sim, exec);
+    for (int i = 0; i < 40; ++i) eddy::step(sim, exec, eddy::next_landing(sim));
     const auto& ps = std::get<eddy::ParticleSimulation<2>>(sim);
     ASSERT_EQ(ps.time, s->time);
     std::size_t box_walls = 0;
@@ -638,7 +668,7 @@ TEST(ViewerLoads, SnapshotCarriesTheTanksLoad) {
     auto& p = std::get<eddy::ParticleSimulation<2>>(sim);
     std::vector<std::pair<double, eddy::ObjectLoad>> per_step;
     for (int i = 0; i < steps; ++i) {
-        const auto st = eddy::step(sim, exec);
+        const auto st = eddy::step(sim, exec, eddy::next_landing(sim));
         ASSERT_EQ(p.boundary.load.size(), 1u);
         per_step.emplace_back(st.dt, p.boundary.load[0]);
     }

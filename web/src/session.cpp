@@ -166,12 +166,9 @@ std::string Session::step(int n, double ms) {
     try {
         for (int k = 0; k < n && !out_of_time(); ++k) {
             if (m_sim) {
-                // eddy run's clock (src/sim/run.cpp): each step lands on the next frame time k / fps; past
-                // the scene's duration the frames go on at the same rate.
-                double target = 0.0, fps = 25.0;
-                std::visit([&](const auto& sim) { fps = sim.scene.output.fps; }, *m_sim);
-                target = m_next_frame / fps;
-                std::visit([&](auto& sim) { if (sim.scene.duration > 0 && sim.time < sim.scene.duration) target = std::min(target, sim.scene.duration); }, *m_sim);
+                // eddy run's clock (eddy::next_landing, as the viewer and Python's step()): each step lands
+                // on the next frame time k / fps and on the duration; past it the frames go on.
+                const double target = next_landing(*m_sim);
                 apply_mouse_force(*m_sim, m_mouse, m_last_dt, m_exec);  // as the viewer: over the last step's dt
                 const StepStats st = eddy::step(*m_sim, m_exec, target);
                 m_last_dt = st.dt;
@@ -182,8 +179,6 @@ std::string Session::step(int n, double ms) {
                     const auto steps_now = std::visit([](const auto& s) { return s.steps; }, *m_sim);
                     return fmt::format("diverged at step {} (t = {:.6g} s): {}", steps_now, t, problem);
                 }
-                const double eps = 1e-9 * std::max(1.0, target);
-                if (t >= target - eps) ++m_next_frame;
             } else if (m_water) {
                 const std::string problem = std::visit([&](auto& s) -> std::string {
                     const double fps = m_water->scene.output.fps;
