@@ -117,6 +117,7 @@ private:
     // step_dt: the whole step's length, which weighs the substep's loads (dt / step_dt of the step's).
     void substep(ParticleSet<D>& fluid, BoundarySet<D>& boundary, double t, float dt, float step_dt,
                  const ExecContext& exec, StepStats& stats);
+    void resize_buffers(std::size_t n);  // the per-particle buffers of a substep
     // The passes of substep(), in order (pbf.cpp, each with its equations).
     struct DensityMeasure {
         float emax = 0.0f;          // the largest compression (rho / rho0 - 1)

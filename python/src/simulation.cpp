@@ -185,6 +185,9 @@ py::dict step_method(PySimulation& s, const py::object& n_given, const py::objec
         last["iterations"] = st.iterations;
         last["divergence_iterations"] = st.divergence_iterations;
         last["viscosity_iterations"] = st.viscosity_iterations;
+        py::dict passes;  // the step's named passes: wall-clock seconds
+        for (int p = 0; p < st.pass_count; ++p) passes[st.passes[p].name] = st.passes[p].seconds;
+        last["passes"] = passes;
     }
     return last;
 }
@@ -354,7 +357,8 @@ void bind_simulation(py::module_& m) {
              "run's clock: a step is cut to land on every frame time k / fps (the scene's output.fps, or fps)\n"
              "and never passes until (s), so stepping a scene to a time gives `eddy run --until`'s state, bit\n"
              "for bit (state_hash). Returns the last step's statistics (dt, max_speed, mean/max_density_error,\n"
-             "iterations, divergence_iterations, viscosity_iterations); {} when no step was taken (n = 0, or\n"
+             "iterations, divergence_iterations, viscosity_iterations, and passes: {name: seconds} of the\n"
+             "step's named passes); {} when no step was taken (n = 0, or\n"
              "the clock at until already). n must be a whole number >= 0 (an int or a numpy integer), until a\n"
              "number > 0, fps a number in (0, 1e6]: anything else raises ValueError. Raises\n"
              "eddy.DivergenceError when a step diverges (the message names the step and why, as eddy run's),\n"

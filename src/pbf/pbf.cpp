@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "core/collapse.hpp"
+#include "core/pass_timer.hpp"
 #include "eddy/error.hpp"
 
 namespace eddy {
@@ -128,18 +129,15 @@ void PbfSolver<D>::substep(ParticleSet<D>& fluid, BoundarySet<D>& boundary, doub
     const std::size_t n = fluid.size();
     auto& x = fluid.position;
     auto& v = fluid.velocity;
+    detail::PassTimer timer;  // StepStats::passes: each pass's wall-clock time, summed over the substeps
     const bool moved = move_walls(boundary, m_walls, t, dt, exec);
 
     // Reorder first (before x_old is taken), so that every per-particle array is in the new order
     // (not with ghosts, which stay behind the owned particles).
     if (!m_halo) m_neighbors.reorder_if_due(fluid, exec);
-    m_old_x.resize(n);
-    m_dx.resize(n);
-    m_lambda.resize(n);
-    m_scratch_v.resize(n);
-    m_wall_dv.resize(n);
-
+    resize_buffers(n);
     predict_positions(fluid, dt, exec);
+    timer.lap("predict");
     m_neighbors.update(fluid, boundary, walls_changed(m_halo, moved), exec);
     // A collapse crowds thousands of particles into a few cells: the search refused their lists (its
     // candidate limit), and the step ends here; run() reports it (step_divergence). On several
@@ -149,10 +147,10 @@ void PbfSolver<D>::substep(ParticleSet<D>& fluid, BoundarySet<D>& boundary, doub
     // particles), or the boundary particles themselves.
     m_smooth.update(m_walls, boundary.motions, t, m_g, x.data(), n, m_neighbors.boundary(), boundary, exec);
     const BoundarySet<D>& walls = m_smooth.set(boundary);
+    timer.lap("neighbours");
     const DensityMeasure dens = solve_density(fluid, walls, dt, exec, stats);
-
-    // Velocities from positions.
-    const float inv_dt = 1.0f / dt;
+    timer.lap("density_solve");
+    const float inv_dt = 1.0f / dt;  // velocities from positions
     parallel_for_each_index(exec, n, [&](std::size_t i) { v[i] = (x[i] - m_old_x[i]) * inv_dt; });
     if (m_s.vorticity > 0.0f) vorticity_confinement(fluid, dt, exec);
     SpeedMeasure st = smooth_velocities(fluid, walls, dt, exec);
@@ -171,6 +169,16 @@ void PbfSolver<D>::substep(ParticleSet<D>& fluid, BoundarySet<D>& boundary, doub
     stats.max_density_error = std::max(stats.max_density_error, dens.emax);
     stats.mean_density_error = count ? static_cast<float>(dens.esum.value() / double(count)) : 0.0f;
     stats.non_finite = stats.non_finite || st.bad;
+    stats = timer.finish("velocities", stats);
+}
+
+template <int D>
+void PbfSolver<D>::resize_buffers(std::size_t n) {
+    m_old_x.resize(n);
+    m_dx.resize(n);
+    m_lambda.resize(n);
+    m_scratch_v.resize(n);
+    m_wall_dv.resize(n);
 }
 
 // Prediction (external forces only). The collisions' displacements (the difference of two nearby floats:

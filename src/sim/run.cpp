@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "core/pass_timer.hpp"
 #include "eddy/checkpoint.hpp"
 #include "eddy/error.hpp"
 #include "eddy/io.hpp"
@@ -361,8 +362,22 @@ struct LoopCarry {
     double sum_err = 0.0, sum_iterations = 0.0, sum_divergence_iterations = 0.0, sum_viscosity_iterations = 0.0;
     std::uint64_t stat_steps = 0;
     LoadAverage loads;  // the walls' loads since the previous frame
+    StepStats passes;   // the steps' named passes' seconds, summed over this invocation (summary.json "passes")
 };
 
+// summary.json "passes": each named pass of the steps this invocation took (StepStats::passes), in the order
+// a step runs them: seconds, milliseconds per step and share of the passes' time (what to profile first).
+nlohmann::json passes_json(const StepStats& p, std::uint64_t steps) {
+    double total = 0.0;
+    for (int k = 0; k < p.pass_count; ++k) total += p.passes[k].seconds;
+    nlohmann::json a = nlohmann::json::array();
+    for (int k = 0; k < p.pass_count; ++k)
+        a.push_back({{"name", p.passes[k].name},
+                     {"seconds", p.passes[k].seconds},
+                     {"ms_per_step", steps ? 1e3 * p.passes[k].seconds / double(steps) : 0.0},
+                     {"share", total > 0.0 ? p.passes[k].seconds / total : 0.0}});
+    return a;
+}
 
 // A frame's particles and flow counts as the run record keeps them (record_frames_json; absent in checkpoints
 // before issue 45: 0), so that summary.json's frames read the same after a resume.
@@ -754,15 +769,15 @@ StepStats step(Simulation& simulation, const ExecContext& exec, double until) {
                     const std::size_t emitted = sim.flow.emits() ? emit(sim.flow, sim.fluid, sim.time) : 0;
                     const double t_end = lands ? until : sim.time + dt;  // the clock after the step
                     StepStats st = method.step(sim.fluid, sim.boundary, sim.time, dt, exec);
+                    detail::PassTimer timer;  // after the method's passes: the bodies', the outflow's
                     advance_bodies(sim.bodies, sim.boundary, sim.time, dt, t_end);
-                    if (!st.non_finite) {  // a step that diverged keeps its particles, for the report
+                    timer.lap("bodies");
+                    if (!st.non_finite)  // a step that diverged keeps its particles, for the report
                         note_removed(st, remove_outflow(sim.flow, sim.fluid, sim.bounds, t_end, exec));
-                    }
-                    st.emitted = static_cast<std::uint32_t>(emitted);
-                    st.dt_underflow = underflow;
+                    st = timer.finish("outflow", st);
+                    st.emitted = static_cast<std::uint32_t>(emitted), st.dt_underflow = underflow;
                     st.scene_speed_limit = sim.speed_bound.limit();
-                    sim.time = t_end;
-                    ++sim.steps;
+                    sim.time = t_end, ++sim.steps;
                     return st;
                 },
                 sim.method);
@@ -938,11 +953,11 @@ std::string ParticleRun<D>::advance(double target) {
     const auto s0 = clock::now();
     const StepStats st = m_hooks ? m_hooks->step(m_simulation, m_exec, target) : eddy::step(m_simulation, m_exec, target);
     c.step_seconds += std::chrono::duration<double>(clock::now() - s0).count();
+    c.passes.add_passes(st);
     whitewater_step();
     c.max_err = std::max(c.max_err, st.max_density_error);
     c.frame_max_err = std::max(c.frame_max_err, st.max_density_error);
-    c.frame_sum_err += st.mean_density_error;
-    ++c.frame_steps;
+    c.frame_sum_err += st.mean_density_error, ++c.frame_steps;
     c.max_speed = std::max(c.max_speed, st.max_speed);
     c.sum_err += st.mean_density_error;
     c.sum_iterations += st.iterations;
@@ -1092,9 +1107,10 @@ nlohmann::json ParticleRun<D>::summary(const std::string& picture) const {
                                    m_opts.threads > 0 ? m_opts.threads : m_exec.threads(), picture);
     if (!m_warnings.empty()) j["warnings"] = m_warnings;
     if (!m_sim.scene.probes.empty()) j["probes_file"] = "probes.csv";
+    j["passes"] = passes_json(m_carry.passes, m_sim.steps - m_steps_at_start);  // this process's
     // The final state's hash (state_hash; one process only: over several, each holds a part).
-    if (!m_hooks) j["state_hash"] = fmt::format("{:016x}", state_hash(m_simulation));
     if (m_hooks) m_hooks->summarize(j);
+    else j["state_hash"] = fmt::format("{:016x}", state_hash(m_simulation));
     return j;
 }
 

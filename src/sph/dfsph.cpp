@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "core/pass_timer.hpp"
 #include "eddy/error.hpp"
 
 namespace eddy {
@@ -295,9 +296,9 @@ typename DfsphSolver<D>::StepView DfsphSolver<D>::step_view(ParticleSet<D>& flui
 template <int D>
 StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, double t, float dt,
                                const ExecContext& exec) {
+    StepStats out{.dt = dt};
+    detail::PassTimer timer;  // StepStats::passes: each pass's wall-clock time
     update_neighbors(fluid, boundary, t, dt, exec);
-    StepStats out;
-    out.dt = dt;
     const std::size_t ip = fluid.add_scalar(kPressureField), iq = fluid.add_scalar(kDivergencePressureField);
     if (fluid.size() == 0 && !m_halo) {  // an empty subdomain still takes part in the reductions
         boundary.load.assign(boundary.motions.size(), ObjectLoad{});
@@ -305,12 +306,11 @@ StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
     }
     resize_buffers(fluid.size());
     StepView view = step_view(fluid, boundary, ip, iq);
-
-    // 1. Densities, alpha, the pair factors, the start's rates and XSPH.
-    densities_and_factors(view, out, exec);
+    timer.lap("neighbours");
+    densities_and_factors(view, out, exec);  // 1. densities, alpha, the pair factors, the start's rates, XSPH
     view.bodies = begin_body_coupling(fluid, boundary, t, exec);  // bodies give way in the solves
-    // 2. Divergence solver (2017 Algorithm 3) on the velocities the step starts with, whose rates step 1
-    //    left in m_rate. It ends with the rates of its final velocities in m_rate.
+    timer.lap("densities_and_factors");
+    // 2. Divergence solver (2017 Algorithm 3) on the step's starting velocities (their rates in m_rate).
     const bool divergence = m_s.max_divergence_iterations > 0;
     if (divergence)
         out.divergence_iterations = solve_pressure(view, view.Pv, true, m_s.min_divergence_iterations,
@@ -318,22 +318,22 @@ StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, 
                                                    dt, false, exec).first;
     else
         std::fill(view.Pv, view.Pv + view.n, 0.0f);
-    // 3. Gravity, the walls' push, the implicit viscosity.
-    const bool uneven = non_pressure_forces(view, fluid, boundary, t, dt, out, exec);
+    timer.lap("divergence_solve");
+    const bool uneven = non_pressure_forces(view, fluid, boundary, t, dt, out, exec);  // 3. gravity, walls, viscosity
+    timer.lap("non_pressure_forces");
     // 4. Density solver (2017 Algorithm 2), from fresh rates where step 3 changed the velocities unevenly.
     const auto [iters, predicted] = solve_pressure(view, view.P, false, m_s.min_iterations, m_s.max_iterations,
                                                    density_target(out.mean_density_error, dt), m_s.density_error_max,
                                                    dt, !divergence || uneven, exec);
     out.iterations = iters;
     m_last_predicted = static_cast<float>(predicted);
-    // The walls' loads of both pressure solvers, at the positions the step started from (dfsph_loads.cpp).
-    add_pressure_wall_loads(fluid, view.P, view.Pv, wall_set(boundary), exec);
-    // 5. Positions, the walls' guard, the outputs' pressure, the fastest particle.
+    add_pressure_wall_loads(fluid, view.P, view.Pv, wall_set(boundary), exec);  // both solves', at the start's x
+    timer.lap("density_solve");
+    // 5. Positions, the walls' guard, the fastest particle; the walls' impulses and loads (dfsph_loads.cpp).
     advance_positions(view, fluid, dt, out, exec);
-    // The walls' XSPH and guard as impulses, and the loads over every process (dfsph_loads.cpp).
     finish_wall_loads(fluid, boundary, dt, exec);
     m_last_dt = dt;
-    return out;
+    return timer.finish("positions", out);
 }
 
 // 1. Density (Akinci 2012 eq. 6), alpha (2017 eq. 8), the per-pair kernel factors, F, the walls' share of

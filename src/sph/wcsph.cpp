@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "core/pass_timer.hpp"
 #include "eddy/error.hpp"
 
 namespace eddy {
@@ -246,26 +247,24 @@ struct WcsphSolver<D>::WallTerm {
 template <int D>
 StepStats WcsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, double t, float dt,
                                const ExecContext& exec) {
+    detail::PassTimer timer;  // StepStats::passes: each pass's wall-clock time
     const bool moved = move_walls(boundary, m_walls, t, dt, exec);
     if (!m_halo) m_neighbors.reorder_if_due(fluid, exec);  // ghosts stay behind the owned particles
     update_neighbors(fluid, boundary, walls_changed(m_halo, moved), t, exec);
+    timer.lap("neighbours");
     update_density(fluid, boundary, exec);
     if (m_halo) {  // the forces read the neighbours' density and pressure
         m_halo->refresh(fluid.density);
         m_halo->refresh(fluid.pressure);
     }
+    timer.lap("density");
     const BoundarySet<D>& walls = wall_set(boundary);
-    const WallTerm wall{m_kernel,
-                        walls.position.data(),
-                        walls.velocity.data(),
-                        walls.psi.data(),
-                        m_g,
-                        m_s.hydrostatic_walls,
-                        m_s.clamp_pressure,
-                        m_s.boundary_viscosity * m_c0 * m_kernel.h,
+    const WallTerm wall{m_kernel, walls.position.data(), walls.velocity.data(), walls.psi.data(), m_g,
+                        m_s.hydrostatic_walls, m_s.clamp_pressure, m_s.boundary_viscosity * m_c0 * m_kernel.h,
                         0.01f * m_kernel.h * m_kernel.h};
     compute_accelerations(fluid, wall, dt, exec);
-    return advance(fluid, boundary, wall, t, dt, exec);
+    timer.lap("accelerations");
+    return timer.finish("advance", advance(fluid, boundary, wall, t, dt, exec));
 }
 
 // Accelerations: symmetric pressure force (seed eq. f), the wall particles' pressure (the particle's own,

@@ -1,0 +1,31 @@
+"""Per-pass timings (issue 41): every step reports the wall-clock seconds of its named passes, in the order it
+runs them (StepStats::passes): Python's step()["passes"] for the last step, summary.json's "passes" (and
+run()'s result) summed over the run, with milliseconds per step and each pass's share.
+
+Run by ctest (label python) with PYTHONPATH set to BUILD/python (/usr/bin/python3: Debian's, with numpy).
+"""
+import pytest
+
+import eddy
+
+PASSES = {
+    "dam_break_2d": ["neighbours", "density", "accelerations", "advance", "bodies", "outflow"],
+    "dfsph_dam_break_2d": ["neighbours", "densities_and_factors", "divergence_solve", "non_pressure_forces",
+                           "density_solve", "positions", "bodies", "outflow"],
+    "pbf_dam_break_2d": ["predict", "neighbours", "density_solve", "velocities", "bodies", "outflow"],
+    "clavet_dam_break_2d": ["bodies", "outflow"],  # Clavet's step is not split into passes yet
+}
+
+
+@pytest.mark.parametrize("scene", sorted(PASSES))
+def test_step_and_run_report_the_passes(tmp_path, scene):
+    sim = eddy.Simulation(eddy.load_scene(scene), threads=1)
+    last = sim.step(3)
+    assert list(last["passes"]) == PASSES[scene]
+    assert all(s >= 0.0 for s in last["passes"].values())
+    result = sim.run(out=tmp_path / "run", steps=5, formats=["csv"])
+    passes = result["summary"]["passes"]
+    assert [p["name"] for p in passes] == PASSES[scene]
+    assert abs(sum(p["share"] for p in passes) - 1.0) < 1e-9
+    for p in passes:
+        assert p["seconds"] >= 0.0 and p["ms_per_step"] == pytest.approx(1e3 * p["seconds"] / 5)
