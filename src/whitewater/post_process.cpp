@@ -151,15 +151,20 @@ Fluid<D> read_fluid(const FrameFile& frame, const WhitewaterPostOptions& opts, U
     // run folder: refused as a .pvtp's pieces are, unless --allow-outside-references.
     const fs::path file = io::referenced_path(opts.run_dir / "summary.json", frame.file, opts.allow_outside_references);
     const ParticleSet<3> p = read_frame_particles(file, opts);
+    // In id order once per frame (one process writes its storage order, several processes id order), so
+    // that step_whitewater_by_id takes the frame as it is at every substep instead of sorting it again.
+    const std::vector<std::uint32_t> order = id_order(p.id);
     Fluid<D> f;
     f.x.resize(p.size());
     f.v.resize(p.size());
-    f.id = p.id;
-    for (std::size_t i = 0; i < p.size(); ++i) {
+    f.id.resize(p.size());
+    for (std::size_t k = 0; k < p.size(); ++k) {
+        const std::size_t i = order[k];
+        f.id[k] = p.id[i];
         const Vec3 x = to_file_axes(p.position[i], up, UpAxis::y), v = to_file_axes(p.velocity[i], up, UpAxis::y);
         for (int a = 0; a < D; ++a) {
-            f.x[i][a] = x[a];
-            f.v[i][a] = v[a];
+            f.x[k][a] = x[a];
+            f.v[k][a] = v[a];
         }
     }
     return f;
