@@ -173,6 +173,41 @@ std::array<float, 4> projected_box(const Mat4& view, const Mat4& proj, V3 lo, V3
     return r;
 }
 
+void fit_bounds(Camera& cam, const float lo[3], const float hi[3]) {
+    cam.is_3d = true;
+    cam.target = {0.5f * (lo[0] + hi[0]), 0.5f * (lo[1] + hi[1]), 0.5f * (lo[2] + hi[2])};
+    const V3 ext{hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2]};
+    cam.distance = std::max(1e-3f, 0.55f * std::sqrt(dot(ext, ext)) / std::sin(0.5f * cam.fov_deg * 3.14159265f / 180.0f));
+}
+
+void orbit(Camera& cam, double dx, double dy) {
+    cam.yaw -= float(dx) * 0.008f;
+    cam.pitch = std::clamp(cam.pitch + float(dy) * 0.008f, -1.55f, 1.55f);
+}
+
+void pan(Camera& cam, double dx, double dy, int ww, int wh) {
+    if (cam.is_3d) {
+        const V3 f = normalized(cam.target - cam.eye()), s = normalized(cross(f, V3{0, 1, 0})), u = cross(s, f);
+        const float k = cam.distance * 0.0015f;
+        cam.target = cam.target - s * (float(dx) * k) + u * (float(dy) * k);
+    } else {
+        const auto r = cam.rect(float(ww) / float(std::max(wh, 1)));
+        const float kx = (r[2] - r[0]) / float(std::max(ww, 1)), ky = (r[3] - r[1]) / float(std::max(wh, 1));
+        cam.x0 -= float(dx) * kx, cam.x1 -= float(dx) * kx, cam.y0 += float(dy) * ky, cam.y1 += float(dy) * ky;
+    }
+}
+
+void zoom(Camera& cam, double clicks) {
+    const float f = std::pow(0.9f, float(clicks));
+    if (cam.is_3d) {
+        cam.distance *= f;
+    } else {
+        const float cx = 0.5f * (cam.x0 + cam.x1), cy = 0.5f * (cam.y0 + cam.y1);
+        cam.x0 = cx + (cam.x0 - cx) * f, cam.x1 = cx + (cam.x1 - cx) * f;
+        cam.y0 = cy + (cam.y0 - cy) * f, cam.y1 = cy + (cam.y1 - cy) * f;
+    }
+}
+
 bool intersect_plane(V3 o, V3 d, V3 p0, V3 n, V3& hit) {
     const float den = dot(d, n);
     if (std::abs(den) < 1e-6f) return false;

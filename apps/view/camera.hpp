@@ -60,6 +60,18 @@ void frame_box(Camera& cam, V3 lo, V3 hi, float aspect, float margin);
 /// The box's corners in normalised device coordinates (x0, y0, x1, y1) through view and proj.
 std::array<float, 4> projected_box(const Mat4& view, const Mat4& proj, V3 lo, V3 hi);
 
+/// 3D: the camera looks at the centre of the box [lo, hi] from far enough for the box's diagonal to fill
+/// the view (a mesh shown alone).
+void fit_bounds(Camera& cam, const float lo[3], const float hi[3]);
+
+/// The mouse's camera moves, by the cursor's motion (dx, dy: px) in a ww x wh window. orbit: turns the
+/// 3D view about the target; pan: moves the target across the view (3D) or the rectangle (2D, with
+/// the cursor); zoom: `clicks` of the wheel, 0.9 each, the distance (3D) or the rectangle about its
+/// centre (2D).
+void orbit(Camera& cam, double dx, double dy);
+void pan(Camera& cam, double dx, double dy, int ww, int wh);
+void zoom(Camera& cam, double clicks);
+
 /// The point where the ray (origin o, direction d) meets the plane through p0 with normal n, in front
 /// of the origin; false when the ray is parallel to the plane or the plane is behind.
 bool intersect_plane(V3 o, V3 d, V3 p0, V3 n, V3& hit);

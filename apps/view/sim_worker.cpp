@@ -171,7 +171,7 @@ const bool SimWorker::kHasShallowWater = true;
 
 bool SimWorker::step_water() {
     ShallowWaterStats st;
-    std::visit([&](auto& s) { st = s.step(s.suggest_dt(), m_exec); }, m_water->sim.solver);
+    st = step(m_water->sim, m_exec, next_landing(m_water->sim));  // eddy run's clock: lands on its frames
     m_last_dt = static_cast<float>(st.dt);
     m_max_speed = static_cast<float>(st.max_speed);
     if (!st.non_finite) return true;
@@ -755,6 +755,52 @@ void SimWorker::loop() {
     }
 }
 
+namespace {
+
+// The scene's emitters as drawn and listed: where each nozzle is, whether it is on, what it put in.
+template <int D>
+std::vector<Snapshot::EmitterView> emitter_views(const ParticleSimulation<D>& sim) {
+    std::vector<Snapshot::EmitterView> views;
+    for (std::size_t k = 0; k < sim.flow.emitters.size(); ++k) {
+        const auto& em = sim.flow.emitters[k];
+        Snapshot::EmitterView ev;
+        for (int a = 0; a < D; ++a) ev.center[a] = float(sim.scene.emitters[k].center[a]), ev.direction[a] = em.direction[a];
+        ev.on = sim.time + 1e-12 >= em.start && sim.time < em.stop;
+        ev.rate = em.rate;
+        ev.volume_rate = em.area * double(em.speed);
+        ev.emitted = sim.flow.counts.emitted[k];
+        ev.blocked = sim.flow.counts.due[k] - sim.flow.counts.emitted[k];
+        views.push_back(ev);
+    }
+    return views;
+}
+
+// The fluid at the scene's probes (read_probes, as eddy run's probes.csv reads them every frame).
+template <int D>
+std::vector<Snapshot::ProbeView> probe_views(const ParticleSimulation<D>& sim, const ExecContext& exec) {
+    std::vector<Snapshot::ProbeView> views;
+    if (sim.scene.probes.empty()) return views;
+    const std::vector<Vec<D>> points = probe_points<D>(sim.scene);
+    const std::vector<ProbeReading> readings = read_probes<D>(sim, sim.fluid, points, exec);
+    for (std::size_t k = 0; k < points.size(); ++k) {
+        Snapshot::ProbeView v{sim.scene.probes[k].name, {}, readings[k]};
+        for (int a = 0; a < D; ++a) v.position[a] = points[k][a];
+        views.push_back(std::move(v));
+    }
+    return views;
+}
+
+}  // namespace
+
+// eddy run's state_hash of what this thread steps (the particles' or the grid's); none for the demo.
+std::optional<std::uint64_t> SimWorker::current_state_hash() const {
+    if (m_sim) return state_hash(*m_sim);
+#ifdef EDDY_VIEW_HAS_SHALLOW_WATER
+    if (m_water) return state_hash(m_water->sim);
+#endif
+    return std::nullopt;
+}
+
 void SimWorker::publish() {
     update_surface();
     auto snap = std::make_shared<Snapshot>();
@@ -877,18 +923,8 @@ void SimWorker::publish() {
                 for (double g : sim.scene.gravity) g2 += g * g;
                 const double g = g2 > 0.0 ? std::sqrt(g2) : 9.81;
                 snap->fluid_weight = double(n) * double(f.mass) * g;
-                // The emitters and the outflow's counts.
-                for (std::size_t k = 0; k < sim.flow.emitters.size(); ++k) {
-                    const auto& em = sim.flow.emitters[k];
-                    Snapshot::EmitterView ev;
-                    for (int a = 0; a < D; ++a) ev.center[a] = float(sim.scene.emitters[k].center[a]), ev.direction[a] = em.direction[a];
-                    ev.on = sim.time + 1e-12 >= em.start && sim.time < em.stop;
-                    ev.rate = em.rate;
-                    ev.volume_rate = em.area * double(em.speed);
-                    ev.emitted = sim.flow.counts.emitted[k];
-                    ev.blocked = sim.flow.counts.due[k] - sim.flow.counts.emitted[k];
-                    snap->emitters.push_back(ev);
-                }
+                snap->emitters = emitter_views(sim);  // the emitters, then the outflow's counts
+                snap->probes = probe_views(sim, m_exec);
                 publish_whitewater(*snap);
                 snap->removed_outflow = sim.flow.counts.removed_outflow;
                 snap->removed_escaped = sim.flow.counts.removed_escaped, snap->drained = sim.flow.counts.drained_total();
@@ -897,6 +933,7 @@ void SimWorker::publish() {
             });
         if (!drawn) snap->status = "the viewer cannot draw this method yet";
     }
+    if (m_cfg.state_hashes) snap->state_hash = current_state_hash();
     std::lock_guard lock(m_snap_mutex);
     m_snapshot = std::move(snap);
 }

@@ -102,6 +102,17 @@ struct Snapshot {
     bool whitewater = false;
     std::vector<float> diffuse;
     WhitewaterCounts whitewater_counts;
+    /// The scene's probes (its key "probes", as eddy run's probes.csv): name, position (z = 0 in 2D) and the
+    /// fluid there at this snapshot (read_probes: pressure, Pa in 3D, N/m in 2D; velocity, m/s).
+    struct ProbeView {
+        std::string name;
+        std::array<float, 3> position{};
+        ProbeReading reading;
+    };
+    std::vector<ProbeView> probes;
+    /// The simulation's state_hash (eddy/simulation.hpp, eddy/shallow_water.hpp: eddy run's summary.json)
+    /// at this snapshot, when WorkerConfig::state_hashes; none for the synthetic demo.
+    std::optional<std::uint64_t> state_hash;
 };
 
 /// The walls' loads of the last steps, for the snapshot's mean: the steps covering the last kWindow
@@ -158,6 +169,9 @@ struct WorkerConfig {
     std::size_t live_particles = 0;
     bool demo_heightfield = false;
     int demo_cells = 128;
+    /// Every snapshot carries the state's hash (Snapshot::state_hash): the scripted --frames runs, whose
+    /// last one eddy-view prints, as eddy run writes it in summary.json. Off while playing: O(particles).
+    bool state_hashes = false;
 };
 
 class SimWorker {
@@ -224,6 +238,7 @@ private:
     void post(std::function<void()> f);
     void wake();
     void publish();
+    std::optional<std::uint64_t> current_state_hash() const;
     void do_reset(const std::string& scene, const std::string& method, const std::vector<std::string>& sets);
     void apply_mouse(float dt);
     void apply_body_drag(float dt);

@@ -380,6 +380,16 @@ void render_grid_png(const std::filesystem::path& path, const ShallowWaterGrid<R
 /// A 64-bit hash (FNV-1a) of depth, velocities and ink, bit for bit.
 std::uint64_t state_hash(const ShallowWaterSimulation& sim);
 
+/// eddy run's clock for a grid (as next_landing of particles, eddy/simulation.hpp): the next frame time
+/// k / fps of the scene's output.fps after the grid's time, or the scene's duration when that comes first
+/// (past it the frames go on). The viewer, the page and Python's ShallowWater.step() step on it.
+double next_landing(const ShallowWaterSimulation& sim);
+
+/// One step of the grid: the solver's suggest_dt(), cut by landing_dt (below) to land on `target` (s) as
+/// the grid run's steps are; target 0: the solver's own step. The same scene stepped to the same step or
+/// time this way gives eddy run's state_hash.
+ShallowWaterStats step(ShallowWaterSimulation& sim, const ExecContext& exec, double target);
+
 /// The step a run takes toward the next frame time `target` (s), from the solver's suggest_dt(): the
 /// last one lands on it, and one that would leave a sliver under dt takes half of what is left.
 inline double landing_dt(double dt, double time, double target) {

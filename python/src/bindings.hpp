@@ -8,8 +8,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <cstdint>
 #include <string>
+
+#include <fmt/format.h>
 
 #include "eddy/error.hpp"
 #include "eddy/exec.hpp"
@@ -50,6 +53,16 @@ inline std::uint64_t count_arg(const py::handle& v, const char* what, std::uint6
     const long long x = PyLong_AsLongLongAndOverflow(i.ptr(), &overflow);
     if (overflow != 0 || x < 0 || std::uint64_t(x) < lo || std::uint64_t(x) > hi) return refuse();
     return std::uint64_t(x);
+}
+
+/// A time or rate from Python (step's until and fps): an int or float (not a bool), finite, in (0, hi].
+inline double positive_arg(const py::handle& v, const char* what, double hi, const char* unit) {
+    const bool number = !PyBool_Check(v.ptr()) && (PyFloat_Check(v.ptr()) || PyLong_Check(v.ptr()));
+    const double x = number ? v.cast<double>() : 0.0;
+    if (!number || !std::isfinite(x) || x <= 0.0 || x > hi)
+        throw InputError(fmt::format("{} = {}: allowed: a number{} above 0, at most {:g}", what,
+                                     text_excerpt(py::repr(v).cast<std::string>(), 40), unit, hi));
+    return x;
 }
 
 /// JSON <-> Python objects, through Python's json module (exact for what scenes hold). A value JSON cannot

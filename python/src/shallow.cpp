@@ -7,6 +7,7 @@
 #include "bindings.hpp"
 #include "eddy/error.hpp"
 #include "eddy/shallow_water.hpp"
+#include "eddy/simulation.hpp"
 #include "run.hpp"
 #include "views.hpp"
 
@@ -43,6 +44,32 @@ py::array cells(PyShallowWater& s, std::vector<Real>& v, int nx, int ny, const p
                         {py::ssize_t(sizeof(Real)) * nx, py::ssize_t(sizeof(Real))}, owner, writable);
 }
 
+/// grid.step(n, until=, fps=): n steps on eddy run's clock (FrameLanding), as the particles' step.
+py::dict step_grid(PyShallowWater& s, const py::object& n_given, const py::object& until_given, const py::object& fps_given) {
+    const std::uint64_t n = count_arg(n_given, "step: n", 0, kMaxCount, "a whole number of steps >= 0");
+    FrameLanding landing;
+    landing.end = until_given.is_none() ? 0.0 : positive_arg(until_given, "step: until", kMaxDuration, " of seconds");
+    landing.fps = fps_given.is_none() ? s.sim.scene.output.fps
+                                      : positive_arg(fps_given, "step: fps", kMaxFps, " of frames per second");
+    Busy busy(s.busy);
+    s.before_change();
+    py::dict last;
+    for (std::uint64_t k = 0; k < n; ++k) {
+        ShallowWaterStats st;
+        {
+            py::gil_scoped_release release;
+            const double time = s.visit([](auto& g) { return g.time(); });
+            if (landing.reached_end(time)) break;
+            st = step(s.sim, *s.exec, landing.target(time));
+        }
+        if (st.non_finite) throw DivergenceError("the grid became non-finite at step " + std::to_string(k));
+        if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+        last["dt"] = st.dt, last["max_speed"] = st.max_speed, last["max_depth"] = st.max_depth;
+        last["clamped"] = st.clamped;
+    }
+    return last;
+}
+
 }  // namespace
 
 void bind_shallow(py::module_& m) {
@@ -71,25 +98,15 @@ void bind_shallow(py::module_& m) {
         }, "(ny, nx)")
         .def_property_readonly("dx", [](PyShallowWater& s) { return s.visit([](auto& g) { return double(g.grid().dx); }); },
                                "cell size (m)")
-        .def(
-            "step",
-            [](PyShallowWater& s, const py::object& n_given) {
-                const std::uint64_t n = count_arg(n_given, "step: n", 0, kMaxCount, "a whole number of steps >= 0");
-                Busy busy(s.busy);
-                s.before_change();
-                for (std::uint64_t k = 0; k < n; ++k) {
-                    ShallowWaterStats st;
-                    {
-                        py::gil_scoped_release release;
-                        st = s.visit([&](auto& g) { return g.step(g.suggest_dt(), *s.exec); });
-                    }
-                    if (st.non_finite) throw DivergenceError("the grid became non-finite at step " + std::to_string(k));
-                    if (PyErr_CheckSignals() != 0) throw py::error_already_set();
-                }
-            },
-            py::arg("n") = 1,
-            "step(n=1): advances n time steps of the solver's own (CFL) size; n a whole number >= 0 (ValueError\n"
-            "for -1, 2.5 or True).")
+        .def("step", &step_grid, py::arg("n") = 1, py::kw_only(), py::arg("until") = py::none(),
+             py::arg("fps") = py::none(),
+             "step(n=1, *, until=None, fps=None) -> dict: advances n time steps (the solver's own CFL size) on\n"
+             "eddy run's clock: a step is cut to land on every frame time k / fps (the scene's output.fps, or\n"
+             "fps) and never passes until (s), so stepping a scene to a time gives `eddy run --until`'s state,\n"
+             "bit for bit (state_hash). Returns the last step's statistics (dt, max_speed, max_depth, clamped);\n"
+             "{} when no step was taken (n = 0, or the clock at until already). n must be a whole number >= 0,\n"
+             "until a number > 0, fps a number in (0, 1e6]: anything else raises ValueError. Raises\n"
+             "eddy.DivergenceError when the grid becomes non-finite, KeyboardInterrupt on Ctrl-C.")
         .def("run", &run_method<PyShallowWater>, RUN_ARGS, kRunDoc)
         .def(
             "add_source",

@@ -140,16 +140,6 @@ std::vector<Overlap> find_overlaps(const std::vector<Vec<D>>& fluid, const std::
     return out;
 }
 
-/// A time or rate from Python (step's until and fps): an int or float (not a bool), finite, in (0, hi].
-double positive_arg(const py::handle& v, const char* what, double hi, const char* unit) {
-    const bool number = !PyBool_Check(v.ptr()) && (PyFloat_Check(v.ptr()) || PyLong_Check(v.ptr()));
-    const double x = number ? v.cast<double>() : 0.0;
-    if (!number || !std::isfinite(x) || x <= 0.0 || x > hi)
-        throw InputError(fmt::format("{} = {}: allowed: a number{} above 0, at most {:g}", what,
-                                     text_excerpt(py::repr(v).cast<std::string>(), 40), unit, hi));
-    return x;
-}
-
 /// sim.step(n, until=, fps=): n steps on eddy run's clock (FrameLanding), with its guard (step_divergence).
 py::dict step_method(PySimulation& s, const py::object& n_given, const py::object& until_given, const py::object& fps_given) {
     const std::uint64_t n = count_arg(n_given, "step: n", 0, kMaxCount, "a whole number of steps >= 0");
@@ -307,166 +297,193 @@ py::array_t<std::uint32_t> add_particles(PySimulation& s, const FloatArray& posi
     });
 }
 
+using SimulationClass = py::class_<PySimulation>;
+
+/// Simulation(scene, threads=0, max_particles=10_000_000).
+void def_simulation_init(SimulationClass& cls) {
+    cls.def(py::init([](const Scene& scene, const py::int_& threads_given, const py::object& max_given) {
+                const int threads = threads_arg(threads_given, "Simulation: threads");
+                // As the command line's --max-particles.
+                const std::size_t max_particles = count_arg(max_given, "Simulation: max_particles", 1, 4294967295ULL,
+                                                            "a whole number from 1 to 4294967295 (particle ids are 32-bit)");
+                if (scene.method == "shallow_water")
+                    throw InputError(scene.where() + ": a shallow-water scene: use eddy.ShallowWater(scene)");
+                return std::make_unique<PySimulation>(scene, threads, max_particles);
+            }),
+            py::arg("scene"), py::arg("threads") = 0, py::arg("max_particles") = 10'000'000);
+}
+
+/// dimension, method, scene, time, steps, threads, settings, max_particles, __len__.
+void def_simulation_state(SimulationClass& cls) {
+    cls.def_property_readonly("dimension", [](PySimulation& s) { return s.sim.index() == 0 ? 2 : 3; }, "2 or 3");
+    // Each read checks busy: add_emitter or add_body (GIL released) may be replacing the scene meanwhile.
+    cls.def_property_readonly(
+        "method", [](PySimulation& s) { check_idle(s.busy); return s.visit([](auto& p) { return p.scene.method; }); },
+        "'wcsph', 'dfsph', 'pbf' or 'clavet'");
+    cls.def_property_readonly(
+        "scene", [](PySimulation& s) { check_idle(s.busy); return s.visit([](auto& p) { return p.scene; }); },
+        "the Scene as running (a copy; its settings follow sim.settings)");
+    cls.def_property_readonly(
+        "time", [](PySimulation& s) { check_idle(s.busy); return s.visit([](auto& p) { return p.time; }); },
+        "simulated time (s)");
+    cls.def_property_readonly(
+        "steps", [](PySimulation& s) { check_idle(s.busy); return s.visit([](auto& p) { return p.steps; }); },
+        "steps taken");
+    cls.def_property_readonly("threads", [](PySimulation& s) { return s.exec->threads(); }, "threads of its arena");
+    cls.def_property_readonly("settings", &simulation_settings,
+                              "The method's settings (eddy.Settings, a mapping): read them, or change them between\n"
+                              "steps (sim.settings['viscosity'] = 0.1), checked by the scene files' table.");
+    cls.def_property_readonly("max_particles", [](PySimulation& s) { return s.max_particles; },
+                              "most particles it may hold (add_particles)");
+    cls.def("__len__", [](PySimulation& s) { check_idle(s.busy); return s.visit([](auto& p) { return p.fluid.size(); }); });
+}
+
+/// step, run, add_particles.
+void def_simulation_stepping(SimulationClass& cls) {
+    cls.def("step", &step_method, py::arg("n") = 1, py::kw_only(), py::arg("until") = py::none(),
+            py::arg("fps") = py::none(),
+            "step(n=1, *, until=None, fps=None) -> dict: advances n time steps (the method's own dt) on eddy\n"
+            "run's clock: a step is cut to land on every frame time k / fps (the scene's output.fps, or fps)\n"
+            "and never passes until (s), so stepping a scene to a time gives `eddy run --until`'s state, bit\n"
+            "for bit (state_hash). Returns the last step's statistics (dt, max_speed, mean/max_density_error,\n"
+            "iterations, divergence_iterations, viscosity_iterations, and passes: {name: seconds} of the\n"
+            "step's named passes); {} when no step was taken (n = 0, or\n"
+            "the clock at until already). n must be a whole number >= 0 (an int or a numpy integer), until a\n"
+            "number > 0, fps a number in (0, 1e6]: anything else raises ValueError. Raises\n"
+            "eddy.DivergenceError when a step diverges (the message names the step and why, as eddy run's),\n"
+            "KeyboardInterrupt on Ctrl-C (checked between steps). The GIL is released while stepping. Views\n"
+            "taken before stop following the simulation (see positions).");
+    cls.def("run", &run_method<PySimulation>, RUN_ARGS, kRunDoc);
+    cls.def("add_particles", &add_particles, py::arg("positions"), py::arg("velocities") = py::none(),
+            py::arg("on_overlap") = "skip",
+            "add_particles(positions, velocities=None, on_overlap='skip') -> ids\n\n"
+            "Appends fluid particles: positions and velocities (k, D) in m and m/s (velocities default\n"
+            "to 0), inside the scene's bounds, at most max_particles in all. The method is\n"
+            "re-initialised on the particles, as the viewer's 'add a block' does (Clavet's springs\n"
+            "start afresh; WCSPH settles particles at rest into its hydrostatic start). Put them on\n"
+            "the scene's lattice (spacing 2 r). A particle closer than 1.8 r to a fluid particle, a wall\n"
+            "particle or an earlier row of these (overlapping particles are pushed apart violently) is\n"
+            "skipped with a UserWarning saying how many (on_overlap='skip'), or nothing is added and\n"
+            "ValueError says which (on_overlap='error'). Returns the ids (uint32) of the particles\n"
+            "added, in the order of their rows. ValueError on a bad shape, a value not finite, a\n"
+            "particle outside the bounds or too many.");
+}
+
+/// boundary_forces, probe, state_hash.
+void def_simulation_readouts(SimulationClass& cls) {
+    cls.def(
+        "boundary_forces",
+        [](PySimulation& s) {
+            check_idle(s.busy);
+            return s.visit([](auto& p) { return loads_array(p.boundary.load, p.boundary.motions.size()); });
+        },
+        "boundary_forces() -> (objects, 6) float64 array\n\n"
+        "The fluid's load on each boundary object (the scene's `boundaries`, in order) over the last\n"
+        "step: fx, fy, fz (N) and tx, ty, tz (N m, the torque about the object's pivot where it is\n"
+        "now). In 2D per metre of depth: force N/m, torque N m/m about z, fz = tx = ty = 0. A fresh\n"
+        "copy. Rows of NaN before the first step, or for a method that does not gather loads. A scene\n"
+        "without boundaries gives shape (0, 6). run() returns each frame's mean ('loads').");
+    cls.def("probe", &probe, py::arg("points") = py::none(),
+            "probe(points=None) -> dict\n\n"
+            "The fluid at points (k, D) in m (default: the scene's \"probes\", as probes.csv reads them):\n"
+            "'pressure' (k,) in Pa and 'velocity' (k, D) in m/s, float32, each the Shepard-normalised\n"
+            "average over the particles within the kernel support (zeros where none is). ValueError on a\n"
+            "bad shape or a value not finite.");
+    cls.def(
+        "state_hash", [](PySimulation& s) { check_idle(s.busy); return state_hash(s.sim); },
+        "A 64-bit hash (FNV-1a) of the particle state: positions, velocities and ids, bit for bit (the\n"
+        "checkpoint tests' hash); the same for any thread count.");
+}
+
+/// The particle fields as views of the simulation's memory: positions, velocities, density, pressure, ids.
+void def_simulation_arrays(SimulationClass& cls) {
+    cls.def_property_readonly(
+        "positions",
+        [](py::object self) {
+            auto& s = self.cast<PySimulation&>();
+            check_idle(s.busy);
+            return s.visit([&](auto& p) { return vectors(s, p.fluid.position, self, false); });
+        },
+        "(n, D) float32 positions (m): a read-only view of the simulation's memory (no copy).\n\n"
+        "A view shows the simulation's current values until its next step(), run(),\n"
+        "add_particles() or settings change: a step may reorder the rows (the neighbour search\n"
+        "sorts particles along a space-filling curve; follow a particle by its id). A view still\n"
+        "alive then keeps the values it had, in memory of its own (copied at that moment), so it\n"
+        "never reads freed memory; take a new one after each step. A view keeps the simulation\n"
+        "object alive.");
+    cls.def_property(
+        "velocities",
+        [](py::object self) {
+            auto& s = self.cast<PySimulation&>();
+            check_idle(s.busy);
+            return s.visit([&](auto& p) { return vectors(s, p.fluid.velocity, self, true); });
+        },
+        [](py::object self, const FloatArray& v) {
+            auto& s = self.cast<PySimulation&>();
+            check_idle(s.busy);
+            s.visit([&](auto& p) {
+                constexpr int D = std::decay_t<decltype(p)>::kDimension;
+                check_rows(v, py::ssize_t(p.fluid.size()), D, "velocities");
+                const float* src = v.data();  // in place: views of velocities see the new values
+                for (std::size_t i = 0; i < p.fluid.size(); ++i)
+                    for (int a = 0; a < D; ++a) p.fluid.velocity[i][a] = src[i * D + a];
+            });
+        },
+        "(n, D) float32 velocities (m/s): a writable view (sim.velocities[:, 0] += 1), or assign a whole\n"
+        "array of the same shape (ValueError otherwise). Speed given this way raises the scene's\n"
+        "divergence bound by as much (as the viewer's mouse does), so a fast initial field is not\n"
+        "mistaken for a blow-up. Valid as positions is.");
+    cls.def_property_readonly(
+        "density",
+        [](py::object self) {
+            auto& s = self.cast<PySimulation&>();
+            check_idle(s.busy);
+            return s.visit([&](auto& p) { return scalars(s, p.fluid.density, self); });
+        },
+        "(n,) float32 density (kg/m^3; kg/m^2 in 2D), read-only view");
+    cls.def_property_readonly(
+        "pressure",
+        [](py::object self) {
+            auto& s = self.cast<PySimulation&>();
+            check_idle(s.busy);
+            return s.visit([&](auto& p) { return scalars(s, p.fluid.pressure, self); });
+        },
+        "(n,) float32 pressure (Pa; N/m in 2D), read-only view");
+    cls.def_property_readonly(
+        "ids",
+        [](py::object self) {
+            auto& s = self.cast<PySimulation&>();
+            check_idle(s.busy);
+            return s.visit([&](auto& p) { return scalars(s, p.fluid.id, self); });
+        },
+        "(n,) uint32 stable particle ids (rows are reordered by the neighbour search; ids are not)");
+}
+
 }  // namespace
 
 void bind_simulation(py::module_& m) {
-    py::class_<PySimulation>(m, "Simulation",
-                             "A particle simulation built from a Scene (WCSPH, DFSPH, PBF or Clavet; 2D or 3D).\n\n"
-                             "Simulation(scene, threads=0, max_particles=10_000_000): threads 0 uses every core, else 1\n"
-                             "to 4096; max_particles 1 to 4294967295 (ValueError otherwise); "
-                             "results are the same bits for any thread count. Particle fields (positions,\n"
-                             "velocities, density, pressure, ids) are numpy views of the simulation's memory:\n"
-                             "no copy, current until the next step(), run(), add_particles() or settings change (a\n"
-                             "step may reorder the particles: use ids to follow one); a view keeps the simulation\n"
-                             "alive and keeps its old values after that, never reading freed memory.\n"
-                             "sim.settings is the method's settings table, changeable between steps.")
-        .def(py::init([](const Scene& scene, const py::int_& threads_given, const py::object& max_given) {
-                 const int threads = threads_arg(threads_given, "Simulation: threads");
-                 // As the command line's --max-particles.
-                 const std::size_t max_particles = count_arg(max_given, "Simulation: max_particles", 1, 4294967295ULL,
-                                                             "a whole number from 1 to 4294967295 (particle ids are 32-bit)");
-                 if (scene.method == "shallow_water")
-                     throw InputError(scene.where() + ": a shallow-water scene: use eddy.ShallowWater(scene)");
-                 return std::make_unique<PySimulation>(scene, threads, max_particles);
-             }),
-             py::arg("scene"), py::arg("threads") = 0, py::arg("max_particles") = 10'000'000)
-        .def_property_readonly("dimension", [](PySimulation& s) { return s.sim.index() == 0 ? 2 : 3; }, "2 or 3")
-        // Each read checks busy: add_emitter or add_body (GIL released) may be replacing the scene meanwhile.
-        .def_property_readonly(
-            "method", [](PySimulation& s) { check_idle(s.busy); return s.visit([](auto& p) { return p.scene.method; }); },
-            "'wcsph', 'dfsph', 'pbf' or 'clavet'")
-        .def_property_readonly(
-            "scene", [](PySimulation& s) { check_idle(s.busy); return s.visit([](auto& p) { return p.scene; }); },
-            "the Scene as running (a copy; its settings follow sim.settings)")
-        .def_property_readonly(
-            "time", [](PySimulation& s) { check_idle(s.busy); return s.visit([](auto& p) { return p.time; }); },
-            "simulated time (s)")
-        .def_property_readonly(
-            "steps", [](PySimulation& s) { check_idle(s.busy); return s.visit([](auto& p) { return p.steps; }); },
-            "steps taken")
-        .def_property_readonly("threads", [](PySimulation& s) { return s.exec->threads(); }, "threads of its arena")
-        .def_property_readonly("settings", &simulation_settings,
-                               "The method's settings (eddy.Settings, a mapping): read them, or change them between\n"
-                               "steps (sim.settings['viscosity'] = 0.1), checked by the scene files' table.")
-        .def_property_readonly("max_particles", [](PySimulation& s) { return s.max_particles; },
-                               "most particles it may hold (add_particles)")
-        .def("__len__", [](PySimulation& s) { check_idle(s.busy); return s.visit([](auto& p) { return p.fluid.size(); }); })
-        .def("step", &step_method, py::arg("n") = 1, py::kw_only(), py::arg("until") = py::none(),
-             py::arg("fps") = py::none(),
-             "step(n=1, *, until=None, fps=None) -> dict: advances n time steps (the method's own dt) on eddy\n"
-             "run's clock: a step is cut to land on every frame time k / fps (the scene's output.fps, or fps)\n"
-             "and never passes until (s), so stepping a scene to a time gives `eddy run --until`'s state, bit\n"
-             "for bit (state_hash). Returns the last step's statistics (dt, max_speed, mean/max_density_error,\n"
-             "iterations, divergence_iterations, viscosity_iterations, and passes: {name: seconds} of the\n"
-             "step's named passes); {} when no step was taken (n = 0, or\n"
-             "the clock at until already). n must be a whole number >= 0 (an int or a numpy integer), until a\n"
-             "number > 0, fps a number in (0, 1e6]: anything else raises ValueError. Raises\n"
-             "eddy.DivergenceError when a step diverges (the message names the step and why, as eddy run's),\n"
-             "KeyboardInterrupt on Ctrl-C (checked between steps). The GIL is released while stepping. Views\n"
-             "taken before stop following the simulation (see positions).")
-        .def("run", &run_method<PySimulation>, RUN_ARGS, kRunDoc)
-        .def("add_particles", &add_particles, py::arg("positions"), py::arg("velocities") = py::none(),
-             py::arg("on_overlap") = "skip",
-             "add_particles(positions, velocities=None, on_overlap='skip') -> ids\n\n"
-             "Appends fluid particles: positions and velocities (k, D) in m and m/s (velocities default\n"
-             "to 0), inside the scene's bounds, at most max_particles in all. The method is\n"
-             "re-initialised on the particles, as the viewer's 'add a block' does (Clavet's springs\n"
-             "start afresh; WCSPH settles particles at rest into its hydrostatic start). Put them on\n"
-             "the scene's lattice (spacing 2 r). A particle closer than 1.8 r to a fluid particle, a wall\n"
-             "particle or an earlier row of these (overlapping particles are pushed apart violently) is\n"
-             "skipped with a UserWarning saying how many (on_overlap='skip'), or nothing is added and\n"
-             "ValueError says which (on_overlap='error'). Returns the ids (uint32) of the particles\n"
-             "added, in the order of their rows. ValueError on a bad shape, a value not finite, a\n"
-             "particle outside the bounds or too many.")
-        .def(
-            "boundary_forces",
-            [](PySimulation& s) {
-                check_idle(s.busy);
-                return s.visit([](auto& p) { return loads_array(p.boundary.load, p.boundary.motions.size()); });
-            },
-            "boundary_forces() -> (objects, 6) float64 array\n\n"
-            "The fluid's load on each boundary object (the scene's `boundaries`, in order) over the last\n"
-            "step: fx, fy, fz (N) and tx, ty, tz (N m, the torque about the object's pivot where it is\n"
-            "now). In 2D per metre of depth: force N/m, torque N m/m about z, fz = tx = ty = 0. A fresh\n"
-            "copy. Rows of NaN before the first step, or for a method that does not gather loads. A scene\n"
-            "without boundaries gives shape (0, 6). run() returns each frame's mean ('loads').")
-        .def("probe", &probe, py::arg("points") = py::none(),
-             "probe(points=None) -> dict\n\n"
-             "The fluid at points (k, D) in m (default: the scene's \"probes\", as probes.csv reads them):\n"
-             "'pressure' (k,) in Pa and 'velocity' (k, D) in m/s, float32, each the Shepard-normalised\n"
-             "average over the particles within the kernel support (zeros where none is). ValueError on a\n"
-             "bad shape or a value not finite.")
-        .def(
-            "state_hash", [](PySimulation& s) { check_idle(s.busy); return state_hash(s.sim); },
-            "A 64-bit hash (FNV-1a) of the particle state: positions, velocities and ids, bit for bit (the\n"
-            "checkpoint tests' hash); the same for any thread count.")
-        .def_property_readonly(
-            "positions",
-            [](py::object self) {
-                auto& s = self.cast<PySimulation&>();
-                check_idle(s.busy);
-                return s.visit([&](auto& p) { return vectors(s, p.fluid.position, self, false); });
-            },
-            "(n, D) float32 positions (m): a read-only view of the simulation's memory (no copy).\n\n"
-            "A view shows the simulation's current values until its next step(), run(),\n"
-            "add_particles() or settings change: a step may reorder the rows (the neighbour search\n"
-            "sorts particles along a space-filling curve; follow a particle by its id). A view still\n"
-            "alive then keeps the values it had, in memory of its own (copied at that moment), so it\n"
-            "never reads freed memory; take a new one after each step. A view keeps the simulation\n"
-            "object alive.")
-        .def_property(
-            "velocities",
-            [](py::object self) {
-                auto& s = self.cast<PySimulation&>();
-                check_idle(s.busy);
-                return s.visit([&](auto& p) { return vectors(s, p.fluid.velocity, self, true); });
-            },
-            [](py::object self, const FloatArray& v) {
-                auto& s = self.cast<PySimulation&>();
-                check_idle(s.busy);
-                s.visit([&](auto& p) {
-                    constexpr int D = std::decay_t<decltype(p)>::kDimension;
-                    check_rows(v, py::ssize_t(p.fluid.size()), D, "velocities");
-                    const float* src = v.data();  // in place: views of velocities see the new values
-                    for (std::size_t i = 0; i < p.fluid.size(); ++i)
-                        for (int a = 0; a < D; ++a) p.fluid.velocity[i][a] = src[i * D + a];
-                });
-            },
-            "(n, D) float32 velocities (m/s): a writable view (sim.velocities[:, 0] += 1), or assign a whole\n"
-            "array of the same shape (ValueError otherwise). Speed given this way raises the scene's\n"
-            "divergence bound by as much (as the viewer's mouse does), so a fast initial field is not\n"
-            "mistaken for a blow-up. Valid as positions is.")
-        .def_property_readonly(
-            "density",
-            [](py::object self) {
-                auto& s = self.cast<PySimulation&>();
-                check_idle(s.busy);
-                return s.visit([&](auto& p) { return scalars(s, p.fluid.density, self); });
-            },
-            "(n,) float32 density (kg/m^3; kg/m^2 in 2D), read-only view")
-        .def_property_readonly(
-            "pressure",
-            [](py::object self) {
-                auto& s = self.cast<PySimulation&>();
-                check_idle(s.busy);
-                return s.visit([&](auto& p) { return scalars(s, p.fluid.pressure, self); });
-            },
-            "(n,) float32 pressure (Pa; N/m in 2D), read-only view")
-        .def_property_readonly(
-            "ids",
-            [](py::object self) {
-                auto& s = self.cast<PySimulation&>();
-                check_idle(s.busy);
-                return s.visit([&](auto& p) { return scalars(s, p.fluid.id, self); });
-            },
-            "(n,) uint32 stable particle ids (rows are reordered by the neighbour search; ids are not)")
-        .def("__repr__", [](PySimulation& s) {
-            if (s.busy) return std::string("<eddy.Simulation (busy)>");
-            return s.visit([](auto& p) {
-                return "<eddy.Simulation " + p.scene.name + ": " + p.scene.method + ", " +
-                       std::to_string(p.fluid.size()) + " particles, t = " + std::to_string(p.time) + " s>";
-            });
+    SimulationClass cls(m, "Simulation",
+                        "A particle simulation built from a Scene (WCSPH, DFSPH, PBF or Clavet; 2D or 3D).\n\n"
+                        "Simulation(scene, threads=0, max_particles=10_000_000): threads 0 uses every core, else 1\n"
+                        "to 4096; max_particles 1 to 4294967295 (ValueError otherwise); "
+                        "results are the same bits for any thread count. Particle fields (positions,\n"
+                        "velocities, density, pressure, ids) are numpy views of the simulation's memory:\n"
+                        "no copy, current until the next step(), run(), add_particles() or settings change (a\n"
+                        "step may reorder the particles: use ids to follow one); a view keeps the simulation\n"
+                        "alive and keeps its old values after that, never reading freed memory.\n"
+                        "sim.settings is the method's settings table, changeable between steps.");
+    def_simulation_init(cls);
+    def_simulation_state(cls);
+    def_simulation_stepping(cls);
+    def_simulation_readouts(cls);
+    def_simulation_arrays(cls);
+    cls.def("__repr__", [](PySimulation& s) {
+        if (s.busy) return std::string("<eddy.Simulation (busy)>");
+        return s.visit([](auto& p) {
+            return "<eddy.Simulation " + p.scene.name + ": " + p.scene.method + ", " +
+                   std::to_string(p.fluid.size()) + " particles, t = " + std::to_string(p.time) + " s>";
         });
+    });
 }
 
 }  // namespace eddy::python

@@ -3,7 +3,8 @@ Python's step loop gives the same state_hash.
 
 `eddy run` lands a step on every frame time k / fps (and on the end); `sim.step(until=T)` lands its steps on
 the same times (eddy.FrameLanding's rule, the scene's output.fps or `fps=`), so a loop of single steps, one
-call of many, and the command line agree bit for bit, for every particle method, with bodies and emitters.
+call of many, and the command line agree bit for bit, for every particle method, with bodies and emitters,
+and for shallow-water grids (ShallowWater.step).
 
 Run by ctest (label python) with PYTHONPATH set to BUILD/python and EDDY_CLI to the built `eddy`.
 """
@@ -42,12 +43,13 @@ def cli_hash(tmp_path, scene, sets, until, fps):
     return summary["state_hash"], summary["steps"], summary["simulated_time"]
 
 
-@pytest.mark.parametrize("scene,sets,until,fps", CASES, ids=[c[0] for c in CASES])
-def test_step_until_gives_eddy_runs_state(tmp_path, scene, sets, until, fps):
-    expect, steps, time = cli_hash(tmp_path, scene, sets, until, fps)
+def check_steps_to(make, expected, until, fps):
+    """make(threads) stepped to `until` by single steps (1 thread) and by one call (2 threads) reaches eddy
+    run's `expected` (state_hash, steps, time); a further call takes no step."""
+    expect, steps, time = expected
     kw = {"fps": fps} if fps else {}
     # One step per call, as a script that looks at every step does.
-    a = eddy.Simulation(eddy.load_scene(scene, sets), threads=1)
+    a = make(1)
     calls = 0
     while a.time < until:
         assert a.step(until=until, **kw)["dt"] > 0
@@ -56,10 +58,16 @@ def test_step_until_gives_eddy_runs_state(tmp_path, scene, sets, until, fps):
     assert a.steps == steps and a.time == time
     assert format(a.state_hash(), "016x") == expect
     # Many steps in one call stop at `until`; a further call takes none.
-    b = eddy.Simulation(eddy.load_scene(scene, sets), threads=2)
+    b = make(2)
     b.step(10**9, until=until, **kw)
     assert b.steps == steps and format(b.state_hash(), "016x") == expect
     assert b.step(until=until, **kw) == {} and b.steps == steps
+
+
+@pytest.mark.parametrize("scene,sets,until,fps", CASES, ids=[c[0] for c in CASES])
+def test_step_until_gives_eddy_runs_state(tmp_path, scene, sets, until, fps):
+    check_steps_to(lambda threads: eddy.Simulation(eddy.load_scene(scene, sets), threads=threads),
+                   cli_hash(tmp_path, scene, sets, until, fps), until, fps)
 
 
 def test_step_until_lands_on_the_frame_times():
@@ -87,3 +95,24 @@ def test_step_until_refuses_a_bad_fps(fps):
     with pytest.raises(ValueError):
         sim.step(until=0.1, fps=fps)
     assert sim.steps == 0
+
+
+GRID_CASES = [  # shallow water: the grid's steps land on the same frame times (landing_dt)
+    ("shallow_dam_break_wet", 0.35, None),  # 10 fps, an end between frames
+    ("shallow_river_ink", 0.6, 7.0),        # sources and ink, --fps 7
+    ("shallow_drops", 0.25, None),          # drops
+]
+
+
+@pytest.mark.parametrize("scene,until,fps", GRID_CASES, ids=[c[0] for c in GRID_CASES])
+def test_grid_step_until_gives_eddy_runs_state(tmp_path, scene, until, fps):
+    check_steps_to(lambda threads: eddy.ShallowWater(eddy.load_scene(scene), threads=threads),
+                   cli_hash(tmp_path, scene, [], until, fps), until, fps)
+
+
+@pytest.mark.parametrize("until", [-1.0, 0.0, math.nan, math.inf, "1"])
+def test_grid_step_until_refuses_a_bad_time(until):
+    grid = eddy.ShallowWater(eddy.load_scene("shallow_lake_at_rest"), threads=1)
+    with pytest.raises((ValueError, TypeError)):
+        grid.step(until=until)
+    assert grid.steps == 0

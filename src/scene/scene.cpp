@@ -688,198 +688,556 @@ void check_body_radius(const Ctx& c, const std::string& p, double radius, double
                                              radius, particle_radius));
 }
 
+// The shapes a body may have in `dim` dimensions.
+void check_body_shape(const Ctx& c, const std::string& p, const std::string& shape, int dim) {
+    const bool ok = shape == "box" || (dim == 2 && (shape == "circle" || shape == "polygon")) ||
+                    (dim == 3 && (shape == "sphere" || shape == "cylinder" || shape == "mesh"));
+    if (!ok)
+        c.fail(sub(p, "shape"), fmt::format("\"{}\" is not allowed for a body in {}D; allowed: {}", text_excerpt(shape),
+                                            dim, dim == 2 ? "box, circle, polygon" : "box, sphere, cylinder, mesh"));
+}
+
+// A body's keys: those every body has and its shape's `own`.
+void check_body_keys(const Ctx& c, const nlohmann::json& b, const std::string& p, const std::string& shape,
+                     std::initializer_list<const char*> own) {
+    const std::initializer_list<const char*> common = {"shape", "density", "mass", "inertia", "velocity",
+                                                       "angular_velocity", "friction", "restitution", "fixed_axes",
+                                                       "added_at"};
+    for (auto it = b.begin(); it != b.end(); ++it) {
+        bool known = false;
+        for (const char* k : common) known = known || it.key() == k;
+        for (const char* k : own) known = known || it.key() == k;
+        if (!known)
+            c.fail(sub(p, text_excerpt(it.key())),
+                   fmt::format("a {} body has no '{}'; its keys: {}, {}", shape, text_excerpt(it.key()), join(own),
+                               join(common)));
+    }
+}
+
+// A cylinder body (3D): bs becomes its closed triangle model; its mass properties of density 1.
+MassProperties parse_body_cylinder(const Ctx& c, const nlohmann::json& b, const std::string& p, int dim,
+                                   double particle_radius, BoundarySpec& bs) {
+    const auto center = vec(c, b, p, "center", dim, {}, true);
+    const double radius = number(c, b, p, "radius", 0.0, true, true);
+    check_body_radius(c, p, radius, particle_radius);
+    const double height = number(c, b, p, "height", 0.0, true, true);
+    const auto axis = vec(c, b, p, "axis", dim, {0, 1, 0}, false);
+    const double len = std::sqrt(axis[0] * axis[0] + axis[1] * axis[1] + axis[2] * axis[2]);
+    if (!(len > 0.0)) c.fail(sub(p, "axis"), "must not be zero; the direction of the cylinder's axis");
+    // Its mass along y, turned onto the axis: x -> v, y -> a, z -> u (right-handed, as v x a = u).
+    MassProperties unit = cylinder_mass_properties({0, -0.5 * height, 0}, radius, height, 1.0);
+    const auto [a, u, v] = axis_frame(axis);
+    const Inertia r{{{v[0], a[0], u[0]}, {v[1], a[1], u[1]}, {v[2], a[2], u[2]}}};
+    unit.inertia = rotated(unit.inertia, r);
+    unit.center = center;
+    bs.center = center;
+    bs.radius = radius;
+    bs.height = height;
+    bs.shape = "mesh";  // sampled, excluded and collided as its closed triangle model
+    bs.model.mesh = cylinder_model(center, axis, radius, height, fmt::format("{}: {}", c.file, p));
+    for (int k = 0; k < 3; ++k) {
+        bs.min[k] = bs.model.mesh->lo()[k];
+        bs.max[k] = bs.model.mesh->hi()[k];
+    }
+    return unit;
+}
+
+// A mesh (3D) or polygon (2D) body: a closed model; its mass properties of density 1.
+MassProperties parse_body_model(const Ctx& c, const nlohmann::json& b, const std::string& p, int dim,
+                                std::vector<std::string>& warnings, BoundarySpec& bs) {
+    parse_model(c, b, p, bs.shape, dim, bs.model, warnings);
+    const MeshReport& rep = bs.shape == "mesh" ? bs.model.mesh->report() : bs.model.polygon->report();
+    if (rep.boundary_edges || rep.non_manifold_edges)
+        c.fail(sub(p, bs.shape == "mesh" ? "file" : "points"),
+               fmt::format("the {} is not closed ({} open edge(s), {} non-manifold edge(s)): a body needs a closed "
+                           "{} to have a volume and a mass",
+                           bs.shape == "mesh" ? "model " + bs.model.file.string() : std::string("polygon"),
+                           rep.boundary_edges, rep.non_manifold_edges, bs.shape == "mesh" ? "model" : "polygon"));
+    MassProperties unit;  // of density 1
+    if (bs.shape == "mesh") {
+        unit = mesh_mass_properties(bs.model.mesh->mesh(), 1.0);
+        for (int a = 0; a < 3; ++a) {
+            bs.min[a] = bs.model.mesh->lo()[a];
+            bs.max[a] = bs.model.mesh->hi()[a];
+        }
+    } else {
+        unit = polygon_mass_properties(bs.model.points, 1.0);
+        for (int a = 0; a < 2; ++a) {
+            bs.min[a] = bs.model.polygon->lo()[a];
+            bs.max[a] = bs.model.polygon->hi()[a];
+        }
+    }
+    if (!(unit.volume > 0.0))
+        c.fail(sub(p, "shape"), fmt::format("the {} encloses no volume", bs.shape == "mesh" ? "model" : "polygon"));
+    return unit;
+}
+
+// A body's shape (its keys checked against it) into bs; its mass properties of density 1.
+MassProperties parse_body_shape(const Ctx& c, const nlohmann::json& b, const std::string& p, int dim, Scene& s,
+                                BoundarySpec& bs) {
+    MassProperties unit;  // of density 1
+    if (bs.shape == "box") {
+        check_body_keys(c, b, p, bs.shape, {"min", "max"});
+        bs.min = vec(c, b, p, "min", dim, {}, true);
+        bs.max = vec(c, b, p, "max", dim, {}, true);
+        check_box(c, p, bs.min, bs.max, dim);
+        unit = box_mass_properties(dim, bs.min, bs.max, 1.0);
+    } else if (bs.shape == "circle" || bs.shape == "sphere") {
+        check_body_keys(c, b, p, bs.shape, {"center", "radius"});
+        bs.center = vec(c, b, p, "center", dim, {}, true);
+        bs.radius = number(c, b, p, "radius", 0.0, true, true);
+        check_body_radius(c, p, bs.radius, s.particle_radius);
+        unit = ball_mass_properties(dim, bs.center, bs.radius, 1.0);
+    } else if (bs.shape == "cylinder") {
+        check_body_keys(c, b, p, bs.shape, {"center", "radius", "height", "axis"});
+        unit = parse_body_cylinder(c, b, p, dim, s.particle_radius, bs);
+    } else {  // mesh (3D) or polygon (2D): a closed model
+        if (bs.shape == "mesh") check_body_keys(c, b, p, bs.shape, {"file", "scale", "rotate", "translate"});
+        else check_body_keys(c, b, p, bs.shape, {"points"});
+        unit = parse_body_model(c, b, p, dim, s.warnings, bs);
+    }
+    return unit;
+}
+
+// Mass: from the density, or given (the density follows); the inertia scales with it unless given.
+MassProperties parse_body_mass(const Ctx& c, const nlohmann::json& b, const std::string& p,
+                               const MassProperties& unit) {
+    const bool has_density = b.contains("density"), has_mass = b.contains("mass");
+    if (has_density == has_mass)
+        c.fail(p, has_density ? "give either 'density' or 'mass', not both"
+                              : "missing 'density' (kg/m^3) or 'mass' (kg; 2D: kg per metre of depth); one is required");
+    const double scale = has_density ? number(c, b, p, "density", 0.0, true, true) : number(c, b, p, "mass", 0.0, true, true) / unit.mass;
+    // What the rigid-body engines can step (Box2D and Bullet work in single precision: a mass of 3e38 or a
+    // density of 1e-38 aborted eddy inside Box2D): a mean density from a thousandth of air's to 40 times
+    // osmium's, speeds below 1,000 m/s and 10,000 rad/s.
+    if (!(scale >= kMinBodyDensity && scale <= kMaxBodyDensity))
+        c.fail(sub(p, has_density ? "density" : "mass"),
+               fmt::format("= {:g}{}: allowed: a mean density of {:g} to {:g} kg/m^3", has_density ? scale : scale * unit.mass,
+                           has_density ? "" : fmt::format(" (a mean density of {:g} kg/m^3)", scale), kMinBodyDensity,
+                           kMaxBodyDensity));
+    MassProperties mass = unit;
+    mass.mass = unit.mass * scale;
+    for (auto& row : mass.inertia)
+        for (auto& x : row) x *= scale;
+    return mass;
+}
+
+// A body's given "inertia": 2D its one moment; 3D three moments [Ixx, Iyy, Izz] or a symmetric 3x3 tensor.
+Inertia read_body_inertia(const Ctx& c, const nlohmann::json& b, const std::string& p, int dim) {
+    const std::string ip = sub(p, "inertia");
+    const auto& in = b["inertia"];
+    Inertia given{};
+    if (dim == 2) {
+        given[2][2] = number(c, b, p, "inertia", 0.0, true, true);
+    } else if (in.is_array() && in.size() == 3 && in[0].is_array()) {
+        for (int r = 0; r < 3; ++r) {
+            if (!in[r].is_array() || in[r].size() != 3)
+                c.fail(ip, "expected 3 moments [Ixx, Iyy, Izz] or a 3x3 tensor [[..], [..], [..]] (kg m^2)");
+            for (int k = 0; k < 3; ++k) {
+                if (!in[r][k].is_number() || !std::isfinite(in[r][k].get<double>()))
+                    c.fail(ip, "expected finite numbers (kg m^2)");
+                given[r][k] = in[r][k].get<double>();
+            }
+        }
+        for (int r = 0; r < 3; ++r)
+            for (int k = 0; k < r; ++k)
+                if (given[r][k] != given[k][r]) c.fail(ip, "the tensor must be symmetric");
+    } else {
+        const auto d = vec(c, b, p, "inertia", dim, {}, true, 3);
+        for (int k = 0; k < 3; ++k) given[k][k] = d[k];
+    }
+    return given;
+}
+
+// The given inertia (key path `ip`) against `shape`, the shape's own at the body's mass.
+void check_body_inertia(const Ctx& c, const std::string& ip, int dim, const Inertia& given, const Inertia& shape) {
+    for (int k = dim == 2 ? 2 : 0; k < 3; ++k) {
+        if (!(given[k][k] > 0.0))
+            c.fail(ip, fmt::format("the moments must be > 0 (kg m^2{}), got {:g}", dim == 2 ? " per metre" : "", given[k][k]));
+        // Within a factor 1,000 of the shape's own at this mass (a hollow shell, a lead core).
+        const double own = shape[k][k], ratio = given[k][k] / own;
+        if (!(ratio >= 1e-3 && ratio <= 1e3))
+            c.fail(ip, fmt::format("moment {:g} is {:g} times the shape's own at this mass ({:g} kg m^2{}); allowed: "
+                                   "0.001 to 1000 times it",
+                                   given[k][k], ratio, own, dim == 2 ? " per metre" : ""));
+    }
+    if (dim == 3) {  // a physical tensor: each moment at most the sum of the other two
+        const auto pa = principal_axes(given);
+        if (!(pa.moments[0] > 0.0) || pa.moments[2] > pa.moments[0] + pa.moments[1] * (1.0 + 1e-9))
+            c.fail(ip, "is no rigid body's inertia: its principal moments must be > 0 and each at most the sum of the "
+                       "other two");
+    }
+}
+
+// A body's initial velocity and spin (2D: about z), up to kMaxBodySpeed and kMaxBodySpin.
+void parse_body_velocities(const Ctx& c, const nlohmann::json& b, const std::string& p, int dim, BodySpec& body) {
+    body.velocity = vec(c, b, p, "velocity", dim, {0, 0, 0}, false);
+    if (dim == 2) body.angular_velocity[2] = number(c, b, p, "angular_velocity", 0.0, false, false);
+    else body.angular_velocity = vec(c, b, p, "angular_velocity", dim, {0, 0, 0}, false);
+    auto length = [](const std::array<double, 3>& v) { return std::sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]); };
+    if (!(length(body.velocity) <= kMaxBodySpeed))
+        c.fail(sub(p, "velocity"), fmt::format("|v| = {:g} m/s: allowed: up to {:g} m/s", length(body.velocity), kMaxBodySpeed));
+    if (!(length(body.angular_velocity) <= kMaxBodySpin))
+        c.fail(sub(p, "angular_velocity"),
+               fmt::format("= {:g} rad/s: allowed: up to {:g} rad/s", length(body.angular_velocity), kMaxBodySpin));
+}
+
+// A body's contact: "friction" (>= 0) and "restitution" (0 to 1).
+void parse_body_contact(const Ctx& c, const nlohmann::json& b, const std::string& p, BodySpec& body) {
+    body.friction = number(c, b, p, "friction", 0.5, false, false);
+    if (body.friction < 0.0) c.fail(sub(p, "friction"), fmt::format("= {:g}: must be >= 0", body.friction));
+    body.restitution = number(c, b, p, "restitution", 0.0, false, false);
+    if (body.restitution < 0.0 || body.restitution > 1.0)
+        c.fail(sub(p, "restitution"), fmt::format("= {:g}: allowed: 0 (no bounce) to 1", body.restitution));
+}
+
+// A body's "fixed_axes" (`fa`): the axes it may not move along ("x") or turn about ("rx").
+void parse_fixed_axes(const Ctx& c, const nlohmann::json& fa, const std::string& p, int dim, BodySpec& body) {
+    const char* allowed = dim == 2 ? "\"x\", \"y\", \"rz\"" : "\"x\", \"y\", \"z\", \"rx\", \"ry\", \"rz\"";
+    if (!fa.is_array()) c.fail(sub(p, "fixed_axes"), fmt::format("must be a list of axes; allowed: {}", allowed));
+    for (const auto& a : fa) {
+        const std::string n = a.is_string() ? a.get<std::string>() : json_excerpt(a);
+        const bool rot = n.size() == 2 && n[0] == 'r';
+        const int k = n.empty() ? -1 : (n.back() == 'x' ? 0 : n.back() == 'y' ? 1 : n.back() == 'z' ? 2 : -1);
+        const bool valid = a.is_string() && k >= 0 && (n.size() == 1 || rot) &&
+                           (dim == 3 || (rot ? k == 2 : k < 2));
+        if (!valid)
+            c.fail(sub(p, "fixed_axes"), fmt::format("\"{}\" is no axis of a {}D body; allowed: {}", text_excerpt(n), dim, allowed));
+        (rot ? body.fixed_rotation : body.fixed_translation)[k] = true;
+    }
+}
+
+// bodies[i]: its BodySpec appended to s.bodies, its shape to s.boundaries.
+void parse_body(const Ctx& c, const nlohmann::json& b, std::size_t i, int dim, Scene& s) {
+    const std::string p = fmt::format("bodies[{}]", i);
+    check_keys(c, b, p, {"shape", "min", "max", "center", "radius", "height", "axis", "file", "scale", "rotate",
+                         "translate", "points", "density", "mass", "inertia", "velocity", "angular_velocity",
+                         "friction", "restitution", "fixed_axes", "added_at"});
+    BodySpec body;
+    BoundarySpec bs;
+    bs.solid = true;
+    bs.body = static_cast<int>(i);
+    body.shape = bs.shape = text(c, b, p, "shape", "", true);
+    check_body_shape(c, p, bs.shape, dim);
+    const MassProperties unit = parse_body_shape(c, b, p, dim, s, bs);
+    body.mass = parse_body_mass(c, b, p, unit);
+    if (b.contains("inertia")) {
+        const Inertia given = read_body_inertia(c, b, p, dim);
+        check_body_inertia(c, sub(p, "inertia"), dim, given, body.mass.inertia);
+        body.mass.inertia = given;
+    }
+    parse_body_velocities(c, b, p, dim, body);
+    parse_body_contact(c, b, p, body);
+    body.added_at = number(c, b, p, "added_at", 0.0, false, false);  // add_body's (eddy/simulation.hpp)
+    if (!(body.added_at >= 0.0 && body.added_at <= kMaxDuration))
+        c.fail(sub(p, "added_at"), fmt::format("= {:g}: allowed: 0 (from the start) to 1e9 s", body.added_at));
+    if (b.contains("fixed_axes")) parse_fixed_axes(c, b["fixed_axes"], p, dim, body);
+    for (int a = 0; a < 3; ++a) bs.pivot[a] = body.mass.center[a];
+    body.boundary = s.boundaries.size();
+    s.boundaries.push_back(std::move(bs));
+    s.bodies.push_back(std::move(body));
+}
+
 void parse_bodies(const Ctx& c, const nlohmann::json& j, int dim, Scene& s) {
     if (!j.is_array()) c.fail("bodies", "must be a list");
-    for (std::size_t i = 0; i < j.size(); ++i) {
-        const auto& b = j[i];
-        const std::string p = fmt::format("bodies[{}]", i);
-        check_keys(c, b, p, {"shape", "min", "max", "center", "radius", "height", "axis", "file", "scale", "rotate",
-                             "translate", "points", "density", "mass", "inertia", "velocity", "angular_velocity",
-                             "friction", "restitution", "fixed_axes", "added_at"});
-        BodySpec body;
-        BoundarySpec bs;
-        bs.solid = true;
-        bs.body = static_cast<int>(i);
-        body.shape = bs.shape = text(c, b, p, "shape", "", true);
-        const bool ok = bs.shape == "box" || (dim == 2 && (bs.shape == "circle" || bs.shape == "polygon")) ||
-                        (dim == 3 && (bs.shape == "sphere" || bs.shape == "cylinder" || bs.shape == "mesh"));
-        if (!ok)
-            c.fail(sub(p, "shape"), fmt::format("\"{}\" is not allowed for a body in {}D; allowed: {}", text_excerpt(bs.shape),
-                                                dim, dim == 2 ? "box, circle, polygon" : "box, sphere, cylinder, mesh"));
-        const std::initializer_list<const char*> common = {"shape", "density", "mass", "inertia", "velocity",
-                                                           "angular_velocity", "friction", "restitution", "fixed_axes",
-                                                           "added_at"};
-        auto allow = [&](std::initializer_list<const char*> own) {
-            for (auto it = b.begin(); it != b.end(); ++it) {
-                bool known = false;
-                for (const char* k : common) known = known || it.key() == k;
-                for (const char* k : own) known = known || it.key() == k;
-                if (!known)
-                    c.fail(sub(p, text_excerpt(it.key())),
-                           fmt::format("a {} body has no '{}'; its keys: {}, {}", bs.shape, text_excerpt(it.key()), join(own),
-                                       join(common)));
+    for (std::size_t i = 0; i < j.size(); ++i) parse_body(c, j[i], i, dim, s);
+}
+
+// "dimension": 2 or 3, required.
+int parse_dimension(const Ctx& c, const nlohmann::json& j) {
+    if (!j.contains("dimension")) c.fail("dimension", "missing; it is required (2 or 3)");
+    if (!j["dimension"].is_number_integer() || (j["dimension"] != 2 && j["dimension"] != 3))
+        c.fail("dimension", fmt::format("= {}: allowed: 2, 3", json_excerpt(j["dimension"])));
+    return j["dimension"].get<int>();
+}
+
+// "method": one of kMethods (wcsph when not given).
+std::string parse_method(const Ctx& c, const nlohmann::json& j) {
+    std::string method = text(c, j, "", "method", "wcsph", false);
+    if (std::none_of(std::begin(kMethods), std::end(kMethods), [&](const char* m) { return method == m; })) {
+        std::string allowed;
+        for (const char* m : kMethods) allowed += (allowed.empty() ? "" : ", ") + std::string(m);
+        c.fail("method", fmt::format("\"{}\" is not a method; allowed: {}", text_excerpt(method), allowed));
+    }
+    return method;
+}
+
+// "particle_radius": required, kMinParticleRadius to kMaxParticleRadius.
+double parse_particle_radius(const Ctx& c, const nlohmann::json& j) {
+    const double radius = number(c, j, "", "particle_radius", 0.0, true, true);
+    if (radius < kMinParticleRadius)
+        c.fail("particle_radius", fmt::format("= {:g}: below the smallest allowed radius {:g} m (eddy computes in floats); "
+                                              "allowed: {:g} to {:g} m",
+                                              radius, kMinParticleRadius, kMinParticleRadius, kMaxParticleRadius));
+    if (radius > kMaxParticleRadius)
+        c.fail("particle_radius", fmt::format("= {:g}: above the largest allowed radius {:g} m (masses would overflow a "
+                                              "float); allowed: {:g} to {:g} m",
+                                              radius, kMaxParticleRadius, kMinParticleRadius, kMaxParticleRadius));
+    return radius;
+}
+
+// "settings": the method's own (s.method parsed before).
+void parse_settings(const Ctx& c, const nlohmann::json& j, Scene& s) {
+    if (j.contains("settings")) {
+        if (!j["settings"].is_object()) c.fail("settings", "must be an object of the method's settings");
+        s.settings = j["settings"];
+    }
+    // Unknown settings keys ("did you mean") and bad values at load, as make_simulation would read them.
+    detail::check_method_settings(s.method, s.settings, s.where() + ": settings");
+}
+
+// A boundary's keys, by its shape.
+void check_boundary_keys(const Ctx& c, const nlohmann::json& b, const std::string& p, const std::string& shape) {
+    if (shape == "box")
+        check_shape_keys(c, b, p, "box", {"shape", "solid", "min", "max", "angular_velocity", "pivot", "axis",
+                                          "open_top", "motion"});
+    else if (shape == "cylinder")
+        check_shape_keys(c, b, p, "cylinder", {"shape", "solid", "center", "radius", "height", "angular_velocity",
+                                               "pivot", "axis", "open_top", "motion"});
+    else if (shape == "mesh")
+        check_shape_keys(c, b, p, "mesh", {"shape", "solid", "file", "scale", "rotate", "translate",
+                                           "angular_velocity", "pivot", "axis", "motion"});
+    else if (shape == "polygon")
+        check_shape_keys(c, b, p, "polygon",
+                         {"shape", "solid", "points", "closed", "angular_velocity", "pivot", "motion"});
+    else
+        check_shape_keys(c, b, p, shape, {"shape", "solid", "center", "radius", "angular_velocity", "pivot",
+                                          "axis", "motion"});
+}
+
+// A boundary's geometry by its shape (bs.shape, bs.solid set), with its default pivot.
+void parse_boundary_geometry(const Ctx& c, const nlohmann::json& b, const std::string& p, int dim,
+                             std::vector<std::string>& warnings, BoundarySpec& bs) {
+    if (bs.shape == "box") {
+        bs.min = vec(c, b, p, "min", dim, {}, true);
+        bs.max = vec(c, b, p, "max", dim, {}, true);
+        check_box(c, p, bs.min, bs.max, dim);
+        for (int a = 0; a < 3; ++a) bs.pivot[a] = 0.5 * (bs.min[a] + bs.max[a]);
+    } else if (bs.shape == "mesh" || bs.shape == "polygon") {
+        parse_model(c, b, p, bs.shape, dim, bs.model, warnings);
+        // The model's box, as a box's corners (scene bounds, default pivot).
+        auto box = [&](const auto& shape) {
+            for (int a = 0; a < dim; ++a) {
+                bs.min[a] = shape.lo()[a];
+                bs.max[a] = shape.hi()[a];
+                bs.pivot[a] = 0.5 * (bs.min[a] + bs.max[a]);
             }
         };
-        MassProperties unit;  // of density 1
-        if (bs.shape == "box") {
-            allow({"min", "max"});
-            bs.min = vec(c, b, p, "min", dim, {}, true);
-            bs.max = vec(c, b, p, "max", dim, {}, true);
-            check_box(c, p, bs.min, bs.max, dim);
-            unit = box_mass_properties(dim, bs.min, bs.max, 1.0);
-        } else if (bs.shape == "circle" || bs.shape == "sphere") {
-            allow({"center", "radius"});
-            bs.center = vec(c, b, p, "center", dim, {}, true);
-            bs.radius = number(c, b, p, "radius", 0.0, true, true);
-            check_body_radius(c, p, bs.radius, s.particle_radius);
-            unit = ball_mass_properties(dim, bs.center, bs.radius, 1.0);
-        } else if (bs.shape == "cylinder") {
-            allow({"center", "radius", "height", "axis"});
-            const auto center = vec(c, b, p, "center", dim, {}, true);
-            const double radius = number(c, b, p, "radius", 0.0, true, true);
-            check_body_radius(c, p, radius, s.particle_radius);
-            const double height = number(c, b, p, "height", 0.0, true, true);
-            const auto axis = vec(c, b, p, "axis", dim, {0, 1, 0}, false);
-            const double len = std::sqrt(axis[0] * axis[0] + axis[1] * axis[1] + axis[2] * axis[2]);
-            if (!(len > 0.0)) c.fail(sub(p, "axis"), "must not be zero; the direction of the cylinder's axis");
-            // Its mass along y, turned onto the axis: x -> v, y -> a, z -> u (right-handed, as v x a = u).
-            unit = cylinder_mass_properties({0, -0.5 * height, 0}, radius, height, 1.0);
-            const auto [a, u, v] = axis_frame(axis);
-            const Inertia r{{{v[0], a[0], u[0]}, {v[1], a[1], u[1]}, {v[2], a[2], u[2]}}};
-            unit.inertia = rotated(unit.inertia, r);
-            unit.center = center;
-            bs.center = center;
-            bs.radius = radius;
-            bs.height = height;
-            bs.shape = "mesh";  // sampled, excluded and collided as its closed triangle model
-            bs.model.mesh = cylinder_model(center, axis, radius, height, fmt::format("{}: {}", c.file, p));
-            for (int k = 0; k < 3; ++k) {
-                bs.min[k] = bs.model.mesh->lo()[k];
-                bs.max[k] = bs.model.mesh->hi()[k];
-            }
-        } else {  // mesh (3D) or polygon (2D): a closed model
-            if (bs.shape == "mesh") allow({"file", "scale", "rotate", "translate"});
-            else allow({"points"});
-            parse_model(c, b, p, bs.shape, dim, bs.model, s.warnings);
-            const MeshReport& rep = bs.shape == "mesh" ? bs.model.mesh->report() : bs.model.polygon->report();
-            if (rep.boundary_edges || rep.non_manifold_edges)
-                c.fail(sub(p, bs.shape == "mesh" ? "file" : "points"),
-                       fmt::format("the {} is not closed ({} open edge(s), {} non-manifold edge(s)): a body needs a closed "
-                                   "{} to have a volume and a mass",
-                                   bs.shape == "mesh" ? "model " + bs.model.file.string() : std::string("polygon"),
-                                   rep.boundary_edges, rep.non_manifold_edges, bs.shape == "mesh" ? "model" : "polygon"));
-            if (bs.shape == "mesh") {
-                unit = mesh_mass_properties(bs.model.mesh->mesh(), 1.0);
-                for (int a = 0; a < 3; ++a) {
-                    bs.min[a] = bs.model.mesh->lo()[a];
-                    bs.max[a] = bs.model.mesh->hi()[a];
-                }
-            } else {
-                unit = polygon_mass_properties(bs.model.points, 1.0);
-                for (int a = 0; a < 2; ++a) {
-                    bs.min[a] = bs.model.polygon->lo()[a];
-                    bs.max[a] = bs.model.polygon->hi()[a];
-                }
-            }
-            if (!(unit.volume > 0.0))
-                c.fail(sub(p, "shape"), fmt::format("the {} encloses no volume", bs.shape == "mesh" ? "model" : "polygon"));
+        if (bs.model.mesh) box(*bs.model.mesh);
+        else box(*bs.model.polygon);
+    } else {
+        bs.center = vec(c, b, p, "center", dim, {}, true);
+        bs.radius = number(c, b, p, "radius", 0.0, true, true);
+        bs.pivot = bs.center;
+        if (bs.shape == "cylinder") {
+            bs.height = number(c, b, p, "height", 0.0, true, true);
+            bs.pivot[1] += 0.5 * bs.height;
+            if (bs.solid) c.fail(sub(p, "solid"), "cylinders are containers only; allowed: false");
         }
-        // Mass: from the density, or given (the density follows); the inertia scales with it unless given.
-        const bool has_density = b.contains("density"), has_mass = b.contains("mass");
-        if (has_density == has_mass)
-            c.fail(p, has_density ? "give either 'density' or 'mass', not both"
-                                  : "missing 'density' (kg/m^3) or 'mass' (kg; 2D: kg per metre of depth); one is required");
-        const double scale = has_density ? number(c, b, p, "density", 0.0, true, true) : number(c, b, p, "mass", 0.0, true, true) / unit.mass;
-        // What the rigid-body engines can step (Box2D and Bullet work in single precision: a mass of 3e38 or a
-        // density of 1e-38 aborted eddy inside Box2D): a mean density from a thousandth of air's to 40 times
-        // osmium's, speeds below 1,000 m/s and 10,000 rad/s.
-        if (!(scale >= kMinBodyDensity && scale <= kMaxBodyDensity))
-            c.fail(sub(p, has_density ? "density" : "mass"),
-                   fmt::format("= {:g}{}: allowed: a mean density of {:g} to {:g} kg/m^3", has_density ? scale : scale * unit.mass,
-                               has_density ? "" : fmt::format(" (a mean density of {:g} kg/m^3)", scale), kMinBodyDensity,
-                               kMaxBodyDensity));
-        body.mass = unit;
-        body.mass.mass = unit.mass * scale;
-        for (auto& row : body.mass.inertia)
-            for (auto& x : row) x *= scale;
-        if (b.contains("inertia")) {
-            const std::string ip = sub(p, "inertia");
-            const auto& in = b["inertia"];
-            Inertia given{};
-            if (dim == 2) {
-                given[2][2] = number(c, b, p, "inertia", 0.0, true, true);
-            } else if (in.is_array() && in.size() == 3 && in[0].is_array()) {
-                for (int r = 0; r < 3; ++r) {
-                    if (!in[r].is_array() || in[r].size() != 3)
-                        c.fail(ip, "expected 3 moments [Ixx, Iyy, Izz] or a 3x3 tensor [[..], [..], [..]] (kg m^2)");
-                    for (int k = 0; k < 3; ++k) {
-                        if (!in[r][k].is_number() || !std::isfinite(in[r][k].get<double>()))
-                            c.fail(ip, "expected finite numbers (kg m^2)");
-                        given[r][k] = in[r][k].get<double>();
-                    }
-                }
-                for (int r = 0; r < 3; ++r)
-                    for (int k = 0; k < r; ++k)
-                        if (given[r][k] != given[k][r]) c.fail(ip, "the tensor must be symmetric");
-            } else {
-                const auto d = vec(c, b, p, "inertia", dim, {}, true, 3);
-                for (int k = 0; k < 3; ++k) given[k][k] = d[k];
-            }
-            for (int k = dim == 2 ? 2 : 0; k < 3; ++k) {
-                if (!(given[k][k] > 0.0))
-                    c.fail(ip, fmt::format("the moments must be > 0 (kg m^2{}), got {:g}", dim == 2 ? " per metre" : "", given[k][k]));
-                // Within a factor 1,000 of the shape's own at this mass (a hollow shell, a lead core).
-                const double own = body.mass.inertia[k][k], ratio = given[k][k] / own;
-                if (!(ratio >= 1e-3 && ratio <= 1e3))
-                    c.fail(ip, fmt::format("moment {:g} is {:g} times the shape's own at this mass ({:g} kg m^2{}); allowed: "
-                                           "0.001 to 1000 times it",
-                                           given[k][k], ratio, own, dim == 2 ? " per metre" : ""));
-            }
-            if (dim == 3) {  // a physical tensor: each moment at most the sum of the other two
-                const auto pa = principal_axes(given);
-                if (!(pa.moments[0] > 0.0) || pa.moments[2] > pa.moments[0] + pa.moments[1] * (1.0 + 1e-9))
-                    c.fail(ip, "is no rigid body's inertia: its principal moments must be > 0 and each at most the sum of the "
-                               "other two");
-            }
-            body.mass.inertia = given;
-        }
-        body.velocity = vec(c, b, p, "velocity", dim, {0, 0, 0}, false);
-        if (dim == 2) body.angular_velocity[2] = number(c, b, p, "angular_velocity", 0.0, false, false);
-        else body.angular_velocity = vec(c, b, p, "angular_velocity", dim, {0, 0, 0}, false);
-        auto length = [](const std::array<double, 3>& v) { return std::sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]); };
-        if (!(length(body.velocity) <= kMaxBodySpeed))
-            c.fail(sub(p, "velocity"), fmt::format("|v| = {:g} m/s: allowed: up to {:g} m/s", length(body.velocity), kMaxBodySpeed));
-        if (!(length(body.angular_velocity) <= kMaxBodySpin))
-            c.fail(sub(p, "angular_velocity"),
-                   fmt::format("= {:g} rad/s: allowed: up to {:g} rad/s", length(body.angular_velocity), kMaxBodySpin));
-        body.friction = number(c, b, p, "friction", 0.5, false, false);
-        if (body.friction < 0.0) c.fail(sub(p, "friction"), fmt::format("= {:g}: must be >= 0", body.friction));
-        body.restitution = number(c, b, p, "restitution", 0.0, false, false);
-        if (body.restitution < 0.0 || body.restitution > 1.0)
-            c.fail(sub(p, "restitution"), fmt::format("= {:g}: allowed: 0 (no bounce) to 1", body.restitution));
-        body.added_at = number(c, b, p, "added_at", 0.0, false, false);  // add_body's (eddy/simulation.hpp)
-        if (!(body.added_at >= 0.0 && body.added_at <= kMaxDuration))
-            c.fail(sub(p, "added_at"), fmt::format("= {:g}: allowed: 0 (from the start) to 1e9 s", body.added_at));
-        if (b.contains("fixed_axes")) {
-            const auto& fa = b["fixed_axes"];
-            const char* allowed = dim == 2 ? "\"x\", \"y\", \"rz\"" : "\"x\", \"y\", \"z\", \"rx\", \"ry\", \"rz\"";
-            if (!fa.is_array()) c.fail(sub(p, "fixed_axes"), fmt::format("must be a list of axes; allowed: {}", allowed));
-            for (const auto& a : fa) {
-                const std::string n = a.is_string() ? a.get<std::string>() : json_excerpt(a);
-                const bool rot = n.size() == 2 && n[0] == 'r';
-                const int k = n.empty() ? -1 : (n.back() == 'x' ? 0 : n.back() == 'y' ? 1 : n.back() == 'z' ? 2 : -1);
-                const bool valid = a.is_string() && k >= 0 && (n.size() == 1 || rot) &&
-                                   (dim == 3 || (rot ? k == 2 : k < 2));
-                if (!valid)
-                    c.fail(sub(p, "fixed_axes"), fmt::format("\"{}\" is no axis of a {}D body; allowed: {}", text_excerpt(n), dim, allowed));
-                (rot ? body.fixed_rotation : body.fixed_translation)[k] = true;
-            }
-        }
-        for (int a = 0; a < 3; ++a) bs.pivot[a] = body.mass.center[a];
-        body.boundary = s.boundaries.size();
-        s.boundaries.push_back(std::move(bs));
-        s.bodies.push_back(std::move(body));
     }
+}
+
+// boundaries[i] (key path p): a container or a solid obstacle.
+BoundarySpec parse_boundary(const Ctx& c, const nlohmann::json& b, const std::string& p, int dim,
+                            std::vector<std::string>& warnings) {
+    check_keys(c, b, p, {"shape", "solid", "min", "max", "center", "radius", "height", "angular_velocity",
+                         "pivot", "axis", "open_top", "motion", "file", "scale", "rotate", "translate", "points",
+                         "closed"});
+    BoundarySpec bs;
+    bs.shape = text(c, b, p, "shape", "", true);
+    check_shape_dim(c, p, bs.shape, dim, false);
+    check_boundary_keys(c, b, p, bs.shape);
+    bs.solid = flag(c, b, p, "solid", false);
+    bs.open_top = flag(c, b, p, "open_top", false);
+    parse_boundary_geometry(c, b, p, dim, warnings, bs);
+    if (bs.open_top && bs.solid) c.fail(sub(p, "open_top"), "only containers have a top to open, not solids");
+    parse_motion(c, b, p, dim, bs);
+    return bs;
+}
+
+void parse_boundaries(const Ctx& c, const nlohmann::json& j, int dim, Scene& s) {
+    if (!j.is_array()) c.fail("boundaries", "must be a list");
+    for (std::size_t i = 0; i < j.size(); ++i) {
+        const BoundarySpec bs = parse_boundary(c, j[i], fmt::format("boundaries[{}]", i), dim, s.warnings);
+        s.boundaries.push_back(bs);
+    }
+}
+
+// A file fluid's "file": its path (relative ones to the scene file's folder), normalised.
+std::filesystem::path parse_particle_file_path(const Ctx& c, const nlohmann::json& f, const std::string& p) {
+    const std::string file = text(c, f, p, "file", "", true);
+    if (file.empty()) c.fail(sub(p, "file"), "must name a particle file (.vtp, .csv, .ply)");
+    if (file.find('\0') != std::string::npos)
+        c.fail(sub(p, "file"), fmt::format("\"{}\" holds a NUL byte (\\u0000); allowed: a plain path", text_excerpt(file)));
+    std::filesystem::path path(file);
+    std::error_code ec;
+    if (path.is_relative() && std::filesystem::is_regular_file(std::filesystem::path(c.file), ec))
+        path = std::filesystem::path(c.file).parent_path() / path;
+    return path.lexically_normal();
+}
+
+// A resumed run: a file fluid's particles (x.., v.. per particle) and box from the checkpoint's next particles.
+void take_checkpoint_particles(const Ctx& c, const std::string& p, int dim, FluidSpec& fs) {
+    if (c.next_particles >= c.inputs->particle_files.size() || !c.inputs->particle_files[c.next_particles])
+        c.fail(sub(p, "file"), "the checkpoint carries no particles for it");
+    fs.file_particles = c.inputs->particle_files[c.next_particles++];
+    const auto& d = *fs.file_particles;
+    if (d.empty() || d.size() % std::size_t(2 * dim) != 0)
+        c.fail(sub(p, "file"), "the checkpoint's particles for it are not whole particles");
+    for (int a = 0; a < 3; ++a) {
+        fs.min[a] = a < dim ? 1e300 : 0.0;
+        fs.max[a] = a < dim ? -1e300 : 0.0;
+    }
+    for (std::size_t k = 0; k < d.size(); k += std::size_t(2 * dim))
+        for (int a = 0; a < dim; ++a) {
+            if (!std::isfinite(d[k + a])) c.fail(sub(p, "file"), "the checkpoint's particles are not finite");
+            fs.min[a] = std::min(fs.min[a], d[k + a]);
+            fs.max[a] = std::max(fs.max[a], d[k + a]);
+        }
+}
+
+// A particle set read from fs.file: appended to `data` (x.., v.. per particle), its box into fs.min/max.
+template <class Set>
+void take_particles(const Ctx& c, const std::string& p, const Set& set, FluidSpec& fs, std::vector<double>& data) {
+    constexpr int FD = static_cast<int>(sizeof(set.position[0]) / sizeof(float));
+    if (set.empty()) c.fail(sub(p, "file"), fmt::format("{}: holds no particle", fs.file.string()));
+    for (int a = 0; a < 3; ++a) {
+        fs.min[a] = a < FD ? 1e300 : 0.0;
+        fs.max[a] = a < FD ? -1e300 : 0.0;
+    }
+    data.reserve(set.size() * 2 * FD);
+    for (std::size_t k = 0; k < set.size(); ++k) {
+        for (int a = 0; a < FD; ++a) {
+            const double x = set.position[k][a];
+            fs.min[a] = std::min(fs.min[a], x);
+            fs.max[a] = std::max(fs.max[a], x);
+            data.push_back(x);
+        }
+        for (int a = 0; a < FD; ++a) data.push_back(set.velocity[k][a]);
+    }
+}
+
+// Does a .csv particle file's header name a z column?
+bool csv_has_z(const std::filesystem::path& file) {
+    // Its header line only, opened without blocking (a FIFO is refused, not waited on; a
+    // missing file is reported by read_particles in read_file_particles).
+    std::string header;
+    if (auto in = io::InputFile::open_existing(file)) {
+        char block[4096];
+        for (std::size_t got; header.find('\n') == std::string::npos && header.size() < (1u << 20) &&
+                              (got = in->read(block, sizeof block)) > 0;)
+            header.append(block, got);
+    }
+    header = header.substr(0, header.find('\n'));
+    return header.find(",z") != std::string::npos;
+}
+
+// A file fluid's particles read from fs.file into fs.file_particles (and its box), in the scene's dimension.
+void read_file_particles(const Ctx& c, const std::string& p, int dim, FluidSpec& fs) {
+    auto data = std::make_shared<std::vector<double>>();
+    const std::string ext = fs.file.extension().string();
+    bool three = false;
+    if (ext == ".csv") {
+        three = csv_has_z(fs.file);
+    } else {
+        three = true;  // vtp and ply always hold 3 components; 2D frames have z = 0
+    }
+    if (dim == 2) {
+        if (ext == ".csv" && three)
+            c.fail(sub(p, "file"), fmt::format("{}: a 3D particle file in a 2D scene", fs.file.string()));
+        if (ext == ".csv") take_particles(c, p, io::read_particles<2>(fs.file), fs, *data);
+        else {
+            const auto set3 = io::read_particles<3>(fs.file);
+            ParticleSet<2> set2;
+            for (std::size_t k = 0; k < set3.size(); ++k) {
+                if (set3.position[k][2] != 0.0f)
+                    c.fail(sub(p, "file"), fmt::format("{}: a 3D particle file (z != 0) in a 2D scene", fs.file.string()));
+                set2.push_back(Vec2{{set3.position[k][0], set3.position[k][1]}},
+                               Vec2{{set3.velocity[k][0], set3.velocity[k][1]}});
+            }
+            take_particles(c, p, set2, fs, *data);
+        }
+    } else {
+        if (ext == ".csv" && !three)
+            c.fail(sub(p, "file"), fmt::format("{}: a 2D particle file in a 3D scene", fs.file.string()));
+        take_particles(c, p, io::read_particles<3>(fs.file), fs, *data);
+    }
+    fs.file_particles = std::move(data);
+}
+
+// A frame of an earlier run: its particles as they were (positions and velocities).
+void parse_file_fluid(const Ctx& c, const nlohmann::json& f, const std::string& p, int dim, Scene& s, FluidSpec& fs) {
+    check_shape_keys(c, f, p, "file", {"shape", "file"});
+    fs.file = parse_particle_file_path(c, f, p);
+    if (c.inputs) {  // a resumed run: the particles its checkpoint carries (x.., v.. per particle)
+        take_checkpoint_particles(c, p, dim, fs);
+        return;
+    }
+    if (!c.budget.unlimited()) {  // from its size and counts, before it is read
+        MemoryEstimate e = estimate_particle_file_memory(fs.file, dim, c.budget);
+        e.key = fmt::format("{} ({})", sub(p, "file"), fs.file.string());
+        check_memory(e, c.budget, c.file);
+    }
+    read_file_particles(c, p, dim, fs);
+    if (auto w = detail::check_file_fluid(s, fs, fmt::format("{}: {}", c.file, p)); !w.empty())
+        s.warnings.push_back(std::move(w));
+}
+
+// A fluid block's geometry by its shape: a model, a box or a ball.
+void parse_fluid_geometry(const Ctx& c, const nlohmann::json& f, const std::string& p, int dim,
+                          std::vector<std::string>& warnings, FluidSpec& fs) {
+    if (fs.shape == "mesh" || fs.shape == "polygon") {
+        parse_model(c, f, p, fs.shape, dim, fs.model, warnings);
+        auto box = [&](const auto& shape) {
+            for (int a = 0; a < dim; ++a) {
+                fs.min[a] = shape.lo()[a];
+                fs.max[a] = shape.hi()[a];
+            }
+        };
+        if (fs.model.mesh) box(*fs.model.mesh);
+        else box(*fs.model.polygon);
+        detail::check_model_fluid(fs, fmt::format("{}: {}", c.file, p));
+    } else if (fs.shape == "box") {
+        fs.min = vec(c, f, p, "min", dim, {}, true);
+        fs.max = vec(c, f, p, "max", dim, {}, true);
+        check_box(c, p, fs.min, fs.max, dim);
+    } else {
+        fs.center = vec(c, f, p, "center", dim, {}, true);
+        fs.radius = number(c, f, p, "radius", 0.0, true, true);
+    }
+}
+
+// fluids[i] (key path p): appended to s.fluids.
+void parse_fluid(const Ctx& c, const nlohmann::json& f, const std::string& p, int dim, Scene& s) {
+    check_keys(c, f, p, {"shape", "min", "max", "center", "radius", "velocity", "file", "scale", "rotate", "translate",
+                         "points"});
+    FluidSpec fs;
+    fs.shape = text(c, f, p, "shape", "", true);
+    if (fs.shape != "file") check_shape_dim(c, p, fs.shape, dim, true);
+    if (fs.shape == "file") {
+        parse_file_fluid(c, f, p, dim, s, fs);
+        s.fluids.push_back(fs);
+        return;
+    }
+    if (fs.shape == "box") check_shape_keys(c, f, p, "box", {"shape", "min", "max", "velocity"});
+    else if (fs.shape == "mesh")
+        check_shape_keys(c, f, p, "mesh", {"shape", "file", "scale", "rotate", "translate", "velocity"});
+    else if (fs.shape == "polygon") check_shape_keys(c, f, p, "polygon", {"shape", "points", "velocity"});
+    else check_shape_keys(c, f, p, fs.shape, {"shape", "center", "radius", "velocity"});
+    parse_fluid_geometry(c, f, p, dim, s.warnings, fs);
+    fs.velocity = vec(c, f, p, "velocity", dim, {0, 0, 0}, false);
+    detail::check_fluid_velocity(fs.velocity, dim, fmt::format("{}: {}", c.file, p));
+    s.fluids.push_back(fs);
+}
+
+void parse_fluids(const Ctx& c, const nlohmann::json& j, int dim, Scene& s) {
+    // A scene with emitters may start empty (the fluid comes from them).
+    if (!j.contains("fluids") && s.emitters.empty()) c.fail("fluids", "missing; at least one fluid block or emitter is required");
+    const nlohmann::json no_fluids = nlohmann::json::array();
+    const nlohmann::json& fluids = j.contains("fluids") ? j["fluids"] : no_fluids;
+    if (!fluids.is_array() || (fluids.empty() && s.emitters.empty()))
+        c.fail("fluids", "must be a non-empty list (or give emitters)");
+    for (std::size_t i = 0; i < fluids.size(); ++i) parse_fluid(c, fluids[i], fmt::format("fluids[{}]", i), dim, s);
 }
 
 Scene parse_document(nlohmann::json& j, const std::string& where, const MemoryBudget& budget,
@@ -893,243 +1251,23 @@ Scene parse_document(nlohmann::json& j, const std::string& where, const MemoryBu
     s.source = where;
     s.name = text(c, j, "", "name", "", true);
     s.description = text(c, j, "", "description", "", false);
-    if (!j.contains("dimension")) c.fail("dimension", "missing; it is required (2 or 3)");
-    if (!j["dimension"].is_number_integer() || (j["dimension"] != 2 && j["dimension"] != 3))
-        c.fail("dimension", fmt::format("= {}: allowed: 2, 3", json_excerpt(j["dimension"])));
-    s.dimension = j["dimension"].get<int>();
+    s.dimension = parse_dimension(c, j);
     const int dim = s.dimension;
-    s.method = text(c, j, "", "method", "wcsph", false);
-    if (std::none_of(std::begin(kMethods), std::end(kMethods), [&](const char* m) { return s.method == m; })) {
-        std::string allowed;
-        for (const char* m : kMethods) allowed += (allowed.empty() ? "" : ", ") + std::string(m);
-        c.fail("method", fmt::format("\"{}\" is not a method; allowed: {}", text_excerpt(s.method), allowed));
-    }
-    s.particle_radius = number(c, j, "", "particle_radius", 0.0, true, true);
-    if (s.particle_radius < kMinParticleRadius)
-        c.fail("particle_radius", fmt::format("= {:g}: below the smallest allowed radius {:g} m (eddy computes in floats); "
-                                              "allowed: {:g} to {:g} m",
-                                              s.particle_radius, kMinParticleRadius, kMinParticleRadius, kMaxParticleRadius));
-    if (s.particle_radius > kMaxParticleRadius)
-        c.fail("particle_radius", fmt::format("= {:g}: above the largest allowed radius {:g} m (masses would overflow a "
-                                              "float); allowed: {:g} to {:g} m",
-                                              s.particle_radius, kMaxParticleRadius, kMinParticleRadius, kMaxParticleRadius));
+    s.method = parse_method(c, j);
+    s.particle_radius = parse_particle_radius(c, j);
     s.gravity = vec(c, j, "", "gravity", dim, {0, -9.81, 0}, false);
     s.duration = run_duration(c, j);
 
     if (j.contains("output")) parse_output(c, j["output"], kFormats, "format", s.output, true);
     if (j.contains("camera")) parse_camera(c, j["camera"], dim, s.camera);
-    if (j.contains("settings")) {
-        if (!j["settings"].is_object()) c.fail("settings", "must be an object of the method's settings");
-        s.settings = j["settings"];
-    }
-    // Unknown settings keys ("did you mean") and bad values at load, as make_simulation would read them.
-    detail::check_method_settings(s.method, s.settings, s.where() + ": settings");
+    parse_settings(c, j, s);
 
-    if (j.contains("boundaries")) {
-        if (!j["boundaries"].is_array()) c.fail("boundaries", "must be a list");
-        for (std::size_t i = 0; i < j["boundaries"].size(); ++i) {
-            const auto& b = j["boundaries"][i];
-            const std::string p = fmt::format("boundaries[{}]", i);
-            check_keys(c, b, p, {"shape", "solid", "min", "max", "center", "radius", "height", "angular_velocity",
-                                 "pivot", "axis", "open_top", "motion", "file", "scale", "rotate", "translate", "points",
-                                 "closed"});
-            BoundarySpec bs;
-            bs.shape = text(c, b, p, "shape", "", true);
-            check_shape_dim(c, p, bs.shape, dim, false);
-            if (bs.shape == "box")
-                check_shape_keys(c, b, p, "box", {"shape", "solid", "min", "max", "angular_velocity", "pivot", "axis",
-                                                  "open_top", "motion"});
-            else if (bs.shape == "cylinder")
-                check_shape_keys(c, b, p, "cylinder", {"shape", "solid", "center", "radius", "height", "angular_velocity",
-                                                       "pivot", "axis", "open_top", "motion"});
-            else if (bs.shape == "mesh")
-                check_shape_keys(c, b, p, "mesh", {"shape", "solid", "file", "scale", "rotate", "translate",
-                                                   "angular_velocity", "pivot", "axis", "motion"});
-            else if (bs.shape == "polygon")
-                check_shape_keys(c, b, p, "polygon",
-                                 {"shape", "solid", "points", "closed", "angular_velocity", "pivot", "motion"});
-            else
-                check_shape_keys(c, b, p, bs.shape, {"shape", "solid", "center", "radius", "angular_velocity", "pivot",
-                                                     "axis", "motion"});
-            bs.solid = flag(c, b, p, "solid", false);
-            bs.open_top = flag(c, b, p, "open_top", false);
-            if (bs.shape == "box") {
-                bs.min = vec(c, b, p, "min", dim, {}, true);
-                bs.max = vec(c, b, p, "max", dim, {}, true);
-                check_box(c, p, bs.min, bs.max, dim);
-                for (int a = 0; a < 3; ++a) bs.pivot[a] = 0.5 * (bs.min[a] + bs.max[a]);
-            } else if (bs.shape == "mesh" || bs.shape == "polygon") {
-                parse_model(c, b, p, bs.shape, dim, bs.model, s.warnings);
-                // The model's box, as a box's corners (scene bounds, default pivot).
-                auto box = [&](const auto& shape) {
-                    for (int a = 0; a < dim; ++a) {
-                        bs.min[a] = shape.lo()[a];
-                        bs.max[a] = shape.hi()[a];
-                        bs.pivot[a] = 0.5 * (bs.min[a] + bs.max[a]);
-                    }
-                };
-                if (bs.model.mesh) box(*bs.model.mesh);
-                else box(*bs.model.polygon);
-            } else {
-                bs.center = vec(c, b, p, "center", dim, {}, true);
-                bs.radius = number(c, b, p, "radius", 0.0, true, true);
-                bs.pivot = bs.center;
-                if (bs.shape == "cylinder") {
-                    bs.height = number(c, b, p, "height", 0.0, true, true);
-                    bs.pivot[1] += 0.5 * bs.height;
-                    if (bs.solid) c.fail(sub(p, "solid"), "cylinders are containers only; allowed: false");
-                }
-            }
-            if (bs.open_top && bs.solid) c.fail(sub(p, "open_top"), "only containers have a top to open, not solids");
-            parse_motion(c, b, p, dim, bs);
-            s.boundaries.push_back(bs);
-        }
-    }
+    if (j.contains("boundaries")) parse_boundaries(c, j["boundaries"], dim, s);
     if (j.contains("bodies")) parse_bodies(c, j["bodies"], dim, s);
     if (j.contains("emitters")) parse_emitters(c, j["emitters"], dim, s.duration, s);
     parse_outflow(c, j, dim, s);
     parse_probes(c, j, dim, s);
-    // A scene with emitters may start empty (the fluid comes from them).
-    if (!j.contains("fluids") && s.emitters.empty()) c.fail("fluids", "missing; at least one fluid block or emitter is required");
-    const nlohmann::json no_fluids = nlohmann::json::array();
-    const nlohmann::json& fluids = j.contains("fluids") ? j["fluids"] : no_fluids;
-    if (!fluids.is_array() || (fluids.empty() && s.emitters.empty()))
-        c.fail("fluids", "must be a non-empty list (or give emitters)");
-    for (std::size_t i = 0; i < fluids.size(); ++i) {
-        const auto& f = fluids[i];
-        const std::string p = fmt::format("fluids[{}]", i);
-        check_keys(c, f, p, {"shape", "min", "max", "center", "radius", "velocity", "file", "scale", "rotate", "translate",
-                             "points"});
-        FluidSpec fs;
-        fs.shape = text(c, f, p, "shape", "", true);
-        if (fs.shape != "file") check_shape_dim(c, p, fs.shape, dim, true);
-        if (fs.shape == "file") {
-            // A frame of an earlier run: its particles as they were (positions and velocities).
-            check_shape_keys(c, f, p, "file", {"shape", "file"});
-            const std::string file = text(c, f, p, "file", "", true);
-            if (file.empty()) c.fail(sub(p, "file"), "must name a particle file (.vtp, .csv, .ply)");
-            if (file.find('\0') != std::string::npos)
-                c.fail(sub(p, "file"), fmt::format("\"{}\" holds a NUL byte (\\u0000); allowed: a plain path", text_excerpt(file)));
-            std::filesystem::path path(file);
-            std::error_code ec;
-            if (path.is_relative() && std::filesystem::is_regular_file(std::filesystem::path(c.file), ec))
-                path = std::filesystem::path(c.file).parent_path() / path;
-            fs.file = path.lexically_normal();
-            if (c.inputs) {  // a resumed run: the particles its checkpoint carries (x.., v.. per particle)
-                if (c.next_particles >= c.inputs->particle_files.size() || !c.inputs->particle_files[c.next_particles])
-                    c.fail(sub(p, "file"), "the checkpoint carries no particles for it");
-                fs.file_particles = c.inputs->particle_files[c.next_particles++];
-                const auto& d = *fs.file_particles;
-                if (d.empty() || d.size() % std::size_t(2 * dim) != 0)
-                    c.fail(sub(p, "file"), "the checkpoint's particles for it are not whole particles");
-                for (int a = 0; a < 3; ++a) {
-                    fs.min[a] = a < dim ? 1e300 : 0.0;
-                    fs.max[a] = a < dim ? -1e300 : 0.0;
-                }
-                for (std::size_t k = 0; k < d.size(); k += std::size_t(2 * dim))
-                    for (int a = 0; a < dim; ++a) {
-                        if (!std::isfinite(d[k + a])) c.fail(sub(p, "file"), "the checkpoint's particles are not finite");
-                        fs.min[a] = std::min(fs.min[a], d[k + a]);
-                        fs.max[a] = std::max(fs.max[a], d[k + a]);
-                    }
-                s.fluids.push_back(fs);
-                continue;
-            }
-            if (!c.budget.unlimited()) {  // from its size and counts, before it is read
-                MemoryEstimate e = estimate_particle_file_memory(fs.file, dim, c.budget);
-                e.key = fmt::format("{} ({})", sub(p, "file"), fs.file.string());
-                check_memory(e, c.budget, c.file);
-            }
-            auto data = std::make_shared<std::vector<double>>();
-            auto take = [&](const auto& set) {
-                constexpr int FD = static_cast<int>(sizeof(set.position[0]) / sizeof(float));
-                if (set.empty()) c.fail(sub(p, "file"), fmt::format("{}: holds no particle", fs.file.string()));
-                for (int a = 0; a < 3; ++a) {
-                    fs.min[a] = a < FD ? 1e300 : 0.0;
-                    fs.max[a] = a < FD ? -1e300 : 0.0;
-                }
-                data->reserve(set.size() * 2 * FD);
-                for (std::size_t k = 0; k < set.size(); ++k) {
-                    for (int a = 0; a < FD; ++a) {
-                        const double x = set.position[k][a];
-                        fs.min[a] = std::min(fs.min[a], x);
-                        fs.max[a] = std::max(fs.max[a], x);
-                        data->push_back(x);
-                    }
-                    for (int a = 0; a < FD; ++a) data->push_back(set.velocity[k][a]);
-                }
-            };
-            const std::string ext = fs.file.extension().string();
-            bool three = false;
-            if (ext == ".csv") {
-                // Its header line only, opened without blocking (a FIFO is refused, not waited on; a
-                // missing file is reported by read_particles below).
-                std::string header;
-                if (auto in = io::InputFile::open_existing(fs.file)) {
-                    char block[4096];
-                    for (std::size_t got; header.find('\n') == std::string::npos && header.size() < (1u << 20) &&
-                                          (got = in->read(block, sizeof block)) > 0;)
-                        header.append(block, got);
-                }
-                header = header.substr(0, header.find('\n'));
-                three = header.find(",z") != std::string::npos;
-            } else {
-                three = true;  // vtp and ply always hold 3 components; 2D frames have z = 0
-            }
-            if (dim == 2) {
-                if (ext == ".csv" && three)
-                    c.fail(sub(p, "file"), fmt::format("{}: a 3D particle file in a 2D scene", fs.file.string()));
-                if (ext == ".csv") take(io::read_particles<2>(fs.file));
-                else {
-                    const auto set3 = io::read_particles<3>(fs.file);
-                    ParticleSet<2> set2;
-                    for (std::size_t k = 0; k < set3.size(); ++k) {
-                        if (set3.position[k][2] != 0.0f)
-                            c.fail(sub(p, "file"), fmt::format("{}: a 3D particle file (z != 0) in a 2D scene", fs.file.string()));
-                        set2.push_back(Vec2{{set3.position[k][0], set3.position[k][1]}},
-                                       Vec2{{set3.velocity[k][0], set3.velocity[k][1]}});
-                    }
-                    take(set2);
-                }
-            } else {
-                if (ext == ".csv" && !three)
-                    c.fail(sub(p, "file"), fmt::format("{}: a 2D particle file in a 3D scene", fs.file.string()));
-                take(io::read_particles<3>(fs.file));
-            }
-            fs.file_particles = std::move(data);
-            if (auto w = detail::check_file_fluid(s, fs, fmt::format("{}: {}", c.file, p)); !w.empty())
-                s.warnings.push_back(std::move(w));
-            s.fluids.push_back(fs);
-            continue;
-        }
-        if (fs.shape == "box") check_shape_keys(c, f, p, "box", {"shape", "min", "max", "velocity"});
-        else if (fs.shape == "mesh")
-            check_shape_keys(c, f, p, "mesh", {"shape", "file", "scale", "rotate", "translate", "velocity"});
-        else if (fs.shape == "polygon") check_shape_keys(c, f, p, "polygon", {"shape", "points", "velocity"});
-        else check_shape_keys(c, f, p, fs.shape, {"shape", "center", "radius", "velocity"});
-        if (fs.shape == "mesh" || fs.shape == "polygon") {
-            parse_model(c, f, p, fs.shape, dim, fs.model, s.warnings);
-            auto box = [&](const auto& shape) {
-                for (int a = 0; a < dim; ++a) {
-                    fs.min[a] = shape.lo()[a];
-                    fs.max[a] = shape.hi()[a];
-                }
-            };
-            if (fs.model.mesh) box(*fs.model.mesh);
-            else box(*fs.model.polygon);
-            detail::check_model_fluid(fs, fmt::format("{}: {}", c.file, p));
-        } else if (fs.shape == "box") {
-            fs.min = vec(c, f, p, "min", dim, {}, true);
-            fs.max = vec(c, f, p, "max", dim, {}, true);
-            check_box(c, p, fs.min, fs.max, dim);
-        } else {
-            fs.center = vec(c, f, p, "center", dim, {}, true);
-            fs.radius = number(c, f, p, "radius", 0.0, true, true);
-        }
-        fs.velocity = vec(c, f, p, "velocity", dim, {0, 0, 0}, false);
-        detail::check_fluid_velocity(fs.velocity, dim, fmt::format("{}: {}", c.file, p));
-        s.fluids.push_back(fs);
-    }
+    parse_fluids(c, j, dim, s);
     return s;
 }
 

@@ -59,6 +59,22 @@ RunResult run(ShallowWaterSimulation& sim, const RunOptions& opts, const ExecCon
         sim.solver);
 }
 
+double next_landing(const ShallowWaterSimulation& sim) {
+    const double time = std::visit([](const auto& s) { return s.time(); }, sim.solver);
+    FrameLanding l{sim.scene.output.fps, sim.scene.duration};
+    if (l.reached_end(time)) l.end = 0.0;  // past the duration the frames go on
+    return l.target(time);
+}
+
+ShallowWaterStats step(ShallowWaterSimulation& sim, const ExecContext& exec, double target) {
+    return std::visit(
+        [&](auto& s) {
+            const double dt = s.suggest_dt();
+            return s.step(target > 0.0 ? landing_dt(dt, s.time(), target) : dt, exec);  // as GridRun::advance
+        },
+        sim.solver);
+}
+
 std::uint64_t state_hash(const ShallowWaterSimulation& sim) {
     return std::visit(
         [](const auto& solver) {

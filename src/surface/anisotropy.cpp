@@ -198,6 +198,228 @@ inline void centre_sums(const CellRuns<D>& cr, const std::array<std::vector<floa
     }
 }
 
+// The constants every particle's kernel uses.
+struct KernelParams {
+    float rc, h;          // r_c (the neighbourhood's radius) and the isotropic kernel's support
+    float lambda, kr;     // the centres' smoothing (eq. 6) and the clamp's factor k_r (eq. 15)
+    double sigma0;        // k_s: see lattice_variance
+    int n_eps;            // fewer neighbours than this: isolated
+};
+
+// k_s: the variance on one axis of a full lattice neighbourhood (spacing 2r) with the same weights,
+// so that an interior particle keeps the isotropic kernel (G = I / h); full: its particles.
+template <int D>
+double lattice_variance(float particle_radius, float rc, int& full) {
+    double lw = 0.0, lxx = 0.0;
+    full = 0;  // particles of a full lattice neighbourhood
+    for_each_lattice_offset<D>(2.0f * particle_radius, rc, [&](const Vec<D>& x) {
+        const double d = norm(x) / rc;
+        if (d >= 1.0) return;
+        ++full;
+        const double w = 1.0 - d * d * d;
+        lw += w;
+        lxx += w * double(x[0]) * x[0];
+    });
+    return lxx / lw;
+}
+
+template <int D>
+void resize_kernels(AnisotropicKernels<D>& k, std::size_t n) {
+    k.centers.resize(n);
+    k.g.resize(n);
+    k.det.resize(n);
+    k.extent.resize(n);
+    k.round.resize(n);
+}
+
+// The weighted mean's offset m = x_w - x_i (eq. 10) and the covariance about it (eq. 9), from the
+// sums of covariance_sums (sw = sum w).
+template <int D>
+void weighted_covariance(const double* sums, double sw, double (&m)[D], double (&c)[D][D]) {
+    int t = 2 + D;
+    for (int a = 0; a < D; ++a) {
+        m[a] = sums[2 + a] / sw;  // x_w - x_i (eq. 10)
+        for (int b = a; b < D; ++b) c[a][b] = sums[t++];
+    }
+    // Covariance about the weighted mean (eq. 9).
+    for (int a = 0; a < D; ++a)
+        for (int b = a; b < D; ++b) c[b][a] = c[a][b] = c[a][b] / sw - m[a] * m[b];
+}
+
+// Gershgorin's interval [lo, hi] around the eigenvalues of c.
+template <int D>
+void gershgorin_interval(const double (&c)[D][D], double& lo, double& hi) {
+    lo = std::numeric_limits<double>::max();
+    hi = 0.0;
+    for (int a = 0; a < D; ++a) {
+        double off = 0.0;
+        for (int b = 0; b < D; ++b) off += b == a ? 0.0 : std::abs(c[a][b]);
+        lo = std::min(lo, c[a][a] - off);
+        hi = std::max(hi, c[a][a] + off);
+    }
+}
+
+// The stretched kernel of covariance c: h G into gm.
+template <int D>
+void stretched_kernel(const double (&c)[D][D], const KernelParams& p, double (&gm)[D][D]) {
+    double sigma[D], R[D][D];
+    symmetric_eigen<D>(c, sigma, R);
+    // h G = R diag(k_s / sigma~) R^T (eq. 16) with k_s = min(sigma~_min, sigma_0): no axis shorter
+    // than the isotropic kernel's, the others stretched by sigma~_k / sigma~_min (at most k_r, and
+    // at most kMaxStretch h long). See eddy/surface.hpp for why not the paper's fixed k_s.
+    double scale[D];
+    const double ks = std::min(std::max(sigma[D - 1], sigma[0] / p.kr), p.sigma0);
+    for (int a = 0; a < D; ++a) {
+        const double clamped = std::max(sigma[a], sigma[0] / p.kr);  // eq. 15
+        scale[a] = std::max(ks / std::max(clamped, 1e-30), 1.0 / kMaxStretch);
+    }
+    for (int a = 0; a < D; ++a)
+        for (int b = 0; b < D; ++b) {
+            double v = 0.0;
+            for (int e = 0; e < D; ++e) v += R[a][e] * scale[e] * R[b][e];
+            gm[a][b] = v;
+        }
+}
+
+// The inverse of M = h G into inv; returns det(M).
+template <int D>
+double invert_kernel(const double (&gm)[D][D], double (&inv)[D][D]) {
+    double det;
+    if constexpr (D == 2) {
+        det = gm[0][0] * gm[1][1] - gm[0][1] * gm[1][0];
+        inv[0][0] = gm[1][1] / det;
+        inv[1][1] = gm[0][0] / det;
+        inv[0][1] = -gm[0][1] / det;
+        inv[1][0] = -gm[1][0] / det;
+    } else {
+        const double(&a)[3][3] = gm;
+        const double c00 = a[1][1] * a[2][2] - a[1][2] * a[2][1], c01 = a[1][2] * a[2][0] - a[1][0] * a[2][2],
+                     c02 = a[1][0] * a[2][1] - a[1][1] * a[2][0];
+        det = a[0][0] * c00 + a[0][1] * c01 + a[0][2] * c02;
+        inv[0][0] = c00 / det;
+        inv[1][0] = c01 / det;
+        inv[2][0] = c02 / det;
+        inv[0][1] = (a[0][2] * a[2][1] - a[0][1] * a[2][2]) / det;
+        inv[1][1] = (a[0][0] * a[2][2] - a[0][2] * a[2][0]) / det;
+        inv[2][1] = (a[0][1] * a[2][0] - a[0][0] * a[2][1]) / det;
+        inv[0][2] = (a[0][1] * a[1][2] - a[0][2] * a[1][1]) / det;
+        inv[1][2] = (a[0][2] * a[1][0] - a[0][0] * a[1][2]) / det;
+        inv[2][2] = (a[0][0] * a[1][1] - a[0][1] * a[1][0]) / det;
+    }
+    return det;
+}
+
+// Stores h G = gm as particle i's kernel, with det and the ellipsoid's half-extents.
+template <int D>
+void store_kernel(const double (&gm)[D][D], float h, std::size_t i, AnisotropicKernels<D>& k) {
+    auto& g = k.g[i];
+    for (int a = 0; a < D; ++a)
+        for (int b = 0; b < D; ++b) g[a * D + b] = float(gm[a][b]);
+    // det and the ellipsoid's half-extents h sqrt((M^-2)_aa), from the inverse of M = h G.
+    double inv[D][D];
+    const double det = invert_kernel<D>(gm, inv);
+    k.det[i] = float(det);
+    for (int a = 0; a < D; ++a) {
+        double e2 = 0.0;
+        for (int e = 0; e < D; ++e) e2 += inv[a][e] * inv[a][e];
+        k.extent[i][a] = float(h * std::sqrt(e2));
+    }
+}
+
+// The kernel of the particle at sorted position i (in cell `cell`): its smoothed centre and h G.
+template <int D>
+void particle_kernel(const CellRuns<D>& cr, std::size_t cell, std::size_t i, const KernelParams& p,
+                     AnisotropicKernels<D>& k, std::uint8_t& isolated) {
+    float xi[D];
+    for (int a = 0; a < D; ++a) xi[a] = cr.x[a][i];
+    // One pass in coordinates relative to x_i: sum w, sum w d, sum w d d^T (d = x_j - x_i), in
+    // eight lanes. Float sums of at most a few hundred terms with |d| < r_c: the covariance's
+    // relative error stays near 1e-6, far below the clamp's factor k_r.
+    double sums[2 + D + D * (D + 1) / 2];
+    covariance_sums<D>(cr, cell, xi, p.rc, sums);
+    const double sw = sums[0];
+    const int count = int(sums[1]);
+    double m[D], c[D][D] = {};
+    weighted_covariance<D>(sums, sw, m, c);
+    Vec<D> center;
+    for (int a = 0; a < D; ++a) center[a] = xi[a] + float(p.lambda * m[a]);  // eq. 6
+    k.centers[i] = center;
+    double gm[D][D] = {};
+    double lo, hi;
+    gershgorin_interval<D>(c, lo, hi);
+    k.round[i] = 0;
+    if (count < p.n_eps) {  // isolated: a round kernel of radius k_n h
+        isolated = 1;
+        for (int a = 0; a < D; ++a) gm[a][a] = 1.0 / kIsolatedScale;
+    } else if (lo > 0.0 && std::min(lo, p.sigma0) >= kRoundEnough * hi) {
+        // Every scale k_s / sigma~ below would lie in [kRoundEnough, 1]: the isotropic kernel.
+        k.round[i] = 1;
+        for (int a = 0; a < D; ++a) gm[a][a] = 1.0;
+    } else {
+        stretched_kernel<D>(c, p, gm);
+    }
+    store_kernel<D>(gm, p.h, i, k);
+}
+
+// Taubin's (1995) step back: xbar_i += mu (sum_j w_ij xbar_j / sum_j w_ij - xbar_i), the same weights,
+// mu = 1 / (k_pb - 1 / lambda) with k_pb = 0.1. Eq. 6 alone pulls the layer under a flat free surface
+// down by 0.9 of its half-neighbourhood's offset (the tank at rest's surface sank by 1.5 r); the pair
+// keeps the damping of the particles' noise and cancels that shrinkage to first order.
+template <int D>
+std::vector<Vec<D>> step_back_centres(const CellRuns<D>& cr, const std::vector<Vec<D>>& centers, float lambda, float rc,
+                                      const ExecContext& exec) {
+    const std::size_t n = centers.size();
+    const double mu = 1.0 / (0.1 - 1.0 / lambda);
+    std::array<std::vector<float>, D> cx;  // the centres in the cells' order, as arrays
+    for (int a = 0; a < D; ++a) {
+        cx[a].resize(n);
+        for (std::size_t i = 0; i < n; ++i) cx[a][i] = centers[i][a];
+    }
+    std::vector<Vec<D>> back(n);
+    parallel_for_each_index(exec, cr.cells(), [&](std::size_t cell) {
+        for (std::size_t i = cr.cell_begin[cell]; i < cr.cell_begin[cell + 1]; ++i) {
+            float xi[D], ci[D];
+            for (int a = 0; a < D; ++a) {
+                xi[a] = cr.x[a][i];
+                ci[a] = cx[a][i];
+            }
+            double sums[1 + D];
+            centre_sums<D>(cr, cx, cell, xi, ci, rc, sums);
+            Vec<D> c;
+            for (int a = 0; a < D; ++a) c[a] = ci[a] + float(mu * sums[1 + a] / sums[0]);
+            back[i] = c;
+        }
+    }, 4);
+    return back;
+}
+
+// The kernels moved from the cells' order (sorted position i) back to the input's (cr.order[i]).
+template <int D>
+AnisotropicKernels<D> in_input_order(const CellRuns<D>& cr, const AnisotropicKernels<D>& k, const ExecContext& exec) {
+    const std::size_t n = k.centers.size();
+    AnisotropicKernels<D> out;
+    resize_kernels(out, n);
+    parallel_for_each_index(exec, n, [&](std::size_t i) {
+        const std::uint32_t j = cr.order[i];
+        out.centers[j] = k.centers[i];
+        out.g[j] = k.g[i];
+        out.det[j] = k.det[i];
+        out.extent[j] = k.extent[i];
+        out.round[j] = k.round[i];
+    });
+    return out;
+}
+
+// The counts of isolated and round kernels, and the largest extent.
+template <int D>
+void count_kernels(const std::vector<std::uint8_t>& isolated, AnisotropicKernels<D>& k) {
+    for (std::size_t i = 0; i < isolated.size(); ++i) {
+        k.isolated += isolated[i];
+        k.rounded += k.round[i];
+        for (int a = 0; a < D; ++a) k.max_extent = std::max(k.max_extent, k.extent[i][a]);
+    }
+}
+
 }  // namespace
 
 template <int D>
@@ -208,174 +430,24 @@ AnisotropicKernels<D> anisotropic_kernels(std::span<const Vec<D>> input, const S
     const float lambda = s.anisotropy_smoothing, kr = s.anisotropy_ratio;
     const std::size_t n = input.size();
     AnisotropicKernels<D> k;
-    k.centers.resize(n);
-    k.g.resize(n);
-    k.det.resize(n);
-    k.extent.resize(n);
-    k.round.resize(n);
+    resize_kernels(k, n);
     if (n == 0) return k;
 
-    // k_s: the variance on one axis of a full lattice neighbourhood (spacing 2r) with the same weights,
-    // so that an interior particle keeps the isotropic kernel (G = I / h).
-    double lw = 0.0, lxx = 0.0;
     int full = 0;  // particles of a full lattice neighbourhood
-    for_each_lattice_offset<D>(2.0f * s.particle_radius, rc, [&](const Vec<D>& x) {
-        const double d = norm(x) / rc;
-        if (d >= 1.0) return;
-        ++full;
-        const double w = 1.0 - d * d * d;
-        lw += w;
-        lxx += w * double(x[0]) * x[0];
-    });
-    const double sigma0 = lxx / lw;
+    const double sigma0 = lattice_variance<D>(s.particle_radius, rc, full);
     const int n_eps = s.anisotropy_neighbors > 0 ? s.anisotropy_neighbors : std::max(1, int(std::lround(0.1 * full)));
+    const KernelParams p{rc, h, lambda, kr, sigma0, n_eps};
 
     // Computed in the cells' order (sorted position i, input index cr.order[i]), put back at the end.
     const CellRuns<D> cr(input, rc, exec);
     std::vector<std::uint8_t> isolated(n, 0);
     parallel_for_each_index(exec, cr.cells(), [&](std::size_t cell) {
-      for (std::size_t i = cr.cell_begin[cell]; i < cr.cell_begin[cell + 1]; ++i) {
-        float xi[D];
-        for (int a = 0; a < D; ++a) xi[a] = cr.x[a][i];
-        // One pass in coordinates relative to x_i: sum w, sum w d, sum w d d^T (d = x_j - x_i), in
-        // eight lanes. Float sums of at most a few hundred terms with |d| < r_c: the covariance's
-        // relative error stays near 1e-6, far below the clamp's factor k_r.
-        double sums[2 + D + D * (D + 1) / 2];
-        covariance_sums<D>(cr, cell, xi, rc, sums);
-        const double sw = sums[0];
-        const int count = int(sums[1]);
-        double m[D], c[D][D] = {};
-        int t = 2 + D;
-        for (int a = 0; a < D; ++a) {
-            m[a] = sums[2 + a] / sw;  // x_w - x_i (eq. 10)
-            for (int b = a; b < D; ++b) c[a][b] = sums[t++];
-        }
-        Vec<D> center;
-        for (int a = 0; a < D; ++a) center[a] = xi[a] + float(lambda * m[a]);  // eq. 6
-        k.centers[i] = center;
-        auto& g = k.g[i];
-        double gm[D][D] = {};
-        // Covariance about the weighted mean (eq. 9), and Gershgorin's interval around its eigenvalues.
-        for (int a = 0; a < D; ++a)
-            for (int b = a; b < D; ++b) c[b][a] = c[a][b] = c[a][b] / sw - m[a] * m[b];
-        double lo = std::numeric_limits<double>::max(), hi = 0.0;
-        for (int a = 0; a < D; ++a) {
-            double off = 0.0;
-            for (int b = 0; b < D; ++b) off += b == a ? 0.0 : std::abs(c[a][b]);
-            lo = std::min(lo, c[a][a] - off);
-            hi = std::max(hi, c[a][a] + off);
-        }
-        k.round[i] = 0;
-        if (count < n_eps) {  // isolated: a round kernel of radius k_n h
-            isolated[i] = 1;
-            for (int a = 0; a < D; ++a) gm[a][a] = 1.0 / kIsolatedScale;
-        } else if (lo > 0.0 && std::min(lo, sigma0) >= kRoundEnough * hi) {
-            // Every scale k_s / sigma~ below would lie in [kRoundEnough, 1]: the isotropic kernel.
-            k.round[i] = 1;
-            for (int a = 0; a < D; ++a) gm[a][a] = 1.0;
-        } else {
-            double sigma[D], R[D][D];
-            symmetric_eigen<D>(c, sigma, R);
-            // h G = R diag(k_s / sigma~) R^T (eq. 16) with k_s = min(sigma~_min, sigma_0): no axis shorter
-            // than the isotropic kernel's, the others stretched by sigma~_k / sigma~_min (at most k_r, and
-            // at most kMaxStretch h long). See eddy/surface.hpp for why not the paper's fixed k_s.
-            double scale[D];
-            const double ks = std::min(std::max(sigma[D - 1], sigma[0] / kr), sigma0);
-            for (int a = 0; a < D; ++a) {
-                const double clamped = std::max(sigma[a], sigma[0] / kr);  // eq. 15
-                scale[a] = std::max(ks / std::max(clamped, 1e-30), 1.0 / kMaxStretch);
-            }
-            for (int a = 0; a < D; ++a)
-                for (int b = 0; b < D; ++b) {
-                    double v = 0.0;
-                    for (int e = 0; e < D; ++e) v += R[a][e] * scale[e] * R[b][e];
-                    gm[a][b] = v;
-                }
-        }
-        for (int a = 0; a < D; ++a)
-            for (int b = 0; b < D; ++b) g[a * D + b] = float(gm[a][b]);
-        // det and the ellipsoid's half-extents h sqrt((M^-2)_aa), from the inverse of M = h G.
-        double inv[D][D];
-        double det;
-        if constexpr (D == 2) {
-            det = gm[0][0] * gm[1][1] - gm[0][1] * gm[1][0];
-            inv[0][0] = gm[1][1] / det;
-            inv[1][1] = gm[0][0] / det;
-            inv[0][1] = -gm[0][1] / det;
-            inv[1][0] = -gm[1][0] / det;
-        } else {
-            const double(&a)[3][3] = gm;
-            const double c00 = a[1][1] * a[2][2] - a[1][2] * a[2][1], c01 = a[1][2] * a[2][0] - a[1][0] * a[2][2],
-                         c02 = a[1][0] * a[2][1] - a[1][1] * a[2][0];
-            det = a[0][0] * c00 + a[0][1] * c01 + a[0][2] * c02;
-            inv[0][0] = c00 / det;
-            inv[1][0] = c01 / det;
-            inv[2][0] = c02 / det;
-            inv[0][1] = (a[0][2] * a[2][1] - a[0][1] * a[2][2]) / det;
-            inv[1][1] = (a[0][0] * a[2][2] - a[0][2] * a[2][0]) / det;
-            inv[2][1] = (a[0][1] * a[2][0] - a[0][0] * a[2][1]) / det;
-            inv[0][2] = (a[0][1] * a[1][2] - a[0][2] * a[1][1]) / det;
-            inv[1][2] = (a[0][2] * a[1][0] - a[0][0] * a[1][2]) / det;
-            inv[2][2] = (a[0][0] * a[1][1] - a[0][1] * a[1][0]) / det;
-        }
-        k.det[i] = float(det);
-        for (int a = 0; a < D; ++a) {
-            double e2 = 0.0;
-            for (int e = 0; e < D; ++e) e2 += inv[a][e] * inv[a][e];
-            k.extent[i][a] = float(h * std::sqrt(e2));
-        }
-      }
+        for (std::size_t i = cr.cell_begin[cell]; i < cr.cell_begin[cell + 1]; ++i)
+            particle_kernel<D>(cr, cell, i, p, k, isolated[i]);
     }, 4);
-    // Taubin's (1995) step back: xbar_i += mu (sum_j w_ij xbar_j / sum_j w_ij - xbar_i), the same weights,
-    // mu = 1 / (k_pb - 1 / lambda) with k_pb = 0.1. Eq. 6 alone pulls the layer under a flat free surface
-    // down by 0.9 of its half-neighbourhood's offset (the tank at rest's surface sank by 1.5 r); the pair
-    // keeps the damping of the particles' noise and cancels that shrinkage to first order.
-    if (lambda > 0.0f) {
-        const double mu = 1.0 / (0.1 - 1.0 / lambda);
-        std::array<std::vector<float>, D> cx;  // the centres in the cells' order, as arrays
-        for (int a = 0; a < D; ++a) {
-            cx[a].resize(n);
-            for (std::size_t i = 0; i < n; ++i) cx[a][i] = k.centers[i][a];
-        }
-        std::vector<Vec<D>> back(n);
-        parallel_for_each_index(exec, cr.cells(), [&](std::size_t cell) {
-            for (std::size_t i = cr.cell_begin[cell]; i < cr.cell_begin[cell + 1]; ++i) {
-                float xi[D], ci[D];
-                for (int a = 0; a < D; ++a) {
-                    xi[a] = cr.x[a][i];
-                    ci[a] = cx[a][i];
-                }
-                double sums[1 + D];
-                centre_sums<D>(cr, cx, cell, xi, ci, rc, sums);
-                Vec<D> c;
-                for (int a = 0; a < D; ++a) c[a] = ci[a] + float(mu * sums[1 + a] / sums[0]);
-                back[i] = c;
-            }
-        }, 4);
-        k.centers = std::move(back);
-    }
-    {  // back to the input's order
-        AnisotropicKernels<D> out;
-        out.centers.resize(n);
-        out.g.resize(n);
-        out.det.resize(n);
-        out.extent.resize(n);
-        out.round.resize(n);
-        parallel_for_each_index(exec, n, [&](std::size_t i) {
-            const std::uint32_t j = cr.order[i];
-            out.centers[j] = k.centers[i];
-            out.g[j] = k.g[i];
-            out.det[j] = k.det[i];
-            out.extent[j] = k.extent[i];
-            out.round[j] = k.round[i];
-        });
-        k = std::move(out);
-    }
-    for (std::size_t i = 0; i < n; ++i) {
-        k.isolated += isolated[i];
-        k.rounded += k.round[i];
-        for (int a = 0; a < D; ++a) k.max_extent = std::max(k.max_extent, k.extent[i][a]);
-    }
+    if (lambda > 0.0f) k.centers = step_back_centres<D>(cr, k.centers, lambda, rc, exec);
+    k = in_input_order<D>(cr, k, exec);
+    count_kernels<D>(isolated, k);
     return k;
 }
 

@@ -73,6 +73,236 @@ void splat_ellipsoid(float* out, const Vec<D>& c, const float* M, float scale, f
     }
 }
 
+// Particles beyond 2^19 blocks from the origin (with their reach) would overflow the block keys.
+template <int D>
+void check_reach(std::span<const Vec<D>> positions, float reach, double block_extent) {
+    double far = 0.0;
+    for (const auto& p : positions)
+        for (int a = 0; a < D; ++a) far = std::max(far, std::abs(double(p[a])));
+    if ((far + reach) / block_extent > double(1 << 19))
+        throw InputError(fmt::format("particles reach |x| = {:g} m, over 2^19 blocks of {:g} m: allowed: a larger "
+                                     "voxel size or coordinates closer to the origin", far, block_extent));
+}
+
+template <int D>
+std::array<int, D> unpack(std::uint64_t k) {
+    std::array<int, D> c;
+    for (int a = 0; a < D; ++a) c[a] = int((k >> (21 * a)) & 0x1fffff) - (1 << 20);
+    return c;
+}
+
+// The particles in bin order, each with its box of nodes within the support (global indices):
+// a block then tests a particle with integer compares only.
+template <int D>
+struct Splat {
+    Vec<D> x;
+    std::array<int, D> i0, i1;
+    std::uint32_t id;  // the particle (its anisotropic kernel)
+};
+
+// The particles binned by home block.
+template <int D>
+struct HomeBins {
+    std::vector<std::uint64_t> keys;     // the home blocks' keys, ascending
+    std::vector<std::size_t> begin;      // per home block, its first splat (+ the end)
+    std::vector<Splat<D>> sorted;        // the particles in bin order
+    std::unordered_map<std::uint64_t, std::uint32_t> index;  // key -> home block
+};
+
+// Bin particles by home block: sort (key, index) pairs. aniso: the kernels (null: isotropic, reach h).
+template <int D>
+HomeBins<D> bin_particles(std::span<const Vec<D>> positions, const AnisotropicKernels<D>* aniso, float h,
+                          float inv_voxel, int B, const ExecContext& exec) {
+    using Coord = std::array<int, D>;
+    auto home_of = [&](const Vec<D>& x) {
+        Coord c;
+        for (int a = 0; a < D; ++a) c[a] = floor_div(static_cast<int>(std::floor(x[a] * inv_voxel)), B);
+        return c;
+    };
+    const std::size_t n = positions.size();
+    std::vector<std::pair<std::uint64_t, std::uint32_t>> bins(n);
+    parallel_for_each_index(exec, n, [&](std::size_t i) {
+        bins[i] = {BlockLayout<D>::key(home_of(positions[i])), static_cast<std::uint32_t>(i)};
+    });
+    parallel_sort(exec, bins.begin(), bins.end());
+    HomeBins<D> hb;
+    for (std::size_t i = 0; i < n; ++i)
+        if (i == 0 || bins[i].first != bins[i - 1].first) {
+            hb.keys.push_back(bins[i].first);
+            hb.begin.push_back(i);
+        }
+    hb.begin.push_back(n);
+    hb.sorted.resize(n);
+    parallel_for_each_index(exec, n, [&](std::size_t k) {
+        Splat<D>& sp = hb.sorted[k];
+        sp.id = bins[k].second;
+        sp.x = positions[sp.id];
+        for (int a = 0; a < D; ++a) {
+            const float e = aniso ? aniso->extent[sp.id][a] : h;
+            sp.i0[a] = static_cast<int>(std::ceil((sp.x[a] - e) * inv_voxel));
+            sp.i1[a] = static_cast<int>(std::floor((sp.x[a] + e) * inv_voxel));
+        }
+    });
+    hb.index.reserve(hb.keys.size() * 2);
+    for (std::size_t k = 0; k < hb.keys.size(); ++k) hb.index.emplace(hb.keys[k], std::uint32_t(k));
+    return hb;
+}
+
+// The blocks within R blocks of block c on each axis: offset o in [0, (2R + 1)^D) -> block o around c.
+template <int D>
+std::array<int, D> block_around(const std::array<int, D>& c, int o, int R) {
+    std::array<int, D> d = c;
+    int t = o;
+    for (int a = 0; a < D; ++a) {
+        d[a] += t % (2 * R + 1) - R;
+        t /= 2 * R + 1;
+    }
+    return d;
+}
+
+// Active blocks: every block a home block's particles can reach (reach R blocks on each side), as
+// sorted unique keys. clip: anisotropic kernels reach up to 2 h but most reach h: only the blocks
+// that the union of a home block's kernel boxes overlaps (the others would hold zeros and cost the
+// later stages their time).
+template <int D>
+std::vector<std::uint64_t> active_blocks(const HomeBins<D>& hb, int R, int around, int B, bool clip,
+                                         const ExecContext& exec) {
+    using Coord = std::array<int, D>;
+    constexpr std::uint64_t kNone = ~std::uint64_t(0);
+    std::vector<std::uint64_t> active(hb.keys.size() * around);
+    parallel_for_each_index(exec, hb.keys.size(), [&](std::size_t k) {
+        const Coord c = unpack<D>(hb.keys[k]);
+        Coord blo, bhi;
+        for (int a = 0; a < D; ++a) {
+            blo[a] = c[a] - R;
+            bhi[a] = c[a] + R;
+        }
+        if (clip) {
+            Coord nlo = hb.sorted[hb.begin[k]].i0, nhi = hb.sorted[hb.begin[k]].i1;
+            for (std::size_t q = hb.begin[k]; q < hb.begin[k + 1]; ++q)
+                for (int a = 0; a < D; ++a) {
+                    nlo[a] = std::min(nlo[a], hb.sorted[q].i0[a]);
+                    nhi[a] = std::max(nhi[a], hb.sorted[q].i1[a]);
+                }
+            for (int a = 0; a < D; ++a) {
+                blo[a] = std::max(blo[a], floor_div(nlo[a], B));
+                bhi[a] = std::min(bhi[a], floor_div(nhi[a], B));
+            }
+        }
+        for (int o = 0; o < around; ++o) {
+            const Coord d = block_around<D>(c, o, R);
+            bool inside = true;
+            for (int a = 0; a < D; ++a) inside &= d[a] >= blo[a] && d[a] <= bhi[a];
+            active[k * around + o] = inside ? BlockLayout<D>::key(d) : kNone;
+        }
+    }, 64);
+    parallel_sort(exec, active.begin(), active.end());
+    active.erase(std::unique(active.begin(), active.end()), active.end());
+    if (!active.empty() && active.back() == kNone) active.pop_back();
+    return active;
+}
+
+// The grid's blocks (keys sorted and unique), with their values still unset.
+template <int D>
+void allocate_blocks(SparseGrid<D>& g, const std::vector<std::uint64_t>& active) {
+    // 2^31 nodes (8 GB per grid) is far beyond any fluid this toolkit simulates: a voxel that small
+    // is a mistake, and says so instead of failing to allocate.
+    if (double(active.size()) * g.layout.voxels_per_block() > double(1u << 31))
+        throw InputError(fmt::format("key 'voxel' = {:g} m gives {} blocks of {}^{} nodes ({:.0f} GB per grid): allowed: "
+                                     "a larger voxel size", g.layout.voxel, active.size(), g.layout.block, D,
+                                     double(active.size()) * g.layout.voxels_per_block() * 4e-9));
+    g.layout.coords.resize(active.size());
+    for (std::size_t b = 0; b < active.size(); ++b) g.layout.coords[b] = unpack<D>(active[b]);
+    g.layout.finalize();
+}
+
+// V such that a lattice of spacing 2r sums to exactly 1 (seed 003 calibrates rest density alike);
+// returns V sigma.
+template <int D>
+float lattice_scale(float particle_radius, float h) {
+    const CubicSpline<D> W(h);
+    double lattice = 0.0;
+    for_each_lattice_offset<D>(2.0f * particle_radius, h, [&](const Vec<D>& x) { lattice += W.value(x); });
+    return static_cast<float>(W.sigma / lattice);  // V sigma
+}
+
+// One isotropic kernel, W(q) = sigma f(q), q = |x_i - x_p| / h (seed 003, kernels.hpp), over the
+// nodes i0..i1 (global) of the block whose first node is lo; rows along x.
+template <int D>
+void splat_sphere(float* out, const Vec<D> x, float kscale, float kinv_h, float kh2, float kv,
+                  const std::array<int, D>& i0, const std::array<int, D>& i1, const std::array<int, D>& lo, int B) {
+    const int zb = D == 3 ? i0[D - 1] : 0, ze = D == 3 ? i1[D - 1] : 0;
+    for (int z = zb; z <= ze; ++z) {
+        const float dz = D == 3 ? float(z) * kv - x[D - 1] : 0.0f;
+        for (int y = i0[1]; y <= i1[1]; ++y) {
+            const float dy = float(y) * kv - x[1];
+            const float dyz = dy * dy + dz * dz;
+            if (dyz >= kh2) continue;
+            float* row = out + (D == 3 ? ((z - lo[2]) * B + (y - lo[1])) * B : (y - lo[1]) * B) - lo[0];
+            // The whole row of the block, branch-free: nodes beyond the support get q = 1,
+            // f = 0, and adding 0 changes nothing. A fixed-length row vectorises (8 lanes for
+            // the default 8-voxel blocks); clipping it first left a short scalar loop.
+            float* __restrict dst = row + lo[0];
+            const float x0 = x[0];
+            for (int k = 0; k < B; ++k) {
+                const float dx = float(lo[0] + k) * kv - x0;
+                const float r2 = dx * dx + dyz;
+                const float q = std::min(std::sqrt(r2) * kinv_h, 1.0f);
+                const float tq = 1.0f - q;
+                const float inner = 6.0f * (q * q * q - q * q) + 1.0f, outer = 2.0f * tq * tq * tq;
+                const float f = q <= 0.5f ? inner : outer;
+                dst[k] += kscale * f;
+            }
+        }
+    }
+}
+
+// What splatting a block reads: the particles, their kernels, the reach and the constants.
+template <int D>
+struct SplatInputs {
+    const HomeBins<D>* bins;
+    const AnisotropicKernels<D>* aniso;  // null: isotropic
+    int R, around, B;
+    float voxel, inv_h, scale, h2;
+};
+
+// The values of the block at block coordinates c0: the sum, in a fixed order (home blocks around it,
+// then bin order), of the kernels of the particles whose node boxes meet the block.
+template <int D>
+void splat_block(const SplatInputs<D>& in, const std::array<int, D> c0, float* out) {
+    using Coord = std::array<int, D>;
+    const HomeBins<D>& hb = *in.bins;
+    const AnisotropicKernels<D>* aniso = in.aniso;
+    // Local copies: the compiler cannot prove the grid writes leave captured values alone.
+    const float kv = in.voxel, kinv_h = in.inv_h, kscale = in.scale, kh2 = in.h2;
+    const int B = in.B;
+    Coord lo, hi;  // global nodes of this block
+    for (int a = 0; a < D; ++a) {
+        lo[a] = c0[a] * B;
+        hi[a] = lo[a] + B - 1;
+    }
+    for (int o = 0; o < in.around; ++o) {
+        const auto it = hb.index.find(BlockLayout<D>::key(block_around<D>(c0, o, in.R)));
+        if (it == hb.index.end()) continue;
+        for (std::size_t k = hb.begin[it->second]; k < hb.begin[it->second + 1]; ++k) {
+            const Splat<D>& sp = hb.sorted[k];
+            Coord i0, i1;
+            bool empty = false;
+            for (int a = 0; a < D; ++a) {
+                i0[a] = std::max(lo[a], sp.i0[a]);
+                i1[a] = std::min(hi[a], sp.i1[a]);
+                empty |= i0[a] > i1[a];
+            }
+            if (empty) continue;
+            if (aniso && !aniso->round[sp.id])
+                splat_ellipsoid<D>(out, sp.x, aniso->g[sp.id].data(), kscale * aniso->det[sp.id], kinv_h, kv, i0, i1,
+                                   lo, B);
+            else
+                splat_sphere<D>(out, sp.x, kscale, kinv_h, kh2, kv, i0, i1, lo, B);
+        }
+    }
+}
+
 }  // namespace
 
 template <int D>
@@ -83,7 +313,7 @@ SparseGrid<D> splat_density(std::span<const Vec<D>> input, const SurfaceSettings
     AnisotropicKernels<D> aniso;
     if (s.anisotropic) aniso = anisotropic_kernels<D>(input, s, exec);
     const std::span<const Vec<D>> positions = s.anisotropic ? std::span<const Vec<D>>(aniso.centers) : input;
-    using Coord = std::array<int, D>;
+    const AnisotropicKernels<D>* kernels = s.anisotropic ? &aniso : nullptr;
     SparseGrid<D> g;
     g.background = 0.0f;
     g.layout.voxel = s.voxel();
@@ -96,185 +326,22 @@ SparseGrid<D> splat_density(std::span<const Vec<D>> input, const SurfaceSettings
     const float reach = s.anisotropic ? std::max(h, aniso.max_extent) : h;  // farthest a particle splats (m)
     const int B = s.block_size;
     const double block_extent = double(B) * voxel;
-    {
-        double far = 0.0;
-        for (const auto& p : positions)
-            for (int a = 0; a < D; ++a) far = std::max(far, std::abs(double(p[a])));
-        if ((far + reach) / block_extent > double(1 << 19))
-            throw InputError(fmt::format("particles reach |x| = {:g} m, over 2^19 blocks of {:g} m: allowed: a larger "
-                                         "voxel size or coordinates closer to the origin", far, block_extent));
-    }
-    auto home_of = [&](const Vec<D>& x) {
-        Coord c;
-        for (int a = 0; a < D; ++a) c[a] = floor_div(static_cast<int>(std::floor(x[a] * inv_voxel)), B);
-        return c;
-    };
-
-    // Bin particles by home block: sort (key, index) pairs.
-    const std::size_t n = positions.size();
-    std::vector<std::pair<std::uint64_t, std::uint32_t>> bins(n);
-    parallel_for_each_index(exec, n, [&](std::size_t i) {
-        bins[i] = {BlockLayout<D>::key(home_of(positions[i])), static_cast<std::uint32_t>(i)};
-    });
-    parallel_sort(exec, bins.begin(), bins.end());
-    std::vector<std::uint64_t> home_keys;
-    std::vector<std::size_t> home_begin;
-    for (std::size_t i = 0; i < n; ++i)
-        if (i == 0 || bins[i].first != bins[i - 1].first) {
-            home_keys.push_back(bins[i].first);
-            home_begin.push_back(i);
-        }
-    home_begin.push_back(n);
-    // The particles in bin order, each with its box of nodes within the support (global indices):
-    // a block then tests a particle with integer compares only.
-    struct Splat {
-        Vec<D> x;
-        Coord i0, i1;
-        std::uint32_t id;  // the particle (its anisotropic kernel)
-    };
-    std::vector<Splat> sorted(n);
-    parallel_for_each_index(exec, n, [&](std::size_t k) {
-        Splat& sp = sorted[k];
-        sp.id = bins[k].second;
-        sp.x = positions[sp.id];
-        for (int a = 0; a < D; ++a) {
-            const float e = s.anisotropic ? aniso.extent[sp.id][a] : h;
-            sp.i0[a] = static_cast<int>(std::ceil((sp.x[a] - e) * inv_voxel));
-            sp.i1[a] = static_cast<int>(std::floor((sp.x[a] + e) * inv_voxel));
-        }
-    });
-    std::unordered_map<std::uint64_t, std::uint32_t> home_index;
-    home_index.reserve(home_keys.size() * 2);
-    for (std::size_t k = 0; k < home_keys.size(); ++k) home_index.emplace(home_keys[k], std::uint32_t(k));
+    check_reach<D>(positions, reach, block_extent);
+    const HomeBins<D> bins = bin_particles<D>(positions, kernels, h, inv_voxel, B, exec);
 
     // Active blocks: every block a home block's particles can reach (reach R blocks on each side).
     const int R = static_cast<int>(std::floor(reach / block_extent)) + 1;
-    auto unpack = [](std::uint64_t k) {
-        Coord c;
-        for (int a = 0; a < D; ++a) c[a] = int((k >> (21 * a)) & 0x1fffff) - (1 << 20);
-        return c;
-    };
     int around = 1;
     for (int a = 0; a < D; ++a) around *= 2 * R + 1;
-    // Anisotropic kernels reach up to 2 h but most reach h: only the blocks that the union of a home
-    // block's kernel boxes overlaps (the others would hold zeros and cost the later stages their time).
-    constexpr std::uint64_t kNone = ~std::uint64_t(0);
-    std::vector<std::uint64_t> active(home_keys.size() * around);
-    parallel_for_each_index(exec, home_keys.size(), [&](std::size_t k) {
-        const Coord c = unpack(home_keys[k]);
-        Coord blo, bhi;
-        for (int a = 0; a < D; ++a) {
-            blo[a] = c[a] - R;
-            bhi[a] = c[a] + R;
-        }
-        if (s.anisotropic) {
-            Coord nlo = sorted[home_begin[k]].i0, nhi = sorted[home_begin[k]].i1;
-            for (std::size_t q = home_begin[k]; q < home_begin[k + 1]; ++q)
-                for (int a = 0; a < D; ++a) {
-                    nlo[a] = std::min(nlo[a], sorted[q].i0[a]);
-                    nhi[a] = std::max(nhi[a], sorted[q].i1[a]);
-                }
-            for (int a = 0; a < D; ++a) {
-                blo[a] = std::max(blo[a], floor_div(nlo[a], B));
-                bhi[a] = std::min(bhi[a], floor_div(nhi[a], B));
-            }
-        }
-        for (int o = 0; o < around; ++o) {
-            Coord d = c;
-            int t = o;
-            bool inside = true;
-            for (int a = 0; a < D; ++a) {
-                d[a] += t % (2 * R + 1) - R;
-                t /= 2 * R + 1;
-                inside &= d[a] >= blo[a] && d[a] <= bhi[a];
-            }
-            active[k * around + o] = inside ? BlockLayout<D>::key(d) : kNone;
-        }
-    }, 64);
-    parallel_sort(exec, active.begin(), active.end());
-    active.erase(std::unique(active.begin(), active.end()), active.end());
-    if (!active.empty() && active.back() == kNone) active.pop_back();
-    // 2^31 nodes (8 GB per grid) is far beyond any fluid this toolkit simulates: a voxel that small
-    // is a mistake, and says so instead of failing to allocate.
-    if (double(active.size()) * g.layout.voxels_per_block() > double(1u << 31))
-        throw InputError(fmt::format("key 'voxel' = {:g} m gives {} blocks of {}^{} nodes ({:.0f} GB per grid): allowed: "
-                                     "a larger voxel size", voxel, active.size(), B, D,
-                                     double(active.size()) * g.layout.voxels_per_block() * 4e-9));
-    g.layout.coords.resize(active.size());
-    for (std::size_t b = 0; b < active.size(); ++b) g.layout.coords[b] = unpack(active[b]);
-    g.layout.finalize();
+    allocate_blocks(g, active_blocks<D>(bins, R, around, B, s.anisotropic, exec));
 
-    // V such that a lattice of spacing 2r sums to exactly 1 (seed 003 calibrates rest density alike).
-    const CubicSpline<D> W(h);
-    double lattice = 0.0;
-    for_each_lattice_offset<D>(2.0f * s.particle_radius, h, [&](const Vec<D>& x) { lattice += W.value(x); });
-    const float scale = static_cast<float>(W.sigma / lattice);  // V sigma
+    const float scale = lattice_scale<D>(s.particle_radius, h);
     const float inv_h = 1.0f / h, h2 = h * h;
-
+    const SplatInputs<D> in{&bins, kernels, R, around, B, voxel, inv_h, scale, h2};
     const int nv = g.layout.voxels_per_block();
     g.values.assign(g.layout.size() * std::size_t(nv), 0.0f);
     parallel_for_each_index(exec, g.layout.size(), [&](std::size_t b) {
-        float* out = g.values.data() + b * nv;
-        // Local copies: the compiler cannot prove the grid writes leave captured values alone.
-        const float kv = voxel, kinv_h = inv_h, kscale = scale, kh2 = h2;
-        const Coord c0 = g.layout.coords[b];
-        Coord lo, hi;  // global nodes of this block
-        for (int a = 0; a < D; ++a) {
-            lo[a] = c0[a] * B;
-            hi[a] = lo[a] + B - 1;
-        }
-        for (int o = 0; o < around; ++o) {
-            Coord d = c0;
-            int t = o;
-            for (int a = 0; a < D; ++a) {
-                d[a] += t % (2 * R + 1) - R;
-                t /= 2 * R + 1;
-            }
-            const auto it = home_index.find(BlockLayout<D>::key(d));
-            if (it == home_index.end()) continue;
-            for (std::size_t k = home_begin[it->second]; k < home_begin[it->second + 1]; ++k) {
-                const Splat& sp = sorted[k];
-                const Vec<D> x = sp.x;
-                Coord i0, i1;
-                bool empty = false;
-                for (int a = 0; a < D; ++a) {
-                    i0[a] = std::max(lo[a], sp.i0[a]);
-                    i1[a] = std::min(hi[a], sp.i1[a]);
-                    empty |= i0[a] > i1[a];
-                }
-                if (empty) continue;
-                if (s.anisotropic && !aniso.round[sp.id]) {
-                    splat_ellipsoid<D>(out, sp.x, aniso.g[sp.id].data(), kscale * aniso.det[sp.id], kinv_h, kv, i0, i1,
-                                       lo, B);
-                    continue;
-                }
-                // W(q) = sigma f(q), q = |x_i - x_p| / h (seed 003, kernels.hpp); rows along x.
-                const int zb = D == 3 ? i0[D - 1] : 0, ze = D == 3 ? i1[D - 1] : 0;
-                for (int z = zb; z <= ze; ++z) {
-                    const float dz = D == 3 ? float(z) * kv - x[D - 1] : 0.0f;
-                    for (int y = i0[1]; y <= i1[1]; ++y) {
-                        const float dy = float(y) * kv - x[1];
-                        const float dyz = dy * dy + dz * dz;
-                        if (dyz >= kh2) continue;
-                        float* row = out + (D == 3 ? ((z - lo[2]) * B + (y - lo[1])) * B : (y - lo[1]) * B) - lo[0];
-                        // The whole row of the block, branch-free: nodes beyond the support get q = 1,
-                        // f = 0, and adding 0 changes nothing. A fixed-length row vectorises (8 lanes for
-                        // the default 8-voxel blocks); clipping it first left a short scalar loop.
-                        float* __restrict dst = row + lo[0];
-                        const float x0 = x[0];
-                        for (int k = 0; k < B; ++k) {
-                            const float dx = float(lo[0] + k) * kv - x0;
-                            const float r2 = dx * dx + dyz;
-                            const float q = std::min(std::sqrt(r2) * kinv_h, 1.0f);
-                            const float tq = 1.0f - q;
-                            const float inner = 6.0f * (q * q * q - q * q) + 1.0f, outer = 2.0f * tq * tq * tq;
-                            const float f = q <= 0.5f ? inner : outer;
-                            dst[k] += kscale * f;
-                        }
-                    }
-                }
-            }
-        }
+        splat_block<D>(in, g.layout.coords[b], g.values.data() + b * nv);
     }, 1);
     return g;
 }

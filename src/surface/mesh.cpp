@@ -102,212 +102,336 @@ struct EdgeTables {
     std::vector<std::uint32_t> base;                // first vertex of each block
 };
 
-}  // namespace
+// Per block: the vertices (and their normals) it adds, in the order made; concatenated in block order.
+template <int D>
+struct BlockVertices {
+    std::vector<std::vector<Vec<D>>> pos, nrm;
+    explicit BlockVertices(std::size_t nb) : pos(nb), nrm(nb) {}
+};
 
 template <int D>
-Mesh<D> extract_mesh(const SparseGrid<D>& phi, float iso, const ExecContext& exec, float margin) {
-    margin = std::clamp(margin, 0.0f, 0.25f);
+using Cell = std::array<std::uint32_t, D>;
+
+// What pass 2 makes of one block: its cells, and the loop centres they add. Centres are numbered
+// kExtra | (index in the block's list) until the lists are concatenated.
+constexpr std::uint32_t kExtra = 0x80000000u;
+template <int D>
+struct BlockCells {
+    std::vector<Cell<D>> cells;
+    std::vector<Vec<D>> extra_pos, extra_nrm;
+};
+
+// Blocks entirely on one side, like their upper face neighbours (absent ones read as outside),
+// own no crossed edge.
+template <int D>
+bool owns_no_crossing(const SparseGrid<D>& phi, float iso, const std::vector<std::int8_t>& side, std::size_t b) {
+    bool uniform = side[b] != 0;
+    for (int a = 0; a < D && uniform; ++a) {
+        const std::int32_t n = phi.layout.neighbors[b][2 * a + 1];
+        uniform = (n < 0 ? std::int8_t(phi.background >= iso ? 1 : -1) : side[n]) == side[b];
+    }
+    return uniform;
+}
+
+// The vertices on the crossed edges from the nodes of block b towards +x, +y (+z), with the normals
+// interpolated from the gradients at the edge's ends; local: block b's edge table.
+template <int D>
+void block_edge_vertices(const SparseGrid<D>& phi, float iso, float margin, std::size_t b,
+                         std::vector<std::int32_t>& local, std::vector<Vec<D>>& pos, std::vector<Vec<D>>& nrm) {
     using Coord = std::array<int, D>;
     const auto& L = phi.layout;
-    const std::size_t nb = L.size();
     const int B = L.block, nv = L.voxels_per_block();
     const float h = L.voxel;
-    Mesh<D> mesh;
-    if (nb == 0) return mesh;
+    const auto g = Around<D, const float>::make(phi, b);
+    const float* self = phi.values.data() + b * nv;
+    for (int l = 0; l < nv; ++l) {
+        const Coord c = local_coords<D>(l, B);
+        const float f0 = self[l] - iso;
+        for (int a = 0; a < D; ++a) {
+            const float f1 = g.step(c, a, +1) - iso;
+            if ((f0 < 0.0f) == (f1 < 0.0f)) continue;
+            if (local.empty()) local.assign(std::size_t(nv) * D, -1);
+            const float t = std::clamp(f0 / (f0 - f1), margin, 1.0f - margin);
+            Vec<D> x;
+            for (int k = 0; k < D; ++k) x[k] = float(L.coords[b][k] * B + c[k]) * h;
+            x[a] += t * h;
+            Coord c1 = c;
+            c1[a] += 1;
+            const Vec<D> n = gradient_at<D>(g, c, h) * (1.0f - t) + gradient_at<D>(g, c1, h) * t;
+            local[std::size_t(l) * D + a] = static_cast<std::int32_t>(pos.size());
+            pos.push_back(x);
+            nrm.push_back(normalized(n));
+        }
+    }
+}
 
-    // Pass 1: a vertex on every crossed edge, owned by the edge's lower node.
+// Pass 1: a vertex on every crossed edge, owned by the edge's lower node. Fills verts and the tables'
+// local part.
+template <int D>
+EdgeTables place_edge_vertices(const SparseGrid<D>& phi, float iso, float margin, const ExecContext& exec,
+                               BlockVertices<D>& verts) {
+    const std::size_t nb = phi.layout.size();
     EdgeTables tables;
     tables.local.resize(nb);
-    std::vector<std::vector<Vec<D>>> pos(nb), nrm(nb);
-    // Blocks entirely on one side, like their upper face neighbours (absent ones read as outside),
-    // own no crossed edge.
     const std::vector<std::int8_t> side = block_sides(phi, iso, exec);
     parallel_for_each_index(exec, nb, [&](std::size_t b) {
-        bool uniform = side[b] != 0;
-        for (int a = 0; a < D && uniform; ++a) {
-            const std::int32_t n = L.neighbors[b][2 * a + 1];
-            uniform = (n < 0 ? std::int8_t(phi.background >= iso ? 1 : -1) : side[n]) == side[b];
-        }
-        if (uniform) return;
-        const auto g = Around<D, const float>::make(phi, b);
-        const float* self = phi.values.data() + b * nv;
-        for (int l = 0; l < nv; ++l) {
-            const Coord c = local_coords<D>(l, B);
-            const float f0 = self[l] - iso;
-            for (int a = 0; a < D; ++a) {
-                const float f1 = g.step(c, a, +1) - iso;
-                if ((f0 < 0.0f) == (f1 < 0.0f)) continue;
-                if (tables.local[b].empty()) tables.local[b].assign(std::size_t(nv) * D, -1);
-                const float t = std::clamp(f0 / (f0 - f1), margin, 1.0f - margin);
-                Vec<D> x;
-                for (int k = 0; k < D; ++k) x[k] = float(L.coords[b][k] * B + c[k]) * h;
-                x[a] += t * h;
-                Coord c1 = c;
-                c1[a] += 1;
-                const Vec<D> n = gradient_at<D>(g, c, h) * (1.0f - t) + gradient_at<D>(g, c1, h) * t;
-                tables.local[b][std::size_t(l) * D + a] = static_cast<std::int32_t>(pos[b].size());
-                pos[b].push_back(x);
-                nrm[b].push_back(normalized(n));
-            }
-        }
+        if (owns_no_crossing(phi, iso, side, b)) return;
+        block_edge_vertices(phi, iso, margin, b, tables.local[b], verts.pos[b], verts.nrm[b]);
     }, 1);
+    return tables;
+}
+
+// Numbers pass 1's vertices block after block (tables.base) and copies them into the mesh.
+template <int D>
+void gather_edge_vertices(const BlockVertices<D>& verts, const ExecContext& exec, EdgeTables& tables,
+                          Mesh<D>& mesh) {
+    const std::size_t nb = verts.pos.size();
     tables.base.resize(nb + 1, 0);
-    for (std::size_t b = 0; b < nb; ++b) tables.base[b + 1] = tables.base[b] + static_cast<std::uint32_t>(pos[b].size());
+    for (std::size_t b = 0; b < nb; ++b)
+        tables.base[b + 1] = tables.base[b] + static_cast<std::uint32_t>(verts.pos[b].size());
     mesh.vertices.resize(tables.base[nb]);
     mesh.normals.resize(tables.base[nb]);
     parallel_for_each_index(exec, nb, [&](std::size_t b) {
-        std::copy(pos[b].begin(), pos[b].end(), mesh.vertices.begin() + tables.base[b]);
-        std::copy(nrm[b].begin(), nrm[b].end(), mesh.normals.begin() + tables.base[b]);
+        std::copy(verts.pos[b].begin(), verts.pos[b].end(), mesh.vertices.begin() + tables.base[b]);
+        std::copy(verts.nrm[b].begin(), verts.nrm[b].end(), mesh.normals.begin() + tables.base[b]);
     }, 16);
+}
 
-    // Pass 2: cells of the cubes (squares) whose lowest corner is a node of block b. Loop centres added
-    // here are numbered kExtra | (index in the block's list) until the lists are concatenated.
-    constexpr std::uint32_t kExtra = 0x80000000u;
-    std::vector<std::vector<Vec<D>>> extra_pos(nb), extra_nrm(nb);
-    auto vertex_position = [&](std::uint32_t i) { return mesh.vertices[i]; };
-    auto vertex_normal = [&](std::uint32_t i) { return mesh.normals[i]; };
-    std::vector<std::vector<std::array<std::uint32_t, D>>> cells(nb);
-    parallel_for_each_index(exec, nb, [&](std::size_t b) {
-        // The blocks holding the cube corners: b and its upper neighbours (slot bits x, y, z).
-        constexpr int kUpper = 1 << D;
-        std::int32_t up[kUpper];
-        bool any = false;
-        for (int k = 0; k < kUpper; ++k) {
-            Coord c = L.coords[b];
-            for (int a = 0; a < D; ++a) c[a] += (k >> a) & 1;
-            up[k] = k == 0 ? std::int32_t(b) : L.find(c);
-            any |= up[k] >= 0 && !tables.local[up[k]].empty();
+// The blocks holding the corners of the cubes (squares) whose lowest corner is a node of block b:
+// b and its upper neighbours (slot bits x, y, z), with pass 1's edge tables to find their vertices.
+template <int D>
+struct CornerBlocks {
+    static constexpr int kUpper = 1 << D;
+    const EdgeTables* tables = nullptr;
+    int B = 0;
+    std::int32_t up[kUpper];    // block index, -1 where absent
+    const float* vals[kUpper];  // its values, nullptr where absent
+};
+
+// Block b's corner blocks; false when none of them owns a crossed edge (then b's cubes have no cells).
+template <int D>
+bool find_corner_blocks(const SparseGrid<D>& phi, const EdgeTables& tables, std::size_t b, CornerBlocks<D>& cb) {
+    constexpr int kUpper = CornerBlocks<D>::kUpper;
+    const auto& L = phi.layout;
+    const int nv = L.voxels_per_block();
+    cb.tables = &tables;
+    cb.B = L.block;
+    bool any = false;
+    for (int k = 0; k < kUpper; ++k) {
+        std::array<int, D> c = L.coords[b];
+        for (int a = 0; a < D; ++a) c[a] += (k >> a) & 1;
+        cb.up[k] = k == 0 ? std::int32_t(b) : L.find(c);
+        any |= cb.up[k] >= 0 && !tables.local[cb.up[k]].empty();
+    }
+    if (!any) return false;
+    for (int k = 0; k < kUpper; ++k)
+        cb.vals[k] = cb.up[k] < 0 ? nullptr : phi.values.data() + std::size_t(cb.up[k]) * nv;
+    return true;
+}
+
+// Corner node (local to block b, each coordinate in [0, 2B)) -> (block slot, local index).
+template <int D>
+int locate(std::array<int, D> c, int B, int& slot) {
+    slot = 0;
+    for (int a = 0; a < D; ++a)
+        if (c[a] >= B) {
+            c[a] -= B;
+            slot |= 1 << a;
         }
-        if (!any) return;
-        const float* vals[kUpper];
-        for (int k = 0; k < kUpper; ++k) vals[k] = up[k] < 0 ? nullptr : phi.values.data() + std::size_t(up[k]) * nv;
-        // Corner node -> (block slot, local index).
-        auto locate = [&](Coord c, int& slot) {
-            slot = 0;
-            for (int a = 0; a < D; ++a)
-                if (c[a] >= B) {
-                    c[a] -= B;
-                    slot |= 1 << a;
-                }
-            return local_index<D>(c, B);
-        };
-        auto vertex = [&](const Coord& node, int axis) -> std::uint32_t {
-            int slot;
-            const int l = locate(node, slot);
-            const std::int32_t blk = up[slot];
-            EDDY_ASSERT(blk >= 0 && !tables.local[blk].empty() && tables.local[blk][std::size_t(l) * D + axis] >= 0);
-            return tables.base[blk] + static_cast<std::uint32_t>(tables.local[blk][std::size_t(l) * D + axis]);
-        };
-        auto& out = cells[b];
-        for (int l = 0; l < nv; ++l) {
-            const Coord c = local_coords<D>(l, B);
-            constexpr int kCorners = 1 << D;
-            float f[kCorners];
-            Coord corner[kCorners];
-            int inside = 0;
-            for (int k = 0; k < kCorners; ++k) {
-                Coord q = c;
-                for (int a = 0; a < D; ++a) q[a] += (k >> a) & 1;
-                corner[k] = q;
-                int slot;
-                const int ql = locate(q, slot);
-                f[k] = (vals[slot] ? vals[slot][ql] : phi.background) - iso;
-                inside += f[k] < 0.0f;
-            }
-            if (inside == 0 || inside == kCorners) continue;
-            // Vertex on the cube edge between corners p and q.
-            auto edge_vertex = [&](int p, int q) { return vertex(corner[std::min(p, q)], axis_of(p, q)); };
-            if constexpr (D == 2) {
-                float fw[4], fuv[4];
-                for (int i = 0; i < 4; ++i) fw[i] = f[kSquare[i]];
-                for (int i = 0; i < 4; ++i) fuv[i] = f[i];
-                int to[4];
-                face_segments(fw, fuv, to);
-                for (int i = 0; i < 4; ++i)
-                    if (to[i] >= 0)
-                        out.push_back({edge_vertex(kSquare[i], kSquare[(i + 1) & 3]),
-                                       edge_vertex(kSquare[to[i]], kSquare[(to[i] + 1) & 3])});
-            } else {
-                // next[e]: the loop successor of crossing e, e = min corner * 3 + axis.
-                int next[24];
-                std::fill(std::begin(next), std::end(next), -1);
-                for (const auto& face : kFaces) {
-                    float fw[4], fuv[4];
-                    for (int i = 0; i < 4; ++i) fw[i] = f[face[i]];
-                    // The face's own axes u < v: corners sorted by index are (0,0), (1,0), (0,1), (1,1).
-                    int sorted[4] = {face[0], face[1], face[2], face[3]};
-                    std::sort(sorted, sorted + 4);
-                    for (int i = 0; i < 4; ++i) fuv[i] = f[sorted[i]];
-                    int to[4];
-                    face_segments(fw, fuv, to);
-                    for (int i = 0; i < 4; ++i) {
-                        if (to[i] < 0) continue;
-                        const int p = face[i], q = face[(i + 1) & 3];
-                        const int r = face[to[i]], s = face[(to[i] + 1) & 3];
-                        next[std::min(p, q) * 3 + axis_of(p, q)] = std::min(r, s) * 3 + axis_of(r, s);
-                    }
-                }
-                bool seen[24] = {};
-                int loop[12];
-                for (int e0 = 0; e0 < 24; ++e0) {
-                    if (next[e0] < 0 || seen[e0]) continue;
-                    int m = 0;
-                    for (int e = e0; e >= 0 && !seen[e]; e = next[e]) {
-                        seen[e] = true;
-                        loop[m++] = e;
-                    }
-                    std::uint32_t v[12];
-                    for (int i = 0; i < m; ++i) v[i] = vertex(corner[loop[i] / 3], loop[i] % 3);
-                    // The loop runs counter-clockwise around the inside seen from outside the cube, so
-                    // its right-hand normal points into the fluid: reverse it (normals point out).
-                    // A fan from v[s] adds diagonals; one between two vertices on a common face of the
-                    // cube could also be drawn by the neighbour across that face (an edge with four
-                    // triangles), so pick a start whose diagonals all cross the cube's interior, and
-                    // if there is none, fan around a new vertex at the loop's centroid.
-                    int start = -1;
-                    for (int s0 = 0; s0 < m && start < 0; ++s0) {
-                        bool ok = true;
-                        for (int i = 2; i + 1 < m && ok; ++i)
-                            ok = (edge_faces(loop[s0]) & edge_faces(loop[(s0 + i) % m])) == 0;
-                        if (ok) start = s0;
-                    }
-                    if (start >= 0) {
-                        for (int i = 1; i + 1 < m; ++i)
-                            out.push_back({v[start], v[(start + i + 1) % m], v[(start + i) % m]});
-                    } else {
-                        Vec<D> x = Vec<D>::zero(), nn = Vec<D>::zero();
-                        for (int i = 0; i < m; ++i) {
-                            x += vertex_position(v[i]);
-                            nn += vertex_normal(v[i]);
-                        }
-                        const std::uint32_t centre = kExtra | static_cast<std::uint32_t>(extra_pos[b].size());
-                        extra_pos[b].push_back(x * (1.0f / float(m)));
-                        extra_nrm[b].push_back(normalized(nn));
-                        for (int i = 0; i < m; ++i) out.push_back({centre, v[(i + 1) % m], v[i]});
-                    }
-                }
-            }
+    return local_index<D>(c, B);
+}
+
+// The vertex on the crossed edge from corner node `node` along `axis`.
+template <int D>
+std::uint32_t node_edge_vertex(const CornerBlocks<D>& cb, const std::array<int, D>& node, int axis) {
+    const EdgeTables& tables = *cb.tables;
+    int slot;
+    const int l = locate<D>(node, cb.B, slot);
+    const std::int32_t blk = cb.up[slot];
+    EDDY_ASSERT(blk >= 0 && !tables.local[blk].empty() && tables.local[blk][std::size_t(l) * D + axis] >= 0);
+    return tables.base[blk] + static_cast<std::uint32_t>(tables.local[blk][std::size_t(l) * D + axis]);
+}
+
+// One cube (square) of block b: its corner nodes (k = x + 2y + 4z) and their level-shifted values.
+template <int D>
+struct Cube {
+    static constexpr int kCorners = 1 << D;
+    float f[kCorners];
+    std::array<int, D> corner[kCorners];
+};
+
+// Reads the cube whose lowest corner is node c of block b; false when no edge of it is crossed.
+template <int D>
+bool load_cube(const CornerBlocks<D>& cb, float background, float iso, const std::array<int, D>& c, Cube<D>& cube) {
+    constexpr int kCorners = Cube<D>::kCorners;
+    int inside = 0;
+    for (int k = 0; k < kCorners; ++k) {
+        std::array<int, D> q = c;
+        for (int a = 0; a < D; ++a) q[a] += (k >> a) & 1;
+        cube.corner[k] = q;
+        int slot;
+        const int ql = locate<D>(q, cb.B, slot);
+        cube.f[k] = (cb.vals[slot] ? cb.vals[slot][ql] : background) - iso;
+        inside += cube.f[k] < 0.0f;
+    }
+    return !(inside == 0 || inside == kCorners);
+}
+
+// Vertex on the cube edge between corners p and q.
+template <int D>
+std::uint32_t cube_edge_vertex(const CornerBlocks<D>& cb, const Cube<D>& cube, int p, int q) {
+    return node_edge_vertex<D>(cb, cube.corner[std::min(p, q)], axis_of(p, q));
+}
+
+// Marching squares: the square's segments, each from an inside -> outside crossing to the
+// outside -> inside one it connects to.
+void square_cells(const CornerBlocks<2>& cb, const Cube<2>& sq, std::vector<Cell<2>>& out) {
+    float fw[4], fuv[4];
+    for (int i = 0; i < 4; ++i) fw[i] = sq.f[kSquare[i]];
+    for (int i = 0; i < 4; ++i) fuv[i] = sq.f[i];
+    int to[4];
+    face_segments(fw, fuv, to);
+    for (int i = 0; i < 4; ++i)
+        if (to[i] >= 0)
+            out.push_back({cube_edge_vertex(cb, sq, kSquare[i], kSquare[(i + 1) & 3]),
+                           cube_edge_vertex(cb, sq, kSquare[to[i]], kSquare[(to[i] + 1) & 3])});
+}
+
+// The segments on the cube's six faces as next[e]: the loop successor of crossing e, e = min corner
+// * 3 + axis (-1: not crossed).
+void link_cube_crossings(const float (&f)[8], int (&next)[24]) {
+    std::fill(std::begin(next), std::end(next), -1);
+    for (const auto& face : kFaces) {
+        float fw[4], fuv[4];
+        for (int i = 0; i < 4; ++i) fw[i] = f[face[i]];
+        // The face's own axes u < v: corners sorted by index are (0,0), (1,0), (0,1), (1,1).
+        int sorted[4] = {face[0], face[1], face[2], face[3]};
+        std::sort(sorted, sorted + 4);
+        for (int i = 0; i < 4; ++i) fuv[i] = f[sorted[i]];
+        int to[4];
+        face_segments(fw, fuv, to);
+        for (int i = 0; i < 4; ++i) {
+            if (to[i] < 0) continue;
+            const int p = face[i], q = face[(i + 1) & 3];
+            const int r = face[to[i]], s = face[(to[i] + 1) & 3];
+            next[std::min(p, q) * 3 + axis_of(p, q)] = std::min(r, s) * 3 + axis_of(r, s);
         }
-    }, 1);
+    }
+}
+
+// The triangles of one loop of m crossings (cube edges loop[i], vertices v[i]).
+void triangulate_loop(const int* loop, int m, const std::uint32_t* v, const Mesh<3>& mesh, BlockCells<3>& out) {
+    // The loop runs counter-clockwise around the inside seen from outside the cube, so
+    // its right-hand normal points into the fluid: reverse it (normals point out).
+    // A fan from v[s] adds diagonals; one between two vertices on a common face of the
+    // cube could also be drawn by the neighbour across that face (an edge with four
+    // triangles), so pick a start whose diagonals all cross the cube's interior, and
+    // if there is none, fan around a new vertex at the loop's centroid.
+    int start = -1;
+    for (int s0 = 0; s0 < m && start < 0; ++s0) {
+        bool ok = true;
+        for (int i = 2; i + 1 < m && ok; ++i)
+            ok = (edge_faces(loop[s0]) & edge_faces(loop[(s0 + i) % m])) == 0;
+        if (ok) start = s0;
+    }
+    if (start >= 0) {
+        for (int i = 1; i + 1 < m; ++i)
+            out.cells.push_back({v[start], v[(start + i + 1) % m], v[(start + i) % m]});
+    } else {
+        Vec<3> x = Vec<3>::zero(), nn = Vec<3>::zero();
+        for (int i = 0; i < m; ++i) {
+            x += mesh.vertices[v[i]];
+            nn += mesh.normals[v[i]];
+        }
+        const std::uint32_t centre = kExtra | static_cast<std::uint32_t>(out.extra_pos.size());
+        out.extra_pos.push_back(x * (1.0f / float(m)));
+        out.extra_nrm.push_back(normalized(nn));
+        for (int i = 0; i < m; ++i) out.cells.push_back({centre, v[(i + 1) % m], v[i]});
+    }
+}
+
+// Marching cubes: the cube's crossings, linked into loops by the segments on its faces, and each
+// loop's triangles.
+void cube_cells(const CornerBlocks<3>& cb, const Cube<3>& cube, const Mesh<3>& mesh, BlockCells<3>& out) {
+    int next[24];
+    link_cube_crossings(cube.f, next);
+    bool seen[24] = {};
+    int loop[12];
+    for (int e0 = 0; e0 < 24; ++e0) {
+        if (next[e0] < 0 || seen[e0]) continue;
+        int m = 0;
+        for (int e = e0; e >= 0 && !seen[e]; e = next[e]) {
+            seen[e] = true;
+            loop[m++] = e;
+        }
+        std::uint32_t v[12];
+        for (int i = 0; i < m; ++i) v[i] = node_edge_vertex<3>(cb, cube.corner[loop[i] / 3], loop[i] % 3);
+        triangulate_loop(loop, m, v, mesh, out);
+    }
+}
+
+// Pass 2 for block b: the cells of the cubes (squares) whose lowest corner is a node of block b.
+// mesh: pass 1's vertices (loop centres are averaged from them).
+template <int D>
+void march_block(const SparseGrid<D>& phi, float iso, const EdgeTables& tables, const Mesh<D>& mesh, std::size_t b,
+                 BlockCells<D>& out) {
+    CornerBlocks<D> cb;
+    if (!find_corner_blocks(phi, tables, b, cb)) return;
+    const int B = phi.layout.block, nv = phi.layout.voxels_per_block();
+    for (int l = 0; l < nv; ++l) {
+        Cube<D> cube;
+        if (!load_cube<D>(cb, phi.background, iso, local_coords<D>(l, B), cube)) continue;
+        if constexpr (D == 2) square_cells(cb, cube, out.cells);
+        else cube_cells(cb, cube, mesh, out);
+    }
+}
+
+// Concatenates the blocks' cells in block order, and their loop centres after pass 1's vertices,
+// renumbering the centres.
+template <int D>
+void stitch_cells(const std::vector<BlockCells<D>>& blocks, const ExecContext& exec, Mesh<D>& mesh) {
+    const std::size_t nb = blocks.size();
     std::vector<std::size_t> cbase(nb + 1, 0);
     std::vector<std::uint32_t> xbase(nb + 1, static_cast<std::uint32_t>(mesh.vertices.size()));
     for (std::size_t b = 0; b < nb; ++b) {
-        cbase[b + 1] = cbase[b] + cells[b].size();
-        xbase[b + 1] = xbase[b] + static_cast<std::uint32_t>(extra_pos[b].size());
+        cbase[b + 1] = cbase[b] + blocks[b].cells.size();
+        xbase[b + 1] = xbase[b] + static_cast<std::uint32_t>(blocks[b].extra_pos.size());
     }
     mesh.cells.resize(cbase[nb]);
     mesh.vertices.resize(xbase[nb]);
     mesh.normals.resize(xbase[nb]);
     parallel_for_each_index(exec, nb, [&](std::size_t b) {
-        std::copy(extra_pos[b].begin(), extra_pos[b].end(), mesh.vertices.begin() + xbase[b]);
-        std::copy(extra_nrm[b].begin(), extra_nrm[b].end(), mesh.normals.begin() + xbase[b]);
-        for (std::size_t k = 0; k < cells[b].size(); ++k) {
-            auto c = cells[b][k];
+        const BlockCells<D>& in = blocks[b];
+        std::copy(in.extra_pos.begin(), in.extra_pos.end(), mesh.vertices.begin() + xbase[b]);
+        std::copy(in.extra_nrm.begin(), in.extra_nrm.end(), mesh.normals.begin() + xbase[b]);
+        for (std::size_t k = 0; k < in.cells.size(); ++k) {
+            auto c = in.cells[k];
             for (auto& i : c)
                 if (i & kExtra) i = xbase[b] + (i & ~kExtra);
             mesh.cells[cbase[b] + k] = c;
         }
     }, 16);
+}
+
+}  // namespace
+
+template <int D>
+Mesh<D> extract_mesh(const SparseGrid<D>& phi, float iso, const ExecContext& exec, float margin) {
+    margin = std::clamp(margin, 0.0f, 0.25f);
+    const std::size_t nb = phi.layout.size();
+    Mesh<D> mesh;
+    if (nb == 0) return mesh;
+
+    // Pass 1: a vertex on every crossed edge, owned by the edge's lower node.
+    BlockVertices<D> verts(nb);
+    EdgeTables tables = place_edge_vertices(phi, iso, margin, exec, verts);
+    gather_edge_vertices(verts, exec, tables, mesh);
+
+    // Pass 2: cells of the cubes (squares) whose lowest corner is a node of block b; loop centres
+    // are added per block, then the blocks' lists are concatenated.
+    std::vector<BlockCells<D>> blocks(nb);
+    parallel_for_each_index(exec, nb, [&](std::size_t b) { march_block(phi, iso, tables, mesh, b, blocks[b]); }, 1);
+    stitch_cells(blocks, exec, mesh);
     return mesh;
 }
 

@@ -5,7 +5,7 @@
 // 25): the scene's models (wall meshes, polygon outlines); the dark background, the thin wall edges
 // and 2D wall particles (0.45 grey) stay below it.
 // With MIN_ARROW, at least that fraction must be the load arrow's magenta (red and blue >= 170, green
-// <= 140: apps/view/load_arrow.hpp, colour kArrowRgb in main.cpp), a colour the map never makes.
+// <= 140: apps/view/load_arrow.hpp, colour kArrowRgb in scene_draw.cpp), a colour the map never makes.
 // Usage: eddy_png_check FILE.png MIN_FRACTION [MIN_WIDTH MIN_HEIGHT [MIN_GREY [MIN_ARROW]]]. Exit 0 if it
 // passes, 1 if not.
 #include <algorithm>

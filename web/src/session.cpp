@@ -122,7 +122,6 @@ std::string Session::load(Scene sc) {
         m_sim.emplace(std::move(s));
     }
     m_diverged = false;
-    m_next_frame = 1;
     m_mouse = {};
     m_mesh_xyz.clear();
     m_mesh_normals.clear();
@@ -180,19 +179,12 @@ std::string Session::step(int n, double ms) {
                     return fmt::format("diverged at step {} (t = {:.6g} s): {}", steps_now, t, problem);
                 }
             } else if (m_water) {
-                const std::string problem = std::visit([&](auto& s) -> std::string {
-                    const double fps = m_water->scene.output.fps;
-                    double target = m_next_frame / fps;
-                    if (m_water->scene.duration > 0 && s.time() < m_water->scene.duration) target = std::min(target, m_water->scene.duration);
-                    const ShallowWaterStats st = s.step(landing_dt(s.suggest_dt(), s.time(), target), m_exec);
-                    if (s.time() >= target - 1e-9 * std::max(1.0, target)) ++m_next_frame;
-                    if (st.non_finite)
-                        return fmt::format("diverged at step {} (t = {:.6g} s): a depth or velocity is not finite", s.steps(), s.time());
-                    return "";
-                }, m_water->solver);
-                if (!problem.empty()) {
+                // The same clock for the grid (eddy::next_landing of a grid, as the viewer and Python's step()).
+                if (eddy::step(*m_water, m_exec, next_landing(*m_water)).non_finite) {
                     m_diverged = true;
-                    return problem;
+                    return std::visit([](const auto& s) {
+                        return fmt::format("diverged at step {} (t = {:.6g} s): a depth or velocity is not finite", s.steps(), s.time());
+                    }, m_water->solver);
                 }
             } else {
                 return "no scene loaded";

@@ -106,7 +106,6 @@ private:
     std::optional<Simulation> m_sim;
     std::optional<ShallowWaterSimulation> m_water;
     bool m_diverged = false;
-    int m_next_frame = 1;  // as eddy run's: steps land on the frame times k / fps
     MouseForce m_mouse;
     float m_last_dt = 1e-3f;  // the last step's (s): the brush acts over it
     std::vector<float> m_xyz, m_scalar, m_walls, m_terrain, m_depth, m_mesh_xyz, m_mesh_normals;
