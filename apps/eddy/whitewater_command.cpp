@@ -1,8 +1,6 @@
 // eddy whitewater: spray, foam and bubbles of a finished particle run (issue 32; docs/whitewater.md).
 #include "cli.hpp"
 
-#include <unistd.h>
-
 #include <cfloat>
 #include <cstdio>
 
