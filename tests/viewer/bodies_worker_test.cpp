@@ -29,7 +29,7 @@ WorkerConfig config(const std::string& scene, std::vector<std::string> sets = {}
     return c;
 }
 
-std::string scene_file(const char* name) { return std::string(EDDY_SOURCE_DIR) + "/tests/viewer/" + name; }
+std::string scene_file(const char* name) { return (std::filesystem::path(EDDY_SOURCE_DIR) / "tests/viewer" / name).string(); }
 
 // Steps the paused worker n times and waits for them (or for a diverged run).
 std::shared_ptr<const Snapshot> steps(SimWorker& w, int n) {
