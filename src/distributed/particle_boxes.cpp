@@ -22,6 +22,7 @@
 #include <cstring>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <stdexcept>
 #include <type_traits>
 
@@ -30,6 +31,7 @@
 #include "eddy/distributed.hpp"
 #include "eddy/halo.hpp"
 #include "eddy/neighbors.hpp"
+#include "sim/particle_step.hpp"
 
 namespace eddy::dist {
 
@@ -163,114 +165,11 @@ public:
     bool walls_changed() const override { return m_walls_changed; }
 
     // ---- RunHooks (what the run loop sees) ----
+    // One step: eddy::step's own (src/sim/particle_step.hpp) with this layer as its exchange (below).
     StepStats step(Simulation& simulation, const ExecContext& exec, double until) override {
-        auto& sim = std::get<ParticleSimulation<D>>(simulation);
-        auto& f = sim.fluid;
         const auto t0 = std::chrono::steady_clock::now();
-        // The emitters (eddy/emitters.hpp), before the boxes are cut and the particles migrate: every
-        // process takes the same due particles; one not blocked by fluid on any process is put in by the
-        // root (it migrates to its box below), the others advance next_id alike, so that ids are the
-        // same bits as on one process.
-        const std::size_t emitted = sim.flow.emits() ? emit_everywhere(sim) : 0;
-        std::vector<Node> before;  // the boxes the walls were distributed over (their owners)
-        const bool rebalanced = m_since_rebalance >= m_every;
-        if (rebalanced) {
-            before = m_tree;
-            rebalance(f);
-            m_since_rebalance = 0;
-            ++m_rebalances;
-        }
-        migrate(f);
-        ++m_since_rebalance;
-        // Load: the largest part against the mean.
-        const double largest = m_comm.max(double(f.size()));
-        if (m_total > 0) {
-            const double imbalance = largest * m_comm.size() / double(m_total);
-            m_imbalance_max = std::max(m_imbalance_max, imbalance);
-            m_imbalance_sum += imbalance;
-            // A flow that moves fast (a splash, a drop spreading) unbalances the boxes within the 50
-            // steps: cut them again at the next step, though not more often than every 5 steps (few
-            // particles on lattice planes cannot always be balanced better).
-            if (imbalance > kRebalanceAbove && m_since_rebalance >= 5) m_since_rebalance = m_every;
-        }
-        StepStats st = std::visit(
-            [&](auto& method) {
-                // The methods' statistics are reduced over the processes, so their time steps agree; the
-                // minimum makes sure of it.
-                float dt = static_cast<float>(-m_comm.max(-double(method.suggest_dt(f))));
-                const bool underflow = dt < method_dt_min(sim.method);
-                dt = std::min(dt, sim.flow.dt_limit(sim.time));
-                bool lands = false;
-                dt = landing_step(dt, sim.time, until, lands);
-                // WCSPH and DFSPH search the neighbours of the positions the step starts from; PBF and
-                // Clavet those of the positions they predict, (v + g dt) dt further on.
-                using M = std::remove_reference_t<decltype(method)>;
-                constexpr bool predicted = std::is_same_v<M, PbfSolver<D>> || std::is_same_v<M, ClavetSolver<D>>;
-                float move = 0.0f;  // the farthest a particle goes before its neighbours are searched
-                if constexpr (predicted) {
-                    float vmax = 0.0f;
-                    for (const auto& v : f.velocity) vmax = std::max(vmax, norm(v));
-                    vmax = static_cast<float>(m_comm.max(double(vmax)));
-                    move = (vmax + m_gravity * dt) * dt;
-                }
-                const float radius = method.neighbor_radius();
-                // The owned particles in Morton order every sort_interval steps, as the method does on
-                // one process (with ghosts behind them it leaves the order to this layer): arrivals are
-                // appended, and particles move, so the order drifts away from the space's.
-                if (const int every = method.settings().sort_interval; every > 0 && ++m_since_sort >= every) {
-                    NeighborGrid<D> grid(radius);
-                    grid.build(f.position, exec);
-                    f.reorder(grid.morton_order(f.position, exec), exec);
-                    m_since_sort = 0;
-                }
-                // Both ends of a pair move: 2 moves, and as much again for the position corrections (at
-                // least a quarter radius: a fluid starting at rest has no speed yet but is corrected).
-                const float margin = predicted ? std::max(4.0f * move, 0.25f * radius) : 0.0f;
-                // The walls near this process's box, within the reach its particles search (with a
-                // quarter to spare, so that a slowly growing margin does not redistribute every step).
-                if (rebalanced || radius + margin > m_wall_band)
-                    distribute_walls(sim.boundary, rebalanced ? before : m_tree, 1.25f * (radius + margin));
-                build_halo(f, radius + margin);
-                // With one search per step (Clavet, PBF in one substep) the searched positions are the
-                // prediction, at most `move` from the start: the margin holds by construction. PBF's later
-                // substeps search again after corrections: there the halo held every neighbour if no
-                // particle moved, over the whole step, further than half the margin; else the summary
-                // says so (such a step may differ from one process's).
-                bool searches_again = false;
-                if constexpr (std::is_same_v<M, PbfSolver<D>>) searches_again = method.settings().substeps > 1;
-                if (searches_again) m_start.assign(f.position.begin(), f.position.begin() + std::ptrdiff_t(m_owned));
-                const double t_end = lands ? until : sim.time + dt;  // the clock after the step
-                StepStats s = method.step(f, sim.boundary, sim.time, dt, exec);
-                // Every process steps its own copy of the bodies with the same (reduced) loads.
-                advance_bodies(sim.bodies, sim.boundary, sim.time, dt, t_end);
-                s.dt_underflow = underflow;
-                s.scene_speed_limit = sim.speed_bound.limit();
-                sim.time = t_end;
-                ++sim.steps;
-                if (searches_again) {
-                    float moved = 0.0f;
-                    for (std::size_t i = 0; i < m_owned; ++i) moved = std::max(moved, norm(f.position[i] - m_start[i]));
-                    if (m_comm.max(double(moved)) > 0.5 * double(margin)) ++m_overruns;
-                }
-                return s;
-            },
-            sim.method);
-        m_walls_changed = false;
-        m_ghost_sum += double(m_ghosts);
-        f.resize(m_owned);  // the ghosts are rebuilt next step from their owners' new state
-        m_ghosts = 0;
-        // The outflow: each process removes its own particles outside the domain or beyond every
-        // container; the counts are the sums over the processes.
-        if (!st.non_finite) {
-            const Removed removed = summed(m_comm, remove_outside(sim.flow, f, sim.bounds, sim.time, exec));
-            add_removed(sim.flow.counts, removed);
-            st.removed_outflow = static_cast<std::uint32_t>(removed.outflow);
-            st.removed_escaped = static_cast<std::uint32_t>(removed.escaped);
-            st.removed_drained = static_cast<std::uint32_t>(removed.total() - removed.outflow - removed.escaped);
-            m_owned = f.size();
-            m_total -= removed.total();
-        }
-        st.emitted = static_cast<std::uint32_t>(emitted);
+        Exchange exchange(*this);
+        const StepStats st = detail::step_particles(std::get<ParticleSimulation<D>>(simulation), exec, until, exchange);
         ++m_steps;
         m_step_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         return st;
@@ -334,6 +233,114 @@ private:
         float cut = 0.0f;
         bool leaf() const { return below < 0; }
     };
+
+    // What this layer does around a step's passes (detail::StepExchange, src/sim/particle_step.hpp).
+    struct Exchange final : detail::StepExchange<D> {
+        explicit Exchange(ParticleBoxes& boxes) : b(boxes) {}
+        ParticleBoxes& b;
+        float margin = 0.0f;          // how far beyond the kernel's reach the halo holds particles
+        bool searches_again = false;  // PBF with substeps: neighbours searched again after corrections
+
+        // The methods' statistics are reduced over the processes, so their time steps agree; the minimum makes
+        // sure of it.
+        float agreed_dt(float dt) override { return static_cast<float>(-b.m_comm.max(-double(dt))); }
+        // The emitters (eddy/emitters.hpp), before the boxes are cut and the particles migrate: every process
+        // takes the same due particles; one not blocked by fluid on any process is put in by the root (it
+        // migrates to its box below), the others advance next_id alike, so that ids are the same bits as on one
+        // process.
+        std::size_t emit(ParticleSimulation<D>& sim) override { return sim.flow.emits() ? b.emit_everywhere(sim) : 0; }
+        void before_passes(ParticleSimulation<D>& sim, float dt, const ExecContext& exec) override {
+            const std::optional<std::vector<Node>> before = b.cut_and_migrate(sim.fluid);  // the boxes, if cut again
+            std::visit([&](auto& method) { prepare(sim, method, dt, before, exec); }, sim.method);
+        }
+        template <class M>
+        void prepare(ParticleSimulation<D>& sim, M& method, float dt, const std::optional<std::vector<Node>>& before,
+                     const ExecContext& exec) {
+            auto& f = sim.fluid;
+            // WCSPH and DFSPH search the neighbours of the positions the step starts from; PBF and Clavet
+            // those of the positions they predict, (v + g dt) dt further on.
+            constexpr bool predicted = std::is_same_v<M, PbfSolver<D>> || std::is_same_v<M, ClavetSolver<D>>;
+            float move = 0.0f;  // the farthest a particle goes before its neighbours are searched
+            if constexpr (predicted) {
+                float vmax = 0.0f;
+                for (const auto& v : f.velocity) vmax = std::max(vmax, norm(v));
+                vmax = static_cast<float>(b.m_comm.max(double(vmax)));
+                move = (vmax + b.m_gravity * dt) * dt;
+            }
+            const float radius = method.neighbor_radius();
+            // The owned particles in Morton order every sort_interval steps, as the method does on one process
+            // (with ghosts behind them it leaves the order to this layer): arrivals are appended, and particles
+            // move, so the order drifts away from the space's.
+            if (const int every = method.settings().sort_interval; every > 0 && ++b.m_since_sort >= every) {
+                NeighborGrid<D> grid(radius);
+                grid.build(f.position, exec);
+                f.reorder(grid.morton_order(f.position, exec), exec);
+                b.m_since_sort = 0;
+            }
+            // Both ends of a pair move: 2 moves, and as much again for the position corrections (at least a
+            // quarter radius: a fluid starting at rest has no speed yet but is corrected).
+            margin = predicted ? std::max(4.0f * move, 0.25f * radius) : 0.0f;
+            // The walls near this process's box, within the reach its particles search (with a quarter to
+            // spare, so that a slowly growing margin does not redistribute every step).
+            if (before || radius + margin > b.m_wall_band)  // the walls were distributed over the boxes before a cut
+                b.distribute_walls(sim.boundary, before ? *before : b.m_tree, 1.25f * (radius + margin));
+            b.build_halo(f, radius + margin);
+            // With one search per step (Clavet, PBF in one substep) the searched positions are the prediction,
+            // at most `move` from the start: the margin holds by construction. PBF's later substeps search
+            // again after corrections: there the halo held every neighbour if no particle moved, over the
+            // whole step, further than half the margin; else the summary says so (such a step may differ from
+            // one process's).
+            if constexpr (std::is_same_v<M, PbfSolver<D>>) searches_again = method.settings().substeps > 1;
+            if (searches_again) b.m_start.assign(f.position.begin(), f.position.begin() + std::ptrdiff_t(b.m_owned));
+        }
+        void after_passes(ParticleSimulation<D>& sim) override {
+            auto& f = sim.fluid;
+            if (searches_again) {
+                float moved = 0.0f;
+                for (std::size_t i = 0; i < b.m_owned; ++i) moved = std::max(moved, norm(f.position[i] - b.m_start[i]));
+                if (b.m_comm.max(double(moved)) > 0.5 * double(margin)) ++b.m_overruns;
+            }
+            b.m_walls_changed = false;
+            b.m_ghost_sum += double(b.m_ghosts);
+            f.resize(b.m_owned);  // the ghosts are rebuilt next step from their owners' new state
+            b.m_ghosts = 0;
+        }
+        // The outflow: each process removes its own particles outside the domain or beyond every container;
+        // the counts are the sums over the processes.
+        Removed remove(ParticleSimulation<D>& sim, double t_end, const ExecContext& exec) override {
+            const Removed removed = summed(b.m_comm, remove_outside(sim.flow, sim.fluid, sim.bounds, t_end, exec));
+            add_removed(sim.flow.counts, removed);
+            b.m_owned = sim.fluid.size();
+            b.m_total -= removed.total();
+            return removed;
+        }
+    };
+
+    // The boxes cut again every m_every steps (or sooner when the load is unbalanced), and every particle
+    // sent to the process whose box holds it. Returns the boxes before a new cut (none if not cut).
+    std::optional<std::vector<Node>> cut_and_migrate(ParticleSet<D>& f) {
+        std::optional<std::vector<Node>> before;
+        if (m_since_rebalance >= m_every) {
+            before = m_tree;
+            rebalance(f);
+            m_since_rebalance = 0;
+            ++m_rebalances;
+        }
+        migrate(f);
+        ++m_since_rebalance;
+        // Load: the largest part against the mean.
+        const double largest = m_comm.max(double(f.size()));
+        if (m_total > 0) {
+            const double imbalance = largest * m_comm.size() / double(m_total);
+            m_imbalance_max = std::max(m_imbalance_max, imbalance);
+            m_imbalance_sum += imbalance;
+            // A flow that moves fast (a splash, a drop spreading) unbalances the boxes within the 50 steps:
+            // cut them again at the next step, though not more often than every 5 steps (few particles on
+            // lattice planes cannot always be balanced better).
+            if (imbalance > kRebalanceAbove && m_since_rebalance >= 5) m_since_rebalance = m_every;
+        }
+        return before;
+    }
 
     // The rank whose box holds x (in `tree`, by default the current boxes).
     int owner(const Vec<D>& x) const { return owner(m_tree, x); }

@@ -9,7 +9,6 @@
 
 #include <fmt/format.h>
 
-#include "core/pass_timer.hpp"
 #include "eddy/checkpoint.hpp"
 #include "eddy/error.hpp"
 #include "eddy/io.hpp"
@@ -18,6 +17,7 @@
 #include "eddy/wall_pressure.hpp"
 #include "sim/frame_loop.hpp"
 #include "sim/particle_outputs.hpp"
+#include "sim/particle_step.hpp"
 #include "sim/run_support.hpp"
 #include "sim/whitewater_output.hpp"
 
@@ -241,7 +241,7 @@ ParticleSimulation<D> make_particle_simulation(const Scene& scene, std::size_t m
     // springs between millions of particles, is refused here instead of swapping or hanging.
     check_memory(estimate_memory(scene, max_particles), budget, scene.where());
     ParticleSimulation<D> sim{scene, build_fluid<D>(scene, max_particles, &exec), build_boundary<D>(scene, layers, &exec),
-                              std::move(method), {}, 0.0, 0, {}, {}};
+                              std::move(method), {}, 0.0, 0, {}, {}, {}};
     sim.bodies = make_bodies<D>(scene, sim.boundary);
     std::visit([&](auto& m) { m.init(sim.fluid, sim.boundary, exec); }, sim.method);
     if (scene.boundaries.empty()) {
@@ -627,13 +627,6 @@ Simulation make_simulation(const Scene& scene, std::size_t max_particles, const 
 namespace {
 template <int D> auto table_of(const WcsphSolver<D>&) { return wcsph_fields(); }
 
-// A step's removals in its statistics.
-void note_removed(StepStats& st, const Removed& r) {
-    st.removed_outflow = static_cast<std::uint32_t>(r.outflow);
-    st.removed_escaped = static_cast<std::uint32_t>(r.escaped);
-    st.removed_drained = static_cast<std::uint32_t>(r.total() - r.outflow - r.escaped);
-}
-
 // The flow's counts since the start, in a frame's record.
 void set_flow_counts(FrameRecord& fr, const FlowCounts& fc) {
     fr.emitted = fc.emitted_total();
@@ -759,28 +752,8 @@ double next_landing(const Simulation& simulation) {
 StepStats step(Simulation& simulation, const ExecContext& exec, double until) {
     return std::visit(
         [&](auto& sim) {
-            return std::visit(
-                [&](auto& method) {
-                    float dt = method.suggest_dt(sim.fluid);
-                    const bool underflow = dt < method_dt_min(sim.method);
-                    dt = std::min(dt, sim.flow.dt_limit(sim.time));
-                    bool lands = false;
-                    dt = landing_step(dt, sim.time, until, lands);
-                    const std::size_t emitted = sim.flow.emits() ? emit(sim.flow, sim.fluid, sim.time) : 0;
-                    const double t_end = lands ? until : sim.time + dt;  // the clock after the step
-                    StepStats st = method.step(sim.fluid, sim.boundary, sim.time, dt, exec);
-                    detail::PassTimer timer;  // after the method's passes: the bodies', the outflow's
-                    advance_bodies(sim.bodies, sim.boundary, sim.time, dt, t_end);
-                    timer.lap("bodies");
-                    if (!st.non_finite)  // a step that diverged keeps its particles, for the report
-                        note_removed(st, remove_outflow(sim.flow, sim.fluid, sim.bounds, t_end, exec));
-                    st = timer.finish("outflow", st);
-                    st.emitted = static_cast<std::uint32_t>(emitted), st.dt_underflow = underflow;
-                    st.scene_speed_limit = sim.speed_bound.limit();
-                    sim.time = t_end, ++sim.steps;
-                    return st;
-                },
-                sim.method);
+            detail::StepExchange<std::remove_reference_t<decltype(sim)>::kDimension> here;  // one process
+            return detail::step_particles(sim, exec, until, here);
         },
         simulation);
 }
