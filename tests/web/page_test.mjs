@@ -1,7 +1,8 @@
 // eddy's page in a real browser (issue 33; docs/web.md, "Tests"): Debian's Chromium, headless with
 // SwiftShader's WebGL2, driven by puppeteer-core, loads build-web/index.html from a local server and checks
 // one aspect per run (ctest runs each check as its own test, label web):
-//   hash       each scene after N steps has the state hash of the native `eddy run --steps N --threads 1`
+//   hash       each scene after N steps has the state hash of the native `eddy run --steps N --threads 1`; so do
+//              the probes of a scene with probes (its probes.csv), and the panel lists them
 //   canvas     the canvas is not blank (pixel statistics of screenshots), for particles 2D/3D, a grid, a surface
 //   controls   play/pause/step/reset, scene, method, colour field, size, settings, add fluid, the mouse's push
 //   errors     a bad scene (pasted or dropped) shows the CLI's own one-line error; a model scene is refused
@@ -16,6 +17,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import zlib from 'node:zlib';
 
 import { launchChromium, openEddyPage, startServer } from './browser.mjs';
@@ -157,6 +159,26 @@ const checks = {
       check(st.steps === n, `${scene}: the status reads "${st.text}"`);
       await page.close();
     }
+    // The probes (scene key "probes"; the viewer's tests/viewer/probes_2d.json) read on the page after N steps are
+    // the last rows of the native run's probes.csv, to the bit (its %.9g names a float exactly), and the panel
+    // lists them.
+    const probesScene = fileURLToPath(new URL('../viewer/probes_2d.json', import.meta.url)), n = 40;
+    native(probesScene, ['--steps', String(n)], 'probes_2d');
+    const rows = fs.readFileSync(path.join(work, 'probes_2d', 'probes.csv'), 'utf8').trim().split('\n').slice(1);
+    const page = await openPage('paused=1');
+    const loaded = await page.evaluate(t => window.eddyPage.loadText(t, 'probes_2d.json'), fs.readFileSync(probesScene, 'utf8'));
+    check(loaded === '', `probes_2d.json loads on the page${loaded ? `: ${loaded}` : ''}`);
+    const stepped = await page.evaluate(k => window.eddyPage.session.step(k, 0), n);
+    const got = await page.evaluate(() => window.eddyPage.probes());
+    const last = rows.slice(-got.length).map(r => r.split(',')), f = Math.fround;
+    const same = got.length === 3 && last.length === 3 && last.every((c, k) => c[2] === got[k].name &&
+      f(+c[6]) === f(got[k].pressure) && [7, 8, 9].every((j, a) => f(+c[j]) === f(got[k].velocity[a])));
+    check(stepped === '' && same, `probes after ${n} steps: page ${JSON.stringify(got.map(p => [p.name, p.pressure, ...p.velocity]))}, ` +
+      `native ${JSON.stringify(last.map(c => [c[2], +c[6], +c[7], +c[8], +c[9]]))}`);
+    const shown = await eventually(page, () => !document.querySelector('#probes-section').hidden &&
+      document.querySelectorAll('#probes tr').length === 3 && /floor/.test(document.querySelector('#probes').textContent));
+    check(shown, 'the panel lists the three probes');
+    await page.close();
   },
 
   async canvas() {

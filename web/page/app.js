@@ -89,6 +89,7 @@ function load(src) {
 }
 
 function afterLoad() {
+    st.loadCount = (st.loadCount || 0) + 1;  // the probes' panel is read again
     st.loaded = session.kind() !== '';
     st.kind = session.kind();
     st.dim = session.dimension();
@@ -234,6 +235,27 @@ function unitOf(field) {
     return 'm/s';
 }
 
+// ---- probes ---------------------------------------------------------------------------------------------
+/// The scene's probes (session.probes(): read_probes, as eddy run's probes.csv) in the panel: name, pressure,
+/// speed; read again when the simulation has stepped, at most four times a second.
+function showProbes(now) {
+    const n = session && st.loaded ? session.steps() : -1;
+    if (n === st.probesSteps && st.probesLoad === st.loadCount) return;
+    if (now - (st.probesAt || 0) < 250 && st.probesLoad === st.loadCount) return;
+    st.probesSteps = n; st.probesAt = now; st.probesLoad = st.loadCount;
+    let probes = [];
+    try { probes = n >= 0 ? JSON.parse(session.probes()) : []; } catch (e) { probes = []; }
+    $('probes-section').hidden = probes.length === 0;
+    const table = $('probes');
+    table.textContent = '';
+    for (const p of probes) {
+        const row = table.insertRow(), speed = Math.hypot(...p.velocity);
+        const cells = [p.name, `${p.pressure.toPrecision(4)} ${unitOf('pressure')}`, `${speed.toPrecision(3)} m/s`];
+        cells.forEach((text, i) => { const c = row.insertCell(); c.textContent = text; if (i) c.className = 'num'; });
+        row.title = `at (${p.position.slice(0, st.dim).map(x => x.toPrecision(4)).join(', ')}) m; velocity (${p.velocity.slice(0, st.dim).map(v => v.toPrecision(4)).join(', ')}) m/s`;
+    }
+}
+
 function frame(now) {
     requestAnimationFrame(frame);
     if (st.loaded && st.playing) {
@@ -269,6 +291,7 @@ function frame(now) {
     if (now - st.fpsSince >= 1000) { st.fps = Math.round(st.fpsFrames * 1000 / (now - st.fpsSince)); st.fpsFrames = 0; st.fpsSince = now; }
     const s = statusText();
     if ($('status').value !== s) { $('status').value = s; }
+    showProbes(now);
     if (!st.firstFrame) { st.firstFrame = true; st.firstFrameMs = performance.now(); readyResolve(window.eddyPage); }
 }
 
@@ -479,6 +502,7 @@ function wireMouse() {
 window.eddyPage = {
     get session() { return session; }, get Module() { return Module; }, ready,
     hash: () => session.stateHash(),
+    probes: () => JSON.parse(session.probes()),
     status: () => $('status').value,
     state: () => document.body.dataset.state,
     load: (name, method) => load({ kind: 'bundled', name, method: method || '' }),

@@ -56,6 +56,7 @@ EMSCRIPTEN_BINDINGS(eddy_web) {
         .function("meshNormals", emscripten::optional_override([](const Session& s) { return view(s.mesh_normals()); }))
         .function("meshTriangles", emscripten::optional_override([](const Session& s) { return view(s.mesh_triangles()); }))
         .function("stateHash", &Session::state_hash)
+        .function("probes", &Session::probes)
         .function("settings", &Session::settings)
         .function("applySettings", &Session::apply_settings)
         .function("sceneDocument", &Session::scene_document)

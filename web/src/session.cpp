@@ -375,6 +375,27 @@ std::string Session::settings_tables() {
     return j.dump();
 }
 
+std::string Session::probes() const {
+    nlohmann::json out = nlohmann::json::array();
+    if (!m_sim) return out.dump();
+    std::visit(
+        [&](const auto& sim) {
+            constexpr int D = std::remove_cvref_t<decltype(sim)>::kDimension;
+            if (sim.scene.probes.empty()) return;
+            const std::vector<Vec<D>> points = probe_points<D>(sim.scene);
+            const std::vector<ProbeReading> readings = read_probes<D>(sim, sim.fluid, points, m_exec);
+            for (std::size_t k = 0; k < points.size(); ++k) {
+                const ProbeReading& r = readings[k];
+                out.push_back({{"name", sim.scene.probes[k].name},
+                               {"position", {points[k][0], points[k][1], D == 3 ? points[k][D - 1] : 0.0f}},
+                               {"pressure", r.pressure},
+                               {"velocity", {r.velocity[0], r.velocity[1], r.velocity[2]}}});
+            }
+        },
+        *m_sim);
+    return out.dump();
+}
+
 std::string Session::settings() const {
     if (m_sim) return method_settings(*m_sim).dump();
     if (m_water) return with_grid(*m_water, [](const auto& s) { return to_json(s.scene().settings, shallow_water_fields()).dump(); });

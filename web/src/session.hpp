@@ -76,6 +76,10 @@ public:
     const std::vector<std::uint32_t>& mesh_triangles() const { return m_mesh_tris; }
     /// state_hash (eddy/simulation.hpp, eddy/shallow_water.hpp) as 16 hex digits.
     std::string state_hash() const;
+    /// The scene's probes (scene key "probes") read now, as eddy run's probes.csv reads them every frame
+    /// (read_probes): a JSON array of {"name", "position": [x, y, z], "pressure" (Pa in 3D, N/m in 2D),
+    /// "velocity": [vx, vy, vz] (m/s)}; "[]" for a grid or a scene without probes.
+    std::string probes() const;
 
     // ---- settings ------------------------------------------------------------------------------------------
     /// Every method's settings table (Field<S>, eddy/settings.hpp) as JSON: {"wcsph": [field...], ...}.
