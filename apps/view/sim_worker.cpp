@@ -2,6 +2,7 @@
 #include "sim_worker.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <chrono>
 #include <cmath>
 #include <numbers>
@@ -666,6 +667,45 @@ void SimWorker::step_demo(std::chrono::steady_clock::time_point until) {
     std::this_thread::sleep_until(until);
 }
 
+int SimWorker::step_particle_slice(int requested, float& sum_err, float& max_err) {
+    int n = 0;
+    try {
+        const SliceResult r = step_slice(
+            *m_sim, m_exec, playing ? std::numeric_limits<int>::max() : requested, playing ? 16.0 : 0.0,
+            [&] {
+                apply_mouse(m_last_dt);
+                apply_body_drag(m_last_dt);
+            },
+            [&](const StepStats& st) {
+                ++n;
+                m_last_dt = st.dt;
+                // The walls' loads, for the snapshot's mean over the last steps (RecentLoads); a method that
+                // gathers none leaves boundary.load empty.
+                with_particles(*m_sim, [&](const auto& s) {
+                    if (!s.boundary.load.empty()) m_loads.add(s.boundary.load, st.dt);
+                });
+                sum_err += st.mean_density_error;
+                max_err = std::max(max_err, st.max_density_error);
+                try {
+                    step_whitewater_after(st.dt);
+                } catch (const std::exception& e) {  // e.g. out of memory: the fluid goes on without it
+                    m_status = std::string("whitewater: ") + e.what();
+                    whitewater = false;
+                    m_whitewater = std::monostate{};
+                }
+            });
+        if (!r.diverged.empty()) {
+            m_status = r.diverged + "; press Reset";
+            playing = false, m_halted = true;
+        }
+        return r.steps;
+    } catch (const std::exception& e) {
+        m_status = e.what();
+        playing = false, m_halted = true;
+        return n;
+    }
+}
+
 void SimWorker::loop() {
     while (!m_quit) {
         std::vector<std::function<void()>> cmds;
@@ -704,44 +744,8 @@ void SimWorker::loop() {
                     ++n;
                     continue;
                 }
-                apply_mouse(m_last_dt);
-                apply_body_drag(m_last_dt);
-                StepStats st;
-                try {
-                    st = step(*m_sim, m_exec, next_landing(*m_sim));  // eddy run's clock: lands on its frames
-                } catch (const std::exception& e) {
-                    m_status = e.what();
-                    playing = false, m_halted = true;
-                    break;
-                }
-                ++n;
-                m_last_dt = st.dt;
-                // The walls' loads, for the snapshot's mean over the last steps (RecentLoads); a method that
-                // gathers none leaves boundary.load empty.
-                with_particles(*m_sim, [&](const auto& s) {
-                    if (!s.boundary.load.empty()) m_loads.add(s.boundary.load, st.dt);
-                });
-                sum_err += st.mean_density_error;
-                max_err = std::max(max_err, st.max_density_error);
-                double dt_min = 0;
-                with_particles(*m_sim, [&](const auto& s) {
-                    dt_min = std::visit([](const auto& m) { return double(m.min_dt()); }, s.method);
-                });
-                if (const std::string problem = step_divergence(st, static_cast<float>(dt_min)); !problem.empty()) {
-                    double t = 0;
-                    std::uint64_t steps = 0;
-                    with_particles(*m_sim, [&](const auto& s) { t = s.time, steps = s.steps; });
-                    m_status = fmt::format("diverged at step {} (t = {:.4f} s): {}; press Reset", steps, t, problem);
-                    playing = false, m_halted = true;
-                    break;
-                }
-                try {
-                    step_whitewater_after(st.dt);
-                } catch (const std::exception& e) {  // e.g. out of memory: the fluid goes on without it
-                    m_status = std::string("whitewater: ") + e.what();
-                    whitewater = false;
-                    m_whitewater = std::monostate{};
-                }
+                n += step_particle_slice(requested, sum_err, max_err);
+                break;
                 // Paused: exactly the steps asked for. Playing: steps for about a frame (16 ms).
             } while (playing ? Clock::now() - t0 < std::chrono::milliseconds(16) : n < requested);
             if (n > 0) {

@@ -253,6 +253,9 @@ private:
     struct Water;                    // the shallow-water simulation (sim_worker.cpp), when compiled in
     std::unique_ptr<Water> m_water;
     bool step_water();               // one step; false when it went wrong (m_status says why)
+    // Particles: a slice of eddy run's loop (eddy::step_slice); playing, about a frame (16 ms) of steps,
+    // paused, the `requested` steps. Returns the steps taken; adds their density errors to sum_err, max_err.
+    int step_particle_slice(int requested, float& sum_err, float& max_err);
     void publish_water(Snapshot& snap);
     float m_max_speed = 0;
     std::uint64_t m_generation = 0;

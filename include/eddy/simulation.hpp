@@ -173,6 +173,30 @@ double next_landing(const Simulation& sim);
 /// Shared by run() and the viewer, so both stop for the same reasons.
 std::string step_divergence(const StepStats& st, float dt_min);
 
+/// run()'s one line for a run that diverged at step `steps` (the simulation's count), time `t` (s):
+/// "diverged at step N (t = T s): why".
+std::string divergence_message(std::uint64_t steps, double t, const std::string& why);
+
+/// What a slice of steps did (step_slice).
+struct SliceResult {
+    int steps = 0;          ///< steps taken
+    double seconds = 0.0;   ///< their wall time (s)
+    StepStats last;         ///< the last step's statistics
+    std::string diverged;   ///< divergence_message() of the step that diverged (the slice stopped after it), or ""
+};
+
+/// A slice of `eddy run`'s loop for the front ends that step by themselves between other work (the
+/// viewer's simulation thread, the page): at most `max_steps` steps, and no more once `wall_ms`
+/// milliseconds of wall time have passed (0: no limit; at least one step is taken), each landing on
+/// next_landing(sim) and checked by run()'s guard (step_divergence against the method's dt_min), so that a
+/// scene stepped this way holds eddy run's state and stops for eddy run's reasons. `before_step` (the
+/// user's hands: mouse forces, dragged bodies) and `after_step` (what the front end keeps of each step:
+/// loads, whitewater) run around every step when given. Exceptions (a body whose state is not finite,
+/// out of memory) pass through.
+SliceResult step_slice(Simulation& sim, const ExecContext& exec, int max_steps, double wall_ms,
+                       const std::function<void()>& before_step = {},
+                       const std::function<void(const StepStats&)>& after_step = {});
+
 /// Progress of a run, reported to RunOptions::on_progress.
 struct Progress {
     double time = 0.0, end_time = 0.0;  ///< Simulated time and the time the run stops at (s)

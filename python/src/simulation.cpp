@@ -160,8 +160,7 @@ py::dict step_method(PySimulation& s, const py::object& n_given, const py::objec
                 st = step(s.sim, *s.exec, s.visit([&](auto& p) { return landing.target(p.time); }));
                 s.visit([&](auto& p) {
                     diverged = step_divergence(st, method_dt_min(p.method));
-                    if (!diverged.empty())
-                        diverged = fmt::format("diverged at step {} (t = {:.6g} s): {}", p.steps, p.time, diverged);
+                    if (!diverged.empty()) diverged = divergence_message(p.steps, p.time, diverged);
                 });
             }
         }

@@ -70,8 +70,8 @@ void run_frames(Task& task, FrameClock& clock, const RunOptions& opts, bool resu
         if (!problem.empty()) {
             result.status = "diverged";
             result.exit_code = kExitDiverged;
-            result.message = fmt::format("diverged at step {} (t = {:.6g} s): {}; the {} frame(s) written so far are valid",
-                                         task.steps(), task.time(), problem, result.frames.size());
+            result.message = fmt::format("{}; the {} frame(s) written so far are valid",
+                                         divergence_message(task.steps(), task.time(), problem), result.frames.size());
             break;
         }
         if (task.time() >= target - eps) {  // landed on the frame time (the last steps were cut to reach it)

@@ -749,6 +749,32 @@ double next_landing(const Simulation& simulation) {
         simulation);
 }
 
+std::string divergence_message(std::uint64_t steps, double t, const std::string& why) {
+    return fmt::format("diverged at step {} (t = {:.6g} s): {}", steps, t, why);
+}
+
+SliceResult step_slice(Simulation& simulation, const ExecContext& exec, int max_steps, double wall_ms,
+                       const std::function<void()>& before_step, const std::function<void(const StepStats&)>& after_step) {
+    using Clock = std::chrono::steady_clock;
+    const Clock::time_point t0 = Clock::now();
+    auto elapsed_ms = [&] { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); };
+    SliceResult r;
+    while (r.steps < max_steps && (r.steps == 0 || wall_ms <= 0.0 || elapsed_ms() < wall_ms)) {
+        if (before_step) before_step();
+        r.last = step(simulation, exec, next_landing(simulation));
+        ++r.steps;
+        if (after_step) after_step(r.last);
+        const std::string why = std::visit([&](const auto& sim) { return step_divergence(r.last, method_dt_min(sim.method)); },
+                                           simulation);
+        if (!why.empty()) {
+            std::visit([&](const auto& sim) { r.diverged = divergence_message(sim.steps, sim.time, why); }, simulation);
+            break;
+        }
+    }
+    r.seconds = elapsed_ms() / 1000.0;
+    return r;
+}
+
 StepStats step(Simulation& simulation, const ExecContext& exec, double until) {
     return std::visit(
         [&](auto& sim) {

@@ -158,36 +158,29 @@ std::string Session::load_text(const std::string& text, const std::string& where
 
 std::string Session::step(int n, double ms) {
     if (m_diverged) return "the simulation diverged: load a scene again";
-    const auto t0 = std::chrono::steady_clock::now();
-    auto out_of_time = [&] {
-        return ms > 0 && std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() >= ms;
-    };
     try {
+        if (m_sim) {
+            // eddy run's loop a slice at a time (eddy::step_slice, as the viewer's): each step lands on eddy
+            // run's frame times and is checked by its guard; the mouse acts before each step, over the last
+            // step's dt.
+            const SliceResult r = step_slice(
+                *m_sim, m_exec, n, ms, [&] { apply_mouse_force(*m_sim, m_mouse, m_last_dt, m_exec); },
+                [&](const StepStats& st) { m_last_dt = st.dt; });
+            m_diverged = !r.diverged.empty();
+            return r.diverged;
+        }
+        if (!m_water) return "no scene loaded";
+        const auto t0 = std::chrono::steady_clock::now();
+        auto out_of_time = [&] {
+            return ms > 0 && std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() >= ms;
+        };
         for (int k = 0; k < n && !out_of_time(); ++k) {
-            if (m_sim) {
-                // eddy run's clock (eddy::next_landing, as the viewer and Python's step()): each step lands
-                // on the next frame time k / fps and on the duration; past it the frames go on.
-                const double target = next_landing(*m_sim);
-                apply_mouse_force(*m_sim, m_mouse, m_last_dt, m_exec);  // as the viewer: over the last step's dt
-                const StepStats st = eddy::step(*m_sim, m_exec, target);
-                m_last_dt = st.dt;
-                const std::string problem = std::visit([&](const auto& sim) { return step_divergence(st, method_dt_min(sim.method)); }, *m_sim);
-                const double t = std::visit([](const auto& s) { return s.time; }, *m_sim);
-                if (!problem.empty()) {
-                    m_diverged = true;
-                    const auto steps_now = std::visit([](const auto& s) { return s.steps; }, *m_sim);
-                    return fmt::format("diverged at step {} (t = {:.6g} s): {}", steps_now, t, problem);
-                }
-            } else if (m_water) {
-                // The same clock for the grid (eddy::next_landing of a grid, as the viewer and Python's step()).
-                if (eddy::step(*m_water, m_exec, next_landing(*m_water)).non_finite) {
-                    m_diverged = true;
-                    return std::visit([](const auto& s) {
-                        return fmt::format("diverged at step {} (t = {:.6g} s): a depth or velocity is not finite", s.steps(), s.time());
-                    }, m_water->solver);
-                }
-            } else {
-                return "no scene loaded";
+            // The same clock for the grid (eddy::next_landing of a grid, as the viewer and Python's step()).
+            if (eddy::step(*m_water, m_exec, next_landing(*m_water)).non_finite) {
+                m_diverged = true;
+                return std::visit([](const auto& s) {
+                    return divergence_message(s.steps(), s.time(), "a depth or velocity is not finite");
+                }, m_water->solver);
             }
         }
     } catch (const std::exception& e) {
