@@ -187,11 +187,12 @@ struct SliceResult {
 
 /// A slice of `eddy run`'s loop for the front ends that step by themselves between other work (the
 /// viewer's simulation thread, the page): at most `max_steps` steps, and no more once `wall_ms`
-/// milliseconds of wall time have passed (0: no limit; at least one step is taken), each landing on
+/// milliseconds of wall time have passed (0: no limit; the first step is taken whatever the time), each landing on
 /// next_landing(sim) and checked by run()'s guard (step_divergence against the method's dt_min), so that a
 /// scene stepped this way holds eddy run's state and stops for eddy run's reasons. `before_step` (the
 /// user's hands: mouse forces, dragged bodies) and `after_step` (what the front end keeps of each step:
-/// loads, whitewater) run around every step when given. Exceptions (a body whose state is not finite,
+/// loads, whitewater; called before the guard, so also for the step that diverged) run around every step
+/// when given. Exceptions (a body whose state is not finite,
 /// out of memory) pass through.
 SliceResult step_slice(Simulation& sim, const ExecContext& exec, int max_steps, double wall_ms,
                        const std::function<void()>& before_step = {},
