@@ -199,6 +199,29 @@ void probes_panel(const Snapshot& snap) {
     ImGui::EndTable();
 }
 
+// The last batch's steps by named pass (StepStats::passes): where a step's time goes, as summary.json's
+// "passes" says after a run.
+void passes_panel(const Snapshot& snap) {
+    if (!ImGui::CollapsingHeader("Step passes")) return;
+    double total = 0.0;
+    for (const auto& [name, ms] : snap.pass_ms) total += ms;
+    if (!ImGui::BeginTable("passes", 3, ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp)) return;
+    ImGui::TableSetupColumn("pass");
+    ImGui::TableSetupColumn("ms/step");
+    ImGui::TableSetupColumn("share");
+    ImGui::TableHeadersRow();
+    for (const auto& [name, ms] : snap.pass_ms) {
+        ImGui::TableNextRow();
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(name.c_str());
+        ImGui::TableNextColumn();
+        ImGui::Text("%.3g", ms);
+        ImGui::TableNextColumn();
+        ImGui::Text("%.0f%%", total > 0.0 ? 100.0 * ms / total : 0.0);
+    }
+    ImGui::EndTable();
+}
+
 // The selected body's numbers: mass, position, velocities, the fluid's force on it.
 void body_numbers(const Snapshot& snap, const BodyView& b) {
     const bool d2 = snap.dimension == 2;
@@ -340,13 +363,19 @@ void settings_panel(App& app) {
     if (!app.settings_error.empty()) ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "%s", app.settings_error.c_str());
 }
 
+// What the latest snapshot holds beside the fluid: the walls' loads, the bodies, the probes, the passes.
+void snapshot_panels(App& app) {
+    if (!app.snap->pivots.empty()) loads_panel(app);
+    bodies_panel(app);
+    if (!app.snap->probes.empty()) probes_panel(*app.snap);
+    if (!app.snap->pass_ms.empty()) passes_panel(*app.snap);
+}
+
 // The sections of a particle scene.
 void particle_panels(App& app) {
     method_combo(app);
     look_controls(app);
-    if (app.snap && !app.snap->pivots.empty()) loads_panel(app);
-    if (app.snap) bodies_panel(app);
-    if (app.snap && !app.snap->probes.empty()) probes_panel(*app.snap);
+    if (app.snap) snapshot_panels(app);
     gravity_panel(app);
     interaction_panel(app);
     emitters_panel(app);

@@ -619,6 +619,7 @@ void SimWorker::do_reset(const std::string& scene_arg, const std::string& method
         m_status.clear();
         m_halted = false;
         m_ms_per_step = 0;
+        m_pass_ms.clear();
         m_max_speed = 0;
         publish();
         return;
@@ -647,6 +648,7 @@ void SimWorker::do_reset(const std::string& scene_arg, const std::string& method
         m_status += (m_status.empty() ? "" : "; ") + w;
     m_mean_err = m_max_err = 0;
     m_ms_per_step = 0;
+    m_pass_ms.clear();
     m_loads.clear();
     publish();
 }
@@ -669,6 +671,7 @@ void SimWorker::step_demo(std::chrono::steady_clock::time_point until) {
 
 int SimWorker::step_particle_slice(int requested, float& sum_err, float& max_err) {
     int n = 0;
+    StepStats passes;  // the slice's steps' named passes, summed
     try {
         const SliceResult r = step_slice(
             *m_sim, m_exec, playing ? std::numeric_limits<int>::max() : requested, playing ? 16.0 : 0.0,
@@ -679,6 +682,7 @@ int SimWorker::step_particle_slice(int requested, float& sum_err, float& max_err
             [&](const StepStats& st) {
                 ++n;
                 m_last_dt = st.dt;
+                passes.add_passes(st);
                 // The walls' loads, for the snapshot's mean over the last steps (RecentLoads); a method that
                 // gathers none leaves boundary.load empty.
                 with_particles(*m_sim, [&](const auto& s) {
@@ -694,6 +698,9 @@ int SimWorker::step_particle_slice(int requested, float& sum_err, float& max_err
                     m_whitewater = std::monostate{};
                 }
             });
+        m_pass_ms.clear();
+        for (int k = 0; k < passes.pass_count && n > 0; ++k)
+            m_pass_ms.emplace_back(passes.passes[k].name, 1e3 * passes.passes[k].seconds / n);
         if (!r.diverged.empty()) {
             m_status = r.diverged + "; press Reset";
             playing = false, m_halted = true;
@@ -816,6 +823,7 @@ void SimWorker::publish() {
     snap->mean_density_error = m_mean_err;
     snap->max_density_error = m_max_err;
     snap->ms_per_step = m_ms_per_step;
+    snap->pass_ms = m_pass_ms;
     snap->status = m_status;
     snap->halted = m_halted;
     snap->speed_scale = m_speed_scale;

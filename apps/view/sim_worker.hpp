@@ -68,6 +68,9 @@ struct Snapshot {
     float dt = 0, mean_density_error = 0, max_density_error = 0;
     float max_speed = 0;            ///< Largest particle speed (m/s)
     double ms_per_step = 0;
+    /// The last batch's steps by named pass (StepStats::passes, as summary.json's "passes"): each pass's
+    /// milliseconds per step, in the order they ran. Particle methods only.
+    std::vector<std::pair<std::string, double>> pass_ms;
     std::size_t particles = 0;
     std::string status;             ///< "" or what happened last (diverged, a bad setting, a body dropped, a note)
     /// The steps stopped on a failure (diverged, a step threw): the steps asked for were not all taken.
@@ -271,6 +274,7 @@ private:
     RecentLoads m_loads;                    // the walls' loads of the last steps
     float m_last_dt = 1e-3f, m_mean_err = 0, m_max_err = 0;
     double m_ms_per_step = 0;
+    std::vector<std::pair<std::string, double>> m_pass_ms;  // Snapshot::pass_ms
     std::string m_status;
     bool m_halted = false;  // Snapshot::halted; cleared by a new scene or Reset
     std::shared_ptr<const SurfaceMesh> m_surface;

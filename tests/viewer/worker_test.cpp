@@ -76,6 +76,24 @@ TEST(ViewerWorker, SteppingMatchesDirectStepping) {
     }
 }
 
+// The panel's "Step passes" (issue 41): a batch's steps by named pass, as summary.json's "passes" says after a
+// run: DFSPH's own passes in their order, each a share of the step's time.
+TEST(ViewerWorker, SnapshotHoldsTheStepsPasses) {
+    SimWorker w(config("dfsph_dam_break_2d"));
+    w.playing = false;
+    w.start();
+    for (int i = 0; i < 3; ++i) w.request_step();
+    auto s = wait_until(w, [](const Snapshot& s) { return s.steps == 3; });
+    ASSERT_EQ(s->steps, 3u);
+    std::vector<std::string> names;
+    for (const auto& [name, ms] : s->pass_ms) {
+        names.push_back(name);
+        EXPECT_GE(ms, 0.0) << name;
+    }
+    for (const char* pass : {"neighbours", "densities_and_factors", "divergence_solve", "density_solve", "positions"})
+        EXPECT_NE(std::find(names.begin(), names.end(), pass), names.end()) << pass;
+}
+
 // Across frame times (issue 41): the worker's steps land where eddy run's do (next_landing), so 60 PBF steps
 // (two frame times at 50 fps) hold the same particles and clock as the direct loop OneClock.* checks against
 // `eddy run --steps 60`.
