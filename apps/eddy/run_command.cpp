@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cfloat>
 #include <climits>
 #include <csignal>
@@ -64,9 +65,26 @@ struct RunArgs {
     int rebalance_every = 50;       // particles under mpirun: steps between new cuts of the boxes
 };
 
+// The run options as `eddy run`'s flags: the messages of eddy::check_run_options in the CLI's words ("--until 2",
+// "--format vti", "--mesh").
+eddy::OptionSpelling cli_spelling() {
+    eddy::OptionSpelling s;
+    s.name = [](std::string_view key) {
+        std::string flag = key == "formats" ? "format" : key == "mesh_attributes" ? "interpolate-attributes" : std::string(key);
+        std::replace(flag.begin(), flag.end(), '_', '-');
+        return "--" + flag;
+    };
+    s.given = [name = s.name](std::string_view key, std::string_view value) {
+        return value == "true" ? name(key) : fmt::format("{} {}", name(key), value);
+    };
+    s.suggest = s.given;  // values alone as typed: "--up z: ...; allowed: y"
+    return s;
+}
+
 // The run options both kinds of run take; progress through `printer`, Ctrl-C through g_stop.
 eddy::RunOptions run_options(const RunArgs& a, const eddy::ExecContext& exec, ProgressPrinter& printer) {
     eddy::RunOptions opts;
+    opts.spelling = cli_spelling();
     opts.out_dir = a.out_dir;
     opts.until = a.until;
     opts.max_steps = a.steps;
@@ -143,9 +161,6 @@ eddy::RunResult run_particles_here(eddy::Simulation& sim, const eddy::RunOptions
 
 // `eddy run` for a shallow-water scene: the same options, output and exit codes as for particles.
 int run_grid(const eddy::Scene& scene, const eddy::ExecContext& exec, const RunArgs& a, const eddy::MemoryBudget& budget) {
-    for (const auto& f : a.formats)
-        if (f == "vtk")
-            throw eddy::InputError(fmt::format("--format vtk: {} is a grid; allowed: vti, csv, obj, ply", scene.where()));
     ProgressPrinter printer;
     auto banner = [&](const eddy::ShallowWaterScene& spec) {
         if (!a.quiet)
@@ -253,21 +268,6 @@ int resume_run(const RunCommand& c, std::string& doing) {
     return report(run_particles_here(sim, opts, exec), scene, args);
 }
 
-// The flags of particle runs a grid has no use for: refused, not ignored.
-void refuse_particle_flags(const RunCommand& c, const eddy::Scene& scene) {
-    if (!c.run_attributes.empty())
-        throw eddy::InputError(fmt::format("--interpolate-attributes: {} is a grid; allowed with particle scenes' "
-                                           "--mesh", scene.where()));
-    if (c.run_mesh)
-        throw eddy::InputError(fmt::format("--mesh: {} is a grid; its water surface is written with --format obj or ply",
-                                           scene.where()));
-    if (c.run_whitewater)
-        throw eddy::InputError(fmt::format("--whitewater: {} is a grid; allowed with particle scenes", scene.where()));
-    if (c.run_wall_pressure)
-        throw eddy::InputError(fmt::format("--wall-pressure: {} is a grid (its walls are cells, not particles); "
-                                           "allowed with particle scenes", scene.where()));
-}
-
 // The particle run's own flags: surface meshes, wall pressure, whitewater.
 void set_particle_outputs(const RunCommand& c, eddy::RunOptions& opts) {
     opts.mesh = c.run_mesh;
@@ -300,17 +300,12 @@ int run_scene(const RunCommand& c, std::string& doing) {
     eddy::ExecContext exec(threads_here(c.threads));
     const RunArgs args{c.out_dir,          c.until, c.fps,    c.steps,      c.formats,        c.render, c.quiet,
                        c.checkpoint_every, c.run_up, c.run_pieces, c.rebalance_every};
-    if (scene.method == "shallow_water") {
-        refuse_particle_flags(c, scene);
-        return run_grid(scene, exec, args, budget);
-    }
-    for (const auto& f : c.formats)
-        if (f == "vti" || f == "obj")
-            throw eddy::InputError(fmt::format("--format {}: {} is a particle scene; allowed: vtk, csv, ply", f, scene.where()));
-    eddy::Simulation sim = eddy::make_simulation(scene, c.max_particles, exec, budget);
     ProgressPrinter printer;
     eddy::RunOptions opts = run_options(args, exec, printer);
     set_particle_outputs(c, opts);
+    eddy::check_run_options(scene, 0.0, opts);  // every flag, as the library checks them, before any work
+    if (scene.method == "shallow_water") return run_grid(scene, exec, args, budget);
+    eddy::Simulation sim = eddy::make_simulation(scene, c.max_particles, exec, budget);
     opts.budget = budget;
     const std::size_t particles = std::visit([](const auto& s) { return s.fluid.size(); }, sim);
     if (g_procs.size > 1 && !opts.pieces && double(particles) > kPiecesAboveParticles) {

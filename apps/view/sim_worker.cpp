@@ -170,17 +170,16 @@ struct SimWorker::Water {
 #ifdef EDDY_VIEW_HAS_SHALLOW_WATER
 const bool SimWorker::kHasShallowWater = true;
 
-bool SimWorker::step_water() {
-    ShallowWaterStats st;
-    st = step(m_water->sim, m_exec, next_landing(m_water->sim));  // eddy run's clock: lands on its frames
-    m_last_dt = static_cast<float>(st.dt);
-    m_max_speed = static_cast<float>(st.max_speed);
-    if (!st.non_finite) return true;
-    std::visit([&](const auto& s) {
-        m_status = fmt::format("diverged at step {} (t = {:.4f} s): a depth or velocity is not finite; press Reset",
-                               s.steps(), s.time());
-    }, m_water->sim.solver);
-    return false;
+int SimWorker::step_water_slice(int requested) {
+    const GridSliceResult r = step_slice(m_water->sim, m_exec, slice_limits(requested), [&](const ShallowWaterStats& st) {
+        m_last_dt = static_cast<float>(st.dt);
+        m_max_speed = static_cast<float>(st.max_speed);
+    });
+    if (!r.diverged.empty()) {
+        m_status = r.diverged + "; press Reset";
+        playing = false, m_halted = true;
+    }
+    return r.steps;
 }
 
 void SimWorker::publish_water(Snapshot& snap) {
@@ -224,7 +223,7 @@ void SimWorker::publish_water(Snapshot& snap) {
 }
 #else
 const bool SimWorker::kHasShallowWater = false;
-bool SimWorker::step_water() { return false; }
+int SimWorker::step_water_slice(int) { return 0; }
 void SimWorker::publish_water(Snapshot&) {}
 #endif
 
@@ -669,12 +668,19 @@ void SimWorker::step_demo(std::chrono::steady_clock::time_point until) {
     std::this_thread::sleep_until(until);
 }
 
+SliceLimits SimWorker::slice_limits(int requested) const {
+    SliceLimits l;
+    if (playing) l.wall_ms = 16.0;
+    else l.max_steps = requested;
+    return l;
+}
+
 int SimWorker::step_particle_slice(int requested, float& sum_err, float& max_err) {
     int n = 0;
     StepStats passes;  // the slice's steps' named passes, summed
     try {
         const SliceResult r = step_slice(
-            *m_sim, m_exec, playing ? std::numeric_limits<int>::max() : requested, playing ? 16.0 : 0.0,
+            *m_sim, m_exec, slice_limits(requested),
             [&] {
                 apply_mouse(m_last_dt);
                 apply_body_drag(m_last_dt);
@@ -736,25 +742,12 @@ void SimWorker::loop() {
             const auto t0 = Clock::now();
             int n = 0;
             float sum_err = 0, max_err = 0;
-            do {
-                if (m_demo) {  // playing: one step a frame, in real time; paused: the steps asked for
-                    step_demo(playing ? t0 + std::chrono::milliseconds(16) : t0);
-                    ++n;
-                    if (playing) break;
-                    continue;
-                }
-                if (m_water) {
-                    if (!step_water()) {
-                        playing = false, m_halted = true;
-                        break;
-                    }
-                    ++n;
-                    continue;
-                }
-                n += step_particle_slice(requested, sum_err, max_err);
-                break;
-                // Paused: exactly the steps asked for. Playing: steps for about a frame (16 ms).
-            } while (playing ? Clock::now() - t0 < std::chrono::milliseconds(16) : n < requested);
+            if (m_demo) {  // playing: one step a frame, in real time; paused: the steps asked for
+                do step_demo(playing ? t0 + std::chrono::milliseconds(16) : t0);
+                while (++n < requested && !playing);
+            } else {  // paused: exactly the steps asked for; playing: steps for about a frame (16 ms)
+                n = m_water ? step_water_slice(requested) : step_particle_slice(requested, sum_err, max_err);
+            }
             if (n > 0) {
                 m_ms_per_step = std::chrono::duration<double, std::milli>(Clock::now() - t0).count() / n;
                 m_mean_err = sum_err / n;

@@ -255,9 +255,11 @@ private:
     void step_demo(std::chrono::steady_clock::time_point until);  // one 1/60 s step, then waits until `until`
     struct Water;                    // the shallow-water simulation (sim_worker.cpp), when compiled in
     std::unique_ptr<Water> m_water;
-    bool step_water();               // one step; false when it went wrong (m_status says why)
-    // Particles: a slice of eddy run's loop (eddy::step_slice); playing, about a frame (16 ms) of steps,
-    // paused, the `requested` steps. Returns the steps taken; adds their density errors to sum_err, max_err.
+    // A slice of eddy run's loop (eddy::step_slice) for the grid and for particles: playing, about a frame
+    // (16 ms) of steps, paused, the `requested` steps. Each returns the steps taken; a divergence halts the
+    // run (m_status says why). The particles' slice adds its density errors to sum_err, max_err.
+    SliceLimits slice_limits(int requested) const;
+    int step_water_slice(int requested);
     int step_particle_slice(int requested, float& sum_err, float& max_err);
     void publish_water(Snapshot& snap);
     float m_max_speed = 0;

@@ -30,6 +30,7 @@
 #include <array>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <span>
 #include <string>
 #include <variant>
@@ -38,6 +39,7 @@
 #include <nlohmann/json.hpp>
 
 #include "eddy/checkpoint.hpp"
+#include "eddy/clock.hpp"
 #include "eddy/exec.hpp"
 #include "eddy/up_axis.hpp"
 #include "eddy/memory_budget.hpp"
@@ -389,6 +391,19 @@ double next_landing(const ShallowWaterSimulation& sim);
 /// the grid run's steps are; target 0: the solver's own step. The same scene stepped to the same step or
 /// time this way gives eddy run's state_hash.
 ShallowWaterStats step(ShallowWaterSimulation& sim, const ExecContext& exec, double target);
+
+/// Why a grid step means the run has diverged, in words, or "" when it does not (the grid run's guard): a
+/// depth or velocity not finite, cells traced back past their block's halo (several processes), or the
+/// solver's suggested step `suggested_dt` (s) below 1e-9 s.
+std::string grid_step_divergence(const ShallowWaterStats& st, double suggested_dt);
+
+/// A slice of the grid run's loop (as step_slice of particles, eddy/simulation.hpp): the steps `limits`
+/// allows, each landing on its clock (by default next_landing(sim)) and checked by grid_step_divergence;
+/// `after_step` sees every step, also the one that diverged. The viewer, the page and Python's
+/// ShallowWater.step() step through it.
+using GridSliceResult = SliceOf<ShallowWaterStats>;
+GridSliceResult step_slice(ShallowWaterSimulation& sim, const ExecContext& exec, const SliceLimits& limits,
+                           const std::function<void(const ShallowWaterStats&)>& after_step = {});
 
 /// The step a run takes toward the next frame time `target` (s), from the solver's suggest_dt(): the
 /// last one lands on it, and one that would leave a sliver under dt takes half of what is left.

@@ -8,6 +8,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -17,6 +18,7 @@
 #include "eddy/boundary.hpp"
 #include "eddy/checkpoint.hpp"
 #include "eddy/clavet.hpp"
+#include "eddy/clock.hpp"
 #include "eddy/dfsph.hpp"
 #include "eddy/emitters.hpp"
 #include "eddy/exec.hpp"
@@ -143,25 +145,6 @@ float method_dt_min(const ParticleMethod<D>& m) {
 /// dt, so that the run lands exactly on `until` (lands: this step does) without a short step before it.
 float landing_step(float dt, double time, double until, bool& lands);
 
-/// Frame k's time in a run from time0 at fps frames a second: time0 + k / fps, the quotient rounded once, so
-/// that a frame time typed as a number (--until 0.15 at 20 fps) is the time the frame lands on, and a run
-/// stopped there and resumed carries on from the uninterrupted run's clock.
-inline double frame_time(double time0, double fps, double k) { return time0 + k / fps; }
-
-/// `eddy run`'s clock for the front ends that step by themselves (Python's step(), the viewer, the page):
-/// each step lands on the next frame time k / fps (frame_time from 0) and on `end` when that comes first,
-/// so that a scene stepped to a step or a time holds `eddy run`'s state there, bit for bit (landing_step
-/// spreads a landing over the steps before it, so where the frames fall changes the steps).
-struct FrameLanding {
-    double fps = 25.0;  ///< frames per simulated second, > 0
-    double end = 0.0;   ///< landed on too, and never passed (s); 0: none
-    /// Where a step from `time` lands (eddy::step's `until`): the first frame time more than 1e-9
-    /// (relative) after `time`, or the end when it comes first.
-    double target(double time) const;
-    /// Whether `time` has reached the end (within 1e-9, relative); never without one.
-    bool reached_end(double time) const;
-};
-
 /// Where `eddy run`'s next step from the simulation's clock lands: the scene's frame times (output.fps)
 /// and its duration while that is ahead (past it, the frames go on). The viewer and the page step on it.
 double next_landing(const Simulation& sim);
@@ -173,28 +156,18 @@ double next_landing(const Simulation& sim);
 /// Shared by run() and the viewer, so both stop for the same reasons.
 std::string step_divergence(const StepStats& st, float dt_min);
 
-/// run()'s one line for a run that diverged at step `steps` (the simulation's count), time `t` (s):
-/// "diverged at step N (t = T s): why".
-std::string divergence_message(std::uint64_t steps, double t, const std::string& why);
+/// What a slice of particle steps did (step_slice).
+using SliceResult = SliceOf<StepStats>;
 
-/// What a slice of steps did (step_slice).
-struct SliceResult {
-    int steps = 0;          ///< steps taken
-    double seconds = 0.0;   ///< their wall time (s)
-    StepStats last;         ///< the last step's statistics
-    std::string diverged;   ///< divergence_message() of the step that diverged (the slice stopped after it), or ""
-};
-
-/// A slice of `eddy run`'s loop for the front ends that step by themselves between other work (the
-/// viewer's simulation thread, the page): at most `max_steps` steps, and no more once `wall_ms`
-/// milliseconds of wall time have passed (0: no limit; the first step is taken whatever the time), each landing on
-/// next_landing(sim) and checked by run()'s guard (step_divergence against the method's dt_min), so that a
-/// scene stepped this way holds eddy run's state and stops for eddy run's reasons. `before_step` (the
-/// user's hands: mouse forces, dragged bodies) and `after_step` (what the front end keeps of each step:
-/// loads, whitewater; called before the guard, so also for the step that diverged) run around every step
-/// when given. Exceptions (a body whose state is not finite,
-/// out of memory) pass through.
-SliceResult step_slice(Simulation& sim, const ExecContext& exec, int max_steps, double wall_ms,
+/// A slice of `eddy run`'s loop for the front ends that step by themselves between other work (Python's
+/// step(), the viewer's simulation thread, the page): the steps `limits` allows, each landing on its clock
+/// (SliceLimits::landing; by default next_landing(sim)) and checked by run()'s guard (step_divergence against
+/// the method's dt_min), so that a scene stepped this way holds eddy run's state and stops for eddy run's
+/// reasons. `before_step` (the user's hands: mouse forces, dragged bodies) and `after_step` (what the front
+/// end keeps of each step: loads, whitewater; called before the guard, so also for the step that diverged)
+/// run around every step when given. Exceptions (a body whose state is not finite, out of memory) pass
+/// through.
+SliceResult step_slice(Simulation& sim, const ExecContext& exec, const SliceLimits& limits,
                        const std::function<void()>& before_step = {},
                        const std::function<void(const StepStats&)>& after_step = {});
 
@@ -233,6 +206,23 @@ public:
     virtual bool any(bool v) = 0;
     /// Adds the run's distribution to summary.json (processes, their particles, imbalance, communication).
     virtual void summarize(nlohmann::json& summary) = 0;
+};
+
+/// How a front end writes a run option in its messages, so that the one check of a run's options
+/// (check_run_options) speaks each front end's language. `key` is RunOptions' field name ("until", "fps",
+/// "formats", "checkpoint_every", "mesh", "mesh_format", "mesh_attributes", "up", "whitewater",
+/// "wall_pressure", "mesh_decimate_error", "mesh_decimate_ratio"). Unset members write RunOptions' names.
+struct OptionSpelling {
+    std::string context;  ///< before every message (Python: "run: ")
+    /// The option as given, with its value as text ("true" for a switch): "until = -1" (the CLI: "--until -1").
+    std::function<std::string(std::string_view key, std::string_view value)> given;
+    /// The option's name alone: "until" (the CLI: "--until").
+    std::function<std::string(std::string_view key)> name;
+    /// The option as the user would write it, suggested: "mesh_format = ply" (Python: "mesh_format='ply'", the
+    /// CLI: "--mesh-format ply").
+    std::function<std::string(std::string_view key, std::string_view value)> suggest;
+    /// A value alone, in a list of those allowed: "y" (Python: "'y'").
+    std::function<std::string(std::string_view key, std::string_view value)> value;
 };
 
 struct RunOptions {
@@ -293,7 +283,20 @@ struct RunOptions {
     bool whitewater = false;
     WhitewaterSettings whitewater_settings;
     int whitewater_substeps = 10;
+    /// How the caller writes these options in the messages of check_run_options (the CLI's flags, Python's
+    /// keywords); unset: RunOptions' own names.
+    OptionSpelling spelling;
 };
+
+/// The one check of what a run is asked (issue 41; run() makes it before it writes anything, and a front
+/// end may make it earlier, before its banner): until, fps and checkpoint_every finite and in range (0: the
+/// scene's), the formats of the scene's kind (particles: vtk, csv, ply; grids: vti, csv, obj, ply), the
+/// surface's format and its attributes (which need a PLY or VTP surface), the up axis (2D scenes: y), no
+/// surface, attributes, whitewater or wall pressure for a grid, no decimated 2D contours, and an end not
+/// behind the simulation's `time` (s). A resumed run (opts.resume) keeps its checkpoint's outputs, so only its
+/// until, fps and checkpoint_every are checked here. Throws InputError naming the option as
+/// opts.spelling writes it.
+void check_run_options(const Scene& scene, double time, const RunOptions& opts);
 
 struct FrameRecord {
     int index = 0;

@@ -100,6 +100,29 @@ struct ProgressOutput {
     }
 };
 
+/// run()'s keywords in eddy::check_run_options' messages: "run: until = -1", "run: formats: 'bogus'", a
+/// suggestion as a call's keyword ("mesh_format='ply'", "formats=['obj']"), values quoted ("allowed: 'y'").
+inline OptionSpelling python_spelling() {
+    OptionSpelling s;
+    s.context = "run: ";
+    s.name = [](std::string_view key) { return std::string(key == "mesh_attributes" ? "interpolate_attributes" : key); };
+    const auto list = [](std::string_view key) { return key == "formats" || key == "mesh_attributes"; };
+    s.value = [list](std::string_view key, std::string_view v) {
+        if (v == "true") return std::string("True");
+        return list(key) || key == "mesh_format" || key == "up" ? fmt::format("'{}'", v) : std::string(v);
+    };
+    s.given = [name = s.name, list](std::string_view key, std::string_view v) {
+        if (list(key)) return fmt::format("{}: '{}'", name(key), v);
+        if (key == "mesh_format" || key == "up") return fmt::format("{} = '{}'", name(key), v);
+        return fmt::format("{} = {}", name(key), v == "true" ? "True" : v);
+    };
+    s.suggest = [name = s.name, value = s.value, list](std::string_view key, std::string_view v) {
+        if (list(key)) return fmt::format("{}=[{}]", name(key), value(key, v));
+        return fmt::format("{}={}", name(key), value(key, v));
+    };
+    return s;
+}
+
 template <class Sim>
 py::dict run_from_python(Sim& sim, const ExecContext& exec, const RunRequest& q) {
     RunOptions opts;
@@ -116,6 +139,7 @@ py::dict run_from_python(Sim& sim, const ExecContext& exec, const RunRequest& q)
     opts.mesh_format = q.mesh_format;
     opts.mesh_attributes = q.interpolate_attributes;
     opts.up = parse_up_axis(q.up, "run: up");
+    opts.spelling = python_spelling();
     std::atomic<bool> stop{false};
     std::optional<py::error_already_set> error;  // from the callback or Ctrl-C, raised after the run
     opts.stop = &stop;
@@ -206,58 +230,20 @@ py::dict run_from_python(Sim& sim, const ExecContext& exec, const RunRequest& q)
     return d;
 }
 
-/// What run() is asked, checked before anything is written, as the command line's flags are (--until,
-/// --fps, --format, --checkpoint-every and a resume's "already at t"): the library's run() would read
-/// until <= 0 or NaN as "the scene's duration", fps <= 0 as "the scene's", skip formats it does not
-/// know and, asked to end before the simulation's time, do nothing and call it completed (issue 29).
-/// `time` is the simulation's current time (s), `grid` a shallow-water simulation.
-/// (1e9 and 1e6 are kMaxDuration and kMaxFps, written as the command line's messages write them.)
-inline void check_run_request(const Scene& scene, double time, bool grid, const RunRequest& q) {
-    const double until = q.until, fps = q.fps, checkpoint_every = q.checkpoint_every;
-    const std::vector<std::string>& formats = q.formats;
-    if (!(std::isfinite(until) && until >= 0.0 && until <= kMaxDuration))
-        throw InputError(fmt::format("run: until = {}: allowed: 0 (the scene's duration) or a time > 0 and <= 1e9 (s)",
-                                     until));
-    if (!(std::isfinite(fps) && fps >= 0.0 && fps <= kMaxFps))
-        throw InputError(fmt::format("run: fps = {}: allowed: 0 (the scene's output.fps) or frames per second > 0 and "
-                                     "<= 1e6", fps));
-    if (!(std::isfinite(checkpoint_every) && checkpoint_every >= 0.0 && checkpoint_every <= kMaxDuration))
-        throw InputError(fmt::format("run: checkpoint_every = {}: allowed: 0 (at the end only) or a time > 0 and <= 1e9 (s)",
-                                     checkpoint_every));
-    const std::vector<std::string> allowed =
-        grid ? std::vector<std::string>{"vti", "csv", "obj", "ply"} : std::vector<std::string>{"vtk", "csv", "ply"};
-    for (const auto& f : formats)
-        if (std::find(allowed.begin(), allowed.end(), f) == allowed.end())
-            throw InputError(fmt::format("run: formats: '{}' is not a {} format; allowed: {} (or [] for the scene's)",
-                                         text_excerpt(f, 40), grid ? "grid" : "particle", fmt::join(allowed, ", ")));
-    // The surface and the files' axes (the command line's --mesh, --mesh-format, --interpolate-attributes, --up).
-    if (grid && q.mesh)
-        throw InputError(fmt::format("run: mesh = True: {} is a grid; its water surface is written with formats=['obj'] "
-                                     "or ['ply']", scene.where()));
-    if (q.mesh_format != "obj" && q.mesh_format != "ply" && q.mesh_format != "vtp")
-        throw InputError(fmt::format("run: mesh_format = '{}': allowed: 'obj', 'ply', 'vtp'", text_excerpt(q.mesh_format, 40)));
-    for (const auto& a : q.interpolate_attributes) {
-        if (a != "velocity" && a != "density" && a != "pressure")
-            throw InputError(fmt::format("run: interpolate_attributes: '{}': allowed: 'velocity', 'density', 'pressure'",
-                                         text_excerpt(a, 40)));
-        if (!q.mesh || q.mesh_format == "obj")
-            throw InputError(fmt::format("run: interpolate_attributes = ['{}']: needs mesh=True with mesh_format='ply' or 'vtp' "
-                                         "(OBJ files have no per-vertex fields)", a));
-    }
+/// What run() is asked, checked before anything is written (eddy::check_run_options, as the command line's
+/// flags and the library's run() are): the library's run() would otherwise meet them only after the views
+/// were let go. `time` is the simulation's current time (s).
+inline void check_run_request(const Scene& scene, double time, const RunRequest& q) {
     if (q.up != "y" && q.up != "z")
         throw InputError(fmt::format("run: up = '{}': allowed: 'y', 'z' (the up axis of every geometry file written)",
                                      text_excerpt(q.up, 40)));
-    if (!grid && scene.dimension == 2 && q.up == "z")
-        throw InputError("run: up = 'z': a 2D scene is written in the x-y plane (z = 0); allowed: 'y'");
-    // The same tolerance as a resumed run's "already at t" (run()): the end lands on `until` exactly.
-    const double end = until > 0.0 ? until : scene.duration;
-    if (time > end + 1e-9 * std::max(1.0, end)) {
-        if (until > 0.0)
-            throw InputError(fmt::format("run: until = {:g} s: the simulation is at t = {:.6g} s already; allowed: a later "
-                                         "time", until, time));
-        throw InputError(fmt::format("run: until = 0 (the scene's duration, {:g} s): the simulation is at t = {:.6g} s "
-                                     "already; allowed: a later until", scene.duration, time));
-    }
+    RunOptions opts;
+    opts.until = q.until, opts.fps = q.fps, opts.checkpoint_every = q.checkpoint_every;
+    opts.formats = q.formats;
+    opts.mesh = q.mesh, opts.mesh_format = q.mesh_format, opts.mesh_attributes = q.interpolate_attributes;
+    opts.up = parse_up_axis(q.up, "run: up");
+    opts.spelling = python_spelling();
+    check_run_options(scene, time, opts);
 }
 
 /// The `run` method of a Python class holding `sim` and `exec` and calling before_change() and
@@ -272,9 +258,9 @@ py::dict run_method(Holder& h, const py::object& out, double until, const py::ob
                  std::move(interpolate_attributes), std::move(up)};
     Busy busy(h.busy);  // declared first: released last, after after_change()
     if constexpr (std::is_same_v<std::remove_cvref_t<decltype(h.sim)>, Simulation>)
-        std::visit([&](auto& p) { check_run_request(p.scene, p.time, false, q); }, h.sim);
+        std::visit([&](auto& p) { check_run_request(p.scene, p.time, q); }, h.sim);
     else
-        h.visit([&](auto& g) { check_run_request(h.sim.scene, g.time(), true, q); });
+        h.visit([&](auto& g) { check_run_request(h.sim.scene, g.time(), q); });
     static_cast<void>(ProgressOutput(q.progress));  // a bad progress= before anything is written
     h.before_change();  // views still alive keep their buffers (views.hpp)
     struct After {

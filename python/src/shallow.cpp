@@ -44,25 +44,25 @@ py::array cells(PyShallowWater& s, std::vector<Real>& v, int nx, int ny, const p
                         {py::ssize_t(sizeof(Real)) * nx, py::ssize_t(sizeof(Real))}, owner, writable);
 }
 
-/// grid.step(n, until=, fps=): n steps on eddy run's clock (FrameLanding), as the particles' step.
+/// grid.step(n, until=, fps=): n steps, one slice of the grid run's loop each (step_slice), as the particles'.
 py::dict step_grid(PyShallowWater& s, const py::object& n_given, const py::object& until_given, const py::object& fps_given) {
     const std::uint64_t n = count_arg(n_given, "step: n", 0, kMaxCount, "a whole number of steps >= 0");
-    FrameLanding landing;
-    landing.end = until_given.is_none() ? 0.0 : positive_arg(until_given, "step: until", kMaxDuration, " of seconds");
-    landing.fps = fps_given.is_none() ? s.sim.scene.output.fps
-                                      : positive_arg(fps_given, "step: fps", kMaxFps, " of frames per second");
+    SliceLimits one;
+    one.max_steps = 1;
+    one.until = until_given.is_none() ? 0.0 : positive_arg(until_given, "step: until", kMaxDuration, " of seconds");
+    one.fps = fps_given.is_none() ? 0.0 : positive_arg(fps_given, "step: fps", kMaxFps, " of frames per second");
     Busy busy(s.busy);
     s.before_change();
     py::dict last;
     for (std::uint64_t k = 0; k < n; ++k) {
-        ShallowWaterStats st;
+        GridSliceResult r;
         {
             py::gil_scoped_release release;
-            const double time = s.visit([](auto& g) { return g.time(); });
-            if (landing.reached_end(time)) break;
-            st = step(s.sim, *s.exec, landing.target(time));
+            r = step_slice(s.sim, *s.exec, one);
         }
-        if (st.non_finite) throw DivergenceError("the grid became non-finite at step " + std::to_string(k));
+        if (r.reached_end) break;
+        if (!r.diverged.empty()) throw DivergenceError(r.diverged);
+        const ShallowWaterStats& st = r.last;
         if (PyErr_CheckSignals() != 0) throw py::error_already_set();
         last["dt"] = st.dt, last["max_speed"] = st.max_speed, last["max_depth"] = st.max_depth;
         last["clamped"] = st.clamped;
@@ -101,12 +101,12 @@ void bind_shallow(py::module_& m) {
         .def("step", &step_grid, py::arg("n") = 1, py::kw_only(), py::arg("until") = py::none(),
              py::arg("fps") = py::none(),
              "step(n=1, *, until=None, fps=None) -> dict: advances n time steps (the solver's own CFL size) on\n"
-             "eddy run's clock: a step is cut to land on every frame time k / fps (the scene's output.fps, or\n"
-             "fps) and never passes until (s), so stepping a scene to a time gives `eddy run --until`'s state,\n"
-             "bit for bit (state_hash). Returns the last step's statistics (dt, max_speed, max_depth, clamped);\n"
-             "{} when no step was taken (n = 0, or the clock at until already). n must be a whole number >= 0,\n"
-             "until a number > 0, fps a number in (0, 1e6]: anything else raises ValueError. Raises\n"
-             "eddy.DivergenceError when the grid becomes non-finite, KeyboardInterrupt on Ctrl-C.")
+             "eddy run's clock: each step lands on every frame time k / fps (the scene's output.fps and duration,\n"
+             "or fps) and never passes until (s): stepping to a time gives `eddy run --until`'s state, bit for bit\n"
+             "(state_hash). Returns the last step's statistics (dt, max_speed, max_depth, clamped); {} when no\n"
+             "step was taken (n = 0, or the clock at until already). n must be a whole number >= 0, until a\n"
+             "number > 0, fps a number in (0, 1e6]: anything else raises ValueError. Raises eddy.DivergenceError\n"
+             "when a step diverges (its message names the step and why, as eddy run's); KeyboardInterrupt on Ctrl-C.")
         .def("run", &run_method<PyShallowWater>, RUN_ARGS, kRunDoc)
         .def(
             "add_source",

@@ -140,32 +140,25 @@ std::vector<Overlap> find_overlaps(const std::vector<Vec<D>>& fluid, const std::
     return out;
 }
 
-/// sim.step(n, until=, fps=): n steps on eddy run's clock (FrameLanding), with its guard (step_divergence).
+/// sim.step(n, until=, fps=): n steps, one slice of eddy run's loop each (step_slice: its clock and its guard),
+/// Ctrl-C checked between them.
 py::dict step_method(PySimulation& s, const py::object& n_given, const py::object& until_given, const py::object& fps_given) {
     const std::uint64_t n = count_arg(n_given, "step: n", 0, kMaxCount, "a whole number of steps >= 0");
-    FrameLanding landing;
-    landing.end = until_given.is_none() ? 0.0 : positive_arg(until_given, "step: until", kMaxDuration, " of seconds");
-    landing.fps = fps_given.is_none() ? s.visit([](auto& p) { return p.scene.output.fps; })
-                                      : positive_arg(fps_given, "step: fps", kMaxFps, " of frames per second");
+    SliceLimits one;
+    one.max_steps = 1;
+    one.until = until_given.is_none() ? 0.0 : positive_arg(until_given, "step: until", kMaxDuration, " of seconds");
+    one.fps = fps_given.is_none() ? 0.0 : positive_arg(fps_given, "step: fps", kMaxFps, " of frames per second");
     py::dict last;
     Changing changing(s);
     for (std::uint64_t k = 0; k < n; ++k) {
-        StepStats st;
-        std::string diverged;
-        bool done = false;
+        SliceResult r;
         {
             py::gil_scoped_release release;
-            s.visit([&](auto& p) { done = landing.reached_end(p.time); });
-            if (!done) {
-                st = step(s.sim, *s.exec, s.visit([&](auto& p) { return landing.target(p.time); }));
-                s.visit([&](auto& p) {
-                    diverged = step_divergence(st, method_dt_min(p.method));
-                    if (!diverged.empty()) diverged = divergence_message(p.steps, p.time, diverged);
-                });
-            }
+            r = step_slice(s.sim, *s.exec, one);
         }
-        if (done) break;
-        if (!diverged.empty()) throw DivergenceError(diverged);
+        if (r.reached_end) break;
+        if (!r.diverged.empty()) throw DivergenceError(r.diverged);
+        const StepStats& st = r.last;
         if (PyErr_CheckSignals() != 0) throw py::error_already_set();
         last["dt"] = st.dt;
         last["max_speed"] = st.max_speed;
@@ -342,9 +335,9 @@ void def_simulation_stepping(SimulationClass& cls) {
     cls.def("step", &step_method, py::arg("n") = 1, py::kw_only(), py::arg("until") = py::none(),
             py::arg("fps") = py::none(),
             "step(n=1, *, until=None, fps=None) -> dict: advances n time steps (the method's own dt) on eddy\n"
-            "run's clock: a step is cut to land on every frame time k / fps (the scene's output.fps, or fps)\n"
-            "and never passes until (s), so stepping a scene to a time gives `eddy run --until`'s state, bit\n"
-            "for bit (state_hash). Returns the last step's statistics (dt, max_speed, mean/max_density_error,\n"
+            "run's clock: each step lands on every frame time k / fps (the scene's output.fps and duration, or\n"
+            "fps) and never passes until (s): stepping to a time gives `eddy run --until`'s state, bit for bit\n"
+            "(state_hash). Returns the last step's statistics (dt, max_speed, mean/max_density_error,\n"
             "iterations, divergence_iterations, viscosity_iterations, and passes: {name: seconds} of the\n"
             "step's named passes); {} when no step was taken (n = 0, or\n"
             "the clock at until already). n must be a whole number >= 0 (an int or a numpy integer), until a\n"

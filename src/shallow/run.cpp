@@ -1,5 +1,7 @@
 // A shallow-water run on one process: the shared run loop (src/shallow/run_loop.hpp) over the solver
 // itself; and the state hash of a grid.
+#include <chrono>
+
 #include "eddy/error.hpp"
 #include "shallow/run_loop.hpp"
 
@@ -61,9 +63,7 @@ RunResult run(ShallowWaterSimulation& sim, const RunOptions& opts, const ExecCon
 
 double next_landing(const ShallowWaterSimulation& sim) {
     const double time = std::visit([](const auto& s) { return s.time(); }, sim.solver);
-    FrameLanding l{sim.scene.output.fps, sim.scene.duration};
-    if (l.reached_end(time)) l.end = 0.0;  // past the duration the frames go on
-    return l.target(time);
+    return SliceLimits{}.landing(sim.scene.output.fps, sim.scene.duration, time).target(time);
 }
 
 ShallowWaterStats step(ShallowWaterSimulation& sim, const ExecContext& exec, double target) {
@@ -73,6 +73,46 @@ ShallowWaterStats step(ShallowWaterSimulation& sim, const ExecContext& exec, dou
             return s.step(target > 0.0 ? landing_dt(dt, s.time(), target) : dt, exec);  // as GridRun::advance
         },
         sim.solver);
+}
+
+std::string grid_step_divergence(const ShallowWaterStats& st, double suggested_dt) {
+    constexpr double kDtMin = 1e-9;
+    if (st.non_finite) return "a depth or velocity is not finite (NaN or infinite)";
+    if (st.halo_overrun)
+        return fmt::format("{} cells traced back past their block's halo (a back-trace longer than the halo is wide: "
+                           "lower advection_step or the time step, or run on fewer processes)",
+                           st.halo_overrun);
+    if (suggested_dt < kDtMin) return fmt::format("the time step fell below {:g} s", kDtMin);
+    return {};
+}
+
+GridSliceResult step_slice(ShallowWaterSimulation& sim, const ExecContext& exec, const SliceLimits& limits,
+                           const std::function<void(const ShallowWaterStats&)>& after_step) {
+    using Clock = std::chrono::steady_clock;
+    const Clock::time_point t0 = Clock::now();
+    auto elapsed_ms = [&] { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); };
+    GridSliceResult r;
+    std::visit(
+        [&](auto& s) {
+            while (r.steps < limits.max_steps && (r.steps == 0 || limits.wall_ms <= 0.0 || elapsed_ms() < limits.wall_ms)) {
+                const FrameLanding clock = limits.landing(sim.scene.output.fps, sim.scene.duration, s.time());
+                if (limits.until > 0.0 && clock.reached_end(s.time())) {
+                    r.reached_end = true;
+                    break;
+                }
+                const double suggested = s.suggest_dt();  // the step as GridRun::advance takes it
+                r.last = s.step(landing_dt(suggested, s.time(), clock.target(s.time())), exec);
+                ++r.steps;
+                if (after_step) after_step(r.last);
+                if (const std::string why = grid_step_divergence(r.last, suggested); !why.empty()) {
+                    r.diverged = divergence_message(s.steps(), s.time(), why);
+                    break;
+                }
+            }
+        },
+        sim.solver);
+    r.seconds = elapsed_ms() / 1000.0;
+    return r;
 }
 
 std::uint64_t state_hash(const ShallowWaterSimulation& sim) {

@@ -19,7 +19,10 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <optional>
+#include <type_traits>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -29,67 +32,15 @@
 #include "eddy/json_text.hpp"
 #include "eddy/shallow_water.hpp"
 #include "eddy/simulation.hpp"
+#include "shallow/grid_outputs.hpp"
 #include "sim/frame_loop.hpp"
 #include "sim/run_support.hpp"
 
 namespace eddy::detail {
 
-// One row of bodies.csv: time, body, pose, velocity, the water's force and torque (20 numbers after time).
-inline std::array<double, 19> body_row(const ShallowBody& b) {
-    return {b.x[0], b.x[1], b.x[2], b.q[0], b.q[1], b.q[2], b.q[3], b.v[0], b.v[1], b.v[2],
-            b.omega[0], b.omega[1], b.omega[2], b.force[0], b.force[1], b.force[2], b.torque[0], b.torque[1], b.torque[2]};
-}
-
-// out/bodies.csv: every frame's bodies, rewritten whole (atomically) at each frame.
-inline void write_bodies_csv(const std::filesystem::path& file, const std::vector<double>& times,
-                             const std::vector<std::vector<std::array<double, 19>>>& rows) {
-    std::string text = "time,body,x,y,z,qw,qx,qy,qz,vx,vy,vz,wx,wy,wz,fx,fy,fz,tx,ty,tz\n";
-    for (std::size_t f = 0; f < rows.size(); ++f)
-        for (std::size_t k = 0; k < rows[f].size(); ++k) {
-            fmt::format_to(std::back_inserter(text), "{:.17g},{}", times[f], k);
-            for (double v : rows[f][k]) fmt::format_to(std::back_inserter(text), ",{:.17g}", v);
-            text += '\n';
-        }
-    io::write_atomic(file, text);
-}
-
-inline std::string grid_frame_name(int index, const char* stem, const char* ext) {
-    return fmt::format("frames/{}_{:05d}.{}", stem, index, ext);
-}
-
 // The .vti piece of process `rank` beside the .pvti `pvti` (frames/grid_00003.pvti -> frames/grid_00003_p0001.vti).
 inline std::string grid_piece_name(const std::string& pvti, int rank) {
     return fmt::format("{}_p{:04d}.vti", pvti.substr(0, pvti.size() - 5), rank);
-}
-
-// Reads the bodies' rows of the frames a checkpoint lists (the record's "bodies": per frame, per body 19
-// finite numbers); a checkpoint is untrusted: `refuse` throws on anything else.
-template <class Refuse>
-std::vector<std::vector<std::array<double, 19>>> read_body_rows(const nlohmann::json& rec, std::size_t frames,
-                                                                 std::size_t bodies, const std::string& where,
-                                                                 Refuse&& refuse) {
-    std::vector<std::vector<std::array<double, 19>>> out;
-    const auto& rb = rec.contains("bodies") ? rec["bodies"] : nlohmann::json();
-    if (!rb.is_array() || rb.size() != frames)
-        refuse(fmt::format("{}: corrupt checkpoint: record key 'bodies' is not one list of bodies per frame", where));
-    for (const auto& f : rb) {
-        if (!f.is_array() || f.size() != bodies)
-            refuse(fmt::format("{}: corrupt checkpoint: record key 'bodies' has a frame without its {} bodies", where, bodies));
-        std::vector<std::array<double, 19>> rows;
-        for (const auto& b : f) {
-            if (!b.is_array() || b.size() != 19)
-                refuse(fmt::format("{}: corrupt checkpoint: record key 'bodies' has a body that is not 19 numbers", where));
-            std::array<double, 19> r{};
-            for (std::size_t k = 0; k < 19; ++k) {
-                if (!b[k].is_number() || !std::isfinite(b[k].get<double>()))
-                    refuse(fmt::format("{}: corrupt checkpoint: record key 'bodies' holds a value that is not a finite number", where));
-                r[k] = b[k].get<double>();
-            }
-            rows.push_back(r);
-        }
-        out.push_back(std::move(rows));
-    }
-    return out;
 }
 
 // A grid run (issue 41): the task the frame loop (src/sim/frame_loop.hpp) drives over a Stepper (above).
@@ -112,14 +63,10 @@ private:
     using clock = std::chrono::steady_clock;
     // Floating bodies live on the whole grid only: a stepper over blocks (mpirun) has none.
     static constexpr bool kHasBodies = requires(const Stepper& st) { st.bodies(); };
+    using Grid = std::remove_cvref_t<decltype(*std::declval<Stepper&>().gather())>;
     void configure();
+    void make_outputs();
     void restore();
-    std::vector<std::array<double, 19>> bodies_now() const {
-        std::vector<std::array<double, 19>> rows;
-        if constexpr (kHasBodies)
-            for (const auto& b : m_solver.bodies()) rows.push_back(body_row(b));
-        return rows;
-    }
     template <class Grid>
     void render(const std::filesystem::path& file, const Grid& g) const {
         if constexpr (kHasBodies) render_grid_png(file, g, 1024, &m_solver.bodies());
@@ -142,9 +89,8 @@ private:
     bool m_gather_frames = false;  // the whole grid gathered on the root for frames and pictures
     detail::FrameClock m_clock;
     RunResult m_result;
-    std::vector<std::pair<double, std::string>> m_pvd;
+    std::vector<std::unique_ptr<GridOutput<Stepper, Grid>>> m_outputs;  // in the order their files are listed
     std::vector<double> m_volumes;  // per frame
-    std::vector<std::vector<std::array<double, 19>>> m_body_rows;  // per frame
     std::uint64_t m_steps0 = 0, m_steps_at_start = 0;
     double m_step_seconds = 0.0, m_max_speed = 0.0, m_max_depth = 0.0, m_wall_before = 0.0, m_volume0 = 0.0;
     std::size_t m_clamped = 0;
@@ -155,8 +101,8 @@ template <class Stepper>
 GridRun<Stepper>::GridRun(Stepper& solver, const Scene& scene, const RunOptions& opts, const ExecContext& exec)
     : m_solver(solver), m_scene(scene), m_opts(opts), m_exec(exec) {
     configure();
-    m_steps0 = m_solver.steps();
-    m_clock.time0 = m_solver.time();
+    make_outputs();
+    m_steps0 = m_solver.steps(), m_clock.time0 = m_solver.time();
     if (opts.resume) restore();
     const auto& out = opts.out_dir;
     m_solver.on_root([&] {
@@ -189,6 +135,11 @@ void GridRun<Stepper>::configure() {
                                         "without mpirun",
                                         scene.where()));
     }
+    try {
+        check_run_options(scene, m_solver.time(), opts);  // what the caller asks, as every front end checks it
+    } catch (const InputError& e) {
+        m_solver.refuse(e.what());  // every process alike
+    }
     // The record comes from a checkpoint: untrusted, every key checked (read_grid_record) before the folder
     // is touched.
     if (rec) m_gr = read_grid_record(*rec, (opts.out_dir / kCheckpointFile).string(), m_solver.time(), m_solver.steps());
@@ -204,14 +155,9 @@ void GridRun<Stepper>::configure() {
     if (rec && m_solver.time() > end_time + 1e-9 * std::max(1.0, end_time))
         m_solver.refuse(fmt::format("--until {:g}: the checkpoint is at t = {:.6g} s already; allowed: a later time",
                                     end_time, m_solver.time()));
-    for (const auto& f : m_formats)
-        if (f != "vti" && f != "csv" && f != "obj" && f != "ply")
-            m_solver.refuse(fmt::format("{}: format '{}' is not a grid format; allowed: vti, csv, obj, ply", scene.where(), f));
     m_render = rec ? m_gr->render : opts.render || scene.output.render;
     // Checkpoints written before --up existed: z up, what those runs wrote.
     m_up = rec ? m_gr->up : opts.up;
-    if (!opts.mesh_attributes.empty())
-        m_solver.refuse(fmt::format("{}: --interpolate-attributes is for particle scenes' --mesh", scene.where()));
     m_pieces = rec ? m_gr->pieces : opts.pieces;
     m_clock.fps = fps;
     m_clock.end_time = end_time;
@@ -225,10 +171,9 @@ void GridRun<Stepper>::restore() {
     m_steps0 = gr.steps0;
     m_clock.next_frame = gr.next_frame;
     m_volume0 = gr.volume0;
-    if (!m_solver.spec().bodies.empty())
-        m_body_rows = read_body_rows(*m_opts.resume, gr.frames.size(), m_solver.spec().bodies.size(),
-                                     (m_opts.out_dir / kCheckpointFile).string(),
-                                     [&](const std::string& m) { m_solver.refuse(m); });
+    const GridResume resume{gr, *m_opts.resume, (m_opts.out_dir / kCheckpointFile).string(),
+                            [&](const std::string& m) { m_solver.refuse(m); }};
+    for (auto& o : m_outputs) o->restore(resume);
     for (const auto& f : gr.frames) {
         FrameRecord fr;
         fr.index = f.index;
@@ -237,7 +182,6 @@ void GridRun<Stepper>::restore() {
         m_result.frames.push_back(std::move(fr));
         m_volumes.push_back(f.numbers[0]);
     }
-    m_pvd = gr.pvd;
     m_step_seconds = gr.step_seconds;
     m_max_speed = gr.max_speed;
     m_max_depth = gr.max_depth;
@@ -245,62 +189,43 @@ void GridRun<Stepper>::restore() {
     m_wall_before = gr.wall_before;
 }
 
-// A frame: every format's file (the root's, or every process's piece), the picture, the bodies' rows, the
-// water's volume.
+// The outputs, in the order their files are listed in a frame: the formats as given, then the picture and
+// the bodies (src/shallow/grid_outputs.hpp).
+template <class Stepper>
+void GridRun<Stepper>::make_outputs() {
+    for (const auto& f : m_formats) {
+        if (f == "vti") m_outputs.push_back(std::make_unique<GridFieldFrames<Stepper, Grid>>(m_pieces));
+        else if (f == "csv") m_outputs.push_back(std::make_unique<GridCellsCsv<Stepper, Grid>>());
+        else m_outputs.push_back(std::make_unique<GridSurfaceFrames<Stepper, Grid>>(f, m_up));
+    }
+    if (m_render)
+        m_outputs.push_back(std::make_unique<GridPictures<Stepper, Grid>>(
+            [this](const std::filesystem::path& file, const Grid& g) { render(file, g); }));
+    if (!m_solver.spec().bodies.empty())
+        m_outputs.push_back(std::make_unique<GridBodiesCsv<Stepper, Grid>>([this] {
+            typename GridBodiesCsv<Stepper, Grid>::Rows rows;
+            if constexpr (kHasBodies)
+                for (const auto& b : m_solver.bodies()) rows.push_back(body_row(b));
+            return rows;
+        }));
+}
+
+// A frame: every output's files, and the water's volume.
 template <class Stepper>
 void GridRun<Stepper>::frame() {
-    const auto& out = m_opts.out_dir;
-    const auto* gp = m_gather_frames || m_render ? m_solver.gather() : nullptr;
-    const bool here = m_solver.root();
+    const Grid* whole = m_gather_frames || m_render ? m_solver.gather() : nullptr;
     FrameRecord fr;
     fr.index = static_cast<int>(m_result.frames.size());
     fr.time = m_solver.time();
-    for (const auto& f : m_formats) {
-        std::string name;
-        if (f == "vti" && m_pieces) {
-            name = grid_frame_name(fr.index, "grid", "pvti");
-            for (auto& piece : m_solver.write_pieces(out, name)) fr.files.push_back(std::move(piece));
-            m_pvd.emplace_back(m_solver.time(), name);
-        } else if (!here) {  // not the root: the names only
-            name = f == "vti" || f == "csv" ? grid_frame_name(fr.index, "grid", f.c_str())
-                                            : grid_frame_name(fr.index, "surface", f.c_str());
-            if (f == "vti") m_pvd.emplace_back(m_solver.time(), name);
-        } else if (f == "vti") {
-            name = grid_frame_name(fr.index, "grid", "vti");
-            io::write_vti(out / name, *gp);
-            m_pvd.emplace_back(m_solver.time(), name);
-        } else if (f == "csv") {
-            name = grid_frame_name(fr.index, "grid", "csv");
-            io::write_grid_csv(out / name, *gp);
-        } else {
-            name = grid_frame_name(fr.index, "surface", f.c_str());
-            io::write_water_mesh(out / name, *gp, m_up);
-        }
-        fr.files.push_back(name);
-    }
-    if (m_render) {
-        const std::string name = grid_frame_name(fr.index, "grid", "png");
-        if (gp) render(out / name, *gp);
-        fr.files.push_back(name);
-    }
-    if (!m_solver.spec().bodies.empty()) {
-        m_body_rows.push_back(bodies_now());
-        if (here) {
-            std::vector<double> times;
-            for (const auto& f : m_result.frames) times.push_back(f.time);
-            times.push_back(fr.time);
-            write_bodies_csv(out / "bodies.csv", times, m_body_rows);
-        }
-    }
-    if (here && !m_pvd.empty()) io::write_pvd(out / "grid.pvd", m_pvd);
+    const GridFrame<Grid> f{m_opts.out_dir, fr.index, fr.time, whole, m_solver.root(), m_result.frames};
+    for (auto& o : m_outputs) o->write(f, m_solver, fr);
     // The volume of the gathered grid (the same bits as one process); else the blocks' sum.
-    m_volumes.push_back(gp ? gp->volume() : (m_gather_frames || m_render) ? 0.0 : m_solver.volume());
+    m_volumes.push_back(whole ? whole->volume() : (m_gather_frames || m_render) ? 0.0 : m_solver.volume());
     m_result.frames.push_back(std::move(fr));
 }
 
 template <class Stepper>
 std::string GridRun<Stepper>::advance(double target) {
-    constexpr double kDtMin = 1e-9;
     const double suggested = m_solver.suggest_dt();
     const double dt = landing_dt(suggested, m_solver.time(), target);
     const auto s0 = clock::now();
@@ -309,13 +234,7 @@ std::string GridRun<Stepper>::advance(double target) {
     m_max_speed = std::max(m_max_speed, st.max_speed);
     m_max_depth = std::max(m_max_depth, st.max_depth);
     m_clamped += st.clamped;
-    if (st.non_finite) return "a depth or velocity is not finite (NaN or infinite)";
-    if (st.halo_overrun)
-        return fmt::format("{} cells traced back past their block's halo (a back-trace longer than the halo is wide: "
-                           "lower advection_step or the time step, or run on fewer processes)",
-                           st.halo_overrun);
-    if (suggested < kDtMin) return fmt::format("the time step fell below {:g} s", kDtMin);
-    return {};
+    return grid_step_divergence(st, suggested);  // the guard of every grid slice (step_slice)
 }
 
 template <class Stepper>
@@ -355,10 +274,8 @@ nlohmann::json GridRun<Stepper>::record() const {
     rj["next_frame"] = m_clock.next_frame;
     rj["volume0"] = m_volume0;
     rj["frames"] = frames_json();
-    if (!m_solver.spec().bodies.empty()) rj["bodies"] = m_body_rows;
-    nlohmann::json p = nlohmann::json::array();
-    for (const auto& [t, name] : m_pvd) p.push_back({t, name});
-    rj["pvd"] = p;
+    rj["pvd"] = nlohmann::json::array();  // the field frames' list (none without them)
+    for (const auto& o : m_outputs) o->save(rj);
     rj["stats"] = {m_step_seconds, m_max_speed, m_max_depth, m_clamped,
                    m_wall_before + std::chrono::duration<double>(clock::now() - m_t0).count()};
     return rj;

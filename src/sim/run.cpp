@@ -308,6 +308,7 @@ ParticleRunConfig particle_run_config(const Scene& scene, int dimension, const R
         c.mesh_format = rec->choice("mesh_format", {"obj", "ply", "vtp"});
         c.up = rec->has("up_axis") ? parse_up_axis(rec->choice("up_axis", {"y", "z"}), "checkpoint") : UpAxis::y;
         if (rec->has("mesh_attributes")) c.mesh_attributes = rec->choices("mesh_attributes", {"velocity", "density", "pressure"});
+        if (dimension == 2 && c.up != UpAxis::y) rec->fail("up_axis", "= z in a 2D run; allowed: y");
         c.run_id = detail::read_run_id(*rec);
     } else {
         c.end_time = opts.until > 0.0 ? opts.until : scene.duration;
@@ -320,28 +321,10 @@ ParticleRunConfig particle_run_config(const Scene& scene, int dimension, const R
         c.wall_pressure = opts.wall_pressure || scene.output.wall_pressure;
         c.mesh_decimate_error = opts.mesh_settings.decimate_error;
         c.mesh_decimate_ratio = opts.mesh_settings.decimate_ratio;
-        if (c.mesh && dimension == 2 && (c.mesh_decimate_error > 0.0f || c.mesh_decimate_ratio > 0.0f))
-            throw InputError(fmt::format("{}: --mesh-decimate-error, --mesh-decimate-ratio: 2D contour lines are not "
-                                         "decimated; allowed: with 3D scenes", scene.where()));
         c.mesh_format = opts.mesh_format;
         c.up = opts.up;
         c.mesh_attributes = opts.mesh_attributes;
-        c.run_id = detail::new_run_id();
-        for (const auto& f : c.formats)
-            if (f != "vtk" && f != "csv" && f != "ply")
-                throw InputError(fmt::format("{}: format '{}': allowed: vtk, csv, ply", scene.where(), text_excerpt(f, 40)));
-        if (c.mesh && c.mesh_format != "obj" && c.mesh_format != "ply" && c.mesh_format != "vtp")
-            throw InputError(fmt::format("--mesh-format '{}': allowed: obj, ply, vtp", text_excerpt(c.mesh_format, 40)));
-    }
-    if (dimension == 2 && c.up != UpAxis::y)
-        throw InputError(fmt::format("{}: --up {}: a 2D scene is written in the x-y plane (z = 0); allowed: --up y",
-                                     scene.where(), name(c.up)));
-    for (const auto& a : c.mesh_attributes) {
-        if (a != "velocity" && a != "density" && a != "pressure")
-            throw InputError(fmt::format("--interpolate-attributes: '{}': allowed: velocity, density, pressure", a));
-        if (!c.mesh || c.mesh_format == "obj")
-            throw InputError(fmt::format("--interpolate-attributes {}: needs --mesh with --mesh-format ply or vtp (OBJ "
-                                         "files have no per-vertex fields)", a));
+        c.run_id = detail::new_run_id();  // the options themselves: check_run_options (src/sim/run_plan.cpp)
     }
     return c;
 }
@@ -741,11 +724,7 @@ bool FrameLanding::reached_end(double time) const {
 
 double next_landing(const Simulation& simulation) {
     return std::visit(
-        [](const auto& sim) {
-            FrameLanding l{sim.scene.output.fps, sim.scene.duration};
-            if (l.reached_end(sim.time)) l.end = 0.0;  // past the duration the frames go on
-            return l.target(sim.time);
-        },
+        [](const auto& sim) { return SliceLimits{}.landing(sim.scene.output.fps, sim.scene.duration, sim.time).target(sim.time); },
         simulation);
 }
 
@@ -753,15 +732,22 @@ std::string divergence_message(std::uint64_t steps, double t, const std::string&
     return fmt::format("diverged at step {} (t = {:.6g} s): {}", steps, t, why);
 }
 
-SliceResult step_slice(Simulation& simulation, const ExecContext& exec, int max_steps, double wall_ms,
+SliceResult step_slice(Simulation& simulation, const ExecContext& exec, const SliceLimits& limits,
                        const std::function<void()>& before_step, const std::function<void(const StepStats&)>& after_step) {
     using Clock = std::chrono::steady_clock;
     const Clock::time_point t0 = Clock::now();
     auto elapsed_ms = [&] { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); };
     SliceResult r;
-    while (r.steps < max_steps && (r.steps == 0 || wall_ms <= 0.0 || elapsed_ms() < wall_ms)) {
+    while (r.steps < limits.max_steps && (r.steps == 0 || limits.wall_ms <= 0.0 || elapsed_ms() < limits.wall_ms)) {
+        const FrameLanding clock = std::visit(
+            [&](const auto& sim) { return limits.landing(sim.scene.output.fps, sim.scene.duration, sim.time); }, simulation);
+        const double time = std::visit([](const auto& sim) { return sim.time; }, simulation);
+        if (limits.until > 0.0 && clock.reached_end(time)) {
+            r.reached_end = true;
+            break;
+        }
         if (before_step) before_step();
-        r.last = step(simulation, exec, next_landing(simulation));
+        r.last = step(simulation, exec, clock.target(time));
         ++r.steps;
         if (after_step) after_step(r.last);
         const std::string why = std::visit([&](const auto& sim) { return step_divergence(r.last, method_dt_min(sim.method)); },
@@ -845,12 +831,12 @@ ParticleRun<D>::ParticleRun(Simulation& simulation, ParticleSimulation<D>& sim, 
     : m_simulation(simulation), m_sim(sim), m_opts(opts), m_exec(exec), m_hooks(opts.hooks),
       m_writer(!m_hooks || m_hooks->writes()), m_particles(m_hooks ? m_hooks->sum(sim.fluid.size()) : sim.fluid.size()) {
     const Scene& scene = sim.scene;
+    check_run_options(scene, sim.time, opts);  // before anything is written
     if (opts.resume) m_reader.emplace(*opts.resume, (opts.out_dir / kCheckpointFile).string());
     m_cfg = particle_run_config(scene, D, opts, m_reader ? &*m_reader : nullptr);
     const double fps = m_cfg.fps, end_time = m_cfg.end_time;
     if (m_cfg.mesh && !opts.budget.unlimited()) check_surface_memory();
-    // The library's own guard (the CLI and the scene loader check first): a frame interval or an end the
-    // clock cannot resolve would make a run that never ends.
+    // The clock's own guard (a checkpoint's, or a scene's): a frame interval or an end it cannot resolve never ends.
     if (!(fps > 0.0 && fps <= kMaxFps) || !(end_time > 0.0 && end_time <= kMaxDuration))
         throw InputError(fmt::format("{}: fps = {:g}, end time = {:g} s: allowed: 0 < fps <= {:g}, 0 < end <= {:g} s",
                                      scene.where(), fps, end_time, kMaxFps, kMaxDuration));

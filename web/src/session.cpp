@@ -164,25 +164,17 @@ std::string Session::step(int n, double ms) {
             // run's frame times and is checked by its guard; the mouse acts before each step, over the last
             // step's dt.
             const SliceResult r = step_slice(
-                *m_sim, m_exec, n, ms, [&] { apply_mouse_force(*m_sim, m_mouse, m_last_dt, m_exec); },
+                *m_sim, m_exec, SliceLimits{.max_steps = n, .wall_ms = ms},
+                [&] { apply_mouse_force(*m_sim, m_mouse, m_last_dt, m_exec); },
                 [&](const StepStats& st) { m_last_dt = st.dt; });
             m_diverged = !r.diverged.empty();
             return r.diverged;
         }
         if (!m_water) return "no scene loaded";
-        const auto t0 = std::chrono::steady_clock::now();
-        auto out_of_time = [&] {
-            return ms > 0 && std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() >= ms;
-        };
-        for (int k = 0; k < n && !out_of_time(); ++k) {
-            // The same clock for the grid (eddy::next_landing of a grid, as the viewer and Python's step()).
-            if (eddy::step(*m_water, m_exec, next_landing(*m_water)).non_finite) {
-                m_diverged = true;
-                return std::visit([](const auto& s) {
-                    return divergence_message(s.steps(), s.time(), "a depth or velocity is not finite");
-                }, m_water->solver);
-            }
-        }
+        // The grid likewise (eddy::step_slice of a grid, as the viewer's and Python's step()).
+        const GridSliceResult r = step_slice(*m_water, m_exec, SliceLimits{.max_steps = n, .wall_ms = ms});
+        m_diverged = !r.diverged.empty();
+        return r.diverged;
     } catch (const std::exception& e) {
         m_diverged = true;
         return error_line(e.what());
