@@ -1,9 +1,8 @@
 // A shallow-water run on one process: the shared run loop (src/shallow/run_loop.hpp) over the solver
 // itself; and the state hash of a grid.
-#include <chrono>
-
 #include "eddy/error.hpp"
 #include "shallow/run_loop.hpp"
+#include "sim/slice_loop.hpp"
 
 namespace eddy {
 
@@ -88,31 +87,20 @@ std::string grid_step_divergence(const ShallowWaterStats& st, double suggested_d
 
 GridSliceResult step_slice(ShallowWaterSimulation& sim, const ExecContext& exec, const SliceLimits& limits,
                            const std::function<void(const ShallowWaterStats&)>& after_step) {
-    using Clock = std::chrono::steady_clock;
-    const Clock::time_point t0 = Clock::now();
-    auto elapsed_ms = [&] { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); };
-    GridSliceResult r;
-    std::visit(
+    return std::visit(
         [&](auto& s) {
-            while (r.steps < limits.max_steps && (r.steps == 0 || limits.wall_ms <= 0.0 || elapsed_ms() < limits.wall_ms)) {
-                const FrameLanding clock = limits.landing(sim.scene.output.fps, sim.scene.duration, s.time());
-                if (limits.until > 0.0 && clock.reached_end(s.time())) {
-                    r.reached_end = true;
-                    break;
-                }
-                const double suggested = s.suggest_dt();  // the step as GridRun::advance takes it
-                r.last = s.step(landing_dt(suggested, s.time(), clock.target(s.time())), exec);
-                ++r.steps;
-                if (after_step) after_step(r.last);
-                if (const std::string why = grid_step_divergence(r.last, suggested); !why.empty()) {
-                    r.diverged = divergence_message(s.steps(), s.time(), why);
-                    break;
-                }
-            }
+            return detail::slice_loop<ShallowWaterStats>(
+                limits, [&] { return s.time(); },
+                [&](double time) { return limits.landing(sim.scene.output.fps, sim.scene.duration, time); },
+                [&](double target, ShallowWaterStats& last) {
+                    const double suggested = s.suggest_dt();  // the step as GridRun::advance takes it
+                    last = s.step(landing_dt(suggested, s.time(), target), exec);
+                    if (after_step) after_step(last);
+                    const std::string why = grid_step_divergence(last, suggested);
+                    return why.empty() ? why : divergence_message(s.steps(), s.time(), why);
+                });
         },
         sim.solver);
-    r.seconds = elapsed_ms() / 1000.0;
-    return r;
 }
 
 std::uint64_t state_hash(const ShallowWaterSimulation& sim) {

@@ -19,6 +19,7 @@
 #include "sim/particle_outputs.hpp"
 #include "sim/particle_step.hpp"
 #include "sim/run_support.hpp"
+#include "sim/slice_loop.hpp"
 #include "sim/whitewater_output.hpp"
 
 namespace eddy {
@@ -734,31 +735,20 @@ std::string divergence_message(std::uint64_t steps, double t, const std::string&
 
 SliceResult step_slice(Simulation& simulation, const ExecContext& exec, const SliceLimits& limits,
                        const std::function<void()>& before_step, const std::function<void(const StepStats&)>& after_step) {
-    using Clock = std::chrono::steady_clock;
-    const Clock::time_point t0 = Clock::now();
-    auto elapsed_ms = [&] { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); };
-    SliceResult r;
-    while (r.steps < limits.max_steps && (r.steps == 0 || limits.wall_ms <= 0.0 || elapsed_ms() < limits.wall_ms)) {
-        const FrameLanding clock = std::visit(
-            [&](const auto& sim) { return limits.landing(sim.scene.output.fps, sim.scene.duration, sim.time); }, simulation);
-        const double time = std::visit([](const auto& sim) { return sim.time; }, simulation);
-        if (limits.until > 0.0 && clock.reached_end(time)) {
-            r.reached_end = true;
-            break;
-        }
-        if (before_step) before_step();
-        r.last = step(simulation, exec, clock.target(time));
-        ++r.steps;
-        if (after_step) after_step(r.last);
-        const std::string why = std::visit([&](const auto& sim) { return step_divergence(r.last, method_dt_min(sim.method)); },
-                                           simulation);
-        if (!why.empty()) {
-            std::visit([&](const auto& sim) { r.diverged = divergence_message(sim.steps, sim.time, why); }, simulation);
-            break;
-        }
-    }
-    r.seconds = elapsed_ms() / 1000.0;
-    return r;
+    return std::visit(
+        [&](auto& sim) {
+            return detail::slice_loop<StepStats>(
+                limits, [&] { return sim.time; },
+                [&](double time) { return limits.landing(sim.scene.output.fps, sim.scene.duration, time); },
+                [&](double target, StepStats& last) {
+                    if (before_step) before_step();
+                    last = step(simulation, exec, target);
+                    if (after_step) after_step(last);
+                    const std::string why = step_divergence(last, method_dt_min(sim.method));
+                    return why.empty() ? why : divergence_message(sim.steps, sim.time, why);
+                });
+        },
+        simulation);
 }
 
 StepStats step(Simulation& simulation, const ExecContext& exec, double until) {

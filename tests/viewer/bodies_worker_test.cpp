@@ -17,6 +17,7 @@
 #include "worker_support.hpp"
 
 using namespace eddy::view;
+using eddy::view::test::step_and_wait;
 using eddy::view::test::wait_until;
 
 namespace {
@@ -30,13 +31,6 @@ WorkerConfig config(const std::string& scene, std::vector<std::string> sets = {}
 }
 
 std::string scene_file(const char* name) { return (std::filesystem::path(EDDY_SOURCE_DIR) / "tests/viewer" / name).string(); }
-
-// Steps the paused worker n times and waits for them (or for a diverged run).
-std::shared_ptr<const Snapshot> steps(SimWorker& w, int n) {
-    const std::uint64_t target = w.latest()->steps + std::uint64_t(n);
-    for (int i = 0; i < n; ++i) w.request_step();
-    return wait_until(w, [&](const Snapshot& s) { return s.steps >= target || s.status.find("diverged") != std::string::npos; });
-}
 
 double dist(const std::array<double, 3>& a, const std::array<double, 3>& b) {
     return std::sqrt((a[0] - b[0]) * (a[0] - b[0]) + (a[1] - b[1]) * (a[1] - b[1]) + (a[2] - b[2]) * (a[2] - b[2]));
@@ -68,7 +62,7 @@ TEST(ViewerBodies, SnapshotsDrawEveryBodyAtItsPoseNotAsWalls) {
         // 2 (0.6 + 0.4) / 2r layers x 3 of them); the bodies' own are not drawn as walls.
         if (s0->dimension == 2) EXPECT_LT(s0->boundary.size() / 4, std::size_t(3 * 2 * (0.6 + 0.4) / 0.01 + 64)) << file;
         EXPECT_TRUE(s0->models.empty()) << file;  // a box and a ball: no models
-        const auto s = steps(w, 200);
+        const auto s = step_and_wait(w, 200);
         ASSERT_TRUE(s->status.empty()) << s->status;
         ASSERT_EQ(s->bodies.size(), 2u);
         for (const BodyView& b : s->bodies) {
@@ -146,7 +140,7 @@ TEST(ViewerBodies, DragRequestPullsABodyToTheCursor) {
     SimWorker w(config(scene_file("bodies_2d.json")));
     w.playing = false;
     w.start();
-    auto s = steps(w, 5);
+    auto s = step_and_wait(w, 5);
     ASSERT_EQ(s->bodies.size(), 2u);
     const BodyView b0 = s->bodies[0];
     const V3 c{float(b0.state.position[0]), float(b0.state.position[1]), 0.0f};
@@ -159,7 +153,7 @@ TEST(ViewerBodies, DragRequestPullsABodyToTheCursor) {
     d.local = hit->local;
     d.target = {hit->point.x, hit->point.y + 0.1, 0.0};  // 10 cm up, out of the water
     w.set_body_drag(d);
-    s = steps(w, 1500);
+    s = step_and_wait(w, 1500);
     ASSERT_TRUE(s->status.empty()) << s->status;
     EXPECT_TRUE(s->bodies[0].dragged);
     const BodyView& b = s->bodies[0];
@@ -174,7 +168,7 @@ TEST(ViewerBodies, DragRequestPullsABodyToTheCursor) {
     // Released: no load from the drag any more; the body keeps (about) where it is, no longer pulled.
     d.active = false;
     w.set_body_drag(d);
-    s = steps(w, 5);
+    s = step_and_wait(w, 5);
     EXPECT_FALSE(s->bodies[0].dragged);
     w.stop();
 }
@@ -201,7 +195,7 @@ TEST(ViewerBodies, DropRequestAddsABody) {
         EXPECT_NEAR(b.mass, SimWorker::kDropDensity * volume, 1e-3 * SimWorker::kDropDensity * volume) << file;
         EXPECT_LT(s->particles, particles) << file;  // the water inside it was taken out
         // It moves with the others.
-        s = steps(w, 50);
+        s = step_and_wait(w, 50);
         EXPECT_EQ(s->status.find("diverged"), std::string::npos) << s->status;
         EXPECT_EQ(s->steps, 50u);
         ASSERT_EQ(s->bodies.size(), 3u);

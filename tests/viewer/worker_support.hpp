@@ -1,7 +1,9 @@
 // Shared by the viewer's worker tests (no window): waiting for the simulation thread's snapshots.
 #pragma once
 #include <chrono>
+#include <cstdint>
 #include <memory>
+#include <string>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -24,6 +26,13 @@ std::shared_ptr<const Snapshot> wait_until(SimWorker& w, P pred, int seconds = 3
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
+}
+
+/// Steps the paused worker n times and waits for them (or for a diverged run).
+inline std::shared_ptr<const Snapshot> step_and_wait(SimWorker& w, int n) {
+    const std::uint64_t target = w.latest()->steps + std::uint64_t(n);
+    for (int i = 0; i < n; ++i) w.request_step();
+    return wait_until(w, [&](const Snapshot& s) { return s.steps >= target || s.status.find("diverged") != std::string::npos; });
 }
 
 }  // namespace eddy::view::test

@@ -22,6 +22,7 @@
 #include "worker_support.hpp"
 
 using namespace eddy::view;
+using eddy::view::test::step_and_wait;
 using eddy::view::test::wait_until;
 
 namespace {
@@ -82,8 +83,7 @@ TEST(ViewerWorker, SnapshotHoldsTheStepsPasses) {
     SimWorker w(config("dfsph_dam_break_2d"));
     w.playing = false;
     w.start();
-    for (int i = 0; i < 3; ++i) w.request_step();
-    auto s = wait_until(w, [](const Snapshot& s) { return s.steps == 3; });
+    auto s = step_and_wait(w, 3);
     ASSERT_EQ(s->steps, 3u);
     std::vector<std::string> names;
     for (const auto& [name, ms] : s->pass_ms) {
