@@ -25,6 +25,7 @@ PKGS=(
   python3-matplotlib    # examples/python: the dam-break front plotted against Martin & Moyce
   libopenmpi-dev openmpi-bin  # src/distributed: one simulation over many processes (mpirun)
   python3-vtk9          # tests: VTK's own readers open our .vtp files (walls with their pressure)
+  python3-scipy         # tests: the linear-theory reference of the floating body's heave (tests/validation/data/ursell_heave.py)
   emscripten curl xz-utils  # make web: the library compiled to WebAssembly (muparser's source fetched from Debian's pool)
   chromium              # tests/web: the page in a real browser, headless (puppeteer-core from npm drives it)
   blender               # tests/blender: the add-on headless, and docs/blender.md's documented path rendered (about 200 MB)

@@ -14,7 +14,9 @@ water's density), the waterplane stiffness C = 2. It checks itself before it pri
 - the damping from the body's pressure (B33) against the energy the radiated waves carry away
   (rho g^2 (b/l)^2 / w^3, both sides), exact for the potential;
 - Kramers-Kronig: the added mass rebuilt from the damping alone against Ursell's.
-Needs numpy and scipy (Debian: python3-numpy, python3-scipy); run with /usr/bin/python3.
+Needs numpy and scipy (Debian: python3-numpy, python3-scipy); run with /usr/bin/python3. With
+`--check tests/validation/heave_decay_test.cpp` it also compares the test's constants with what it computes
+(ctest: reference.ursell_heave).
 """
 import sys
 
@@ -71,17 +73,47 @@ def radiation(Ka, multipoles=10, angles=40):
 
 def fit_decay(t, z):
     """(w, alpha, c) of z = c + e^{-alpha t} (p cos w t + q sin w t), least squares: the grid of
-    tests/validation/heave_decay_test.cpp (w 0.5-1.3 by 0.001, alpha 0-0.6 by 0.001)."""
-    best = (np.inf, 0, 0, 0)
-    for alpha in np.arange(0, 0.6005, 0.001):
+    tests/validation/heave_decay_test.cpp (w 0.5-1.3 by 0.001, alpha 0-0.6 by 0.001), c, p, q linear."""
+    ws = np.arange(0, 801) * 0.001 + 0.5
+    best = (np.inf, 0.0, 0.0, 0.0)
+    zz = z @ z
+    for alpha in np.arange(0, 601) * 0.001:
         e = np.exp(-alpha * t)
-        for w in np.arange(0.5, 1.3005, 0.001):
-            A = np.stack([np.ones_like(t), e * np.cos(w * t), e * np.sin(w * t)], axis=1)
-            x, res, *_ = np.linalg.lstsq(A, z, rcond=None)
-            r = np.sum((A @ x - z) ** 2)
-            if r < best[0]:
-                best = (r, w, alpha, x[0])
+        c, s_ = e[None, :] * np.cos(np.outer(ws, t)), e[None, :] * np.sin(np.outer(ws, t))
+        one = np.ones_like(t)
+        # Normal equations for every w at once: M (w x 3 x 3), b (w x 3).
+        f = np.stack([np.broadcast_to(one, c.shape), c, s_], axis=1)
+        M = np.einsum('wit,wjt->wij', f, f)
+        b = np.einsum('wit,t->wi', f, z)
+        x = np.linalg.solve(M, b)
+        r = zz - np.einsum('wi,wi->w', x, b)
+        i = int(np.argmin(r))
+        if r[i] < best[0]:
+            best = (r[i], ws[i], alpha, x[i, 0])
     return best[1], best[2], best[3]
+
+
+def check_test(path, extrema, fit):
+    """The constants of the C++ test (kTime, kRatio, kPeriod, kDecay) against what this script computes,
+    to the digits the test writes."""
+    import re
+    text = open(path).read()
+    def numbers(name):
+        m = re.search(name + r"\[?\d*\]?\s*=\s*\{?([-+0-9., ]+)\}?;", text)
+        return [float(v) for v in m.group(1).split(',')]
+    times, ratios = numbers('kTime'), numbers('kRatio')
+    period, decay = numbers('kPeriod')[0], numbers('kDecay')[0]
+    ok = True
+    for k, (t, r) in enumerate(extrema[:3]):
+        if abs(t - times[k]) > 0.01 or abs(r - ratios[k]) > 0.002:
+            print(f"{path}: extremum {k}: the test has ({times[k]}, {ratios[k]}), the theory ({t:.3f}, {r:+.4f})")
+            ok = False
+    if abs(2 * np.pi / fit[0] - period) > 0.005 or abs(fit[1] - decay) > 0.001:
+        print(f"{path}: the fit: the test has period {period}, decay {decay}; the theory {2 * np.pi / fit[0]:.4f}, "
+              f"{fit[1]:.4f}")
+        ok = False
+    print(f"{path}: its constants {'match' if ok else 'do not match'} the theory")
+    return ok
 
 
 def main():
@@ -137,16 +169,17 @@ def main():
     coarse, fine = decay(0.01), decay(0.005)
     # The test's measure: z(t) = c + e^{-alpha t} (p cos w t + q sin w t) fitted by least squares over
     # 0 <= t <= 11 (the first three half cycles), the best (w, alpha) on a grid, c, p, q linear.
-    tt = np.arange(0, 11.0001, 0.01)
+    step = 0.005
+    tt = np.arange(0, 11.0001, step)
     n = len(tt) - 1
     Kd = np.interp(tt, t, memory)
     z, v = np.zeros(n + 1), np.zeros(n + 1)
     z[0] = 1.0
     for i in range(n):
-        mem = np.trapz(Kd[i::-1] * v[:i + 1], dx=0.01) if i else 0.0
-        v[i + 1] = v[i] + 0.01 * (-2.0 * z[i] - mem) / (half + a_inf)
-        z[i + 1] = z[i] + 0.01 * v[i + 1]
-    fit = fit_decay(tt, z)
+        mem = np.trapz(Kd[i::-1] * v[:i + 1], dx=step) if i else 0.0
+        v[i + 1] = v[i] + step * (-2.0 * z[i] - mem) / (half + a_inf)
+        z[i + 1] = z[i] + step * v[i + 1]
+    fit = fit_decay(tt[::4], z[::4])  # every 0.02, as the test samples the body
     print(f"K a <= 3: energy identity worst {worst_identity:.2e}; damping against the radiated energy worst {worst_energy:.2e}")
     for kc, r, u in kk:
         print(f"Kramers-Kronig at K a = {kc:.3f}: added mass {r:.4f} from the damping, {u:.4f} Ursell's")
@@ -159,6 +192,8 @@ def main():
     ok = worst_identity < 1e-3 and worst_energy < 1e-3 and worst_kk < 0.01
     if not ok:
         print("the checks failed")
+    if len(sys.argv) > 2 and sys.argv[1] == '--check':
+        ok = check_test(sys.argv[2], fine, fit) and ok
     return 0 if ok else 1
 
 
