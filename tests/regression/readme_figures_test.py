@@ -142,6 +142,9 @@ TESTS = {
     "surface.openvdb.": "SurfaceValidation.AgreesWithOpenVdbFogToSdf",
     "surface.anisotropic_tank.": "SurfaceAnisotropic.TankAtRestSurfaceIsFlat",
     "surface.anisotropic_ball.": "SurfaceAnisotropic.BallKeepsItsVolume",
+    "bodies.heave_dfsph.": 'Bodies/HeaveDecay.PeriodAndDecayMeetLinearTheory/dfsph  # GetParam() = "dfsph"',  # a parametrized test's ctest name
+    "bodies.heave_wcsph.": 'Bodies/HeaveDecay.PeriodAndDecayMeetLinearTheory/wcsph  # GetParam() = "wcsph"',  # a parametrized test's ctest name
+    "bodies.heave_pbf.": 'Bodies/HeaveDecay.PeriodAndDecayMeetLinearTheory/pbf  # GetParam() = "pbf"',  # a parametrized test's ctest name
 }
 
 
@@ -191,6 +194,12 @@ ROWS = {
         (Key("dfsph.shear_wave.amplitude_percent_100ms"), Fmt("{:+.1f}")),
         (Key("dfsph.shear_wave.amplitude_percent_200ms"), Fmt("{:+.1f}")),
         (Key("dfsph.shear_wave.amplitude_percent_300ms"), Fmt("{:+.1f}%")),
+    ],
+    "bodies: free heave decay of a half-immersed cylinder": [
+        (Key("bodies.heave_dfsph.period_percent"), Fmt("{:+.1f}%")),
+        (Key("bodies.heave_dfsph.decay_ratio"), Fmt("{:.2f}")),
+        (Key("bodies.heave_wcsph.period_percent"), Fmt("{:+.1f}%")),
+        (Key("bodies.heave_pbf.period_percent"), Fmt("{:+.0f}%")),
     ],
     "PBF: dam-break front against Martin & Moyce": [
         (Key("pbf.dam_break_2d.front_percent_t1602"), Fmt("{:+.1f}")),

@@ -31,6 +31,7 @@
 #include "eddy/bodies.hpp"
 #include "eddy/scene.hpp"
 #include "eddy/simulation.hpp"
+#include "figures.hpp"
 
 using namespace eddy;
 
@@ -136,13 +137,15 @@ DecayFit fit_decay(const std::vector<double>& t, const std::vector<double>& z) {
     DecayFit best;
     double best_residual = 1e300, zz = 0.0;
     for (double v : z) zz += v * v;
+    std::vector<double> e(t.size());  // e^{-alpha t}: one per decay rate, not per frequency
     for (int ia = 0; ia <= 600; ++ia) {
         const double alpha = 0.001 * ia;
+        for (std::size_t i = 0; i < t.size(); ++i) e[i] = std::exp(-alpha * t[i]);
         for (int iw = 0; iw <= 800; ++iw) {
             const double w = 0.5 + 0.001 * iw;
             double m[3][3] = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}}, b[3] = {0, 0, 0};
             for (std::size_t i = 0; i < t.size(); ++i) {
-                const double e = std::exp(-alpha * t[i]), f[3] = {1.0, e * std::cos(w * t[i]), e * std::sin(w * t[i])};
+                const double f[3] = {1.0, e[i] * std::cos(w * t[i]), e[i] * std::sin(w * t[i])};
                 for (int r = 0; r < 3; ++r) {
                     b[r] += f[r] * z[i];
                     for (int k = 0; k < 3; ++k) m[r][k] += f[r] * f[k];
@@ -160,8 +163,8 @@ DecayFit fit_decay(const std::vector<double>& t, const std::vector<double>& z) {
 HeaveFigures heave(const HeaveCase& c, int threads = 2) {
     const ExecContext exec(threads);
     // The equilibrium by mass: the body's centre at the level the fluid's volume (at rho0) and the half
-    // of the body below it fill. The fluid block loses what the body displaces where it is built, so the
-    // count comes from a first build.
+    // of the body below it fill. The fluid block loses what the body displaces where it starts, so the
+    // level comes from the particles built, not from the block's depth.
     const double guess = c.depth - c.offset * c.a;
     HeaveFigures f;
     Simulation sim = make_simulation(parse_scene(heave_scene(c, guess), "heave"), 10'000'000, exec);
@@ -237,6 +240,9 @@ TEST_P(HeaveDecay, PeriodAndDecayMeetLinearTheory) {
                 "z0\n",
                 c.method.c_str(), 2.0 * kPi / f.fit.w, kPeriod, 100.0 * (2.0 * kPi / f.fit.w / kPeriod - 1.0),
                 f.fit.alpha, kDecay, f.fit.offset);
+    const std::string key = "bodies.heave_" + c.method + ".";
+    test::report_figure(key + "period_percent", 100.0 * (2.0 * kPi / f.fit.w / kPeriod - 1.0));
+    test::report_figure(key + "decay_ratio", f.fit.alpha / kDecay);
     EXPECT_LT(std::fabs(2.0 * kPi / f.fit.w / kPeriod - 1.0), bound.period);
     EXPECT_LT(f.fit.alpha, bound.decay * kDecay);
     EXPECT_GT(f.fit.alpha, 0.5 * kDecay);  // it decays: the radiated waves take its energy
