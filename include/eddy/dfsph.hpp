@@ -82,6 +82,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "eddy/body_coupling.hpp"
 #include "eddy/boundary.hpp"
 #include "eddy/checkpoint.hpp"
 #include "eddy/kernels.hpp"
@@ -267,21 +268,7 @@ private:
     std::vector<Vec<D>> m_wall_dv;
     std::vector<float> m_load_avg, m_load_lift;  // extrapolated wall pressure: per particle avg_i, max(0, lift_i)
     std::vector<std::uint8_t> m_surface;
-    // Per fluid particle (CSR m_body_off) and body it touches: the body's index among m_mobile, G = sum_b
-    // psi_b grad W_ib over its particles and T = sum_b (x_b - c) x psi_b grad W_ib (2D: z only); per body
-    // its mobility and centre c at the step's start.
-    struct BodyPair {
-        std::uint32_t body;
-        Vec<D> G;
-        Vec3 T;
-    };
-    struct Mobile {
-        std::array<std::array<double, 3>, 3> inv_mass, inv_inertia;
-        std::array<double, 3> center;
-    };
-    std::vector<std::uint32_t> m_body_off, m_body_particles;  // CSR offsets; the particles with pairs, ascending
-    std::vector<BodyPair> m_body_pairs;
-    std::vector<Mobile> m_mobile;
+    BodyCoupling<D> m_bodies;  // the mobile bodies and each fluid particle's pairs with them (eddy/body_coupling.hpp)
     // Viscosity solve: per pair factor, per particle inverted diagonal block, conjugate gradient vectors.
     std::vector<float> m_visc_pair, m_visc_block;
     std::vector<Vec<D>> m_visc_b, m_visc_r, m_visc_z, m_visc_p, m_visc_q;

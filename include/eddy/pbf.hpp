@@ -32,6 +32,9 @@
 // summed per pair over the iterations (dx_ib), is a force m dx_ib / dt^2 on i; the collision's
 // displacement dx_c and the wall XSPH's velocity change dv_w are impulses m (dx_c / dt + dv_w). A step's
 // load is the mean over its substeps (sum F_sub dt_sub / dt).
+// A body (eddy/bodies.hpp) gives way within the iterations (pbf_bodies.cpp, eddy/body_coupling.hpp): the
+// density sees it where the engine will put it at the substep's end, moved by every iteration's reaction
+// to its pairs' corrections, as its loads will move it.
 // S_lattice = sum_k |grad_k C_i|^2 for a particle inside a full lattice of spacing 2r: the constraint
 // relaxation and the tensile term are given relative to it, so their defaults hold at any scale.
 // All loops gather (Jacobi): every particle writes only its own values, whatever the thread count.
@@ -42,6 +45,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "eddy/body_coupling.hpp"
 #include "eddy/boundary.hpp"
 #include "eddy/checkpoint.hpp"
 #include "eddy/kernels.hpp"
@@ -137,6 +141,11 @@ private:
     void add_substep_loads(const ParticleSet<D>& fluid, const BoundarySet<D>& walls, float dt, float step_dt,
                            const ExecContext& exec);
     void vorticity_confinement(ParticleSet<D>& fluid, float dt, const ExecContext& exec);  // eq. 15, 16
+    // Bodies that give way within the constraint iterations (pbf_bodies.cpp): the pairs and where each
+    // body will be at the substep's end (begin; false: no mobile body), then each iteration's push on them.
+    bool begin_body_coupling(const ParticleSet<D>& fluid, const BoundarySet<D>& boundary, const BoundarySet<D>& walls,
+                             double t, float dt, const ExecContext& exec);
+    void push_bodies(float dt, const ExecContext& exec);
 
     PbfSettings m_s;
     float m_r, m_mass = 0.0f, m_dt = 0.0f, m_eps = 0.0f, m_lambda_ref = 0.0f, m_w_dq = 0.0f;
@@ -153,6 +162,12 @@ private:
     WallLoadGather<D> m_loads;
     std::vector<Vec<D>> m_pair_dx, m_wall_dv;
     SmoothWalls<D> m_smooth;  // on: boundary_model "smooth" and a container to draw so
+    // The mobile bodies and each fluid particle's pairs with them (eddy/body_coupling.hpp); per particle
+    // the density their motion over the substep adds (kg/m^D) and lambda's relaxation; per body, since the
+    // step's start, its velocity change and its displacement beyond its poses (the engine's to apply).
+    BodyCoupling<D> m_bodies;
+    std::vector<float> m_body_rho, m_body_relax;
+    std::vector<typename BodyCoupling<D>::Change> m_body_dv, m_body_extra;
 };
 
 extern template class PbfSolver<2>;

@@ -99,6 +99,8 @@ StepStats PbfSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, do
     const float h = dt / static_cast<float>(m_s.substeps);
     stats.density_ratio_limit = kCollapseDensityRatio;
     m_loads.begin(boundary, t);
+    m_body_dv.clear();  // the bodies' motion within the step (pbf_bodies.cpp) starts again
+    m_body_extra.clear();
     for (int k = 0; k < m_s.substeps && stats.crowded == 0; ++k)
         substep(fluid, boundary, t + k * double(h), h, dt, exec, stats);
     m_loads.finish(boundary, m_halo);
@@ -147,6 +149,7 @@ void PbfSolver<D>::substep(ParticleSet<D>& fluid, BoundarySet<D>& boundary, doub
     // particles), or the boundary particles themselves.
     m_smooth.update(m_walls, boundary.motions, t, m_g, x.data(), n, m_neighbors.boundary(), boundary, exec);
     const BoundarySet<D>& walls = m_smooth.set(boundary);
+    begin_body_coupling(fluid, boundary, walls, t, dt, exec);  // bodies give way within the iterations
     timer.lap("neighbours");
     const DensityMeasure dens = solve_density(fluid, walls, dt, exec, stats);
     timer.lap("density_solve");
@@ -244,6 +247,7 @@ typename PbfSolver<D>::DensityMeasure PbfSolver<D>::solve_density(ParticleSet<D>
             dens.esum.value() / double(std::max<std::size_t>(count, 1)) <= m_s.density_error_target)
             break;
         correct_positions(fluid, walls, p_scale, exec);
+        if (m_bodies.active()) push_bodies(dt, exec);
     }
     m_last_iterations = iter;
     stats.iterations += iter;
@@ -276,6 +280,9 @@ typename PbfSolver<D>::DensityMeasure PbfSolver<D>::constraint_lambdas(ParticleS
     const auto& fn = m_neighbors.fluid();
     const auto& bn = m_smooth.lists(m_neighbors.boundary());
     const float w0 = W.value(0.0f);
+    // Bodies that give way (pbf_bodies.cpp): the density their motion adds, lambda's relaxation.
+    const float* body_rho = m_bodies.active() ? m_body_rho.data() : nullptr;
+    const float* relax = m_bodies.active() ? m_body_relax.data() : nullptr;
     return parallel_reduce_blocks(
         exec, n, DensityMeasure{},
         [&](std::size_t b0, std::size_t b1) {
@@ -305,9 +312,10 @@ typename PbfSolver<D>::DensityMeasure PbfSolver<D>::constraint_lambdas(ParticleS
                     r += psi[k] * w;
                     if (len > 0.0f) grad_i += d * (dw / len * psi[k] * inv_rho0);
                 }
+                if (body_rho) r += body_rho[i];
                 rho[i] = r;
                 const float c = std::max(r * inv_rho0 - 1.0f, 0.0f);
-                m_lambda[i] = -c / (norm2(grad_i) + sum_grad2 + m_eps);
+                m_lambda[i] = -c / (norm2(grad_i) + sum_grad2 + m_eps) * (relax ? relax[i] : 1.0f);
                 if (i >= owned) continue;  // a ghost: its owner counts it
                 if (c > s.emax) {
                     s.emax = c;
