@@ -1,12 +1,15 @@
 // eddy benchmarks (Google Benchmark). Not part of the test suite: speed is measured, never asserted.
 //   build/bin/eddy-bench --benchmark_counters_tabular=true
 // Counters: ns_per_particle (per step or per search), bytes_per_particle (all per-particle arrays,
-// the grid and the neighbour lists).
+// the grid and the neighbour lists); for the solvers' steps, pass_<name>_ms: each named pass's mean
+// wall-clock time per step (StepStats::passes, as summary.json's "passes"), where a step's time goes.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <random>
+#include <string>
 
 #if __has_include(<nanoflann.hpp>)
 #include <nanoflann.hpp>
@@ -28,6 +31,13 @@ using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 constexpr float kRadius = 0.0125f;  // particle radius r (m), as in bench_dam_break_3d
+
+// Each named pass's mean time per step (ms) over the timed steps, whose passes `sum` gathered.
+void report_passes(benchmark::State& state, const StepStats& sum) {
+    const double steps = double(std::max<benchmark::IterationCount>(state.iterations(), 1));
+    for (int k = 0; k < sum.pass_count; ++k)
+        state.counters[std::string("pass_") + sum.passes[k].name + "_ms"] = 1e3 * sum.passes[k].seconds / steps;
+}
 constexpr float kSupport = 4.0f * kRadius;
 
 // A cube of n particles on a lattice of spacing 2r (fluid at rest density).
@@ -138,15 +148,17 @@ void BM_WcsphStep(benchmark::State& state) {
     WcsphSolver<3> solver(s, kRadius, Vec3{{0.0f, 0.0f, 0.0f}}, 1.0f);
     solver.init(fluid, boundary, exec);
     double t = 0.0;
+    StepStats passes;
     const auto t0 = Clock::now();
     for (auto _ : state) {
         const float dt = solver.suggest_dt(fluid);
-        solver.step(fluid, boundary, t, dt, exec);
+        passes.add_passes(solver.step(fluid, boundary, t, dt, exec));
         t += dt;
     }
     const double n = double(fluid.size());
     state.counters["ns_per_particle"] = 1e9 * seconds_since(t0) / (n * double(state.iterations()));
     state.counters["bytes_per_particle"] = double(fluid.memory_bytes() + solver.memory_bytes()) / n;
+    report_passes(state, passes);
 }
 
 // PBF step (4 iterations) on the same cube of fluid at rest density, no walls, no gravity. Fixed
@@ -164,14 +176,16 @@ void BM_PbfStep(benchmark::State& state) {
     PbfSolver<3> solver(s, kRadius, Vec3{{0.0f, 0.0f, 0.0f}}, 1.0f);
     solver.init(fluid, boundary, exec);
     double t = 0.0;
+    StepStats passes;
     const auto t0 = Clock::now();
     for (auto _ : state) {
-        solver.step(fluid, boundary, t, solver.suggest_dt(fluid), exec);
+        passes.add_passes(solver.step(fluid, boundary, t, solver.suggest_dt(fluid), exec));
         t += solver.suggest_dt(fluid);
     }
     const double n = double(fluid.size());
     state.counters["ns_per_particle"] = 1e9 * seconds_since(t0) / (n * double(state.iterations()));
     state.counters["bytes_per_particle"] = double(fluid.memory_bytes() + solver.memory_bytes()) / n;
+    report_passes(state, passes);
 }
 
 // Clavet double density relaxation, parallel (Jacobi) mode, quadratic viscosity on, no springs: a
@@ -197,12 +211,14 @@ void clavet_step(benchmark::State& state) {
     s.speed_of_sound = 10.0f;
     ClavetSolver<D> solver(s, kRadius, Vec<D>::zero(), 1.0f);
     solver.init(fluid, boundary, exec);
+    StepStats passes;
     const auto t0 = Clock::now();
-    for (auto _ : state) solver.step(fluid, boundary, 0.0, solver.suggest_dt(fluid), exec);
+    for (auto _ : state) passes.add_passes(solver.step(fluid, boundary, 0.0, solver.suggest_dt(fluid), exec));
     const double secs = seconds_since(t0), it = double(state.iterations());
     state.counters["ns_per_particle"] = 1e9 * secs / (double(fluid.size()) * it);
     state.counters["steps_per_second"] = it / secs;
     state.counters["bytes_per_particle"] = double(fluid.memory_bytes() + solver.memory_bytes()) / double(fluid.size());
+    report_passes(state, passes);
 }
 void BM_ClavetStep2D(benchmark::State& state) { clavet_step<2>(state); }
 void BM_ClavetStep3D(benchmark::State& state) { clavet_step<3>(state); }
@@ -221,12 +237,14 @@ void BM_SceneBenchDamBreak3D(benchmark::State& state) {
     const std::size_t n = std::visit([](const auto& s) { return s.fluid.size(); }, sim);
     // Skip the first instants (the column starts at rest) so that steps see a moving fluid.
     for (int i = 0; i < 20; ++i) step(sim, exec);
+    StepStats passes;
     const auto t0 = Clock::now();
-    for (auto _ : state) step(sim, exec);
+    for (auto _ : state) passes.add_passes(step(sim, exec));
     const double secs = seconds_since(t0);
     state.counters["particles"] = double(n);
     state.counters["ms_per_step"] = 1e3 * secs / double(state.iterations());
     state.counters["ns_per_particle"] = 1e9 * secs / (double(n) * double(state.iterations()));
+    report_passes(state, passes);
 }
 
 }  // namespace
