@@ -4,8 +4,9 @@
 //
 // Explicitly coupled, the iterations held a body where it was at the substep's start (its particles at
 // their pose at t, the fluid predicted to t + dt) and the engine then moved it with the loads: the fluid
-// never saw the body move within a step, and a floating body heaved in slow motion (its period +67%
-// against linear theory, docs/bodies.md). Here the iterations see each body where the engine will put it
+// never saw the body move within a step, and a light body was pushed by its added mass (a 0.1 box floated
+// 17.6% deep, 10.8% now; docs/bodies.md; PBF's overdamped heave is not the coupling's: the same with and
+// without it). Here the iterations see each body where the engine will put it
 // at t + dt (semi-implicit Euler, as Box2D and Bullet step): moved from its pose at t by
 //   s_o = e_o + dt (v_o + dv_o),   dv_o = (the step's) g dt + pushes / dt,
 // e_o the displacement beyond its poses that earlier substeps of the step left, and by every iteration's
