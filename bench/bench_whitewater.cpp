@@ -30,29 +30,48 @@ void BM_WhitewaterBenchDamBreak3D(benchmark::State& state) {
     const float r = static_cast<float>(scene.particle_radius);
     const WhitewaterSettings ws;
     const std::vector<Wall<3>> walls = scene_walls<3>(scene, exec);  // the tank, as a live run passes it
+    const bool shared = state.range(2) != 0;
+    // As `eddy run --whitewater` steps it: the fluid in id order, with DFSPH's own lists (shared) or a
+    // search of the whitewater's own (the same bits).
+    auto lists_now = [&]() { return shared ? fluid_lists_between_steps(sim, exec) : FluidLists<3>{}; };
     Whitewater<3> w;
     while (sim.time < t_start) {
         const StepStats st = step(simulation, exec);
-        step_whitewater<3>(w, sim.fluid.position, sim.fluid.velocity, r, g, st.dt, sim.steps, ws, exec, &walls);
+        step_whitewater_by_id<3>(w, sim.fluid.position, sim.fluid.velocity, sim.fluid.id, r, g, st.dt, sim.steps, ws,
+                                 exec, &walls, lists_now());
     }
-    double fluid_s = 0.0, white_s = 0.0, fluid_dt = 0.0;
+    double fluid_s = 0.0, white_s = 0.0, fluid_dt = 0.0, lists_s = 0.0;
+    WhitewaterTimes ww_passes;  // the whitewater step's passes, summed
     StepStats passes;  // the DFSPH step's named passes (ms per step below)
     for (auto _ : state) {
         const auto t0 = Clock::now();
         const StepStats st = step(simulation, exec);
         passes.add_passes(st);
         const auto t1 = Clock::now();
-        step_whitewater<3>(w, sim.fluid.position, sim.fluid.velocity, r, g, st.dt, sim.steps, ws, exec, &walls);
+        // Shared: DFSPH's search at the new positions, which its next step keeps (its neighbours pass then
+        // skips the search): DFSPH's time, not the whitewater's.
+        const FluidLists<3> lists = lists_now();
         const auto t2 = Clock::now();
-        fluid_s += std::chrono::duration<double>(t1 - t0).count();
+        step_whitewater_by_id<3>(w, sim.fluid.position, sim.fluid.velocity, sim.fluid.id, r, g, st.dt, sim.steps, ws,
+                                 exec, &walls, lists);
+        const auto t3 = Clock::now();
+        ww_passes.advect += w.times.advect;
+        ww_passes.potentials += w.times.potentials;
+        ww_passes.generate += w.times.generate;
+        fluid_s += std::chrono::duration<double>(t2 - t0).count();
+        lists_s += std::chrono::duration<double>(t2 - t1).count();
         fluid_dt += st.dt;
-        white_s += std::chrono::duration<double>(t2 - t1).count();
+        white_s += std::chrono::duration<double>(t3 - t2).count();
     }
     const double it = double(state.iterations());
     state.counters["particles"] = double(sim.fluid.size());
     state.counters["diffuse"] = double(w.size());
     state.counters["dfsph_ms"] = 1e3 * fluid_s / it;
     state.counters["whitewater_ms"] = 1e3 * white_s / it;
+    state.counters["shared_lists_ms"] = 1e3 * lists_s / it;  // within dfsph_ms
+    state.counters["ww_advect_ms"] = 1e3 * ww_passes.advect / it;
+    state.counters["ww_potentials_ms"] = 1e3 * ww_passes.potentials / it;
+    state.counters["ww_generate_ms"] = 1e3 * ww_passes.generate / it;
     state.counters["ratio"] = white_s / fluid_s;
     // `eddy run --whitewater` steps the whitewater every 1/(fps K) s (K = 10 substeps, the scene's 25 fps:
     // 4 ms), not after every fluid step: its cost per fluid step is the ratio times dt / 4 ms (at most 1).
@@ -66,5 +85,5 @@ void BM_WhitewaterBenchDamBreak3D(benchmark::State& state) {
 }  // namespace
 
 // Args: threads, simulated milliseconds before timing (the column's collapse: 0.3 s, its splash at the
-// far wall: 0.6 s).
-BENCHMARK(BM_WhitewaterBenchDamBreak3D)->ArgsProduct({{2}, {300, 600}})->Iterations(10)->Unit(benchmark::kMillisecond)->UseRealTime();
+// far wall: 0.6 s), DFSPH's lists shared (1) or the whitewater's own search (0).
+BENCHMARK(BM_WhitewaterBenchDamBreak3D)->ArgsProduct({{2}, {300, 600}, {0, 1}})->Iterations(10)->Unit(benchmark::kMillisecond)->UseRealTime();

@@ -272,7 +272,7 @@ void SimWorker::step_whitewater_after(double dt) {
         m_whitewater = std::monostate{};
         return;
     }
-    with_particles(*m_sim, [&](const auto& sim) {
+    with_particles(*m_sim, [&](auto& sim) {
         constexpr int D = std::remove_reference_t<decltype(sim)>::kDimension;
         if (!std::holds_alternative<Whitewater<D>>(m_whitewater)) m_whitewater = Whitewater<D>{};
         Vec<D> g;
@@ -291,7 +291,7 @@ void SimWorker::step_whitewater_after(double dt) {
         step_whitewater_by_id<D>(std::get<Whitewater<D>>(m_whitewater), std::span<const Vec<D>>(sim.fluid.position),
                                  std::span<const Vec<D>>(sim.fluid.velocity), sim.fluid.id,
                                  static_cast<float>(sim.scene.particle_radius), g, dt, sim.steps, m_whitewater_settings,
-                                 m_exec, &walls);
+                                 m_exec, &walls, fluid_lists_between_steps(sim, m_exec));  // the method's lists: no second search
     });
 }
 

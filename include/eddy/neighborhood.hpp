@@ -10,6 +10,16 @@
 
 namespace eddy {
 
+/// A fluid's neighbour lists within `radius` and the grid they came from (cell size `radius`, buckets in
+/// id order, so each list is in (cell, id) order), at its current positions: what a reader outside the
+/// method, such as the whitewater (eddy/whitewater.hpp), may take instead of searching again.
+template <int D>
+struct FluidLists {
+    const NeighborGrid<D>* grid = nullptr;
+    const NeighborLists* lists = nullptr;
+    float radius = 0.0f;
+};
+
 template <int D>
 class FluidNeighborhood {
 public:
@@ -24,6 +34,17 @@ public:
     /// Lists of the fluid's current positions; the boundary grid is rebuilt when the boundary moved.
     void update(const ParticleSet<D>& fluid, const BoundarySet<D>& boundary, bool boundary_moved,
                 const ExecContext& exec);
+
+    /// The fluid lists and grid at the fluid's current positions, for a reader between two steps (the
+    /// whitewater of a run): searched now, as update() searches, and kept for the next update(), which finds
+    /// the fluid where they were taken (the same count, positions and ids, compared bit for bit) and
+    /// skips its own search. The lists are a function of those alone, so the method's bits do not change;
+    /// the search moves from the next step to now. A reordering, fullest_cell() or a change of the fluid
+    /// in between makes update() search again. Costs a copy of the positions and ids while kept.
+    FluidLists<D> refresh_fluid(const ParticleSet<D>& fluid, const ExecContext& exec);
+    /// Searches of the fluid lists so far (update() and refresh_fluid() that did search): a reader's test
+    /// that a step kept the lists refresh_fluid took.
+    std::uint64_t fluid_searches() const { return m_fluid_searches; }
 
     /// Position-based methods: a fluid particle with more than `n` fluid particles in its 3^D cells gets
     /// no lists (crowded() then counts them); 0: no limit. See NeighborGrid::find_neighbors.
@@ -56,6 +77,13 @@ private:
     bool m_boundary_built = false;
     NeighborGrid<D> m_fluid_grid, m_boundary_grid;
     NeighborLists m_fluid_lists, m_boundary_lists;
+    // refresh_fluid: the fluid the lists were taken at, until the next update() (m_taken: kept).
+    bool m_taken = false;
+    std::uint64_t m_fluid_searches = 0;
+    std::vector<Vec<D>> m_taken_x;
+    std::vector<std::uint32_t> m_taken_id;
+    bool taken_at(const ParticleSet<D>& fluid) const;
+    void search_fluid(const ParticleSet<D>& fluid, const ExecContext& exec);
 };
 
 extern template class FluidNeighborhood<2>;

@@ -140,6 +140,23 @@ float method_dt_min(const ParticleMethod<D>& m) {
     return std::visit([](const auto& s) { return s.min_dt(); }, m);
 }
 
+/// The method's fluid neighbour lists at the fluid's current positions, for a reader between two steps
+/// (the whitewater, eddy/whitewater.hpp): searched now, and the method's next step keeps them instead of
+/// searching again (FluidNeighborhood::refresh_fluid; the same bits). WCSPH and DFSPH on one process;
+/// empty for PBF and Clavet (they search at predicted positions within their step) and over several
+/// processes (their lists hold ghosts).
+template <int D>
+FluidLists<D> fluid_lists_between_steps(ParticleSimulation<D>& sim, const ExecContext& exec) {
+    return std::visit(
+        [&](auto& m) -> FluidLists<D> {
+            if constexpr (requires { m.neighborhood_between_steps(); }) {
+                if (FluidNeighborhood<D>* nb = m.neighborhood_between_steps()) return nb->refresh_fluid(sim.fluid, exec);
+            }
+            return {};
+        },
+        sim.method);
+}
+
 /// The step a run takes from `time` towards `until` (> 0) when the method suggests `dt`: dt, until at
 /// most 8 steps of dt are left; then the remaining time split into the fewest equal steps no longer than
 /// dt, so that the run lands exactly on `until` (lands: this step does) without a short step before it.

@@ -260,6 +260,9 @@ public:
     void set_halo(Halo<D>* halo) { m_halo = halo; }
     /// The neighbour search radius (m): every particle within it of an owned one must be held.
     float neighbor_radius() const { return m_neighbors.radius(); }
+    /// The fluid's neighbourhood for a reader between two steps (FluidNeighborhood::refresh_fluid: the
+    /// next step keeps what it searched); null over several processes, whose lists hold ghosts.
+    FluidNeighborhood<D>* neighborhood_between_steps() { return m_halo ? nullptr : &m_neighbors; }
 
 private:
     Halo<D>* m_halo = nullptr;

@@ -35,6 +35,7 @@
 #include "eddy/boundary.hpp"
 #include "eddy/exec.hpp"
 #include "eddy/memory_budget.hpp"
+#include "eddy/neighborhood.hpp"
 #include "eddy/math.hpp"
 #include "eddy/settings.hpp"
 #include "eddy/up_axis.hpp"
@@ -110,6 +111,12 @@ struct WhitewaterCounts {
     std::uint64_t capped = 0;                        ///< Not generated because of max_particles, since the start
 };
 
+/// Wall-clock seconds of a whitewater step's passes (the benchmarks print them). Read, never acted on: no
+/// result depends on them.
+struct WhitewaterTimes {
+    double advect = 0.0, potentials = 0.0, generate = 0.0;
+};
+
 /// The diffuse particles (structure of arrays, all the same length).
 template <int D>
 struct Whitewater {
@@ -120,6 +127,7 @@ struct Whitewater {
     std::vector<std::uint32_t> id;       ///< Unique, in order of generation
     std::uint32_t next_id = 0;
     WhitewaterCounts counts;
+    WhitewaterTimes times;               ///< The last step's passes
 
     std::size_t size() const { return position.size(); }
     bool empty() const { return position.empty(); }
@@ -163,11 +171,16 @@ void step_whitewater(Whitewater<D>& w, std::span<const Vec<D>> fluid_pos, std::s
 /// over several processes gathers it by id, so a whitewater keyed on the fluid's order would differ between
 /// them. Taken in id order it is the same bits on any process count and thread count. `eddy run
 /// --whitewater`, the viewer and `eddy whitewater RUN_DIR` step through this one.
+/// The fluid is read where it is held, through a grid whose buckets are in id order (each list in (cell,
+/// id) order): nothing is copied. `shared`: the method's own lists and grid at these positions
+/// (fluid_lists_between_steps, eddy/simulation.hpp), taken instead of a search of the whitewater's own when
+/// their radius is the whitewater's support; they are the lists that search would give, so the bits are
+/// the same either way.
 template <int D>
 void step_whitewater_by_id(Whitewater<D>& w, std::span<const Vec<D>> fluid_pos, std::span<const Vec<D>> fluid_vel,
                            std::span<const std::uint32_t> fluid_id, float particle_radius, Vec<D> gravity, double dt,
                            std::uint64_t step_index, const WhitewaterSettings& s, const ExecContext& exec,
-                           const std::vector<Wall<D>>* walls = nullptr);
+                           const std::vector<Wall<D>>* walls = nullptr, const FluidLists<D>& shared = {});
 
 /// The order that lists ids from the smallest up, ties by index (order[k]: the index of the k-th smallest).
 std::vector<std::uint32_t> id_order(std::span<const std::uint32_t> ids);

@@ -134,7 +134,7 @@ bool LiveWhitewater<D>::due(double time) const {
 }
 
 template <int D>
-void LiveWhitewater<D>::step(const ParticleSimulation<D>& sim, const ParticleSet<D>* fluid, const ExecContext& exec) {
+void LiveWhitewater<D>::step(ParticleSimulation<D>& sim, const ParticleSet<D>* fluid, const ExecContext& exec) {
     const double time = sim.time;
     // The next whitewater time after this one (a fluid step longer than the interval skips some).
     if (m_interval > 0.0) m_next = static_cast<std::uint64_t>(std::floor((time - m_time0) / m_interval + 1e-6)) + 1;
@@ -146,8 +146,11 @@ void LiveWhitewater<D>::step(const ParticleSimulation<D>& sim, const ParticleSet
         }
         // Moving walls where the fluid's step left them (the solvers' own walls are at this time too).
         if (sim.boundary.any_moving()) update_wall_poses(m_walls, sim.boundary.motions, time);
+        // One process: the method's own lists at these positions, which its next step then keeps (no second
+        // search); gathered from several processes: the whitewater's own search (the same bits).
+        const FluidLists<D> shared = fluid == &sim.fluid ? fluid_lists_between_steps(sim, exec) : FluidLists<D>{};
         step_whitewater_by_id<D>(m_w, fluid->position, fluid->velocity, fluid->id, m_radius, m_gravity, time - m_last,
-                                 sim.steps, m_settings, exec, &m_walls);
+                                 sim.steps, m_settings, exec, &m_walls, shared);
     }
     m_last = time;
 }

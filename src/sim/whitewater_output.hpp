@@ -36,7 +36,7 @@ public:
     /// the simulation's walls at its time (scene_walls of its scene, moving ones at their objects' poses;
     /// rebuilt when the scene's boundaries change, e.g. a body added). Null `fluid` (a process that does not
     /// write): only the clock moves on.
-    void step(const ParticleSimulation<D>& sim, const ParticleSet<D>* fluid, const ExecContext& exec);
+    void step(ParticleSimulation<D>& sim, const ParticleSet<D>* fluid, const ExecContext& exec);
     /// The frame's whitewater files (relative to the run folder); none when off.
     std::vector<std::string> write_frame(int frame, double time);
     const Whitewater<D>& state() const { return m_w; }

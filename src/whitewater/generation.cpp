@@ -33,11 +33,14 @@ void perpendiculars(const Vec<D>& vhat, Vec<D>& e1, Vec<D>& e2) {
 
 template <int D>
 void generate(Whitewater<D>& w, const WhitewaterPotentials& p, const NeighborGrid<D>& grid,
-              std::span<const Vec<D>> fluid_pos, std::span<const Vec<D>> fluid_vel, float particle_radius, float h,
-              float dt, std::uint64_t step_index, const WhitewaterSettings& s, const ExecContext& exec,
-              const std::vector<Wall<D>>* walls, float wall_margin) {
+              std::span<const Vec<D>> fluid_pos, std::span<const Vec<D>> fluid_vel, std::span<const std::uint32_t> order,
+              std::span<const std::uint32_t> rank, float particle_radius, float h, float dt, std::uint64_t step_index,
+              const WhitewaterSettings& s, const ExecContext& exec, const std::vector<Wall<D>>* walls, float wall_margin) {
     const std::size_t n = fluid_pos.size();
     if (n == 0) return;
+    EDDY_ASSERT(order.size() == rank.size() && (order.empty() || order.size() == n));
+    // Particle i's place in the id order: its draws' key, as if the fluid were held in that order.
+    auto key = [&](std::size_t i) -> std::uint64_t { return rank.empty() ? i : rank[i]; };
     const std::uint64_t seed = static_cast<std::uint64_t>(s.seed);
     // n_d = I_k (k_ta I_ta + k_wc I_wc) dt (eq. 7): its whole part, and one more with the fraction's
     // probability (draw 0).
@@ -48,14 +51,15 @@ void generate(Whitewater<D>& w, const WhitewaterPotentials& p, const NeighborGri
         if (!(nd > 0.0)) return;
         const double whole = std::floor(std::min(nd, 1e6));
         const double frac = nd - whole;
-        count[i] = static_cast<std::uint32_t>(whole) + (uniform01(seed, step_index, i, 0) < frac ? 1u : 0u);
+        count[i] = static_cast<std::uint32_t>(whole) + (uniform01(seed, step_index, key(i), 0) < frac ? 1u : 0u);
     });
-    // Offsets in fluid order, up to the cap.
+    // Offsets in the fluid's id order, up to the cap.
     const std::size_t cap = s.max_particles > 0 ? static_cast<std::size_t>(s.max_particles) : n;
     const std::size_t old = w.size();
     std::vector<std::size_t> offset(n + 1, 0);
     std::size_t total = old;
-    for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t k = 0; k < n; ++k) {
+        const std::size_t i = order.empty() ? k : order[k];
         offset[i] = total;
         const std::size_t room = total < cap ? cap - total : 0;
         if (count[i] > room) {
@@ -84,11 +88,12 @@ void generate(Whitewater<D>& w, const WhitewaterPotentials& p, const NeighborGri
         const Vec<D> vhat = speed > 0.0f ? (1.0f / speed) * v : Vec<D>::zero();
         Vec<D> e1 = Vec<D>::zero(), e2 = Vec<D>::zero();
         if (speed > 0.0f) perpendiculars<D>(vhat, e1, e2);
+        const std::uint64_t ki = key(i);
         for (std::uint32_t k = 0; k < count[i]; ++k) {
             const std::size_t d = offset[i] + k;
             const std::uint64_t draw = 1 + 4 * std::uint64_t(k);
-            const float xr = uniform01(seed, step_index, i, draw), xt = uniform01(seed, step_index, i, draw + 1);
-            const float xh = uniform01(seed, step_index, i, draw + 2), xl = uniform01(seed, step_index, i, draw + 3);
+            const float xr = uniform01(seed, step_index, ki, draw), xt = uniform01(seed, step_index, ki, draw + 1);
+            const float xh = uniform01(seed, step_index, ki, draw + 2), xl = uniform01(seed, step_index, ki, draw + 3);
             // In the cylinder of radius r around x_i along v_i dt (eq. 8): r_V sqrt(X_r) at angle 2 pi X_theta
             // (2D: across the velocity, r_V (2 X_r - 1)), and X_h |v| dt along it. The velocity is the fluid
             // particle's (the paper adds the radial offset, a length, to it; eddy does not).
@@ -114,10 +119,12 @@ void generate(Whitewater<D>& w, const WhitewaterPotentials& p, const NeighborGri
 }
 
 template void generate<2>(Whitewater<2>&, const WhitewaterPotentials&, const NeighborGrid<2>&, std::span<const Vec<2>>,
-                          std::span<const Vec<2>>, float, float, float, std::uint64_t, const WhitewaterSettings&,
+                          std::span<const Vec<2>>, std::span<const std::uint32_t>, std::span<const std::uint32_t>, float,
+                          float, float, std::uint64_t, const WhitewaterSettings&,
                           const ExecContext&, const std::vector<Wall<2>>*, float);
 template void generate<3>(Whitewater<3>&, const WhitewaterPotentials&, const NeighborGrid<3>&, std::span<const Vec<3>>,
-                          std::span<const Vec<3>>, float, float, float, std::uint64_t, const WhitewaterSettings&,
+                          std::span<const Vec<3>>, std::span<const std::uint32_t>, std::span<const std::uint32_t>, float,
+                          float, float, std::uint64_t, const WhitewaterSettings&,
                           const ExecContext&, const std::vector<Wall<3>>*, float);
 
 }  // namespace eddy::ww

@@ -35,10 +35,12 @@ inline std::uint8_t classify(int neighbors, int spray_below, int bubble_above) {
     return static_cast<std::uint8_t>(Diffuse::foam);
 }
 
-/// Pass 1 (potentials.cpp) on a grid built over pos with cell size h.
+/// Pass 1 (potentials.cpp) on a grid built over pos with cell size h; lists: pos's own lists within h on
+/// that grid (same_set), or null to search them.
 template <int D>
-void potentials(const NeighborGrid<D>& grid, std::span<const Vec<D>> pos, std::span<const Vec<D>> vel,
-                float particle_radius, const WhitewaterSettings& s, const ExecContext& exec, WhitewaterPotentials& p);
+void potentials(const NeighborGrid<D>& grid, const NeighborLists* lists, std::span<const Vec<D>> pos,
+                std::span<const Vec<D>> vel, float particle_radius, const WhitewaterSettings& s, const ExecContext& exec,
+                WhitewaterPotentials& p);
 
 /// Pass 3 (advection.cpp): classifies, moves and ages the diffuse particles against the fluid on the
 /// grid, then drops expired foam and particles outside `keep`. walls (may be null): a particle that ends
@@ -49,14 +51,15 @@ void advect(Whitewater<D>& w, const NeighborGrid<D>& grid, std::span<const Vec<D
             float h, Vec<D> gravity, float dt, const Aabb<D>& keep, const WhitewaterSettings& s, const ExecContext& exec,
             const std::vector<Wall<D>>* walls, float wall_margin);
 
-/// Pass 2 (generation.cpp): appends the new diffuse particles of every fluid particle, in fluid order,
-/// classified against the fluid on the grid; one placed within wall_margin of a wall is put back there
-/// first (guard_walls; walls may be null).
+/// Pass 2 (generation.cpp): appends the new diffuse particles of every fluid particle, in the fluid's id
+/// order, classified against the fluid on the grid; one placed within wall_margin of a wall is put back
+/// there first (guard_walls; walls may be null). order[k]: the index of the k-th fluid particle in id
+/// order, rank[i] the place of particle i in it (the random draws' key); both empty: the index order.
 template <int D>
 void generate(Whitewater<D>& w, const WhitewaterPotentials& p, const NeighborGrid<D>& grid,
-              std::span<const Vec<D>> fluid_pos, std::span<const Vec<D>> fluid_vel, float particle_radius, float h,
-              float dt, std::uint64_t step_index, const WhitewaterSettings& s, const ExecContext& exec,
-              const std::vector<Wall<D>>* walls, float wall_margin);
+              std::span<const Vec<D>> fluid_pos, std::span<const Vec<D>> fluid_vel, std::span<const std::uint32_t> order,
+              std::span<const std::uint32_t> rank, float particle_radius, float h, float dt, std::uint64_t step_index,
+              const WhitewaterSettings& s, const ExecContext& exec, const std::vector<Wall<D>>* walls, float wall_margin);
 
 /// Fluid neighbours within h of x, and their velocities' kernel-weighted mean (zero without neighbours).
 template <int D>

@@ -76,8 +76,9 @@ void list_sums(const float* __restrict P, const float* __restrict V, std::size_t
 }  // namespace
 
 template <int D>
-void potentials(const NeighborGrid<D>& grid, std::span<const Vec<D>> pos, std::span<const Vec<D>> vel,
-                float particle_radius, const WhitewaterSettings& s, const ExecContext& exec, WhitewaterPotentials& p) {
+void potentials(const NeighborGrid<D>& grid, const NeighborLists* lists, std::span<const Vec<D>> pos,
+                std::span<const Vec<D>> vel, float particle_radius, const WhitewaterSettings& s, const ExecContext& exec,
+                WhitewaterPotentials& p) {
     const std::size_t n = pos.size();
     EDDY_ASSERT(vel.size() == n);
     p.trapped_air.assign(n, 0.0f);
@@ -105,8 +106,11 @@ void potentials(const NeighborGrid<D>& grid, std::span<const Vec<D>> pos, std::s
         fast += p.kinetic[i] > 0.0f ? 1 : 0;
     }
     if (fast == 0) return;
-    NeighborLists nl;
-    grid.find_neighbors(pos, h, true, nl, exec);
+    // The lists within h: the caller's (the method's, at these positions: the same lists), or searched.
+    NeighborLists own;
+    if (lists == nullptr) grid.find_neighbors(pos, h, true, own, exec);
+    const NeighborLists& nl = lists ? *lists : own;
+    EDDY_ASSERT(nl.size() == n);
     // Outward normals n^_i = -g_i / |g_i| (surface particles only) and trapped air (eq. 2):
     //   v_diff_i = sum_j |v_ij| (1 - v^_ij . x^_ij) W~(x_ij),  W~(x) = 1 - |x| / h.
     parallel_for_each_index(exec, n, [&](std::size_t i) {
@@ -149,9 +153,9 @@ void potentials(const NeighborGrid<D>& grid, std::span<const Vec<D>> pos, std::s
     });
 }
 
-template void potentials<2>(const NeighborGrid<2>&, std::span<const Vec<2>>, std::span<const Vec<2>>, float,
+template void potentials<2>(const NeighborGrid<2>&, const NeighborLists*, std::span<const Vec<2>>, std::span<const Vec<2>>, float,
                             const WhitewaterSettings&, const ExecContext&, WhitewaterPotentials&);
-template void potentials<3>(const NeighborGrid<3>&, std::span<const Vec<3>>, std::span<const Vec<3>>, float,
+template void potentials<3>(const NeighborGrid<3>&, const NeighborLists*, std::span<const Vec<3>>, std::span<const Vec<3>>, float,
                             const WhitewaterSettings&, const ExecContext&, WhitewaterPotentials&);
 
 }  // namespace ww
@@ -162,7 +166,7 @@ WhitewaterPotentials whitewater_potentials(std::span<const Vec<D>> pos, std::spa
     NeighborGrid<D> grid(s.support(particle_radius));
     if (!pos.empty()) grid.build(pos, exec);
     WhitewaterPotentials p;
-    ww::potentials<D>(grid, pos, vel, particle_radius, s, exec, p);
+    ww::potentials<D>(grid, nullptr, pos, vel, particle_radius, s, exec, p);
     return p;
 }
 

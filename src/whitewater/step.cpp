@@ -1,6 +1,7 @@
 // Whitewater: the settings' table and one step (the passes in potentials.cpp, advection.cpp,
 // generation.cpp; Ihmsen et al. 2012).
 #include <algorithm>
+#include <chrono>
 #include <numeric>
 #include <limits>
 
@@ -87,25 +88,12 @@ void count_whitewater(Whitewater<D>& w) {
     w.counts.bubbles = c[2];
 }
 
+namespace {
+
+// The region kept: the fluid's bounding box (a deterministic reduction: the same whatever the order the
+// fluid is held in) plus the margin.
 template <int D>
-void step_whitewater(Whitewater<D>& w, std::span<const Vec<D>> fluid_pos, std::span<const Vec<D>> fluid_vel,
-                     float particle_radius, Vec<D> gravity, double dt, std::uint64_t step_index,
-                     const WhitewaterSettings& s, const ExecContext& exec, const std::vector<Wall<D>>* walls) {
-    EDDY_ASSERT(fluid_pos.size() == fluid_vel.size());
-    EDDY_ASSERT(particle_radius > 0.0f && dt >= 0.0);
-    const float h = s.support(particle_radius);
-    const float fdt = static_cast<float>(dt);
-    if (fluid_pos.empty()) {  // nothing to classify against, nothing to keep them near
-        w.counts.escaped += w.size();
-        const WhitewaterCounts c = w.counts;
-        const std::uint32_t next = w.next_id;
-        w.clear();
-        w.counts = c;
-        w.next_id = next;
-        count_whitewater(w);
-        return;
-    }
-    // The region kept: the fluid's bounding box (a deterministic reduction) plus the margin.
+Aabb<D> keep_region(std::span<const Vec<D>> fluid_pos, float margin, const ExecContext& exec) {
     Aabb<D> keep = parallel_reduce_blocks(
         exec, fluid_pos.size(), Aabb<D>{Vec<D>::filled(kInfF), Vec<D>::filled(-kInfF)},
         [&](std::size_t b, std::size_t e) {
@@ -124,21 +112,65 @@ void step_whitewater(Whitewater<D>& w, std::span<const Vec<D>> fluid_pos, std::s
             }
             return a;
         });
-    const float margin = s.margin > 0.0f ? s.margin : 10.0f * h;
     for (int k = 0; k < D; ++k) {
         keep.lo[k] -= margin;
         keep.hi[k] += margin;
     }
-    NeighborGrid<D> grid(h);
-    grid.build(fluid_pos, exec);
+    return keep;
+}
+
+// The three passes over the fluid as it is held (pos, vel: not empty), on `grid` (built over pos, cell size
+// h, buckets in the fluid's id order) and its lists within h (or null: potentials searches them); order and
+// rank: the id order and its inverse (both empty: the index order is the id order).
+template <int D>
+void step_on(Whitewater<D>& w, std::span<const Vec<D>> fluid_pos, std::span<const Vec<D>> fluid_vel,
+             const NeighborGrid<D>& grid, const NeighborLists* lists, std::span<const std::uint32_t> order,
+             std::span<const std::uint32_t> rank, float particle_radius, Vec<D> gravity, double dt,
+             std::uint64_t step_index, const WhitewaterSettings& s, const ExecContext& exec,
+             const std::vector<Wall<D>>* walls) {
+    const float h = s.support(particle_radius);
+    const float fdt = static_cast<float>(dt);
+    const Aabb<D> keep = keep_region<D>(fluid_pos, s.margin > 0.0f ? s.margin : 10.0f * h, exec);
     // The diffuse particles there already move with the fluid's new velocities (the paper's v_f(t + dt)),
     // then the fluid's new state makes new ones.
     const float wall_margin = wall_contact_margin(particle_radius, false);  // r/2, as a lone fluid particle
+    using Clock = std::chrono::steady_clock;
+    auto since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
+    auto t = Clock::now();
     ww::advect<D>(w, grid, fluid_pos, fluid_vel, h, gravity, fdt, keep, s, exec, walls, wall_margin);
+    w.times.advect = since(t);
+    t = Clock::now();
     WhitewaterPotentials p;
-    ww::potentials<D>(grid, fluid_pos, fluid_vel, particle_radius, s, exec, p);
-    ww::generate<D>(w, p, grid, fluid_pos, fluid_vel, particle_radius, h, fdt, step_index, s, exec, walls, wall_margin);
+    ww::potentials<D>(grid, lists, fluid_pos, fluid_vel, particle_radius, s, exec, p);
+    w.times.potentials = since(t);
+    t = Clock::now();
+    ww::generate<D>(w, p, grid, fluid_pos, fluid_vel, order, rank, particle_radius, h, fdt, step_index, s, exec, walls,
+                    wall_margin);
     count_whitewater(w);
+    w.times.generate = since(t);
+}
+
+}  // namespace
+
+template <int D>
+void step_whitewater(Whitewater<D>& w, std::span<const Vec<D>> fluid_pos, std::span<const Vec<D>> fluid_vel,
+                     float particle_radius, Vec<D> gravity, double dt, std::uint64_t step_index,
+                     const WhitewaterSettings& s, const ExecContext& exec, const std::vector<Wall<D>>* walls) {
+    EDDY_ASSERT(fluid_pos.size() == fluid_vel.size());
+    EDDY_ASSERT(particle_radius > 0.0f && dt >= 0.0);
+    if (fluid_pos.empty()) {  // nothing to classify against, nothing to keep them near
+        w.counts.escaped += w.size();
+        const WhitewaterCounts c = w.counts;
+        const std::uint32_t next = w.next_id;
+        w.clear();
+        w.counts = c;
+        w.next_id = next;
+        count_whitewater(w);
+        return;
+    }
+    NeighborGrid<D> grid(s.support(particle_radius));
+    grid.build(fluid_pos, exec);
+    step_on<D>(w, fluid_pos, fluid_vel, grid, nullptr, {}, {}, particle_radius, gravity, dt, step_index, s, exec, walls);
 }
 
 std::vector<std::uint32_t> id_order(std::span<const std::uint32_t> ids) {
@@ -165,19 +197,26 @@ template <int D>
 void step_whitewater_by_id(Whitewater<D>& w, std::span<const Vec<D>> fluid_pos, std::span<const Vec<D>> fluid_vel,
                            std::span<const std::uint32_t> fluid_id, float particle_radius, Vec<D> gravity, double dt,
                            std::uint64_t step_index, const WhitewaterSettings& s, const ExecContext& exec,
-                           const std::vector<Wall<D>>* walls) {
-    EDDY_ASSERT(fluid_id.size() == fluid_pos.size());
-    if (std::is_sorted(fluid_id.begin(), fluid_id.end())) {  // already in id order (a gathered fluid)
+                           const std::vector<Wall<D>>* walls, const FluidLists<D>& shared) {
+    EDDY_ASSERT(fluid_id.size() == fluid_pos.size() && fluid_vel.size() == fluid_pos.size());
+    const std::size_t n = fluid_pos.size();
+    const float h = s.support(particle_radius);
+    // The method's lists serve when they are the ones the whitewater's own search would give: the same
+    // radius and cell size over these very particles (both grids' buckets in id order).
+    const bool use_shared = shared.grid && shared.lists && shared.radius == h && shared.grid->cell_size() == h &&
+                            shared.grid->point_count() == n && shared.lists->size() == n;
+    if (n == 0 || (!use_shared && std::is_sorted(fluid_id.begin(), fluid_id.end()))) {  // held in id order
         step_whitewater<D>(w, fluid_pos, fluid_vel, particle_radius, gravity, dt, step_index, s, exec, walls);
         return;
     }
+    EDDY_ASSERT(particle_radius > 0.0f && dt >= 0.0);
     const std::vector<std::uint32_t> order = id_order(fluid_id);
-    std::vector<Vec<D>> x(order.size()), v(order.size());
-    parallel_for_each_index(exec, order.size(), [&](std::size_t k) {
-        x[k] = fluid_pos[order[k]];
-        v[k] = fluid_vel[order[k]];
-    });
-    step_whitewater<D>(w, x, v, particle_radius, gravity, dt, step_index, s, exec, walls);
+    std::vector<std::uint32_t> rank(n);
+    parallel_for_each_index(exec, n, [&](std::size_t k) { rank[order[k]] = static_cast<std::uint32_t>(k); });
+    NeighborGrid<D> own(h);
+    if (!use_shared) own.build(fluid_pos, exec, fluid_id);  // buckets in id order: the lists as if held so
+    step_on<D>(w, fluid_pos, fluid_vel, use_shared ? *shared.grid : own, use_shared ? shared.lists : nullptr, order, rank,
+               particle_radius, gravity, dt, step_index, s, exec, walls);
 }
 
 template struct Whitewater<2>;
@@ -191,9 +230,11 @@ template void step_whitewater<3>(Whitewater<3>&, std::span<const Vec<3>>, std::s
 
 template void step_whitewater_by_id<2>(Whitewater<2>&, std::span<const Vec<2>>, std::span<const Vec<2>>,
                                        std::span<const std::uint32_t>, float, Vec<2>, double, std::uint64_t,
-                                       const WhitewaterSettings&, const ExecContext&, const std::vector<Wall<2>>*);
+                                       const WhitewaterSettings&, const ExecContext&, const std::vector<Wall<2>>*,
+                                       const FluidLists<2>&);
 template void step_whitewater_by_id<3>(Whitewater<3>&, std::span<const Vec<3>>, std::span<const Vec<3>>,
                                        std::span<const std::uint32_t>, float, Vec<3>, double, std::uint64_t,
-                                       const WhitewaterSettings&, const ExecContext&, const std::vector<Wall<3>>*);
+                                       const WhitewaterSettings&, const ExecContext&, const std::vector<Wall<3>>*,
+                                       const FluidLists<3>&);
 
 }  // namespace eddy

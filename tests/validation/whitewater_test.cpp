@@ -387,3 +387,68 @@ TEST(Whitewater, EveryMethodIn2D) {
         EXPECT_TRUE(same_bytes(w1, w2)) << method;
     }
 }
+
+// The whitewater on the method's own lists (issue 42): two runs of the same 3D dam break (r = 1 cm, to
+// 0.3 s), one whose whitewater takes the method's lists at the new positions after every step
+// (fluid_lists_between_steps), one whose whitewater searches its own. Checked: the shared lists are the
+// whitewater's radius over every particle (else the whitewater would quietly search its own); each step
+// of the sharing run then kept them (one search per step, not two); the fluid is the same bits in both runs
+// (the method's search moved, its lists did not change), and so is the whitewater at every step. PBF
+// (which searches at predicted positions within its step) has none to share.
+TEST(Whitewater, MethodListsSharedSameBits) {
+    for (const char* method : {"dfsph", "wcsph"}) {
+        const Scene scene = load_scene(std::filesystem::path(EDDY_SOURCE_DIR) / "scenes/dam_break_3d.json",
+                                       {"particle_radius=0.01", std::string("method=") + method});
+        ExecContext exec(2);
+        Simulation a = make_simulation(scene, 1'000'000, exec), b = make_simulation(scene, 1'000'000, exec);
+        auto &sa = sim3(a), &sb = sim3(b);
+        const Vec3 g = from_array<3>(scene.gravity);
+        const float r = float(scene.particle_radius);
+        const WhitewaterSettings ws;
+        const std::vector<Wall<3>> walls = scene_walls<3>(scene, exec);
+        auto neighborhood = [&](ParticleSimulation<3>& s) {
+            return std::visit(
+                [](auto& m) -> FluidNeighborhood<3>* {
+                    if constexpr (requires { m.neighborhood_between_steps(); }) return m.neighborhood_between_steps();
+                    return nullptr;
+                },
+                s.method);
+        };
+        ASSERT_NE(neighborhood(sa), nullptr) << method;
+        Whitewater<3> wa, wb;
+        int steps = 0;
+        while (sa.time < 0.3 - 1e-9) {
+            const std::uint64_t before = neighborhood(sa)->fluid_searches();
+            const StepStats st = step(a, exec, 0.3);
+            ASSERT_FALSE(st.non_finite) << method;
+            // A step that reordered the fluid (its sort phase back at 0) searches again; the others keep the lists.
+            const bool reordered = neighborhood(sa)->sort_phase() == 0;
+            if (steps > 0) {
+                ASSERT_EQ(neighborhood(sa)->fluid_searches(), before + (reordered ? 1 : 0))
+                    << method << ": step " << steps << " did not keep the lists";
+            }
+            step(b, exec, 0.3);
+            const FluidLists<3> lists = fluid_lists_between_steps(sa, exec);
+            ASSERT_TRUE(lists.lists && lists.grid) << method;
+            ASSERT_EQ(lists.radius, ws.support(r)) << method;
+            ASSERT_EQ(lists.lists->size(), sa.fluid.size()) << method;
+            step_whitewater_by_id<3>(wa, sa.fluid.position, sa.fluid.velocity, sa.fluid.id, r, g, st.dt, sa.steps, ws,
+                                     exec, &walls, lists);
+            step_whitewater_by_id<3>(wb, sb.fluid.position, sb.fluid.velocity, sb.fluid.id, r, g, st.dt, sb.steps, ws,
+                                     exec, &walls);
+            ASSERT_EQ(sa.fluid.size(), sb.fluid.size()) << method;
+            ASSERT_EQ(0, std::memcmp(sa.fluid.position.data(), sb.fluid.position.data(), sa.fluid.size() * sizeof(Vec3)))
+                << method << ": the fluid differs at step " << steps;
+            ASSERT_TRUE(same_bytes(wa, wb)) << method << ": the whitewater differs at step " << steps;
+            ++steps;
+        }
+        std::printf("%s: %d steps, %zu fluid, %llu diffuse generated, the same bits with and without shared lists\n",
+                    method, steps, sa.fluid.size(), (unsigned long long)wa.counts.generated);
+        EXPECT_GT(wa.counts.generated, 100u) << method;
+    }
+    const Scene scene = load_scene(std::filesystem::path(EDDY_SOURCE_DIR) / "scenes/dam_break_3d.json",
+                                   {"particle_radius=0.01", "method=pbf"});
+    ExecContext exec(2);
+    Simulation p = make_simulation(scene, 1'000'000, exec);
+    EXPECT_EQ(fluid_lists_between_steps(sim3(p), exec).lists, nullptr);
+}
