@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -83,6 +84,13 @@ public:
     void find_neighbors(std::span<const Vec<D>> queries, float radius, bool same_set, NeighborLists& out,
                         const ExecContext& exec, std::size_t max_candidates = 0) const;
 
+    /// Calls f(i, list) for each query i with its neighbour list among the built points within `radius`
+    /// (the list find_neighbors gives: the same points in the same order), held in a buffer of the block's
+    /// and valid during the call only. Queries in fixed parallel blocks, so f runs concurrently for
+    /// different i. For a pass that reads each list once: no CSR lists are assembled or kept.
+    void for_each_list(std::span<const Vec<D>> queries, float radius, const ExecContext& exec,
+                       const std::function<void(std::size_t, std::span<const std::uint32_t>)>& f) const;
+
     /// Calls f(j) for every built point j with |x - x_j|^2 < radius^2 (radius <= cell size), in the
     /// same order as find_neighbors.
     template <class F>
@@ -120,6 +128,20 @@ public:
 
 private:
     struct CellBox { std::int64_t lo[D], hi[D]; };
+    // One block's scratch for the hashed layout: consecutive queries in the same cell share one gathered
+    // candidate set.
+    struct Candidates {
+        std::vector<float> x[D];
+        std::vector<std::uint32_t> index;
+        Cell cell{};
+        bool have = false;
+    };
+    // The neighbours of query x (not `self`) within r2 written to buf from `at` on (buf grows, its size its
+    // capacity), in the fixed candidate order; returns how many. More than max_candidates (> 0) candidates:
+    // nothing written, `crowded` set to their count.
+    std::size_t filter_query(const Vec<D>& x, std::uint32_t self, float r2, std::size_t max_candidates,
+                             Candidates& cand, std::vector<std::uint32_t>& buf, std::size_t at,
+                             std::size_t& crowded) const;
     // Lowest and highest cell over the points (deterministic reduction).
     CellBox cell_box(std::span<const Vec<D>> points, const ExecContext& exec) const;
 

@@ -214,67 +214,17 @@ void NeighborGrid<D>::find_neighbors(std::span<const Vec<D>> queries, float radi
     parallel_blocks(exec, nq, [&](std::size_t b0, std::size_t b1) {
         auto& buf = out.block_scratch[b0 / block];
         std::size_t used = 0;  // buf's size is its capacity: growing never zero-fills per query
-        // Hashed layout: consecutive queries in the same cell (the common case once particles are in
-        // Morton order) share one gathered candidate set. Dense layout: the runs are used in place.
-        std::vector<float> cand_x[D];
-        std::vector<std::uint32_t> cand_i;
-        Cell current{};
-        bool have = false;
+        Candidates cand;
         for (std::size_t i = b0; i < b1; ++i) {
-            const Vec<D> x = queries[i];
-            const Cell c = cell_of(x);
             const auto self = same_set ? static_cast<std::uint32_t>(i) : 0xffffffffu;
-            std::size_t count = 0;
-            auto filter = [&](const float* const (&cx)[D], const std::uint32_t* ci, std::size_t nc) {
-                if (buf.size() < used + count + nc + 16) buf.resize(std::max(2 * buf.size(), used + count + nc + 16));
-                count += filter_within(x, cx, ci, nc, r2, self, buf.data() + used + count);
-            };
-            // The candidate limit: counted from the runs (dense) or the gathered cell set (hashed)
-            // before any distance is computed.
-            auto too_many = [&](std::size_t nc) {
-                if (max_candidates == 0 || nc <= max_candidates) return false;
+            std::size_t crowded = 0;
+            const std::size_t count = filter_query(queries[i], self, r2, max_candidates, cand, buf, used, crowded);
+            if (crowded > 0) {  // the candidate limit: this query's list stays empty
                 Crowd& k = crowd[b0 / block];
                 if (k.count++ == 0) {
                     k.first = static_cast<std::uint32_t>(i);
-                    k.candidates = static_cast<std::uint32_t>(std::min<std::size_t>(nc, 0xffffffffu));
+                    k.candidates = static_cast<std::uint32_t>(std::min<std::size_t>(crowded, 0xffffffffu));
                 }
-                return true;
-            };
-            if (m_dense) {
-                if (max_candidates > 0) {
-                    std::size_t nc = 0;
-                    for_each_candidate_run(c, [&](std::uint32_t s0, std::uint32_t s1, const Cell*) { nc += s1 - s0; });
-                    if (too_many(nc)) {
-                        out.offsets[i + 1] = 0;
-                        continue;
-                    }
-                }
-                for_each_candidate_run(c, [&](std::uint32_t s0, std::uint32_t s1, const Cell*) {
-                    const float* cx[D];
-                    for (int a = 0; a < D; ++a) cx[a] = m_sorted_x[a].data() + s0;
-                    filter(cx, m_sorted_index.data() + s0, s1 - s0);
-                });
-            } else {
-                if (!have || !same_cell(c, current)) {
-                    current = c;
-                    have = true;
-                    for (int a = 0; a < D; ++a) cand_x[a].clear();
-                    cand_i.clear();
-                    for_each_candidate_run(c, [&](std::uint32_t s0, std::uint32_t s1, const Cell* cell) {
-                        for (std::uint32_t s = s0; s < s1; ++s) {
-                            if (!same_cell(m_sorted_cell[s], *cell)) continue;
-                            for (int a = 0; a < D; ++a) cand_x[a].push_back(m_sorted_x[a][s]);
-                            cand_i.push_back(m_sorted_index[s]);
-                        }
-                    });
-                }
-                if (too_many(cand_i.size())) {
-                    out.offsets[i + 1] = 0;
-                    continue;
-                }
-                const float* cx[D];
-                for (int a = 0; a < D; ++a) cx[a] = cand_x[a].data();
-                filter(cx, cand_i.data(), cand_i.size());
             }
             used += count;
             out.offsets[i + 1] = static_cast<std::uint32_t>(count);
@@ -298,6 +248,74 @@ void NeighborGrid<D>::find_neighbors(std::span<const Vec<D>> queries, float radi
         const std::size_t used = out.offsets[std::min(nq, b0 + block)] - out.offsets[b0];
         if (used) std::memcpy(out.indices.data() + out.offsets[b0], buf.data(), used * sizeof(std::uint32_t));
     }, block);
+}
+
+template <int D>
+std::size_t NeighborGrid<D>::filter_query(const Vec<D>& x, std::uint32_t self, float r2, std::size_t max_candidates,
+                                          Candidates& cand, std::vector<std::uint32_t>& buf, std::size_t at,
+                                          std::size_t& crowded) const {
+    const Cell c = cell_of(x);
+    std::size_t count = 0;
+    auto filter = [&](const float* const (&cx)[D], const std::uint32_t* ci, std::size_t nc) {
+        if (buf.size() < at + count + nc + 16) buf.resize(std::max(2 * buf.size(), at + count + nc + 16));
+        count += filter_within(x, cx, ci, nc, r2, self, buf.data() + at + count);
+    };
+    // The candidate limit: counted from the runs (dense) or the gathered cell set (hashed) before any
+    // distance is computed.
+    auto too_many = [&](std::size_t nc) {
+        if (max_candidates == 0 || nc <= max_candidates) return false;
+        crowded = nc;
+        return true;
+    };
+    if (m_dense) {
+        if (max_candidates > 0) {
+            std::size_t nc = 0;
+            for_each_candidate_run(c, [&](std::uint32_t s0, std::uint32_t s1, const Cell*) { nc += s1 - s0; });
+            if (too_many(nc)) return 0;
+        }
+        for_each_candidate_run(c, [&](std::uint32_t s0, std::uint32_t s1, const Cell*) {
+            const float* cx[D];
+            for (int a = 0; a < D; ++a) cx[a] = m_sorted_x[a].data() + s0;
+            filter(cx, m_sorted_index.data() + s0, s1 - s0);
+        });
+        return count;
+    }
+    // Hashed: consecutive queries in the same cell (the common case once particles are in Morton order)
+    // share one gathered candidate set.
+    if (!cand.have || !same_cell(c, cand.cell)) {
+        cand.cell = c;
+        cand.have = true;
+        for (int a = 0; a < D; ++a) cand.x[a].clear();
+        cand.index.clear();
+        for_each_candidate_run(c, [&](std::uint32_t s0, std::uint32_t s1, const Cell* cell) {
+            for (std::uint32_t s = s0; s < s1; ++s) {
+                if (!same_cell(m_sorted_cell[s], *cell)) continue;
+                for (int a = 0; a < D; ++a) cand.x[a].push_back(m_sorted_x[a][s]);
+                cand.index.push_back(m_sorted_index[s]);
+            }
+        });
+    }
+    if (too_many(cand.index.size())) return 0;
+    const float* cx[D];
+    for (int a = 0; a < D; ++a) cx[a] = cand.x[a].data();
+    filter(cx, cand.index.data(), cand.index.size());
+    return count;
+}
+
+template <int D>
+void NeighborGrid<D>::for_each_list(std::span<const Vec<D>> queries, float radius, const ExecContext& exec,
+                                    const std::function<void(std::size_t, std::span<const std::uint32_t>)>& f) const {
+    EDDY_ASSERT(radius <= m_cell_size * (1.0f + 1e-6f));
+    const float r2 = radius * radius;
+    parallel_blocks(exec, queries.size(), [&](std::size_t b0, std::size_t b1) {
+        std::vector<std::uint32_t> buf;
+        Candidates cand;
+        for (std::size_t i = b0; i < b1; ++i) {
+            std::size_t crowded = 0;
+            const std::size_t count = filter_query(queries[i], 0xffffffffu, r2, 0, cand, buf, 0, crowded);
+            f(i, std::span<const std::uint32_t>(buf.data(), count));
+        }
+    }, 256);
 }
 
 namespace {

@@ -62,13 +62,11 @@ void advect(Whitewater<D>& w, const NeighborGrid<D>& grid, std::span<const Vec<D
     static_assert(sizeof(Vec<D>) == D * sizeof(float));
     const float* P = reinterpret_cast<const float*>(fluid_pos.data());
     const float* V = reinterpret_cast<const float*>(fluid_vel.data());
-    NeighborLists nl;  // the fluid around each diffuse particle
-    grid.find_neighbors(w.position, h, false, nl, exec);
-    parallel_for_each_index(exec, n, [&](std::size_t d) {
+    // Each diffuse particle with the fluid around it (its list searched and read at once, none kept).
+    grid.for_each_list(w.position, h, exec, [&](std::size_t d, std::span<const std::uint32_t> around) {
         Vec<D>& x = w.position[d];
         Vec<D>& u = w.velocity[d];
         // v~_f: the fluid's velocity at x, kernel-weighted (cubic spline K).
-        const auto around = nl[d];
         const int count = static_cast<int>(around.size());
         Vec<D> vf = Vec<D>::zero();
         if (count > 0) {
