@@ -1,10 +1,13 @@
 // Shallow water: cell updates per second for 256^2 .. 2048^2 grids on 1 and 2 threads, beside a
 // STREAM-style triad over arrays of the grid's size on the same threads, so that a step's speed reads
 // as a fraction of the memory-bandwidth bound.
+// Counters pass_<name>_ms: each of the step's named passes (ShallowWaterStats::passes), mean ms per step.
 //   step traffic (bytes per cell, float): the sum over the step's passes of the arrays each reads and
 //   writes once (counters "bytes_per_cell"); bound = triad bandwidth / traffic.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
+#include <string>
 #include <vector>
 
 #include "eddy/scene.hpp"
@@ -45,7 +48,11 @@ void sw_step(benchmark::State& state, const char* precision) {
     ShallowWaterSimulation sim = make_basin(n, precision);
     auto& solver = std::get<ShallowWaterSolver<Real>>(sim.solver);
     for (int k = 0; k < 3; ++k) solver.step(solver.suggest_dt(), exec);  // warm: pages touched, caches filled
-    for (auto _ : state) solver.step(solver.suggest_dt(), exec);
+    PassTimes passes;  // the timed steps' named passes (pass_<name>_ms: mean ms per step)
+    for (auto _ : state) passes.add_passes(solver.step(solver.suggest_dt(), exec));
+    for (int k = 0; k < passes.pass_count; ++k)
+        state.counters[std::string("pass_") + passes.passes[k].name + "_ms"] =
+            1e3 * passes.passes[k].seconds / double(std::max<benchmark::IterationCount>(state.iterations(), 1));
     const double cells = double(n) * n;
     state.counters["cells_per_s"] = benchmark::Counter(cells, benchmark::Counter::kIsIterationInvariantRate);
     state.counters["steps_per_s"] = benchmark::Counter(1, benchmark::Counter::kIsIterationInvariantRate);

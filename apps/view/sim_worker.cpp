@@ -171,10 +171,15 @@ struct SimWorker::Water {
 const bool SimWorker::kHasShallowWater = true;
 
 int SimWorker::step_water_slice(int requested) {
+    PassTimes passes;  // the slice's steps' named passes, summed (the panel's "Step passes")
     const GridSliceResult r = step_slice(m_water->sim, m_exec, slice_limits(requested), [&](const ShallowWaterStats& st) {
         m_last_dt = static_cast<float>(st.dt);
         m_max_speed = static_cast<float>(st.max_speed);
+        passes.add_passes(st);
     });
+    m_pass_ms.clear();
+    for (int k = 0; k < passes.pass_count && r.steps > 0; ++k)
+        m_pass_ms.emplace_back(passes.passes[k].name, 1e3 * passes.passes[k].seconds / r.steps);
     if (!r.diverged.empty()) {
         m_status = r.diverged + "; press Reset";
         playing = false, m_halted = true;

@@ -39,6 +39,7 @@
 #include <nlohmann/json.hpp>
 
 #include "eddy/checkpoint.hpp"
+#include "eddy/pass_times.hpp"
 #include "eddy/clock.hpp"
 #include "eddy/exec.hpp"
 #include "eddy/up_axis.hpp"
@@ -208,7 +209,8 @@ struct ShallowWaterClock {
     std::uint64_t steps = 0, drop_counter = 0;
 };
 
-struct ShallowWaterStats {
+/// What one grid step measured; PassTimes: the seconds of its named passes (eddy/pass_times.hpp).
+struct ShallowWaterStats : PassTimes {
     double dt = 0.0;
     double max_speed = 0.0;     ///< Largest face speed after the step (m/s)
     double max_depth = 0.0;

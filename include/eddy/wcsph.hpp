@@ -71,6 +71,7 @@
 #include "eddy/halo.hpp"
 #include "eddy/neighborhood.hpp"
 #include "eddy/particles.hpp"
+#include "eddy/pass_times.hpp"
 #include "eddy/settings.hpp"
 #include "eddy/smooth_walls.hpp"
 #include "eddy/wall_loads.hpp"
@@ -103,8 +104,9 @@ struct WcsphSettings {
 /// The field table of WcsphSettings (keys of the scene's "settings" object for "method": "wcsph").
 std::span<const Field<WcsphSettings>> wcsph_fields();
 
-/// What one step measured. Flags, never printed warnings: the caller decides what to do.
-struct StepStats {
+/// What one step measured. Flags, never printed warnings: the caller decides what to do. PassTimes: the
+/// wall-clock seconds of the step's named passes, in the order they ran (eddy/pass_times.hpp).
+struct StepStats : PassTimes {
     float dt = 0.0f;                  ///< Time step taken (s)
     float max_speed = 0.0f;           ///< Largest |v| after the step (m/s)
     float max_density_error = 0.0f;   ///< max (rho_i - rho0) / rho0 over the fluid, compression only
@@ -142,29 +144,6 @@ struct StepStats {
     /// Set by step() (eddy/emitters.hpp): particles the emitters put in before the step, and those removed
     /// after it outside the domain (outflow), beyond every container (escaped) and in the sinks (drained).
     std::uint32_t emitted = 0, removed_outflow = 0, removed_escaped = 0, removed_drained = 0;
-    /// Wall-clock seconds of the step's named passes, in the order they ran (a pass run again, as PBF's
-    /// substeps run theirs, adds to its entry): what a user profiling a slow scene reads first
-    /// (summary.json "passes", Python's step()["passes"]). Read, never acted on: no result depends on them.
-    struct PassTime {
-        const char* name = nullptr;  ///< a static string: "neighbours", "density_solve", ...
-        double seconds = 0.0;
-    };
-    static constexpr int kMaxPasses = 12;
-    std::array<PassTime, kMaxPasses> passes{};
-    int pass_count = 0;
-    /// Adds `seconds` to pass `name` (appended when new; beyond kMaxPasses passes, dropped).
-    void add_pass(const char* name, double seconds) {
-        for (int k = 0; k < pass_count; ++k)
-            if (passes[k].name == name || std::strcmp(passes[k].name, name) == 0) {
-                passes[k].seconds += seconds;
-                return;
-            }
-        if (pass_count < kMaxPasses) passes[pass_count++] = PassTime{name, seconds};
-    }
-    /// Adds every pass of `other` to these.
-    void add_passes(const StepStats& other) {
-        for (int k = 0; k < other.pass_count; ++k) add_pass(other.passes[k].name, other.passes[k].seconds);
-    }
 };
 
 /// Collapse bounds of the position-based methods (PBF, Clavet; docs/methods.md, "Collapse"). A density

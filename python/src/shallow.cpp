@@ -66,6 +66,9 @@ py::dict step_grid(PyShallowWater& s, const py::object& n_given, const py::objec
         if (PyErr_CheckSignals() != 0) throw py::error_already_set();
         last["dt"] = st.dt, last["max_speed"] = st.max_speed, last["max_depth"] = st.max_depth;
         last["clamped"] = st.clamped;
+        py::dict passes;  // the step's named passes: wall-clock seconds
+        for (int p = 0; p < st.pass_count; ++p) passes[st.passes[p].name] = st.passes[p].seconds;
+        last["passes"] = passes;
     }
     return last;
 }
@@ -103,7 +106,8 @@ void bind_shallow(py::module_& m) {
              "step(n=1, *, until=None, fps=None) -> dict: advances n time steps (the solver's own CFL size) on\n"
              "eddy run's clock: each step lands on every frame time k / fps (the scene's output.fps and duration,\n"
              "or fps) and never passes until (s): stepping to a time gives `eddy run --until`'s state, bit for bit\n"
-             "(state_hash). Returns the last step's statistics (dt, max_speed, max_depth, clamped); {} when no\n"
+             "(state_hash). Returns the last step's statistics (dt, max_speed, max_depth, clamped, and passes:\n"
+             "{name: seconds} of the step's named passes); {} when no\n"
              "step was taken (n = 0, or the clock at until already). n must be a whole number >= 0, until a\n"
              "number > 0, fps a number in (0, 1e6]: anything else raises ValueError. Raises eddy.DivergenceError\n"
              "when a step diverges (its message names the step and why, as eddy run's); KeyboardInterrupt on Ctrl-C.")

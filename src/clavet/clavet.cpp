@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "core/collapse.hpp"
+#include "core/pass_timer.hpp"
 #include "eddy/error.hpp"
 
 namespace eddy {
@@ -304,6 +305,7 @@ void ClavetSolver<D>::walls(ParticleSet<D>& fluid, float dt, const ExecContext& 
 template <int D>
 StepStats ClavetSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, double t, float dt,
                                 const ExecContext& exec) {
+    detail::PassTimer timer;  // StepStats::passes: each pass's wall-clock time
     if (boundary.any_moving()) {  // walls drawn where they are, collisions where they will be at the step's end
         update_boundary_motion(boundary, t + dt, exec);
         update_wall_poses(m_walls, boundary.motions, t + dt);
@@ -320,9 +322,11 @@ StepStats ClavetSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary,
         m_prev[i] = x[i];
         x[i] += v[i] * dt;
     });
+    timer.lap("predict");
     // One neighbour search, on the predicted positions, serves the viscosity, the springs and the
     // relaxation (the paper searches before its viscosity step; the impulses then redo the prediction).
     m_neighbors.update(fluid, boundary, walls_changed(m_halo, boundary.any_moving()), exec);
+    timer.lap("neighbours");
     // A collapse crowds thousands of particles into a few cells: the search refused their lists (its
     // candidate limit), and the step ends here; run() reports it (step_divergence). On several
     // processes every one stops with the others.
@@ -335,13 +339,19 @@ StepStats ClavetSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary,
     if (m_s.linear_viscosity > 0.0f || m_s.quadratic_viscosity > 0.0f) {
         viscosity(fluid, dt, exec);
         parallel_for_each_index(exec, n, [&](std::size_t i) { x[i] = m_prev[i] + v[i] * dt; });
+        timer.lap("viscosity");
     }
-    if (m_s.spring_stiffness > 0.0f) springs(fluid, dt);
+    if (m_s.spring_stiffness > 0.0f) {
+        springs(fluid, dt);
+        timer.lap("springs");
+    }
     if (m_parallel) relax_parallel(fluid, dt, exec);
     else relax_sequential(fluid, dt);
+    timer.lap("relaxation");
     walls(fluid, dt, exec);
     m_loads.add_impulses(exec, owned, m_neighbors.boundary(), boundary, x.data(), m_wall_dv.data(), m_mass, dt);
     m_loads.finish(boundary, m_halo);
+    timer.lap("walls");
     struct Acc {
         float vmax = 0.0f, emax = 0.0f;
         std::uint32_t densest = 0;  // index of the (first) particle at emax
@@ -408,7 +418,7 @@ StepStats ClavetSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary,
             st.where_dimension = D;
         }
     }
-    return st;
+    return timer.finish("velocities", st);
 }
 
 template <int D>

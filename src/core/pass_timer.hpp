@@ -1,10 +1,10 @@
-// Per-pass timings of a solver's step (StepStats::passes, eddy/wcsph.hpp): a lap timer that adds the
-// wall-clock seconds since its last lap to the named pass, and hands them to the step's statistics at the
-// end. Timings are read, never acted on: no result depends on them.
+// Per-pass timings of a solver's step (PassTimes, eddy/pass_times.hpp: StepStats, ShallowWaterStats): a lap
+// timer that adds the wall-clock seconds since its last lap to the named pass, and hands them to the step's
+// statistics at the end. Timings are read, never acted on: no result depends on them.
 #pragma once
 #include <chrono>
 
-#include "eddy/wcsph.hpp"
+#include "eddy/pass_times.hpp"
 
 namespace eddy::detail {
 
@@ -17,8 +17,9 @@ public:
         m_times.add_pass(name, std::chrono::duration<double>(now - m_last).count());
         m_last = now;
     }
-    /// A last lap, then `stats` with the passes timed so far added to its own.
-    StepStats finish(const char* name, StepStats stats) {
+    /// A last lap, then `stats` (StepStats, ShallowWaterStats) with the passes timed so far added to its own.
+    template <class Stats>
+    Stats finish(const char* name, Stats stats) {
         lap(name);
         stats.add_passes(m_times);
         return stats;
@@ -26,7 +27,7 @@ public:
 
 private:
     using Clock = std::chrono::steady_clock;
-    StepStats m_times;
+    PassTimes m_times;
     Clock::time_point m_last;
 };
 

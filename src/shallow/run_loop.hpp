@@ -94,6 +94,7 @@ private:
     std::uint64_t m_steps0 = 0, m_steps_at_start = 0;
     double m_step_seconds = 0.0, m_max_speed = 0.0, m_max_depth = 0.0, m_wall_before = 0.0, m_volume0 = 0.0;
     std::size_t m_clamped = 0;
+    PassTimes m_passes;  // the steps' named passes' seconds, summed over this invocation (summary.json "passes")
     clock::time_point m_t0;
 };
 
@@ -234,6 +235,7 @@ std::string GridRun<Stepper>::advance(double target) {
     m_max_speed = std::max(m_max_speed, st.max_speed);
     m_max_depth = std::max(m_max_depth, st.max_depth);
     m_clamped += st.clamped;
+    m_passes.add_passes(st);
     return grid_step_divergence(st, suggested);  // the guard of every grid slice (step_slice)
 }
 
@@ -306,6 +308,7 @@ nlohmann::json GridRun<Stepper>::summary(const std::string& picture) const {
     j["max_speed"] = m_max_speed;
     j["max_depth"] = m_max_depth;
     j["clamped_face_updates"] = m_clamped;
+    j["passes"] = detail::passes_json(m_passes, m_solver.steps() - m_steps_at_start);  // this process's block
     j["volume_initial"] = m_volume0;
     const auto* last = m_solver.gathers() ? m_solver.gather() : nullptr;
     const double volume_final = last ? last->volume() : m_solver.gathers() ? 0.0 : m_solver.volume();

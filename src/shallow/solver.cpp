@@ -26,6 +26,7 @@
 #pragma GCC diagnostic pop
 #endif
 
+#include "core/pass_timer.hpp"
 #include "eddy/error.hpp"
 #include "eddy/input_file.hpp"
 #include "eddy/shallow_water.hpp"
@@ -289,6 +290,7 @@ void ShallowWaterSolver<Real>::set_settings(const ShallowWaterSettings& s, doubl
 
 template <class Real>
 ShallowWaterStats ShallowWaterSolver<Real>::step(double dt_in, const ExecContext& exec) {
+    detail::PassTimer timer;  // ShallowWaterStats::passes: each pass's wall-clock time
     ShallowWaterStats st;
     st.dt = dt_in;
     const Real dt = Real(dt_in);
@@ -311,8 +313,10 @@ ShallowWaterStats ShallowWaterSolver<Real>::step(double dt_in, const ExecContext
         cells.mark = std::move(m_body_mark);
         shallow_detail::body_loads_and_motion(m_bodies, m_g, coupling, dt_in, m_body_ax, m_body_ay, cells);
         shallow_detail::keep_bodies_on_grid(m_bodies, m_g);
+        timer.lap("body_motion");
     }
     apply_sources(dt_in, st);
+    timer.lap("sources");
     if (s.advection != "none") {
         // Each pass traces back advection_step * dt: the seed's (0.5, 2 passes) moves as far as (1, 1).
         for (int k = 0; k < s.advection_iterations; ++k) {
@@ -320,20 +324,29 @@ ShallowWaterStats ShallowWaterSolver<Real>::step(double dt_in, const ExecContext
             else if (s.advection == "conservative") advect_conservative(dt, exec);
             else advect_semi_lagrangian(dt, exec);
         }
+        timer.lap("advect");
     }
-    if (s.vorticity > 0.0f) vorticity_confinement(dt, exec);
+    if (s.vorticity > 0.0f) {
+        vorticity_confinement(dt, exec);
+        timer.lap("vorticity");
+    }
     close_walls(exec);
     // The depth limiter acts only on face depths above beta dx / (g dt): below that, the one-pass update.
     const double limit = double(s.beta) * m_scene.dx / (m_scene.gravity * dt_in);
     if (m_max_depth + m_added_depth < limit) integrate_height_fast(dt, exec, st);
     else integrate_height(dt, exec, st);
-    if (s.edge_alpha > 0.0f) reduce_overshooting(exec);
+    timer.lap("height");
+    if (s.edge_alpha > 0.0f) {
+        reduce_overshooting(exec);
+        timer.lap("overshooting");
+    }
     // The bodies at their new poses displace the water the height pass has moved (body_displacement.cpp).
     if (!m_bodies.empty()) {
         shallow_detail::displace_water(m_g, m_bodies, coupling, dt, m_body_ax, m_body_ay, m_body_b, cells);
         m_body_drag_cells = std::move(cells.drag);
         m_body_displaced_cells = std::move(cells.displaced);
         m_body_mark = std::move(cells.mark);
+        timer.lap("body_displacement");
     }
     integrate_velocity(dt, exec, st);
     st.halo_overrun = m_halo_overrun;
@@ -343,7 +356,7 @@ ShallowWaterStats ShallowWaterSolver<Real>::step(double dt_in, const ExecContext
             for (double v : *a) st.non_finite = st.non_finite || !std::isfinite(v);
     m_time += dt_in;
     ++m_steps;
-    return st;
+    return timer.finish("velocity", st);
 }
 
 template <class Real>

@@ -349,20 +349,6 @@ struct LoopCarry {
     StepStats passes;   // the steps' named passes' seconds, summed over this invocation (summary.json "passes")
 };
 
-// summary.json "passes": each named pass of the steps this invocation took (StepStats::passes), in the order
-// a step runs them: seconds, milliseconds per step and share of the passes' time (what to profile first).
-nlohmann::json passes_json(const StepStats& p, std::uint64_t steps) {
-    double total = 0.0;
-    for (int k = 0; k < p.pass_count; ++k) total += p.passes[k].seconds;
-    nlohmann::json a = nlohmann::json::array();
-    for (int k = 0; k < p.pass_count; ++k)
-        a.push_back({{"name", p.passes[k].name},
-                     {"seconds", p.passes[k].seconds},
-                     {"ms_per_step", steps ? 1e3 * p.passes[k].seconds / double(steps) : 0.0},
-                     {"share", total > 0.0 ? p.passes[k].seconds / total : 0.0}});
-    return a;
-}
-
 // A frame's particles and flow counts as the run record keeps them (record_frames_json; absent in checkpoints
 // before issue 45: 0), so that summary.json's frames read the same after a resume.
 void read_frame_counts(const detail::RecordReader& r, FrameRecord& fr) {
@@ -1082,7 +1068,7 @@ nlohmann::json ParticleRun<D>::summary(const std::string& picture) const {
                                    m_opts.threads > 0 ? m_opts.threads : m_exec.threads(), picture);
     if (!m_warnings.empty()) j["warnings"] = m_warnings;
     if (!m_sim.scene.probes.empty()) j["probes_file"] = "probes.csv";
-    j["passes"] = passes_json(m_carry.passes, m_sim.steps - m_steps_at_start);  // this process's
+    j["passes"] = detail::passes_json(m_carry.passes, m_sim.steps - m_steps_at_start);  // this process's
     // The final state's hash (state_hash; one process only: over several, each holds a part).
     if (m_hooks) m_hooks->summarize(j);
     else j["state_hash"] = fmt::format("{:016x}", state_hash(m_simulation));

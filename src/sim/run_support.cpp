@@ -323,4 +323,17 @@ Progress make_progress(double time, double time0, double end_time, std::uint64_t
     return p;
 }
 
+// What to profile first: the passes in the order a step runs them, each with its share.
+nlohmann::json passes_json(const PassTimes& p, std::uint64_t steps) {
+    double total = 0.0;
+    for (int k = 0; k < p.pass_count; ++k) total += p.passes[k].seconds;
+    nlohmann::json a = nlohmann::json::array();
+    for (int k = 0; k < p.pass_count; ++k)
+        a.push_back({{"name", p.passes[k].name},
+                     {"seconds", p.passes[k].seconds},
+                     {"ms_per_step", steps ? 1e3 * p.passes[k].seconds / double(steps) : 0.0},
+                     {"share", total > 0.0 ? p.passes[k].seconds / total : 0.0}});
+    return a;
+}
+
 }  // namespace eddy::detail

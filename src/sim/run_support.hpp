@@ -162,4 +162,8 @@ nlohmann::json bodies_json(const std::vector<BodyState>& bodies);
 std::vector<BodyState> bodies_from_record(const RecordReader& r, const nlohmann::json& v, const std::string& what,
                                           std::size_t bodies);
 
+/// summary.json "passes": each named pass of `steps` steps (their seconds summed in `p`), in the order a step
+/// runs them: seconds, milliseconds per step and share of the passes' time.
+nlohmann::json passes_json(const PassTimes& p, std::uint64_t steps);
+
 }  // namespace eddy::detail

@@ -296,7 +296,8 @@ typename DfsphSolver<D>::StepView DfsphSolver<D>::step_view(ParticleSet<D>& flui
 template <int D>
 StepStats DfsphSolver<D>::step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, double t, float dt,
                                const ExecContext& exec) {
-    StepStats out{.dt = dt};
+    StepStats out;
+    out.dt = dt;
     detail::PassTimer timer;  // StepStats::passes: each pass's wall-clock time
     update_neighbors(fluid, boundary, t, dt, exec);
     const std::size_t ip = fluid.add_scalar(kPressureField), iq = fluid.add_scalar(kDivergencePressureField);

@@ -344,6 +344,14 @@ TEST(ViewerWorker, ShallowWaterScene) {
     for (float v : s->hf.ink) ink1 += v;
     EXPECT_GT(ink1, ink0);
     for (float h : s->hf.depth) ASSERT_TRUE(std::isfinite(h) && h >= 0.0f);
+    // The panel's "Step passes" for a grid (issue 42): the grid's own passes, in the order a step runs them.
+    std::vector<std::string> names;
+    for (const auto& [name, ms] : s->pass_ms) {
+        names.push_back(name);
+        EXPECT_GE(ms, 0.0) << name;
+    }
+    const std::vector<std::string> grid_passes{"sources", "advect", "height", "overshooting", "velocity"};
+    EXPECT_EQ(names, grid_passes);
 }
 
 // Live settings on a grid: applied in place (the clock goes on), checked, and a bad one changes nothing.
