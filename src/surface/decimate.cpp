@@ -38,54 +38,137 @@ constexpr float kErrorShare = 0.5f;
 // (a denser independent sampling found up to 10% more on a dam break frame at 0.1 voxel).
 constexpr float kSampleMargin = 0.85f;
 
+// Triangles by the cells of side `cell` their bounding boxes overlap (a uniform grid over their bounding box):
+// one sorted array of (cell, triangle) and an open-addressing table from a cell to its run, so a query
+// reads each cell with one probe or two. Built in parallel (counted, filled and sorted on fixed blocks:
+// the same arrays on any thread count). Exact distances: the answers do not depend on the cells.
 class TriangleGrid {
 public:
-    TriangleGrid(const std::vector<Vec3>& xyz, const std::vector<Tri>& tris, float cell)
+    TriangleGrid(const std::vector<Vec3>& xyz, const std::vector<Tri>& tris, float cell, const ExecContext& exec)
         : xyz_(xyz), tris_(tris), cell_(cell) {
-        std::vector<std::pair<std::uint64_t, std::uint32_t>> entries;
-        for (std::size_t t = 0; t < tris.size(); ++t) {
-            Vec3 lo = xyz[tris[t][0]], hi = lo;
-            for (int k = 1; k < 3; ++k)
+        if (tris.empty()) return;
+        Vec3 lo = xyz[tris[0][0]], hi = lo;
+        for (const auto& t : tris)
+            for (auto v : t)
                 for (int a = 0; a < 3; ++a) {
-                    lo[a] = std::min(lo[a], xyz[tris[t][k]][a]);
-                    hi[a] = std::max(hi[a], xyz[tris[t][k]][a]);
+                    lo[a] = std::min(lo[a], xyz[v][a]);
+                    hi[a] = std::max(hi[a], xyz[v][a]);
                 }
-            const auto l = coord(lo), h = coord(hi);
-            for (int z = l[2]; z <= h[2]; ++z)
-                for (int y = l[1]; y <= h[1]; ++y)
-                    for (int x = l[0]; x <= h[0]; ++x) entries.emplace_back(key({x, y, z}), std::uint32_t(t));
+        // Cell indices fit 32 bits (a sorted entry is cell << 32 | triangle): a grid too fine for that
+        // gets coarser cells, which costs speed only.
+        for (;;) {
+            std::uint64_t cells = 1;
+            for (int a = 0; a < 3; ++a) {
+                dims_[a] = int(std::floor((hi[a] - lo[a]) / cell_)) + 1;
+                cells *= std::uint64_t(dims_[a]);
+            }
+            if (cells < (std::uint64_t(1) << 31)) break;
+            cell_ *= 2.0f;
         }
-        std::sort(entries.begin(), entries.end());
-        keys_.reserve(entries.size());
-        ids_.reserve(entries.size());
-        for (const auto& [k, t] : entries) {
-            keys_.push_back(k);
-            ids_.push_back(t);
+        lo_ = lo;
+        const std::size_t n = tris.size();
+        std::vector<std::uint32_t> first(n + 1, 0);
+        parallel_blocks(exec, n, [&](std::size_t b0, std::size_t b1) {
+            for (std::size_t t = b0; t < b1; ++t) {
+                const auto [l, h] = box(t);
+                first[t + 1] = std::uint32_t((h[0] - l[0] + 1) * (h[1] - l[1] + 1) * (h[2] - l[2] + 1));
+            }
+        });
+        std::partial_sum(first.begin(), first.end(), first.begin());
+        entries_.resize(first[n]);
+        parallel_blocks(exec, n, [&](std::size_t b0, std::size_t b1) {
+            for (std::size_t t = b0; t < b1; ++t) {
+                const auto [l, h] = box(t);
+                std::uint64_t* e = &entries_[first[t]];
+                for (int z = l[2]; z <= h[2]; ++z)
+                    for (int y = l[1]; y <= h[1]; ++y)
+                        for (int x = l[0]; x <= h[0]; ++x) *e++ = (std::uint64_t(index(x, y, z)) << 32) | std::uint64_t(t);
+            }
+        });
+        parallel_sort(exec, entries_.begin(), entries_.end());
+        // The table: each occupied cell's first entry, by linear probing from a hash of the cell.
+        std::size_t runs = 0;
+        for (std::size_t i = 0; i < entries_.size(); ++i) runs += (i == 0 || (entries_[i] >> 32) != (entries_[i - 1] >> 32));
+        std::size_t cap = 16;
+        while (cap < 2 * runs) cap *= 2;
+        mask_ = cap - 1;
+        slots_.assign(cap, Slot{kEmpty, 0});
+        for (std::size_t i = 0; i < entries_.size(); ++i) {
+            const std::uint32_t c = std::uint32_t(entries_[i] >> 32);
+            if (i > 0 && std::uint32_t(entries_[i - 1] >> 32) == c) continue;
+            std::size_t k = hash(c);
+            while (slots_[k].cell != kEmpty) k = (k + 1) & mask_;
+            slots_[k] = Slot{c, std::uint32_t(i)};
         }
     }
     /// Whether p lies within `limit` of a triangle (exact distances; stops at the first one close enough).
-    bool within(const Vec3& p, float limit) const {
-        const auto c = coord(p);
+    /// `hint`: a triangle to try first (a nearby sample's), set to the one found; the answer is the same.
+    bool within(const Vec3& p, float limit, std::uint32_t* hint = nullptr) const {
+        if (entries_.empty()) return false;
+        if (hint && *hint < tris_.size()) {
+            const Tri& t = tris_[*hint];
+            if (point_triangle(p, xyz_[t[0]], xyz_[t[1]], xyz_[t[2]]) <= limit) return true;
+        }
+        std::array<int, 3> c;
+        for (int a = 0; a < 3; ++a) c[a] = int(std::floor((p[a] - lo_[a]) / cell_));
         const int rings = int(std::ceil(limit / cell_)) + 1;
         float best = FLT_MAX;
         for (int ring = 0; ring <= rings; ++ring) {
-            for (int z = c[2] - ring; z <= c[2] + ring; ++z)
-                for (int y = c[1] - ring; y <= c[1] + ring; ++y)
-                    for (int x = c[0] - ring; x <= c[0] + ring; ++x) {
-                        if (std::max({std::abs(x - c[0]), std::abs(y - c[1]), std::abs(z - c[2])}) != ring) continue;
-                        const std::uint64_t k = key({x, y, z});
-                        for (auto it = std::lower_bound(keys_.begin(), keys_.end(), k); it != keys_.end() && *it == k; ++it) {
-                            const Tri& t = tris_[ids_[std::size_t(it - keys_.begin())]];
+            for (int z = c[2] - ring; z <= c[2] + ring; ++z) {
+                if (z < 0 || z >= dims_[2]) continue;
+                for (int y = c[1] - ring; y <= c[1] + ring; ++y) {
+                    if (y < 0 || y >= dims_[1]) continue;
+                    const bool face = std::abs(z - c[2]) == ring || std::abs(y - c[1]) == ring;
+                    for (int x = c[0] - ring; x <= c[0] + ring; x += (face || ring == 0) ? 1 : 2 * ring) {
+                        if (x < 0 || x >= dims_[0]) continue;
+                        const std::uint32_t cell = index(x, y, z);
+                        for (std::size_t i = find(cell); i < entries_.size() && std::uint32_t(entries_[i] >> 32) == cell; ++i) {
+                            const std::uint32_t ti = std::uint32_t(entries_[i]);
+                            const Tri& t = tris_[ti];
                             best = std::min(best, point_triangle(p, xyz_[t[0]], xyz_[t[1]], xyz_[t[2]]));
-                            if (best <= limit) return true;
+                            if (best <= limit) {
+                                if (hint) *hint = ti;
+                                return true;
+                            }
                         }
                     }
+                }
+            }
             if (best <= float(ring) * cell_) break;  // every cell not visited yet is farther
         }
         return best <= limit;
     }
 
 private:
+    struct Slot {
+        std::uint32_t cell, first;
+    };
+    static constexpr std::uint32_t kEmpty = ~std::uint32_t{0};
+    std::size_t hash(std::uint32_t c) const { return std::size_t((std::uint64_t(c) * 0x9E3779B97F4A7C15ull) >> 20) & mask_; }
+    // The first entry of `cell`, or past the end when it has none.
+    std::size_t find(std::uint32_t cell) const {
+        for (std::size_t k = hash(cell);; k = (k + 1) & mask_) {
+            if (slots_[k].cell == cell) return slots_[k].first;
+            if (slots_[k].cell == kEmpty) return entries_.size();
+        }
+    }
+    std::uint32_t index(int x, int y, int z) const {
+        return std::uint32_t((std::uint64_t(z) * std::uint64_t(dims_[1]) + std::uint64_t(y)) * std::uint64_t(dims_[0]) + std::uint64_t(x));
+    }
+    // The cells triangle t's bounding box overlaps, lowest and highest.
+    std::pair<std::array<int, 3>, std::array<int, 3>> box(std::size_t t) const {
+        std::array<int, 3> l, h;
+        for (int a = 0; a < 3; ++a) {
+            float mn = xyz_[tris_[t][0]][a], mx = mn;
+            for (int k = 1; k < 3; ++k) {
+                mn = std::min(mn, xyz_[tris_[t][k]][a]);
+                mx = std::max(mx, xyz_[tris_[t][k]][a]);
+            }
+            l[a] = std::clamp(int(std::floor((mn - lo_[a]) / cell_)), 0, dims_[a] - 1);
+            h[a] = std::clamp(int(std::floor((mx - lo_[a]) / cell_)), 0, dims_[a] - 1);
+        }
+        return {l, h};
+    }
     // Closest point on a triangle (Ericson, Real-Time Collision Detection, 5.1.5), its distance.
     static float point_triangle(const Vec3& p, const Vec3& a, const Vec3& b, const Vec3& c) {
         const Vec3 ab = b - a, ac = c - a, ap = p - a;
@@ -107,19 +190,14 @@ private:
         const float denom = 1.0f / (va + vb + vc);
         return norm(p - (a + ab * (vb * denom) + ac * (vc * denom)));
     }
-    std::array<int, 3> coord(const Vec3& p) const {
-        return {int(std::floor(p[0] / cell_)), int(std::floor(p[1] / cell_)), int(std::floor(p[2] / cell_))};
-    }
-    static std::uint64_t key(const std::array<int, 3>& c) {
-        std::uint64_t k = 0;
-        for (int a = 0; a < 3; ++a) k |= (std::uint64_t(std::uint32_t(c[a] + (1 << 20))) & 0x1fffff) << (21 * a);
-        return k;
-    }
     const std::vector<Vec3>& xyz_;
     const std::vector<Tri>& tris_;
     float cell_;
-    std::vector<std::uint64_t> keys_;
-    std::vector<std::uint32_t> ids_;
+    Vec3 lo_{};
+    std::array<int, 3> dims_{1, 1, 1};
+    std::vector<std::uint64_t> entries_;  // cell << 32 | triangle, sorted
+    std::vector<Slot> slots_;
+    std::size_t mask_ = 0;
 };
 
 
@@ -143,13 +221,14 @@ void distance_failures(const std::vector<Vec3>& xyz, const std::vector<Tri>& a, 
         constexpr std::size_t kB = 1024;
         std::vector<std::vector<Vec3>> out((n + kB - 1) / kB);
         parallel_blocks(exec, n, [&](std::size_t b0, std::size_t e0) {
-            for (std::size_t i = b0; i < e0; ++i) one(i, out[b0 / kB]);
+            std::uint32_t near = ~std::uint32_t{0};  // the last sample's triangle, tried first (within's hint)
+            for (std::size_t i = b0; i < e0; ++i) one(i, out[b0 / kB], near);
         }, kB);
         for (const auto& o : out)
             for (const auto& x : o) fails.emplace_back(x, 0.0f);
     };
     {
-        const TriangleGrid to_b(xyz, b, std::max(limit, edge_b));
+        const TriangleGrid to_b(xyz, b, std::max(limit, edge_b), exec);
         std::vector<std::uint8_t> seen(xyz.size(), 0);
         for (const auto& t : b)
             for (auto v : t) seen[v] = 1;  // b's vertices are a's: distance 0
@@ -160,26 +239,26 @@ void distance_failures(const std::vector<Vec3>& xyz, const std::vector<Tri>& a, 
                     seen[v] = 1;
                     dropped.push_back(v);
                 }
-        sample(dropped.size(), [&](std::size_t i, std::vector<Vec3>& out) {
-            if (!to_b.within(xyz[dropped[i]], limit)) out.push_back(xyz[dropped[i]]);
+        sample(dropped.size(), [&](std::size_t i, std::vector<Vec3>& out, std::uint32_t& near) {
+            if (!to_b.within(xyz[dropped[i]], limit, &near)) out.push_back(xyz[dropped[i]]);
         });
-        sample(a.size(), [&](std::size_t i, std::vector<Vec3>& out) {
+        sample(a.size(), [&](std::size_t i, std::vector<Vec3>& out, std::uint32_t& near) {
             const Vec3 c = (xyz[a[i][0]] + xyz[a[i][1]] + xyz[a[i][2]]) * (1.0f / 3.0f);
-            if (!to_b.within(c, limit)) {
+            if (!to_b.within(c, limit, &near)) {
                 out.push_back(c);
                 return;
             }
             for (int k = 0; k < 3; ++k) {
                 const Vec3 e = (xyz[a[i][k]] + xyz[a[i][(k + 1) % 3]]) * 0.5f;
-                if (!to_b.within(e, limit)) {
+                if (!to_b.within(e, limit, &near)) {
                     out.push_back(e);
                     return;
                 }
             }
         });
     }
-    const TriangleGrid to_a(xyz, a, std::max(limit, edge_a));
-    sample(b.size(), [&](std::size_t ti, std::vector<Vec3>& out) {
+    const TriangleGrid to_a(xyz, a, std::max(limit, edge_a), exec);
+    sample(b.size(), [&](std::size_t ti, std::vector<Vec3>& out, std::uint32_t& near) {
         const Tri& t = b[ti];
         float longest = 0.0f;
         for (int k = 0; k < 3; ++k) longest = std::max(longest, norm(xyz[t[k]] - xyz[t[(k + 1) % 3]]));
@@ -189,7 +268,7 @@ void distance_failures(const std::vector<Vec3>& xyz, const std::vector<Tri>& a, 
                 const int k = n - i - j;
                 if (i == n || j == n || k == n) continue;  // a corner: a vertex of a
                 const Vec3 p = (xyz[t[0]] * float(i) + xyz[t[1]] * float(j) + xyz[t[2]] * float(k)) * (1.0f / float(n));
-                if (!to_a.within(p, limit)) {
+                if (!to_a.within(p, limit, &near)) {
                     out.push_back(p);
                     return;  // one per triangle is enough
                 }
@@ -322,14 +401,21 @@ std::vector<std::uint32_t> pieces_of(const Mesh<3>& m) {
 std::vector<Tri> simplify_unfrozen(const Mesh<3>& m, const std::vector<std::uint8_t>& frozen, const DecimateSettings& s,
                                    std::size_t whole_count, float share, std::vector<std::uint32_t>& global,
                                    std::vector<Vec3>& xyz, std::vector<Tri>& in_tris) {
-    global.clear();
+    // The unfrozen triangles' vertices in increasing order (`global`), and each one's place among them.
+    constexpr std::uint32_t kUnused = ~std::uint32_t{0};
+    std::vector<std::uint32_t> place(m.vertices.size(), kUnused);
     for (std::size_t c = 0; c < m.cells.size(); ++c)
-        if (!frozen[c]) global.insert(global.end(), m.cells[c].begin(), m.cells[c].end());
-    std::sort(global.begin(), global.end());
-    global.erase(std::unique(global.begin(), global.end()), global.end());
+        if (!frozen[c])
+            for (auto v : m.cells[c]) place[v] = 0;
+    global.clear();
+    for (std::size_t v = 0; v < place.size(); ++v)
+        if (place[v] != kUnused) {
+            place[v] = std::uint32_t(global.size());
+            global.push_back(std::uint32_t(v));
+        }
     xyz.resize(global.size());
     for (std::size_t i = 0; i < global.size(); ++i) xyz[i] = m.vertices[global[i]];
-    auto local = [&](std::uint32_t v) { return std::uint32_t(std::lower_bound(global.begin(), global.end(), v) - global.begin()); };
+    auto local = [&](std::uint32_t v) { return place[v]; };
     in_tris.clear();
     for (std::size_t c = 0; c < m.cells.size(); ++c)
         if (!frozen[c]) in_tris.push_back({local(m.cells[c][0]), local(m.cells[c][1]), local(m.cells[c][2])});
