@@ -1,7 +1,11 @@
 // The page's speed in headless Chromium against the native build on one thread (issue 33; figures in
 // docs/performance.md, "Issue 33"). For each scene:
-//   compute   ms per step of session.step(N) inside the page (no drawing), and of `eddy run --steps N
-//             --threads 1` (summary.json's mean_ms_per_step, the steps alone): their ratio
+//   compute   ms per step of session.step(N) inside the page (no drawing; the second of two runs of the
+//             same N steps, the scene loaded again between them: the first lets the browser optimise the
+//             code), and of `eddy run --steps N --threads 1` (summary.json's mean_ms_per_step, the steps
+//             alone): their ratio; then, per
+//             scene, each named pass's ms per step on the page (session.passes()) and natively
+//             (summary.json's "passes"): which pass the page loses most on (issue 42)
 //   live      the page playing for a few seconds: frames drawn and steps taken per second of wall time,
 //             with the page's default 12 ms of steps a frame, and with one step a frame (&budget=1: seed
 //             000's demo, one simulation step per animation frame)
@@ -74,25 +78,42 @@ async function live(scene, method, budget) {
   const wall = (b.t - a.t) / 1000;
   return { fps: (b.frames - a.frames) / wall, steps: (b.steps - a.steps) / wall };
 }
+const passRows = [];
 for (const [scene, method, n] of cases) {
   const name = path.basename(scene, '.json');
   const out = path.join(work, name);
   const r = spawnSync(eddy, ['run', scene, '--steps', String(n), '--threads', '1', '--format', 'csv', '--out', out,
     ...(method ? ['--set', `method=${method}`] : [])], { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`eddy run ${scene}: ${r.stderr}`);
-  const nativeMs = JSON.parse(fs.readFileSync(path.join(out, 'summary.json'), 'utf8')).mean_ms_per_step;
+  const summary = JSON.parse(fs.readFileSync(path.join(out, 'summary.json'), 'utf8'));
+  const nativeMs = summary.mean_ms_per_step;
 
   const page = await open(scene, method, '');
-  const { ms, count } = await page.evaluate(k => {
+  // The same N steps twice: the first run lets the browser finish compiling the module's hot code (it starts
+  // on a baseline compiler and optimises in the background), the scene is loaded again, the second is timed.
+  const text = scene.endsWith('.json') ? fs.readFileSync(scene, 'utf8') : '';
+  const { ms, count, passes } = await page.evaluate((k, bundled, text, method) => {
     const s = window.eddyPage.session;
+    s.step(k, 0);
+    const err = text ? s.loadText(text, 'scene.json', method, '') : s.loadBundled(bundled, method, '');
+    if (err) throw new Error(err);
     const t0 = performance.now();
     s.step(k, 0);
-    return { ms: (performance.now() - t0) / k, count: s.count() };
-  }, n);
+    return { ms: (performance.now() - t0) / k, count: s.count(), passes: JSON.parse(s.passes()).passes };
+  }, n, scene, text, method);
+  const native = new Map((summary.passes || []).map(p => [p.name, p.ms_per_step]));
+  passRows.push(`| ${name}${method ? ` (${method})` : ''} | ` + passes.map(p => {
+    const nat = native.get(p.name);
+    return `${p.name} ${p.ms_per_step.toFixed(3)} / ${nat === undefined ? '-' : nat.toFixed(3)}` +
+      (nat > 0 ? ` (${(p.ms_per_step / nat).toFixed(1)}x)` : '');
+  }).join(', ') + ' |');
   await page.close();
   const busy = await live(scene, method, 0), paced = await live(scene, method, 1);
   console.log(`| ${name}${method ? ` (${method})` : ''} | ${count} | ${ms.toFixed(2)} | ${nativeMs.toFixed(2)} | ${(ms / nativeMs).toFixed(2)}x | ` +
     `${busy.fps.toFixed(0)}, ${busy.steps.toFixed(0)} | ${paced.fps.toFixed(0)} |`);
 }
+console.log('\n| scene | each pass: page / native ms per step (ratio); the browser clock is coarse, read over the steps |');
+console.log('|---|---|');
+for (const row of passRows) console.log(row);
 await browser.close();
 server.close();

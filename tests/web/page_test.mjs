@@ -150,13 +150,17 @@ const checks = {
     ];
     for (const [scene, method, n] of cases) {
       const extra = ['--steps', String(n), ...(method ? ['--set', `method=${method}`] : [])];
-      const want = native(scene, extra, `${scene}_${method || 'own'}`).state_hash;
+      const summary = native(scene, extra, `${scene}_${method || 'own'}`), want = summary.state_hash;
       const page = await openPage(`scene=${scene}${method ? `&method=${method}` : ''}&steps=${n}`);
       await waitPaused(page, n);
       const got = await page.evaluate(() => window.eddyPage.hash());
       const st = await status(page);
       check(got === want, `${scene}${method ? ` (${method})` : ''} after ${n} steps: page ${got}, native ${want}`);
       check(st.steps === n, `${scene}: the status reads "${st.text}"`);
+      // The page times the same named passes as eddy run (issue 42: the page's profile, pass by pass).
+      const passes = await page.evaluate(() => JSON.parse(window.eddyPage.session.passes()));
+      const names = passes.passes.map(p => p.name).join(','), nativeNames = summary.passes.map(p => p.name).join(',');
+      check(passes.steps === n && names === nativeNames, `${scene}: the page's passes over ${passes.steps} steps [${names}], eddy run's [${nativeNames}]`);
       await page.close();
     }
     // The probes (scene key "probes"; the viewer's tests/viewer/probes_2d.json) read on the page after N steps are

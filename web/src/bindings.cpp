@@ -24,6 +24,7 @@ EMSCRIPTEN_BINDINGS(eddy_web) {
         .function("loadBundled", &Session::load_bundled)
         .function("loadText", &Session::load_text)
         .function("step", &Session::step)
+        .function("passes", &Session::passes)
         .function("kind", &Session::kind)
         .function("dimension", &Session::dimension)
         .function("time", &Session::time)

@@ -122,6 +122,8 @@ std::string Session::load(Scene sc) {
         m_sim.emplace(std::move(s));
     }
     m_diverged = false;
+    m_passes = {};
+    m_pass_steps = 0;
     m_mouse = {};
     m_mesh_xyz.clear();
     m_mesh_normals.clear();
@@ -166,13 +168,21 @@ std::string Session::step(int n, double ms) {
             const SliceResult r = step_slice(
                 *m_sim, m_exec, SliceLimits{.max_steps = n, .wall_ms = ms},
                 [&] { apply_mouse_force(*m_sim, m_mouse, m_last_dt, m_exec); },
-                [&](const StepStats& st) { m_last_dt = st.dt; });
+                [&](const StepStats& st) {
+                    m_last_dt = st.dt;
+                    m_passes.add_passes(st);
+                    ++m_pass_steps;
+                });
             m_diverged = !r.diverged.empty();
             return r.diverged;
         }
         if (!m_water) return "no scene loaded";
         // The grid likewise (eddy::step_slice of a grid, as the viewer's and Python's step()).
-        const GridSliceResult r = step_slice(*m_water, m_exec, SliceLimits{.max_steps = n, .wall_ms = ms});
+        const GridSliceResult r = step_slice(*m_water, m_exec, SliceLimits{.max_steps = n, .wall_ms = ms},
+                                             [&](const ShallowWaterStats& st) {
+                                                 m_passes.add_passes(st);
+                                                 ++m_pass_steps;
+                                             });
         m_diverged = !r.diverged.empty();
         return r.diverged;
     } catch (const std::exception& e) {
@@ -180,6 +190,19 @@ std::string Session::step(int n, double ms) {
         return error_line(e.what());
     }
     return "";
+}
+
+std::string Session::passes() const {
+    double total = 0.0;
+    for (int k = 0; k < m_passes.pass_count; ++k) total += m_passes.passes[k].seconds;
+    nlohmann::json a = nlohmann::json::array();
+    for (int k = 0; k < m_passes.pass_count; ++k) {
+        const double sec = m_passes.passes[k].seconds;
+        a.push_back({{"name", m_passes.passes[k].name},
+                     {"ms_per_step", m_pass_steps ? 1e3 * sec / double(m_pass_steps) : 0.0},
+                     {"share", total > 0.0 ? sec / total : 0.0}});
+    }
+    return nlohmann::json{{"steps", m_pass_steps}, {"passes", a}}.dump();
 }
 
 std::string Session::kind() const { return m_sim ? "particles" : m_water ? "grid" : ""; }

@@ -37,6 +37,11 @@ public:
     /// stopped ("diverged at step ... : ..."); a diverged simulation is kept at its last good state
     /// (steps after the divergence are refused until a load).
     std::string step(int n, double ms);
+    /// The named passes of the steps taken since the scene was loaded (PassTimes, as summary.json's
+    /// "passes"), as JSON: {"steps": N, "passes": [{"name", "ms_per_step", "share"}, ...]} in the order a
+    /// step runs them. The page's profile of its own passes (issue 42); the browser's clock is coarse
+    /// (Chromium: 0.1 ms without cross-origin isolation), so read it over many steps.
+    std::string passes() const;
 
     // ---- what the page shows -------------------------------------------------------------------------------
     std::string kind() const;  ///< "particles", "grid" or "" (nothing loaded)
@@ -112,6 +117,8 @@ private:
     bool m_diverged = false;
     MouseForce m_mouse;
     float m_last_dt = 1e-3f;  // the last step's (s): the brush acts over it
+    PassTimes m_passes;        // the steps' named passes since the load (passes())
+    std::uint64_t m_pass_steps = 0;
     std::vector<float> m_xyz, m_scalar, m_walls, m_terrain, m_depth, m_mesh_xyz, m_mesh_normals;
     std::vector<std::int32_t> m_wall_bodies;
     std::vector<std::uint32_t> m_mesh_tris;
