@@ -25,29 +25,24 @@ GRID_PASSES = {
 }
 
 
-@pytest.mark.parametrize("scene", sorted(PASSES))
-def test_step_and_run_report_the_passes(tmp_path, scene):
-    sim = eddy.Simulation(eddy.load_scene(scene), threads=1)
-    last = sim.step(3)
-    assert list(last["passes"]) == PASSES[scene]
+def check_step_and_run(stepper, expected, out):
+    """stepper (a Simulation or a ShallowWater) reports `expected` passes from step() and from run()."""
+    last = stepper.step(3)
+    assert list(last["passes"]) == expected
     assert all(s >= 0.0 for s in last["passes"].values())
-    result = sim.run(out=tmp_path / "run", steps=5, formats=["csv"])
+    result = stepper.run(out=out, steps=5, formats=["csv"])
     passes = result["summary"]["passes"]
-    assert [p["name"] for p in passes] == PASSES[scene]
+    assert [p["name"] for p in passes] == expected
     assert abs(sum(p["share"] for p in passes) - 1.0) < 1e-9
     for p in passes:
         assert p["seconds"] >= 0.0 and p["ms_per_step"] == pytest.approx(1e3 * p["seconds"] / 5)
+
+
+@pytest.mark.parametrize("scene", sorted(PASSES))
+def test_step_and_run_report_the_passes(tmp_path, scene):
+    check_step_and_run(eddy.Simulation(eddy.load_scene(scene), threads=1), PASSES[scene], tmp_path / "run")
 
 
 @pytest.mark.parametrize("scene", sorted(GRID_PASSES))
 def test_grid_step_and_run_report_the_passes(tmp_path, scene):
-    grid = eddy.ShallowWater(eddy.load_scene(scene), threads=1)
-    last = grid.step(3)
-    assert list(last["passes"]) == GRID_PASSES[scene]
-    assert all(s >= 0.0 for s in last["passes"].values())
-    result = grid.run(out=tmp_path / "run", steps=5, formats=["csv"])
-    passes = result["summary"]["passes"]
-    assert [p["name"] for p in passes] == GRID_PASSES[scene]
-    assert abs(sum(p["share"] for p in passes) - 1.0) < 1e-9
-    for p in passes:
-        assert p["seconds"] >= 0.0 and p["ms_per_step"] == pytest.approx(1e3 * p["seconds"] / 5)
+    check_step_and_run(eddy.ShallowWater(eddy.load_scene(scene), threads=1), GRID_PASSES[scene], tmp_path / "run")
