@@ -33,7 +33,7 @@ ShallowWaterSimulation make_basin(int n, const char* precision) {
 // reduction's steepness check finding no wave edge; no vorticity confinement). solid is one byte.
 double step_bytes_per_cell(std::size_t real) {
     const double r = double(real);
-    const double advect = 4 * r + 3 * r;        // h, u, w, ink -> u', w', ink'
+    const double advect = 3 * r + 2 * r + r;    // h, u, w -> u', w', and the ink read once (none: not advected)
     const double height = 3 * r + r;            // h, u, w -> h'
     const double overshoot = 2 * r;             // H, h (the check)
     const double velocity = 4 * r + 1 + 2 * r;  // h, H, u, w, solid -> u, w

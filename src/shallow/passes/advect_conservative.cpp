@@ -92,6 +92,7 @@ void ShallowWaterSolver<Real>::advect_conservative(Real dt, const ExecContext& e
     Real* w2 = m_w2.data();
     Real* ink2 = m_c.data();
     const std::size_t su = std::size_t(nx + 1);  // x-face row stride
+    const bool no_ink = ink_idle(exec, g.ink);
     for_rows(exec, ny + 1, s.rows_per_task, [&](int j0, int j1) {
         // Discharges q = hbar u of the faces this task reads: x-faces of cell rows j0 - 1 .. j1 (clamped),
         // y-faces of face rows j0 - 1 .. j1 + 1 (clamped). Border faces take the border cell's depth.
@@ -150,7 +151,7 @@ void ShallowWaterSolver<Real>::advect_conservative(Real dt, const ExecContext& e
                 }
             }
             // Ink of cell row j, upwind with the cell velocities.
-            if (j < ny) {
+            if (j < ny && !no_ink) {
                 const Real* __restrict q = ink + std::size_t(j) * nx;
                 const Real* __restrict qm = ink + std::size_t(j > 0 ? j - 1 : j) * nx;
                 const Real* __restrict qp = ink + std::size_t(j + 1 < ny ? j + 1 : j) * nx;
@@ -164,7 +165,7 @@ void ShallowWaterSolver<Real>::advect_conservative(Real dt, const ExecContext& e
     });
     g.u.swap(m_u2);
     g.w.swap(m_w2);
-    g.ink.swap(m_c);
+    if (!no_ink) g.ink.swap(m_c);
 }
 
 template void ShallowWaterSolver<float>::advect_conservative(float, const ExecContext&);

@@ -34,6 +34,7 @@ void ShallowWaterSolver<Real>::advect_semi_lagrangian(Real dt, const ExecContext
     const int gnx = b.global_nx, gny = b.global_ny;
     auto owned = [&](int i, int j) { return i >= b.own_i0 && i < b.own_i1 && j >= b.own_j0 && j < b.own_j1; };
     std::atomic<std::size_t> overruns{0};
+    const bool no_ink = ink_idle(exec, g.ink);
     for_rows(exec, ny, s.rows_per_task, [&](int j0, int j1) {
         std::size_t overrun = 0;
         for (int j = j0; j < j1; ++j) {
@@ -76,10 +77,12 @@ void ShallowWaterSolver<Real>::advect_semi_lagrangian(Real dt, const ExecContext
                 };
                 const Real u_up = lerp2([&](int a, int b) { return g.uc(a, b); });
                 const Real w_up = lerp2([&](int a, int b) { return g.wc(a, b); });
-                const Real ink_up = lerp2([&](int a, int b) { return g.ink[g.cell(a, b)]; });
                 du[c] = blend * (u_up - g.uc(i, j));
                 dw[c] = blend * (w_up - g.wc(i, j));
-                ink2[c] = g.ink[c] + blend * (ink_up - g.ink[c]);
+                if (!no_ink) {
+                    const Real ink_up = lerp2([&](int a, int b) { return g.ink[g.cell(a, b)]; });
+                    ink2[c] = g.ink[c] + blend * (ink_up - g.ink[c]);
+                }
             }
         }
         if (overrun) overruns += overrun;
@@ -107,7 +110,7 @@ void ShallowWaterSolver<Real>::advect_semi_lagrangian(Real dt, const ExecContext
             }
         }
     });
-    g.ink.swap(m_c);
+    if (!no_ink) g.ink.swap(m_c);
 }
 
 template void ShallowWaterSolver<float>::advect_semi_lagrangian(float, const ExecContext&);

@@ -29,6 +29,7 @@ void ShallowWaterSolver<Real>::advect_upwind(Real dt, const ExecContext& exec) {
         if (vel > 0) return has_minus ? here - minus : Real(0);
         return has_plus ? plus - here : Real(0);
     };
+    const bool no_ink = ink_idle(exec, g.ink);
     for_rows(exec, ny + 1, s.rows_per_task, [&](int j0, int j1) {
         for (int j = j0; j < j1; ++j) {
             if (j < ny) {
@@ -49,7 +50,7 @@ void ShallowWaterSolver<Real>::advect_upwind(Real dt, const ExecContext& exec) {
                 const Real dwdy = upwind(wf, j > 0 ? W(i, j - 1) : 0, wf, j < ny ? W(i, j + 1) : 0, j > 0, j < ny);
                 m_w2[g.wface(i, j)] = wf - k * (uf * dwdx + wf * dwdy);
             }
-            if (j < ny) {
+            if (j < ny && !no_ink) {
                 const Real* ink = g.ink.data();
                 upwind_ink_row(nx, k, ink + std::size_t(j) * nx, ink + std::size_t(j > 0 ? j - 1 : j) * nx,
                                ink + std::size_t(j + 1 < ny ? j + 1 : j) * nx, &g.u[g.uface(0, j)], &g.w[g.wface(0, j)],
@@ -59,7 +60,7 @@ void ShallowWaterSolver<Real>::advect_upwind(Real dt, const ExecContext& exec) {
     });
     g.u.swap(m_u2);
     g.w.swap(m_w2);
-    g.ink.swap(m_c);
+    if (!no_ink) g.ink.swap(m_c);
 }
 
 template void ShallowWaterSolver<float>::advect_upwind(float, const ExecContext&);

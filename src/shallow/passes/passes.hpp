@@ -1,7 +1,9 @@
-// Private to the shallow-water passes (src/shallow/passes/*.cpp): the row loop every pass runs on, and
-// the upwind row kernel that two advection schemes share.
+// Private to the shallow-water passes (src/shallow/passes/*.cpp): the row loop every pass runs on, the
+// upwind row kernel that two advection schemes share, and the check that lets them skip an empty ink field.
 #pragma once
+#include <cmath>
 #include <cstddef>
+#include <vector>
 
 #include "eddy/exec.hpp"
 
@@ -11,6 +13,21 @@ namespace eddy::shallow_detail {
 template <class F>
 void for_rows(const ExecContext& exec, int n, int rows, F&& f) {
     parallel_blocks(exec, std::size_t(n), [&](std::size_t b, std::size_t e) { f(int(b), int(e)); }, std::size_t(rows));
+}
+
+// Whether every value of `v` is +0 (no ink anywhere, the common case): the advection passes then leave
+// the ink as it is. Advecting +0 everywhere gives +0 everywhere (upwind_cell: q - k (+-0) is +0; the
+// semi-Lagrangian blend likewise), so skipping it keeps the bits; a -0 or a NaN counts as ink.
+template <class Real>
+bool ink_idle(const ExecContext& exec, const std::vector<Real>& v) {
+    return parallel_reduce_blocks(
+        exec, v.size(), true,
+        [&](std::size_t b, std::size_t e) {
+            for (std::size_t i = b; i < e; ++i)
+                if (v[i] != Real(0) || std::signbit(v[i])) return false;
+            return true;
+        },
+        [](bool a, bool b) { return a && b; });
 }
 
 // First-order upwind advection of a cell quantity q by the cell velocities (from the faces).
