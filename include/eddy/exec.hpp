@@ -136,12 +136,17 @@ T parallel_reduce_blocks(const ExecContext& exec, std::size_t n, T identity, Map
                          std::size_t block = kBlock) {
     if (n == 0) return identity;
     const std::size_t blocks = (n + block - 1) / block;
-    std::vector<T> partial(blocks, identity);
+    // One slot per block, each written by one task. Not std::vector<bool>: its bits share words, and two
+    // tasks setting neighbouring blocks' bits would race (a lost `false` once made ink_idle skip real ink).
+    struct Slot {
+        T value;
+    };
+    std::vector<Slot> partial(blocks, Slot{identity});
     parallel_blocks(exec, blocks, [&](std::size_t b0, std::size_t b1) {
-        for (std::size_t b = b0; b < b1; ++b) partial[b] = map(b * block, std::min(n, (b + 1) * block));
+        for (std::size_t b = b0; b < b1; ++b) partial[b].value = map(b * block, std::min(n, (b + 1) * block));
     }, 1);
     T acc = identity;
-    for (const T& p : partial) acc = join(acc, p);
+    for (const Slot& p : partial) acc = join(acc, p.value);
     return acc;
 }
 
