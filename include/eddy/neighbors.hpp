@@ -84,12 +84,14 @@ public:
     void find_neighbors(std::span<const Vec<D>> queries, float radius, bool same_set, NeighborLists& out,
                         const ExecContext& exec, std::size_t max_candidates = 0) const;
 
-    /// Calls f(i, list) for each query i with its neighbour list among the built points within `radius`
-    /// (the list find_neighbors gives: the same points in the same order), held in a buffer of the block's
-    /// and valid during the call only. Queries in fixed parallel blocks, so f runs concurrently for
-    /// different i. For a pass that reads each list once: no CSR lists are assembled or kept.
+    /// Calls f(i, list, d2) for each query i with its neighbour list among the built points within `radius`
+    /// (the list find_neighbors gives: the same points in the same order) and beside each neighbour j its
+    /// squared distance |x_i - x_j|^2 (the float the search compared with radius^2, summed axis by axis),
+    /// both held in buffers of the block's and valid during the call only. Queries in fixed parallel
+    /// blocks, so f runs concurrently for different i. For a pass that reads each list once: no CSR lists
+    /// are assembled or kept, and a kernel weight needs no second look at the neighbours' positions.
     void for_each_list(std::span<const Vec<D>> queries, float radius, const ExecContext& exec,
-                       const std::function<void(std::size_t, std::span<const std::uint32_t>)>& f) const;
+                       const std::function<void(std::size_t, std::span<const std::uint32_t>, std::span<const float>)>& f) const;
 
     /// Calls f(j) for every built point j with |x - x_j|^2 < radius^2 (radius <= cell size), in the
     /// same order as find_neighbors.
@@ -138,10 +140,10 @@ private:
     };
     // The neighbours of query x (not `self`) within r2 written to buf from `at` on (buf grows, its size its
     // capacity), in the fixed candidate order; returns how many. More than max_candidates (> 0) candidates:
-    // nothing written, `crowded` set to their count.
+    // nothing written, `crowded` set to their count. With d2buf, their squared distances beside them.
     std::size_t filter_query(const Vec<D>& x, std::uint32_t self, float r2, std::size_t max_candidates,
                              Candidates& cand, std::vector<std::uint32_t>& buf, std::size_t at,
-                             std::size_t& crowded) const;
+                             std::size_t& crowded, std::vector<float>* d2buf = nullptr) const;
     // Lowest and highest cell over the points (deterministic reduction).
     CellBox cell_box(std::span<const Vec<D>> points, const ExecContext& exec) const;
 

@@ -131,9 +131,10 @@ namespace {
 // Writes to dst the candidates k with |x - c_k|^2 < r2 and index != self, in candidate order; returns
 // how many. d^2 is summed axis by axis without fused multiply-adds (this file is compiled with
 // -ffp-contract=off), so every code path, and a brute-force check, decide borderline pairs alike.
+// With d2dst (not null), each survivor's d^2 is written beside it (dst and d2dst have the same spare slots).
 template <int D>
 std::size_t filter_within(const Vec<D>& x, const float* const (&cx)[D], const std::uint32_t* ci, std::size_t nc,
-                          float r2, std::uint32_t self, std::uint32_t* dst) {
+                          float r2, std::uint32_t self, std::uint32_t* dst, float* d2dst = nullptr) {
     std::size_t count = 0;
     std::size_t k = 0;
 #if defined(__AVX2__)
@@ -174,6 +175,7 @@ std::size_t filter_within(const Vec<D>& x, const float* const (&cx)[D], const st
         std::memcpy(&lanes, kPack[m].data(), 8);
         const __m256i perm = _mm256_cvtepu8_epi32(_mm_cvtsi64_si128(static_cast<long long>(lanes)));
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + count), _mm256_permutevar8x32_epi32(idx, perm));
+        if (d2dst) _mm256_storeu_ps(d2dst + count, _mm256_permutevar8x32_ps(d2, perm));
         count += static_cast<std::size_t>(__builtin_popcount(m));
     }
 #endif
@@ -184,6 +186,7 @@ std::size_t filter_within(const Vec<D>& x, const float* const (&cx)[D], const st
             d2 = d2 + d * d;
         }
         dst[count] = ci[k];
+        if (d2dst) d2dst[count] = d2;
         count += (d2 < r2) & (ci[k] != self);
     }
     return count;
@@ -253,12 +256,14 @@ void NeighborGrid<D>::find_neighbors(std::span<const Vec<D>> queries, float radi
 template <int D>
 std::size_t NeighborGrid<D>::filter_query(const Vec<D>& x, std::uint32_t self, float r2, std::size_t max_candidates,
                                           Candidates& cand, std::vector<std::uint32_t>& buf, std::size_t at,
-                                          std::size_t& crowded) const {
+                                          std::size_t& crowded, std::vector<float>* d2buf) const {
     const Cell c = cell_of(x);
     std::size_t count = 0;
     auto filter = [&](const float* const (&cx)[D], const std::uint32_t* ci, std::size_t nc) {
         if (buf.size() < at + count + nc + 16) buf.resize(std::max(2 * buf.size(), at + count + nc + 16));
-        count += filter_within(x, cx, ci, nc, r2, self, buf.data() + at + count);
+        if (d2buf && d2buf->size() < buf.size()) d2buf->resize(buf.size());
+        float* d2 = d2buf ? d2buf->data() + at + count : nullptr;
+        count += filter_within(x, cx, ci, nc, r2, self, buf.data() + at + count, d2);
     };
     // The candidate limit: counted from the runs (dense) or the gathered cell set (hashed) before any
     // distance is computed.
@@ -304,16 +309,18 @@ std::size_t NeighborGrid<D>::filter_query(const Vec<D>& x, std::uint32_t self, f
 
 template <int D>
 void NeighborGrid<D>::for_each_list(std::span<const Vec<D>> queries, float radius, const ExecContext& exec,
-                                    const std::function<void(std::size_t, std::span<const std::uint32_t>)>& f) const {
+                                    const std::function<void(std::size_t, std::span<const std::uint32_t>,
+                                                             std::span<const float>)>& f) const {
     EDDY_ASSERT(radius <= m_cell_size * (1.0f + 1e-6f));
     const float r2 = radius * radius;
     parallel_blocks(exec, queries.size(), [&](std::size_t b0, std::size_t b1) {
         std::vector<std::uint32_t> buf;
+        std::vector<float> d2;
         Candidates cand;
         for (std::size_t i = b0; i < b1; ++i) {
             std::size_t crowded = 0;
-            const std::size_t count = filter_query(queries[i], 0xffffffffu, r2, 0, cand, buf, 0, crowded);
-            f(i, std::span<const std::uint32_t>(buf.data(), count));
+            const std::size_t count = filter_query(queries[i], 0xffffffffu, r2, 0, cand, buf, 0, crowded, &d2);
+            f(i, std::span<const std::uint32_t>(buf.data(), count), std::span<const float>(d2.data(), count));
         }
     }, 256);
 }

@@ -12,30 +12,32 @@ namespace {
 
 constexpr int kLanes = 16;  // one AVX-512 register (two AVX2) per sum
 
-// Over the fluid neighbours L (len of them) of x: sum K(x - x_j) and sum K v_j (D), kLanes at a time,
-// branch-free (both pieces of the cubic spline computed, then selected) so that the lane loop vectorises
-// (gathers); lanes added in order: the same bits on any thread count. P, V: D floats per fluid particle.
+// Over the fluid neighbours L (len of them, their squared distances Q from x beside them): sum K and
+// sum K v_j (D), neighbour k in lane k % kLanes, the lanes added in order at the end: the same bits on any
+// thread count. Whole groups of kLanes run branch-free (both pieces of the cubic spline computed, then
+// selected) so that the lane loop vectorises (gathers of v_j only: the search measured the distances); the
+// last group's lanes one by one (a lane without a neighbour would add +0, which changes no lane's sum).
+// V: D floats per fluid particle.
 template <int D>
-void weighted_velocity(const float* __restrict P, const float* __restrict V, const Vec<D>& x, const std::uint32_t* L,
+void weighted_velocity(const float* __restrict V, const std::uint32_t* __restrict L, const float* __restrict Q,
                        std::uint32_t len, const CubicSpline<D>& kernel, float* out) {
-    const float x0 = x[0], x1 = x[1], x2 = x[D - 1], z3 = D == 3 ? 1.0f : 0.0f;
+    const float z3 = D == 3 ? 1.0f : 0.0f;
     const float inv_h = kernel.inv_h, sigma = kernel.sigma;
     alignas(64) float sw[kLanes] = {}, s0[kLanes] = {}, s1[kLanes] = {}, s2[kLanes] = {};
-    for (std::uint32_t c0 = 0; c0 < len; c0 += kLanes) {
-        const std::uint32_t n = std::min<std::uint32_t>(kLanes, len - c0);
-        for (int l = 0; l < kLanes; ++l) {
-            const std::size_t j = L[c0 + (std::uint32_t(l) < n ? std::uint32_t(l) : 0u)];  // a valid index; masked below
-            const float dx = x0 - P[D * j], dy = x1 - P[D * j + 1], dz = z3 * (x2 - P[D * j + D - 1]);
-            const float q = std::sqrt(dx * dx + dy * dy + dz * dz) * inv_h;
-            const float t = std::max(1.0f - q, 0.0f);
-            const float in = std::uint32_t(l) < n ? 1.0f : 0.0f;
-            const float w = in * sigma * (q <= 0.5f ? 6.0f * (q * q * q - q * q) + 1.0f : 2.0f * t * t * t);
-            sw[l] += w;
-            s0[l] += w * V[D * j];
-            s1[l] += w * V[D * j + 1];
-            s2[l] += w * (z3 * V[D * j + D - 1]);
-        }
-    }
+    auto add = [&](int l, std::uint32_t at) {
+        const std::size_t j = L[at];
+        const float q = std::sqrt(Q[at]) * inv_h;
+        const float t = std::max(1.0f - q, 0.0f);
+        const float w = sigma * (q <= 0.5f ? 6.0f * (q * q * q - q * q) + 1.0f : 2.0f * t * t * t);
+        sw[l] += w;
+        s0[l] += w * V[D * j];
+        s1[l] += w * V[D * j + 1];
+        s2[l] += w * (z3 * V[D * j + D - 1]);
+    };
+    std::uint32_t c0 = 0;
+    for (; c0 + kLanes <= len; c0 += kLanes)
+        for (int l = 0; l < kLanes; ++l) add(l, c0 + std::uint32_t(l));
+    for (int l = 0; c0 + std::uint32_t(l) < len; ++l) add(l, c0 + std::uint32_t(l));
     float sums[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     for (int l = 0; l < kLanes; ++l) {
         sums[0] += sw[l];
@@ -49,9 +51,9 @@ void weighted_velocity(const float* __restrict P, const float* __restrict V, con
 }  // namespace
 
 template <int D>
-void advect(Whitewater<D>& w, const NeighborGrid<D>& grid, std::span<const Vec<D>> fluid_pos,
-            std::span<const Vec<D>> fluid_vel, float h, Vec<D> gravity, float dt, const Aabb<D>& keep,
-            const WhitewaterSettings& s, const ExecContext& exec, const std::vector<Wall<D>>* walls, float wall_margin) {
+void advect(Whitewater<D>& w, const NeighborGrid<D>& grid, std::span<const Vec<D>> fluid_vel, float h, Vec<D> gravity,
+            float dt, const Aabb<D>& keep, const WhitewaterSettings& s, const ExecContext& exec,
+            const std::vector<Wall<D>>* walls, float wall_margin) {
     const std::size_t n = w.size();
     if (n == 0) return;
     const CubicSpline<D> kernel(h);
@@ -60,24 +62,24 @@ void advect(Whitewater<D>& w, const NeighborGrid<D>& grid, std::span<const Vec<D
     // 0 keep, 1 expired (foam's lifetime ran out), 2 escaped (beyond `keep`), 3 spray that hit a wall.
     std::vector<std::uint8_t> fate(n, 0);
     static_assert(sizeof(Vec<D>) == D * sizeof(float));
-    const float* P = reinterpret_cast<const float*>(fluid_pos.data());
     const float* V = reinterpret_cast<const float*>(fluid_vel.data());
     // Each diffuse particle with the fluid around it (its list searched and read at once, none kept).
-    grid.for_each_list(w.position, h, exec, [&](std::size_t d, std::span<const std::uint32_t> around) {
+    grid.for_each_list(w.position, h, exec, [&](std::size_t d, std::span<const std::uint32_t> around,
+                                                std::span<const float> d2) {
         Vec<D>& x = w.position[d];
         Vec<D>& u = w.velocity[d];
-        // v~_f: the fluid's velocity at x, kernel-weighted (cubic spline K).
         const int count = static_cast<int>(around.size());
+        const std::uint8_t type = classify(count, spray_below, bubble_above);
+        w.type[d] = type;
+        // v~_f: the fluid's velocity at x, kernel-weighted (cubic spline K); spray does not read it.
         Vec<D> vf = Vec<D>::zero();
-        if (count > 0) {
+        if (count > 0 && type != std::uint8_t(Diffuse::spray)) {
             float sums[4];
-            weighted_velocity<D>(P, V, x, around.data(), std::uint32_t(count), kernel, sums);
+            weighted_velocity<D>(V, around.data(), d2.data(), std::uint32_t(count), kernel, sums);
             const float wsum = sums[0];
             for (int a = 0; a < D; ++a) vf[a] = sums[1 + a];
             if (wsum > 0.0f) vf *= 1.0f / wsum;
         }
-        const std::uint8_t type = classify(count, spray_below, bubble_above);
-        w.type[d] = type;
         if (type == std::uint8_t(Diffuse::spray)) {
             // Ballistic (eq. 9, integrated exactly for constant gravity): x += dt u + dt^2 g / 2, u += dt g.
             x += dt * u + (0.5f * dt * dt) * gravity;
@@ -129,11 +131,11 @@ void advect(Whitewater<D>& w, const NeighborGrid<D>& grid, std::span<const Vec<D
     w.id.resize(k);
 }
 
-template void advect<2>(Whitewater<2>&, const NeighborGrid<2>&, std::span<const Vec<2>>, std::span<const Vec<2>>, float,
-                        Vec<2>, float, const Aabb<2>&, const WhitewaterSettings&, const ExecContext&,
-                        const std::vector<Wall<2>>*, float);
-template void advect<3>(Whitewater<3>&, const NeighborGrid<3>&, std::span<const Vec<3>>, std::span<const Vec<3>>, float,
-                        Vec<3>, float, const Aabb<3>&, const WhitewaterSettings&, const ExecContext&,
-                        const std::vector<Wall<3>>*, float);
+template void advect<2>(Whitewater<2>&, const NeighborGrid<2>&, std::span<const Vec<2>>, float, Vec<2>, float,
+                        const Aabb<2>&, const WhitewaterSettings&, const ExecContext&, const std::vector<Wall<2>>*,
+                        float);
+template void advect<3>(Whitewater<3>&, const NeighborGrid<3>&, std::span<const Vec<3>>, float, Vec<3>, float,
+                        const Aabb<3>&, const WhitewaterSettings&, const ExecContext&, const std::vector<Wall<3>>*,
+                        float);
 
 }  // namespace eddy::ww

@@ -43,12 +43,13 @@ void potentials(const NeighborGrid<D>& grid, const NeighborLists* lists, std::sp
                 WhitewaterPotentials& p);
 
 /// Pass 3 (advection.cpp): classifies, moves and ages the diffuse particles against the fluid on the
-/// grid, then drops expired foam and particles outside `keep`. walls (may be null): a particle that ends
+/// grid (built over the fluid's positions: the search gives the distances), fluid_vel its velocities,
+/// then drops expired foam and particles outside `keep`. walls (may be null): a particle that ends
 /// within wall_margin of a wall is put back there without its velocity into the wall (guard_walls);
 /// spray doing so is dropped (counts.walled).
 template <int D>
-void advect(Whitewater<D>& w, const NeighborGrid<D>& grid, std::span<const Vec<D>> fluid_pos, std::span<const Vec<D>> fluid_vel,
-            float h, Vec<D> gravity, float dt, const Aabb<D>& keep, const WhitewaterSettings& s, const ExecContext& exec,
+void advect(Whitewater<D>& w, const NeighborGrid<D>& grid, std::span<const Vec<D>> fluid_vel, float h, Vec<D> gravity,
+            float dt, const Aabb<D>& keep, const WhitewaterSettings& s, const ExecContext& exec,
             const std::vector<Wall<D>>* walls, float wall_margin);
 
 /// Pass 2 (generation.cpp): appends the new diffuse particles of every fluid particle, in the fluid's id

@@ -137,7 +137,7 @@ void step_on(Whitewater<D>& w, std::span<const Vec<D>> fluid_pos, std::span<cons
     using Clock = std::chrono::steady_clock;
     auto since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
     auto t = Clock::now();
-    ww::advect<D>(w, grid, fluid_pos, fluid_vel, h, gravity, fdt, keep, s, exec, walls, wall_margin);
+    ww::advect<D>(w, grid, fluid_vel, h, gravity, fdt, keep, s, exec, walls, wall_margin);
     w.times.advect = since(t);
     t = Clock::now();
     WhitewaterPotentials p;

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <map>
 #include <random>
@@ -187,6 +188,56 @@ TEST(NeighborGrid, BothLayoutsAreExercisedAndAgree) {
     g2.build(p2, exec);
     EXPECT_FALSE(g2.dense());
     expect_equal_to_brute_force<2>(p2, 0.05f, 2);
+}
+
+// for_each_list hands each query find_neighbors' list (the same points in the same order) and beside each
+// neighbour its squared distance summed axis by axis, bit for bit, in the dense and the hashed layout, on 1
+// and 2 threads (the whitewater weighs its fluid neighbours with these distances).
+template <int D>
+void expect_lists_with_distances(std::vector<Vec<D>> pts, const std::vector<Vec<D>>& qs, float h, bool dense) {
+    for (int threads : {1, 2}) {
+        ExecContext exec(threads);
+        NeighborGrid<D> grid(h);
+        grid.build(pts, exec);
+        ASSERT_EQ(grid.dense(), dense);
+        NeighborLists ref;
+        grid.find_neighbors(qs, h, false, ref, exec);
+        std::vector<std::vector<std::uint32_t>> got(qs.size());
+        std::vector<std::vector<float>> got_d2(qs.size());
+        grid.for_each_list(qs, h, exec, [&](std::size_t i, std::span<const std::uint32_t> l, std::span<const float> d2) {
+            got[i].assign(l.begin(), l.end());
+            got_d2[i].assign(d2.begin(), d2.end());
+        });
+        std::size_t pairs = 0;
+        for (std::size_t i = 0; i < qs.size(); ++i) {
+            ASSERT_EQ(got[i], std::vector<std::uint32_t>(ref[i].begin(), ref[i].end())) << "query " << i;
+            ASSERT_EQ(got_d2[i].size(), got[i].size());
+            for (std::size_t k = 0; k < got[i].size(); ++k) {
+                float d2 = 0.0f;
+                for (int a = 0; a < D; ++a) {
+                    const float d = qs[i][a] - pts[got[i][k]][a];
+                    d2 = d2 + d * d;
+                }
+                ASSERT_EQ(std::bit_cast<std::uint32_t>(got_d2[i][k]), std::bit_cast<std::uint32_t>(d2)) << i << " " << k;
+                ASSERT_LT(d2, h * h);
+            }
+            pairs += got[i].size();
+        }
+        EXPECT_GT(pairs, 10 * qs.size());
+    }
+}
+
+TEST(NeighborGrid, ListsWithDistancesAreFindNeighborsLists) {
+    auto p3 = random_cloud<3>(6000, 0.5f, 21);
+    const auto q3 = random_cloud<3>(2000, 0.6f, 22);
+    expect_lists_with_distances<3>(p3, q3, 0.1f, true);
+    p3.push_back(Vec3{{500.0f, 0.0f, 0.0f}});
+    expect_lists_with_distances<3>(p3, q3, 0.1f, false);
+    auto p2 = random_cloud<2>(6000, 0.5f, 23);
+    const auto q2 = random_cloud<2>(2000, 0.6f, 24);
+    expect_lists_with_distances<2>(p2, q2, 0.04f, true);
+    p2.push_back(Vec2{{-1e4f, 3.0f}});
+    expect_lists_with_distances<2>(p2, q2, 0.04f, false);
 }
 
 // With keys (particle ids), a list's entries follow (cell, key) order: the same sequence of keys for a
