@@ -31,6 +31,14 @@ namespace eddy::view {
 
 namespace {
 
+// The panel's "Step passes": each pass of a slice of `steps` steps in ms per step, in the step's order.
+std::vector<std::pair<std::string, double>> pass_ms_per_step(const PassTimes& passes, int steps) {
+    std::vector<std::pair<std::string, double>> out;
+    for (int k = 0; k < passes.pass_count && steps > 0; ++k)
+        out.emplace_back(passes.passes[k].name, 1e3 * passes.passes[k].seconds / steps);
+    return out;
+}
+
 // rho0 of the running SPH method (kg/m^3; 2D kg/m^2), 0 for Clavet (its density has no unit).
 float method_rest_density(const Simulation& simulation) {
     return std::visit(
@@ -177,9 +185,7 @@ int SimWorker::step_water_slice(int requested) {
         m_max_speed = static_cast<float>(st.max_speed);
         passes.add_passes(st);
     });
-    m_pass_ms.clear();
-    for (int k = 0; k < passes.pass_count && r.steps > 0; ++k)
-        m_pass_ms.emplace_back(passes.passes[k].name, 1e3 * passes.passes[k].seconds / r.steps);
+    m_pass_ms = pass_ms_per_step(passes, r.steps);
     if (!r.diverged.empty()) {
         m_status = r.diverged + "; press Reset";
         playing = false, m_halted = true;
@@ -709,9 +715,7 @@ int SimWorker::step_particle_slice(int requested, float& sum_err, float& max_err
                     m_whitewater = std::monostate{};
                 }
             });
-        m_pass_ms.clear();
-        for (int k = 0; k < passes.pass_count && n > 0; ++k)
-            m_pass_ms.emplace_back(passes.passes[k].name, 1e3 * passes.passes[k].seconds / n);
+        m_pass_ms = pass_ms_per_step(passes, n);
         if (!r.diverged.empty()) {
             m_status = r.diverged + "; press Reset";
             playing = false, m_halted = true;

@@ -22,6 +22,7 @@
 #include "eddy/pbf.hpp"
 #include "eddy/surface.hpp"
 #include "eddy/wcsph.hpp"
+#include "sim/run_support.hpp"  // detail::passes_json: summary.json's "passes"
 
 namespace eddy::web {
 
@@ -193,16 +194,7 @@ std::string Session::step(int n, double ms) {
 }
 
 std::string Session::passes() const {
-    double total = 0.0;
-    for (int k = 0; k < m_passes.pass_count; ++k) total += m_passes.passes[k].seconds;
-    nlohmann::json a = nlohmann::json::array();
-    for (int k = 0; k < m_passes.pass_count; ++k) {
-        const double sec = m_passes.passes[k].seconds;
-        a.push_back({{"name", m_passes.passes[k].name},
-                     {"ms_per_step", m_pass_steps ? 1e3 * sec / double(m_pass_steps) : 0.0},
-                     {"share", total > 0.0 ? sec / total : 0.0}});
-    }
-    return nlohmann::json{{"steps", m_pass_steps}, {"passes", a}}.dump();
+    return nlohmann::json{{"steps", m_pass_steps}, {"passes", detail::passes_json(m_passes, m_pass_steps)}}.dump();
 }
 
 std::string Session::kind() const { return m_sim ? "particles" : m_water ? "grid" : ""; }

@@ -38,8 +38,8 @@ public:
     /// (steps after the divergence are refused until a load).
     std::string step(int n, double ms);
     /// The named passes of the steps taken since the scene was loaded (PassTimes, as summary.json's
-    /// "passes"), as JSON: {"steps": N, "passes": [{"name", "ms_per_step", "share"}, ...]} in the order a
-    /// step runs them. The page's profile of its own passes (issue 42); the browser's clock is coarse
+    /// "passes"), as JSON: {"steps": N, "passes": [{"name", "seconds", "ms_per_step", "share"}, ...]} in the
+    /// order a step runs them. The page's profile of its own passes (issue 42); the browser's clock is coarse
     /// (Chromium: 0.1 ms without cross-origin isolation), so read it over many steps.
     std::string passes() const;
 
