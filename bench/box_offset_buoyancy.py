@@ -8,9 +8,9 @@ raising the box by k / 8 of a spacing (2 r) shows how much of a load's error is 
 2 s; the buoyancy is forces.csv's fy of object 2 averaged over the frames after 1 s, against
 rho0 g V = 1000 * 9.81 * (0.12 * 0.12 * 0.14) N.
 
-    /usr/bin/python3 bench/box_offset_buoyancy.py [eddy binary] [methods, comma-separated] [threads]
+    /usr/bin/python3 bench/box_offset_buoyancy.py [eddy binary] [methods, comma-separated] [threads] [r (m)]
 
-About 25 s per method on 2 cores (3,000 particles at r = 1 cm).
+About 25 s per method on 2 cores at the scene's r = 1 cm (3,000 particles), 4.5 minutes at r = 5 mm.
 """
 import csv
 import json
@@ -25,6 +25,8 @@ METHODS = (sys.argv[2] if len(sys.argv) > 2 else "dfsph,wcsph,pbf").split(",")
 THREADS = sys.argv[3] if len(sys.argv) > 3 else "2"
 
 SCENE = json.loads((ROOT / "scenes/tank_forces_3d.json").read_text())
+if len(sys.argv) > 4:
+    SCENE["particle_radius"] = float(sys.argv[4])
 SPACING = 2.0 * SCENE["particle_radius"]
 RHO_G_V = 1000.0 * 9.81 * 0.12 * 0.12 * 0.14
 
