@@ -42,7 +42,7 @@ void ShallowWaterSolver<Real>::advect_semi_lagrangian(Real dt, const ExecContext
                 const std::size_t c = g.cell(i, j);
                 du[c] = 0;
                 dw[c] = 0;
-                ink2[c] = g.ink[c];
+                if (!no_ink) ink2[c] = g.ink[c];  // no ink: the field is kept, not swapped
                 if (g.solid[c]) continue;
                 Real su = 0, sw = 0, sum = 0;
                 for (int b = -1; b <= 1; ++b) {
