@@ -95,6 +95,43 @@ TEST(NeighborGrid, PairsAtTheSupportRadius) {
                                    0.1f, 1);
 }
 
+// Pairs a hair inside or outside the radius across cell corners, far from the origin (where the cell a point
+// is sorted into is decided by a rounded product), give the brute force's lists. A search that skips the
+// cells of the 3^D it takes to lie beyond the radius fails here without slack for that rounding (tried
+// 2026-12-02, docs/performance.md "Whitewater"; the other tests passed it).
+template <int D>
+void corner_pairs_match_brute_force(float offset) {
+    const float h = 0.1f;
+    std::mt19937 rng(11 + D);
+    std::uniform_int_distribution<int> cell(0, 9);
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f), jitter(-1e-4f, 1e-4f);
+    const float scale[4] = {1.0f - 1e-6f, 1.0f, 1.0f + 1e-6f, 1.0f - 4e-7f};
+    std::vector<Vec<D>> p;
+    for (int t = 0; t < 2000; ++t) {
+        Vec<D> base, dir;
+        float len2 = 0.0f;
+        for (int a = 0; a < D; ++a) {
+            base[a] = offset + h * (float(cell(rng)) + jitter(rng));
+            dir[a] = u(rng);
+            if (std::abs(dir[a]) < 0.2f) dir[a] = dir[a] < 0.0f ? -0.2f : 0.2f;  // across the corner's cells
+            len2 += dir[a] * dir[a];
+        }
+        const float k = h * scale[t % 4] / std::sqrt(len2);
+        p.push_back(base);
+        p.push_back(base + k * dir);
+    }
+    expect_equal_to_brute_force<D>(p, h, 1);
+    expect_equal_to_brute_force<D>(p, h, 2);
+}
+
+TEST(NeighborGrid, PairsAcrossCellCornersMatchBruteForce) {
+    corner_pairs_match_brute_force<3>(0.0f);
+    corner_pairs_match_brute_force<3>(-0.35f);
+    corner_pairs_match_brute_force<3>(317.0f);
+    corner_pairs_match_brute_force<2>(0.0f);
+    corner_pairs_match_brute_force<2>(-4096.05f);
+}
+
 TEST(NeighborGrid, FarAwayAndNonFinitePointsDoNotBlowUp) {
     auto p = random_cloud<3>(2000, 1.0f, 6);
     p.push_back(Vec3{{1e6f, 0, 0}});
