@@ -76,6 +76,26 @@ std::vector<std::uint64_t> Comm::all_to_all(const std::vector<std::uint64_t>& co
     return r;
 }
 
+std::vector<std::uint64_t> Comm::counts_from(const std::vector<std::uint64_t>& counts, const std::vector<int>& partners) {
+    if (m_size == 1) return counts;
+    Timed t(m_stats[int(Channel::halo)]);
+    std::vector<std::uint64_t> r(static_cast<std::size_t>(m_size), 0);
+    std::vector<MPI_Request> req;
+    req.reserve(2 * partners.size());
+    for (const int q : partners) {
+        req.emplace_back();
+        MPI_Irecv(&r[std::size_t(q)], 1, MPI_UINT64_T, q, 16, handle(m_comm), &req.back());
+    }
+    for (const int q : partners) {
+        req.emplace_back();
+        MPI_Isend(&counts[std::size_t(q)], 1, MPI_UINT64_T, q, 16, handle(m_comm), &req.back());
+        m_stats[int(Channel::halo)].bytes_sent += sizeof(std::uint64_t);
+        ++m_stats[int(Channel::halo)].messages;
+    }
+    MPI_Waitall(int(req.size()), req.data(), MPI_STATUSES_IGNORE);
+    return r;
+}
+
 std::vector<unsigned char> Comm::all_gather(const unsigned char* data, std::size_t bytes) {
     if (m_size == 1) return std::vector<unsigned char>(data, data + bytes);
     Timed t(m_stats[int(Channel::reduce)]);

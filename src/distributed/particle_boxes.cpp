@@ -123,7 +123,7 @@ public:
         f.resize(e - b);
         shrink(f);  // the whole scene was built here: keep only this process's share of the memory
         rebalance(f);
-        migrate(f);
+        migrate(f, true);
         std::visit([&](auto& m) { m.set_halo(this); }, sim.method);
         m_gravity = norm(from_array<3>(sim.scene.gravity));
     }
@@ -220,6 +220,11 @@ public:
         // Steps in which a particle moved further than the halo's margin allowed (PBF, Clavet): 0 means
         // every step had all its neighbours.
         p["halo_overruns"] = m_overruns;
+        // How the counts before each halo and migration travelled: to the box's partners (the boxes within
+        // the halo's reach; per rank at the end) or, after a cut or when a particle went further, to all.
+        p["counts_to_partners"] = m_counts_by_partners;
+        p["counts_to_all"] = m_counts_by_all;
+        p["partners_per_rank"] = m_comm.all_values(double(m_partners.size()));
         // Wall particles held: the root all of them, the others those near their boxes.
         p["walls_per_rank"] = m_comm.all_values(double(m_wall_count));
         j["processes"] = p;
@@ -326,7 +331,7 @@ private:
             m_since_rebalance = 0;
             ++m_rebalances;
         }
-        migrate(f);
+        migrate(f, before.has_value());
         ++m_since_rebalance;
         // Load: the largest part against the mean.
         const double largest = m_comm.max(double(f.size()));
@@ -360,6 +365,51 @@ private:
         if (n.leaf()) return visit(n.r0);
         if (x[n.axis] - reach < n.cut) near(x, reach, visit, n.below);
         if (x[n.axis] + reach >= n.cut) near(x, reach, visit, n.above);
+    }
+    // The ranks whose boxes come within `reach` of this one's along every axis (itself not included): a
+    // superset of every rank near() visits from a point of this box, and symmetric (r lists this rank when
+    // it lists r: the test is the same both ways), so each side knows whom it hears from. Kept until the
+    // boxes are cut again or the reach changes.
+    const std::vector<int>& partners(float reach) {
+        if (m_partners_tree == m_tree_version && m_partners_reach == reach) return m_partners;
+        const int me = m_comm.rank();
+        Vec<D> lo, hi, rlo, rhi;
+        box_of(me, lo, hi);
+        auto within = [&](const Vec<D>& alo, const Vec<D>& ahi, const Vec<D>& blo, const Vec<D>& bhi) {
+            bool in = true;
+            for (int a = 0; a < D; ++a) in = in && alo[a] - reach <= bhi[a] && ahi[a] + reach >= blo[a];
+            return in;
+        };
+        m_partners.clear();
+        for (int r = 0; r < m_comm.size(); ++r) {
+            if (r == me) continue;
+            box_of(r, rlo, rhi);
+            if (within(lo, hi, rlo, rhi) || within(rlo, rhi, lo, hi)) m_partners.push_back(r);
+        }
+        m_partners_tree = m_tree_version;
+        m_partners_reach = reach;
+        return m_partners;
+    }
+    // What each process has for this one, from counts[r] (what this one has for r): from the partners
+    // within `reach` only when every process's counts go to its partners (one flag reduced: O(log P)),
+    // else, or with no partners known (`reach` < 0), an all-to-all.
+    std::vector<std::uint64_t> counts_in(const std::vector<std::uint64_t>& counts, float reach, bool known) {
+        if (reach >= 0.0f) {
+            const std::vector<int>& near_ranks = partners(reach);
+            bool outside = false;
+            for (int r = 0; r < m_comm.size(); ++r)
+                if (counts[std::size_t(r)] > 0 && r != m_comm.rank() &&
+                    !std::binary_search(near_ranks.begin(), near_ranks.end(), r))
+                    outside = true;
+            if (known && outside)
+                throw std::logic_error("distributed particles: a halo row for a process beyond the box's partners");
+            if (known || !m_comm.any(outside)) {
+                ++m_counts_by_partners;
+                return m_comm.counts_from(counts, near_ranks);
+            }
+        }
+        ++m_counts_by_all;
+        return m_comm.all_to_all(counts);
     }
     // Rank r's box (for the summary).
     void box_of(int r, Vec<D>& lo, Vec<D>& hi) const {
@@ -396,6 +446,7 @@ private:
             region[0].hi[a] = any ? static_cast<float>(range[std::size_t(2 * a + 1)]) : 0.0f;
         }
         m_tree.assign(1, Node{0, m_comm.size()});
+        ++m_tree_version;
         constexpr std::size_t kBins = 1024;
         std::vector<int> level = {0};
         while (!level.empty()) {
@@ -510,8 +561,10 @@ private:
         return added;
     }
 
-    // Owned particles outside this process's box go to their box's owner, with all their fields.
-    void migrate(ParticleSet<D>& f) {
+    // Owned particles outside this process's box go to their box's owner, with all their fields. Their
+    // counts go to the last halo's partners unless the boxes were just cut (`recut`) or a particle went
+    // further (an emitted one, a fast one): then to every process.
+    void migrate(ParticleSet<D>& f, bool recut) {
         const int p = m_comm.size(), me = m_comm.rank();
         std::vector<std::vector<std::uint32_t>> leave(static_cast<std::size_t>(p));
         std::vector<std::uint32_t> order;
@@ -529,7 +582,7 @@ private:
             if (!leave[std::size_t(r)].empty()) out.push_back({r, pack_rows(f, leave[std::size_t(r)])});
             for (std::uint32_t i : leave[std::size_t(r)]) order.push_back(i);
         }
-        const std::vector<std::uint64_t> incoming = m_comm.all_to_all(counts);
+        const std::vector<std::uint64_t> incoming = counts_in(counts, recut ? -1.0f : m_halo_reach, false);
         const std::size_t bytes = row_bytes(f);
         for (int r = 0; r < p; ++r)
             if (incoming[std::size_t(r)]) in.push_back({r, std::vector<char>(incoming[std::size_t(r)] * bytes)});
@@ -658,7 +711,9 @@ private:
             counts[std::size_t(r)] = m_send[std::size_t(r)].size();
             if (!m_send[std::size_t(r)].empty()) out.push_back({r, pack_rows(f, m_send[std::size_t(r)])});
         }
-        const std::vector<std::uint64_t> incoming = m_comm.all_to_all(counts);
+        // Owned particles are in this box, so their rows go to near() ranks: the partners, always.
+        const std::vector<std::uint64_t> incoming = counts_in(counts, reach, true);
+        m_halo_reach = reach;
         const std::size_t bytes = row_bytes(f);
         std::size_t total = 0;
         for (int r = 0; r < p; ++r) {
@@ -742,6 +797,12 @@ private:
     std::vector<std::uint64_t> m_recv, m_recv_at;      // ghosts from each process, and where they start
     std::vector<Vec<D>> m_start;                       // owned positions at the step's start
     int m_since_rebalance = 0, m_since_sort = 0;
+    // The partners (partners()): for which boxes (m_tree_version, one per cut) and reach they were found;
+    // the last halo's reach (-1 before the first); how the counts travelled (the summary).
+    std::vector<int> m_partners;
+    std::uint64_t m_tree_version = 0, m_partners_tree = ~std::uint64_t(0);
+    float m_partners_reach = -1.0f, m_halo_reach = -1.0f;
+    std::uint64_t m_counts_by_partners = 0, m_counts_by_all = 0;
     std::uint64_t m_steps = 0, m_rebalances = 0, m_overruns = 0;
     double m_ghost_sum = 0.0, m_imbalance_max = 1.0, m_imbalance_sum = 0.0, m_step_seconds = 0.0;
 };
