@@ -70,10 +70,11 @@ public:
     bool any(bool v);
     /// counts[r]: what this process has for process r; returns what each process has for this one.
     std::vector<std::uint64_t> all_to_all(const std::vector<std::uint64_t>& counts);
-    /// The same between partners only: counts[r] goes to each r in `partners` (sorted, this process not
-    /// in it), and the result holds what each partner has for this one (0 from every other process). Only
-    /// the processes concerned call it, each with a list that names it where it names them.
-    std::vector<std::uint64_t> counts_from(const std::vector<std::uint64_t>& counts, const std::vector<int>& partners);
+    /// The same along known links only: counts[r] goes to each r in `send`, and the result holds what each
+    /// q in `recv` has for this process (0 from every other). Every process whose `send` names r must be in
+    /// r's `recv` and the other way round (the caller's decomposition says who talks to whom).
+    std::vector<std::uint64_t> counts_from(const std::vector<std::uint64_t>& counts, const std::vector<int>& send,
+                                           const std::vector<int>& recv);
     /// Every process's `bytes` bytes (the same size on every process), in rank order, on every process.
     std::vector<unsigned char> all_gather(const unsigned char* data, std::size_t bytes);
     /// Sends every message of `out` to its peer and receives one message from each peer listed in `in`

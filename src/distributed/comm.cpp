@@ -76,17 +76,18 @@ std::vector<std::uint64_t> Comm::all_to_all(const std::vector<std::uint64_t>& co
     return r;
 }
 
-std::vector<std::uint64_t> Comm::counts_from(const std::vector<std::uint64_t>& counts, const std::vector<int>& partners) {
+std::vector<std::uint64_t> Comm::counts_from(const std::vector<std::uint64_t>& counts, const std::vector<int>& send,
+                                             const std::vector<int>& recv) {
     if (m_size == 1) return counts;
     Timed t(m_stats[int(Channel::halo)]);
     std::vector<std::uint64_t> r(static_cast<std::size_t>(m_size), 0);
     std::vector<MPI_Request> req;
-    req.reserve(2 * partners.size());
-    for (const int q : partners) {
+    req.reserve(send.size() + recv.size());
+    for (const int q : recv) {
         req.emplace_back();
         MPI_Irecv(&r[std::size_t(q)], 1, MPI_UINT64_T, q, 16, handle(m_comm), &req.back());
     }
-    for (const int q : partners) {
+    for (const int q : send) {
         req.emplace_back();
         MPI_Isend(&counts[std::size_t(q)], 1, MPI_UINT64_T, q, 16, handle(m_comm), &req.back());
         m_stats[int(Channel::halo)].bytes_sent += sizeof(std::uint64_t);

@@ -123,7 +123,8 @@ public:
         f.resize(e - b);
         shrink(f);  // the whole scene was built here: keep only this process's share of the memory
         rebalance(f);
-        migrate(f, true);
+        migrate(f, nullptr);
+        m_halo_reach = 0.0f;  // no particle moves before the first step's migration: the boxes' own links
         std::visit([&](auto& m) { m.set_halo(this); }, sim.method);
         m_gravity = norm(from_array<3>(sim.scene.gravity));
     }
@@ -220,11 +221,12 @@ public:
         // Steps in which a particle moved further than the halo's margin allowed (PBF, Clavet): 0 means
         // every step had all its neighbours.
         p["halo_overruns"] = m_overruns;
-        // How the counts before each halo and migration travelled: to the box's partners (the boxes within
-        // the halo's reach; per rank at the end) or, after a cut or when a particle went further, to all.
+        // How the counts before each halo, migration and wall distribution travelled: along the boxes' links
+        // (partners: the boxes within the halo's reach; per rank at the end) or, at the start and when a
+        // particle went further, to all.
         p["counts_to_partners"] = m_counts_by_partners;
         p["counts_to_all"] = m_counts_by_all;
-        p["partners_per_rank"] = m_comm.all_values(double(m_partners.size()));
+        p["partners_per_rank"] = m_comm.all_values(double(m_partners.send.size()));
         // Wall particles held: the root all of them, the others those near their boxes.
         p["walls_per_rank"] = m_comm.all_values(double(m_wall_count));
         j["processes"] = p;
@@ -331,7 +333,7 @@ private:
             m_since_rebalance = 0;
             ++m_rebalances;
         }
-        migrate(f, before.has_value());
+        migrate(f, before ? &*before : &m_tree);
         ++m_since_rebalance;
         // Load: the largest part against the mean.
         const double largest = m_comm.max(double(f.size()));
@@ -366,60 +368,76 @@ private:
         if (x[n.axis] - reach < n.cut) near(x, reach, visit, n.below);
         if (x[n.axis] + reach >= n.cut) near(x, reach, visit, n.above);
     }
-    // The ranks whose boxes come within `reach` of this one's along every axis (itself not included): a
-    // superset of every rank near() visits from a point of this box, and symmetric (r lists this rank when
-    // it lists r: the test is the same both ways), so each side knows whom it hears from. Kept until the
-    // boxes are cut again or the reach changes.
-    const std::vector<int>& partners(float reach) {
-        if (m_partners_tree == m_tree_version && m_partners_reach == reach) return m_partners;
+    // Who sends counts to whom: rows go from a point of a sender's box in `from` (the boxes its particles
+    // or walls are in) to the ranks whose boxes in `to` come within `reach` of that point along every cut
+    // (near()). A sender lists every r whose box in `to` comes within `reach` of its box in `from` along
+    // every axis, a superset; a receiver lists every q for which q would list it, by the same test on the
+    // same numbers (taken both ways round), so each side knows whom it hears from.
+    struct Links {
+        std::vector<int> send, recv;  // sorted, this rank not in them
+    };
+    Links links(const std::vector<Node>& from, const std::vector<Node>& to, float reach) const {
         const int me = m_comm.rank();
-        Vec<D> lo, hi, rlo, rhi;
-        box_of(me, lo, hi);
-        auto within = [&](const Vec<D>& alo, const Vec<D>& ahi, const Vec<D>& blo, const Vec<D>& bhi) {
+        auto test = [&](const Vec<D>& alo, const Vec<D>& ahi, const Vec<D>& blo, const Vec<D>& bhi) {
             bool in = true;
             for (int a = 0; a < D; ++a) in = in && alo[a] - reach <= bhi[a] && ahi[a] + reach >= blo[a];
             return in;
         };
-        m_partners.clear();
+        auto meets = [&](const Vec<D>& alo, const Vec<D>& ahi, const Vec<D>& blo, const Vec<D>& bhi) {
+            return test(alo, ahi, blo, bhi) || test(blo, bhi, alo, ahi);
+        };
+        Vec<D> from_lo, from_hi, to_lo, to_hi, lo, hi;
+        box_of(from, me, from_lo, from_hi);
+        box_of(to, me, to_lo, to_hi);
+        Links l;
         for (int r = 0; r < m_comm.size(); ++r) {
             if (r == me) continue;
-            box_of(r, rlo, rhi);
-            if (within(lo, hi, rlo, rhi) || within(rlo, rhi, lo, hi)) m_partners.push_back(r);
+            box_of(to, r, lo, hi);
+            if (meets(from_lo, from_hi, lo, hi)) l.send.push_back(r);
+            box_of(from, r, lo, hi);
+            if (meets(lo, hi, to_lo, to_hi)) l.recv.push_back(r);
         }
-        m_partners_tree = m_tree_version;
-        m_partners_reach = reach;
+        return l;
+    }
+    // The current boxes' links within `reach` (symmetric), kept until the boxes are cut again or the reach
+    // changes.
+    const Links& partners(float reach) {
+        if (m_partners_tree != m_tree_version || m_partners_reach != reach) {
+            m_partners = links(m_tree, m_tree, reach);
+            m_partners_tree = m_tree_version;
+            m_partners_reach = reach;
+        }
         return m_partners;
     }
-    // What each process has for this one, from counts[r] (what this one has for r): from the partners
-    // within `reach` only when every process's counts go to its partners (one flag reduced: O(log P)),
-    // else, or with no partners known (`reach` < 0), an all-to-all.
-    std::vector<std::uint64_t> counts_in(const std::vector<std::uint64_t>& counts, float reach, bool known) {
-        if (reach >= 0.0f) {
-            const std::vector<int>& near_ranks = partners(reach);
+    // What each process has for this one, from counts[r] (what this one has for r), along `l` (null: no
+    // links known). Rows certain to stay within the links (`known`) need no check; otherwise one flag is
+    // reduced (O(log P)) and, if any process has rows beyond its links, every count goes to every process.
+    std::vector<std::uint64_t> counts_in(const std::vector<std::uint64_t>& counts, const Links* l, bool known) {
+        if (l) {
             bool outside = false;
             for (int r = 0; r < m_comm.size(); ++r)
-                if (counts[std::size_t(r)] > 0 && r != m_comm.rank() &&
-                    !std::binary_search(near_ranks.begin(), near_ranks.end(), r))
+                if (counts[std::size_t(r)] > 0 && r != m_comm.rank() && !std::binary_search(l->send.begin(), l->send.end(), r))
                     outside = true;
             if (known && outside)
-                throw std::logic_error("distributed particles: a halo row for a process beyond the box's partners");
+                throw std::logic_error("distributed particles: rows for a process beyond the box's links");
             if (known || !m_comm.any(outside)) {
                 ++m_counts_by_partners;
-                return m_comm.counts_from(counts, near_ranks);
+                return m_comm.counts_from(counts, l->send, l->recv);
             }
         }
         ++m_counts_by_all;
         return m_comm.all_to_all(counts);
     }
-    // Rank r's box (for the summary).
-    void box_of(int r, Vec<D>& lo, Vec<D>& hi) const {
+    // Rank r's box (in `tree`, by default the current boxes).
+    void box_of(int r, Vec<D>& lo, Vec<D>& hi) const { box_of(m_tree, r, lo, hi); }
+    static void box_of(const std::vector<Node>& tree, int r, Vec<D>& lo, Vec<D>& hi) {
         for (int a = 0; a < D; ++a) {
             lo[a] = -std::numeric_limits<float>::infinity();
             hi[a] = std::numeric_limits<float>::infinity();
         }
         int k = 0;
-        while (!m_tree[std::size_t(k)].leaf()) {
-            const Node& n = m_tree[std::size_t(k)];
+        while (!tree[std::size_t(k)].leaf()) {
+            const Node& n = tree[std::size_t(k)];
             const bool below = r < n.r0 + (n.r1 - n.r0) / 2;
             (below ? hi : lo)[n.axis] = n.cut;
             k = below ? n.below : n.above;
@@ -561,10 +579,12 @@ private:
         return added;
     }
 
-    // Owned particles outside this process's box go to their box's owner, with all their fields. Their
-    // counts go to the last halo's partners unless the boxes were just cut (`recut`) or a particle went
-    // further (an emitted one, a fast one): then to every process.
-    void migrate(ParticleSet<D>& f, bool recut) {
+    // Owned particles outside this process's box go to their box's owner, with all their fields. `held`:
+    // the boxes the particles were in (the boxes before a cut, else the current ones; null at the start,
+    // when each process holds a share of the whole set). Their counts go along the links from those boxes
+    // to the current ones within the last halo's reach (the farthest a particle went since: its step's
+    // CFL keeps it far within), unless a particle went further (an emitted one): then to every process.
+    void migrate(ParticleSet<D>& f, const std::vector<Node>* held) {
         const int p = m_comm.size(), me = m_comm.rank();
         std::vector<std::vector<std::uint32_t>> leave(static_cast<std::size_t>(p));
         std::vector<std::uint32_t> order;
@@ -582,7 +602,9 @@ private:
             if (!leave[std::size_t(r)].empty()) out.push_back({r, pack_rows(f, leave[std::size_t(r)])});
             for (std::uint32_t i : leave[std::size_t(r)]) order.push_back(i);
         }
-        const std::vector<std::uint64_t> incoming = counts_in(counts, recut ? -1.0f : m_halo_reach, false);
+        std::optional<Links> l;
+        if (held && m_halo_reach >= 0.0f) l = held == &m_tree ? partners(m_halo_reach) : links(*held, m_tree, m_halo_reach);
+        const std::vector<std::uint64_t> incoming = counts_in(counts, l ? &*l : nullptr, false);
         const std::size_t bytes = row_bytes(f);
         for (int r = 0; r < p; ++r)
             if (incoming[std::size_t(r)]) in.push_back({r, std::vector<char>(incoming[std::size_t(r)] * bytes)});
@@ -644,7 +666,9 @@ private:
             }
             out.push_back(std::move(m));
         }
-        const std::vector<std::uint64_t> incoming = m_comm.all_to_all(counts);
+        // A wall particle in this process's box of `owners` goes to near() ranks of the current boxes.
+        const Links l = links(owners, m_tree, band);
+        const std::vector<std::uint64_t> incoming = counts_in(counts, &l, true);
         for (int r = 0; r < p; ++r)
             if (r != me && incoming[std::size_t(r)]) in.push_back({r, std::vector<char>(incoming[std::size_t(r)] * row)});
         m_comm.exchange(out, in);
@@ -712,7 +736,7 @@ private:
             if (!m_send[std::size_t(r)].empty()) out.push_back({r, pack_rows(f, m_send[std::size_t(r)])});
         }
         // Owned particles are in this box, so their rows go to near() ranks: the partners, always.
-        const std::vector<std::uint64_t> incoming = counts_in(counts, reach, true);
+        const std::vector<std::uint64_t> incoming = counts_in(counts, &partners(reach), true);
         m_halo_reach = reach;
         const std::size_t bytes = row_bytes(f);
         std::size_t total = 0;
@@ -798,8 +822,8 @@ private:
     std::vector<Vec<D>> m_start;                       // owned positions at the step's start
     int m_since_rebalance = 0, m_since_sort = 0;
     // The partners (partners()): for which boxes (m_tree_version, one per cut) and reach they were found;
-    // the last halo's reach (-1 before the first); how the counts travelled (the summary).
-    std::vector<int> m_partners;
+    // the last halo's reach (-1 before the start's migration); how the counts travelled (the summary).
+    Links m_partners;
     std::uint64_t m_tree_version = 0, m_partners_tree = ~std::uint64_t(0);
     float m_partners_reach = -1.0f, m_halo_reach = -1.0f;
     std::uint64_t m_counts_by_partners = 0, m_counts_by_all = 0;
