@@ -124,7 +124,6 @@ public:
         shrink(f);  // the whole scene was built here: keep only this process's share of the memory
         rebalance(f);
         migrate(f, nullptr);
-        m_halo_reach = 0.0f;  // no particle moves before the first step's migration: the boxes' own links
         std::visit([&](auto& m) { m.set_halo(this); }, sim.method);
         m_gravity = norm(from_array<3>(sim.scene.gravity));
     }
@@ -409,10 +408,15 @@ private:
         }
         return m_partners;
     }
-    // What each process has for this one, from counts[r] (what this one has for r), along `l` (null: no
-    // links known). Rows certain to stay within the links (`known`) need no check; otherwise one flag is
-    // reduced (O(log P)) and, if any process has rows beyond its links, every count goes to every process.
-    std::vector<std::uint64_t> counts_in(const std::vector<std::uint64_t>& counts, const Links* l, bool known) {
+    // What each process has for this one, from counts[r] (what this one has for r), along the links from
+    // the boxes of `from` (null: none known) to the current ones within `reach`. Rows certain to stay within
+    // them (`known`: a halo's, from owned particles; the walls', from their owners' boxes) need no check;
+    // otherwise one flag is reduced (O(log P)) and, if any process has rows beyond its links, every count
+    // goes to every process.
+    std::vector<std::uint64_t> counts_in(const std::vector<std::uint64_t>& counts, const std::vector<Node>* from,
+                                         float reach, bool known) {
+        Links other;
+        const Links* l = from == &m_tree ? &partners(reach) : from ? &(other = links(*from, m_tree, reach)) : nullptr;
         if (l) {
             bool outside = false;
             for (int r = 0; r < m_comm.size(); ++r)
@@ -582,8 +586,8 @@ private:
     // Owned particles outside this process's box go to their box's owner, with all their fields. `held`:
     // the boxes the particles were in (the boxes before a cut, else the current ones; null at the start,
     // when each process holds a share of the whole set). Their counts go along the links from those boxes
-    // to the current ones within the last halo's reach (the farthest a particle went since: its step's
-    // CFL keeps it far within), unless a particle went further (an emitted one): then to every process.
+    // to the current ones within the last halo's reach (m_partners_reach; a particle's step moves it far
+    // less), unless a particle went further (an emitted one): then to every process.
     void migrate(ParticleSet<D>& f, const std::vector<Node>* held) {
         const int p = m_comm.size(), me = m_comm.rank();
         std::vector<std::vector<std::uint32_t>> leave(static_cast<std::size_t>(p));
@@ -602,9 +606,7 @@ private:
             if (!leave[std::size_t(r)].empty()) out.push_back({r, pack_rows(f, leave[std::size_t(r)])});
             for (std::uint32_t i : leave[std::size_t(r)]) order.push_back(i);
         }
-        std::optional<Links> l;
-        if (held && m_halo_reach >= 0.0f) l = held == &m_tree ? partners(m_halo_reach) : links(*held, m_tree, m_halo_reach);
-        const std::vector<std::uint64_t> incoming = counts_in(counts, l ? &*l : nullptr, false);
+        const std::vector<std::uint64_t> incoming = counts_in(counts, held, m_partners_reach, false);
         const std::size_t bytes = row_bytes(f);
         for (int r = 0; r < p; ++r)
             if (incoming[std::size_t(r)]) in.push_back({r, std::vector<char>(incoming[std::size_t(r)] * bytes)});
@@ -666,9 +668,7 @@ private:
             }
             out.push_back(std::move(m));
         }
-        // A wall particle in this process's box of `owners` goes to near() ranks of the current boxes.
-        const Links l = links(owners, m_tree, band);
-        const std::vector<std::uint64_t> incoming = counts_in(counts, &l, true);
+        const std::vector<std::uint64_t> incoming = counts_in(counts, &owners, band, true);
         for (int r = 0; r < p; ++r)
             if (r != me && incoming[std::size_t(r)]) in.push_back({r, std::vector<char>(incoming[std::size_t(r)] * row)});
         m_comm.exchange(out, in);
@@ -735,9 +735,7 @@ private:
             counts[std::size_t(r)] = m_send[std::size_t(r)].size();
             if (!m_send[std::size_t(r)].empty()) out.push_back({r, pack_rows(f, m_send[std::size_t(r)])});
         }
-        // Owned particles are in this box, so their rows go to near() ranks: the partners, always.
-        const std::vector<std::uint64_t> incoming = counts_in(counts, &partners(reach), true);
-        m_halo_reach = reach;
+        const std::vector<std::uint64_t> incoming = counts_in(counts, &m_tree, reach, true);
         const std::size_t bytes = row_bytes(f);
         std::size_t total = 0;
         for (int r = 0; r < p; ++r) {
@@ -821,11 +819,12 @@ private:
     std::vector<std::uint64_t> m_recv, m_recv_at;      // ghosts from each process, and where they start
     std::vector<Vec<D>> m_start;                       // owned positions at the step's start
     int m_since_rebalance = 0, m_since_sort = 0;
-    // The partners (partners()): for which boxes (m_tree_version, one per cut) and reach they were found;
-    // the last halo's reach (-1 before the start's migration); how the counts travelled (the summary).
+    // The partners (partners()): for which boxes (m_tree_version, one per cut) and reach (the last halo's;
+    // 0 before the first: nothing has moved since the start's migration) they were found; how the counts
+    // travelled (the summary).
     Links m_partners;
     std::uint64_t m_tree_version = 0, m_partners_tree = ~std::uint64_t(0);
-    float m_partners_reach = -1.0f, m_halo_reach = -1.0f;
+    float m_partners_reach = 0.0f;
     std::uint64_t m_counts_by_partners = 0, m_counts_by_all = 0;
     std::uint64_t m_steps = 0, m_rebalances = 0, m_overruns = 0;
     double m_ghost_sum = 0.0, m_imbalance_max = 1.0, m_imbalance_sum = 0.0, m_step_seconds = 0.0;
