@@ -60,10 +60,18 @@
 // times, is added back once: rho_klm = lambda rho0 Q3(s_k, s_l, s_m), its gradient from
 // P3(a, b, c) = -dQ3/da (a virtual particle of positive psi). The profile's `edges` off (unit tests only)
 // shows what the terms take off.
-// The reach is r + (h - r) / (2 kappa), about 2.2 r at h = 4r. Only closed analytic containers are drawn
-// so (smooth_wall_mask): solids, bodies, models and open shells keep their boundary particles for now (one face at a solid's nearest point, tried, read a box held under water 21% heavy
-// and let a neutral body drift 2 r; shells let particles through), and the solvers see both in one list.
-// (Volume maps, Bender et al. 2019, integrate the solid itself; not built: issue 40.)
+// A solid box (fluid outside) is, within the reach, the orthant of the faces that look towards x: its face
+// x is farthest outside of, less the parts of that face's half space beyond the others, as edge and corner
+// terms of negative psi in the same tables without the containers' calibration (solid_box_terms; where the
+// mirror image lies in the box, its faces' hydrostatic push also holds a ceiling). It matches the kernel's
+// integral over the orthant and its push is the density's gradient (the unit tests), but it is not drawn
+// by default: the rows on a solid box's faces settle 1.07-1.12 r out and carry 10-17% more pressure than
+// their depth's, so a box held under water reads 17% buoyant in 3D (docs/methods.md, "A solid box's
+// orthant"). The reach is r + (h - r) / (2 kappa), about 2.2 r at h = 4r. Only closed analytic containers
+// are drawn so (smooth_wall_mask): solids, bodies, models and open shells keep their boundary particles
+// (one face at a solid's nearest point, tried, read a box held under water 21% heavy and let a neutral
+// body drift 2 r; shells let particles through), and the solvers see both in one list. (Volume maps,
+// Bender et al. 2019, integrate the solid itself; not built: issue 40.)
 #pragma once
 #include <vector>
 
@@ -94,6 +102,7 @@ struct SmoothWallProfile {
     int q3_cells = 0;          ///< 3D: Q3 and P3 tables, (q3_cells + 1)^3 nodes over [-h, h]^3
     float q3_step = 0.0f;
     std::vector<float> q3, p3;
+    float mu2 = 1.0f, mu3 = 1.0f;  ///< The Q, P and Q3, P3 tables' calibration to the container's lattice corner
     /// delta and psi at distance d (m); d < 0 (inside the wall) takes d = 0. Returns false beyond reach.
     bool at(float d, float& delta_out, float& psi_out) const;
     float density(float d) const;  ///< rho_B(d)
@@ -106,6 +115,14 @@ struct SmoothWallProfile {
     /// 3D: the corner term of three faces at right angles (header), density >= 0, psi >= 0.
     bool corner(const float* d, const Vec<D>* n, const CubicSpline<D>& kernel, float& rho_out, float& delta_out,
                 float& psi_out, Vec<D>& along) const;
+    /// The terms behind edge and corner, in the mapped distances s (not clamped: a solid's orthant, header):
+    /// sign lambda rho0 Q(s_k, s_l) and sign lambda rho0 Q3(s), with their virtual particles.
+    bool pair(float sk, const Vec<D>& nk, float sl, const Vec<D>& nl, float sign, const CubicSpline<D>& kernel,
+              float& rho_out, float& delta_out, float& psi_out, Vec<D>& along) const;
+    bool triple(const float* s, const Vec<D>* n, float sign, const CubicSpline<D>& kernel, float& rho_out,
+                float& delta_out, float& psi_out, Vec<D>& along) const;
+    /// The mapped distance s = r + 2 kappa (d - r) of a face at d (m).
+    float mapped(float d) const { return radius + 2.0f * kappa * (d - radius); }
 };
 
 template <int D>

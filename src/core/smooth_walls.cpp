@@ -272,28 +272,25 @@ void calibrate_edges(const CubicSpline<D>& W, float r, float mass, float rho0, S
     const double mu2 = edge > 0.0 ? (quarter + 2.0 * face - rho0) / edge : 1.0;
     for (auto* t : {&out.q, &out.p})
         for (float& v : *t) v = static_cast<float>(v * mu2);
+    out.mu2 = static_cast<float>(mu2);
     if constexpr (D == 3) {
         corner_tables(W, out);
         const double corner = scale * table3(out.q3, out.q3_cells, out.h, out.q3_step, r, r, r);
         const double mu3 = corner > 0.0 ? (rho0 - octant - 3.0 * face + 3.0 * mu2 * edge) / corner : 1.0;
         for (auto* t : {&out.q3, &out.p3})
             for (float& v : *t) v = static_cast<float>(v * mu3);
+        out.mu3 = static_cast<float>(mu3);
     }
 }
 }  // namespace
 
 template <int D>
-bool SmoothWallProfile<D>::corner(const float* d, const Vec<D>* n, const CubicSpline<D>& W, float& rho_out,
+bool SmoothWallProfile<D>::triple(const float* s, const Vec<D>* n, float sign, const CubicSpline<D>& W, float& rho_out,
                                   float& delta_out, float& psi_out, Vec<D>& along) const {
     if constexpr (D != 3) {
         return false;
     } else {
         if (!edges || q3.empty()) return false;
-        float s[3];
-        for (int e = 0; e < 3; ++e) {
-            if (!(d[e] < reach)) return false;
-            s[e] = radius + 2.0f * kappa * (std::max(d[e], 0.0f) - radius);
-        }
         const float scale = lambda * rest_density;
         const float Q = table3(q3, q3_cells, h, q3_step, s[0], s[1], s[2]);
         const Vec<D> G = (n[0] * table3(p3, q3_cells, h, q3_step, s[0], s[1], s[2]) +
@@ -304,7 +301,7 @@ bool SmoothWallProfile<D>::corner(const float* d, const Vec<D>* n, const CubicSp
         if (!(Q > 1e-7f * q3[0]) || !(g > 0.0f)) return false;
         const float delta = virtual_distance(W, double(scale) * Q / g), wv = W.value(delta);
         if (!(wv > 0.0f)) return false;
-        rho_out = scale * Q;
+        rho_out = sign * scale * Q;
         delta_out = delta;
         psi_out = rho_out / wv;
         along = G * (1.0f / g);
@@ -313,11 +310,21 @@ bool SmoothWallProfile<D>::corner(const float* d, const Vec<D>* n, const CubicSp
 }
 
 template <int D>
-bool SmoothWallProfile<D>::edge(float dk, const Vec<D>& nk, float dl, const Vec<D>& nl, const CubicSpline<D>& W,
-                                float& rho_out, float& delta_out, float& psi_out, Vec<D>& along) const {
-    if (!edges || q.empty() || !(dk < reach) || !(dl < reach)) return false;
-    const float sk = radius + 2.0f * kappa * (std::max(dk, 0.0f) - radius);
-    const float sl = radius + 2.0f * kappa * (std::max(dl, 0.0f) - radius);
+bool SmoothWallProfile<D>::corner(const float* d, const Vec<D>* n, const CubicSpline<D>& W, float& rho_out,
+                                  float& delta_out, float& psi_out, Vec<D>& along) const {
+    float s[3];
+    for (int e = 0; e < 3; ++e) {
+        if (!(d[e] < reach)) return false;
+        s[e] = radius + 2.0f * kappa * (std::max(d[e], 0.0f) - radius);
+    }
+    return triple(s, n, 1.0f, W, rho_out, delta_out, psi_out, along);
+}
+
+template <int D>
+bool SmoothWallProfile<D>::pair(float sk, const Vec<D>& nk, float sl, const Vec<D>& nl, float sign,
+                                const CubicSpline<D>& W, float& rho_out, float& delta_out, float& psi_out,
+                                Vec<D>& along) const {
+    if (!edges || q.empty()) return false;
     const float scale = lambda * rest_density;
     const float Q = table2(q, q_cells, h, q_step, sk, sl);
     const Vec<D> G = (nk * table2(p, q_cells, h, q_step, sk, sl) + nl * table2(p, q_cells, h, q_step, sl, sk)) *
@@ -326,11 +333,20 @@ bool SmoothWallProfile<D>::edge(float dk, const Vec<D>& nk, float dl, const Vec<
     if (!(Q > 1e-7f * table2(q, q_cells, h, q_step, -h, -h)) || !(g > 0.0f)) return false;
     const float delta = virtual_distance(W, double(scale) * Q / g), wv = W.value(delta);
     if (!(wv > 0.0f)) return false;
-    rho_out = -scale * Q;
+    rho_out = sign * scale * Q;
     delta_out = delta;
     psi_out = rho_out / wv;
     along = G * (1.0f / g);
     return true;
+}
+
+template <int D>
+bool SmoothWallProfile<D>::edge(float dk, const Vec<D>& nk, float dl, const Vec<D>& nl, const CubicSpline<D>& W,
+                                float& rho_out, float& delta_out, float& psi_out, Vec<D>& along) const {
+    if (!(dk < reach) || !(dl < reach)) return false;
+    const float sk = radius + 2.0f * kappa * (std::max(dk, 0.0f) - radius);
+    const float sl = radius + 2.0f * kappa * (std::max(dl, 0.0f) - radius);
+    return pair(sk, nk, sl, nl, -1.0f, W, rho_out, delta_out, psi_out, along);
 }
 
 template <int D>
@@ -417,9 +433,71 @@ namespace {
 template <int D>
 struct FaceTerm {
     float d = 0.0f, rho = 0.0f, delta = 0.0f, psi = 0.0f;
+    float share = 1.0f;  // of the face's hydrostatic push H(d) (a solid box's face: its orthant's share)
     Vec<D> n;
     bool edge = false;
 };
+
+// A solid box drawn smooth (fluid outside): within the kernel's reach the region beyond its faces is the
+// orthant of the D faces that look towards x (per axis the nearer side, at distance d_a: negative where x
+// lies between that axis' two faces). Its density is the face x is farthest outside of (p), less what of
+// that face's half space H_p lies beyond the others (H^c: the half space across a face, s -> -s, n -> -n):
+//   2D  m(H_p & H_q)       = m(H_p) - m(H_p & H_q^c)
+//   3D  m(H_p & H_q & H_o) = m(H_p) - m(H_p & H_q^c) - m(H_p & H_q & H_o^c)
+// in the mapped distances s of the header (the kernel's own integrals: the tables without the containers'
+// lattice calibration mu2, mu3); the face is the containers' face (its hold pushed by the orthant's
+// share of it), the others the edge and corner terms of negative psi. Mid-face the others are beyond the
+// kernel (-s >= h) and the face is a container's face exactly. Calls f for each, face first.
+template <int D, class F>
+void solid_box_terms(const Wall<D>& w, const Vec<D>& x, const SmoothWallProfile<D>& profile,
+                     const CubicSpline<D>* kernel, F&& f) {
+    const float reach = profile.reach;
+    if (w.bounded)
+        for (int a = 0; a < D; ++a)
+            if (x[a] < w.reach_lo[a] - reach || x[a] > w.reach_hi[a] + reach) return;
+    const Vec<D> xb = w.moving ? w.pose.inverse(x) : x;
+    float d[D];
+    Vec<D> n[D];
+    int p = 0;
+    for (int a = 0; a < D; ++a) {
+        const bool high = xb[a] >= 0.5f * (w.lo[a] + w.hi[a]);
+        d[a] = high ? xb[a] - w.hi[a] : w.lo[a] - xb[a];
+        if (!(d[a] < reach)) return;
+        n[a] = Vec<D>::zero();
+        n[a][a] = high ? 1.0f : -1.0f;
+        if (w.moving) n[a] = w.pose.apply(xb + n[a]) - w.pose.apply(xb);
+        if (d[a] > d[p]) p = a;
+    }
+    FaceTerm<D> face;
+    face.d = d[p];
+    face.n = n[p];
+    profile.at(d[p], face.delta, face.psi);
+    face.rho = profile.density(d[p]);
+    FaceTerm<D> off[D];
+    int m = 0;
+    float rho = face.rho;
+    if (profile.edges && kernel) {
+        const float sp = profile.mapped(std::max(d[p], 0.0f));
+        int q[2], k = 0;
+        for (int a = 0; a < D; ++a)
+            if (a != p) q[k++] = a;
+        FaceTerm<D>& t = off[m];
+        t.edge = true;
+        if (profile.pair(sp, n[p], -profile.mapped(d[q[0]]), n[q[0]] * -1.0f, -1.0f / profile.mu2, *kernel, t.rho, t.delta, t.psi,
+                         t.n))
+            rho += off[m++].rho;
+        if constexpr (D == 3) {
+            const float s3[3] = {sp, profile.mapped(d[q[0]]), -profile.mapped(d[q[1]])};
+            const Vec<D> n3[3] = {n[p], n[q[0]], n[q[1]] * -1.0f};
+            FaceTerm<D>& u = off[m];
+            u.edge = true;
+            if (profile.triple(s3, n3, -1.0f / profile.mu3, *kernel, u.rho, u.delta, u.psi, u.n)) rho += off[m++].rho;
+        }
+    }
+    face.share = face.rho > 0.0f ? std::clamp(rho / face.rho, 0.0f, 1.0f) : 0.0f;
+    f(face);
+    for (int k = 0; k < m; ++k) f(off[k]);
+}
 
 // Calls f for each face of w within reach of x, then for each pair of them at a right angle that the
 // profile's edge term takes off (the same calls, in the same order, for counting and for filling).
@@ -464,6 +542,14 @@ void for_each_face_and_edge(const Wall<D>& w, const Vec<D>& x, const SmoothWallP
                     if (profile.corner(d3, n3, *kernel, t.rho, t.delta, t.psi, t.n)) f(t);
                 }
 }
+
+// Every term of wall w near x: a solid box's orthant (solid_box_terms), any other wall's faces and edges.
+template <int D, class F>
+void wall_terms(const Wall<D>& w, const Vec<D>& x, const SmoothWallProfile<D>& profile, const CubicSpline<D>* kernel,
+                F&& f) {
+    if (w.solid && w.shape == Wall<D>::Shape::box) return solid_box_terms(w, x, profile, kernel, f);
+    for_each_face_and_edge(w, x, profile, kernel, f);
+}
 }  // namespace
 
 template <int D>
@@ -492,7 +578,7 @@ void build_virtual_walls(const std::vector<Wall<D>>& walls, const std::vector<st
     parallel_for_each_index(exec, n, [&](std::size_t i) {
         std::uint32_t c = 0;
         for (std::size_t w = 0; w < walls.size(); ++w)
-            if (smooth[w]) for_each_face_and_edge(walls[w], x[i], profile, kernel, [&](const FaceTerm<D>&) { ++c; });
+            if (smooth[w]) wall_terms(walls[w], x[i], profile, kernel, [&](const FaceTerm<D>&) { ++c; });
         if (with_particles)
             for (std::uint32_t b : (*particle_lists)[i]) c += kept(b);
         out.counts[i] = c;
@@ -528,10 +614,10 @@ void build_virtual_walls(const std::vector<Wall<D>>& walls, const std::vector<st
             if (!smooth[wi]) continue;
             const Wall<D>& w = walls[wi];
             const std::uint16_t obj = static_cast<std::uint16_t>(w.owner >= 0 ? w.owner : 0);
-            for_each_face_and_edge(w, x[i], profile, kernel, [&](const FaceTerm<D>& f) {
+            wall_terms(w, x[i], profile, kernel, [&](const FaceTerm<D>& f) {
                 rho_b += f.rho;
                 const float gn = dot(g, f.n);
-                if (!f.edge && gn < 0.0f) hold += f.n * (-gn * profile.support(f.d));
+                if (!f.edge && (gn < 0.0f || w.solid)) hold += f.n * (-gn * profile.support(f.d) * f.share);
                 const Vec<D> xb = x[i] - f.n * f.delta;
                 out.lists.indices[k] = k;
                 b.position[k] = xb;

@@ -239,3 +239,83 @@ void expect_corner_reads_its_mirror_images(float r) {
 
 TEST(SmoothWalls, EdgesCountTheCornersRegionOnce2D) { expect_corner_reads_its_mirror_images<2>(0.004f); }
 TEST(SmoothWalls, EdgesCountTheCornersRegionOnce3D) { expect_corner_reads_its_mirror_images<3>(0.006f); }
+
+// A solid box drawn smooth (fluid outside): mid-face it is a container's face exactly; around its edges and
+// corners its density is lambda rho0 times the kernel's mass over the orthant of its faces in the mapped
+// distances s (header), summed here point by point, and the virtual particles' gradient is the density's
+// (finite differences): the push is the transpose of the density.
+template <int D>
+void expect_solid_box_is_its_orthant(float r) {
+    const CubicSpline<D> W(4.0f * r);
+    const float rho0 = 1000.0f, mass = lattice_mass(W, 2.0f * r, rho0);
+    const SmoothWallProfile<D> profile = make_smooth_wall_profile(W, r, mass, rho0, true);
+    Wall<D> box;
+    box.solid = true;
+    box.lo = Vec<D>::zero();
+    box.hi = Vec<D>::filled(0.2f);
+    ExecContext exec(1);
+    VirtualWalls<D> vw;
+    auto density = [&](const Vec<D>& x, Vec<D>* grad = nullptr) {
+        build_virtual_walls<D>({box}, {1}, {BoundaryMotion<D>{}}, 0.0, profile, Vec<D>::zero(), &x, 1, vw, exec, nullptr,
+                               nullptr, nullptr, &W);
+        double rho = 0.0;
+        Vec<D> gsum = Vec<D>::zero();
+        for (std::uint32_t k : vw.lists[0]) {
+            const Vec<D> d = x - vw.set.position[k];
+            const float len = norm(d);
+            rho += vw.set.psi[k] * W.value(len);
+            if (len > 0.0f) gsum += d * (vw.set.psi[k] * W.derivative(len) / len);
+        }
+        if (grad) *grad = gsum;
+        return rho;
+    };
+    // The kernel's mass beyond the mapped faces: a midpoint sum over a grid of h / 40.
+    auto orthant = [&](const Vec<D>& x) {
+        float s[D];
+        for (int a = 0; a < D; ++a) {
+            const bool high = x[a] >= 0.1f;
+            const float d = high ? x[a] - box.hi[a] : box.lo[a] - x[a];
+            s[a] = profile.mapped(a == 0 ? std::max(d, 0.0f) : d);
+        }
+        const int n = D == 2 ? 400 : 100;
+        const float step = 2.0f * W.h / n;
+        double sum = 0.0;
+        int idx[3] = {0, 0, 0};
+        const int total = D == 2 ? n * n : n * n * n;
+        for (int c = 0; c < total; ++c) {
+            idx[0] = c % n, idx[1] = (c / n) % n, idx[2] = c / (n * n);
+            Vec<D> y;
+            double part = 1.0;
+            for (int a = 0; a < D; ++a) {
+                y[a] = -W.h + (idx[a] + 0.5f) * step;
+                part *= std::clamp((y[a] + 0.5f * step - s[a]) / step, 0.0f, 1.0f);
+            }
+            if (part > 0.0) sum += part * W.value(norm(y));
+        }
+        return profile.lambda * rho0 * sum * std::pow(step, D);
+    };
+    // Mid-face: the container's face.
+    Vec<D> mid = Vec<D>::filled(0.1f);
+    mid[0] = 0.2f + r;
+    EXPECT_NEAR(density(mid), profile.density(r), 1e-5 * rho0);
+    // Along a path over the edge at x = y = 0.2 (and, in 3D, past the corner): the orthant's density.
+    for (float t : {-2.0f, -1.0f, -0.5f, 0.0f, 0.5f, 1.0f, 2.0f}) {
+        Vec<D> x = Vec<D>::filled(D == 3 ? 0.2f + 0.3f * t * r : 0.1f);
+        x[0] = 0.2f + 1.1f * r;  // face 0 is the nearest outside
+        x[1] = 0.2f + t * r;
+        const double got = density(x), want = orthant(x);
+        EXPECT_NEAR(got / rho0, want / rho0, 0.03 * profile.density(r) / rho0 + 0.05 * want / rho0) << "t " << t;
+        Vec<D> grad;
+        density(x, &grad);
+        for (int a = 0; a < D; ++a) {
+            Vec<D> e = Vec<D>::zero();
+            e[a] = 3e-2f * r;
+            const double fd = (density(x + e) - density(x - e)) / (6e-2 * r);
+            EXPECT_NEAR(grad[a], fd, 0.03 * std::abs(profile.density(r)) / r) << "t " << t << " axis " << a;
+        }
+        std::printf("%dD solid box, t %+.1f: %.4f rho0 (orthant %.4f)\n", D, t, got / rho0, want / rho0);
+    }
+}
+
+TEST(SmoothWalls, SolidBoxIsItsFacesOrthant2D) { expect_solid_box_is_its_orthant<2>(0.004f); }
+TEST(SmoothWalls, SolidBoxIsItsFacesOrthant3D) { expect_solid_box_is_its_orthant<3>(0.006f); }
