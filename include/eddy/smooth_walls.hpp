@@ -66,8 +66,10 @@
 // mirror image lies in the box, its faces' hydrostatic push also holds a ceiling). It matches the kernel's
 // integral over the orthant and its push is the density's gradient (the unit tests), but it is not drawn
 // by default: the rows on a solid box's faces settle 1.07-1.12 r out and carry 10-17% more pressure than
-// their depth's, so a box held under water reads 17% buoyant in 3D (docs/methods.md, "A solid box's
-// orthant"). The reach is r + (h - r) / (2 kappa), about 2.2 r at h = 4r. Only closed analytic containers
+// their depth's, so a box held under water reads 17% buoyant in 3D. Every face does it: a face's virtual
+// particle pushes along its normal only, so a row lacks the mirror's share of its pressure gradient along
+// the face (0.15-0.16 of it) and sinks into a denser packing (docs/methods.md, "Why rows crowd on a smooth
+// wall"). The reach is r + (h - r) / (2 kappa), about 2.2 r at h = 4r. Only closed analytic containers
 // are drawn so (smooth_wall_mask): solids, bodies, models and open shells keep their boundary particles
 // (one face at a solid's nearest point, tried, read a box held under water 21% heavy and let a neutral
 // body drift 2 r; shells let particles through), and the solvers see both in one list. (Volume maps,
