@@ -67,14 +67,20 @@ void b_copy(BoundarySet<D>& to, std::size_t k, const BoundarySet<D>& from, std::
     to.object[k] = from.object[b];
 }
 
+// Whether x lies beyond `reach` of a bounded solid's world box (then the solid has nothing for x).
+template <int D>
+bool beyond_reach(const Wall<D>& w, const Vec<D>& x, float reach) {
+    if (w.bounded)
+        for (int a = 0; a < D; ++a)
+            if (x[a] < w.reach_lo[a] - reach || x[a] > w.reach_hi[a] + reach) return true;
+    return false;
+}
+
 // Calls f(d, n) for every face of wall w within `reach` of x: d the distance to it on the fluid's side,
 // n its unit normal into the fluid (world frame).
 template <int D, class F>
 void for_each_face(const Wall<D>& w, const Vec<D>& x, float reach, F&& f) {
-    if (w.bounded) {  // a solid far from x: nothing
-        for (int a = 0; a < D; ++a)
-            if (x[a] < w.reach_lo[a] - reach || x[a] > w.reach_hi[a] + reach) return;
-    }
+    if (beyond_reach(w, x, reach)) return;  // a solid far from x: nothing
     const bool box = w.shape == Wall<D>::Shape::box && !w.solid;
     const bool cylinder = D == 3 && w.shape == Wall<D>::Shape::cylinder && !w.solid;
     if (!box && !cylinder) {  // one face at the nearest point
@@ -315,7 +321,7 @@ bool SmoothWallProfile<D>::corner(const float* d, const Vec<D>* n, const CubicSp
     float s[3];
     for (int e = 0; e < 3; ++e) {
         if (!(d[e] < reach)) return false;
-        s[e] = radius + 2.0f * kappa * (std::max(d[e], 0.0f) - radius);
+        s[e] = mapped(std::max(d[e], 0.0f));
     }
     return triple(s, n, 1.0f, W, rho_out, delta_out, psi_out, along);
 }
@@ -344,9 +350,8 @@ template <int D>
 bool SmoothWallProfile<D>::edge(float dk, const Vec<D>& nk, float dl, const Vec<D>& nl, const CubicSpline<D>& W,
                                 float& rho_out, float& delta_out, float& psi_out, Vec<D>& along) const {
     if (!(dk < reach) || !(dl < reach)) return false;
-    const float sk = radius + 2.0f * kappa * (std::max(dk, 0.0f) - radius);
-    const float sl = radius + 2.0f * kappa * (std::max(dl, 0.0f) - radius);
-    return pair(sk, nk, sl, nl, -1.0f, W, rho_out, delta_out, psi_out, along);
+    return pair(mapped(std::max(dk, 0.0f)), nk, mapped(std::max(dl, 0.0f)), nl, -1.0f, W, rho_out, delta_out, psi_out,
+                along);
 }
 
 template <int D>
@@ -452,9 +457,7 @@ template <int D, class F>
 void solid_box_terms(const Wall<D>& w, const Vec<D>& x, const SmoothWallProfile<D>& profile,
                      const CubicSpline<D>* kernel, F&& f) {
     const float reach = profile.reach;
-    if (w.bounded)
-        for (int a = 0; a < D; ++a)
-            if (x[a] < w.reach_lo[a] - reach || x[a] > w.reach_hi[a] + reach) return;
+    if (beyond_reach(w, x, reach)) return;
     const Vec<D> xb = w.moving ? w.pose.inverse(x) : x;
     float d[D];
     Vec<D> n[D];
