@@ -65,16 +65,34 @@
 // terms of negative psi in the same tables without the containers' calibration (solid_box_terms; where the
 // mirror image lies in the box, its faces' hydrostatic push also holds a ceiling). It matches the kernel's
 // integral over the orthant and its push is the density's gradient (the unit tests), but it is not drawn
-// by default: the rows on a solid box's faces settle 1.07-1.12 r out and carry 10-17% more pressure than
-// their depth's, so a box held under water reads 17% buoyant in 3D. Every face does it: a face's virtual
-// particle pushes along its normal only, so a row lacks the mirror's share of its pressure gradient along
-// the face (0.15-0.16 of it) and sinks into a denser packing (docs/methods.md, "Why rows crowd on a smooth
-// wall"). The reach is r + (h - r) / (2 kappa), about 2.2 r at h = 4r. Only closed analytic containers
-// are drawn so (smooth_wall_mask): solids, bodies, models and open shells keep their boundary particles
+// by default: the rows on its faces crowd as on every face (below), and a box held under water reads 17%
+// buoyant in 3D.
+//
+// A face's virtual particle pushes along its normal only. A true mirror image also holds a row along the
+// face: in a pressure field that changes along the face, the mirror rows carry their share of the pairs'
+// sum_j m (q_j - q_i) grad W_ij (q: the solver's pressure term). On the rest lattice that share is
+//
+//   t_r = sum over the mirror half of p_t^2 |W'(|p|)| / |p|  /  the same sum over the whole lattice
+//
+// (p_t: an offset's part along the face; 0.163 in 2D, 0.152 in 3D at h = 4r), and the fluid half carries
+// the rest. Without it a row on a side wall holds only 85% of its weight by its pressure gradient and sinks
+// into a denser packing with 10-16% more pressure (docs/methods.md, "Why rows crowd on a smooth wall").
+// SmoothWalls::mirror gives, per face within reach, the part along the face of
+//
+//   a_mirror = t(d) / (1 - t(d)) sum_j m (q_j - q_i) grad W_ij,   t(d) = min(1/2, t_r rho_B(d) / rho_B(r)).
+//
+// The solvers do not add it yet: added in their pressure loops it ends the crowding (a 3D tank's wall rows
+// at 1.01 r with their depth's pressure), but it is a force on the fluid whose reaction must go to the
+// walls' loads (else the floor reads less than the weight) and it moves bodies' drafts and heave past
+// their bounds (docs/methods.md).
+//
+// The reach is r + (h - r) / (2 kappa), about 2.2 r at h = 4r. Only closed analytic containers are drawn
+// so (smooth_wall_mask): solids, bodies, models and open shells keep their boundary particles
 // (one face at a solid's nearest point, tried, read a box held under water 21% heavy and let a neutral
 // body drift 2 r; shells let particles through), and the solvers see both in one list. (Volume maps,
 // Bender et al. 2019, integrate the solid itself; not built: issue 40.)
 #pragma once
+#include <span>
 #include <vector>
 
 #include "eddy/boundary.hpp"
@@ -105,6 +123,7 @@ struct SmoothWallProfile {
     float q3_step = 0.0f;
     std::vector<float> q3, p3;
     float mu2 = 1.0f, mu3 = 1.0f;  ///< The Q, P and Q3, P3 tables' calibration to the container's lattice corner
+    float tangential = 0.0f;       ///< t_r: the mirror's share of a row's pressure sum along its face (header)
     /// delta and psi at distance d (m); d < 0 (inside the wall) takes d = 0. Returns false beyond reach.
     bool at(float d, float& delta_out, float& psi_out) const;
     float density(float d) const;  ///< rho_B(d)
@@ -222,6 +241,11 @@ public:
     /// (2r)^D: a = w(d) u_*^2 / (2r), w = min(1, rho_B(d) / rho_B(r)) (1 for the row at rest on the face,
     /// fading to 0 at the reach). Never more than the slip: the wall drags, it does not push back.
     Vec<D> shear(std::size_t i, const Vec<D>& x, const Vec<D>& v, float dt) const;
+    /// Whether particle i has a face (or an edge term) within reach; off: false.
+    bool near_face(std::size_t i) const { return m_on && first_face(i) < m_virtual.lists.offsets[i + 1]; }
+    /// The mirror's share (header, a_mirror) of particle i at x for its fluid pairs' pressure-difference sum
+    /// `sum` = sum_j m (q_j - q_i) grad W_ij: its part along each face within reach, times t / (1 - t).
+    Vec<D> mirror(std::size_t i, const Vec<D>& x, const Vec<D>& sum) const;
     /// Per fluid particle: the faces' rho_B (for counting neighbours); off: 0.
     float density(std::size_t i) const { return m_on ? m_virtual.density[i] : 0.0f; }
     /// Per fluid particle: the boundary particles in its list (on: the copies; off: call with the lists).
@@ -237,6 +261,21 @@ private:
     VirtualWalls<D> m_virtual;
     std::vector<std::uint8_t> m_walls, m_objects;  // smooth_wall_mask: per wall, per boundary object
 };
+
+/// sum_j m (q_j - q_i) grad W_ij over particle i's fluid neighbours `list` (indices into x and q): the pairs'
+/// pressure-difference sum that SmoothWalls::mirror shares; q: the solver's pressure term per particle.
+template <int D, class Q>
+Vec<D> pressure_difference_sum(const CubicSpline<D>& W, float m, const Vec<D>* x, std::size_t i,
+                               std::span<const std::uint32_t> list, Q&& q) {
+    Vec<D> sum = Vec<D>::zero();
+    const float qi = q(i);
+    for (std::uint32_t j : list) {
+        const Vec<D> d = x[i] - x[j];
+        const float len = norm(d);
+        if (len > 0.0f) sum += d * (m * (q(j) - qi) * W.derivative(len) / len);
+    }
+    return sum;
+}
 
 extern template struct SmoothWallProfile<2>;
 extern template struct SmoothWallProfile<3>;

@@ -360,6 +360,34 @@ float SmoothWallProfile<D>::density(float d) const { return d < reach ? lookup(r
 template <int D>
 float SmoothWallProfile<D>::support(float d) const { return d < reach ? lookup(hold, step, d) : 0.0f; }
 
+namespace {
+// The rest lattice (spacing 2r) about a particle of its bottom row, at r from a face.
+struct RestLatticeSums {
+    double half = 0.0;        // its half's density (its own row included), kg/m^D
+    double half_grad = 0.0;   // the rows above's normal gradient m sum |dW/dy| (the mirror's push per unit pressure)
+    double tangential = 0.0;  // t_r (header): the mirror half's share of sum p_t^2 |W'| / |p|
+};
+
+template <int D>
+RestLatticeSums rest_lattice_sums(const CubicSpline<D>& W, float particle_radius, float mass) {
+    RestLatticeSums out;
+    double mirror = 0.0, whole = 0.0;
+    for_each_lattice_offset<D>(2.0f * particle_radius, W.h, [&](const Vec<D>& p) {
+        const float len = norm(p);
+        const double moment = len > 0.0f ? double(p[0]) * p[0] * -W.derivative(len) / len : 0.0;
+        whole += moment;
+        if (p[1] < 0.0f) {
+            mirror += moment;
+            return;
+        }
+        out.half += double(mass) * W.value(p);
+        if (p[1] > 0.0f && len > 0.0f) out.half_grad += double(mass) * -W.derivative(len) * p[1] / len;
+    });
+    out.tangential = whole > 0.0 ? mirror / whole : 0.0;
+    return out;
+}
+}  // namespace
+
 template <int D>
 SmoothWallProfile<D> make_smooth_wall_profile(const CubicSpline<D>& W, float particle_radius, float mass,
                                               float rest_density, bool edges) {
@@ -376,16 +404,10 @@ SmoothWallProfile<D> make_smooth_wall_profile(const CubicSpline<D>& W, float par
         const int k = std::min(static_cast<int>(u), ns - 1);
         return f[k] + (u - k) * (f[k + 1] - f[k]);
     };
-    // The rest lattice's half (its own row included): its density, and the normal gradient of the rows
-    // above, m sum |dW/dy| (the mirror wall's push per unit pressure at r).
-    double half = 0.0, half_grad = 0.0;
-    for_each_lattice_offset<D>(2.0f * particle_radius, W.h, [&](const Vec<D>& p) {
-        if (p[1] < 0.0f) return;
-        half += double(mass) * W.value(p);
-        const float len = norm(p);
-        if (p[1] > 0.0f && len > 0.0f) half_grad += double(mass) * -W.derivative(len) * p[1] / len;
-    });
+    const RestLatticeSums sums = rest_lattice_sums(W, particle_radius, mass);
+    const double half = sums.half, half_grad = sums.half_grad;
     SmoothWallProfile<D> out;
+    out.tangential = static_cast<float>(sums.tangential);
     // lambda: fluid resting at r reads rho0; kappa: there the wall's push per unit pressure is twice the
     // rows above's (the mirror image's P_i + P_i), from the lattice's own sums rather than the integrals.
     out.lambda = static_cast<float>((rho0 - half) / (rho0 * interp(S, r)));
@@ -687,6 +709,24 @@ template <int D>
 Vec<D> SmoothWalls<D>::push(std::size_t i, float rho) const {
     if (!m_on) return Vec<D>::zero();
     return m_virtual.hold[i] * std::clamp(5.0f * rho / m_rest_density - 4.0f, 0.0f, 1.0f);
+}
+
+template <int D>
+Vec<D> SmoothWalls<D>::mirror(std::size_t i, const Vec<D>& x, const Vec<D>& sum) const {
+    Vec<D> a = Vec<D>::zero();
+    if (!m_on || !(m_rho_rest > 0.0f)) return a;
+    const auto& set = m_virtual.set;
+    for (std::uint32_t k = first_face(i); k < m_virtual.lists.offsets[i + 1]; ++k) {
+        const float d = m_virtual.gap[k];
+        if (!(d < m_profile.reach)) continue;  // an edge term: its faces share
+        const Vec<D> off = x - set.position[k];  // along the face's normal, into the fluid
+        const float len = norm(off);
+        if (!(len > 0.0f)) continue;
+        const Vec<D> n = off * (1.0f / len);
+        const float t = std::min(0.5f, m_profile.tangential * m_profile.density(d) / m_rho_rest);
+        a += (sum - n * dot(sum, n)) * (t / (1.0f - t));
+    }
+    return a;
 }
 
 template <int D>

@@ -319,3 +319,66 @@ void expect_solid_box_is_its_orthant(float r) {
 
 TEST(SmoothWalls, SolidBoxIsItsFacesOrthant2D) { expect_solid_box_is_its_orthant<2>(0.004f); }
 TEST(SmoothWalls, SolidBoxIsItsFacesOrthant3D) { expect_solid_box_is_its_orthant<3>(0.006f); }
+
+namespace {
+
+// A particle of the bottom row of a rest lattice on a wide box's floor, in a pressure term that changes along
+// the floor (and across it): its fluid half's pairs sum_j m (q_j - q_i) grad W_ij plus the mirror's share
+// (SmoothWalls::mirror) is, along the floor, what the whole lattice's pairs give a particle in the bulk; the
+// share has no part along the face's normal (that is the virtual particle's).
+template <int D>
+void expect_mirror_completes_the_rows_gradient(float r) {
+    const CubicSpline<D> W(4.0f * r);
+    const float rho0 = 1000.0f, spacing = 2.0f * r, mass = lattice_mass(W, spacing, rho0);
+    Wall<D> tank;
+    tank.lo = Vec<D>::filled(-1.0f);
+    tank.lo[1] = 0.0f;
+    tank.hi = Vec<D>::filled(1.0f);
+    std::vector<Vec<D>> x(1, Vec<D>::zero());
+    x[0][1] = r;
+    std::vector<std::uint32_t> half, whole;
+    for_each_lattice_offset<D>(spacing, W.h, [&](const Vec<D>& p) {
+        if (norm(p) == 0.0f) return;
+        whole.push_back(static_cast<std::uint32_t>(x.size()));
+        if (p[1] >= 0.0f) half.push_back(static_cast<std::uint32_t>(x.size()));
+        x.push_back(x[0] + p);
+    });
+    // q: 3e5 Pa / rho0^2 per metre along x, 1e5 along z (3D), 2e5 across the floor.
+    auto q = [&](std::size_t j) {
+        const Vec<D>& p = x[j];
+        return (3e5f * p[0] + 2e5f * p[1] + (D == 3 ? 1e5f * p[D - 1] : 0.0f)) / (rho0 * rho0);
+    };
+    const Vec<D> fluid = pressure_difference_sum(W, mass, x.data(), 0, std::span<const std::uint32_t>(half), q);
+    const Vec<D> bulk = pressure_difference_sum(W, mass, x.data(), 0, std::span<const std::uint32_t>(whole), q);
+    SmoothWalls<D> walls;
+    walls.init(true, {tank}, 1, W, r, mass, rho0, 0.0f);
+    ExecContext exec(1);
+    walls.update({tank}, {BoundaryMotion<D>{}}, 0.0, Vec<D>::zero(), x.data(), 1, NeighborLists{}, BoundarySet<D>{},
+                 exec);
+    ASSERT_TRUE(walls.near_face(0));
+    const Vec<D> share = walls.mirror(0, x[0], fluid);
+    EXPECT_EQ(share[1], 0.0f);
+    for (int a = 0; a < D; a += (D == 3 ? 2 : 1)) {
+        if (a == 1) continue;
+        EXPECT_LT(std::abs(fluid[a]), 0.9 * std::abs(bulk[a])) << a;  // the half lattice lacks a share
+        EXPECT_NEAR((fluid[a] + share[a]) / bulk[a], 1.0, 1e-4) << a;
+    }
+    // Beyond the reach no share; off the row's distance less (the mirror is further away).
+    std::vector<Vec<D>> far{x[0]};
+    far[0][1] = 3.0f * r;
+    walls.update({tank}, {BoundaryMotion<D>{}}, 0.0, Vec<D>::zero(), far.data(), 1, NeighborLists{}, BoundarySet<D>{},
+                 exec);
+    EXPECT_FALSE(walls.near_face(0));
+    EXPECT_EQ(norm(walls.mirror(0, far[0], fluid)), 0.0f);
+    far[0][1] = 1.5f * r;
+    walls.update({tank}, {BoundaryMotion<D>{}}, 0.0, Vec<D>::zero(), far.data(), 1, NeighborLists{}, BoundarySet<D>{},
+                 exec);
+    const float further = walls.mirror(0, far[0], fluid)[0];
+    EXPECT_GT(further * share[0], 0.0f);  // the same sign
+    EXPECT_LT(std::abs(further), std::abs(share[0]));
+}
+
+}  // namespace
+
+TEST(SmoothWalls, MirrorCompletesTheRowsGradientAlongAFace2D) { expect_mirror_completes_the_rows_gradient<2>(0.004f); }
+TEST(SmoothWalls, MirrorCompletesTheRowsGradientAlongAFace3D) { expect_mirror_completes_the_rows_gradient<3>(0.006f); }
