@@ -67,6 +67,17 @@ void b_copy(BoundarySet<D>& to, std::size_t k, const BoundarySet<D>& from, std::
     to.object[k] = from.object[b];
 }
 
+// The unit normal n (into the fluid) of the face whose virtual particle k lies on x's normal to it; false
+// when x sits on it (no direction).
+template <int D>
+bool face_normal(const BoundarySet<D>& set, std::uint32_t k, const Vec<D>& x, Vec<D>& n) {
+    const Vec<D> off = x - set.position[k];
+    const float len = norm(off);
+    if (!(len > 0.0f)) return false;
+    n = off * (1.0f / len);
+    return true;
+}
+
 // Whether x lies beyond `reach` of a bounded solid's world box (then the solid has nothing for x).
 template <int D>
 bool beyond_reach(const Wall<D>& w, const Vec<D>& x, float reach) {
@@ -715,14 +726,10 @@ template <int D>
 Vec<D> SmoothWalls<D>::mirror(std::size_t i, const Vec<D>& x, const Vec<D>& sum) const {
     Vec<D> a = Vec<D>::zero();
     if (!m_on || !(m_rho_rest > 0.0f)) return a;
-    const auto& set = m_virtual.set;
     for (std::uint32_t k = first_face(i); k < m_virtual.lists.offsets[i + 1]; ++k) {
         const float d = m_virtual.gap[k];
-        if (!(d < m_profile.reach)) continue;  // an edge term: its faces share
-        const Vec<D> off = x - set.position[k];  // along the face's normal, into the fluid
-        const float len = norm(off);
-        if (!(len > 0.0f)) continue;
-        const Vec<D> n = off * (1.0f / len);
+        Vec<D> n;
+        if (!(d < m_profile.reach) || !face_normal(m_virtual.set, k, x, n)) continue;  // edge terms: their faces share
         const float t = std::min(0.5f, m_profile.tangential * m_profile.density(d) / m_rho_rest);
         a += (sum - n * dot(sum, n)) * (t / (1.0f - t));
     }
@@ -735,10 +742,8 @@ Vec<D> SmoothWalls<D>::shear(std::size_t i, const Vec<D>& x, const Vec<D>& v, fl
     if (!m_on || !(m_nu > 0.0f) || !(m_rho_rest > 0.0f)) return dv;
     const auto& set = m_virtual.set;
     for (std::uint32_t k = first_face(i); k < m_virtual.lists.offsets[i + 1]; ++k) {
-        const Vec<D> off = x - set.position[k];  // along the face's normal, into the fluid
-        const float len = norm(off);
-        if (!(len > 0.0f)) continue;
-        const Vec<D> n = off * (1.0f / len);
+        Vec<D> n;
+        if (!face_normal(set, k, x, n)) continue;
         const Vec<D> u = v + dv - set.velocity[k];
         const Vec<D> ut = u - n * dot(u, n);
         const float slip = norm(ut);
