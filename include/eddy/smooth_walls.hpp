@@ -81,10 +81,13 @@
 //
 //   a_mirror = t(d) / (1 - t(d)) sum_j m (q_j - q_i) grad W_ij,   t(d) = min(1/2, t_r rho_B(d) / rho_B(r)).
 //
-// The solvers do not add it yet: added in their pressure loops it ends the crowding (a 3D tank's wall rows
-// at 1.01 r with their depth's pressure), but it is a force on the fluid whose reaction must go to the
-// walls' loads (else the floor reads less than the weight) and it moves bodies' drafts and heave past
-// their bounds (docs/methods.md).
+// Only where the particle's list holds no boundary particles (mirrored): the mirror continues a fluid
+// lattice, which next to a particle wall or a body it is not. WCSPH adds it to its accelerations and gives
+// its reaction to each face's object in the loads (mirror_face, pair by pair). DFSPH does not yet: in its
+// solves it ends its rows' crowding (a 3D tank's wall rows at 1.02 r with their depth's pressure, not 1.10 r
+// and +12%) and with its reaction its loads balance, but it sinks a floating box deeper (3D draft +4.3%
+// against +2.7%) and runs the 3D dam break's front half a point further ahead; PBF neither (its tank at
+// rest moves with it). docs/methods.md, "Why rows crowd on a smooth wall".
 //
 // The reach is r + (h - r) / (2 kappa), about 2.2 r at h = 4r. Only closed analytic containers are drawn
 // so (smooth_wall_mask): solids, bodies, models and open shells keep their boundary particles
@@ -243,9 +246,17 @@ public:
     Vec<D> shear(std::size_t i, const Vec<D>& x, const Vec<D>& v, float dt) const;
     /// Whether particle i has a face (or an edge term) within reach; off: false.
     bool near_face(std::size_t i) const { return m_on && first_face(i) < m_virtual.lists.offsets[i + 1]; }
+    /// Whether particle i takes the mirror's share: a face within reach and no boundary particles in its list
+    /// (the mirror continues a fluid lattice across the face; next to a particle wall or a body it is not one).
+    bool mirrored(std::size_t i) const { return near_face(i) && m_virtual.counts[i] == 0; }
     /// The mirror's share (header, a_mirror) of particle i at x for its fluid pairs' pressure-difference sum
-    /// `sum` = sum_j m (q_j - q_i) grad W_ij: its part along each face within reach, times t / (1 - t).
+    /// `sum` = sum_j m (q_j - q_i) grad W_ij: its part along each face within reach, times t / (1 - t); zero
+    /// where not mirrored(i).
     Vec<D> mirror(std::size_t i, const Vec<D>& x, const Vec<D>& sum) const;
+    /// The same share of face slot k alone (k >= first_face(i) of a mirrored particle): its face's load.
+    Vec<D> mirror_face(std::uint32_t k, const Vec<D>& x, const Vec<D>& sum) const;
+    /// Whether face slot k is within the mirror's reach (an edge term or a face farther than the reach is not).
+    bool mirror_reaches(std::uint32_t k) const { return m_on && m_virtual.gap[k] < m_profile.reach; }
     /// Per fluid particle: the faces' rho_B (for counting neighbours); off: 0.
     float density(std::size_t i) const { return m_on ? m_virtual.density[i] : 0.0f; }
     /// Per fluid particle: the boundary particles in its list (on: the copies; off: call with the lists).

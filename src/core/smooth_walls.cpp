@@ -725,15 +725,18 @@ Vec<D> SmoothWalls<D>::push(std::size_t i, float rho) const {
 template <int D>
 Vec<D> SmoothWalls<D>::mirror(std::size_t i, const Vec<D>& x, const Vec<D>& sum) const {
     Vec<D> a = Vec<D>::zero();
-    if (!m_on || !(m_rho_rest > 0.0f)) return a;
-    for (std::uint32_t k = first_face(i); k < m_virtual.lists.offsets[i + 1]; ++k) {
-        const float d = m_virtual.gap[k];
-        Vec<D> n;
-        if (!(d < m_profile.reach) || !face_normal(m_virtual.set, k, x, n)) continue;  // edge terms: their faces share
-        const float t = std::min(0.5f, m_profile.tangential * m_profile.density(d) / m_rho_rest);
-        a += (sum - n * dot(sum, n)) * (t / (1.0f - t));
-    }
+    if (!mirrored(i)) return a;
+    for (std::uint32_t k = first_face(i); k < m_virtual.lists.offsets[i + 1]; ++k) a += mirror_face(k, x, sum);
     return a;
+}
+
+template <int D>
+Vec<D> SmoothWalls<D>::mirror_face(std::uint32_t k, const Vec<D>& x, const Vec<D>& sum) const {
+    Vec<D> n;
+    if (!mirror_reaches(k) || !(m_rho_rest > 0.0f) || !face_normal(m_virtual.set, k, x, n))
+        return Vec<D>::zero();  // edge terms: their faces share
+    const float t = std::min(0.5f, m_profile.tangential * m_profile.density(m_virtual.gap[k]) / m_rho_rest);
+    return (sum - n * dot(sum, n)) * (t / (1.0f - t));
 }
 
 template <int D>

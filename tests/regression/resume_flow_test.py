@@ -46,7 +46,7 @@ CASES = [
     ("whitewater_2d", "dam_break_2d.json",
      ["--until", "0.5", "--fps", "20", "--set", "particle_radius=0.005", "--whitewater",
       *[a for kv in ("trapped_air_min=0.5", "wave_crest_min=0.3", "kinetic_min=0.1", "lifetime_min=0.1",
-                     "lifetime_max=0.3", "spray_neighbors=5", "bubble_neighbors=12") for a in ("--ww-set", kv)]],
+                     "lifetime_max=0.3", "spray_neighbors=7", "bubble_neighbors=12") for a in ("--ww-set", kv)]],
      0.23),
     ("bodies_3d", "dam_break_debris_3d.json",
      ["--until", "0.3", "--fps", "40", "--set", "particle_radius=0.02"], 0.16),

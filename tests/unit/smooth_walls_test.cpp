@@ -356,13 +356,30 @@ void expect_mirror_completes_the_rows_gradient(float r) {
     walls.update({tank}, {BoundaryMotion<D>{}}, 0.0, Vec<D>::zero(), x.data(), 1, NeighborLists{}, BoundarySet<D>{},
                  exec);
     ASSERT_TRUE(walls.near_face(0));
+    ASSERT_TRUE(walls.mirrored(0));
     const Vec<D> share = walls.mirror(0, x[0], fluid);
     EXPECT_EQ(share[1], 0.0f);
+    // Face by face (the loads' reaction): the faces' shares add up to it, bit for bit.
+    Vec<D> faces = Vec<D>::zero();
+    for (std::uint32_t k = walls.first_face(0); k < walls.virtual_walls().lists.offsets[1]; ++k)
+        faces += walls.mirror_face(k, x[0], fluid);
+    EXPECT_EQ(norm(faces - share), 0.0f);
     for (int a = 0; a < D; a += (D == 3 ? 2 : 1)) {
         if (a == 1) continue;
         EXPECT_LT(std::abs(fluid[a]), 0.9 * std::abs(bulk[a])) << a;  // the half lattice lacks a share
         EXPECT_NEAR((fluid[a] + share[a]) / bulk[a], 1.0, 1e-4) << a;
     }
+    // A boundary particle of another wall (not drawn smooth) in the particle's list: no mirror of a fluid
+    // lattice there, no share.
+    BoundarySet<D> plate;
+    plate.push_back(x[0] + Vec<D>::filled(r), 1);
+    NeighborLists beside;
+    beside.offsets = {0, 1};
+    beside.indices = {0};
+    walls.update({tank}, {BoundaryMotion<D>{}}, 0.0, Vec<D>::zero(), x.data(), 1, beside, plate, exec);
+    EXPECT_TRUE(walls.near_face(0));
+    EXPECT_FALSE(walls.mirrored(0));
+    EXPECT_EQ(norm(walls.mirror(0, x[0], fluid)), 0.0f);
     // Beyond the reach no share; off the row's distance less (the mirror is further away).
     std::vector<Vec<D>> far{x[0]};
     far[0][1] = 3.0f * r;
