@@ -83,11 +83,23 @@
 //
 // Only where the particle's list holds no boundary particles (mirrored): the mirror continues a fluid
 // lattice, which next to a particle wall or a body it is not. WCSPH adds it to its accelerations and gives
-// its reaction to each face's object in the loads (mirror_face, pair by pair). DFSPH does not yet: in its
-// solves it ends its rows' crowding (a 3D tank's wall rows at 1.02 r with their depth's pressure, not 1.10 r
-// and +12%) and with its reaction its loads balance, but it sinks a floating box deeper (3D draft +4.3%
-// against +2.7%) and runs the 3D dam break's front half a point further ahead; PBF neither (its tank at
-// rest moves with it). docs/methods.md, "Why rows crowd on a smooth wall".
+// its reaction to each face's object in the loads (mirror_face, pair by pair).
+//
+// The same share in the solvers' symmetric pair form (ghost_share): each fluid neighbour j within the reach
+// of a face's plane has its image x_j' = x_j - 2 d_j n across it, and
+//
+//   a_ghost = sum_j m (q_i + q_j) grad W(x_i - x_j')   along the face,
+//
+// which on the rest lattice is the difference form's share above (the image lattice is symmetric along the
+// face), with no constant. The images of a pair, (i, j') and (j, i'), lie at the same distance with opposite
+// offsets along the face, so over the fluid their parts cancel: the wall carries no load along itself and
+// needs no reaction (the difference form's reaction puts a vertical load of order r / W of the weight on side
+// walls). Not used by a solver yet: in DFSPH's solves (measured 2026-12-02, docs/methods.md "The mirror's
+// share in the symmetric form") it ends the rows' crowding and brings the bulk's pressure gradient to within
+// 0.7% of rho0 g (main: +2.5%), and so uncovers the Akinci solids' and bodies' own deficit that the too steep
+// gradient had hidden (a 2D box held under water -1.1% -> -3.3%, the 3D floating box +2.7% -> +3.7% deep by
+// mass): it waits for those objects to be drawn smooth. PBF takes neither (its tank at rest moved with the
+// difference form). docs/methods.md, "Why rows crowd on a smooth wall".
 //
 // The reach is r + (h - r) / (2 kappa), about 2.2 r at h = 4r. Only closed analytic containers are drawn
 // so (smooth_wall_mask): solids, bodies, models and open shells keep their boundary particles
@@ -95,6 +107,7 @@
 // body drift 2 r; shells let particles through), and the solvers see both in one list. (Volume maps,
 // Bender et al. 2019, integrate the solid itself; not built: issue 40.)
 #pragma once
+#include <cmath>
 #include <span>
 #include <vector>
 
@@ -257,6 +270,35 @@ public:
     Vec<D> mirror_face(std::uint32_t k, const Vec<D>& x, const Vec<D>& sum) const;
     /// Whether face slot k is within the mirror's reach (an edge term or a face farther than the reach is not).
     bool mirror_reaches(std::uint32_t k) const { return m_on && m_virtual.gap[k] < m_profile.reach; }
+    /// The mirror images' share along i's faces in the solvers' symmetric pair form (header, ghosts): for each
+    /// face within the mirror's reach and each fluid neighbour j in `list` that is mirrored and within that
+    /// reach of the face's plane, j's image x_j' = x_j - 2 d_j n across it adds m (q_i + q_j) grad W(x_i - x_j')
+    /// along the face. Pair by pair the images' parts cancel over the fluid (no load on a frictionless wall);
+    /// zero where not mirrored(i).
+    template <class Q>
+    Vec<D> ghost_share(std::size_t i, const Vec<D>* x, std::span<const std::uint32_t> list, float m, const Q& q) const {
+        Vec<D> a = Vec<D>::zero();
+        if (!mirrored(i)) return a;
+        const float qi = q[i], reach = m_profile.reach, h2 = m_kernel.h * m_kernel.h;
+        for (std::uint32_t k = first_face(i); k < m_virtual.lists.offsets[i + 1]; ++k) {
+            const Vec<D> off = x[i] - m_virtual.set.position[k];
+            const float len = norm(off);
+            if (!mirror_reaches(k) || !(len > 0.0f)) continue;  // edge terms: their faces share
+            const Vec<D> n = off * (1.0f / len);
+            const float di = m_virtual.gap[k];
+            for (std::uint32_t j : list) {
+                const Vec<D> r = x[i] - x[j];
+                const float rn = dot(r, n), dj = di - rn;  // j's distance from the face's plane
+                if (!(dj >= 0.0f && dj < reach) || !mirrored(j)) continue;
+                const Vec<D> rt = r - n * rn;
+                const float l2 = norm2(rt) + (di + dj) * (di + dj);
+                if (!(l2 < h2)) continue;
+                const float l = std::sqrt(l2);
+                a += rt * (m * (qi + q[j]) * m_kernel.derivative(l) / l);
+            }
+        }
+        return a;
+    }
     /// Per fluid particle: the faces' rho_B (for counting neighbours); off: 0.
     float density(std::size_t i) const { return m_on ? m_virtual.density[i] : 0.0f; }
     /// Per fluid particle: the boundary particles in its list (on: the copies; off: call with the lists).

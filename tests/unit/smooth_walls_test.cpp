@@ -322,6 +322,22 @@ TEST(SmoothWalls, SolidBoxIsItsFacesOrthant3D) { expect_solid_box_is_its_orthant
 
 namespace {
 
+// A box container 2 m wide whose floor is at y = 0: near the origin only its floor is within reach.
+template <int D>
+Wall<D> floor_tank() {
+    Wall<D> tank;
+    tank.lo = Vec<D>::filled(-1.0f);
+    tank.lo[1] = 0.0f;
+    tank.hi = Vec<D>::filled(1.0f);
+    return tank;
+}
+
+// A pressure term q = p / rho0^2: 3e5 Pa per metre along x, 1e5 along z (3D), 2e5 across the floor.
+template <int D>
+float linear_pressure_term(const Vec<D>& p, float rho0) {
+    return (3e5f * p[0] + 2e5f * p[1] + (D == 3 ? 1e5f * p[D - 1] : 0.0f)) / (rho0 * rho0);
+}
+
 // A particle of the bottom row of a rest lattice on a wide box's floor, in a pressure term that changes along
 // the floor (and across it): its fluid half's pairs sum_j m (q_j - q_i) grad W_ij plus the mirror's share
 // (SmoothWalls::mirror) is, along the floor, what the whole lattice's pairs give a particle in the bulk; the
@@ -330,10 +346,7 @@ template <int D>
 void expect_mirror_completes_the_rows_gradient(float r) {
     const CubicSpline<D> W(4.0f * r);
     const float rho0 = 1000.0f, spacing = 2.0f * r, mass = lattice_mass(W, spacing, rho0);
-    Wall<D> tank;
-    tank.lo = Vec<D>::filled(-1.0f);
-    tank.lo[1] = 0.0f;
-    tank.hi = Vec<D>::filled(1.0f);
+    const Wall<D> tank = floor_tank<D>();
     std::vector<Vec<D>> x(1, Vec<D>::zero());
     x[0][1] = r;
     std::vector<std::uint32_t> half, whole;
@@ -343,11 +356,7 @@ void expect_mirror_completes_the_rows_gradient(float r) {
         if (p[1] >= 0.0f) half.push_back(static_cast<std::uint32_t>(x.size()));
         x.push_back(x[0] + p);
     });
-    // q: 3e5 Pa / rho0^2 per metre along x, 1e5 along z (3D), 2e5 across the floor.
-    auto q = [&](std::size_t j) {
-        const Vec<D>& p = x[j];
-        return (3e5f * p[0] + 2e5f * p[1] + (D == 3 ? 1e5f * p[D - 1] : 0.0f)) / (rho0 * rho0);
-    };
+    auto q = [&](std::size_t j) { return linear_pressure_term<D>(x[j], rho0); };
     const Vec<D> fluid = pressure_difference_sum(W, mass, x.data(), 0, std::span<const std::uint32_t>(half), q);
     const Vec<D> bulk = pressure_difference_sum(W, mass, x.data(), 0, std::span<const std::uint32_t>(whole), q);
     SmoothWalls<D> walls;
@@ -399,3 +408,98 @@ void expect_mirror_completes_the_rows_gradient(float r) {
 
 TEST(SmoothWalls, MirrorCompletesTheRowsGradientAlongAFace2D) { expect_mirror_completes_the_rows_gradient<2>(0.004f); }
 TEST(SmoothWalls, MirrorCompletesTheRowsGradientAlongAFace3D) { expect_mirror_completes_the_rows_gradient<3>(0.006f); }
+
+namespace {
+
+// SmoothWalls::ghost_share, the mirror images' share in the solvers' symmetric pair form (smooth_walls.hpp):
+// (1) for a particle of the bottom row of a rest lattice on a floor, in a pressure term that changes along the
+// floor and across it, its fluid half's sum_j m (q_i + q_j) grad W_ij plus the share is, along the floor, the
+// whole lattice's; the share has no part along the normal. (2) Over a jittered patch of fluid on the floor,
+// the shares of all particles cancel (the images of a pair, (i, j') and (j, i'), sit at the same distance
+// with opposite offsets along the face): a frictionless wall carries no load along itself.
+template <int D>
+void expect_ghosts_complete_the_row_and_cancel(float r) {
+    const CubicSpline<D> W(4.0f * r);
+    const float rho0 = 1000.0f, spacing = 2.0f * r, mass = lattice_mass(W, spacing, rho0);
+    const Wall<D> tank = floor_tank<D>();
+    auto field = [&](const Vec<D>& p) { return linear_pressure_term<D>(p, rho0); };
+    auto symmetric = [&](const std::vector<Vec<D>>& x, const std::vector<float>& q, std::size_t i,
+                         const std::vector<std::uint32_t>& list) {
+        Vec<D> s = Vec<D>::zero();
+        for (std::uint32_t j : list) {
+            const Vec<D> d = x[i] - x[j];
+            const float len = norm(d);
+            if (len > 0.0f) s += d * (mass * (q[i] + q[j]) * W.derivative(len) / len);
+        }
+        return s;
+    };
+    ExecContext exec(1);
+    SmoothWalls<D> walls;
+    walls.init(true, {tank}, 1, W, r, mass, rho0, 0.0f);
+    {
+        std::vector<Vec<D>> x(1, Vec<D>::zero()), bulk(1, Vec<D>::zero());
+        x[0][1] = bulk[0][1] = r;
+        std::vector<std::uint32_t> half, whole;
+        for_each_lattice_offset<D>(spacing, W.h, [&](const Vec<D>& p) {
+            if (norm(p) == 0.0f) return;
+            whole.push_back(static_cast<std::uint32_t>(bulk.size()));
+            bulk.push_back(bulk[0] + p);
+            if (p[1] >= 0.0f) {
+                half.push_back(static_cast<std::uint32_t>(x.size()));
+                x.push_back(x[0] + p);
+            }
+        });
+        std::vector<float> q(x.size()), qb(bulk.size());
+        for (std::size_t j = 0; j < x.size(); ++j) q[j] = field(x[j]);
+        for (std::size_t j = 0; j < bulk.size(); ++j) qb[j] = field(bulk[j]);
+        walls.update({tank}, {BoundaryMotion<D>{}}, 0.0, Vec<D>::zero(), x.data(), x.size(), NeighborLists{},
+                     BoundarySet<D>{}, exec);
+        ASSERT_TRUE(walls.mirrored(0));
+        const Vec<D> share = walls.ghost_share(0, x.data(), std::span<const std::uint32_t>(half), mass, q);
+        const Vec<D> fluid = symmetric(x, q, 0, half), all = symmetric(bulk, qb, 0, whole);
+        EXPECT_NEAR(share[1], 0.0f, 1e-6f * norm(share));
+        for (int a = 0; a < D; a += (D == 3 ? 2 : 1)) {
+            if (a == 1) continue;
+            EXPECT_LT(std::abs(fluid[a]), 0.9 * std::abs(all[a])) << a;  // the half lattice lacks a share
+            EXPECT_NEAR((fluid[a] + share[a]) / all[a], 1.0, 1e-4) << a;
+        }
+    }
+    // A jittered patch, three rows 1.2 r apart, in a hydrostatic field plus a gradient along the floor.
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> jitter(-0.2f * r, 0.2f * r);
+    std::vector<Vec<D>> x;
+    const int nx = 8, nz = D == 3 ? 6 : 1;
+    for (int k = 0; k < nz; ++k)
+        for (int row = 0; row < 3; ++row)
+            for (int c = 0; c < nx; ++c) {
+                Vec<D> p = Vec<D>::zero();
+                p[0] = spacing * c + jitter(rng);
+                p[1] = r + 1.2f * r * row + jitter(rng);  // the second row straddles the reach (2.2 r)
+                if constexpr (D == 3) p[2] = spacing * k + jitter(rng);
+                x.push_back(p);
+            }
+    std::vector<float> q(x.size());
+    for (std::size_t j = 0; j < x.size(); ++j) q[j] = field(x[j]) + 3e3f * (0.3f - x[j][1]) / rho0;
+    walls.update({tank}, {BoundaryMotion<D>{}}, 0.0, Vec<D>::zero(), x.data(), x.size(), NeighborLists{},
+                 BoundarySet<D>{}, exec);
+    Vec<D> total = Vec<D>::zero();
+    float size = 0.0f;
+    int shared = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        std::vector<std::uint32_t> list;
+        for (std::size_t j = 0; j < x.size(); ++j)
+            if (j != i && norm(x[i] - x[j]) < W.h) list.push_back(static_cast<std::uint32_t>(j));
+        const Vec<D> s = walls.ghost_share(i, x.data(), std::span<const std::uint32_t>(list), mass, q);
+        total += s;
+        size += norm(s);
+        shared += norm(s) > 0.0f;
+    }
+    EXPECT_GT(shared, nx * nz);                            // the bottom row and some of the next
+    EXPECT_LT(shared, 2 * nx * nz + 1);
+    EXPECT_LT(norm(total), 1e-5f * size);
+}
+
+}  // namespace
+
+TEST(SmoothWalls, GhostsCompleteTheRowAndCancelOverTheFluid2D) { expect_ghosts_complete_the_row_and_cancel<2>(0.004f); }
+TEST(SmoothWalls, GhostsCompleteTheRowAndCancelOverTheFluid3D) { expect_ghosts_complete_the_row_and_cancel<3>(0.006f); }
