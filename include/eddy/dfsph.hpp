@@ -192,9 +192,11 @@ private:
         return m_smooth.particles(i) +
                static_cast<std::uint32_t>(m_full_neighbors * m_smooth.density(i) / m_s.rest_density + 0.5f);
     }
-    // The Jacobi velocity update dv_i = -dt [dK_i F_i + sum_j m dK_j grad W_ij] (2017 eq. 9); K (if not null)
+    // The Jacobi velocity update dv_i = -dt [dK_i F_i + sum_j m dK_j grad W_ij] (2017 eq. 9) and the smooth
+    // faces' mirror share (moving: the moving objects' faces too; not in the divergence solve); K (if not null)
     // accumulates dK.
-    void apply_pressure(const float* dK, float* K, Vec<D>* v, float dt, const ExecContext& exec) const;
+    void apply_pressure(const Vec<D>* x, const float* dK, float* K, Vec<D>* v, float dt, bool moving,
+                        const ExecContext& exec) const;
     // The step's per-particle buffers at n particles.
     void resize_buffers(std::size_t n);
     // One step's views of the fluid and the walls, shared by its passes (step() lists them in order).

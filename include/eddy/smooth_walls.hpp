@@ -60,52 +60,42 @@
 // times, is added back once: rho_klm = lambda rho0 Q3(s_k, s_l, s_m), its gradient from
 // P3(a, b, c) = -dQ3/da (a virtual particle of positive psi). The profile's `edges` off (unit tests only)
 // shows what the terms take off.
-// A solid box (fluid outside) is, within the reach, the orthant of the faces that look towards x: its face
-// x is farthest outside of, less the parts of that face's half space beyond the others, as edge and corner
-// terms of negative psi in the same tables without the containers' calibration (solid_box_terms; where the
-// mirror image lies in the box, its faces' hydrostatic push also holds a ceiling). It matches the kernel's
-// integral over the orthant and its push is the density's gradient (the unit tests), but it is not drawn
-// by default: the rows on its faces crowd as on every face (below), and a box held under water reads 17%
-// buoyant in 3D.
+// A solid box (fluid outside: obstacles, the slabs of an open-top box, a body's box in its own frame) is,
+// within the reach, the orthant of the faces that look towards x: its face x is farthest outside of, less
+// the parts of that face's half space beyond the others, as edge and corner terms of negative psi in the
+// same tables without the containers' calibration (solid_box_terms; where the mirror image lies in the box,
+// its faces' hydrostatic push also holds a ceiling). It matches the kernel's integral over the orthant and
+// its push is the density's gradient (the unit tests). A moving box's faces move with its pose, and its
+// virtual particles carry its object and velocity: the loads and DFSPH's and PBF's in-solve body coupling
+// read them as they read boundary particles.
 //
 // A face's virtual particle pushes along its normal only. A true mirror image also holds a row along the
 // face: in a pressure field that changes along the face, the mirror rows carry their share of the pairs'
-// sum_j m (q_j - q_i) grad W_ij (q: the solver's pressure term). On the rest lattice that share is
+// pressure force. Without it a row on a side wall holds only 85% of its weight by its pressure gradient and
+// sinks into a denser packing with 10-16% more pressure (docs/methods.md, "Why rows crowd on a smooth
+// wall"). The share in the solvers' symmetric pair form (ghost_share): each fluid neighbour j that has the
+// same face within the reach has its image x_j' = x_j - 2 d_j n across it, and
 //
-//   t_r = sum over the mirror half of p_t^2 |W'(|p|)| / |p|  /  the same sum over the whole lattice
+//   a_ghost = sum_j m (q_i + q_j) grad W(x_i - x_j')   along the face   (q: the solver's pressure term),
 //
-// (p_t: an offset's part along the face; 0.163 in 2D, 0.152 in 3D at h = 4r), and the fluid half carries
-// the rest. Without it a row on a side wall holds only 85% of its weight by its pressure gradient and sinks
-// into a denser packing with 10-16% more pressure (docs/methods.md, "Why rows crowd on a smooth wall").
-// SmoothWalls::mirror gives, per face within reach, the part along the face of
+// with no constant: on the rest lattice the images are the missing half of the lattice. The images of a
+// pair, (i, j') and (j, i'), lie at the same distance d_i + d_j with opposite offsets along the face, so
+// over the fluid their parts cancel to the bit (the pair's normal is the mean of the two particles' normals):
+// a frictionless wall carries no load along itself and needs no reaction, and a body's momentum exchange
+// with the fluid stays exact. Only where the particle's list holds no boundary particles (mirrored): the
+// mirror continues a fluid lattice, which next to a particle wall it is not. DFSPH adds it in both solves,
+// WCSPH to its accelerations; PBF takes none (its tank at rest moved with the share's earlier form). In
+// DFSPH's divergence solve a moving object's faces (a body, a moving or keyframed wall) take none: with them a
+// box dropped 1 cm on DFSPH water still heaved 2.1 mm (above r) 2.5-3 s later, 1.8 mm without; without any
+// share on a body's faces a neutral body drifted 5.1 mm (r = 5 mm) and a light one floated 8.2% deep. Why the
+// divergence solve's share on a moving face feeds a heave is not understood. docs/methods.md, "Solids and
+// bodies drawn smooth".
 //
-//   a_mirror = t(d) / (1 - t(d)) sum_j m (q_j - q_i) grad W_ij,   t(d) = min(1/2, t_r rho_B(d) / rho_B(r)).
-//
-// Only where the particle's list holds no boundary particles (mirrored): the mirror continues a fluid
-// lattice, which next to a particle wall or a body it is not. WCSPH adds it to its accelerations and gives
-// its reaction to each face's object in the loads (mirror_face, pair by pair).
-//
-// The same share in the solvers' symmetric pair form (ghost_share): each fluid neighbour j within the reach
-// of a face's plane has its image x_j' = x_j - 2 d_j n across it, and
-//
-//   a_ghost = sum_j m (q_i + q_j) grad W(x_i - x_j')   along the face,
-//
-// which on the rest lattice is the difference form's share above (the image lattice is symmetric along the
-// face), with no constant. The images of a pair, (i, j') and (j, i'), lie at the same distance with opposite
-// offsets along the face, so over the fluid their parts cancel: the wall carries no load along itself and
-// needs no reaction (the difference form's reaction puts a vertical load of order r / W of the weight on side
-// walls). Not used by a solver yet: in DFSPH's solves (measured 2026-12-02, docs/methods.md "The mirror's
-// share in the symmetric form") it ends the rows' crowding and brings the bulk's pressure gradient to within
-// 0.7% of rho0 g (main: +2.5%), and so uncovers the Akinci solids' and bodies' own deficit that the too steep
-// gradient had hidden (a 2D box held under water -1.1% -> -3.3%, the 3D floating box +2.7% -> +3.7% deep by
-// mass): it waits for those objects to be drawn smooth. PBF takes neither (its tank at rest moved with the
-// difference form). docs/methods.md, "Why rows crowd on a smooth wall".
-//
-// The reach is r + (h - r) / (2 kappa), about 2.2 r at h = 4r. Only closed analytic containers are drawn
-// so (smooth_wall_mask): solids, bodies, models and open shells keep their boundary particles
-// (one face at a solid's nearest point, tried, read a box held under water 21% heavy and let a neutral
-// body drift 2 r; shells let particles through), and the solvers see both in one list. (Volume maps,
-// Bender et al. 2019, integrate the solid itself; not built: issue 40.)
+// The reach is r + (h - r) / (2 kappa), about 2.2 r at h = 4r. Closed analytic containers and solid boxes
+// are drawn so (drawn_smooth): other solids (balls, cylinders, models), open shells keep their boundary
+// particles (one face at such a solid's nearest point, tried, read a box held under water 21% heavy and let
+// a neutral body drift 2 r; shells let particles through), and the solvers see both in one list. (Volume
+// maps, Bender et al. 2019, integrate any solid itself; not built: issue 40.)
 #pragma once
 #include <cmath>
 #include <span>
@@ -139,7 +129,6 @@ struct SmoothWallProfile {
     float q3_step = 0.0f;
     std::vector<float> q3, p3;
     float mu2 = 1.0f, mu3 = 1.0f;  ///< The Q, P and Q3, P3 tables' calibration to the container's lattice corner
-    float tangential = 0.0f;       ///< t_r: the mirror's share of a row's pressure sum along its face (header)
     /// delta and psi at distance d (m); d < 0 (inside the wall) takes d = 0. Returns false beyond reach.
     bool at(float d, float& delta_out, float& psi_out) const;
     float density(float d) const;  ///< rho_B(d)
@@ -195,12 +184,14 @@ void build_virtual_walls(const std::vector<Wall<D>>& walls, const std::vector<st
                          const std::vector<std::uint8_t>* smooth_object = nullptr, const CubicSpline<D>* kernel = nullptr);
 
 /// The one rule for the walls the smooth model draws: closed analytic containers (box, ball, and in 3D the
-/// cylinder). Solids (obstacles, bodies, open tops, which end at their rim), models and open shells keep
-/// their boundary particles. smooth_wall_mask and the memory estimate both ask it.
+/// cylinder) and solid boxes (obstacles, bodies, an open-top box's slabs, which end at its rim). Other
+/// solids, models and open shells keep their boundary particles. smooth_wall_mask and the memory estimate
+/// both ask it.
 template <int D>
 constexpr bool drawn_smooth(typename Wall<D>::Shape shape, bool solid) {
     using S = typename Wall<D>::Shape;
-    return !solid && (shape == S::box || shape == S::ball || (D == 3 && shape == S::cylinder));
+    if (solid) return shape == S::box;
+    return shape == S::box || shape == S::ball || (D == 3 && shape == S::cylinder);
 }
 
 /// Per wall 1 if drawn_smooth; per object in `objects` (size: the boundary objects) 1 if one of its walls is.
@@ -262,42 +253,56 @@ public:
     /// Whether particle i takes the mirror's share: a face within reach and no boundary particles in its list
     /// (the mirror continues a fluid lattice across the face; next to a particle wall or a body it is not one).
     bool mirrored(std::size_t i) const { return near_face(i) && m_virtual.counts[i] == 0; }
-    /// The mirror's share (header, a_mirror) of particle i at x for its fluid pairs' pressure-difference sum
-    /// `sum` = sum_j m (q_j - q_i) grad W_ij: its part along each face within reach, times t / (1 - t); zero
-    /// where not mirrored(i).
-    Vec<D> mirror(std::size_t i, const Vec<D>& x, const Vec<D>& sum) const;
-    /// The same share of face slot k alone (k >= first_face(i) of a mirrored particle): its face's load.
-    Vec<D> mirror_face(std::uint32_t k, const Vec<D>& x, const Vec<D>& sum) const;
+    /// Whether boundary object o moves (a body, a moving or keyframed wall) this step; off: false.
+    bool moving(std::size_t o) const { return m_on && o < m_moving.size() && m_moving[o]; }
     /// Whether face slot k is within the mirror's reach (an edge term or a face farther than the reach is not).
     bool mirror_reaches(std::uint32_t k) const { return m_on && m_virtual.gap[k] < m_profile.reach; }
-    /// The mirror images' share along i's faces in the solvers' symmetric pair form (header, ghosts): for each
-    /// face within the mirror's reach and each fluid neighbour j in `list` that is mirrored and within that
-    /// reach of the face's plane, j's image x_j' = x_j - 2 d_j n across it adds m (q_i + q_j) grad W(x_i - x_j')
-    /// along the face. Pair by pair the images' parts cancel over the fluid (no load on a frictionless wall);
-    /// zero where not mirrored(i).
+    /// The mirror images' share along i's faces in the solvers' symmetric pair form (header, a_ghost): for each
+    /// face slot k of i within the mirror's reach (of an object that does not move, unless `moving`) and each
+    /// mirrored fluid neighbour j in `list` with a slot l of the same face (the same object, normals within 25
+    /// degrees), j's image across the face adds
+    /// m (q_i + q_j) grad W(x_i - x_j') along it, x_i - x_j' = (x_i - x_j) along the face and d_i + d_j across.
+    /// Pair by pair the images' parts cancel to the bit (no load on a frictionless wall); zero where not
+    /// mirrored(i). q: the solver's pressure term per particle, by index.
     template <class Q>
-    Vec<D> ghost_share(std::size_t i, const Vec<D>* x, std::span<const std::uint32_t> list, float m, const Q& q) const {
+    Vec<D> ghost_share(std::size_t i, const Vec<D>* x, std::span<const std::uint32_t> list, float m, const Q& q,
+                       bool moving = true) const {
         Vec<D> a = Vec<D>::zero();
         if (!mirrored(i)) return a;
-        const float qi = q[i], reach = m_profile.reach, h2 = m_kernel.h * m_kernel.h;
+        const float qi = q[i], h2 = m_kernel.h * m_kernel.h;
+        const auto& obj = m_virtual.set.object;
         for (std::uint32_t k = first_face(i); k < m_virtual.lists.offsets[i + 1]; ++k) {
-            const Vec<D> off = x[i] - m_virtual.set.position[k];
-            const float len = norm(off);
-            if (!mirror_reaches(k) || !(len > 0.0f)) continue;  // edge terms: their faces share
-            const Vec<D> n = off * (1.0f / len);
-            const float di = m_virtual.gap[k];
+            Vec<D> ni;
+            // Edge terms: their faces share.
+            if (!mirror_reaches(k) || (!moving && this->moving(obj[k])) || !face_normal(k, x[i], ni)) continue;
             for (std::uint32_t j : list) {
-                const Vec<D> r = x[i] - x[j];
-                const float rn = dot(r, n), dj = di - rn;  // j's distance from the face's plane
-                if (!(dj >= 0.0f && dj < reach) || !mirrored(j)) continue;
-                const Vec<D> rt = r - n * rn;
-                const float l2 = norm2(rt) + (di + dj) * (di + dj);
-                if (!(l2 < h2)) continue;
-                const float l = std::sqrt(l2);
-                a += rt * (m * (qi + q[j]) * m_kernel.derivative(l) / l);
+                if (!mirrored(j)) continue;
+                for (std::uint32_t l = first_face(j); l < m_virtual.lists.offsets[j + 1]; ++l) {
+                    Vec<D> nj;
+                    // j's slot of the same face: the same object, normals within 25 degrees. Every quantity
+                    // below is symmetric in (i, k) and (j, l) or flips its sign with r: the pair's two terms
+                    // cancel to the bit.
+                    if (obj[l] != obj[k] || !mirror_reaches(l) || !face_normal(l, x[j], nj) || !(dot(ni, nj) > 0.9f))
+                        continue;
+                    const Vec<D> s = ni + nj, n = s * (1.0f / norm(s)), r = x[i] - x[j];
+                    const Vec<D> rt = r - n * dot(r, n);
+                    const float dn = m_virtual.gap[k] + m_virtual.gap[l], l2 = norm2(rt) + dn * dn;
+                    if (!(l2 < h2)) continue;
+                    const float len = std::sqrt(l2);
+                    a += rt * (m * (qi + q[j]) * m_kernel.derivative(len) / len);
+                }
             }
         }
         return a;
+    }
+    /// The unit normal n (into the fluid) of face slot k of a particle at x (its virtual particle lies on x's
+    /// normal to the face); false when x sits on it.
+    bool face_normal(std::uint32_t k, const Vec<D>& x, Vec<D>& n) const {
+        const Vec<D> off = x - m_virtual.set.position[k];
+        const float len = norm(off);
+        if (!(len > 0.0f)) return false;
+        n = off * (1.0f / len);
+        return true;
     }
     /// Per fluid particle: the faces' rho_B (for counting neighbours); off: 0.
     float density(std::size_t i) const { return m_on ? m_virtual.density[i] : 0.0f; }
@@ -313,22 +318,8 @@ private:
     CubicSpline<D> m_kernel;
     VirtualWalls<D> m_virtual;
     std::vector<std::uint8_t> m_walls, m_objects;  // smooth_wall_mask: per wall, per boundary object
+    std::vector<std::uint8_t> m_moving;            // per boundary object: moves this step (update)
 };
-
-/// sum_j m (q_j - q_i) grad W_ij over particle i's fluid neighbours `list` (indices into x and q): the pairs'
-/// pressure-difference sum that SmoothWalls::mirror shares; q: the solver's pressure term per particle.
-template <int D, class Q>
-Vec<D> pressure_difference_sum(const CubicSpline<D>& W, float m, const Vec<D>* x, std::size_t i,
-                               std::span<const std::uint32_t> list, Q&& q) {
-    Vec<D> sum = Vec<D>::zero();
-    const float qi = q(i);
-    for (std::uint32_t j : list) {
-        const Vec<D> d = x[i] - x[j];
-        const float len = norm(d);
-        if (len > 0.0f) sum += d * (m * (q(j) - qi) * W.derivative(len) / len);
-    }
-    return sum;
-}
 
 extern template struct SmoothWallProfile<2>;
 extern template struct SmoothWallProfile<3>;

@@ -254,10 +254,8 @@ private:
     struct WallTerm;
     void compute_accelerations(ParticleSet<D>& fluid, const WallTerm& wall, float dt, const ExecContext& exec);
     /// Smooth walls: particle i's faces' hydrostatic push and shear (kept in m_wall_push for the loads) and the
-    /// mirror's share of its pressure gradient along them (smooth_walls.hpp; its sum kept in m_mirror_sum).
+    /// mirror images' share of its pressure force along them (smooth_walls.hpp, ghost_share; no load).
     Vec<D> smooth_wall_terms(const ParticleSet<D>& fluid, std::size_t i, float dt);
-    /// The load of face slot k from particle i at x: the force on the fluid of the mirror's share, -m a_mirror.
-    Vec<D> mirror_load(std::size_t i, std::uint32_t k, const Vec<D>& x) const;
     StepStats advance(ParticleSet<D>& fluid, BoundarySet<D>& boundary, const WallTerm& wall, double t, float dt,
                       const ExecContext& exec);
     /// The hydrostatic start (see the top of this file); returns the number of particles in the columns
@@ -286,7 +284,6 @@ private:
     std::vector<Vec<D>> m_guard_dv;  // per particle: the velocity the walls' guard took this step (m/s)
     SmoothWalls<D> m_smooth;          // on: boundary_model "smooth" and a container to draw so
     std::vector<Vec<D>> m_wall_push;  // per particle: the smooth walls' hydrostatic push and shear (m/s^2)
-    std::vector<Vec<D>> m_mirror_sum;  // per particle: -sum_j m (p_j / rho_j^2 - p_i / rho_i^2) grad W_ij (m/s^2)
 };
 
 extern template class WcsphSolver<2>;

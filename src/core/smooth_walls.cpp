@@ -67,17 +67,6 @@ void b_copy(BoundarySet<D>& to, std::size_t k, const BoundarySet<D>& from, std::
     to.object[k] = from.object[b];
 }
 
-// The unit normal n (into the fluid) of the face whose virtual particle k lies on x's normal to it; false
-// when x sits on it (no direction).
-template <int D>
-bool face_normal(const BoundarySet<D>& set, std::uint32_t k, const Vec<D>& x, Vec<D>& n) {
-    const Vec<D> off = x - set.position[k];
-    const float len = norm(off);
-    if (!(len > 0.0f)) return false;
-    n = off * (1.0f / len);
-    return true;
-}
-
 // Whether x lies beyond `reach` of a bounded solid's world box (then the solid has nothing for x).
 template <int D>
 bool beyond_reach(const Wall<D>& w, const Vec<D>& x, float reach) {
@@ -376,25 +365,17 @@ namespace {
 struct RestLatticeSums {
     double half = 0.0;        // its half's density (its own row included), kg/m^D
     double half_grad = 0.0;   // the rows above's normal gradient m sum |dW/dy| (the mirror's push per unit pressure)
-    double tangential = 0.0;  // t_r (header): the mirror half's share of sum p_t^2 |W'| / |p|
 };
 
 template <int D>
 RestLatticeSums rest_lattice_sums(const CubicSpline<D>& W, float particle_radius, float mass) {
     RestLatticeSums out;
-    double mirror = 0.0, whole = 0.0;
     for_each_lattice_offset<D>(2.0f * particle_radius, W.h, [&](const Vec<D>& p) {
+        if (p[1] < 0.0f) return;
         const float len = norm(p);
-        const double moment = len > 0.0f ? double(p[0]) * p[0] * -W.derivative(len) / len : 0.0;
-        whole += moment;
-        if (p[1] < 0.0f) {
-            mirror += moment;
-            return;
-        }
         out.half += double(mass) * W.value(p);
         if (p[1] > 0.0f && len > 0.0f) out.half_grad += double(mass) * -W.derivative(len) * p[1] / len;
     });
-    out.tangential = whole > 0.0 ? mirror / whole : 0.0;
     return out;
 }
 }  // namespace
@@ -418,7 +399,6 @@ SmoothWallProfile<D> make_smooth_wall_profile(const CubicSpline<D>& W, float par
     const RestLatticeSums sums = rest_lattice_sums(W, particle_radius, mass);
     const double half = sums.half, half_grad = sums.half_grad;
     SmoothWallProfile<D> out;
-    out.tangential = static_cast<float>(sums.tangential);
     // lambda: fluid resting at r reads rho0; kappa: there the wall's push per unit pressure is twice the
     // rows above's (the mirror image's P_i + P_i), from the lattice's own sums rather than the integrals.
     out.lambda = static_cast<float>((rho0 - half) / (rho0 * interp(S, r)));
@@ -711,9 +691,11 @@ template <int D>
 void SmoothWalls<D>::update(const std::vector<Wall<D>>& walls, const std::vector<BoundaryMotion<D>>& motions, double t,
                             const Vec<D>& g, const Vec<D>* x, std::size_t n, const NeighborLists& particle_lists,
                             const BoundarySet<D>& particles, const ExecContext& exec) {
-    if (m_on)
-        build_virtual_walls(walls, m_walls, motions, t, m_profile, g, x, n, m_virtual, exec, &particle_lists, &particles,
-                            &m_objects, &m_kernel);
+    if (!m_on) return;
+    m_moving.assign(motions.size(), 0);
+    for (std::size_t o = 0; o < motions.size(); ++o) m_moving[o] = motions[o].moving() ? 1 : 0;
+    build_virtual_walls(walls, m_walls, motions, t, m_profile, g, x, n, m_virtual, exec, &particle_lists, &particles,
+                        &m_objects, &m_kernel);
 }
 
 template <int D>
@@ -723,30 +705,13 @@ Vec<D> SmoothWalls<D>::push(std::size_t i, float rho) const {
 }
 
 template <int D>
-Vec<D> SmoothWalls<D>::mirror(std::size_t i, const Vec<D>& x, const Vec<D>& sum) const {
-    Vec<D> a = Vec<D>::zero();
-    if (!mirrored(i)) return a;
-    for (std::uint32_t k = first_face(i); k < m_virtual.lists.offsets[i + 1]; ++k) a += mirror_face(k, x, sum);
-    return a;
-}
-
-template <int D>
-Vec<D> SmoothWalls<D>::mirror_face(std::uint32_t k, const Vec<D>& x, const Vec<D>& sum) const {
-    Vec<D> n;
-    if (!mirror_reaches(k) || !(m_rho_rest > 0.0f) || !face_normal(m_virtual.set, k, x, n))
-        return Vec<D>::zero();  // edge terms: their faces share
-    const float t = std::min(0.5f, m_profile.tangential * m_profile.density(m_virtual.gap[k]) / m_rho_rest);
-    return (sum - n * dot(sum, n)) * (t / (1.0f - t));
-}
-
-template <int D>
 Vec<D> SmoothWalls<D>::shear(std::size_t i, const Vec<D>& x, const Vec<D>& v, float dt) const {
     Vec<D> dv = Vec<D>::zero();
     if (!m_on || !(m_nu > 0.0f) || !(m_rho_rest > 0.0f)) return dv;
     const auto& set = m_virtual.set;
     for (std::uint32_t k = first_face(i); k < m_virtual.lists.offsets[i + 1]; ++k) {
         Vec<D> n;
-        if (!face_normal(set, k, x, n)) continue;
+        if (!face_normal(k, x, n)) continue;
         const Vec<D> u = v + dv - set.velocity[k];
         const Vec<D> ut = u - n * dot(u, n);
         const float slip = norm(ut);

@@ -361,7 +361,7 @@ struct MethodCost {
     // WCSPH's, DFSPH's and PBF's smooth walls (eddy/smooth_walls.hpp): per fluid particle its offset, wall density, push and
     // count, and up to D faces as virtual wall particles; every boundary particle neighbour copied beside them.
     bool smooth_walls = false;
-    double smooth_push_bytes = 0.0;  // per fluid particle, the solver's own arrays for the faces (WCSPH's push, mirror sum)
+    double smooth_push_bytes = 0.0;  // per fluid particle, the solver's own arrays for the faces (WCSPH's push)
     // `drawn`: a wall is drawn smooth (nw_kept < nw); without one the smooth walls stay off (SmoothWalls::init),
     // and so does the solver's array for them.
     double smooth_wall_bytes(int D, double fluid, double wall_entries, bool drawn) const {
@@ -382,7 +382,7 @@ MethodCost method_cost(const Scene& scene) {
         apply_json(s, wcsph_fields(), scene.settings, where);
         c.support_ratio = s.support_ratio;
         c.smooth_walls = s.boundary_model == "smooth";
-        c.smooth_push_bytes = 8.0 * D;  // the faces' push and the mirror's sum (m_wall_push, m_mirror_sum: sized only when a wall is drawn)
+        c.smooth_push_bytes = 4.0 * D;  // the faces' push (m_wall_push: sized only when a wall is drawn)
     } else if (scene.method == "dfsph") {
         DfsphSettings s;
         apply_json(s, dfsph_fields(), scene.settings, where);

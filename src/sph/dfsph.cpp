@@ -201,15 +201,14 @@ float DfsphSolver<D>::suggest_dt(const ParticleSet<D>&) const {
 }
 
 template <int D>
-void DfsphSolver<D>::apply_pressure(const float* dK, float* K, Vec<D>* v, float dt, const ExecContext& exec) const {
+void DfsphSolver<D>::apply_pressure(const Vec<D>* x, const float* dK, float* K, Vec<D>* v, float dt, bool moving,
+                                    const ExecContext& exec) const {
     const auto& fn = m_neighbors.fluid();
     const std::uint32_t* off = fn.offsets.data();
     const std::uint32_t* idx = fn.indices.data();
     const Vec<D>* grad = m_grad.data();
-    const Vec<D>* F = m_F.data();
-    const Vec<D>* Fb = m_Fb.data();
-    const float* w = m_w.data();
-    const float* wself = m_wself.data();
+    const Vec<D> *F = m_F.data(), *Fb = m_Fb.data();
+    const float *w = m_w.data(), *wself = m_wself.data();
     const bool extrapolated = m_s.extrapolated_wall_pressure;
     parallel_blocks(exec, m_alpha.size(), [&](std::size_t b0, std::size_t b1) {
         for (std::size_t i = b0; i < b1; ++i) {
@@ -224,6 +223,7 @@ void DfsphSolver<D>::apply_pressure(const float* dK, float* K, Vec<D>* v, float 
                 acc += Fb[i] * avg;
             } else {
                 for (std::uint32_t k = off[i]; k < off[i + 1]; ++k) acc += grad[k] * dK[idx[k]];
+                if (m_smooth.mirrored(i)) acc += m_smooth.ghost_share(i, x, fn[i], m_mass, dK, moving);
             }
             v[i] -= acc * dt;
             if (K) K[i] += dK[i];
@@ -532,7 +532,7 @@ std::pair<int, double> DfsphSolver<D>::solve_pressure(const StepView& view, floa
         parallel_for_each_index(exec, n, [&](std::size_t i) { K[i] *= warm; });
     }
     if (warm > 0.0f) {
-        apply_pressure(K, nullptr, v, h, exec);
+        apply_pressure(view.x, K, nullptr, v, h, !divergence, exec);
         if (view.bodies) push_bodies(K, h, exec);
         if (m_halo) m_halo->refresh(std::span<Vec<D>>(v, n));
         fresh_rates = true;
@@ -547,7 +547,7 @@ std::pair<int, double> DfsphSolver<D>::solve_pressure(const StepView& view, floa
         const bool converged = err <= target && (max_target <= 0.0f || res.max <= max_target);
         if ((it >= min_it && converged) || it >= max_it) break;
         if (m_halo) m_halo->refresh(m_dP);  // the update reads the neighbours' increments
-        apply_pressure(m_dP.data(), K, v, h, exec);
+        apply_pressure(view.x, m_dP.data(), K, v, h, !divergence, exec);
         if (view.bodies) push_bodies(m_dP.data(), h, exec);
         if (m_halo) m_halo->refresh(std::span<Vec<D>>(v, n));  // the next residual their velocities
     }

@@ -288,7 +288,6 @@ void WcsphSolver<D>::compute_accelerations(ParticleSet<D>& fluid, const WallTerm
     const float nu = m_s.viscosity;
     const Vec<D> g = m_g;
     m_wall_push.resize(m_smooth.on() ? n : 0);
-    m_mirror_sum.resize(m_smooth.on() ? n : 0);
     parallel_blocks(exec, n, [&](std::size_t b0, std::size_t b1) {
         for (std::size_t i = b0; i < b1; ++i) {
             const Vec<D> xi = x[i], vi = v[i];
@@ -318,27 +317,26 @@ void WcsphSolver<D>::compute_accelerations(ParticleSet<D>& fluid, const WallTerm
 
 }
 
+namespace {
+// The pair force's pressure term p_j / rho_j^2 of particle j, by index (ghost_share's q).
+struct PressureTerm {
+    const float* p;
+    const float* rho;
+    float operator[](std::size_t j) const { return p[j] / (rho[j] * rho[j]); }
+};
+}  // namespace
+
 template <int D>
 Vec<D> WcsphSolver<D>::smooth_wall_terms(const ParticleSet<D>& fluid, std::size_t i, float dt) {
     const Vec<D> xi = fluid.position[i];
     const float rhoi = fluid.density[i];
     const Vec<D> hydrostatic = m_s.hydrostatic_walls ? m_smooth.push(i, rhoi) : Vec<D>::zero();
     m_wall_push[i] = hydrostatic + m_smooth.shear(i, xi, fluid.velocity[i], dt) * (1.0f / dt);
-    m_mirror_sum[i] = Vec<D>::zero();
     if (!m_smooth.mirrored(i)) return m_wall_push[i];
-    // The pairs' pressure force, its difference form -sum_j m (p_j / rho_j^2 - p_i / rho_i^2) grad W_ij, and
-    // the mirror's share of it along i's faces (smooth_walls.hpp, a_mirror).
-    const auto& p = fluid.pressure;
-    const auto& rho = fluid.density;
-    m_mirror_sum[i] = pressure_difference_sum(m_kernel, m_mass, fluid.position.data(), i, m_neighbors.fluid()[i],
-                                              [&](std::size_t j) { return p[j] / (rho[j] * rho[j]); }) * -1.0f;
-    return m_wall_push[i] + m_smooth.mirror(i, xi, m_mirror_sum[i]);
-}
-
-template <int D>
-Vec<D> WcsphSolver<D>::mirror_load(std::size_t i, std::uint32_t k, const Vec<D>& x) const {
-    if (k < m_smooth.first_face(i) || !m_smooth.mirrored(i)) return Vec<D>::zero();
-    return m_smooth.mirror_face(k, x, m_mirror_sum[i]) * m_mass;
+    // The mirror images' share of the pairs' pressure force along i's faces (smooth_walls.hpp, ghost_share):
+    // the images of a pair cancel over the fluid, so the faces carry no load of it.
+    const PressureTerm q{fluid.pressure.data(), fluid.density.data()};
+    return m_wall_push[i] - m_smooth.ghost_share(i, fluid.position.data(), m_neighbors.fluid()[i], m_mass, q);
 }
 
 // Symplectic Euler, and the statistics for the next time step. The walls' shapes guard the
@@ -361,7 +359,7 @@ StepStats WcsphSolver<D>::advance(ParticleSet<D>& fluid, BoundarySet<D>& boundar
     const BoundarySet<D>& walls = wall_set(boundary);
     m_loads.begin(boundary, t);
     m_loads.add_pairs(exec, owned, bn, walls, [&](std::size_t i, std::uint32_t k) {
-        return wall(x[i], v[i], rho[i], p[i], p[i] / (rho[i] * rho[i]), k, k >= m_smooth.first_face(i)) * m + mirror_load(i, k, x[i]);
+        return wall(x[i], v[i], rho[i], p[i], p[i] / (rho[i] * rho[i]), k, k >= m_smooth.first_face(i)) * m;
     });
     m_guard_dv.resize(n);
     const float guard_held = wall_contact_margin(m_r, true), guard_free = wall_contact_margin(m_r, false);
@@ -435,7 +433,7 @@ void WcsphSolver<D>::load_state(StateReader& r) {
 template <int D>
 std::size_t WcsphSolver<D>::memory_bytes() const {
     return m_neighbors.memory_bytes() + m_smooth.memory_bytes() +
-           (m_guard_dv.capacity() + m_wall_push.capacity() + m_mirror_sum.capacity()) * sizeof(Vec<D>);
+           (m_guard_dv.capacity() + m_wall_push.capacity()) * sizeof(Vec<D>);
 }
 
 template class WcsphSolver<2>;

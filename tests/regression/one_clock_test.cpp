@@ -33,7 +33,7 @@ TEST_F(OneClock, NextLandingStepsAreEddyRunsSteps) {
         {"pbf_dam_break_2d", {}, 60},
         {"clavet_dam_break_2d", {}, 200},
         {"floating_boxes_2d", {}, 60},
-        {"river_channel_2d", {}, 80},
+        {"river_channel_2d", {}, 100},
         {"dam_break_3d", {"particle_radius=0.02"}, 90},
     };
     for (const Case& c : cases) {

@@ -154,7 +154,10 @@ void report(const char* what, const FloatCase& c, const FloatFigures& f) {
 // constraint iterations (pbf_bodies.cpp, 2026-12-01): +6.27 / +1.35 / +0.04% by mass (smooth tank walls
 // with the explicit coupling: +4.13 / +3.70 / -0.32%), -0.61 / -3.13 / -2.38% below the top particles
 // (-2.95 / -0.20 / -2.93%): 0.5 meets the 2% bar by mass now, bounded at 3%; the top particles' level at
-// 3.5% (a second's mean of a chaotic Jacobi solve moves by a percent with roundoff). Clavet: its own test below.
+// 3.5% (a second's mean of a chaotic Jacobi solve moves by a percent with roundoff). Since the box is drawn
+// smooth with the mirror images' share (2026-12-03): WCSPH +0.06 / +0.40 / +0.82%, DFSPH +1.66 / +0.35 /
+// +0.66% (0.3 now bounded at the bar), PBF +3.86 / +2.75 / -0.87% (0.3 bounded at 5%, not met). Clavet: its
+// own test below.
 class FloatingBox2D : public ::testing::TestWithParam<std::tuple<std::string, double>> {};
 
 TEST_P(FloatingBox2D, RestsAtItsDraft) {
@@ -164,8 +167,7 @@ TEST_P(FloatingBox2D, RestsAtItsDraft) {
     const FloatFigures f = float_box(c, 1.5, 1.0);
     report("archimedes", c, f);
     ASSERT_TRUE(f.finite);
-    const double bound = c.method == "dfsph" && c.ratio < 0.4 ? 0.03
-                         : c.method == "pbf" && c.ratio < 0.4 ? 0.09
+    const double bound = c.method == "pbf" && c.ratio < 0.4 ? 0.05
                          : c.method == "pbf" && c.ratio < 0.6 ? 0.03
                                                                : 0.02;
     EXPECT_LT(std::fabs(f.error), bound);
@@ -237,7 +239,9 @@ TEST_P(FloatingBox3D, RestsAtItsDraft) {
     // build moves its figures by tenths of a percent); not met by PBF, 14.5% high (1.2 particle radii at
     // this resolution; the 3D wall pressures of docs/methods.md), bounded so that it cannot get worse unseen;
     // +6.28% with its smooth tank walls, +6.42% with its bodies in its constraint iterations (2026-12-01).
-    const double bound = c.method == "wcsph" ? 0.02 : c.method == "dfsph" ? 0.04 : 0.18;
+    // With the box drawn smooth and the mirror images' share (2026-12-03): WCSPH -0.01%, DFSPH -0.03%, PBF
+    // +1.36%: every method at the bar (WCSPH's bound kept at 2%).
+    const double bound = c.method == "wcsph" ? 0.02 : 0.03;
     EXPECT_LT(std::fabs(f.error), bound);
     EXPECT_LT(f.tilt, 0.05);
 }
@@ -387,7 +391,8 @@ TEST(Bodies, LightAndHeavyBodiesAreStable) {
 // symmetric sloshing mode, about 0.9 s, decays slowly, as in water), but it is not pumped: over 2-3 s its
 // centre stays within 2 r of its mean, and over 2.5-3 s its heave amplitude (half the swing) is below r.
 // With the explicit coupling DFSPH threw it out of the water at 2.74 s (docs/bodies.md); WCSPH, stepped
-// 8 times as often, meets both (0.9 mm and 1.8 mm).
+// 8 times as often, meets both (0.9 mm and 1.8 mm). The box drawn smooth (2026-12-03): 1.76 mm (1.66 mm on
+// its particles; 2.09 mm with the mirror images' share on its faces in the divergence solve too).
 TEST(Bodies, DroppedBoxIsNotPumpedByDfsph) {
     FloatCase c;
     c.method = "dfsph";

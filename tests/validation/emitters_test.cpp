@@ -76,17 +76,17 @@ TEST(Emitters, InjectedVolumeWithinOneParticle3D) {
 
 // river_channel_2d: inflow at one end, outflow off the other; in steady state what comes in goes out.
 TEST(Emitters, ChannelInflowEqualsOutflowInSteadyState) {
-    const Scene scene = load_scene(scene_file("river_channel_2d"), {"duration=5"});
+    const Scene scene = load_scene(scene_file("river_channel_2d"), {"duration=10"});
     ExecContext exec(2);
     Simulation simulation = make_simulation(scene, 1'000'000, exec);
     auto& sim = std::get<ParticleSimulation<2>>(simulation);
     std::set<std::uint32_t> removed, present;
     std::uint64_t in0 = 0, out0 = 0;
-    while (sim.time < 5.0 - 1e-9) {
+    while (sim.time < 10.0 - 1e-9) {
         std::set<std::uint32_t> before(sim.fluid.id.begin(), sim.fluid.id.end());
         const std::uint64_t removed_before = sim.flow.counts.removed_outflow + sim.flow.counts.removed_escaped;
         const std::uint32_t next = sim.fluid.next_id;
-        const StepStats st = step(simulation, exec, 5.0);
+        const StepStats st = step(simulation, exec, 10.0);
         ASSERT_FALSE(st.non_finite);
         ASSERT_TRUE(step_divergence(st, method_dt_min(sim.method)).empty());
         std::set<std::uint32_t> after(sim.fluid.id.begin(), sim.fluid.id.end());
@@ -98,7 +98,7 @@ TEST(Emitters, ChannelInflowEqualsOutflowInSteadyState) {
             if (!after.count(id)) removed.insert(id);
         ASSERT_EQ(gone, sim.flow.counts.removed_outflow + sim.flow.counts.removed_escaped - removed_before);
         for (std::uint32_t id : after) ASSERT_FALSE(removed.count(id)) << "a removed particle came back";
-        if (sim.time >= 4.0 - 1e-9 && in0 == 0) {
+        if (sim.time >= 6.0 - 1e-9 && in0 == 0) {
             in0 = sim.flow.counts.emitted_total();
             out0 = sim.flow.counts.removed_outflow;
         }
@@ -106,10 +106,13 @@ TEST(Emitters, ChannelInflowEqualsOutflowInSteadyState) {
     EXPECT_EQ(sim.flow.counts.removed_escaped, 0u);
     EXPECT_EQ(sim.fluid.size() + sim.flow.counts.removed_outflow, sim.flow.counts.emitted_total());
     const double in = double(sim.flow.counts.emitted_total() - in0), out = double(sim.flow.counts.removed_outflow - out0);
-    RecordProperty("inflow_last_second", std::to_string(in));
-    RecordProperty("outflow_last_second", std::to_string(out));
-    EXPECT_GT(in, 250.0);
-    EXPECT_NEAR(out / in, 1.0, 0.01) << "in " << in << ", out " << out << " over [4, 5] s";
+    RecordProperty("inflow_last_four_seconds", std::to_string(in));
+    RecordProperty("outflow_last_four_seconds", std::to_string(out));
+    EXPECT_GT(in, 1000.0);
+    // Over [6, 10] s: the channel fills for about 5 s, then its water still creeps up by about a particle a
+    // second with the floor drawn smooth (2026-12-03: 426, 429, 434, 434, 437 at 4, 6, 8, 10, 14 s; 420-422
+    // from 4 s with its Akinci particles), a third of a percent of the 300 a second that come in.
+    EXPECT_NEAR(out / in, 1.0, 0.01) << "in " << in << ", out " << out << " over [6, 10] s";
 }
 
 TEST(Emitters, SameBitsOn1And2ThreadsAndThroughACheckpoint) {

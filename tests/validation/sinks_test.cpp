@@ -37,7 +37,7 @@ nlohmann::json tank_with_plug() {
 }  // namespace
 
 TEST(Sinks, DrainingTankFollowsTorricelli) {
-    const Scene scene = load_scene(scene_file("draining_tank_2d"));
+    const Scene scene = load_scene(scene_file("draining_tank_2d"), {"particle_radius=0.001"});
     ExecContext exec(2);
     Simulation simulation = make_simulation(scene, 1'000'000, exec);
     auto& sim = std::get<ParticleSimulation<2>>(simulation);
@@ -90,7 +90,10 @@ TEST(Sinks, DrainingTankFollowsTorricelli) {
     std::printf("draining_tank_2d: Cd = %.3f (Kirchhoff %.3f, %+.1f%%), R^2 of sqrt(V) against t = %.5f over %zu frames\n",
                 cd, kirchhoff, 100.0 * (cd / kirchhoff - 1.0), r2, ts.size());
     EXPECT_GE(r2, 0.995);
-    EXPECT_NEAR(cd / kirchhoff, 1.0, 0.1);  // measured +2.7%
+    // Cd at r = 4, 2, 1 mm (5, 10, 20 particles across the slot; 2026-12-03): -11.3, -3.8, +0.4% with the
+    // floor's boxes drawn smooth, converging on Kirchhoff's; +2.7, +6.3, +6.4% with their Akinci particles
+    // (converging 6% high). Run here at r = 1 mm, where the jet is resolved (the bundled scene keeps 4 mm).
+    EXPECT_NEAR(cd / kirchhoff, 1.0, 0.03);
 }
 
 TEST(Sinks, OpenOnlyBetweenStartAndStop) {
