@@ -2,11 +2,12 @@
 // SCA; 2017, "Divergence-free SPH for incompressible and viscous fluids", IEEE TVCG 23(3)), with
 // Akinci et al. 2012 boundary particles, in 2D and 3D.
 //
-// Walls (boundary_model): by default the closed containers are smooth walls (eddy/smooth_walls.hpp): each face
-// near particle i is one virtual wall particle b whose psi_b W_ib and psi_b grad W_ib are the density and
-// the push of the fluid's mirror image (the bottom row then rests at r with the hydrostatic pressure), plus
-// a pressure-independent push with gravity (the mirror's hydrostatic part); solids, bodies, models and
-// shells stay Akinci particles, in the same lists. The sums over b below run over both.
+// Walls (boundary_model): by default the closed containers and solid boxes (bodies' included) are smooth walls
+// (eddy/smooth_walls.hpp): each face near particle i is one virtual wall particle b whose psi_b W_ib and
+// psi_b grad W_ib are the density and the push of the fluid's mirror image (the bottom row then rests at r
+// with the hydrostatic pressure), plus a pressure-independent push with gravity (the mirror's hydrostatic
+// part) and, in both solves, the mirror images' share along the faces (ghost_share); other solids, models
+// and shells stay Akinci particles, in the same lists. The sums over b below run over both.
 //
 // Two pressure solvers make the velocity field divergence-free (no density change) and the density
 // constant (no compression). Both are Jacobi iterations on one "stiffness" per particle; here it is
