@@ -194,9 +194,9 @@ private:
                static_cast<std::uint32_t>(m_full_neighbors * m_smooth.density(i) / m_s.rest_density + 0.5f);
     }
     // The Jacobi velocity update dv_i = -dt [dK_i F_i + sum_j m dK_j grad W_ij] (2017 eq. 9) and the smooth
-    // faces' mirror share (moving: the moving objects' faces too; not in the divergence solve); K (if not null)
-    // accumulates dK.
-    void apply_pressure(const Vec<D>* x, const float* dK, float* K, Vec<D>* v, float dt, bool moving,
+    // faces' mirror share (cached_ghost_share; with_moving_faces: the moving objects' faces too, not in the
+    // divergence solve); K (if not null) accumulates dK.
+    void apply_pressure(const float* dK, float* K, Vec<D>* v, float dt, bool with_moving_faces,
                         const ExecContext& exec) const;
     // The step's per-particle buffers at n particles.
     void resize_buffers(std::size_t n);

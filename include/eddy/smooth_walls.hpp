@@ -258,40 +258,38 @@ public:
     /// Whether face slot k is within the mirror's reach (an edge term or a face farther than the reach is not).
     bool mirror_reaches(std::uint32_t k) const { return m_on && m_virtual.gap[k] < m_profile.reach; }
     /// The mirror images' share along i's faces in the solvers' symmetric pair form (header, a_ghost): for each
-    /// face slot k of i within the mirror's reach (of an object that does not move, unless `moving`) and each
-    /// mirrored fluid neighbour j in `list` with a slot l of the same face (the same object, normals within 25
-    /// degrees), j's image across the face adds
+    /// face slot k of i within the mirror's reach (of an object that does not move, unless `with_moving_faces`)
+    /// and each mirrored fluid neighbour j in `list` with a slot l of the same face (the same object, normals
+    /// within 25 degrees), j's image across the face adds
     /// m (q_i + q_j) grad W(x_i - x_j') along it, x_i - x_j' = (x_i - x_j) along the face and d_i + d_j across.
     /// Pair by pair the images' parts cancel to the bit (no load on a frictionless wall); zero where not
     /// mirrored(i). q: the solver's pressure term per particle, by index.
     template <class Q>
     Vec<D> ghost_share(std::size_t i, const Vec<D>* x, std::span<const std::uint32_t> list, float m, const Q& q,
-                       bool moving = true) const {
+                       bool with_moving_faces = true) const {
         Vec<D> a = Vec<D>::zero();
         if (!mirrored(i)) return a;
-        const float qi = q[i], h2 = m_kernel.h * m_kernel.h;
-        const auto& obj = m_virtual.set.object;
-        for (std::uint32_t k = first_face(i); k < m_virtual.lists.offsets[i + 1]; ++k) {
-            Vec<D> ni;
-            // Edge terms: their faces share.
-            if (!mirror_reaches(k) || (!moving && this->moving(obj[k])) || !face_normal(k, x[i], ni)) continue;
-            for (std::uint32_t j : list) {
-                if (!mirrored(j)) continue;
-                for (std::uint32_t l = first_face(j); l < m_virtual.lists.offsets[j + 1]; ++l) {
-                    Vec<D> nj;
-                    // j's slot of the same face: the same object, normals within 25 degrees. Every quantity
-                    // below is symmetric in (i, k) and (j, l) or flips its sign with r: the pair's two terms
-                    // cancel to the bit.
-                    if (obj[l] != obj[k] || !mirror_reaches(l) || !face_normal(l, x[j], nj) || !(dot(ni, nj) > 0.9f))
-                        continue;
-                    const Vec<D> s = ni + nj, n = s * (1.0f / norm(s)), r = x[i] - x[j];
-                    const Vec<D> rt = r - n * dot(r, n);
-                    const float dn = m_virtual.gap[k] + m_virtual.gap[l], l2 = norm2(rt) + dn * dn;
-                    if (!(l2 < h2)) continue;
-                    const float len = std::sqrt(l2);
-                    a += rt * (m * (qi + q[j]) * m_kernel.derivative(len) / len);
-                }
-            }
+        const float qi = q[i];
+        for_each_ghost_pair(i, x, list, [&](std::uint32_t j, bool moving_face, const Vec<D>& rt, float dw, float len) {
+            if (with_moving_faces || !moving_face) a += rt * (m * (qi + q[j]) * dw / len);
+        });
+        return a;
+    }
+    /// ghost_share's pairs for the fluid at x[0, n) with neighbour lists `lists`, kept until the next call: the
+    /// geometry of every pair (its offset along the face, W' and the distance) once per step, for a solver
+    /// that sums the share many times at the same positions (DFSPH's Jacobi iterations).
+    void cache_ghost_pairs(const Vec<D>* x, const NeighborLists& lists, std::size_t n, const ExecContext& exec);
+    /// ghost_share from the pairs of the last cache_ghost_pairs: the same terms in the same order (the same
+    /// bits), only the sum over q left per call.
+    template <class Q>
+    Vec<D> cached_ghost_share(std::size_t i, float m, const Q& q, bool with_moving_faces = true) const {
+        Vec<D> a = Vec<D>::zero();
+        if (!mirrored(i)) return a;
+        const float qi = q[i];
+        const auto& block = m_pairs[i / kBlock];
+        for (std::uint32_t e = i % kBlock ? m_pair_end[i - 1] : 0; e < m_pair_end[i]; ++e) {
+            const GhostPair& p = block[e];
+            if (with_moving_faces || !(p.j & kMovingFace)) a += p.rt * (m * (qi + q[p.j & ~kMovingFace]) * p.dw / p.len);
         }
         return a;
     }
@@ -309,9 +307,49 @@ public:
     /// Per fluid particle: the boundary particles in its list (on: the copies; off: call with the lists).
     std::uint32_t particles(std::size_t i) const { return m_virtual.counts[i]; }
     const VirtualWalls<D>& virtual_walls() const { return m_virtual; }
-    std::size_t memory_bytes() const { return m_virtual.memory_bytes(); }
+    /// The virtual particles and the cached pairs (their capacity).
+    std::size_t memory_bytes() const;
 
 private:
+    // ghost_share's pairs of particle i in order: f(j, whether k's object moves, the offset along the face
+    // rt, W'(len), len) for every (face slot k of i, neighbour j, slot l of j on the same face) within reach.
+    template <class F>
+    void for_each_ghost_pair(std::size_t i, const Vec<D>* x, std::span<const std::uint32_t> list, F&& f) const {
+        const float h2 = m_kernel.h * m_kernel.h;
+        const auto& obj = m_virtual.set.object;
+        for (std::uint32_t k = first_face(i); k < m_virtual.lists.offsets[i + 1]; ++k) {
+            Vec<D> ni;
+            // Edge terms: their faces share.
+            if (!mirror_reaches(k) || !face_normal(k, x[i], ni)) continue;
+            const bool moving_face = moving(obj[k]);
+            for (std::uint32_t j : list) {
+                if (!mirrored(j)) continue;
+                for (std::uint32_t l = first_face(j); l < m_virtual.lists.offsets[j + 1]; ++l) {
+                    Vec<D> nj;
+                    // j's slot of the same face: the same object, normals within 25 degrees. Every quantity
+                    // below is symmetric in (i, k) and (j, l) or flips its sign with r: the pair's two terms
+                    // cancel to the bit.
+                    if (obj[l] != obj[k] || !mirror_reaches(l) || !face_normal(l, x[j], nj) || !(dot(ni, nj) > 0.9f))
+                        continue;
+                    const Vec<D> s = ni + nj, n = s * (1.0f / norm(s)), r = x[i] - x[j];
+                    const Vec<D> rt = r - n * dot(r, n);
+                    const float dn = m_virtual.gap[k] + m_virtual.gap[l], l2 = norm2(rt) + dn * dn;
+                    if (!(l2 < h2)) continue;
+                    const float len = std::sqrt(l2);
+                    f(j, moving_face, rt, m_kernel.derivative(len), len);
+                }
+            }
+        }
+    }
+    // One pair of cache_ghost_pairs: j (its top bit set when the face's object moves), the offset along the
+    // face, W'(len) and len.
+    static constexpr std::uint32_t kMovingFace = 0x80000000u;
+    struct GhostPair {
+        std::uint32_t j;
+        Vec<D> rt;
+        float dw, len;
+    };
+
     bool m_on = false;
     float m_rest_density = 1000.0f, m_nu = 0.0f, m_radius = 0.0f, m_rho_rest = 0.0f;  // m_rho_rest: rho_B(r)
     SmoothWallProfile<D> m_profile;
@@ -319,6 +357,8 @@ private:
     VirtualWalls<D> m_virtual;
     std::vector<std::uint8_t> m_walls, m_objects;  // smooth_wall_mask: per wall, per boundary object
     std::vector<std::uint8_t> m_moving;            // per boundary object: moves this step (update)
+    std::vector<std::vector<GhostPair>> m_pairs;   // cache_ghost_pairs: per block of kBlock particles
+    std::vector<std::uint32_t> m_pair_end;         // per particle: the end of its pairs in its block's
 };
 
 extern template struct SmoothWallProfile<2>;

@@ -698,6 +698,34 @@ void SmoothWalls<D>::update(const std::vector<Wall<D>>& walls, const std::vector
                         &m_objects, &m_kernel);
 }
 
+// Each block of particles writes its own pairs, in the order ghost_share visits them: the same list on any
+// thread count.
+template <int D>
+void SmoothWalls<D>::cache_ghost_pairs(const Vec<D>* x, const NeighborLists& lists, std::size_t n,
+                                       const ExecContext& exec) {
+    if (!m_on) return;
+    m_pairs.resize((n + kBlock - 1) / kBlock);
+    m_pair_end.resize(n);
+    parallel_blocks(exec, n, [&](std::size_t b0, std::size_t b1) {
+        auto& block = m_pairs[b0 / kBlock];
+        block.clear();
+        for (std::size_t i = b0; i < b1; ++i) {
+            if (mirrored(i))
+                for_each_ghost_pair(i, x, lists[i], [&](std::uint32_t j, bool moving_face, const Vec<D>& rt, float dw, float len) {
+                    block.push_back(GhostPair{moving_face ? j | kMovingFace : j, rt, dw, len});
+                });
+            m_pair_end[i] = static_cast<std::uint32_t>(block.size());
+        }
+    });
+}
+
+template <int D>
+std::size_t SmoothWalls<D>::memory_bytes() const {
+    std::size_t bytes = m_virtual.memory_bytes() + m_pair_end.capacity() * sizeof(std::uint32_t);
+    for (const auto& block : m_pairs) bytes += block.capacity() * sizeof(GhostPair);
+    return bytes;
+}
+
 template <int D>
 Vec<D> SmoothWalls<D>::push(std::size_t i, float rho) const {
     if (!m_on) return Vec<D>::zero();

@@ -362,12 +362,17 @@ struct MethodCost {
     // count, and up to D faces as virtual wall particles; every boundary particle neighbour copied beside them.
     bool smooth_walls = false;
     double smooth_push_bytes = 0.0;  // per fluid particle, the solver's own arrays for the faces (WCSPH's push)
+    bool ghost_pairs = false;        // DFSPH caches the mirror share's pairs (SmoothWalls::cache_ghost_pairs)
     // `drawn`: a wall is drawn smooth (nw_kept < nw); without one the smooth walls stay off (SmoothWalls::init),
-    // and so does the solver's array for them.
-    double smooth_wall_bytes(int D, double fluid, double wall_entries, bool drawn) const {
+    // and so does the solver's array for them. kept_entries: the fluid's entries of the walls kept as particles;
+    // drawn_entries: of those drawn smooth. A particle on a drawn face pairs with the neighbours of its own row
+    // within the mirror's reach, about half as many as its wall entries: the cached pairs take 12 + 4D bytes
+    // each, and every fluid particle the end of its pairs.
+    double smooth_wall_bytes(int D, double fluid, double kept_entries, double drawn_entries, bool drawn) const {
         const double entry = 10.0 + 8.0 * D;  // index, position, velocity, psi, object
+        const double pairs = ghost_pairs ? fluid * 4.0 + drawn_entries / 2.0 * (12.0 + 4.0 * D) : 0.0;
         return smooth_walls && drawn
-                   ? fluid * (12.0 + 4.0 * D + D * entry + smooth_push_bytes) + wall_entries * entry
+                   ? fluid * (12.0 + 4.0 * D + D * entry + smooth_push_bytes) + kept_entries * entry + pairs
                    : 0.0;
     }
 };
@@ -390,6 +395,7 @@ MethodCost method_cost(const Scene& scene) {
         c.bytes_per_particle = 25.0 + 16.0 * D;
         c.bytes_per_entry = 4.0 * D;
         c.smooth_walls = s.boundary_model == "smooth" && !s.extrapolated_wall_pressure;
+        c.ghost_pairs = true;
         if (s.viscosity > 0.0f || s.wall_viscosity > 0.0f) {
             // The implicit viscosity: a float per pair; per particle its D x D block and six vectors
             // (right-hand side, residual, preconditioned residual, direction, product, warm start).
@@ -494,7 +500,8 @@ MemoryEstimate estimate_particles(const Scene& scene, std::size_t max_particles)
     const double entry_bytes = 10.0 + cost.bytes_per_entry;
     const double wall_entries = std::min(nf, nw) * nb / 2.0;
     const double lists = nf * (grid_bytes + 8.0) + fluid_entries * entry_bytes + nw * grid_bytes + wall_entries * 10.0 +
-                         cost.smooth_wall_bytes(D, nf, nw > 0.0 ? wall_entries * nw_kept / nw : 0.0, nw_kept < nw);
+                         cost.smooth_wall_bytes(D, nf, nw > 0.0 ? wall_entries * nw_kept / nw : 0.0,
+                                                nw > 0.0 ? wall_entries * (nw - nw_kept) / nw : 0.0, nw_kept < nw);
     const double springs = cost.springs ? fluid_entries / 2.0 : 0.0;
 
     e.add(emitted > 0.0 ? fmt::format("fluid {} particles ({} from emitters{})", format_count(nf),

@@ -201,7 +201,7 @@ float DfsphSolver<D>::suggest_dt(const ParticleSet<D>&) const {
 }
 
 template <int D>
-void DfsphSolver<D>::apply_pressure(const Vec<D>* x, const float* dK, float* K, Vec<D>* v, float dt, bool moving,
+void DfsphSolver<D>::apply_pressure(const float* dK, float* K, Vec<D>* v, float dt, bool with_moving_faces,
                                     const ExecContext& exec) const {
     const auto& fn = m_neighbors.fluid();
     const std::uint32_t* off = fn.offsets.data();
@@ -223,7 +223,7 @@ void DfsphSolver<D>::apply_pressure(const Vec<D>* x, const float* dK, float* K, 
                 acc += Fb[i] * avg;
             } else {
                 for (std::uint32_t k = off[i]; k < off[i + 1]; ++k) acc += grad[k] * dK[idx[k]];
-                if (m_smooth.mirrored(i)) acc += m_smooth.ghost_share(i, x, fn[i], m_mass, dK, moving);
+                if (m_smooth.mirrored(i)) acc += m_smooth.cached_ghost_share(i, m_mass, dK, with_moving_faces);
             }
             v[i] -= acc * dt;
             if (K) K[i] += dK[i];
@@ -259,6 +259,8 @@ void DfsphSolver<D>::update_neighbors(ParticleSet<D>& fluid, BoundarySet<D>& bou
     m_neighbors.update(fluid, boundary, walls_changed(m_halo, moved), exec);
     m_smooth.update(m_walls, boundary.motions, t, m_g, fluid.position.data(), fluid.size(), m_neighbors.boundary(),
                     boundary, exec);
+    // The mirror share's pairs, summed in every Jacobi iteration of both solves at these positions.
+    m_smooth.cache_ghost_pairs(fluid.position.data(), m_neighbors.fluid(), fluid.size(), exec);
 }
 
 template <int D>
@@ -532,7 +534,7 @@ std::pair<int, double> DfsphSolver<D>::solve_pressure(const StepView& view, floa
         parallel_for_each_index(exec, n, [&](std::size_t i) { K[i] *= warm; });
     }
     if (warm > 0.0f) {
-        apply_pressure(view.x, K, nullptr, v, h, !divergence, exec);
+        apply_pressure(K, nullptr, v, h, !divergence, exec);
         if (view.bodies) push_bodies(K, h, exec);
         if (m_halo) m_halo->refresh(std::span<Vec<D>>(v, n));
         fresh_rates = true;
@@ -547,7 +549,7 @@ std::pair<int, double> DfsphSolver<D>::solve_pressure(const StepView& view, floa
         const bool converged = err <= target && (max_target <= 0.0f || res.max <= max_target);
         if ((it >= min_it && converged) || it >= max_it) break;
         if (m_halo) m_halo->refresh(m_dP);  // the update reads the neighbours' increments
-        apply_pressure(view.x, m_dP.data(), K, v, h, !divergence, exec);
+        apply_pressure(m_dP.data(), K, v, h, !divergence, exec);
         if (view.bodies) push_bodies(m_dP.data(), h, exec);
         if (m_halo) m_halo->refresh(std::span<Vec<D>>(v, n));  // the next residual their velocities
     }
