@@ -141,6 +141,7 @@ template <int D>
 struct Wall {
     enum class Shape { box, ball, cylinder, sdf } shape = Shape::box;  ///< ball: circle (2D) or sphere (3D)
     bool solid = false;               ///< false: container (keep inside); true: obstacle (keep outside)
+    bool body = false;                ///< A rigid body's shape (the fluid moves it: eddy/bodies.hpp)
     Vec<D> lo = Vec<D>::zero();       ///< box corners (m)
     Vec<D> hi = Vec<D>::zero();
     Vec<D> center = Vec<D>::zero();   ///< ball centre; cylinder: centre of the bottom disc (m)

@@ -91,11 +91,12 @@
 // divergence solve's share on a moving face feeds a heave is not understood. docs/methods.md, "Solids and
 // bodies drawn smooth".
 //
-// The reach is r + (h - r) / (2 kappa), about 2.2 r at h = 4r. Closed analytic containers and solid boxes
-// are drawn so (drawn_smooth): other solids (balls, cylinders, models), open shells keep their boundary
-// particles (one face at such a solid's nearest point, tried, read a box held under water 21% heavy and let
-// a neutral body drift 2 r; shells let particles through), and the solvers see both in one list. (Volume
-// maps, Bender et al. 2019, integrate any solid itself; not built: issue 40.)
+// The reach is r + (h - r) / (2 kappa), about 2.2 r at h = 4r. Closed analytic containers, solid boxes and
+// solid balls (a ball's volume map, BallMap: the kernel's integral over the ball, radial) are drawn so
+// (drawn_smooth): other solids (cylinders, models), open shells keep their boundary particles (one face at
+// such a solid's nearest point, tried, read a box held under water 21% heavy and let a neutral body drift
+// 2 r; shells let particles through), and the solvers see both in one list. (Volume maps on a grid in each
+// object's frame, Bender et al. 2019, for any other solid: not built, issue 40.)
 #pragma once
 #include <cmath>
 #include <span>
@@ -155,6 +156,44 @@ template <int D>
 SmoothWallProfile<D> make_smooth_wall_profile(const CubicSpline<D>& kernel, float particle_radius, float mass,
                                               float rest_density, bool edges = false);
 
+/// A solid ball's volume map (Bender, Kugelstadt, Weiler & Koschier 2019, for the one shape whose map is
+/// radial): the kernel's integral over the ball seen from x at distance R + s from its centre,
+///
+///   3D  V_R(s) = integral_0^h W(q) 4 pi q^2 (1 + t) / 2 dq,
+///   2D  V_R(s) = integral_0^h W(q) 2 q (pi - acos t) dq,     t = clamp((R^2 - (R + s)^2 - q^2) / (2 (R + s) q), -1, 1)
+///
+/// (the part of the sphere, or circle, of radius q about x inside the ball), in place of the face's half
+/// space S(s) at the same mapped distance s = r + 2 kappa (d - r): rho_B(d) = lambda rho0 V_R(s), its push
+/// 2 kappa lambda rho0 |dV_R/ds| along the ball's normal, and the hydrostatic hold H(d) V_R(s) / S(s). As R
+/// grows V_R(s) tends to S(s): a large ball is the face. Tabulated over d like the profile, once per radius.
+struct BallMap {
+    float radius = 0.0f;  ///< R (m)
+    float step = 0.0f;    ///< Table spacing in d (m), the profile's
+    float reach = 0.0f;   ///< The profile's reach (m)
+    std::vector<float> rho, delta, psi, share;  ///< rho_B, the virtual particle (delta, psi), V_R / S
+    /// The ball's term at distance d (m) from its surface (d < 0 takes d = 0); false beyond reach.
+    bool at(float d, float& rho_out, float& delta_out, float& psi_out, float& share_out) const;
+};
+
+/// The ball map of radius R (m) for the profile's kernel, calibration and table.
+template <int D>
+BallMap make_ball_map(const SmoothWallProfile<D>& profile, const CubicSpline<D>& kernel, float radius);
+
+/// The ball maps of a list of walls: one per distinct radius of its solid balls, and per wall the map it
+/// reads (-1: none).
+struct BallMaps {
+    std::vector<BallMap> maps;
+    std::vector<int> of_wall;
+    const BallMap* find(std::size_t w) const {
+        return w < of_wall.size() && of_wall[w] >= 0 ? &maps[static_cast<std::size_t>(of_wall[w])] : nullptr;
+    }
+};
+
+/// The maps of the solid balls among `walls` with mask[w] set (computed in parallel, one radius per task).
+template <int D>
+BallMaps make_ball_maps(const std::vector<Wall<D>>& walls, const std::vector<std::uint8_t>& mask,
+                        const SmoothWallProfile<D>& profile, const CubicSpline<D>& kernel, const ExecContext& exec);
+
 /// The virtual wall particles of one step: `set` (positions, velocities, psi, object; no motions: the loads
 /// take their objects' pivots from the scene's BoundarySet) and, per fluid particle, its list into it.
 template <int D>
@@ -181,16 +220,19 @@ void build_virtual_walls(const std::vector<Wall<D>>& walls, const std::vector<st
                          const std::vector<BoundaryMotion<D>>& motions, double t, const SmoothWallProfile<D>& profile,
                          const Vec<D>& g, const Vec<D>* x, std::size_t n, VirtualWalls<D>& out, const ExecContext& exec,
                          const NeighborLists* particle_lists = nullptr, const BoundarySet<D>* particles = nullptr,
-                         const std::vector<std::uint8_t>* smooth_object = nullptr, const CubicSpline<D>* kernel = nullptr);
+                         const std::vector<std::uint8_t>* smooth_object = nullptr, const CubicSpline<D>* kernel = nullptr,
+                         const BallMaps* balls = nullptr);
 
 /// The one rule for the walls the smooth model draws: closed analytic containers (box, ball, and in 3D the
-/// cylinder) and solid boxes (obstacles, bodies, an open-top box's slabs, which end at its rim). Other
-/// solids, models and open shells keep their boundary particles. smooth_wall_mask and the memory estimate
-/// both ask it.
+/// cylinder), solid boxes (obstacles, bodies, an open-top box's slabs, which end at its rim) and solid balls
+/// that are not bodies (their BallMap: still, spinning or keyframed; a floating ball drawn so heaved 6.3%
+/// short of linear theory's period with DFSPH, docs/bodies.md). Other solids (cylinders, models, balls that
+/// are bodies) and open shells keep their boundary particles. smooth_wall_mask and the memory estimate both
+/// ask it.
 template <int D>
-constexpr bool drawn_smooth(typename Wall<D>::Shape shape, bool solid) {
+constexpr bool drawn_smooth(typename Wall<D>::Shape shape, bool solid, bool body = false) {
     using S = typename Wall<D>::Shape;
-    if (solid) return shape == S::box;
+    if (solid) return shape == S::box || (shape == S::ball && !body);
     return shape == S::box || shape == S::ball || (D == 3 && shape == S::cylinder);
 }
 
@@ -223,9 +265,10 @@ template <int D>
 class SmoothWalls {
 public:
     /// Draws the drawn_smooth walls among `walls` when `wanted`; stays off when there are none. nu: the
-    /// law of the wall's kinematic viscosity (m^2/s; 0: the faces slip).
+    /// law of the wall's kinematic viscosity (m^2/s; 0: the faces slip); exec: the solid balls' maps are
+    /// computed on its threads (null: one).
     void init(bool wanted, const std::vector<Wall<D>>& walls, std::size_t object_count, const CubicSpline<D>& kernel,
-              float particle_radius, float mass, float rest_density, float nu);
+              float particle_radius, float mass, float rest_density, float nu, const ExecContext* exec = nullptr);
     bool on() const { return m_on; }
     /// This step's virtual particles for the fluid at x[0, n) (build_virtual_walls), with copies of the
     /// boundary particles (`particle_lists` into `particles`) of the walls not drawn smooth.
@@ -356,6 +399,7 @@ private:
     CubicSpline<D> m_kernel;
     VirtualWalls<D> m_virtual;
     std::vector<std::uint8_t> m_walls, m_objects;  // smooth_wall_mask: per wall, per boundary object
+    BallMaps m_balls;                              // the solid balls' maps
     std::vector<std::uint8_t> m_moving;            // per boundary object: moves this step (update)
     std::vector<std::vector<GhostPair>> m_pairs;   // cache_ghost_pairs: per block of kBlock particles
     std::vector<std::uint32_t> m_pair_end;         // per particle: the end of its pairs in its block's

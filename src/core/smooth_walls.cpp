@@ -258,6 +258,19 @@ float virtual_distance(const CubicSpline<D>& W, double target, int halvings = 48
     }
     return static_cast<float>(0.5 * (lo + hi));
 }
+
+// The virtual particle (delta, psi) of a wall term of density G and push grad (header: psi W(delta) = G,
+// psi W'(delta) = -grad); false (left as they are) when the term holds nothing.
+template <int D>
+bool virtual_particle(const CubicSpline<D>& W, double G, double grad, double rho0, float& delta_out, float& psi_out) {
+    if (!(G > 1e-9 * rho0) || !(grad > 0.0)) return false;
+    const float delta = virtual_distance(W, G / grad, 80);
+    const double wv = W.value(delta);
+    if (!(wv > 0.0)) return false;
+    delta_out = delta;
+    psi_out = static_cast<float>(G / wv);
+    return true;
+}
 }  // namespace
 
 namespace {
@@ -420,14 +433,83 @@ SmoothWallProfile<D> make_smooth_wall_profile(const CubicSpline<D>& W, float par
         const double G = out.lambda * rho0 * interp(S, s), grad = 2.0 * out.kappa * out.lambda * rho0 * interp(w1, s);
         out.rho[k] = static_cast<float>(G);
         out.hold[k] = static_cast<float>(0.5 * (s * interp(w1, s) + interp(S, s)) / lift_r);
-        if (!(G > 1e-9 * rho0) || !(grad > 0.0)) continue;
-        const float delta = virtual_distance(W, G / grad, 80);
-        const double wv = W.value(delta);
-        if (!(wv > 0.0)) continue;
-        out.delta[k] = delta;
-        out.psi[k] = static_cast<float>(G / wv);
+        virtual_particle(W, G, grad, rho0, out.delta[k], out.psi[k]);
     }
     if (edges) calibrate_edges(W, particle_radius, mass, rest_density, out);
+    return out;
+}
+
+namespace {
+// V_R at distance rho = R + s of x from the ball's centre (header): the kernel's shells of radius q, each
+// weighted by its part inside the ball (midpoint rule, 2,000 shells over the support).
+template <int D>
+double ball_volume(const CubicSpline<D>& W, double R, double rho) {
+    constexpr int nq = 2000;
+    const double h = W.h, dq = h / nq, pi = std::numbers::pi;
+    rho = std::max(rho, 1e-6 * h);
+    double sum = 0.0;
+    for (int k = 0; k < nq; ++k) {
+        const double q = (k + 0.5) * dq;
+        const double t = std::clamp((R * R - rho * rho - q * q) / (2.0 * rho * q), -1.0, 1.0);
+        const double part = D == 3 ? 4.0 * pi * q * q * 0.5 * (1.0 + t) : 2.0 * q * (pi - std::acos(t));
+        sum += double(W.value(static_cast<float>(q))) * part * dq;
+    }
+    return sum;
+}
+}  // namespace
+
+template <int D>
+BallMap make_ball_map(const SmoothWallProfile<D>& profile, const CubicSpline<D>& W, float radius) {
+    const double R = radius, rho0 = profile.rest_density, lr = profile.lambda * rho0, eps = 1e-3 * W.h;
+    BallMap out;
+    out.radius = radius;
+    out.step = profile.step;
+    out.reach = profile.reach;
+    const std::size_t nt = profile.rho.size();
+    out.rho.assign(nt, 0.0f);
+    out.delta.assign(nt, W.h);
+    out.psi.assign(nt, 0.0f);
+    out.share.assign(nt, 0.0f);
+    for (std::size_t k = 0; k < nt; ++k) {
+        const double s = profile.mapped(static_cast<float>(k * double(profile.step)));
+        const double G = lr * ball_volume(W, R, R + s);
+        const double grad = 2.0 * profile.kappa * lr * (ball_volume(W, R, R + s - eps) - ball_volume(W, R, R + s + eps)) /
+                            (2.0 * eps);
+        out.rho[k] = static_cast<float>(G);
+        out.share[k] = profile.rho[k] > 0.0f ? static_cast<float>(std::clamp(G / profile.rho[k], 0.0, 1.0)) : 0.0f;
+        virtual_particle(W, G, grad, rho0, out.delta[k], out.psi[k]);
+    }
+    return out;
+}
+
+bool BallMap::at(float d, float& rho_out, float& delta_out, float& psi_out, float& share_out) const {
+    if (!(d < reach) || rho.size() < 2) return false;
+    const float u = std::max(d, 0.0f) / step;
+    const std::size_t k = std::min(static_cast<std::size_t>(u), rho.size() - 2);
+    const float f = std::min(u - static_cast<float>(k), 1.0f);
+    auto lerp = [&](const std::vector<float>& v) { return v[k] + f * (v[k + 1] - v[k]); };
+    rho_out = lerp(rho);
+    delta_out = lerp(delta);
+    psi_out = lerp(psi);
+    share_out = lerp(share);
+    return true;
+}
+
+template <int D>
+BallMaps make_ball_maps(const std::vector<Wall<D>>& walls, const std::vector<std::uint8_t>& mask,
+                        const SmoothWallProfile<D>& profile, const CubicSpline<D>& kernel, const ExecContext& exec) {
+    BallMaps out;
+    out.of_wall.assign(walls.size(), -1);
+    std::vector<float> radii;
+    for (std::size_t w = 0; w < walls.size(); ++w) {
+        const Wall<D>& wall = walls[w];
+        if (w >= mask.size() || !mask[w] || !wall.solid || wall.shape != Wall<D>::Shape::ball) continue;
+        const auto it = std::find(radii.begin(), radii.end(), wall.radius);
+        out.of_wall[w] = static_cast<int>(it - radii.begin());
+        if (it == radii.end()) radii.push_back(wall.radius);
+    }
+    out.maps.resize(radii.size());
+    parallel_for_each_index(exec, radii.size(), [&](std::size_t k) { out.maps[k] = make_ball_map(profile, kernel, radii[k]); }, 1);
     return out;
 }
 
@@ -438,7 +520,7 @@ std::vector<std::uint8_t> smooth_wall_mask(const std::vector<Wall<D>>& walls, st
     objects.assign(object_count, 0);
     for (std::size_t w = 0; w < walls.size(); ++w) {
         const Wall<D>& wall = walls[w];
-        if (!drawn_smooth<D>(wall.shape, wall.solid)) continue;
+        if (!drawn_smooth<D>(wall.shape, wall.solid, wall.body)) continue;
         mask[w] = 1;
         if (wall.owner >= 0 && static_cast<std::size_t>(wall.owner) < object_count) objects[wall.owner] = 1;
     }
@@ -559,11 +641,26 @@ void for_each_face_and_edge(const Wall<D>& w, const Vec<D>& x, const SmoothWallP
                 }
 }
 
-// Every term of wall w near x: a solid box's orthant (solid_box_terms), any other wall's faces and edges.
+// A solid ball drawn from its map: one term on x's normal to the sphere (header, BallMap).
 template <int D, class F>
-void wall_terms(const Wall<D>& w, const Vec<D>& x, const SmoothWallProfile<D>& profile, const CubicSpline<D>* kernel,
-                F&& f) {
+void solid_ball_term(const Wall<D>& w, const BallMap& map, const Vec<D>& x, F&& f) {
+    if (beyond_reach(w, x, map.reach)) return;
+    const Vec<D> off = x - (w.moving ? w.pose.apply(w.center) : w.center);
+    const float len = norm(off);
+    FaceTerm<D> t;
+    t.d = len - w.radius;
+    if (!(len > 0.0f) || !map.at(t.d, t.rho, t.delta, t.psi, t.share)) return;
+    t.n = off * (1.0f / len);
+    f(t);
+}
+
+// Every term of wall w near x: a solid box's orthant (solid_box_terms), a solid ball's map (solid_ball_term),
+// any other wall's faces and edges.
+template <int D, class F>
+void wall_terms(const Wall<D>& w, const BallMap* ball, const Vec<D>& x, const SmoothWallProfile<D>& profile,
+                const CubicSpline<D>* kernel, F&& f) {
     if (w.solid && w.shape == Wall<D>::Shape::box) return solid_box_terms(w, x, profile, kernel, f);
+    if (ball) return solid_ball_term(w, *ball, x, f);
     for_each_face_and_edge(w, x, profile, kernel, f);
 }
 }  // namespace
@@ -573,7 +670,8 @@ void build_virtual_walls(const std::vector<Wall<D>>& walls, const std::vector<st
                          const std::vector<BoundaryMotion<D>>& motions, double t, const SmoothWallProfile<D>& profile,
                          const Vec<D>& g, const Vec<D>* x, std::size_t n, VirtualWalls<D>& out, const ExecContext& exec,
                          const NeighborLists* particle_lists, const BoundarySet<D>* particles,
-                         const std::vector<std::uint8_t>* smooth_object, const CubicSpline<D>* kernel) {
+                         const std::vector<std::uint8_t>* smooth_object, const CubicSpline<D>* kernel,
+                         const BallMaps* balls) {
     // A boundary particle neighbour kept as it is: its object is not drawn smooth.
     auto kept = [&](std::uint32_t b) {
         const std::uint16_t o = particles->object[b];
@@ -594,7 +692,7 @@ void build_virtual_walls(const std::vector<Wall<D>>& walls, const std::vector<st
     parallel_for_each_index(exec, n, [&](std::size_t i) {
         std::uint32_t c = 0;
         for (std::size_t w = 0; w < walls.size(); ++w)
-            if (smooth[w]) wall_terms(walls[w], x[i], profile, kernel, [&](const FaceTerm<D>&) { ++c; });
+            if (smooth[w]) wall_terms(walls[w], balls ? balls->find(w) : nullptr, x[i], profile, kernel, [&](const FaceTerm<D>&) { ++c; });
         if (with_particles)
             for (std::uint32_t b : (*particle_lists)[i]) c += kept(b);
         out.counts[i] = c;
@@ -630,7 +728,7 @@ void build_virtual_walls(const std::vector<Wall<D>>& walls, const std::vector<st
             if (!smooth[wi]) continue;
             const Wall<D>& w = walls[wi];
             const std::uint16_t obj = static_cast<std::uint16_t>(w.owner >= 0 ? w.owner : 0);
-            wall_terms(w, x[i], profile, kernel, [&](const FaceTerm<D>& f) {
+            wall_terms(w, balls ? balls->find(wi) : nullptr, x[i], profile, kernel, [&](const FaceTerm<D>& f) {
                 rho_b += f.rho;
                 const float gn = dot(g, f.n);
                 if (!f.edge && (gn < 0.0f || w.solid)) hold += f.n * (-gn * profile.support(f.d) * f.share);
@@ -675,7 +773,8 @@ double wall_shear_stress(double u, double y, double nu) {
 
 template <int D>
 void SmoothWalls<D>::init(bool wanted, const std::vector<Wall<D>>& walls, std::size_t object_count,
-                          const CubicSpline<D>& kernel, float particle_radius, float mass, float rest_density, float nu) {
+                          const CubicSpline<D>& kernel, float particle_radius, float mass, float rest_density, float nu,
+                          const ExecContext* exec) {
     m_walls = smooth_wall_mask(walls, object_count, m_objects);
     m_on = wanted && std::find(m_walls.begin(), m_walls.end(), 1) != m_walls.end();
     m_rest_density = rest_density;
@@ -685,6 +784,12 @@ void SmoothWalls<D>::init(bool wanted, const std::vector<Wall<D>>& walls, std::s
     m_kernel = kernel;
     m_profile = make_smooth_wall_profile(kernel, particle_radius, mass, rest_density, true);
     m_rho_rest = m_profile.density(particle_radius);
+    if (exec) {
+        m_balls = make_ball_maps(walls, m_walls, m_profile, kernel, *exec);
+    } else {
+        const ExecContext one(1);
+        m_balls = make_ball_maps(walls, m_walls, m_profile, kernel, one);
+    }
 }
 
 template <int D>
@@ -695,7 +800,7 @@ void SmoothWalls<D>::update(const std::vector<Wall<D>>& walls, const std::vector
     m_moving.assign(motions.size(), 0);
     for (std::size_t o = 0; o < motions.size(); ++o) m_moving[o] = motions[o].moving() ? 1 : 0;
     build_virtual_walls(walls, m_walls, motions, t, m_profile, g, x, n, m_virtual, exec, &particle_lists, &particles,
-                        &m_objects, &m_kernel);
+                        &m_objects, &m_kernel, &m_balls);
 }
 
 // Each block of particles writes its own pairs, in the order ghost_share visits them: the same list on any
@@ -763,12 +868,18 @@ template void build_virtual_walls<2>(const std::vector<Wall<2>>&, const std::vec
                                      const std::vector<BoundaryMotion<2>>&, double, const SmoothWallProfile<2>&,
                                      const Vec<2>&, const Vec<2>*, std::size_t, VirtualWalls<2>&, const ExecContext&,
                                      const NeighborLists*, const BoundarySet<2>*, const std::vector<std::uint8_t>*,
-                                     const CubicSpline<2>*);
+                                     const CubicSpline<2>*, const BallMaps*);
 template void build_virtual_walls<3>(const std::vector<Wall<3>>&, const std::vector<std::uint8_t>&,
                                      const std::vector<BoundaryMotion<3>>&, double, const SmoothWallProfile<3>&,
                                      const Vec<3>&, const Vec<3>*, std::size_t, VirtualWalls<3>&, const ExecContext&,
                                      const NeighborLists*, const BoundarySet<3>*, const std::vector<std::uint8_t>*,
-                                     const CubicSpline<3>*);
+                                     const CubicSpline<3>*, const BallMaps*);
+template BallMap make_ball_map<2>(const SmoothWallProfile<2>&, const CubicSpline<2>&, float);
+template BallMap make_ball_map<3>(const SmoothWallProfile<3>&, const CubicSpline<3>&, float);
+template BallMaps make_ball_maps<2>(const std::vector<Wall<2>>&, const std::vector<std::uint8_t>&,
+                                    const SmoothWallProfile<2>&, const CubicSpline<2>&, const ExecContext&);
+template BallMaps make_ball_maps<3>(const std::vector<Wall<3>>&, const std::vector<std::uint8_t>&,
+                                    const SmoothWallProfile<3>&, const CubicSpline<3>&, const ExecContext&);
 template std::vector<std::uint8_t> smooth_wall_mask<2>(const std::vector<Wall<2>>&, std::size_t, std::vector<std::uint8_t>&);
 template std::vector<std::uint8_t> smooth_wall_mask<3>(const std::vector<Wall<3>>&, std::size_t, std::vector<std::uint8_t>&);
 

@@ -87,7 +87,7 @@ void PbfSolver<D>::init(ParticleSet<D>& fluid, BoundarySet<D>& boundary, const E
     // friction is the wall XSPH and the law of the wall; the edges' excess taken off (the constraint turns it
     // into velocity at once: a 3D tank's corners left at 5.5 g dt after the first step).
     m_smooth.init(m_s.boundary_model == "smooth", m_walls, boundary.motions.size(), m_kernel, m_r, m_mass,
-                  m_s.rest_density, m_s.wall_law_viscosity);
+                  m_s.rest_density, m_s.wall_law_viscosity, &exec);
     m_neighbors.init(fluid, boundary, exec);
 }
 

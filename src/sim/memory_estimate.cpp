@@ -460,7 +460,7 @@ MemoryEstimate estimate_particles(const Scene& scene, std::size_t max_particles)
                             : b.shape == "sphere" || b.shape == "circle" ? Shape::ball
                             : b.shape == "cylinder"                     ? Shape::cylinder
                                                                         : Shape::sdf;
-        if (!drawn_smooth<D>(shape, b.solid || b.open_top)) nw_kept += walls[i];
+        if (!drawn_smooth<D>(shape, b.solid || b.open_top, b.body >= 0)) nw_kept += walls[i];
         held(b.model);
         if (const MeshShape<D>* m = model_shape<D>(b.model)) {
             double nodes = 1.0;

@@ -76,6 +76,7 @@ template <int D>
 void add_boundary_walls(std::vector<Wall<D>>& walls, const BoundarySpec& b, int object, float r, const ExecContext& exec) {
     Wall<D> w;
     w.solid = b.solid;
+    w.body = b.body >= 0;
     w.object = b.moving() ? object : -1;
     w.owner = object;
     if (const MeshShape<D>* m = model_shape<D>(b.model)) {

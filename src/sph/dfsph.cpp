@@ -162,7 +162,7 @@ void DfsphSolver<D>::init_walls(BoundarySet<D>& boundary, const ExecContext& exe
     // Smooth walls for the closed analytic containers (eddy/smooth_walls.hpp); the extrapolated wall pressure
     // is defined on wall particles and keeps them.
     m_smooth.init(m_s.boundary_model == "smooth" && !m_s.extrapolated_wall_pressure, m_walls, boundary.motions.size(),
-                  m_kernel, m_r, m_mass, m_s.rest_density, m_s.wall_law_viscosity);
+                  m_kernel, m_r, m_mass, m_s.rest_density, m_s.wall_law_viscosity, &exec);
 }
 
 template <int D>

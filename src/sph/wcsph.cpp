@@ -99,7 +99,7 @@ void WcsphSolver<D>::init_walls(BoundarySet<D>& boundary, const ExecContext& exe
     compute_boundary_psi(boundary, m_kernel, m_s.rest_density, exec, 2.0f * m_r);
     // Smooth walls for the closed analytic containers (eddy/smooth_walls.hpp), as DFSPH's.
     m_smooth.init(m_s.boundary_model == "smooth", m_walls, boundary.motions.size(), m_kernel, m_r, m_mass,
-                  m_s.rest_density, m_s.wall_law_viscosity);
+                  m_s.rest_density, m_s.wall_law_viscosity, &exec);
 }
 
 template <int D>

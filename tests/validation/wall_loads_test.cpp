@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <numbers>
 #include <cstdio>
 #include <string>
 
@@ -89,6 +90,26 @@ double archimedes_2d(const std::string& method) {
     return e;
 }
 
+// The same tank with a circle of radius 5 cm held under water at mid-depth instead of the box (r = 2 mm,
+// 25 spacings across the circle): drawn from its volume map (BallMap) since 2026-12-04.
+double archimedes_ball_2d(const std::string& method) {
+    const double R = 0.05;
+    const nlohmann::json j = {
+        {"name", "archimedes_ball_2d"}, {"dimension", 2}, {"method", method}, {"particle_radius", 0.002},
+        {"gravity", {0, -kG}},
+        {"boundaries",
+         {{{"shape", "box"}, {"min", {0, 0}}, {"max", {0.4, 0.4}}},
+          {{"shape", "circle"}, {"solid", true}, {"center", {0.2, 0.104}}, {"radius", R}}}},
+        {"fluids", {{{"shape", "box"}, {"min", {0, 0}}, {"max", {0.4, 0.24}}}}}};
+    ExecContext exec(2);
+    Simulation sim = make_simulation(parse_scene(j, "archimedes_ball_2d"), 100000, exec);
+    const auto load = mean_loads(sim, 1.0, 2.0, exec);
+    const double e = rel(load[1].force[1], kRho0 * kG * std::numbers::pi * R * R);
+    std::printf("%s 2D circle under water: buoyancy %+.2f%% of rho0 g V; tank + circle carry the weight %+.2f%%\n",
+                method.c_str(), 100 * e, 100 * rel(-(load[0].force[1] + load[1].force[1]), fluid_mass(sim) * kG));
+    return e;
+}
+
 }  // namespace
 
 TEST(WallLoads, TankCarriesWeightGateForceAndHingeMoment2D) {
@@ -109,6 +130,16 @@ TEST(WallLoads, BoxHeldUnderWaterFeelsArchimedes2D) {
     // particles: -0.79% to +1.82%): the rows' alternating pressures along the box (docs/methods.md).
     EXPECT_LT(std::fabs(archimedes_2d("wcsph")), 0.02);
     EXPECT_LT(std::fabs(archimedes_2d("dfsph")), 0.02);
+}
+
+TEST(WallLoads, BallHeldUnderWaterFeelsArchimedes2D) {
+    // The circle drawn from its volume map (2026-12-04), mean of 1-2 s: WCSPH +1.58%, DFSPH +0.31%, PBF +3.34%
+    // (on Akinci's particles, `eddy run` frames at 20 fps: +2.90%, -0.17%, +0.13%; the map +1.39%, -0.15%,
+    // +2.95%). PBF takes no mirror share and reads solids heavy drawn smooth (docs/methods.md): its bound is
+    // 4%, the 2% not met.
+    EXPECT_LT(std::fabs(archimedes_ball_2d("wcsph")), 0.02);
+    EXPECT_LT(std::fabs(archimedes_ball_2d("dfsph")), 0.02);
+    EXPECT_LT(std::fabs(archimedes_ball_2d("pbf")), 0.04);
 }
 
 // tank_forces_3d (the bundled scene): the tank, the dam and the box held under water.
