@@ -94,6 +94,7 @@ namespace {
 struct TankRecord {
     double worst = 0.0, worst_t = 0.0, worst_depth = 0.0;  // largest |p / (rho0 g d) - 1| after 0.5 s
     double start = 0.0;                                     // the same at t = 0 (signed, at 10 cm)
+    double mean[5] = {};                                    // each depth's mean over the frames from 0.5 s
 };
 
 TankRecord tank_at_rest(const nlohmann::json& settings) {
@@ -114,6 +115,7 @@ TankRecord tank_at_rest(const nlohmann::json& settings) {
             EXPECT_GT(bp[b].count, 10.0) << "t = " << t;
             const double dev = bp[b].deviation;
             if (frame == 0 && b == 1) rec.start = dev;
+            if (t >= 0.5 - 1e-9) rec.mean[b] += dev / 51.0;  // frames 10..60
             if (t >= 0.5 - 1e-9 && std::abs(dev) > rec.worst) {
                 rec.worst = std::abs(dev);
                 rec.worst_t = t;
@@ -135,6 +137,13 @@ TEST(WcsphValidation, TankAtRestKeepsHydrostaticPressureInEveryFrame2D) {
     // 7.9% on the default smooth walls (issue 40): the column's uniform mode, rung by the 4 mm slot at the right
     // wall, which the artificial viscosity barely damps; 2.4% on Akinci's particles (the test below).
     EXPECT_LT(now.worst, 0.09);
+    // The issue's reading: each depth's mean pressure over 0.5-3 s within 3% of rho0 g d (docs/methods.md, "The
+    // tank at rest's bands over time"). Measured +0.42 / +0.31 / +0.70 / +1.88 / +1.32% at 6-22 cm.
+    for (int b = 0; b < 5; ++b) {
+        std::printf("tank at rest, default settings: depth %.2f m, mean over 0.5-3 s %+.2f%%\n", 0.06 + 0.04 * b,
+                    100.0 * now.mean[b]);
+        EXPECT_LT(std::abs(now.mean[b]), 0.03) << "depth " << b;
+    }
     EXPECT_NEAR(now.start, 1.0 / 1.0122 - 1.0, 0.005);  // the discrete equilibrium p = rho0 g d / C
     // The former behaviour, for the record: the same tank started at rho0, mirrored wall pressure, alpha 0.05.
     const TankRecord before = tank_at_rest({{"rest_density", 1000.0}, {"hydrostatic_start", false},
