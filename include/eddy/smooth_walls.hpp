@@ -226,9 +226,9 @@ void build_virtual_walls(const std::vector<Wall<D>>& walls, const std::vector<st
 /// The one rule for the walls the smooth model draws: closed analytic containers (box, ball, and in 3D the
 /// cylinder), solid boxes (obstacles, bodies, an open-top box's slabs, which end at its rim) and solid balls
 /// that are not bodies (their BallMap: still, spinning or keyframed; a floating ball drawn so heaved 6.3%
-/// short of linear theory's period with DFSPH, docs/bodies.md). Other solids (cylinders, models, balls that
-/// are bodies) and open shells keep their boundary particles. smooth_wall_mask and the memory estimate both
-/// ask it.
+/// short of linear theory's period with DFSPH, docs/methods.md "Solid balls from a volume map"). Other
+/// solids (cylinders, models, balls that are bodies) and open shells keep their boundary particles.
+/// smooth_wall_mask and the memory estimate both ask it.
 template <int D>
 constexpr bool drawn_smooth(typename Wall<D>::Shape shape, bool solid, bool body = false) {
     using S = typename Wall<D>::Shape;
