@@ -12,13 +12,13 @@ of object 2 averaged over the frames after 1 s.
 
 About 25 s per method in 3D at r = 1 cm on 2 cores, 4-5 minutes at r = 5 mm; 2D runs take seconds.
 """
-import csv
 import json
 import math
 import pathlib
-import subprocess
 import sys
 import tempfile
+
+from held_load import mean_lift
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 EDDY = sys.argv[1] if len(sys.argv) > 1 else str(ROOT / "build/bin/eddy")
@@ -48,11 +48,7 @@ def buoyancy(tmp, dim, r, method):
     path = tmp / f"{method}_{dim}_{r}.json"
     path.write_text(json.dumps(scene(dim, r)))
     out = tmp / f"out_{method}_{dim}_{r}"
-    subprocess.run([EDDY, "run", str(path), "--until", "2", "--fps", "20", "--format", "csv", "-q", "--threads", THREADS,
-                    "--set", f"method={method}", "--out", str(out)], check=True, stdout=subprocess.DEVNULL)
-    with open(out / "forces.csv") as f:
-        fy = [float(row["fy"]) for row in csv.DictReader(f) if row["object"] == "2" and float(row["time"]) > 1.0 + 1e-9]
-    return sum(fy) / len(fy)
+    return mean_lift(EDDY, path, out, method, THREADS)
 
 
 with tempfile.TemporaryDirectory() as d:

@@ -15,12 +15,12 @@ About 25 s per method on 2 cores at the scene's r = 1 cm (3,000 particles), 4.5 
 offset 0 alone it is a resolution study: at r = 1 cm / n (n = 1, 2, 3, ...) the box's faces cut the lattice
 as the scene's do, the rows exactly r from every face (other radii move the cut: r = 4 mm is a half spacing).
 """
-import csv
 import json
 import pathlib
-import subprocess
 import sys
 import tempfile
+
+from held_load import mean_lift
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 EDDY = sys.argv[1] if len(sys.argv) > 1 else str(ROOT / "build/bin/eddy")
@@ -43,11 +43,7 @@ def buoyancy(tmp, method, dy):
     path = tmp / f"{method}_{dy:.4f}.json"
     path.write_text(json.dumps(scene))
     out = tmp / f"out_{method}_{dy:.4f}"
-    subprocess.run([EDDY, "run", str(path), "--until", "2", "--fps", "20", "--format", "csv", "-q", "--threads", THREADS,
-                    "--set", f"method={method}", "--out", str(out)], check=True, stdout=subprocess.DEVNULL)
-    with open(out / "forces.csv") as f:
-        fy = [float(r["fy"]) for r in csv.DictReader(f) if r["object"] == "2" and float(r["time"]) > 1.0 + 1e-9]
-    return sum(fy) / len(fy)
+    return mean_lift(EDDY, path, out, method, THREADS)
 
 
 with tempfile.TemporaryDirectory() as d:

@@ -784,12 +784,8 @@ void SmoothWalls<D>::init(bool wanted, const std::vector<Wall<D>>& walls, std::s
     m_kernel = kernel;
     m_profile = make_smooth_wall_profile(kernel, particle_radius, mass, rest_density, true);
     m_rho_rest = m_profile.density(particle_radius);
-    if (exec) {
-        m_balls = make_ball_maps(walls, m_walls, m_profile, kernel, *exec);
-    } else {
-        const ExecContext one(1);
-        m_balls = make_ball_maps(walls, m_walls, m_profile, kernel, one);
-    }
+    const ExecContext one(1);
+    m_balls = make_ball_maps(walls, m_walls, m_profile, kernel, exec ? *exec : one);
 }
 
 template <int D>

@@ -70,6 +70,21 @@ void expect_rest_lattice_is_exact(float r) {
     EXPECT_EQ(profile.density(profile.reach), 0.0f);
 }
 
+// The virtual particles' density at x (of the one particle vw was built for) and, when asked, its gradient.
+template <int D>
+double virtual_density(const VirtualWalls<D>& vw, const CubicSpline<D>& W, const Vec<D>& x, Vec<D>* grad) {
+    double rho = 0.0;
+    Vec<D> gsum = Vec<D>::zero();
+    for (std::uint32_t k : vw.lists[0]) {
+        const Vec<D> d = x - vw.set.position[k];
+        const float len = norm(d);
+        rho += vw.set.psi[k] * W.value(len);
+        if (len > 0.0f) gsum += d * (vw.set.psi[k] * W.derivative(len) / len);
+    }
+    if (grad) *grad = gsum;
+    return rho;
+}
+
 }  // namespace
 
 TEST(SmoothWalls, RestLatticeOnAFloorReadsRestDensity2D) { expect_rest_lattice_is_exact<2>(0.004f); }
@@ -259,16 +274,7 @@ void expect_solid_box_is_its_orthant(float r) {
     auto density = [&](const Vec<D>& x, Vec<D>* grad = nullptr) {
         build_virtual_walls<D>({box}, {1}, {BoundaryMotion<D>{}}, 0.0, profile, Vec<D>::zero(), &x, 1, vw, exec, nullptr,
                                nullptr, nullptr, &W);
-        double rho = 0.0;
-        Vec<D> gsum = Vec<D>::zero();
-        for (std::uint32_t k : vw.lists[0]) {
-            const Vec<D> d = x - vw.set.position[k];
-            const float len = norm(d);
-            rho += vw.set.psi[k] * W.value(len);
-            if (len > 0.0f) gsum += d * (vw.set.psi[k] * W.derivative(len) / len);
-        }
-        if (grad) *grad = gsum;
-        return rho;
+        return virtual_density(vw, W, x, grad);
     };
     // The kernel's mass beyond the mapped faces: a midpoint sum over a grid of h / 40.
     auto orthant = [&](const Vec<D>& x) {
@@ -348,16 +354,7 @@ void expect_solid_ball_is_its_volume(float r) {
     auto density = [&](const std::vector<Wall<D>>& walls, const Vec<D>& x, Vec<D>* grad = nullptr) {
         build_virtual_walls<D>(walls, {1}, {BoundaryMotion<D>{}}, 0.0, profile, Vec<D>::zero(), &x, 1, vw, exec, nullptr,
                                nullptr, nullptr, &W, &maps);
-        double rho = 0.0;
-        Vec<D> gsum = Vec<D>::zero();
-        for (std::uint32_t k : vw.lists[0]) {
-            const Vec<D> d = x - vw.set.position[k];
-            const float len = norm(d);
-            rho += vw.set.psi[k] * W.value(len);
-            if (len > 0.0f) gsum += d * (vw.set.psi[k] * W.derivative(len) / len);
-        }
-        if (grad) *grad = gsum;
-        return rho;
+        return virtual_density(vw, W, x, grad);
     };
     auto volume = [&](float d) {  // x on a diagonal at the mapped distance from the surface
         const float s = profile.mapped(std::max(d, 0.0f)), rho = ball.radius + s;
