@@ -1,6 +1,6 @@
-// Geometry benchmarks (issue 10): sampling a 1M-triangle mesh into wall particles, and the cost of a
-// step with a mesh tank against the same tank as an analytic box.
-//   build/bin/eddy-bench --benchmark_filter='Geometry|MeshWalls' --benchmark_counters_tabular=true
+// Geometry benchmarks (issue 10): sampling a 1M-triangle mesh into wall particles, the same mesh's distance
+// grid and volume map (issue 40), and the cost of a step with a mesh tank against the same tank as an analytic box.
+//   build/bin/eddy-bench --benchmark_filter='Geometry|MeshWalls|VolumeMap' --benchmark_counters_tabular=true
 #include <benchmark/benchmark.h>
 
 #include <chrono>
@@ -9,6 +9,7 @@
 #include "eddy/geometry.hpp"
 #include "eddy/scene.hpp"
 #include "eddy/simulation.hpp"
+#include "eddy/smooth_walls.hpp"
 
 using namespace eddy;
 
@@ -86,7 +87,40 @@ void BM_MeshWallsStep(benchmark::State& state) {
     state.counters["ns_per_particle"] = 1e9 * secs / (double(n) * double(state.iterations()));
 }
 
+// The same 1M-triangle sphere as a solid model of radius range(0) particle radii (r = 1 cm) on 2 threads: its
+// distance grid (make_sdf_grid, voxel r, as eddy run makes it) and its volume map (eddy/volume_map.hpp), each
+// timed once. The map's cost follows the surface in r^2 (its held nodes), not the triangles.
+void BM_VolumeMap1MTriangles(benchmark::State& state) {
+    const ExecContext exec(2);
+    const float r = 0.01f, R = static_cast<float>(state.range(0)) * r;
+    Mesh<3> mesh = uv_sphere(708);
+    for (auto& v : mesh.vertices) v = v * R;
+    const MeshShape<3> shape(mesh, "sphere");
+    const CubicSpline<3> W(4.0f * r);
+    const float mass = lattice_mass(W, 2.0f * r, 1000.0f);
+    const SmoothWallProfile<3> profile = make_smooth_wall_profile(W, r, mass, 1000.0f, true);
+    double sdf_s = 0.0, map_s = 0.0, held = 0.0;
+    for (auto _ : state) {
+        const auto t0 = Clock::now();
+        Wall<3> w;
+        w.shape = Wall<3>::Shape::sdf;
+        w.solid = true;
+        w.sdf = std::make_shared<const SdfGrid<3>>(make_sdf_grid(shape, r, 4.0f * r, exec));
+        const auto t1 = Clock::now();
+        const VolumeMaps<3> maps = make_volume_maps<3>({w}, {1}, profile, W, exec);
+        map_s = std::chrono::duration<double>(Clock::now() - t1).count();
+        sdf_s = std::chrono::duration<double>(t1 - t0).count();
+        held = maps.maps.empty() ? 0.0 : double(maps.maps[0].share.size());
+    }
+    state.counters["triangles"] = double(shape.mesh().cells.size());
+    state.counters["held_nodes"] = held;
+    state.counters["sdf_s"] = sdf_s;
+    state.counters["map_s"] = map_s;
+    state.counters["us_per_node"] = 1e6 * map_s / std::max(held, 1.0);
+}
+
 }  // namespace
 
+BENCHMARK(BM_VolumeMap1MTriangles)->Arg(25)->Arg(50)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
 BENCHMARK(BM_GeometrySample1MTriangles)->ArgsProduct({{1, 2}, {1, 2}})->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
 BENCHMARK(BM_MeshWallsStep)->ArgsProduct({{2}, {0, 1}, {0, 1}})->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(3.0);

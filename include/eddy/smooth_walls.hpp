@@ -91,12 +91,13 @@
 // divergence solve's share on a moving face feeds a heave is not understood. docs/methods.md, "Solids and
 // bodies drawn smooth".
 //
-// The reach is r + (h - r) / (2 kappa), about 2.2 r at h = 4r. Closed analytic containers, solid boxes and
-// solid balls (a ball's volume map, BallMap: the kernel's integral over the ball, radial) are drawn so
-// (drawn_smooth): other solids (cylinders, models), open shells keep their boundary particles (one face at
-// such a solid's nearest point, tried, read a box held under water 21% heavy and let a neutral body drift
-// 2 r; shells let particles through), and the solvers see both in one list. (Volume maps on a grid in each
-// object's frame, Bender et al. 2019, for any other solid: not built, issue 40.)
+// The reach is r + (h - r) / (2 kappa), about 2.2 r at h = 4r. Closed analytic containers, solid boxes,
+// solid balls (a ball's volume map, BallMap: the kernel's integral over the ball, radial) and, from their
+// volume maps on a grid in their own frames (eddy/volume_map.hpp, Bender et al. 2019), solid cylinders and
+// closed models are drawn so (drawn_smooth); bodies other than boxes, open shells and walls too thin for a
+// map keep their boundary particles (one face at such a solid's nearest point, tried, read a box held under
+// water 21% heavy and let a neutral body drift 2 r; shells let particles through), and the solvers see both
+// in one list.
 #pragma once
 #include <cmath>
 #include <span>
@@ -106,6 +107,7 @@
 #include "eddy/exec.hpp"
 #include "eddy/kernels.hpp"
 #include "eddy/neighbors.hpp"
+#include "eddy/volume_map.hpp"
 
 namespace eddy {
 
@@ -221,17 +223,19 @@ void build_virtual_walls(const std::vector<Wall<D>>& walls, const std::vector<st
                          const Vec<D>& g, const Vec<D>* x, std::size_t n, VirtualWalls<D>& out, const ExecContext& exec,
                          const NeighborLists* particle_lists = nullptr, const BoundarySet<D>* particles = nullptr,
                          const std::vector<std::uint8_t>* smooth_object = nullptr, const CubicSpline<D>* kernel = nullptr,
-                         const BallMaps* balls = nullptr);
+                         const BallMaps* balls = nullptr, const VolumeMaps<D>* volumes = nullptr);
 
 /// The one rule for the walls the smooth model draws: closed analytic containers (box, ball, and in 3D the
-/// cylinder), solid boxes (obstacles, bodies, an open-top box's slabs, which end at its rim) and solid balls
+/// cylinder), solid boxes (obstacles, bodies, an open-top box's slabs, which end at its rim), solid balls
 /// that are not bodies (their BallMap: still, spinning or keyframed; a floating ball drawn so heaved 6.3%
-/// short of linear theory's period with DFSPH, docs/methods.md "Solid balls from a volume map"). Other
-/// solids (cylinders, models, balls that are bodies) and open shells keep their boundary particles.
-/// smooth_wall_mask and the memory estimate both ask it.
+/// short of linear theory's period with DFSPH, docs/methods.md "Solid balls from a volume map") and, from
+/// their volume maps (eddy/volume_map.hpp), solid cylinders and closed models that are not bodies (a map
+/// refused at the start, a wall thinner than 1.5 r, keeps its particles). Bodies other than boxes and open
+/// shells keep their boundary particles. smooth_wall_mask and the memory estimate both ask it.
 template <int D>
-constexpr bool drawn_smooth(typename Wall<D>::Shape shape, bool solid, bool body = false) {
+constexpr bool drawn_smooth(typename Wall<D>::Shape shape, bool solid, bool body = false, bool shell = false) {
     using S = typename Wall<D>::Shape;
+    if (volume_mapped<D>(shape, solid, body, shell)) return true;
     if (solid) return shape == S::box || (shape == S::ball && !body);
     return shape == S::box || shape == S::ball || (D == 3 && shape == S::cylinder);
 }
@@ -350,10 +354,15 @@ public:
     /// Per fluid particle: the boundary particles in its list (on: the copies; off: call with the lists).
     std::uint32_t particles(std::size_t i) const { return m_virtual.counts[i]; }
     const VirtualWalls<D>& virtual_walls() const { return m_virtual; }
-    /// The virtual particles and the cached pairs (their capacity).
+    /// The virtual particles, the cached pairs and the volume maps (their capacity).
     std::size_t memory_bytes() const;
+    /// The walls whose volume map was refused at init (one line each: the wall and why); they keep their particles.
+    const std::vector<std::string>& refused_maps() const { return m_volumes.refused; }
 
 private:
+    // The ball and volume maps of the walls drawn smooth; a wall whose map is refused, and every wall of its
+    // object, is drawn from its particles instead (m_walls, m_objects); off when none is left.
+    void make_maps(const std::vector<Wall<D>>& walls, const ExecContext& exec);
     // ghost_share's pairs of particle i in order: f(j, whether k's object moves, the offset along the face
     // rt, W'(len), len) for every (face slot k of i, neighbour j, slot l of j on the same face) within reach.
     template <class F>
@@ -400,6 +409,7 @@ private:
     VirtualWalls<D> m_virtual;
     std::vector<std::uint8_t> m_walls, m_objects;  // smooth_wall_mask: per wall, per boundary object
     BallMaps m_balls;                              // the solid balls' maps
+    VolumeMaps<D> m_volumes;                       // the other solids' and the models' volume maps
     std::vector<std::uint8_t> m_moving;            // per boundary object: moves this step (update)
     std::vector<std::vector<GhostPair>> m_pairs;   // cache_ghost_pairs: per block of kBlock particles
     std::vector<std::uint32_t> m_pair_end;         // per particle: the end of its pairs in its block's

@@ -1,8 +1,12 @@
 // eddy: smooth walls from the walls' shapes (eddy/smooth_walls.hpp).
 #include "eddy/smooth_walls.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <numbers>
 
 namespace eddy {
@@ -520,7 +524,7 @@ std::vector<std::uint8_t> smooth_wall_mask(const std::vector<Wall<D>>& walls, st
     objects.assign(object_count, 0);
     for (std::size_t w = 0; w < walls.size(); ++w) {
         const Wall<D>& wall = walls[w];
-        if (!drawn_smooth<D>(wall.shape, wall.solid, wall.body)) continue;
+        if (!drawn_smooth<D>(wall.shape, wall.solid, wall.body, open_shell(wall))) continue;
         mask[w] = 1;
         if (wall.owner >= 0 && static_cast<std::size_t>(wall.owner) < object_count) objects[wall.owner] = 1;
     }
@@ -654,13 +658,37 @@ void solid_ball_term(const Wall<D>& w, const BallMap& map, const Vec<D>& x, F&& 
     f(t);
 }
 
-// Every term of wall w near x: a solid box's orthant (solid_box_terms), a solid ball's map (solid_ball_term),
-// any other wall's faces and edges.
+// A wall drawn from its volume map (eddy/volume_map.hpp): one term, the face's at x's distance d scaled by
+// the map's share (density) and push (the gradient's length and direction).
 template <int D, class F>
-void wall_terms(const Wall<D>& w, const BallMap* ball, const Vec<D>& x, const SmoothWallProfile<D>& profile,
-                const CubicSpline<D>* kernel, F&& f) {
+void volume_map_term(const Wall<D>& w, const VolumeMap<D>& map, const VolumeMaps<D>& maps, const Vec<D>& x,
+                     const SmoothWallProfile<D>& profile, const CubicSpline<D>& kernel, F&& f) {
+    if (beyond_reach(w, x, profile.reach)) return;
+    Vec<D> towards, push;
+    FaceTerm<D> t;
+    t.d = distance_to_wall(w, x, towards);
+    // A point well outside a container model (in another tank of the scene) is none of its business.
+    float delta, psi, share;
+    if (!(t.d < profile.reach) || (!w.solid && !(t.d > -profile.reach)) || !profile.at(t.d, delta, psi)) return;
+    const Vec<D> xl = w.moving ? w.pose.inverse(x) : x;
+    const float len = map.sample(xl, share, push) ? norm(push) : 0.0f;
+    if (!(len > 0.0f) || !(share > 0.0f)) return;
+    t.n = push * (1.0f / len);
+    if (w.moving) t.n = w.pose.apply(xl + t.n) - w.pose.apply(xl);
+    t.rho = profile.density(t.d) * share;
+    t.share = std::min(share, 2.0f);
+    if (maps.virtual_particle(kernel, t.rho, -psi * kernel.derivative(delta) * len, t.delta, t.psi)) f(t);
+}
+
+// Every term of wall wi near x: a solid box's orthant (solid_box_terms), a solid ball's map (solid_ball_term),
+// a volume map's (volume_map_term), any other wall's faces and edges.
+template <int D, class F>
+void wall_terms(const Wall<D>& w, std::size_t wi, const BallMaps* balls, const VolumeMaps<D>* volumes, const Vec<D>& x,
+                const SmoothWallProfile<D>& profile, const CubicSpline<D>* kernel, F&& f) {
     if (w.solid && w.shape == Wall<D>::Shape::box) return solid_box_terms(w, x, profile, kernel, f);
-    if (ball) return solid_ball_term(w, *ball, x, f);
+    if (const BallMap* ball = balls ? balls->find(wi) : nullptr) return solid_ball_term(w, *ball, x, f);
+    if (const VolumeMap<D>* map = volumes ? volumes->find(wi) : nullptr)
+        return kernel ? volume_map_term(w, *map, *volumes, x, profile, *kernel, f) : void();
     for_each_face_and_edge(w, x, profile, kernel, f);
 }
 }  // namespace
@@ -671,7 +699,7 @@ void build_virtual_walls(const std::vector<Wall<D>>& walls, const std::vector<st
                          const Vec<D>& g, const Vec<D>* x, std::size_t n, VirtualWalls<D>& out, const ExecContext& exec,
                          const NeighborLists* particle_lists, const BoundarySet<D>* particles,
                          const std::vector<std::uint8_t>* smooth_object, const CubicSpline<D>* kernel,
-                         const BallMaps* balls) {
+                         const BallMaps* balls, const VolumeMaps<D>* volumes) {
     // A boundary particle neighbour kept as it is: its object is not drawn smooth.
     auto kept = [&](std::uint32_t b) {
         const std::uint16_t o = particles->object[b];
@@ -692,7 +720,7 @@ void build_virtual_walls(const std::vector<Wall<D>>& walls, const std::vector<st
     parallel_for_each_index(exec, n, [&](std::size_t i) {
         std::uint32_t c = 0;
         for (std::size_t w = 0; w < walls.size(); ++w)
-            if (smooth[w]) wall_terms(walls[w], balls ? balls->find(w) : nullptr, x[i], profile, kernel, [&](const FaceTerm<D>&) { ++c; });
+            if (smooth[w]) wall_terms(walls[w], w, balls, volumes, x[i], profile, kernel, [&](const FaceTerm<D>&) { ++c; });
         if (with_particles)
             for (std::uint32_t b : (*particle_lists)[i]) c += kept(b);
         out.counts[i] = c;
@@ -728,7 +756,7 @@ void build_virtual_walls(const std::vector<Wall<D>>& walls, const std::vector<st
             if (!smooth[wi]) continue;
             const Wall<D>& w = walls[wi];
             const std::uint16_t obj = static_cast<std::uint16_t>(w.owner >= 0 ? w.owner : 0);
-            wall_terms(w, balls ? balls->find(wi) : nullptr, x[i], profile, kernel, [&](const FaceTerm<D>& f) {
+            wall_terms(w, wi, balls, volumes, x[i], profile, kernel, [&](const FaceTerm<D>& f) {
                 rho_b += f.rho;
                 const float gn = dot(g, f.n);
                 if (!f.edge && (gn < 0.0f || w.solid)) hold += f.n * (-gn * profile.support(f.d) * f.share);
@@ -785,7 +813,28 @@ void SmoothWalls<D>::init(bool wanted, const std::vector<Wall<D>>& walls, std::s
     m_profile = make_smooth_wall_profile(kernel, particle_radius, mass, rest_density, true);
     m_rho_rest = m_profile.density(particle_radius);
     const ExecContext one(1);
-    m_balls = make_ball_maps(walls, m_walls, m_profile, kernel, exec ? *exec : one);
+    make_maps(walls, exec ? *exec : one);
+}
+
+template <int D>
+void SmoothWalls<D>::make_maps(const std::vector<Wall<D>>& walls, const ExecContext& exec) {
+    const auto start = std::chrono::steady_clock::now();
+    m_balls = make_ball_maps(walls, m_walls, m_profile, m_kernel, exec);
+    m_volumes = make_volume_maps(walls, m_walls, m_profile, m_kernel, exec);
+    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (!m_volumes.maps.empty() && took >= 1.0 && isatty(fileno(stderr)))  // a wait at the start, said on a terminal
+        std::fprintf(stderr, "eddy: smooth walls: %zu volume maps (%.1f MB) in %.1f s\n", m_volumes.maps.size(),
+                     m_volumes.memory_bytes() / 1e6, took);
+    for (std::size_t w = 0; w < walls.size(); ++w) {
+        if (!m_walls[w] || m_volumes.find(w) || !volume_mapped<D>(walls[w].shape, walls[w].solid, walls[w].body, open_shell(walls[w])))
+            continue;
+        for (std::size_t v = 0; v < walls.size(); ++v)  // refused: its object's walls keep their particles
+            if (v == w || (walls[w].owner >= 0 && walls[v].owner == walls[w].owner)) m_walls[v] = 0;
+        if (walls[w].owner >= 0 && static_cast<std::size_t>(walls[w].owner) < m_objects.size()) m_objects[walls[w].owner] = 0;
+    }
+    for (const std::string& why : m_volumes.refused)
+        std::fprintf(stderr, "eddy: smooth walls: %s: no volume map, its boundary particles hold the fluid\n", why.c_str());
+    m_on = std::find(m_walls.begin(), m_walls.end(), 1) != m_walls.end();
 }
 
 template <int D>
@@ -796,7 +845,7 @@ void SmoothWalls<D>::update(const std::vector<Wall<D>>& walls, const std::vector
     m_moving.assign(motions.size(), 0);
     for (std::size_t o = 0; o < motions.size(); ++o) m_moving[o] = motions[o].moving() ? 1 : 0;
     build_virtual_walls(walls, m_walls, motions, t, m_profile, g, x, n, m_virtual, exec, &particle_lists, &particles,
-                        &m_objects, &m_kernel, &m_balls);
+                        &m_objects, &m_kernel, &m_balls, &m_volumes);
 }
 
 // Each block of particles writes its own pairs, in the order ghost_share visits them: the same list on any
@@ -822,7 +871,7 @@ void SmoothWalls<D>::cache_ghost_pairs(const Vec<D>* x, const NeighborLists& lis
 
 template <int D>
 std::size_t SmoothWalls<D>::memory_bytes() const {
-    std::size_t bytes = m_virtual.memory_bytes() + m_pair_end.capacity() * sizeof(std::uint32_t);
+    std::size_t bytes = m_virtual.memory_bytes() + m_pair_end.capacity() * sizeof(std::uint32_t) + m_volumes.memory_bytes();
     for (const auto& block : m_pairs) bytes += block.capacity() * sizeof(GhostPair);
     return bytes;
 }
@@ -864,12 +913,12 @@ template void build_virtual_walls<2>(const std::vector<Wall<2>>&, const std::vec
                                      const std::vector<BoundaryMotion<2>>&, double, const SmoothWallProfile<2>&,
                                      const Vec<2>&, const Vec<2>*, std::size_t, VirtualWalls<2>&, const ExecContext&,
                                      const NeighborLists*, const BoundarySet<2>*, const std::vector<std::uint8_t>*,
-                                     const CubicSpline<2>*, const BallMaps*);
+                                     const CubicSpline<2>*, const BallMaps*, const VolumeMaps<2>*);
 template void build_virtual_walls<3>(const std::vector<Wall<3>>&, const std::vector<std::uint8_t>&,
                                      const std::vector<BoundaryMotion<3>>&, double, const SmoothWallProfile<3>&,
                                      const Vec<3>&, const Vec<3>*, std::size_t, VirtualWalls<3>&, const ExecContext&,
                                      const NeighborLists*, const BoundarySet<3>*, const std::vector<std::uint8_t>*,
-                                     const CubicSpline<3>*, const BallMaps*);
+                                     const CubicSpline<3>*, const BallMaps*, const VolumeMaps<3>*);
 template BallMap make_ball_map<2>(const SmoothWallProfile<2>&, const CubicSpline<2>&, float);
 template BallMap make_ball_map<3>(const SmoothWallProfile<3>&, const CubicSpline<3>&, float);
 template BallMaps make_ball_maps<2>(const std::vector<Wall<2>>&, const std::vector<std::uint8_t>&,

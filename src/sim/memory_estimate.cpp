@@ -151,6 +151,36 @@ void shape_box(const BoundarySpec& b, double lo[3], double hi[3]) {
     }
 }
 
+// The wall shape a boundary becomes (add_boundary_walls), and whether it is an open model (a shell).
+template <int D>
+typename Wall<D>::Shape wall_shape(const BoundarySpec& b) {
+    using Shape = typename Wall<D>::Shape;
+    if (model_shape<D>(b.model)) return Shape::sdf;
+    return b.shape == "box" ? Shape::box : b.shape == "cylinder" ? Shape::cylinder : Shape::ball;
+}
+
+template <int D>
+bool open_model(const BoundarySpec& b) {
+    const MeshShape<D>* m = model_shape<D>(b.model);
+    return m && m->report().boundary_edges > 0;
+}
+
+// A boundary's volume maps (eddy/volume_map.hpp): share and push per node held, the blocks of 8^D nodes (cell
+// r/2 in 3D, r/4 in 2D) near its surface: its area (length) times about 10 r (6 r in 2D), at most its box
+// grown by 10 r on each side (small models: every block); an open-top cylinder's floor and side both.
+template <int D>
+double volume_map_bytes(const BoundarySpec& b, double r) {
+    if (!volume_mapped<D>(wall_shape<D>(b), b.solid || b.open_top, b.body >= 0, open_model<D>(b))) return 0.0;
+    const MeshShape<D>* m = model_shape<D>(b.model);
+    const double surface = m ? surface_measure(m->mesh()) : 2.0 * kPi * b.radius * (b.height + b.radius);
+    const double cell = D == 3 ? 0.5 * r : 0.25 * r;
+    double lo[3], hi[3], grid = 1.0;
+    shape_box<D>(b, lo, hi);
+    for (int a = 0; a < D; ++a) grid *= ((m ? double(m->hi()[a]) - double(m->lo()[a]) : hi[a] - lo[a]) + 20.0 * r) / cell;
+    const double band = surface * (D == 3 ? 10.0 : 6.0) * r / std::pow(cell, double(D));
+    return (b.open_top ? 2.0 : 1.0) * (4.0 + 4.0 * D) * std::min({grid, band, double(std::size_t{1} << 24)});
+}
+
 // Is x inside the shape grown by `margin` (shrunk when negative)? The builders' inside_shape.
 template <int D>
 bool inside_shape(const BoundarySpec& b, const Vec<D>& x, float margin) {
@@ -441,7 +471,7 @@ MemoryEstimate estimate_particles(const Scene& scene, std::size_t max_particles)
     std::vector<const BoundarySpec*> containers, solids;
     for (const auto& b : scene.boundaries) (b.solid ? solids : containers).push_back(&b);
     std::vector<double> fluid(scene.fluids.size()), walls(scene.boundaries.size()), sdf(scene.boundaries.size(), 0.0);
-    double nf_raw = 0.0, nw = 0.0, nw_kept = 0.0, sdf_bytes = 0.0, model_bytes = 0.0;
+    double nf_raw = 0.0, nw = 0.0, nw_kept = 0.0, sdf_bytes = 0.0, model_bytes = 0.0, map_bytes = 0.0;
     auto held = [&](const ModelSpec& spec) {
         if (const MeshShape<D>* m = model_shape<D>(spec))
             model_bytes += 12.0 * double(m->mesh().vertices.size()) + 60.0 * double(m->mesh().cells.size());
@@ -455,12 +485,8 @@ MemoryEstimate estimate_particles(const Scene& scene, std::size_t max_particles)
         nw += walls[i] = wall_count<D>(b, r, layers);
         // The walls the smooth model draws from their shapes (drawn_smooth, the solvers' own rule; an open
         // top is a solid that ends at its rim); the others' particles are copied into the smooth walls' lists.
-        using Shape = typename Wall<D>::Shape;
-        const Shape shape = b.shape == "box"                          ? Shape::box
-                            : b.shape == "sphere" || b.shape == "circle" ? Shape::ball
-                            : b.shape == "cylinder"                     ? Shape::cylinder
-                                                                        : Shape::sdf;
-        if (!drawn_smooth<D>(shape, b.solid || b.open_top, b.body >= 0)) nw_kept += walls[i];
+        if (!drawn_smooth<D>(wall_shape<D>(b), b.solid || b.open_top, b.body >= 0, open_model<D>(b))) nw_kept += walls[i];
+        else map_bytes += volume_map_bytes<D>(b, r);
         held(b.model);
         if (const MeshShape<D>* m = model_shape<D>(b.model)) {
             double nodes = 1.0;
@@ -516,6 +542,7 @@ MemoryEstimate estimate_particles(const Scene& scene, std::size_t max_particles)
     if (springs > 0.0) e.add(fmt::format("springs {}", format_count(springs)), springs * 64.0, springs);
     if (sdf_bytes > 0.0) e.add("wall distance grids", sdf_bytes);
     if (model_bytes > 0.0) e.add("models", model_bytes);
+    if (map_bytes > 0.0) e.add("volume maps", map_bytes);
     // Bodies (eddy/bodies.hpp): their walls are counted above; the engine adds its shapes (a reduced hull
     // of at most ~42 points, a box, a sphere: ~1 KB) and, within a step, a rigid body and its contacts
     // (~2 KB) per body, and the state, specs and shapes kept twice (the simulation's and the engine's).

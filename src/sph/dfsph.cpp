@@ -57,7 +57,8 @@ std::span<const Field<DfsphSettings>> dfsph_fields() {
         {"sort_interval", &S::sort_interval, "steps", 0, 1e6, "steps between Morton reorderings (0: never)"},
         {"boundary_model", &S::boundary_model, "", 0, 0,
          "smooth (default): walls act through their shapes, each face as the fluid's mirror image (a smooth "
-         "density and push, docs/methods.md); particles: Akinci et al. 2012 boundary particles",
+         "density and push, docs/methods.md), balls, cylinders and closed models through volume maps; particles: "
+         "Akinci et al. 2012 boundary particles",
          {"smooth", "particles"}},
         {"extrapolated_wall_pressure", &S::extrapolated_wall_pressure, "", 0, 1,
          "walls push with the particle's pressure plus the pressure extrapolated to the wall particles (Band et "

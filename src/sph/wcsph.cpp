@@ -38,9 +38,9 @@ std::span<const Field<WcsphSettings>> wcsph_fields() {
          "wall particles take the fluid particle's pressure plus rho g . (x_b - x_i) (Adami et al. 2012), so "
          "walls hold a hydrostatic gradient; off: the mirrored pressure p_b = p_i"},
         {"boundary_model", &S::boundary_model, "", 0, 0,
-         "smooth (default): closed containers act through their shapes, each face as the fluid's mirror image "
-         "(a smooth density and push, the law of the wall's shear); particles: Akinci et al. 2012 boundary "
-         "particles everywhere (seed 003's walls)",
+         "smooth (default): walls act through their shapes, each face as the fluid's mirror image (a smooth "
+         "density and push, the law of the wall's shear), balls, cylinders and closed models through volume maps; "
+         "particles: Akinci et al. 2012 boundary particles everywhere (seed 003's walls)",
          {"smooth", "particles"}},
         {"wall_law_viscosity", &S::wall_law_viscosity, "m^2/s", 0, 1e3, kWallLawViscosityHelp},
         {"hydrostatic_start", &S::hydrostatic_start, "", 0, 1,

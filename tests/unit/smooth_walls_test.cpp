@@ -10,8 +10,10 @@
 
 #include "eddy/smooth_walls.hpp"
 #include "eddy/wcsph.hpp"  // lattice_mass
+#include "smooth_walls_support.hpp"
 
 using namespace eddy;
+using eddy::test::virtual_density;
 
 namespace {
 
@@ -68,21 +70,6 @@ void expect_rest_lattice_is_exact(float r) {
         last_rho = rb;
     }
     EXPECT_EQ(profile.density(profile.reach), 0.0f);
-}
-
-// The virtual particles' density at x (of the one particle vw was built for) and, when asked, its gradient.
-template <int D>
-double virtual_density(const VirtualWalls<D>& vw, const CubicSpline<D>& W, const Vec<D>& x, Vec<D>* grad) {
-    double rho = 0.0;
-    Vec<D> gsum = Vec<D>::zero();
-    for (std::uint32_t k : vw.lists[0]) {
-        const Vec<D> d = x - vw.set.position[k];
-        const float len = norm(d);
-        rho += vw.set.psi[k] * W.value(len);
-        if (len > 0.0f) gsum += d * (vw.set.psi[k] * W.derivative(len) / len);
-    }
-    if (grad) *grad = gsum;
-    return rho;
 }
 
 }  // namespace

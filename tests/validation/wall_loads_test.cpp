@@ -71,43 +71,47 @@ GateFigures gate_2d(const std::string& method) {
     return f;
 }
 
-// A 2D tank 0.4 m wide, 24 cm of water, a box 12.8 x 8 cm held under water at mid-depth (r: 2 mm, 20 rows
-// across the box).
-double archimedes_2d(const std::string& method) {
+// A 2D tank 0.4 m wide with 24 cm of water (r = 2 mm) and a solid held under water at mid-depth: the solid's
+// upward load, the mean of 1-2 s, against rho0 g V (relative), and the tank and the solid carrying the weight.
+double held_under_water_2d(const std::string& method, const char* what, const nlohmann::json& solid, double volume) {
     const nlohmann::json j = {
-        {"name", "archimedes_2d"}, {"dimension", 2}, {"method", method}, {"particle_radius", 0.002},
+        {"name", "held_under_water_2d"}, {"dimension", 2}, {"method", method}, {"particle_radius", 0.002},
         {"gravity", {0, -kG}},
-        {"boundaries",
-         {{{"shape", "box"}, {"min", {0, 0}}, {"max", {0.4, 0.4}}},
-          {{"shape", "box"}, {"solid", true}, {"min", {0.136, 0.064}}, {"max", {0.264, 0.144}}}}},
+        {"boundaries", {{{"shape", "box"}, {"min", {0, 0}}, {"max", {0.4, 0.4}}}, solid}},
         {"fluids", {{{"shape", "box"}, {"min", {0, 0}}, {"max", {0.4, 0.24}}}}}};
     ExecContext exec(2);
-    Simulation sim = make_simulation(parse_scene(j, "archimedes_2d"), 100000, exec);
+    Simulation sim = make_simulation(parse_scene(j, "held_under_water_2d"), 100000, exec);
     const auto load = mean_loads(sim, 1.0, 2.0, exec);
-    const double e = rel(load[1].force[1], kRho0 * kG * 0.128 * 0.08);
-    std::printf("%s 2D box under water: buoyancy %+.2f%% of rho0 g V; tank + box carry the weight %+.2f%%\n",
-                method.c_str(), 100 * e, 100 * rel(-(load[0].force[1] + load[1].force[1]), fluid_mass(sim) * kG));
+    const double e = rel(load[1].force[1], kRho0 * kG * volume);
+    std::printf("%s 2D %s under water: buoyancy %+.2f%% of rho0 g V; tank + %s carry the weight %+.2f%%\n",
+                method.c_str(), what, 100 * e, what, 100 * rel(-(load[0].force[1] + load[1].force[1]), fluid_mass(sim) * kG));
     return e;
 }
 
-// The same tank with a circle of radius 5 cm held under water at mid-depth instead of the box (r = 2 mm,
-// 25 spacings across the circle): drawn from its volume map (BallMap) since 2026-12-04.
+// A box 12.8 x 8 cm (20 rows across the box).
+double archimedes_2d(const std::string& method) {
+    return held_under_water_2d(method, "box", {{"shape", "box"}, {"solid", true}, {"min", {0.136, 0.064}}, {"max", {0.264, 0.144}}},
+                               0.128 * 0.08);
+}
+
+// A circle of radius 5 cm (25 spacings across it): drawn from its volume map (BallMap) since 2026-12-04.
 double archimedes_ball_2d(const std::string& method) {
     const double R = 0.05;
-    const nlohmann::json j = {
-        {"name", "archimedes_ball_2d"}, {"dimension", 2}, {"method", method}, {"particle_radius", 0.002},
-        {"gravity", {0, -kG}},
-        {"boundaries",
-         {{{"shape", "box"}, {"min", {0, 0}}, {"max", {0.4, 0.4}}},
-          {{"shape", "circle"}, {"solid", true}, {"center", {0.2, 0.104}}, {"radius", R}}}},
-        {"fluids", {{{"shape", "box"}, {"min", {0, 0}}, {"max", {0.4, 0.24}}}}}};
-    ExecContext exec(2);
-    Simulation sim = make_simulation(parse_scene(j, "archimedes_ball_2d"), 100000, exec);
-    const auto load = mean_loads(sim, 1.0, 2.0, exec);
-    const double e = rel(load[1].force[1], kRho0 * kG * std::numbers::pi * R * R);
-    std::printf("%s 2D circle under water: buoyancy %+.2f%% of rho0 g V; tank + circle carry the weight %+.2f%%\n",
-                method.c_str(), 100 * e, 100 * rel(-(load[0].force[1] + load[1].force[1]), fluid_mass(sim) * kG));
-    return e;
+    return held_under_water_2d(method, "circle", {{"shape", "circle"}, {"solid", true}, {"center", {0.2, 0.104}}, {"radius", R}},
+                               std::numbers::pi * R * R);
+}
+
+// A regular hexagon of circumradius 5 cm, turned 15 degrees (no face along the lattice), a polygon model:
+// drawn from its grid volume map (eddy/volume_map.hpp) since 2026-12-04.
+double archimedes_hexagon_2d(const std::string& method) {
+    const double R = 0.05;
+    nlohmann::json points = nlohmann::json::array();
+    for (int k = 0; k < 6; ++k) {
+        const double a = (15.0 + 60.0 * k) * std::numbers::pi / 180.0;
+        points.push_back({0.2 + R * std::cos(a), 0.104 + R * std::sin(a)});
+    }
+    return held_under_water_2d(method, "hexagon", {{"shape", "polygon"}, {"solid", true}, {"points", points}},
+                               1.5 * std::sqrt(3.0) * R * R);
 }
 
 }  // namespace
@@ -140,6 +144,16 @@ TEST(WallLoads, BallHeldUnderWaterFeelsArchimedes2D) {
     EXPECT_LT(std::fabs(archimedes_ball_2d("wcsph")), 0.02);
     EXPECT_LT(std::fabs(archimedes_ball_2d("dfsph")), 0.02);
     EXPECT_LT(std::fabs(archimedes_ball_2d("pbf")), 0.04);
+}
+
+TEST(WallLoads, PolygonHeldUnderWaterFeelsArchimedes2D) {
+    // The hexagon drawn from its volume map (2026-12-04), mean of 1-2 s: WCSPH +2.46%, DFSPH +1.26%, PBF -1.95%.
+    // Moved by 1-3 mm (`eddy run`, frames at 20 fps) WCSPH reads +0.89% to +1.73% and DFSPH +0.57% to +1.07%:
+    // WCSPH's reading swings by about a percent with the steps' sequence and the shape's place (as the box's,
+    // above), and its bound is 3%, the 2% met only in the sweep (docs/methods.md, "Volume maps").
+    EXPECT_LT(std::fabs(archimedes_hexagon_2d("wcsph")), 0.03);
+    EXPECT_LT(std::fabs(archimedes_hexagon_2d("dfsph")), 0.02);
+    EXPECT_LT(std::fabs(archimedes_hexagon_2d("pbf")), 0.04);
 }
 
 // tank_forces_3d (the bundled scene): the tank, the dam and the box held under water.
