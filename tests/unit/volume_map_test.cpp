@@ -86,8 +86,7 @@ TEST(VolumeMaps, PolygonCircleReadsItsBallMapAndASquareItsFace2D) {
             VirtualWalls<2> vw;
             build_virtual_walls<2>({grown_ball}, {1}, {BoundaryMotion<2>{}}, 0.0, profile, Vec2::zero(), &xb, 1, vw,
                                    ExecContext(1), nullptr, nullptr, nullptr, &W, &balls);
-            double want = 0.0;
-            for (std::uint32_t k : vw.lists[0]) want += vw.set.psi[k] * W.value(norm(xb - vw.set.position[k]));
+            const double want = test::virtual_density(vw, W, xb);
             const double got = density_at(circle, profile, W, maps, x);
             EXPECT_NEAR(got, want, 0.01 * rho_r) << "d " << d << " r, angle " << angle;
             if (angle == 0.1f)
