@@ -230,7 +230,7 @@ void build_virtual_walls(const std::vector<Wall<D>>& walls, const std::vector<st
 /// that are not bodies (their BallMap: still, spinning or keyframed; a floating ball drawn so heaved 6.3%
 /// short of linear theory's period with DFSPH, docs/methods.md "Solid balls from a volume map") and, from
 /// their volume maps (eddy/volume_map.hpp), solid cylinders and closed models that are not bodies (a map
-/// refused at the start, a wall thinner than 1.5 r, keeps its particles). Bodies other than boxes and open
+/// refused at the start, a wall thinner than r, keeps its particles). Bodies other than boxes and open
 /// shells keep their boundary particles. smooth_wall_mask and the memory estimate both ask it.
 template <int D>
 constexpr bool drawn_smooth(typename Wall<D>::Shape shape, bool solid, bool body = false, bool shell = false) {

@@ -26,10 +26,12 @@
 // particle solves psi W(delta) = rho, psi W'(delta) = -|grad| as the faces' do. The push's direction is the
 // volume's own gradient, not the surface's normal: in a concave corner it points along the bisector.
 //
-// The integrals are sums over a lattice of spacing r/2 (3D; r/4 in 2D) turned to x's normal, over a
-// smoothed indicator of the wall clamp(1/2 - phi/spacing, 0, 1) (phi: the signed distance, positive on the
-// fluid's side); the face's values come from the same sum over the plane, so a flat face reads exactly 1.
-// Computed once per wall at the start, node by node in parallel (the same values on any thread count).
+// The integrals are sums over the map's own nodes (spacing r/2 in 3D, r/4 in 2D) within the kernel's support,
+// over a smoothed indicator of the wall clamp(1/2 - phi/(1.5 spacing), 0, 1) (phi: the signed distance,
+// positive on the fluid's side); the face's values are the same sums over the plane at s along the node's
+// normal, so a flat face reads exactly 1 in any orientation. Computed once per wall at the start, block by
+// block in parallel: each block takes the distances of its nodes and the support's around them once (about
+// 27 a node in 3D), and its nodes' sums read them (the same values on any thread count).
 // Only the blocks of 8^D nodes that reach the band (-r to the reach) are held. A thin wall (thinner than r
 // under more than 5% of its surface: the fluid on its far side within the kernel's reach; a sharp edge's
 // few nodes are not) is refused: it keeps its boundary particles.
@@ -85,8 +87,9 @@ bool open_shell(const Wall<D>& w) {
 }
 
 /// The volume map of wall w (volume_mapped) for the profile's kernel, calibration and reach; node cell r/2
-/// (3D; r/4 in 2D), grown when the held nodes would exceed max_nodes. Returns false, with `why` (one line),
-/// when the wall is thin (thinner than r under more than 5% of its surface) or its grid shows no inside.
+/// (3D; r/4 in 2D), grown (and the sums' spacing with it) when the held nodes would exceed max_nodes. Returns
+/// false, with `why` (one line), when the wall is thin (thinner than r under more than 5% of its surface) or
+/// its grid shows no inside.
 template <int D>
 bool make_volume_map(const Wall<D>& w, const SmoothWallProfile<D>& profile, const CubicSpline<D>& kernel,
                      const ExecContext& exec, VolumeMap<D>& out, std::string& why,

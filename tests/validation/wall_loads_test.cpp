@@ -147,11 +147,11 @@ TEST(WallLoads, BallHeldUnderWaterFeelsArchimedes2D) {
 }
 
 TEST(WallLoads, PolygonHeldUnderWaterFeelsArchimedes2D) {
-    // The hexagon drawn from its volume map (2026-12-04), mean of 1-2 s: WCSPH +2.46%, DFSPH +1.26%, PBF -1.95%.
-    // Moved by 1-3 mm (`eddy run`, frames at 20 fps) WCSPH reads +0.89% to +1.73% and DFSPH +0.57% to +1.07%:
-    // WCSPH's reading swings by about a percent with the steps' sequence and the shape's place (as the box's,
-    // above), and its bound is 3%, the 2% met only in the sweep (docs/methods.md, "Volume maps").
-    EXPECT_LT(std::fabs(archimedes_hexagon_2d("wcsph")), 0.03);
+    // The hexagon drawn from its volume map, mean of 1-2 s: WCSPH +1.54%, DFSPH +0.99%, PBF +2.23% (the map's sums
+    // on its own nodes, 2026-12-04; +2.46 / +1.26 / -1.95% on a lattice turned to each node's normal, when
+    // moved by 1-3 mm WCSPH read +0.89% to +1.73% and DFSPH +0.57% to +1.07%). WCSPH's reading swings by about a
+    // percent with the steps' sequence and the shape's place (as the box's, above); it now meets the 2%.
+    EXPECT_LT(std::fabs(archimedes_hexagon_2d("wcsph")), 0.02);
     EXPECT_LT(std::fabs(archimedes_hexagon_2d("dfsph")), 0.02);
     EXPECT_LT(std::fabs(archimedes_hexagon_2d("pbf")), 0.04);
 }
