@@ -12,8 +12,8 @@ each window. With F - F0 = -C z - a33 z'' - B33 z', C = rho g 2a the waterplane 
     added mass a33 = (F_s / A + C) / w^2,   damping B33 = -F_c / (w A),
 
 given over rho pi a^2 / 2 (the body's displaced mass) and over rho pi a^2 w / 2. Ursell's (1949) theory at this
-frequency (tests/validation/data/ursell_heave.py): a33 = 0.5957 rho a^2 = 0.379 of rho pi a^2 / 2, B33 = 0.4667
-rho a^2 sqrt(g / a) = 0.333.
+frequency (tests/validation/data/ursell_heave.py, whose m_z and b_z are over rho pi a^2 / 2 and
+rho pi a^2 sqrt(g / a) / 2): a33 0.596, B33 0.4667 / 0.8933 = 0.522.
 
     /usr/bin/python3 bench/heave_forced.py [eddy binary] [methods, comma-separated] [models, comma-separated]
 
@@ -81,8 +81,8 @@ def main():
                 c, *_ = np.linalg.lstsq(x, f[m], rcond=None)
                 added = (c[1] / AMPLITUDE + stiffness) / OMEGA ** 2
                 damping = -c[2] / (OMEGA * AMPLITUDE)
-                print(f"{method} {model} {lo}-{hi} s: added mass {added / mref:.3f} (theory 0.379), "
-                      f"damping {damping / (mref * OMEGA):.3f} (theory 0.333)", flush=True)
+                print(f"{method} {model} {lo}-{hi} s: added mass {added / mref:.3f} (theory 0.596), "
+                      f"damping {damping / (mref * OMEGA):.3f} (theory 0.522)", flush=True)
 
 
 if __name__ == "__main__":
