@@ -123,7 +123,7 @@ void map_node(const Wall<D>& w, const SmoothWallProfile<D>& profile, const Latti
     // The wall grown by `grown` (at the node's own distance: the surface point's d = 0 inside the wall).
     const float dq = std::max(d, 0.0f), s = profile.mapped(dq), grown = dq - s + std::min(d, 0.0f);
     const float width = kRamp * cell, inv = 1.0f / width, hs = 0.5f * width;
-    // K, its growth rate dK/d grown (a central difference over half a spacing), -grad K at fixed growth (G);
+    // K, its growth rate dK/d grown (a central difference over the ramp's width), -grad K at fixed growth (G);
     // the plane's Kf, Kfd and Gf along n.
     constexpr int L = Lattice<D>::kLanes;
     float K[L] = {}, Kd[L] = {}, G[D][L] = {}, Kf[L] = {}, Kfd[L] = {}, Gf[L] = {};
