@@ -6,8 +6,9 @@
 // (eddy/smooth_walls.hpp): each face near particle i is one virtual wall particle b whose psi_b W_ib and
 // psi_b grad W_ib are the density and the push of the fluid's mirror image (the bottom row then rests at r
 // with the hydrostatic pressure), plus a pressure-independent push with gravity (the mirror's hydrostatic
-// part) and, in both solves, the mirror images' share along the faces (ghost_share); other solids, models
-// and shells stay Akinci particles, in the same lists. The sums over b below run over both.
+// part) and, in both solves, the mirror images' share along the faces (ghost_share); balls, cylinders and
+// closed models (bodies' included) through volume maps, the same terms; ball bodies and open shells stay
+// Akinci particles, in the same lists. The sums over b below run over both.
 //
 // Two pressure solvers make the velocity field divergence-free (no density change) and the density
 // constant (no compression). Both are Jacobi iterations on one "stiffness" per particle; here it is

@@ -1,7 +1,7 @@
 // eddy: Position Based Fluids (seed 002; Macklin & Mueller 2013, "Position Based Fluids", ACM TOG 32(4))
 // with smooth walls (boundary_model "smooth", the default: eddy/smooth_walls.hpp; containers and solid boxes
-// from their faces, their edges counted once, balls, cylinders and closed models from volume maps) and
-// single-layer boundary particles (Akinci et al. 2012, calibrated) for bodies of other shapes and open shells
+// from their faces, their edges counted once, balls, cylinders and closed models (bodies' included) from volume
+// maps) and single-layer boundary particles (Akinci et al. 2012, calibrated) for ball bodies and open shells
 // (and for every wall with boundary_model "particles", seed 002's walls).
 //
 // Per substep of length dt (Macklin & Mueller, Algorithm 1):

@@ -94,10 +94,10 @@
 // The reach is r + (h - r) / (2 kappa), about 2.2 r at h = 4r. Closed analytic containers, solid boxes,
 // solid balls (a ball's volume map, BallMap: the kernel's integral over the ball, radial) and, from their
 // volume maps on a grid in their own frames (eddy/volume_map.hpp, Bender et al. 2019), solid cylinders and
-// closed models are drawn so (drawn_smooth); bodies other than boxes, open shells and walls too thin for a
-// map keep their boundary particles (one face at such a solid's nearest point, tried, read a box held under
-// water 21% heavy and let a neutral body drift 2 r; shells let particles through), and the solvers see both
-// in one list.
+// closed models, bodies' included, are drawn so (drawn_smooth); ball bodies, open shells and walls too thin
+// for a map keep their boundary particles (one face at such a solid's nearest point, tried, read a box held
+// under water 21% heavy and let a neutral body drift 2 r; shells let particles through), and the solvers see
+// both in one list.
 #pragma once
 #include <cmath>
 #include <span>
@@ -229,13 +229,13 @@ void build_virtual_walls(const std::vector<Wall<D>>& walls, const std::vector<st
 /// cylinder), solid boxes (obstacles, bodies, an open-top box's slabs, which end at its rim), solid balls
 /// that are not bodies (their BallMap: still, spinning or keyframed; a floating ball drawn so heaved 6.3%
 /// short of linear theory's period with DFSPH, docs/methods.md "Solid balls from a volume map") and, from
-/// their volume maps (eddy/volume_map.hpp), solid cylinders and closed models that are not bodies (a map
-/// refused at the start, a wall thinner than r, keeps its particles). Bodies other than boxes and open
-/// shells keep their boundary particles. smooth_wall_mask and the memory estimate both ask it.
+/// their volume maps (eddy/volume_map.hpp), solid cylinders and closed models, bodies' shapes included (a map
+/// refused at the start, a wall thinner than r, keeps its particles). Ball bodies and open shells keep their
+/// boundary particles. smooth_wall_mask and the memory estimate both ask it.
 template <int D>
 constexpr bool drawn_smooth(typename Wall<D>::Shape shape, bool solid, bool body = false, bool shell = false) {
     using S = typename Wall<D>::Shape;
-    if (volume_mapped<D>(shape, solid, body, shell)) return true;
+    if (volume_mapped<D>(shape, solid, shell)) return true;
     if (solid) return shape == S::box || (shape == S::ball && !body);
     return shape == S::box || shape == S::ball || (D == 3 && shape == S::cylinder);
 }

@@ -72,11 +72,12 @@ struct VolumeMap {
 };
 
 /// Whether a wall is drawn from a volume map: a solid cylinder (3D, a disc or a tube) or a closed model
-/// (solid, or a container), not a body's shape; open models (shells) keep their particles.
+/// (solid, or a container), still, moving or a body's shape (the map in the body's frame, moved with its
+/// pose); open models (shells) keep their particles.
 template <int D>
-constexpr bool volume_mapped(typename Wall<D>::Shape shape, bool solid, bool body, bool shell) {
+constexpr bool volume_mapped(typename Wall<D>::Shape shape, bool solid, bool shell) {
     using S = typename Wall<D>::Shape;
-    if (body || shell) return false;
+    if (shell) return false;
     return shape == S::sdf || (D == 3 && shape == S::cylinder && solid);
 }
 

@@ -17,8 +17,9 @@
 //                  its term is - psi_b (p_i / rho_i^2) grad W_ib, and the image's hydrostatic pressure is
 //                  the push a_i += hold_i (hydrostatic_walls; as DFSPH's, in full at rho0, none below 0.8 rho0).
 //                  Solid boxes (bodies' included) are drawn so too, and the mirror images' share along the
-//                  faces (ghost_share) adds to a_i. Other solids, models and shells keep their boundary
-//                  particles and the terms above.
+//                  faces (ghost_share) adds to a_i. Balls, cylinders and closed models (bodies' included)
+//                  act through volume maps; ball bodies and shells keep their boundary particles and the
+//                  terms above.
 //   5. v += a dt, x += v dt.
 // Time step: dt = cfl * min(2r / v_max, h / (c0 + v_max), sqrt(h / a_max)), clamped to [dt_min, dt_max].
 //

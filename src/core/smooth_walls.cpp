@@ -826,7 +826,7 @@ void SmoothWalls<D>::make_maps(const std::vector<Wall<D>>& walls, const ExecCont
         std::fprintf(stderr, "eddy: smooth walls: %zu volume maps (%.1f MB) in %.1f s\n", m_volumes.maps.size(),
                      m_volumes.memory_bytes() / 1e6, took);
     for (std::size_t w = 0; w < walls.size(); ++w) {
-        if (!m_walls[w] || m_volumes.find(w) || !volume_mapped<D>(walls[w].shape, walls[w].solid, walls[w].body, open_shell(walls[w])))
+        if (!m_walls[w] || m_volumes.find(w) || !volume_mapped<D>(walls[w].shape, walls[w].solid, open_shell(walls[w])))
             continue;
         for (std::size_t v = 0; v < walls.size(); ++v)  // refused: its object's walls keep their particles
             if (v == w || (walls[w].owner >= 0 && walls[v].owner == walls[w].owner)) m_walls[v] = 0;

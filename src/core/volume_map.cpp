@@ -356,7 +356,7 @@ VolumeMaps<D> make_volume_maps(const std::vector<Wall<D>>& walls, const std::vec
     }
     for (std::size_t w = 0; w < walls.size(); ++w) {
         const Wall<D>& wall = walls[w];
-        if (w >= mask.size() || !mask[w] || !volume_mapped<D>(wall.shape, wall.solid, wall.body, open_shell(wall))) continue;
+        if (w >= mask.size() || !mask[w] || !volume_mapped<D>(wall.shape, wall.solid, open_shell(wall))) continue;
         VolumeMap<D> map;
         std::string why;
         if (!make_volume_map(wall, profile, kernel, exec, map, why)) {

@@ -37,8 +37,8 @@ std::span<const Field<PbfSettings>> pbf_fields() {
         {"boundary_model", &S::boundary_model, "", 0, 0,
          "smooth (default): closed containers act through their shapes, each face as the fluid's mirror image, "
          "their edges counted once (docs/methods.md, PBF's smooth walls); particles: Akinci et al. 2012's "
-         "calibrated single layer everywhere (seed 002); balls, cylinders and closed models act through volume maps, "
-         "bodies other than boxes and open shells keep their particles",
+         "calibrated single layer everywhere (seed 002); balls, cylinders and closed models (bodies' included) act "
+         "through volume maps, ball bodies and open shells keep their particles",
          {"smooth", "particles"}},
         {"wall_law_viscosity", &S::wall_law_viscosity, "m^2/s", 0, 1e3, kWallLawViscosityHelp},
     };

@@ -170,7 +170,7 @@ bool open_model(const BoundarySpec& b) {
 // grown by 10 r on each side (small models: every block); an open-top cylinder's floor and side both.
 template <int D>
 double volume_map_bytes(const BoundarySpec& b, double r) {
-    if (!volume_mapped<D>(wall_shape<D>(b), b.solid || b.open_top, b.body >= 0, open_model<D>(b))) return 0.0;
+    if (!volume_mapped<D>(wall_shape<D>(b), b.solid || b.open_top, open_model<D>(b))) return 0.0;
     const MeshShape<D>* m = model_shape<D>(b.model);
     const double surface = m ? surface_measure(m->mesh()) : 2.0 * kPi * b.radius * (b.height + b.radius);
     const double cell = D == 3 ? 0.5 * r : 0.25 * r;

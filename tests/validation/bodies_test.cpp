@@ -32,6 +32,7 @@ struct FloatCase {
     double ratio = 0.5;
     double W = 1.2, L = 0.3, w = 0.3, h = 0.2;
     double start_offset = 0.0;  // the body starts this far above its analytic position (m)
+    bool model = false;         // the box given as a model: a polygon (2D) or the unit cube's mesh (3D)
     nlohmann::json settings = nlohmann::json::object();
 };
 
@@ -42,6 +43,13 @@ nlohmann::json float_scene(const FloatCase& c) {
     const double x0 = 0.5 * (c.W - c.w), x1 = 0.5 * (c.W + c.w), bottom = c.L - c.ratio * c.h + c.start_offset;
     nlohmann::json settings = c.settings;
     if (const char* e = std::getenv("EDDY_BODIES_SETTINGS")) settings = nlohmann::json::parse(e);
+    nlohmann::json body = {{"shape", "box"}, {"min", v(x0, bottom, x0)}, {"max", v(x1, bottom + c.h, x1)}};
+    if (c.model && c.dim == 2)
+        body = {{"shape", "polygon"}, {"points", {{x0, bottom}, {x1, bottom}, {x1, bottom + c.h}, {x0, bottom + c.h}}}};
+    else if (c.model)
+        body = {{"shape", "mesh"}, {"file", std::string(EDDY_SOURCE_DIR) + "/scenes/models/box.obj"},
+                {"scale", {c.w, c.h, c.w}}, {"translate", {x0, bottom, x0}}};
+    body["density"] = 1000.0 * c.ratio;
     return {{"name", "float"},
             {"dimension", c.dim},
             {"method", c.method},
@@ -49,8 +57,7 @@ nlohmann::json float_scene(const FloatCase& c) {
             {"gravity", v(0, -kG, 0)},
             {"settings", settings},
             {"boundaries", {{{"shape", "box"}, {"min", v(0, 0, 0)}, {"max", v(c.W, c.L + c.h + 0.1, c.W)}}}},
-            {"bodies", {{{"shape", "box"}, {"min", v(x0, bottom, x0)}, {"max", v(x1, bottom + c.h, x1)},
-                         {"density", 1000.0 * c.ratio}}}},
+            {"bodies", {body}},
             {"fluids", {{{"shape", "box"}, {"min", v(0, 0, 0)}, {"max", v(c.W, c.L, c.W)}}}}};
 }
 
@@ -158,27 +165,37 @@ void report(const char* what, const FloatCase& c, const FloatFigures& f) {
 // smooth with the mirror images' share (2026-12-03): WCSPH +0.06 / +0.40 / +0.82%, DFSPH +1.66 / +0.35 /
 // +0.66% (0.3 now bounded at the bar), PBF +3.86 / +2.75 / -0.87% (0.3 bounded at 5%, not met). Clavet: its
 // own test below.
-class FloatingBox2D : public ::testing::TestWithParam<std::tuple<std::string, double>> {};
+//
+// The cases named _model give the same box as a model body, a four-point polygon, drawn from its volume map
+// (eddy/volume_map.hpp: a body's map in its own frame, moved with its pose; since 2026-12-04): WCSPH +0.32 /
+// +0.23 / +0.79%, DFSPH +1.51 / +1.38 / +0.50%, PBF +2.20 / +1.37 / +1.15% (on Akinci's particles, before:
+// +1.38 / +0.44 / -0.21%, +4.14 / +2.32 / +1.08%, +3.32 / +1.67 / +0.14%). The 2% bar, PBF's 0.3 at 3% (not met).
+class FloatingBox2D : public ::testing::TestWithParam<std::tuple<std::string, double, bool>> {};
 
 TEST_P(FloatingBox2D, RestsAtItsDraft) {
     FloatCase c;
     c.method = std::get<0>(GetParam());
     c.ratio = std::get<1>(GetParam());
+    c.model = std::get<2>(GetParam());
     const FloatFigures f = float_box(c, 1.5, 1.0);
-    report("archimedes", c, f);
+    report(c.model ? "archimedes (polygon)" : "archimedes", c, f);
     ASSERT_TRUE(f.finite);
-    const double bound = c.method == "pbf" && c.ratio < 0.4 ? 0.05
-                         : c.method == "pbf" && c.ratio < 0.6 ? 0.03
-                                                               : 0.02;
+    const bool pbf = c.method == "pbf";
+    const double bound = c.model ? (pbf && c.ratio < 0.4 ? 0.03 : 0.02)
+                         : pbf && c.ratio < 0.4 ? 0.05
+                         : pbf && c.ratio < 0.6 ? 0.03
+                                                : 0.02;
     EXPECT_LT(std::fabs(f.error), bound);
-    if (c.method == "pbf") EXPECT_LT(std::fabs(f.draft_top / f.expected - 1.0), 0.035);
+    if (pbf && !c.model) EXPECT_LT(std::fabs(f.draft_top / f.expected - 1.0), 0.035);
     EXPECT_LT(f.tilt, 0.05);
 }
 
 INSTANTIATE_TEST_SUITE_P(Bodies, FloatingBox2D,
-                         ::testing::Combine(::testing::Values("wcsph", "dfsph", "pbf"), ::testing::Values(0.3, 0.5, 0.8)),
+                         ::testing::Combine(::testing::Values("wcsph", "dfsph", "pbf"), ::testing::Values(0.3, 0.5, 0.8),
+                                            ::testing::Bool()),
                          [](const auto& info) {
-                             return std::get<0>(info.param) + "_" + std::to_string(int(std::get<1>(info.param) * 10));
+                             return std::get<0>(info.param) + "_" + std::to_string(int(std::get<1>(info.param) * 10)) +
+                                    (std::get<2>(info.param) ? "_model" : "");
                          });
 
 // The second resolution: r = 3.5 mm, the box 43 x 29 particle diameters, at half the water's density.
@@ -219,11 +236,12 @@ TEST(Bodies, ClavetBodyFloatsStably) {
 }
 
 // Archimedes in 3D: a box 20 particle diameters across (r = 12.5 mm) at half the water's density.
-class FloatingBox3D : public ::testing::TestWithParam<std::string> {};
+class FloatingBox3D : public ::testing::TestWithParam<std::tuple<std::string, bool>> {};
 
 TEST_P(FloatingBox3D, RestsAtItsDraft) {
     FloatCase c;
-    c.method = GetParam();
+    c.method = std::get<0>(GetParam());
+    c.model = std::get<1>(GetParam());
     c.dim = 3;
     c.r = 0.0125;
     c.W = 0.9;
@@ -232,7 +250,7 @@ TEST_P(FloatingBox3D, RestsAtItsDraft) {
     c.h = 0.2;
     c.ratio = 0.5;
     const FloatFigures f = float_box(c, 1.0, 0.5);
-    report("archimedes", c, f);
+    report(c.model ? "archimedes (mesh)" : "archimedes", c, f);
     ASSERT_TRUE(f.finite);
     // The bar is 3% in 3D: WCSPH +0.15%; DFSPH +2.97% since its bodies give way within the pressure solves
     // (+10.3% with the explicit coupling, docs/bodies.md), bounded at 4% (its Jacobi solve is chaotic, a
@@ -240,14 +258,19 @@ TEST_P(FloatingBox3D, RestsAtItsDraft) {
     // this resolution; the 3D wall pressures of docs/methods.md), bounded so that it cannot get worse unseen;
     // +6.28% with its smooth tank walls, +6.42% with its bodies in its constraint iterations (2026-12-01).
     // With the box drawn smooth and the mirror images' share (2026-12-03): WCSPH -0.01%, DFSPH -0.03%, PBF
-    // +1.36%: every method at the bar (WCSPH's bound kept at 2%).
-    const double bound = c.method == "wcsph" ? 0.02 : 0.03;
+    // +1.36%: every method at the bar (WCSPH's bound kept at 2%). The _model cases: the same box as a model body
+    // (scenes/models/box.obj scaled) on its volume map (2026-12-04): WCSPH +1.25%, DFSPH +0.90%, PBF +2.16%
+    // (on Akinci's particles, before: +3.19%, +6.06%, +6.96%); the 3% bar.
+    const double bound = c.method == "wcsph" && !c.model ? 0.02 : 0.03;
     EXPECT_LT(std::fabs(f.error), bound);
     EXPECT_LT(f.tilt, 0.05);
 }
 
-INSTANTIATE_TEST_SUITE_P(Bodies, FloatingBox3D, ::testing::Values("wcsph", "dfsph", "pbf"),
-                         [](const auto& info) { return info.param; });
+INSTANTIATE_TEST_SUITE_P(Bodies, FloatingBox3D,
+                         ::testing::Combine(::testing::Values("wcsph", "dfsph", "pbf"), ::testing::Bool()),
+                         [](const auto& info) {
+                             return std::get<0>(info.param) + (std::get<1>(info.param) ? "_model" : "");
+                         });
 
 namespace {
 
