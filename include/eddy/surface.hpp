@@ -276,12 +276,17 @@ struct DecimateSettings {
     float max_error = 0.0f;
     /// Keep at most this fraction of the triangles (0..1; 1 keeps all); 0: as few as max_error allows.
     float target_ratio = 0.0f;
+    /// Side of the patches decimated in parallel, in mean input edges (>= 8): cubes of this side cut the
+    /// surface, each piece is decimated on its own, then the seams between them (decimate()). Larger: fewer
+    /// seams, less parallel work; the result depends on it, never on the thread count.
+    float patch_edges = 128.0f;
 };
 struct DecimateReport {
     std::size_t triangles_before = 0, triangles_after = 0, vertices_before = 0, vertices_after = 0;
     std::size_t rounds = 0;  ///< Rounds of decimate-check-freeze (1: the first result passed)
     std::size_t passes = 0;  ///< meshopt_simplify calls
-    std::size_t frozen = 0;  ///< Input triangles kept as they were, around what failed a check
+    std::size_t frozen = 0;  ///< Triangles kept as they were (the input's, or a patch's by a seam), around what failed a check
+    std::size_t patches = 0; ///< Patches decimated in parallel (1: the whole mesh, no seams)
 };
 /// True when eddy was built with meshoptimizer (Debian libmeshoptimizer-dev); without it decimate()
 /// refuses any decimation with an InputError naming the library.
@@ -293,14 +298,16 @@ void validate(const DecimateSettings& s, const std::string& where = "decimate");
 /// meshopt_simplify) to target_ratio of the triangles or as far as max_error allows, whichever comes
 /// first. A closed manifold mesh stays closed, manifold and consistently oriented with every piece's
 /// Euler characteristic, and within max_error of the original (two-sided, checked on samples): each
-/// result is checked as a whole, the input's triangles around whatever failed are frozen (kept as they
-/// were, their border locked for meshoptimizer), and the rest is decimated again, until it passes.
-/// Defects the input already had (an open border) are left as they are. The kept vertices are a subset
-/// of the original ones, so positions, normals and every VertexAttribute carry exactly (normals are not
-/// re-estimated from the coarser faces: the original ones are the finer surface's). A second stage does
-/// the frozen patches alone the same way, the rest held fixed. meshoptimizer runs serially, the distance
-/// checks in parallel on fixed blocks: the same bits for any thread count. 3D only (reconstruct_surface
-/// refuses decimation of 2D contour lines).
+/// result is checked, the input's triangles around whatever failed are frozen (kept as they were, their
+/// border locked for meshoptimizer), and the rest is decimated again, until it passes. Defects the input
+/// already had (an open border) are left as they are. The kept vertices are a subset of the original
+/// ones, so positions, normals and every VertexAttribute carry exactly (normals are not re-estimated from
+/// the coarser faces: the original ones are the finer surface's). A second stage does the frozen triangles
+/// alone the same way, the rest held fixed. The surface is cut into patches (cubes of patch_edges mean
+/// edges), each decimated so on its own, in parallel, with the band along its seams held; then the bands
+/// and the triangles touching them are decimated together, the rest held, checked against the original.
+/// The patches and the checks' blocks never depend on the thread count: the same bits on any. 3D only
+/// (reconstruct_surface refuses decimation of 2D contour lines).
 DecimateReport decimate(Mesh<3>& mesh, const DecimateSettings& s, const ExecContext& exec);
 
 /// A per-particle field to carry onto a mesh: `components` floats per particle, particle-major.

@@ -8,9 +8,14 @@
 // defect are frozen (kept as they were) and the rest is decimated again with the frozen triangles'
 // border locked (meshopt_SimplifyLockBorder: the border of a part of a larger mesh, its documented use),
 // until the result passes: the defects end up inside small patches at the original resolution.
+//
+// The surface is decimated in patches (cubes of DecimateSettings::patch_edges mean edges), each on its own
+// and in parallel with the band along its seams held, then the seams in one pass checked against the
+// original input: a failing place costs a round of its patch, not of the whole mesh (issue 42).
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
+#include <functional>
 #include <iterator>
 #include <numeric>
 
@@ -24,7 +29,6 @@
 #include "eddy/surface.hpp"
 
 namespace eddy {
-
 namespace {
 
 #ifdef EDDY_HAVE_MESHOPTIMIZER
@@ -208,27 +212,75 @@ float mean_edge(const std::vector<Vec3>& xyz, const std::vector<Tri>& tris) {
     return tris.empty() ? 0.0f : float(sum / double(3 * tris.size()));
 }
 
-// Where two triangle sets on the same vertices are farther than `limit` apart, sampled (each sample's
-// distance to the other set is exact): the vertices of `a` that `b` dropped and the centroids and edge
-// midpoints of a's triangles, against `b`; the points (i, j, k) / n, i + j + k = n, of b's triangles, n such that they
-// lie no farther apart than a's mean edge (at most 16), against `a`. Appends each failing sample (one
-// per triangle of b at most; the radius is the caller's to set).
-void distance_failures(const std::vector<Vec3>& xyz, const std::vector<Tri>& a, const std::vector<Tri>& b, float limit,
-                       std::vector<std::pair<Vec3, float>>& fails, const ExecContext& exec) {
-    const float edge_a = mean_edge(xyz, a), edge_b = mean_edge(xyz, b);
-    // Samples in parallel on fixed blocks; each block's failures gathered in block order.
-    auto sample = [&](std::size_t n, auto&& one) {
-        constexpr std::size_t kB = 1024;
-        std::vector<std::vector<Vec3>> out((n + kB - 1) / kB);
-        parallel_blocks(exec, n, [&](std::size_t b0, std::size_t e0) {
-            std::uint32_t near = ~std::uint32_t{0};  // the last sample's triangle, tried first (within's hint)
-            for (std::size_t i = b0; i < e0; ++i) one(i, out[b0 / kB], near);
-        }, kB);
-        for (const auto& o : out)
-            for (const auto& x : o) fails.emplace_back(x, 0.0f);
-    };
+// Samples 0..n-1 in parallel on fixed blocks, one(i, out, hint) appending the failing ones; each block's
+// failures gathered in block order.
+template <class One>
+void far_samples(std::size_t n, const ExecContext& exec, std::vector<std::pair<Vec3, float>>& fails, One&& one) {
+    constexpr std::size_t kB = 1024;
+    std::vector<std::vector<Vec3>> out((n + kB - 1) / kB);
+    parallel_blocks(exec, n, [&](std::size_t b0, std::size_t e0) {
+        std::uint32_t near = ~std::uint32_t{0};  // the last sample's triangle, tried first (within's hint)
+        for (std::size_t i = b0; i < e0; ++i) one(i, out[b0 / kB], near);
+    }, kB);
+    for (const auto& o : out)
+        for (const auto& x : o) fails.emplace_back(x, 0.0f);
+}
+
+// The vertices `dropped` and the centroids and edge midpoints of triangles `a` farther than `limit` from
+// the set behind `to` (one failing sample per triangle at most).
+void points_far(const std::vector<Vec3>& xyz, const std::vector<std::uint32_t>& dropped, const std::vector<Tri>& a,
+                const TriangleGrid& to, float limit, std::vector<std::pair<Vec3, float>>& fails, const ExecContext& exec) {
+    far_samples(dropped.size(), exec, fails, [&](std::size_t i, std::vector<Vec3>& out, std::uint32_t& near) {
+        if (!to.within(xyz[dropped[i]], limit, &near)) out.push_back(xyz[dropped[i]]);
+    });
+    far_samples(a.size(), exec, fails, [&](std::size_t i, std::vector<Vec3>& out, std::uint32_t& near) {
+        const Vec3 c = (xyz[a[i][0]] + xyz[a[i][1]] + xyz[a[i][2]]) * (1.0f / 3.0f);
+        if (!to.within(c, limit, &near)) {
+            out.push_back(c);
+            return;
+        }
+        for (int k = 0; k < 3; ++k) {
+            const Vec3 e = (xyz[a[i][k]] + xyz[a[i][(k + 1) % 3]]) * 0.5f;
+            if (!to.within(e, limit, &near)) {
+                out.push_back(e);
+                return;
+            }
+        }
+    });
+}
+
+// The points (i, j, k) / n, i + j + k = n, of triangles `b` (n such that they lie no farther apart than
+// `edge_to`, the other set's mean edge; at most 16) farther than `limit` from the set behind `to`.
+void inner_points_far(const std::vector<Vec3>& xyz, const std::vector<Tri>& b, const TriangleGrid& to, float edge_to,
+                      float limit, std::vector<std::pair<Vec3, float>>& fails, const ExecContext& exec) {
+    far_samples(b.size(), exec, fails, [&](std::size_t ti, std::vector<Vec3>& out, std::uint32_t& near) {
+        const Tri& t = b[ti];
+        float longest = 0.0f;
+        for (int k = 0; k < 3; ++k) longest = std::max(longest, norm(xyz[t[k]] - xyz[t[(k + 1) % 3]]));
+        const int n = std::clamp(int(std::ceil(longest / std::max(edge_to, 1e-30f))), 2, 16);
+        for (int i = 0; i <= n; ++i)
+            for (int j = 0; i + j <= n; ++j) {
+                const int k = n - i - j;
+                if (i == n || j == n || k == n) continue;  // a corner: a vertex of the other set
+                const Vec3 p = (xyz[t[0]] * float(i) + xyz[t[1]] * float(j) + xyz[t[2]] * float(k)) * (1.0f / float(n));
+                if (!to.within(p, limit, &near)) {
+                    out.push_back(p);
+                    return;  // one per triangle is enough
+                }
+            }
+    });
+}
+
+// Where a part of a mesh before (`a`) and after (`b`, on the same vertices xyz) is farther than `limit` from
+// the other, sampled (each sample's distance to the other set is exact): the vertices of `a` that `b`
+// dropped and the centroids and edge midpoints of a's triangles, against `b`; the inner points of b's
+// triangles against the whole mesh before (`input`, its grid built once; `edge`: its mean edge). Appends each
+// failing sample (one per triangle at most; the radius is the caller's to set).
+void distance_failures(const std::vector<Vec3>& xyz, const std::vector<Tri>& a, const std::vector<Tri>& b,
+                       const TriangleGrid& input, float edge, float limit, std::vector<std::pair<Vec3, float>>& fails,
+                       const ExecContext& exec) {
     {
-        const TriangleGrid to_b(xyz, b, std::max(limit, edge_b), exec);
+        const TriangleGrid to_b(xyz, b, std::max(limit, mean_edge(xyz, b)), exec);
         std::vector<std::uint8_t> seen(xyz.size(), 0);
         for (const auto& t : b)
             for (auto v : t) seen[v] = 1;  // b's vertices are a's: distance 0
@@ -239,41 +291,9 @@ void distance_failures(const std::vector<Vec3>& xyz, const std::vector<Tri>& a, 
                     seen[v] = 1;
                     dropped.push_back(v);
                 }
-        sample(dropped.size(), [&](std::size_t i, std::vector<Vec3>& out, std::uint32_t& near) {
-            if (!to_b.within(xyz[dropped[i]], limit, &near)) out.push_back(xyz[dropped[i]]);
-        });
-        sample(a.size(), [&](std::size_t i, std::vector<Vec3>& out, std::uint32_t& near) {
-            const Vec3 c = (xyz[a[i][0]] + xyz[a[i][1]] + xyz[a[i][2]]) * (1.0f / 3.0f);
-            if (!to_b.within(c, limit, &near)) {
-                out.push_back(c);
-                return;
-            }
-            for (int k = 0; k < 3; ++k) {
-                const Vec3 e = (xyz[a[i][k]] + xyz[a[i][(k + 1) % 3]]) * 0.5f;
-                if (!to_b.within(e, limit, &near)) {
-                    out.push_back(e);
-                    return;
-                }
-            }
-        });
+        points_far(xyz, dropped, a, to_b, limit, fails, exec);
     }
-    const TriangleGrid to_a(xyz, a, std::max(limit, edge_a), exec);
-    sample(b.size(), [&](std::size_t ti, std::vector<Vec3>& out, std::uint32_t& near) {
-        const Tri& t = b[ti];
-        float longest = 0.0f;
-        for (int k = 0; k < 3; ++k) longest = std::max(longest, norm(xyz[t[k]] - xyz[t[(k + 1) % 3]]));
-        const int n = std::clamp(int(std::ceil(longest / std::max(edge_a, 1e-30f))), 2, 16);
-        for (int i = 0; i <= n; ++i)
-            for (int j = 0; i + j <= n; ++j) {
-                const int k = n - i - j;
-                if (i == n || j == n || k == n) continue;  // a corner: a vertex of a
-                const Vec3 p = (xyz[t[0]] * float(i) + xyz[t[1]] * float(j) + xyz[t[2]] * float(k)) * (1.0f / float(n));
-                if (!to_a.within(p, limit, &near)) {
-                    out.push_back(p);
-                    return;  // one per triangle is enough
-                }
-            }
-    });
+    inner_points_far(xyz, b, input, edge, limit, fails, exec);
 }
 
 // Vertices where a triangle set is not closed, manifold and consistently oriented: those of degenerate
@@ -327,20 +347,43 @@ std::vector<std::uint32_t> defect_vertices(const std::vector<Tri>& tris, std::si
     return bad;
 }
 
-// V - E + F of a triangle set (its own vertices and undirected edges).
-long euler_characteristic(const std::vector<Tri>& tris) {
-    std::vector<std::uint32_t> v;
+// V - E + F of a triangle set per piece (piece[global[v]] of its vertices v), added into `chi` (indexed by
+// piece); `nv`: size of the set's index space.
+void add_euler(const std::vector<Tri>& tris, std::size_t nv, const std::vector<std::uint32_t>& global,
+               const std::vector<std::uint32_t>& piece, std::vector<long>& chi) {
+    std::vector<std::uint8_t> used(nv, 0);
     std::vector<std::uint64_t> e;
-    for (const auto& t : tris)
+    e.reserve(3 * tris.size());
+    for (const auto& t : tris) {
+        chi[piece[global[t[0]]]] += 1;
         for (int k = 0; k < 3; ++k) {
-            v.push_back(t[k]);
+            used[t[k]] = 1;
             const std::uint32_t a = t[k], b = t[(k + 1) % 3];
             e.push_back(std::uint64_t(std::min(a, b)) << 32 | std::max(a, b));
         }
-    std::sort(v.begin(), v.end());
+    }
+    for (std::size_t v = 0; v < nv; ++v) chi[piece[global[v]]] += used[v];
     std::sort(e.begin(), e.end());
-    return long(std::unique(v.begin(), v.end()) - v.begin()) - long(std::unique(e.begin(), e.end()) - e.begin()) +
-           long(tris.size());
+    for (std::size_t i = 0; i < e.size(); ++i)
+        if (i == 0 || e[i] != e[i - 1]) chi[piece[global[std::uint32_t(e[i] >> 32)]]] -= 1;
+}
+
+// The pieces (sorted) whose Euler characteristic differs between the triangle sets `a` (before) and `b`
+// (after) on the same `nv` vertices (`global`: their indices in the mesh the pieces are of).
+std::vector<std::uint32_t> changed_pieces(const std::vector<Tri>& a, const std::vector<Tri>& b, std::size_t nv,
+                                          const std::vector<std::uint32_t>& global, const std::vector<std::uint32_t>& piece) {
+    std::vector<long> chi_a(piece.size(), 0), chi_b(piece.size(), 0);
+    add_euler(a, nv, global, piece, chi_a);
+    add_euler(b, nv, global, piece, chi_b);
+    std::vector<std::uint32_t> changed;
+    std::vector<std::uint8_t> seen(piece.size(), 0);
+    for (const auto& t : a) {
+        const std::uint32_t p = piece[global[t[0]]];
+        if (!seen[p] && chi_a[p] != chi_b[p]) changed.push_back(p);
+        seen[p] = 1;
+    }
+    std::sort(changed.begin(), changed.end());
+    return changed;
 }
 
 // Marks every triangle with a vertex within a sphere (centre, radius) of `spheres`, through a hash of
@@ -440,14 +483,20 @@ std::vector<Tri> simplify_unfrozen(const Mesh<3>& m, const std::vector<std::uint
     for (std::size_t t = 0; t < tris.size(); ++t) tris[t] = {out[3 * t], out[3 * t + 1], out[3 * t + 2]};
     return tris;  // local indices
 }
+// A round's distance check: the part's own vertices and triangles before (in_tris) and after (tris), and
+// the whole result on the mesh's vertices (all: the decimated ones first); appends the failing samples.
+using DistanceCheck = std::function<void(const std::vector<Vec3>&, const std::vector<Tri>&, const std::vector<Tri>&,
+                                         const std::vector<Tri>&, std::vector<std::pair<Vec3, float>>&)>;
+
 // Rounds of simplify_unfrozen over `m` with `frozen` (updated): check the whole result; freeze the
 // input's triangles around every sample farther than max_error (within 3 mean input edges; when they
 // are many, meshoptimizer's error is halved instead) and every new defect vertex (within 3 mean input
 // edges, doubling by round), and every piece whose Euler characteristic changed without a
 // defect (one that vanished whole); again until nothing is found. Returns the result's triangles (the
 // decimated ones, then the frozen ones as they were). `whole_count`: the triangles the ratio is of.
+// `check` (xyz, in_tris, tris, all, fails): the distance check of a round (distance_failures by default).
 std::vector<Tri> freeze_rounds(const Mesh<3>& m, std::vector<std::uint8_t>& frozen, const DecimateSettings& s,
-                               std::size_t whole_count, DecimateReport& rep, const ExecContext& exec) {
+                               std::size_t whole_count, DecimateReport& rep, const DistanceCheck& check) {
     // Defects the input has already are not the decimation's (an open mesh's border, say): not counted.
     const std::vector<std::uint32_t> before = defect_vertices(m.cells, m.vertices.size());
     const std::vector<std::uint32_t> piece = pieces_of(m);
@@ -461,28 +510,14 @@ std::vector<Tri> freeze_rounds(const Mesh<3>& m, std::vector<std::uint8_t>& froz
     for (int round = 1;; ++round) {
         std::vector<Tri> tris = simplify_unfrozen(m, frozen, s, whole_count, share, global, xyz, in_tris);
         ++rep.passes;
-        rep.rounds = std::size_t(round);
-        std::vector<std::pair<Vec3, float>> spheres;
-        if (s.max_error > 0.0f) distance_failures(xyz, in_tris, tris, kSampleMargin * s.max_error, spheres, exec);
-        // Euler characteristic per piece, before (not frozen) and after.
-        std::vector<std::pair<std::uint32_t, Tri>> by_piece_in, by_piece_out;
-        for (const auto& t : in_tris) by_piece_in.emplace_back(piece[global[t[0]]], t);
-        for (const auto& t : tris) by_piece_out.emplace_back(piece[global[t[0]]], t);
-        std::stable_sort(by_piece_in.begin(), by_piece_in.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-        std::stable_sort(by_piece_out.begin(), by_piece_out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-        std::vector<std::uint32_t> changed;
-        for (std::size_t i = 0, o = 0; i < by_piece_in.size();) {
-            const std::uint32_t p = by_piece_in[i].first;
-            std::vector<Tri> a, b;
-            for (; i < by_piece_in.size() && by_piece_in[i].first == p; ++i) a.push_back(by_piece_in[i].second);
-            while (o < by_piece_out.size() && by_piece_out[o].first < p) ++o;
-            for (; o < by_piece_out.size() && by_piece_out[o].first == p; ++o) b.push_back(by_piece_out[o].second);
-            if (euler_characteristic(a) != euler_characteristic(b)) changed.push_back(p);
-        }
+        rep.rounds = std::max(rep.rounds, std::size_t(round));
+        std::vector<std::uint32_t> changed = changed_pieces(in_tris, tris, xyz.size(), global, piece);
         all.clear();
         for (const auto& t : tris) all.push_back({global[t[0]], global[t[1]], global[t[2]]});
         for (std::size_t c = 0; c < m.cells.size(); ++c)
             if (frozen[c]) all.push_back(m.cells[c]);
+        std::vector<std::pair<Vec3, float>> spheres;
+        if (s.max_error > 0.0f) check(xyz, in_tris, tris, all, spheres);
         const std::vector<std::uint32_t> defects = defect_vertices(all, m.vertices.size());
         std::vector<std::uint32_t> fresh;
         std::set_difference(defects.begin(), defects.end(), before.begin(), before.end(), std::back_inserter(fresh));
@@ -524,6 +559,236 @@ std::vector<Tri> freeze_rounds(const Mesh<3>& m, std::vector<std::uint8_t>& froz
     }
     return all;
 }
+
+// Stage 1: the part's triangles not `fixed`, frozen around whatever fails. Stage 2: the triangles frozen
+// there alone, less aggressively by construction (their own small extent, the rest held fixed around
+// them), frozen again around what fails there: what stays at the original resolution is small. The fixed
+// triangles stay as they are. Returns the result's triangles (on m's vertices); adds to rep.
+std::vector<Tri> decimate_part(const Mesh<3>& m, const std::vector<std::uint8_t>& fixed, const DecimateSettings& s,
+                               std::size_t whole_count, DecimateReport& rep, const DistanceCheck& check) {
+    std::vector<std::uint8_t> frozen = fixed;
+    std::vector<Tri> all = freeze_rounds(m, frozen, s, whole_count, rep, check);
+    const std::size_t held = std::size_t(std::count(fixed.begin(), fixed.end(), 1));
+    const std::size_t stuck = std::size_t(std::count(frozen.begin(), frozen.end(), 1)) - held;
+    if (stuck == 0 || stuck + held >= m.cells.size()) {
+        rep.frozen += stuck;
+        return all;
+    }
+    Mesh<3> again;
+    again.vertices = m.vertices;
+    again.cells = all;  // the decimated triangles first, then the frozen ones in m's order
+    std::vector<std::uint8_t> frozen2(all.size(), 1);
+    std::vector<std::size_t> redo;  // the frozen ones that are not fixed
+    for (std::size_t c = 0, at = all.size() - (stuck + held); c < m.cells.size(); ++c)
+        if (frozen[c]) {
+            if (!fixed[c]) redo.push_back(at), frozen2[at] = 0;
+            ++at;
+        }
+    all = freeze_rounds(again, frozen2, s, whole_count, rep, check);
+    for (auto t : redo) rep.frozen += frozen2[t];
+    return all;
+}
+
+// The input cut into patches (its triangles by the cell of side `side` their centroid lies in; the
+// patches in the cells' order) and the band along their seams: the triangles with a vertex that
+// triangles of two patches share.
+struct Patches {
+    std::vector<std::vector<std::uint32_t>> tris;  // per patch its triangles, increasing
+    std::vector<std::uint8_t> band;                // per triangle
+};
+
+Patches cut_patches(const Mesh<3>& m, float side, const ExecContext& exec) {
+    Vec3 lo = m.vertices[m.cells[0][0]];
+    for (const auto& t : m.cells)
+        for (auto v : t)
+            for (int a = 0; a < 3; ++a) lo[a] = std::min(lo[a], m.vertices[v][a]);
+    std::vector<std::uint64_t> key(m.cells.size());
+    parallel_blocks(exec, m.cells.size(), [&](std::size_t b0, std::size_t b1) {
+        for (std::size_t c = b0; c < b1; ++c) {
+            const Tri& t = m.cells[c];
+            std::uint64_t k = 0;
+            for (int a = 0; a < 3; ++a) {
+                const float x = (m.vertices[t[0]][a] + m.vertices[t[1]][a] + m.vertices[t[2]][a]) * (1.0f / 3.0f);
+                k = k << 10 | std::uint64_t(std::clamp(int((x - lo[a]) / side), 0, 1023));
+            }
+            key[c] = k << 32 | std::uint64_t(c);
+        }
+    });
+    parallel_sort(exec, key.begin(), key.end());
+    Patches P;
+    std::vector<std::uint32_t> patch(m.cells.size());
+    for (std::size_t i = 0; i < key.size(); ++i) {
+        if (i == 0 || (key[i] >> 32) != (key[i - 1] >> 32)) P.tris.emplace_back();
+        P.tris.back().push_back(std::uint32_t(key[i]));
+        patch[std::uint32_t(key[i])] = std::uint32_t(P.tris.size() - 1);
+    }
+    constexpr std::uint32_t kNone = ~std::uint32_t{0};
+    std::vector<std::uint32_t> owner(m.vertices.size(), kNone);
+    std::vector<std::uint8_t> seam(m.vertices.size(), 0);
+    for (std::size_t c = 0; c < m.cells.size(); ++c)
+        for (auto v : m.cells[c]) {
+            if (owner[v] == kNone) owner[v] = patch[c];
+            seam[v] |= owner[v] != patch[c];
+        }
+    P.band.resize(m.cells.size());
+    for (std::size_t c = 0; c < m.cells.size(); ++c) P.band[c] = seam[m.cells[c][0]] | seam[m.cells[c][1]] | seam[m.cells[c][2]];
+    return P;
+}
+
+// Patch p of m on its own vertices (increasing), decimated with its band fixed; the result on m's vertices.
+std::vector<Tri> decimate_patch(const Mesh<3>& m, const Patches& P, std::size_t p, const DecimateSettings& s,
+                                DecimateReport& rep, const ExecContext& exec) {
+    std::vector<std::uint32_t> verts;
+    for (auto c : P.tris[p]) verts.insert(verts.end(), m.cells[c].begin(), m.cells[c].end());
+    std::sort(verts.begin(), verts.end());
+    verts.erase(std::unique(verts.begin(), verts.end()), verts.end());
+    Mesh<3> sub;
+    for (auto v : verts) sub.vertices.push_back(m.vertices[v]);
+    auto local = [&](std::uint32_t v) { return std::uint32_t(std::lower_bound(verts.begin(), verts.end(), v) - verts.begin()); };
+    std::vector<std::uint8_t> fixed;
+    for (auto c : P.tris[p]) {
+        sub.cells.push_back({local(m.cells[c][0]), local(m.cells[c][1]), local(m.cells[c][2])});
+        fixed.push_back(P.band[c]);
+    }
+    // The ratio over the patch but its band, which the seams' pass decimates (W: ratio W less the band is
+    // the ratio of the rest).
+    const std::size_t band = std::size_t(std::count(fixed.begin(), fixed.end(), 1));
+    const std::size_t whole = sub.cells.size() - band + (s.target_ratio > 0.0f ? std::size_t(double(band) / double(s.target_ratio)) : 0);
+    const float limit = kSampleMargin * s.max_error, edge = mean_edge(sub.vertices, sub.cells);
+    const TriangleGrid input(sub.vertices, sub.cells, std::max(limit, edge), exec);
+    const DistanceCheck own = [&](const std::vector<Vec3>& xyz, const std::vector<Tri>& in, const std::vector<Tri>& tris,
+                                  const std::vector<Tri>&, std::vector<std::pair<Vec3, float>>& fails) {
+        distance_failures(xyz, in, tris, input, edge, limit, fails, exec);
+    };
+    std::vector<Tri> out = decimate_part(sub, fixed, s, whole, rep, own);
+    for (auto& t : out)
+        for (auto& v : t) v = verts[v];
+    return out;
+}
+
+// The input's triangles under `tris` (on xyz): those with a vertex within `margin` beyond the sphere about
+// a triangle's centroid through its corners.
+std::vector<std::uint8_t> under(const Mesh<3>& input, const std::vector<Vec3>& xyz, const std::vector<Tri>& tris, float margin) {
+    std::vector<std::pair<Vec3, float>> reach;
+    for (const auto& t : tris) {
+        const Vec3 c = (xyz[t[0]] + xyz[t[1]] + xyz[t[2]]) * (1.0f / 3.0f);
+        float r = 0.0f;
+        for (auto v : t) r = std::max(r, norm(xyz[v] - c));
+        reach.emplace_back(c, r + margin);
+    }
+    std::vector<std::uint8_t> flags(input.cells.size(), 0);
+    mark_near(input, reach, flags);
+    return flags;
+}
+
+// The input under the seams' region, found once: its triangles on the input's vertices (`tris`) and on their
+// own vertices (`local`: a round finds the ones under its part among these alone).
+struct SeamInput {
+    std::vector<Tri> tris;
+    Mesh<3> local;
+};
+
+SeamInput seam_input(const Mesh<3>& m, const std::vector<Tri>& region, float margin) {
+    const std::vector<std::uint8_t> flags = under(m, m.vertices, region, margin);
+    SeamInput in;
+    std::vector<std::uint32_t> place(m.vertices.size(), ~std::uint32_t{0});
+    for (std::size_t c = 0; c < m.cells.size(); ++c)
+        if (flags[c]) {
+            in.tris.push_back(m.cells[c]);
+            Tri t;
+            for (int k = 0; k < 3; ++k) {
+                std::uint32_t& p = place[m.cells[c][k]];
+                if (p == ~std::uint32_t{0}) p = std::uint32_t(in.local.vertices.size()), in.local.vertices.push_back(m.vertices[m.cells[c][k]]);
+                t[k] = p;
+            }
+            in.local.cells.push_back(t);
+        }
+    return in;
+}
+
+// The seams' check: against the original input, not the part's own triangles (part of which an earlier
+// pass made). The part's new triangles against the input under the region (its grid built once); the
+// input's triangles under the part against the whole result.
+DistanceCheck input_check(const std::vector<Vec3>& vertices, const SeamInput& in, const TriangleGrid& grid, float edge,
+                          float limit, const ExecContext& exec) {
+    return [&vertices, &in, &grid, edge, limit, &exec](const std::vector<Vec3>& xyz, const std::vector<Tri>& part,
+                                                       const std::vector<Tri>& tris, const std::vector<Tri>& all,
+                                                       std::vector<std::pair<Vec3, float>>& fails) {
+        const std::vector<Tri> made(all.begin(), all.begin() + std::ptrdiff_t(tris.size()));
+        inner_points_far(vertices, made, grid, edge, limit, fails, exec);
+        const std::vector<std::uint8_t> flags = under(in.local, xyz, part, edge + limit);
+        std::vector<Tri> a;
+        for (std::size_t c = 0; c < in.tris.size(); ++c)
+            if (flags[c]) a.push_back(in.tris[c]);
+        std::vector<std::uint8_t> seen(vertices.size(), 0);
+        for (const auto& t : all)
+            for (auto v : t) seen[v] = 1;
+        std::vector<std::uint32_t> dropped;
+        for (const auto& t : a)
+            for (auto v : t)
+                if (!seen[v]) seen[v] = 1, dropped.push_back(v);
+        const TriangleGrid to_all(vertices, all, std::max(limit, mean_edge(vertices, all)), exec);
+        points_far(vertices, dropped, a, to_all, limit, fails, exec);
+    };
+}
+
+// The triangles of the patches' result `joined` off the seams (fixed in the seams' pass): those that touch no
+// vertex of the band or of an input triangle a patch kept as it was (frozen there around what failed; with
+// the seams' pass it may pass).
+std::vector<std::uint8_t> off_seams(const Mesh<3>& m, const Patches& P, const Mesh<3>& joined) {
+    std::vector<std::uint8_t> near_seam(m.vertices.size(), 0), fixed(joined.cells.size(), 0);
+    for (std::size_t c = 0; c < m.cells.size(); ++c)
+        if (P.band[c])
+            for (auto v : m.cells[c]) near_seam[v] = 1;
+    std::vector<std::uint32_t> first(m.vertices.size() + 1, 0), around(3 * m.cells.size());
+    for (const auto& t : m.cells) ++first[t[0] + 1];
+    std::partial_sum(first.begin(), first.end(), first.begin());
+    for (std::size_t c = 0; c < m.cells.size(); ++c) around[first[m.cells[c][0]]++] = std::uint32_t(c);
+    std::rotate(first.begin(), first.end() - 1, first.end()), first[0] = 0;  // back to each vertex's start
+    for (const auto& t : joined.cells)
+        for (std::uint32_t i = first[t[0]]; i < first[t[0] + 1]; ++i)
+            if (m.cells[around[i]] == t)
+                for (auto v : t) near_seam[v] = 1;
+    for (std::size_t c = 0; c < joined.cells.size(); ++c) {
+        const Tri& t = joined.cells[c];
+        fixed[c] = !(near_seam[t[0]] | near_seam[t[1]] | near_seam[t[2]]);
+    }
+    return fixed;
+}
+
+// The whole decimation: each patch with its band fixed, the patches in parallel (each on its own: the same
+// result on any thread count); then the seams: the bands and the patches' triangles that touch them,
+// decimated together with the rest fixed and checked against the input. One patch: no seams.
+std::vector<Tri> decimate_patches(const Mesh<3>& m, const DecimateSettings& s, DecimateReport& rep, const ExecContext& exec) {
+    const float edge = mean_edge(m.vertices, m.cells), limit = kSampleMargin * s.max_error;
+    // 128 mean edges (the default): a frame of 10^6 particles gives about 15 patches of 60,000 triangles,
+    // whose bands are 2% of the surface.
+    const Patches P = cut_patches(m, std::max(s.patch_edges * edge, 1e-30f), exec);
+    rep.patches = P.tris.size();
+    if (P.tris.size() == 1) return decimate_patch(m, P, 0, s, rep, exec);
+    std::vector<std::size_t> order(P.tris.size());  // the largest first, for the threads' balance
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return P.tris[a].size() > P.tris[b].size(); });
+    std::vector<std::vector<Tri>> out(P.tris.size());
+    std::vector<DecimateReport> reps(P.tris.size());
+    parallel_blocks(exec, order.size(), [&](std::size_t b0, std::size_t b1) {
+        for (std::size_t i = b0; i < b1; ++i) out[order[i]] = decimate_patch(m, P, order[i], s, reps[order[i]], exec);
+    }, 1);
+    Mesh<3> joined;
+    joined.vertices = m.vertices;
+    for (std::size_t p = 0; p < out.size(); ++p) {
+        joined.cells.insert(joined.cells.end(), out[p].begin(), out[p].end());
+        rep.passes += reps[p].passes;
+        rep.rounds = std::max(rep.rounds, reps[p].rounds);
+    }
+    const std::vector<std::uint8_t> fixed = off_seams(m, P, joined);
+    std::vector<Tri> region;
+    for (std::size_t c = 0; c < joined.cells.size(); ++c)
+        if (!fixed[c]) region.push_back(joined.cells[c]);
+    const SeamInput in = seam_input(m, region, edge + limit);
+    const TriangleGrid grid(m.vertices, in.tris, std::max(limit, edge), exec);
+    return decimate_part(joined, fixed, s, m.cells.size(), rep, input_check(m.vertices, in, grid, edge, limit, exec));
+}
 #endif
 
 }  // namespace
@@ -542,6 +807,8 @@ void validate(const DecimateSettings& s, const std::string& where) {
     if (!(s.target_ratio >= 0.0f && s.target_ratio <= 1.0f))
         throw InputError(fmt::format("{}: key 'target_ratio' = {}: allowed: 0 to 1 (0: as few as max_error allows)", where,
                                      s.target_ratio));
+    if (!(s.patch_edges >= 8.0f) || !std::isfinite(s.patch_edges))
+        throw InputError(fmt::format("{}: key 'patch_edges' = {}: allowed: 8 or more (mean input edges)", where, s.patch_edges));
     if ((s.max_error > 0.0f || s.target_ratio > 0.0f) && !decimation_available())
         throw InputError(fmt::format("{}: decimation needs meshoptimizer, which this eddy was built without (Debian "
                                      "libmeshoptimizer-dev, then rebuild); allowed: no decimation", where));
@@ -565,22 +832,7 @@ DecimateReport decimate(Mesh<3>& m, const DecimateSettings& s, const ExecContext
             if (v >= m.vertices.size())
                 throw InputError(fmt::format("decimate: a triangle refers to vertex {} of {}", v, m.vertices.size()));
 #ifdef EDDY_HAVE_MESHOPTIMIZER
-    // Stage 1: the whole mesh, frozen around whatever fails. Stage 2: the frozen patches alone, less
-    // aggressively by construction (their own small extent, the rest held fixed around them), frozen
-    // again around what fails there: what stays at the original resolution is small.
-    std::vector<std::uint8_t> frozen(m.cells.size(), 0);
-    std::vector<Tri> all = freeze_rounds(m, frozen, s, m.cells.size(), rep, exec);
-    const std::size_t stuck = std::size_t(std::count(frozen.begin(), frozen.end(), 1));
-    rep.frozen = stuck;
-    if (stuck > 0 && stuck < m.cells.size()) {
-        Mesh<3> again;
-        again.vertices = m.vertices;
-        again.cells = all;  // the decimated triangles first, then the frozen ones
-        std::vector<std::uint8_t> frozen2(all.size(), 1);
-        std::fill(frozen2.end() - std::ptrdiff_t(stuck), frozen2.end(), 0);
-        all = freeze_rounds(again, frozen2, s, m.cells.size(), rep, exec);
-        rep.frozen = std::size_t(std::count(frozen2.end() - std::ptrdiff_t(stuck), frozen2.end(), 1));
-    }
+    const std::vector<Tri> all = decimate_patches(m, s, rep, exec);
     // The kept vertices are a subset of the original ones: positions, normals and attributes carry
     // exactly. New vertex order: increasing original index; triangles in region order.
     std::vector<std::int64_t> remap(m.vertices.size(), -1);
