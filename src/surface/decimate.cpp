@@ -635,21 +635,26 @@ Patches cut_patches(const Mesh<3>& m, float side, const ExecContext& exec) {
     return P;
 }
 
+// The triangles `cells` of m on their own vertices: `verts` (increasing) holds each one's index in m.
+Mesh<3> part_of(const Mesh<3>& m, const std::vector<std::uint32_t>& cells, std::vector<std::uint32_t>& verts) {
+    verts.clear();
+    for (auto c : cells) verts.insert(verts.end(), m.cells[c].begin(), m.cells[c].end());
+    std::sort(verts.begin(), verts.end());
+    verts.erase(std::unique(verts.begin(), verts.end()), verts.end());
+    Mesh<3> part;
+    for (auto v : verts) part.vertices.push_back(m.vertices[v]);
+    auto local = [&](std::uint32_t v) { return std::uint32_t(std::lower_bound(verts.begin(), verts.end(), v) - verts.begin()); };
+    for (auto c : cells) part.cells.push_back({local(m.cells[c][0]), local(m.cells[c][1]), local(m.cells[c][2])});
+    return part;
+}
+
 // Patch p of m on its own vertices (increasing), decimated with its band fixed; the result on m's vertices.
 std::vector<Tri> decimate_patch(const Mesh<3>& m, const Patches& P, std::size_t p, const DecimateSettings& s,
                                 DecimateReport& rep, const ExecContext& exec) {
     std::vector<std::uint32_t> verts;
-    for (auto c : P.tris[p]) verts.insert(verts.end(), m.cells[c].begin(), m.cells[c].end());
-    std::sort(verts.begin(), verts.end());
-    verts.erase(std::unique(verts.begin(), verts.end()), verts.end());
-    Mesh<3> sub;
-    for (auto v : verts) sub.vertices.push_back(m.vertices[v]);
-    auto local = [&](std::uint32_t v) { return std::uint32_t(std::lower_bound(verts.begin(), verts.end(), v) - verts.begin()); };
+    const Mesh<3> sub = part_of(m, P.tris[p], verts);
     std::vector<std::uint8_t> fixed;
-    for (auto c : P.tris[p]) {
-        sub.cells.push_back({local(m.cells[c][0]), local(m.cells[c][1]), local(m.cells[c][2])});
-        fixed.push_back(P.band[c]);
-    }
+    for (auto c : P.tris[p]) fixed.push_back(P.band[c]);
     // The ratio over the patch but its band, which the seams' pass decimates (W: ratio W less the band is
     // the ratio of the rest).
     const std::size_t band = std::size_t(std::count(fixed.begin(), fixed.end(), 1));
@@ -690,19 +695,12 @@ struct SeamInput {
 
 SeamInput seam_input(const Mesh<3>& m, const std::vector<Tri>& region, float margin) {
     const std::vector<std::uint8_t> flags = under(m, m.vertices, region, margin);
-    SeamInput in;
-    std::vector<std::uint32_t> place(m.vertices.size(), ~std::uint32_t{0});
+    std::vector<std::uint32_t> cells, verts;
     for (std::size_t c = 0; c < m.cells.size(); ++c)
-        if (flags[c]) {
-            in.tris.push_back(m.cells[c]);
-            Tri t;
-            for (int k = 0; k < 3; ++k) {
-                std::uint32_t& p = place[m.cells[c][k]];
-                if (p == ~std::uint32_t{0}) p = std::uint32_t(in.local.vertices.size()), in.local.vertices.push_back(m.vertices[m.cells[c][k]]);
-                t[k] = p;
-            }
-            in.local.cells.push_back(t);
-        }
+        if (flags[c]) cells.push_back(std::uint32_t(c));
+    SeamInput in;
+    in.local = part_of(m, cells, verts);
+    for (auto c : cells) in.tris.push_back(m.cells[c]);
     return in;
 }
 
