@@ -66,11 +66,17 @@ void ProgressPrinter::operator()(const eddy::Progress& p) {
     std::fflush(stderr);
 }
 
-eddy::MemoryBudget memory_budget(const std::string& max_memory) {
-    if (max_memory.empty()) return eddy::machine_memory_budget();
-    eddy::MemoryBudget b;
-    b.limit_bytes = eddy::parse_memory_size(max_memory, "--max-memory");
-    b.origin = "--max-memory";
+eddy::MemoryBudget memory_budget(const std::string& max_memory, bool pieces) {
+    eddy::MemoryBudget b = eddy::machine_memory_budget();
+    if (!max_memory.empty()) b = {eddy::parse_memory_size(max_memory, "--max-memory"), "--max-memory"};
+    // Under mpirun (issue 44): the limit is each process's; the machine's is shared by those on it.
+    b.processes = g_procs.size;
+    b.pieces = pieces;
+    const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+    if (max_memory.empty() && !b.unlimited() && g_procs.size > 1 && local && std::atoi(local) > 1) {
+        b.limit_bytes /= std::size_t(std::atoi(local));
+        b.origin = fmt::format("90% of the available memory shared by the {} processes on this machine; set --max-memory", local);
+    }
     return b;
 }
 

@@ -69,7 +69,8 @@ inline constexpr const char* kMaxMemoryHelp =
     "voxels, images): bytes or 500M, 4G, 1.5GB, 512MiB; default: 90% of the available memory";
 
 // --max-memory as given (a size), else the machine's: 90% of the memory available now.
-eddy::MemoryBudget memory_budget(const std::string& max_memory);
+/// --max-memory, or the machine's memory; under mpirun each process's (`pieces`: the frames in pieces).
+eddy::MemoryBudget memory_budget(const std::string& max_memory, bool pieces = false);
 
 // --threads, or by default this machine's cores shared by the processes mpirun started on it.
 int threads_here(int threads);

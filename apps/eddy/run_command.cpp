@@ -226,6 +226,8 @@ int resume_grid_pieces([[maybe_unused]] const eddy::CheckpointFile& ck, [[maybe_
 #endif
 }
 
+void resume_banner(const eddy::Simulation& sim, const RunCommand& c, const eddy::ExecContext& exec, bool share);
+
 // --resume: everything but the end, the threads and the output's verbosity is the original run's.
 int resume_run(const RunCommand& c, std::string& doing) {
     for (const char* flag : {"scene", "--out", "--fps", "--format", "--set", "--render", "--pieces", "--mesh", "--mesh-format", "--anisotropic",
@@ -253,19 +255,27 @@ int resume_run(const RunCommand& c, std::string& doing) {
                          std::visit([](const auto& s) { return s.time(); }, grid.solver), c.resume_dir.c_str());
         return report(run_grid_here(grid, opts, exec), grid.scene, args);
     }
-    eddy::Simulation sim = eddy::restore_simulation(ck, exec, record, budget);
+    // Particles in pieces over several processes (issue 44): each process reads its share of them only.
+    const bool share = ck.meta.contains("pieces") && g_procs.size > 1;
+    eddy::Simulation sim = eddy::restore_simulation(ck, exec, record, budget, {share ? g_procs.rank : 0, share ? g_procs.size : 1});
     const eddy::Scene scene = std::visit([](const auto& s) { return s.scene; }, sim);
     eddy::RunOptions opts = run_options(args, exec, printer);
     opts.resume = &record;
     opts.budget = budget;  // the running memory guard
-    if (!c.quiet)
-        std::fprintf(stderr, "eddy: resuming %s (%s, %dD) at t = %.6g s, step %llu, %zu particles, %d threads -> %s\n",
-                     scene.name.c_str(), scene.method.c_str(), scene.dimension,
-                     std::visit([](const auto& s) { return s.time; }, sim),
-                     static_cast<unsigned long long>(std::visit([](const auto& s) { return s.steps; }, sim)),
-                     std::visit([](const auto& s) { return s.fluid.size(); }, sim), exec.threads(),
-                     c.resume_dir.c_str());
+    opts.fluid_is_share = share;
+    if (!c.quiet) resume_banner(sim, c, exec, share);
     return report(run_particles_here(sim, opts, exec), scene, args);
+}
+
+void resume_banner(const eddy::Simulation& sim, const RunCommand& c, const eddy::ExecContext& exec, bool share) {
+    std::visit(
+        [&](const auto& s) {
+            const std::string count = share ? "a share of the pieces' particles" : fmt::format("{} particles", s.fluid.size());
+            std::fprintf(stderr, "eddy: resuming %s (%s, %dD) at t = %.6g s, step %llu, %s, %d threads -> %s\n",
+                         s.scene.name.c_str(), s.scene.method.c_str(), s.scene.dimension, s.time,
+                         static_cast<unsigned long long>(s.steps), count.c_str(), exec.threads(), c.resume_dir.c_str());
+        },
+        sim);
 }
 
 // The particle run's own flags: surface meshes, wall pressure, whitewater.
@@ -291,7 +301,7 @@ void set_particle_outputs(const RunCommand& c, eddy::RunOptions& opts) {
 
 // eddy run [SCENE]: the scene read (and its --set keys), then run as particles or as a grid.
 int run_scene(const RunCommand& c, std::string& doing) {
-    const eddy::MemoryBudget budget = memory_budget(c.max_memory);  // a bad size before the scene is read
+    const eddy::MemoryBudget budget = memory_budget(c.max_memory, c.run_pieces);  // a bad size before the scene is read
     const auto file = eddy::resolve_scene(c.scene_arg.empty() ? kDefaultScene : c.scene_arg);
     doing = fmt::format("reading {}", file.string());
     const eddy::Scene scene = eddy::load_scene(file, c.sets, budget);  // models, particle files: checked before read

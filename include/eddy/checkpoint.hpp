@@ -56,6 +56,8 @@ public:
         m_bytes.append(s.data(), s.size());
     }
     const std::string& bytes() const { return m_bytes; }
+    /// Room for `more` bytes beyond those written: a large state grows once, not by doubling (a copy each time).
+    void reserve_more(std::size_t more) { m_bytes.reserve(m_bytes.size() + more); }
 
 private:
     std::string m_bytes;

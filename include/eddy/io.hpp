@@ -27,6 +27,8 @@ void random_bytes(unsigned char* out, std::size_t n);
 /// Writes bytes to path atomically (temporary file + fsync + rename). Throws std::runtime_error
 /// naming the path on failure.
 void write_atomic(const std::filesystem::path& path, std::string_view bytes);
+/// The same for bytes in parts, written one after another (a large state is never copied to join them).
+void write_atomic_parts(const std::filesystem::path& path, std::span<const std::string_view> parts);
 
 /// Is `name` (a file name, no folder) one of write_atomic's temporaries (".NAME.eddy-tmp-XXXXXX")?
 bool is_temporary_name(std::string_view name);

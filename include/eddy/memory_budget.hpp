@@ -29,6 +29,10 @@ struct MemoryBudget {
     std::size_t limit_bytes = std::numeric_limits<std::size_t>::max();
     /// Where the limit came from, for the message: "--max-memory", or the machine's memory.
     std::string origin = "--max-memory";
+    /// A particle run over several processes (mpirun, issue 44): the limit is each process's, and each
+    /// holds its share of what the run spreads (estimate_process_memory); `pieces`: its frames too.
+    int processes = 1;
+    bool pieces = false;
     bool unlimited() const { return limit_bytes == std::numeric_limits<std::size_t>::max(); }
 };
 
@@ -85,6 +89,14 @@ void check_memory(const MemoryEstimate& estimate, const MemoryBudget& budget, co
 /// build_fluid refuses it with its own message. Scenes whose method is not a particle method get an
 /// empty estimate.
 MemoryEstimate estimate_memory(const Scene& scene, std::size_t max_particles);
+
+/// The same for each of `budget.processes` processes of a distributed run (issue 44; one process: the
+/// same as estimate_memory): every process builds the whole scene at the start (fluid, walls, maps, the
+/// method's arrays stay whole), then holds its share of the neighbour lists: 1 / processes, a quarter more
+/// for the imbalance a rebalance allows, and its ghosts (a shell of the neighbour reach around a box of its
+/// share); WCSPH's hydrostatic start searches the whole fluid's neighbours at the start (whole lists). Frame
+/// files are the root's whole ones unless `budget.pieces`.
+MemoryEstimate estimate_process_memory(const Scene& scene, std::size_t max_particles, const MemoryBudget& budget);
 
 /// Reading a model file (parse_scene, before read_triangle_mesh): its bytes, assimp's peak and eddy's
 /// copy, or the cleaning and hierarchy of MeshShape when larger, from the file's size and header counts

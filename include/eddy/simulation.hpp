@@ -220,6 +220,8 @@ public:
     virtual void gather(const ParticleSet<2>& mine, ParticleSet<2>& whole) = 0;
     virtual void gather(const ParticleSet<3>& mine, ParticleSet<3>& whole) = 0;
     virtual std::uint64_t sum(std::uint64_t v) = 0;
+    /// Every process's `v`, in rank order, on every process.
+    virtual std::vector<std::uint64_t> all_values(std::uint64_t v) = 0;
     virtual bool any(bool v) = 0;
     /// Adds the run's distribution to summary.json (processes, their particles, imbalance, communication).
     virtual void summarize(nlohmann::json& summary) = 0;
@@ -284,6 +286,9 @@ struct RunOptions {
     bool pieces = false;
     /// Particles over several processes (RunHooks); null: this process alone.
     RunHooks* hooks = nullptr;
+    /// Over several processes: each process's fluid is already its share of the whole (resumed from a
+    /// checkpoint in pieces: restore_simulation with a CheckpointShare), not the whole scene's.
+    bool fluid_is_share = false;
     /// Particles over several processes: steps between new cuts of the processes' boxes by particle counts.
     int rebalance_every = 50;
     /// The walls every frame (frames/walls_NNNNN.vtp, walls.pvd) with a point array "pressure": the
@@ -349,6 +354,24 @@ RunResult run(Simulation& sim, const RunOptions& opts, const ExecContext& exec);
 /// to a checkpoint file, atomically (include/eddy/checkpoint.hpp).
 void write_checkpoint(const std::filesystem::path& file, const Simulation& sim, const nlohmann::json& record);
 
+/// Over several processes with pieces (issue 44): each process writes its own particles,
+/// `checkpoint_sSTEP_pRANK.eddy` beside `file` (kind "particle_piece"), then the first process writes
+/// `file`, the index: a particle checkpoint without particles whose meta "pieces" names them and their
+/// counts (`counts`, in rank order). Each call writes one file; the caller orders them (pieces first).
+void write_checkpoint_piece(const std::filesystem::path& file, const Simulation& sim, int rank);
+void write_checkpoint_index(const std::filesystem::path& file, const Simulation& sim, const nlohmann::json& record,
+                            const std::vector<std::uint64_t>& counts);
+/// A piece's file name: checkpoint_sSTEP_pRANK.eddy (the step in 12 digits, the rank in 4).
+std::string checkpoint_piece_name(std::uint64_t steps, int rank);
+
+/// Which particles of a checkpoint in pieces a process takes: the contiguous share
+/// [n * part / parts, n * (part + 1) / parts) of its n particles, the pieces in rank order; {0, 1}: all.
+/// A checkpoint not in pieces is read whole whatever the share.
+struct CheckpointShare {
+    int part = 0;
+    int parts = 1;
+};
+
 /// Rebuilds a simulation from a checkpoint, exactly as it was when written; `record` gets the run
 /// loop's record. InputError (one line naming the file) for a missing, foreign-version or corrupt one,
 /// or for a scene whose memory estimate exceeds `budget` (as make_simulation; default: no limit).
@@ -356,7 +379,7 @@ Simulation read_checkpoint(const std::filesystem::path& file, const ExecContext&
                            const MemoryBudget& budget = {});
 /// The same from a checkpoint already read (read_checkpoint_file), e.g. after looking at its kind.
 Simulation restore_simulation(const CheckpointFile& ck, const ExecContext& exec, nlohmann::json& record,
-                              const MemoryBudget& budget = {});
+                              const MemoryBudget& budget = {}, CheckpointShare share = {});
 
 /// A 64-bit hash (FNV-1a) of the particle state: positions, velocities, ids, bit for bit.
 std::uint64_t state_hash(const Simulation& sim);

@@ -10,6 +10,7 @@
 #include <immintrin.h>
 #endif
 
+#include "core/buffers.hpp"
 #include "eddy/error.hpp"
 
 namespace eddy {
@@ -245,7 +246,7 @@ void NeighborGrid<D>::find_neighbors(std::span<const Vec<D>> queries, float radi
         }
     // Prefix sum of the counts (serial: one add per query), then blocks copy their lists in place.
     for (std::size_t i = 0; i < nq; ++i) out.offsets[i + 1] += out.offsets[i];
-    out.indices.resize(out.offsets[nq]);
+    detail::resize_for_overwrite(out.indices, out.offsets[nq]);  // every list copied in below
     parallel_blocks(exec, nq, [&](std::size_t b0, std::size_t) {
         const auto& buf = out.block_scratch[b0 / block];
         const std::size_t used = out.offsets[std::min(nq, b0 + block)] - out.offsets[b0];

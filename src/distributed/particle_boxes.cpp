@@ -99,29 +99,47 @@ Removed summed(Comm& comm, Removed removed) {
     return removed;
 }
 
+template <int D>
+void shrink(ParticleSet<D>& f) {
+    f.position.shrink_to_fit();
+    f.velocity.shrink_to_fit();
+    f.acceleration.shrink_to_fit();
+    f.density.shrink_to_fit();
+    f.pressure.shrink_to_fit();
+    f.id.shrink_to_fit();
+    for (auto& s : f.scalars) s.data.shrink_to_fit();
+    for (auto& v : f.vectors) v.data.shrink_to_fit();
+}
+
+// The contiguous share [n r / p, n (r + 1) / p) of a set the whole scene built, its memory shrunk to it.
+template <int D>
+void keep_share(ParticleSet<D>& f, int rank, std::size_t p) {
+    const std::size_t b = f.size() * std::size_t(rank) / p, e = f.size() * std::size_t(rank + 1) / p;
+    std::vector<std::uint32_t> order(f.size());
+    std::iota(order.begin(), order.end(), 0u);
+    std::rotate(order.begin(), order.begin() + std::ptrdiff_t(b), order.end());
+    f.reorder(order, ExecContext(1));
+    f.resize(e - b);
+    shrink(f);
+}
+
 }  // namespace
 
 template <int D>
 class ParticleBoxes final : public Halo<D>, public RunHooks {
 public:
-    ParticleBoxes(Comm& comm, ParticleSimulation<D>& sim, int rebalance_every)
+    ParticleBoxes(Comm& comm, ParticleSimulation<D>& sim, int rebalance_every, bool share)
         : m_comm(comm), m_every(std::max(1, rebalance_every)) {
         const std::size_t p = std::size_t(comm.size());
         m_send.resize(p);
         m_recv.assign(p, 0);
         m_recv_at.assign(p, 0);
         auto& f = sim.fluid;
-        m_total = f.size();
+        m_total = share ? comm.sum(std::uint64_t(f.size())) : f.size();
         m_wall_count = sim.boundary.size();
-        // Each keeps a contiguous share of the set, then the boxes are cut from the counts and the
-        // particles migrate to them: the path every later rebalance takes.
-        const std::size_t b = f.size() * std::size_t(comm.rank()) / p, e = f.size() * std::size_t(comm.rank() + 1) / p;
-        std::vector<std::uint32_t> order(f.size());
-        std::iota(order.begin(), order.end(), 0u);
-        std::rotate(order.begin(), order.begin() + std::ptrdiff_t(b), order.end());
-        f.reorder(order, ExecContext(1));
-        f.resize(e - b);
-        shrink(f);  // the whole scene was built here: keep only this process's share of the memory
+        // Each keeps a contiguous share of the set (or has one already: resumed from pieces), then the
+        // boxes are cut from the counts and the particles migrate to them: the path every later rebalance takes.
+        if (!share) keep_share(f, comm.rank(), p);
         rebalance(f);
         migrate(f, nullptr);
         std::visit([&](auto& m) { m.set_halo(this); }, sim.method);
@@ -180,6 +198,12 @@ public:
     void gather(const ParticleSet<2>& mine, ParticleSet<2>& whole) override { gather_set(mine, whole); }
     void gather(const ParticleSet<3>& mine, ParticleSet<3>& whole) override { gather_set(mine, whole); }
     std::uint64_t sum(std::uint64_t v) override { return m_comm.sum(v); }
+    std::vector<std::uint64_t> all_values(std::uint64_t v) override {
+        const auto all = m_comm.all_gather(reinterpret_cast<const unsigned char*>(&v), sizeof v);
+        std::vector<std::uint64_t> values(std::size_t(m_comm.size()));
+        std::memcpy(values.data(), all.data(), values.size() * sizeof v);
+        return values;
+    }
     // The same "processes" record as a distributed grid run's (shallow_blocks.cpp), with particles for cells.
     void summarize(nlohmann::json& j) override {
         const auto counts = m_comm.all_values(double(m_owned));
@@ -539,17 +563,6 @@ private:
         }
     }
 
-    static void shrink(ParticleSet<D>& f) {
-        f.position.shrink_to_fit();
-        f.velocity.shrink_to_fit();
-        f.acceleration.shrink_to_fit();
-        f.density.shrink_to_fit();
-        f.pressure.shrink_to_fit();
-        f.id.shrink_to_fit();
-        for (auto& s : f.scalars) s.data.shrink_to_fit();
-        for (auto& v : f.vectors) v.data.shrink_to_fit();
-    }
-
     // Room for particles that arrive with their ids: ParticleSet::resize would give the new slots fresh
     // ids and advance next_id, which must stay the whole set's (it is the id of the next particle added).
     static void resize_keeping_ids(ParticleSet<D>& f, std::size_t n) {
@@ -851,7 +864,7 @@ RunResult run_particles(Simulation& simulation, RunOptions opts, const ExecConte
         [&](auto& sim) {
             constexpr int D = std::remove_reference_t<decltype(sim)>::kDimension;
             check_distributable(sim.scene, comm.size());
-            ParticleBoxes<D> boxes(comm, sim, opts.rebalance_every);
+            ParticleBoxes<D> boxes(comm, sim, opts.rebalance_every, opts.fluid_is_share);
             opts.hooks = &boxes;
             RunResult r = run(simulation, opts, exec);
             std::visit([](auto& m) { m.set_halo(nullptr); }, sim.method);

@@ -101,6 +101,21 @@ private:
     bool m_done = false;
 };
 
+// Every byte to fd (a short write or EINTR goes on), or an error naming `path`.
+void write_all(int fd, std::string_view bytes, const std::filesystem::path& path) {
+    const char* p = bytes.data();
+    std::size_t left = bytes.size();
+    while (left > 0) {
+        const ssize_t n = ::write(fd, p, left);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            fail(path, "cannot write", errno);
+        }
+        p += n;
+        left -= static_cast<std::size_t>(n);
+    }
+}
+
 }  // namespace
 
 bool is_temporary_name(std::string_view name) {
@@ -133,6 +148,11 @@ std::size_t remove_stale_temporaries(const std::filesystem::path& folder) {
 }
 
 void write_atomic(const std::filesystem::path& path, std::string_view bytes) {
+    const std::string_view parts[] = {bytes};
+    write_atomic_parts(path, parts);
+}
+
+void write_atomic_parts(const std::filesystem::path& path, std::span<const std::string_view> parts) {
     if (path.empty() || !path.has_filename()) fail(path, "cannot write: not a file name", EINVAL);
     if (path.has_parent_path()) {
         std::error_code ec;
@@ -154,17 +174,7 @@ void write_atomic(const std::filesystem::path& path, std::string_view bytes) {
     }
     if (fd < 0) fail(path, "cannot create a temporary file beside it", EEXIST);
     TempFile tmp(tmp_name, fd);
-    const char* p = bytes.data();
-    std::size_t left = bytes.size();
-    while (left > 0) {
-        const ssize_t n = ::write(tmp.fd(), p, left);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            fail(path, "cannot write", errno);
-        }
-        p += n;
-        left -= static_cast<std::size_t>(n);
-    }
+    for (const std::string_view bytes : parts) write_all(tmp.fd(), bytes, path);
     // Without fsync a crash soon after the rename could leave the new name pointing at empty data.
     if (::fsync(tmp.fd()) != 0) fail(path, "cannot flush", errno);
     if (const int err = tmp.close(); err != 0) fail(path, "cannot close", err);

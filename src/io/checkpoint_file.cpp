@@ -16,8 +16,7 @@ namespace {
 
 constexpr char kMagic[8] = {'E', 'D', 'D', 'Y', 'C', 'K', 'P', 'T'};
 
-std::uint64_t fnv1a(std::string_view bytes) {
-    std::uint64_t h = 1469598103934665603ull;
+std::uint64_t fnv1a(std::string_view bytes, std::uint64_t h = 1469598103934665603ull) {
     for (unsigned char c : bytes) {
         h ^= c;
         h *= 1099511628211ull;
@@ -50,7 +49,10 @@ void StateReader::fail(std::string_view what) const {
                                  what, eddy_version()));
 }
 
-std::string encode_checkpoint(const nlohmann::json& meta, std::string_view state) {
+namespace {
+
+// Everything before the state's bytes: magic, format, version, meta, the state's length.
+std::string checkpoint_head(const nlohmann::json& meta, std::string_view state) {
     StateWriter w;
     for (char c : kMagic) w.put(c);
     w.put<std::uint32_t>(kCheckpointFormat);
@@ -59,15 +61,27 @@ std::string encode_checkpoint(const nlohmann::json& meta, std::string_view state
     bytes += eddy_version();
     StateWriter rest;
     rest.put_string(meta.dump());
-    rest.put_string(state);
-    bytes += rest.bytes();
+    rest.put<std::uint64_t>(state.size());
+    return bytes + rest.bytes();
+}
+
+}  // namespace
+
+std::string encode_checkpoint(const nlohmann::json& meta, std::string_view state) {
+    std::string bytes = checkpoint_head(meta, state);
+    bytes += state;
     const std::uint64_t h = fnv1a(bytes);
     bytes.append(reinterpret_cast<const char*>(&h), sizeof h);
     return bytes;
 }
 
+// The same bytes as encode_checkpoint's, written in parts: the state (a process's particles, hundreds of
+// MB) is never copied.
 void write_checkpoint_file(const std::filesystem::path& file, const nlohmann::json& meta, const std::string& state) {
-    io::write_atomic(file, encode_checkpoint(meta, state));
+    const std::string head = checkpoint_head(meta, state);
+    const std::uint64_t h = fnv1a(state, fnv1a(head));
+    const std::string_view parts[] = {head, state, std::string_view(reinterpret_cast<const char*>(&h), sizeof h)};
+    io::write_atomic_parts(file, parts);
 }
 
 namespace {

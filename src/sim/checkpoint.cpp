@@ -19,6 +19,8 @@ namespace {
 
 template <int D>
 void save_particles(StateWriter& w, const ParticleSet<D>& f) {
+    const std::size_t n = f.size(), vec = n * sizeof(Vec<D>) + 8, num = n * 4 + 8;
+    w.reserve_more(3 * vec + 3 * num + 64 + f.scalars.size() * (num + 80) + f.vectors.size() * (vec + 80));
     w.put_vector(f.position);
     w.put_vector(f.velocity);
     w.put_vector(f.acceleration);
@@ -39,15 +41,26 @@ void save_particles(StateWriter& w, const ParticleSet<D>& f) {
     }
 }
 
+// Ids below next_id, each once.
+template <int D>
+void check_ids(const StateReader& r, const ParticleSet<D>& f) {
+    for (std::uint32_t id : f.id)
+        if (id >= f.next_id) r.fail("a particle id is not below next_id");
+    std::vector<std::uint32_t> ids = f.id;
+    std::sort(ids.begin(), ids.end());
+    if (std::adjacent_find(ids.begin(), ids.end()) != ids.end()) r.fail("two particles have the same id");
+}
+
 // The particles of a checkpoint into `f`, which the scene has just built (and the method initialised):
 // every array its length, every number finite, ids distinct and below next_id, the extra fields with
 // plain names (they end up in files), at least one particle.
+// A checkpoint in pieces may hold none (the index, a process's empty box): `may_be_empty`.
 template <int D>
-void load_particles(StateReader& r, ParticleSet<D>& f) {
+void load_particles(StateReader& r, ParticleSet<D>& f, bool may_be_empty = false) {
     const std::size_t max = r.remaining() / (2 * sizeof(Vec<D>));  // positions and velocities at least
     r.get_vector(f.position, SIZE_MAX, max);
     const std::size_t n = f.position.size();
-    if (n == 0) r.fail("it holds no particle");
+    if (n == 0 && !may_be_empty) r.fail("it holds no particle");
     r.get_vector(f.velocity, n);
     r.get_vector(f.acceleration, n);
     r.get_vector(f.density, n);
@@ -71,13 +84,7 @@ void load_particles(StateReader& r, ParticleSet<D>& f) {
     if (!finite(f.velocity)) r.fail("a particle velocity is not finite (NaN or infinite)");
     if (!finite(f.acceleration) || !finite(f.density) || !finite(f.pressure))
         r.fail("a particle's acceleration, density or pressure is not finite");
-    for (std::uint32_t id : f.id)
-        if (id >= f.next_id) r.fail("a particle id is not below next_id");
-    {
-        std::vector<std::uint32_t> ids = f.id;
-        std::sort(ids.begin(), ids.end());
-        if (std::adjacent_find(ids.begin(), ids.end()) != ids.end()) r.fail("two particles have the same id");
-    }
+    check_ids(r, f);
     // Extra fields (methods add some as they run: DFSPH's viscosity warm start): their names end up in
     // the frames' files, so only plain names, each once.
     auto fields = [&](auto& list, const char* what) {
@@ -141,16 +148,25 @@ SceneInputs load_inputs(StateReader& r) {
     return in;
 }
 
-}  // namespace
+// The particles' fields without their rows: the index of a checkpoint in pieces holds these.
+template <int D>
+ParticleSet<D> no_rows(const ParticleSet<D>& f) {
+    ParticleSet<D> none;
+    none.mass = f.mass;
+    none.next_id = f.next_id;
+    for (const auto& x : f.scalars) none.scalars.push_back({x.name, {}});
+    for (const auto& x : f.vectors) none.vectors.push_back({x.name, {}});
+    return none;
+}
 
-void write_checkpoint(const std::filesystem::path& file, const Simulation& simulation, const nlohmann::json& record) {
+// A whole checkpoint, or with `pieces` the index of one in pieces (its particles in the pieces).
+void write_state(const std::filesystem::path& file, const Simulation& simulation, const nlohmann::json& record,
+                 const nlohmann::json* pieces) {
     std::visit(
         [&](const auto& sim) {
             constexpr int D = std::remove_reference_t<decltype(sim)>::kDimension;
-            nlohmann::json meta;
-            meta["kind"] = "particles";
-            meta["dimension"] = D;
-            meta["method"] = sim.scene.method;
+            nlohmann::json meta{{"kind", "particles"}, {"dimension", D}, {"method", sim.scene.method}};
+            if (pieces) meta["pieces"] = *pieces;
             meta["scene"] = sim.scene.document;
             meta["scene_source"] = sim.scene.source.string();
             meta["time"] = sim.time;
@@ -160,7 +176,7 @@ void write_checkpoint(const std::filesystem::path& file, const Simulation& simul
             w.put(sim.time);
             w.put(sim.steps);
             save_inputs(w, scene_inputs(sim.scene));
-            save_particles(w, sim.fluid);
+            save_particles(w, pieces ? no_rows(sim.fluid) : sim.fluid);
             std::visit([&](const auto& m) { m.save_state(w); }, sim.method);
             w.put_vector(sim.bodies.state);  // all the engine needs (eddy/bodies.hpp)
             // The emitters' and the outflow's counts (issue 31; absent in older checkpoints).
@@ -172,6 +188,34 @@ void write_checkpoint(const std::filesystem::path& file, const Simulation& simul
             write_checkpoint_file(file, meta, w.bytes());
         },
         simulation);
+}
+
+}  // namespace
+
+void write_checkpoint(const std::filesystem::path& file, const Simulation& simulation, const nlohmann::json& record) {
+    write_state(file, simulation, record, nullptr);
+}
+
+std::string checkpoint_piece_name(std::uint64_t steps, int rank) {
+    return fmt::format("checkpoint_s{:012d}_p{:04d}.eddy", steps, rank);
+}
+
+void write_checkpoint_piece(const std::filesystem::path& file, const Simulation& simulation, int rank) {
+    std::visit(
+        [&](const auto& sim) {
+            nlohmann::json meta{{"kind", "particle_piece"}, {"rank", rank}, {"steps", sim.steps}, {"time", sim.time},
+                                {"particles", sim.fluid.size()}};
+            StateWriter w;
+            save_particles(w, sim.fluid);
+            write_checkpoint_file(file.parent_path() / checkpoint_piece_name(sim.steps, rank), meta, w.bytes());
+        },
+        simulation);
+}
+
+void write_checkpoint_index(const std::filesystem::path& file, const Simulation& simulation, const nlohmann::json& record,
+                            const std::vector<std::uint64_t>& counts) {
+    const nlohmann::json pieces{{"counts", counts}};
+    write_state(file, simulation, record, &pieces);
 }
 
 Simulation read_checkpoint(const std::filesystem::path& file, const ExecContext& exec, nlohmann::json& record,
@@ -195,10 +239,93 @@ void check_particle_meta(const nlohmann::json& meta, const std::string& where) {
     check_common_meta(meta, where);
 }
 
+void check_bodies(const StateReader& r, const std::vector<BodyState>& bodies) {
+    for (const BodyState& b : bodies) {
+        bool finite = true;
+        for (double x : b.position) finite = finite && std::isfinite(x);
+        for (double x : b.orientation) finite = finite && std::isfinite(x);
+        for (double x : b.velocity) finite = finite && std::isfinite(x);
+        for (double x : b.angular_velocity) finite = finite && std::isfinite(x);
+        const double q = b.orientation[0] * b.orientation[0] + b.orientation[1] * b.orientation[1] +
+                         b.orientation[2] * b.orientation[2] + b.orientation[3] * b.orientation[3];
+        if (!finite || std::fabs(q - 1.0) > 1e-6) r.fail("a body's state is not finite or not a rotation");
+    }
+}
+
+// Rows [b, e) of `from` after the rows of `to` (the same fields, in the same order: checked by the caller).
+template <int D>
+void append_rows(ParticleSet<D>& to, const ParticleSet<D>& from, std::size_t b, std::size_t e) {
+    auto add = [&](auto& dst, const auto& src) { dst.insert(dst.end(), src.begin() + std::ptrdiff_t(b), src.begin() + std::ptrdiff_t(e)); };
+    add(to.position, from.position);
+    add(to.velocity, from.velocity);
+    add(to.acceleration, from.acceleration);
+    add(to.density, from.density);
+    add(to.pressure, from.pressure);
+    add(to.id, from.id);
+    for (std::size_t k = 0; k < to.scalars.size(); ++k) add(to.scalars[k].data, from.scalars[k].data);
+    for (std::size_t k = 0; k < to.vectors.size(); ++k) add(to.vectors[k].data, from.vectors[k].data);
+}
+
+// The counts of a checkpoint's pieces (meta "pieces"), checked: one per process that wrote it.
+std::vector<std::uint64_t> piece_counts(const nlohmann::json& pieces, const StateReader& r) {
+    const nlohmann::json* c = pieces.is_object() && pieces.contains("counts") ? &pieces["counts"] : nullptr;
+    if (!c || !c->is_array() || c->empty() || c->size() > (1u << 20))
+        r.fail("meta key 'pieces' does not list its pieces' counts (1 to 2^20 of them)");
+    std::vector<std::uint64_t> counts;
+    for (const auto& x : *c) {
+        if (!x.is_number_unsigned() || x.get<std::uint64_t>() > std::uint64_t(UINT32_MAX))
+            r.fail("a piece's particle count is not a whole number below 2^32");
+        counts.push_back(x.get<std::uint64_t>());
+    }
+    return counts;
+}
+
+// A checkpoint in pieces (issue 44): this process's share of its particles, in rank order, from the pieces
+// that hold a part of it (each piece read whole, checked as a checkpoint's particles are, then its rows in
+// the share kept): the particles of `f`, which holds the index's (none, their fields' names).
+template <int D>
+void load_share(const CheckpointFile& index, ParticleSet<D>& f, std::uint64_t steps, CheckpointShare share) {
+    const StateReader at_index(index.state, index.file.string());
+    if (share.parts < 1 || share.part < 0 || share.part >= share.parts)
+        throw InputError(fmt::format("{}: share {} of {} of its particles: no such share", index.file.string(), share.part, share.parts));
+    const std::vector<std::uint64_t> counts = piece_counts(index.meta["pieces"], at_index);
+    unsigned __int128 total = 0;
+    for (auto c : counts) total += c;
+    if (total == 0) at_index.fail("it holds no particle");
+    if (!f.empty()) at_index.fail("it lists pieces, yet holds particles itself");
+    const auto b = std::uint64_t(total * unsigned(share.part) / unsigned(share.parts)),
+               e = std::uint64_t(total * unsigned(share.part + 1) / unsigned(share.parts));
+    std::uint64_t first = 0;  // the first row of piece k in the whole
+    for (std::size_t k = 0; k < counts.size(); first += counts[k++]) {
+        const std::uint64_t lo = std::max(b, first), hi = std::min(e, first + counts[k]);
+        if (lo >= hi) continue;
+        const std::filesystem::path file = index.file.parent_path() / checkpoint_piece_name(steps, int(k));
+        if (!std::filesystem::exists(file))
+            throw InputError(fmt::format("{}: its piece {} (of {}) is missing; allowed: the folder as the run left it, "
+                                         "every piece beside checkpoint.eddy", index.file.string(), file.filename().string(), counts.size()));
+        const CheckpointFile piece = read_checkpoint_file(file);
+        StateReader r(piece.state, piece.file.string());
+        const nlohmann::json& m = piece.meta;
+        if (m.value("kind", "") != "particle_piece" || m.value("rank", -1) != int(k) || m.value("steps", ~std::uint64_t(0)) != steps)
+            r.fail(fmt::format("it is not piece {} of the checkpoint at step {} (meta keys kind, rank, steps)", k, steps));
+        ParticleSet<D> got;
+        load_particles(r, got, true);
+        if (!r.done()) r.fail("unexpected bytes after its particles");
+        if (got.size() != counts[k] || got.mass != f.mass || got.next_id != f.next_id)
+            r.fail(fmt::format("its particles (count, mass or next_id) are not those {} lists", index.file.string()));
+        bool same_fields = got.scalars.size() == f.scalars.size() && got.vectors.size() == f.vectors.size();
+        for (std::size_t i = 0; same_fields && i < f.scalars.size(); ++i) same_fields = got.scalars[i].name == f.scalars[i].name;
+        for (std::size_t i = 0; same_fields && i < f.vectors.size(); ++i) same_fields = got.vectors[i].name == f.vectors[i].name;
+        if (!same_fields) r.fail(fmt::format("its extra fields are not those {} lists", index.file.string()));
+        append_rows(f, got, std::size_t(lo - first), std::size_t(hi - first));
+    }
+    check_ids(at_index, f);  // across the pieces read
+}
+
 }  // namespace
 
 Simulation restore_simulation(const CheckpointFile& ck, const ExecContext& exec, nlohmann::json& record,
-                              const MemoryBudget& budget) {
+                              const MemoryBudget& budget, CheckpointShare share) {
     const std::string where = ck.file.string();
     const auto& meta = ck.meta;
     try {
@@ -213,6 +340,7 @@ Simulation restore_simulation(const CheckpointFile& ck, const ExecContext& exec,
         if (!std::isfinite(time) || time != meta["time"].get<double>() || steps != meta["steps"].get<std::uint64_t>())
             r.fail("the clock in its state is not the one in its meta data (or not finite)");
         const SceneInputs inputs = load_inputs(r);
+        const bool in_pieces = meta.contains("pieces");  // issue 44: its particles are in the pieces
         std::optional<Scene> parsed;
         try {
             parsed.emplace(parse_scene_from(meta["scene"], meta["scene_source"].get<std::string>(), inputs));
@@ -233,19 +361,11 @@ Simulation restore_simulation(const CheckpointFile& ck, const ExecContext& exec,
             [&](auto& sim) {
                 sim.time = time;
                 sim.steps = steps;
-                load_particles(r, sim.fluid);
+                load_particles(r, sim.fluid, in_pieces);
+                if (in_pieces) load_share(ck, sim.fluid, steps, share);
                 std::visit([&](auto& m) { m.load_state(r); }, sim.method);
                 r.get_vector(sim.bodies.state, sim.bodies.size());
-                for (const BodyState& b : sim.bodies.state) {
-                    bool finite = true;
-                    for (double x : b.position) finite = finite && std::isfinite(x);
-                    for (double x : b.orientation) finite = finite && std::isfinite(x);
-                    for (double x : b.velocity) finite = finite && std::isfinite(x);
-                    for (double x : b.angular_velocity) finite = finite && std::isfinite(x);
-                    const double q = b.orientation[0] * b.orientation[0] + b.orientation[1] * b.orientation[1] +
-                                     b.orientation[2] * b.orientation[2] + b.orientation[3] * b.orientation[3];
-                    if (!finite || std::fabs(q - 1.0) > 1e-6) r.fail("a body's state is not finite or not a rotation");
-                }
+                check_bodies(r, sim.bodies.state);
                 sync_body_motions(sim.bodies, sim.boundary, time);
                 if (!r.done()) {  // issue 31: the emitters' and the outflow's counts
                     FlowCounts& fc = sim.flow.counts;

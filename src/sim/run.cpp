@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <optional>
@@ -241,7 +242,7 @@ ParticleSimulation<D> make_particle_simulation(const Scene& scene, std::size_t m
     ParticleMethod<D> method = make_method<D>(scene, layers, exec);
     // Then what the particles will cost, counted from the scene: a wall kilometres long at 1 cm, or
     // springs between millions of particles, is refused here instead of swapping or hanging.
-    check_memory(estimate_memory(scene, max_particles), budget, scene.where());
+    check_memory(estimate_process_memory(scene, max_particles, budget), budget, scene.where());
     ParticleSimulation<D> sim{scene, build_fluid<D>(scene, max_particles, &exec), build_boundary<D>(scene, layers, &exec),
                               std::move(method), {}, 0.0, 0, {}, {}, {}};
     sim.bodies = make_bodies<D>(scene, sim.boundary);
@@ -749,6 +750,18 @@ StepStats step(Simulation& simulation, const ExecContext& exec, double until) {
 
 namespace {
 
+// The checkpoint pieces in `dir` (checkpoint_sSTEP_pRANK.eddy) of process `rank` but `keep`, and those of
+// every process from `beyond` on (a run resumed on fewer processes than wrote its pieces).
+void drop_checkpoint_pieces(const std::filesystem::path& dir, const std::string& keep, int rank, int beyond) {
+    const std::string tail = fmt::format("_p{:04d}.eddy", rank);
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+        const std::string name = e.path().filename().string();
+        if (!name.starts_with("checkpoint_s") || name.size() != tail.size() + 24 || name == keep) continue;
+        if (name.ends_with(tail) || std::atoi(name.c_str() + name.size() - 9) >= beyond) std::filesystem::remove(e.path(), ec);
+    }
+}
+
 // A particle run (issue 41): the task the frame loop (src/sim/frame_loop.hpp) drives, on one process or,
 // through RunHooks, on each of several. It steps and guards (divergence, memory, escaped particles), keeps
 // the statistics and the record a checkpoint carries, and hands every frame to its outputs
@@ -765,6 +778,7 @@ public:
     std::string advance(double target);
     void frame();
     void checkpoint();
+    void checkpoint_pieces(const std::filesystem::path& file);
     bool any(bool v) { return m_hooks ? m_hooks->any(v) : v; }  // the same decision on every process
     void progress(bool finished);
 
@@ -849,7 +863,7 @@ ParticleRun<D>::ParticleRun(Simulation& simulation, ParticleSimulation<D>& sim, 
     // lists; the run stops when the simulation outgrows the budget (checked after every step: what one step
     // adds, at most, beyond it) instead of growing until the kernel kills it.
     m_memory_limit = running_memory_limit(
-        opts.budget.unlimited() ? MemoryEstimate{} : estimate_memory(scene, std::numeric_limits<std::size_t>::max()),
+        opts.budget.unlimited() ? MemoryEstimate{} : estimate_process_memory(scene, std::numeric_limits<std::size_t>::max(), opts.budget),
         opts.budget);
 }
 
@@ -1038,19 +1052,33 @@ nlohmann::json ParticleRun<D>::record() const {
 template <int D>
 void ParticleRun<D>::checkpoint() {
     const std::filesystem::path file = m_opts.out_dir / kCheckpointFile;
+    if (m_cfg.pieces) return checkpoint_pieces(file);  // (or resumed from pieces on one process)
     if (!m_hooks) return write_checkpoint(file, m_simulation, record());
     // Over several processes: the whole fluid, gathered, in the writer's simulation for the write (the
     // methods' statistics are every process's already), then its own part back.
     whole();
     if (!m_writer) return;
     std::swap(m_sim.fluid, m_gathered);
-    try {
-        write_checkpoint(file, m_simulation, record());
-    } catch (...) {
-        std::swap(m_sim.fluid, m_gathered);
-        throw;
-    }
+    try { write_checkpoint(file, m_simulation, record()); } catch (...) { std::swap(m_sim.fluid, m_gathered); throw; }
     std::swap(m_sim.fluid, m_gathered);
+}
+
+// With pieces over several processes (issue 44): each process writes its own particles, then the writer
+// the index naming them (the rest of the state is every process's alike), then each removes its older
+// pieces. An index always names a complete set, and no process holds the whole fluid. A process that
+// cannot write stops them all (the front end's MPI_Abort), the previous index and its pieces intact.
+template <int D>
+void ParticleRun<D>::checkpoint_pieces(const std::filesystem::path& file) {
+    if (!m_hooks) {  // one process: a whole checkpoint, then no piece is needed any more
+        write_checkpoint(file, m_simulation, record());
+        return drop_checkpoint_pieces(file.parent_path(), "", 0, 0);
+    }
+    write_checkpoint_piece(file, m_simulation, m_hooks->rank());
+    const std::vector<std::uint64_t> counts = m_hooks->all_values(m_sim.fluid.size());  // (collective)
+    if (m_writer) write_checkpoint_index(file, m_simulation, record(), counts);
+    m_hooks->any(false);  // the index is in place before an older piece goes
+    drop_checkpoint_pieces(file.parent_path(), checkpoint_piece_name(m_sim.steps, m_hooks->rank()), m_hooks->rank(),
+                           m_writer ? m_hooks->processes() : std::numeric_limits<int>::max());
 }
 
 template <int D>
@@ -1079,9 +1107,9 @@ nlohmann::json ParticleRun<D>::summary(const std::string& picture) const {
 template <int D>
 RunResult ParticleRun<D>::go() {
     detail::run_frames(*this, m_clock, m_opts, m_reader.has_value(), m_result);
-    // The last good frame always gets a picture.
+    // The last good frame gets a picture (not in pieces over several processes: none holds the whole fluid).
     std::string picture;
-    if (m_result.exit_code != kExitDiverged) {
+    if (m_result.exit_code != kExitDiverged && !(m_hooks && m_cfg.pieces)) {
         const ParticleSet<D>& all = whole();
         picture = "last_frame.png";
         if (m_writer) detail::render_state<D>(m_opts.out_dir / picture, m_sim, all, m_render);

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "core/buffers.hpp"
 #include "core/pass_timer.hpp"
 #include "eddy/error.hpp"
 
@@ -235,7 +236,7 @@ void DfsphSolver<D>::apply_pressure(const float* dK, float* K, Vec<D>* v, float 
 template <int D>
 void DfsphSolver<D>::resize_buffers(std::size_t n) {
     const std::size_t pairs = m_neighbors.fluid().total();
-    m_grad.resize(pairs);
+    detail::resize_for_overwrite(m_grad, pairs);
     m_rate.resize(n);
     m_alpha.resize(n);
     m_dP.resize(n);
@@ -245,7 +246,7 @@ void DfsphSolver<D>::resize_buffers(std::size_t n) {
     m_xsph.resize(n);
     m_wall_dv.resize(n);
     if (m_s.extrapolated_wall_pressure) {
-        m_w.resize(pairs);
+        detail::resize_for_overwrite(m_w, pairs);
         m_wself.resize(n);
         m_wall_push.resize(n);
     }

@@ -21,6 +21,8 @@
 // thread count.
 #include "eddy/dfsph.hpp"
 
+#include "core/buffers.hpp"
+
 #include <array>
 #include <cmath>
 
@@ -278,7 +280,7 @@ int DfsphSolver<D>::solve_viscosity(ParticleSet<D>& fluid, const BoundarySet<D>&
     const float cf = c0 * m_s.viscosity, cb = c0 * m_s.wall_viscosity;
     Vec<D>* dv = fluid.vectors[fluid.add_vector(kViscosityField)].data.data();
 
-    m_visc_pair.resize(fn.total());
+    detail::resize_for_overwrite(m_visc_pair, fn.total());  // assemble() writes every pair
     m_visc_block.resize(n * D * D);
     m_visc_b.resize(n);
     m_visc_r.resize(n);

@@ -15,6 +15,9 @@
 #   particles_whitewater           a dam break with --whitewater: the whitewater files (frames, .pvd, .csv)
 #                                  byte-identical for N = 1..4, and after N = 2 to T1 resumed on N = 3;
 #                                  `eddy whitewater` on 3 processes' frames writes one process's files
+#   particles_pieces_resume SCENE T1 T2  --pieces: checkpoints in pieces (no process holds the whole fluid);
+#                                  3 processes to T1, resumed on 1, 2, 4 and 3 to T2: one process's frames
+#   particles_memory_budget        --max-memory per process: refused on 1 process, runs on 4 (issue 44)
 #   particles_pieces SCENE UNTIL   --pieces on 3 processes: each .pvtp's pieces are the one-process .vtp
 #                                  (pvtp_equals_vtp.py; VTK's reader too with python3-vtk9); eddy mesh reads them
 #   errors                         a bad scene, a refused particle mode, a grid's and a particle divergence:
@@ -94,6 +97,44 @@ particles_resume)
     mpi 2 run "$SCENE" --until "$T1" --out split -j1 --quiet --format csv --checkpoint-every "$T1"
     mpi 3 run --resume split --until "$T2" -j1 --quiet
     python3 "$HERE/particles_agree.py" straight split 3
+    ;;
+particles_pieces_resume)
+    # Checkpoints in pieces (issue 44): each process writes its own particles and the root an index; no
+    # process holds the whole fluid. 3 processes to T1, resumed on 1, 2, 4 and 3: one process's frames.
+    SCENE=$1; T1=$2; T2=$3
+    HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
+    "$EDDY" run "$SCENE" --until "$T2" --out straight -j1 --quiet --format csv
+    mpi 3 run "$SCENE" --until "$T1" --out p3 -j1 --quiet --format csv --pieces --checkpoint-every "$(python3 -c "print($T1 / 2)")"
+    [ "$(ls p3/checkpoint_s*_p*.eddy | wc -l)" = 3 ] || fail "p3: $(ls p3/checkpoint_s*_p*.eddy | wc -l) checkpoint pieces, expected 3 (older ones removed)"
+    [ ! -e p3/last_frame.png ] || fail "p3: a last_frame.png drawn from a gathered fluid"
+    for n in 1 2 4 3; do
+        cp -r p3 "r$n"
+        if [ "$n" = 1 ]; then "$EDDY" run --resume r1 --until "$T2" -j1 --quiet; else mpi "$n" run --resume "r$n" --until "$T2" -j1 --quiet; fi
+        python3 "$HERE/particles_agree.py" straight "r$n" "$n"
+        # as many pieces as processes (one process writes a whole checkpoint and removes the pieces)
+        pieces=$(ls "r$n" | grep -c '^checkpoint_s.*_p[0-9]*\.eddy$' || true)
+        [ "$pieces" = "$([ "$n" = 1 ] && echo 0 || echo "$n")" ] || fail "r$n: $pieces checkpoint pieces after a resume on $n processes"
+    done
+    # A missing piece: one line naming it, exit 2.
+    rm "r3/$(ls r3 | grep '_p0001.eddy$')"
+    set +e; out=$(mpi 2 run --resume r3 --until "$T2" -j1 --quiet 2>&1); rc=$?; set -e
+    [ "$rc" = 2 ] && echo "$out" | grep -q "piece checkpoint_s.*_p0001.eddy (of 3) is missing" || fail "a missing piece: exit $rc, it said: $out"
+    echo "a missing piece: $(echo "$out" | grep -m1 eddy:)"
+    ;;
+particles_memory_budget)
+    # --max-memory is each process's (issue 44): every process builds the whole scene, then holds its share
+    # of the neighbour lists. A budget the one-process estimate exceeds is refused on one process (exit 2,
+    # one line with the estimate) and runs on 4, whose estimate says each process's share.
+    RUN=(run bench_dam_break_3d --set method=dfsph --steps 2 --max-memory 80M -j1 --quiet)
+    set +e; out=$("$EDDY" "${RUN[@]}" --out n1 2>&1); rc=$?; set -e
+    [ "$rc" = 2 ] && echo "$out" | grep -q "more than the limit 80.0 MB (--max-memory): neighbour lists 68" ||
+        fail "one process within 80 MB: exit $rc, it said: $out"
+    echo "one process: $out"
+    mpi 4 "${RUN[@]}" --out n4 || fail "4 processes within 80 MB each: exit $?"
+    python3 -c "import json; s = json.load(open('n4/summary.json')); assert s['status'] == 'completed' and s['steps'] == 2, s['status']"
+    set +e; out=$(mpi 4 "${RUN[@]/80M/1}" --out n4b 2>&1); set -e
+    echo "$out" | grep -q "neighbour lists (a process's share of 4: 50%)" || fail "4 processes: the estimate does not say the share: $out"
+    echo "4 processes: each within 80 MB; $(echo "$out" | grep -m1 'eddy: error')"
     ;;
 particles_pieces)
     SCENE=$1; UNTIL=$2

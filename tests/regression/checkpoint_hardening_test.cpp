@@ -492,3 +492,57 @@ TEST(Checkpoint, ResumeNeedsNoModelFile) {
 TEST(Checkpoint, ResumeNeedsNoHeightmap) {
     expect_resume_without_the_files("shallow_valley", {"valley.png"}, "--fps 200 --format csv", 3);
 }
+
+// Issue 44: a checkpoint in pieces, written here as two processes would (rows [0, n/3) and [n/3, n)), is
+// read back whole on one process and as two shares that put together are the whole, each row once and in
+// order; a piece of another rank or a missing one is refused in one line naming it.
+TEST(CheckpointPieces, SharesPutTogetherAreTheWholeAndForeignPiecesAreRefused) {
+    TempDir dir("pieces");
+    ExecContext exec(1);
+    Simulation sim = make_simulation(load_scene(scene_path("dfsph_dam_break_2d")), 5'000'000, exec);
+    step(sim, exec);
+    step(sim, exec);  // DFSPH's warm starts are particle fields by now
+    auto& ps = std::get<ParticleSimulation<2>>(sim);
+    const ParticleSet<2> whole = ps.fluid;
+    const std::size_t n = whole.size(), cut = n / 3;
+    ASSERT_FALSE(whole.scalars.empty());
+    const fs::path file = dir.path() / kCheckpointFile;
+    for (int rank : {0, 1}) {
+        std::vector<std::uint8_t> mine(n);
+        for (std::size_t i = 0; i < n; ++i) mine[i] = (i < cut) == (rank == 0);
+        ps.fluid = whole;
+        ps.fluid.keep(mine);
+        write_checkpoint_piece(file, sim, rank);
+    }
+    ps.fluid = whole;
+    write_checkpoint_index(file, sim, nlohmann::json::object(), {cut, n - cut});
+    const CheckpointFile index = read_checkpoint_file(file);
+    EXPECT_TRUE(index.meta.contains("pieces"));
+    nlohmann::json record;
+    const Simulation one = restore_simulation(index, exec, record);
+    EXPECT_EQ(state_hash(one), state_hash(sim));
+    std::vector<std::uint32_t> ids;
+    for (int part : {0, 1}) {
+        const Simulation s = restore_simulation(index, exec, record, {}, {part, 2});
+        const auto& f = std::get<ParticleSimulation<2>>(s).fluid;
+        EXPECT_EQ(f.size(), part == 0 ? n / 2 : n - n / 2);
+        EXPECT_EQ(f.scalars.size(), whole.scalars.size());
+        ids.insert(ids.end(), f.id.begin(), f.id.end());
+    }
+    EXPECT_EQ(ids, whole.id);
+    auto refused = [&](const std::string& words) {
+        try {
+            restore_simulation(read_checkpoint_file(file), exec, record);
+            ADD_FAILURE() << "not refused: " << words;
+        } catch (const InputError& e) {
+            EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+            EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << e.what();
+        }
+    };
+    const fs::path p0 = dir.path() / checkpoint_piece_name(ps.steps, 0), p1 = dir.path() / checkpoint_piece_name(ps.steps, 1);
+    fs::copy_file(p1, dir.path() / "kept", fs::copy_options::overwrite_existing);
+    fs::copy_file(p0, p1, fs::copy_options::overwrite_existing);
+    refused("it is not piece 1");
+    fs::remove(p1);
+    refused("is missing");
+}

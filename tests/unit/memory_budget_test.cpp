@@ -158,6 +158,33 @@ TEST(MemoryEstimate, ClavetSpringsAreCounted) {
     EXPECT_LT(held, actual_bytes(sim) * 1.5);
 }
 
+// Under mpirun (issue 44) each process builds the whole scene, then holds its share of the neighbour lists:
+// 1.25 / N with its ghosts; the frame files too with pieces; WCSPH's hydrostatic start keeps the lists whole.
+TEST(MemoryEstimate, EachProcessHoldsItsShareOfTheNeighbourLists) {
+    const Scene dfsph = load_scene(resolve_scene("bench_dam_break_3d"), {"method=dfsph"});
+    const MemoryEstimate whole = estimate_memory(dfsph, 5'000'000);
+    MemoryBudget budget;
+    EXPECT_EQ(estimate_process_memory(dfsph, 5'000'000, budget).total(), whole.total());  // one process
+    budget.processes = 4;
+    const MemoryEstimate four = estimate_process_memory(dfsph, 5'000'000, budget);
+    const double lists = whole.find("neighbour lists")->bytes, share = four.find("neighbour lists")->bytes / lists;
+    EXPECT_GT(share, 1.25 / 4);  // never less than the imbalance allows
+    EXPECT_LT(share, 0.6);      // 64,000 particles: boxes of 25 spacings, 60% ghosts counted
+    EXPECT_NE(four.find("neighbour lists")->what.find("a process's share of 4"), std::string::npos);
+    EXPECT_EQ(four.find("fluid")->bytes, whole.find("fluid")->bytes);  // built whole at the start
+    EXPECT_EQ(four.find("walls")->bytes, whole.find("walls")->bytes);
+    EXPECT_EQ(four.find("frame files")->bytes, whole.find("frame files")->bytes);  // gathered on the first
+    budget.pieces = true;
+    EXPECT_NEAR(estimate_process_memory(dfsph, 5'000'000, budget).find("frame files")->bytes,
+                share * whole.find("frame files")->bytes, 1.0);
+    const Scene wcsph = load_scene(resolve_scene("bench_dam_break_3d"));
+    EXPECT_EQ(estimate_process_memory(wcsph, 5'000'000, budget).find("neighbour lists")->bytes,
+              estimate_memory(wcsph, 5'000'000).find("neighbour lists")->bytes);  // the hydrostatic start's search
+    const Scene cold = load_scene(resolve_scene("bench_dam_break_3d"), {"settings.hydrostatic_start=false"});
+    EXPECT_LT(estimate_process_memory(cold, 5'000'000, budget).find("neighbour lists")->bytes,
+              0.6 * estimate_memory(cold, 5'000'000).find("neighbour lists")->bytes);
+}
+
 // A wall 10 km long (2D) or a tank 10 km wide (3D) is counted, not visited: the estimate is instant,
 // and make_simulation refuses it before sampling a single wall particle.
 TEST(MemoryEstimate, HugeWallsAreCountedInstantlyAndRefused) {
