@@ -270,7 +270,7 @@ public:
         // by their step, so an index always refers to a complete set; older pieces are removed after it.
         const std::filesystem::path dir = file.parent_path();
         const std::string stem = fmt::format("checkpoint_s{:012d}", steps());
-        auto piece = [&](int r) { return fmt::format("{}_p{:04d}.eddy", stem, r); };
+        auto piece = [&](int r) { return checkpoint_piece_name(steps(), r); };  // stem + _pRRRR.eddy
         std::string error;
         if (m_local && !root()) {
             try {
@@ -304,16 +304,8 @@ public:
             m_local->save_state(w);
             write_checkpoint_file(file, meta, w.bytes());
         });
-        if (m_local && !root()) {
-            std::error_code ec;
-            const std::string mine = fmt::format("_p{:04d}.eddy", m_comm.rank());
-            for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
-                const std::string name = e.path().filename().string();
-                if (name.rfind("checkpoint_s", 0) == 0 && name.size() > mine.size() &&
-                    name.compare(name.size() - mine.size(), mine.size(), mine) == 0 && name != piece(m_comm.rank()))
-                    std::filesystem::remove(e.path(), ec);
-            }
-        }
+        if (m_local && !root())
+            detail::drop_checkpoint_pieces(dir, piece(m_comm.rank()), m_comm.rank(), std::numeric_limits<int>::max());
     }
 
     // Collective: every block writes its owned cells as a .vti piece, the root the .pvti listing them.

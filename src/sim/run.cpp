@@ -750,18 +750,6 @@ StepStats step(Simulation& simulation, const ExecContext& exec, double until) {
 
 namespace {
 
-// The checkpoint pieces in `dir` (checkpoint_sSTEP_pRANK.eddy) of process `rank` but `keep`, and those of
-// every process from `beyond` on (a run resumed on fewer processes than wrote its pieces).
-void drop_checkpoint_pieces(const std::filesystem::path& dir, const std::string& keep, int rank, int beyond) {
-    const std::string tail = fmt::format("_p{:04d}.eddy", rank);
-    std::error_code ec;
-    for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
-        const std::string name = e.path().filename().string();
-        if (!name.starts_with("checkpoint_s") || name.size() != tail.size() + 24 || name == keep) continue;
-        if (name.ends_with(tail) || std::atoi(name.c_str() + name.size() - 9) >= beyond) std::filesystem::remove(e.path(), ec);
-    }
-}
-
 // A particle run (issue 41): the task the frame loop (src/sim/frame_loop.hpp) drives, on one process or,
 // through RunHooks, on each of several. It steps and guards (divergence, memory, escaped particles), keeps
 // the statistics and the record a checkpoint carries, and hands every frame to its outputs
@@ -1071,14 +1059,14 @@ template <int D>
 void ParticleRun<D>::checkpoint_pieces(const std::filesystem::path& file) {
     if (!m_hooks) {  // one process: a whole checkpoint, then no piece is needed any more
         write_checkpoint(file, m_simulation, record());
-        return drop_checkpoint_pieces(file.parent_path(), "", 0, 0);
+        return detail::drop_checkpoint_pieces(file.parent_path(), "", 0, 0);
     }
     write_checkpoint_piece(file, m_simulation, m_hooks->rank());
     const std::vector<std::uint64_t> counts = m_hooks->all_values(m_sim.fluid.size());  // (collective)
     if (m_writer) write_checkpoint_index(file, m_simulation, record(), counts);
     m_hooks->any(false);  // the index is in place before an older piece goes
-    drop_checkpoint_pieces(file.parent_path(), checkpoint_piece_name(m_sim.steps, m_hooks->rank()), m_hooks->rank(),
-                           m_writer ? m_hooks->processes() : std::numeric_limits<int>::max());
+    detail::drop_checkpoint_pieces(file.parent_path(), checkpoint_piece_name(m_sim.steps, m_hooks->rank()), m_hooks->rank(),
+                                   m_writer ? m_hooks->processes() : std::numeric_limits<int>::max());
 }
 
 template <int D>

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -64,6 +65,18 @@ void prepare_frames_folder(const std::filesystem::path& out, std::initializer_li
             if (!fs::is_directory(e.symlink_status(ec))) fs::remove(e.path(), ec);
             break;
         }
+    }
+}
+
+// The checkpoint pieces in `dir` (checkpoint_sSTEP_pRANK.eddy) of process `rank` but `keep`, and those of
+// every process from `beyond` on (a run resumed on fewer processes than wrote its pieces).
+void drop_checkpoint_pieces(const std::filesystem::path& dir, const std::string& keep, int rank, int beyond) {
+    const std::string tail = fmt::format("_p{:04d}.eddy", rank);
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+        const std::string name = e.path().filename().string();
+        if (!name.starts_with("checkpoint_s") || name.size() != tail.size() + 24 || name == keep) continue;
+        if (name.ends_with(tail) || std::atoi(name.c_str() + name.size() - 9) >= beyond) std::filesystem::remove(e.path(), ec);
     }
 }
 

@@ -42,6 +42,11 @@ void start_run_folder(const std::filesystem::path& out, const nlohmann::json& wh
 
 /// A resumed run: checks that the folder's run.json names `run_id`, the id in the checkpoint's record
 /// (InputError naming both otherwise), before anything in the folder is touched.
+/// The checkpoint pieces in `dir` (checkpoint_sSTEP_pRANK.eddy, eddy::checkpoint_piece_name) of process
+/// `rank` but the file `keep`, and those of every process from `beyond` on (a run resumed on fewer processes
+/// than wrote its pieces): after a new index, particles' and grids' alike.
+void drop_checkpoint_pieces(const std::filesystem::path& dir, const std::string& keep, int rank, int beyond);
+
 void check_run_marker(const std::filesystem::path& out, const std::string& run_id);
 
 /// The run folder made ready, in order: check_run_marker (resumed), prepare_frames_folder,
