@@ -315,9 +315,10 @@ int run_scene(const RunCommand& c, std::string& doing) {
     set_particle_outputs(c, opts);
     eddy::check_run_options(scene, 0.0, opts);  // every flag, as the library checks them, before any work
     if (scene.method == "shallow_water") return run_grid(scene, exec, args, budget);
-    eddy::Simulation sim = eddy::make_simulation(scene, c.max_particles, exec, budget);
+    opts.fluid_is_share = g_procs.size > 1 && !eddy::fluid_built_whole(scene);  // each builds its share (issue 44)
+    eddy::Simulation sim = eddy::make_simulation(scene, c.max_particles, exec, budget, {g_procs.rank, g_procs.size});
     opts.budget = budget;
-    const std::size_t particles = std::visit([](const auto& s) { return s.fluid.size(); }, sim);
+    const std::size_t particles = std::visit([](const auto& s) { return std::size_t(s.fluid.next_id); }, sim);
     if (g_procs.size > 1 && !opts.pieces && double(particles) > kPiecesAboveParticles) {
         opts.pieces = true;
         if (!c.quiet)
@@ -326,8 +327,7 @@ int run_scene(const RunCommand& c, std::string& doing) {
     }
     if (!c.quiet)
         std::fprintf(stderr, "eddy: %s (%s, %dD), %zu particles, %d threads%s -> %s\n", scene.name.c_str(),
-                     scene.method.c_str(), scene.dimension,
-                     std::visit([](const auto& s) { return s.fluid.size(); }, sim), exec.threads(),
+                     scene.method.c_str(), scene.dimension, particles, exec.threads(),
                      g_procs.size > 1 ? fmt::format(" x {} processes", g_procs.size).c_str() : "", c.out_dir.c_str());
     return report(run_particles_here(sim, opts, exec), scene, args);
 }

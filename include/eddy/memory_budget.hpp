@@ -91,11 +91,12 @@ void check_memory(const MemoryEstimate& estimate, const MemoryBudget& budget, co
 MemoryEstimate estimate_memory(const Scene& scene, std::size_t max_particles);
 
 /// The same for each of `budget.processes` processes of a distributed run (issue 44; one process: the
-/// same as estimate_memory): every process builds the whole scene at the start (fluid, walls, maps, the
-/// method's arrays stay whole), then holds its share of the neighbour lists: 1 / processes, a quarter more
-/// for the imbalance a rebalance allows, and its ghosts (a shell of the neighbour reach around a box of its
-/// share); WCSPH's hydrostatic start searches the whole fluid's neighbours at the start (whole lists). Frame
-/// files are the root's whole ones unless `budget.pieces`.
+/// same as estimate_memory): each process builds its share of the fluid (make_simulation with a
+/// ProcessShare) and holds its share of the neighbour lists: 1 / processes, a quarter more for the
+/// imbalance a rebalance allows, and its ghosts (a shell of the neighbour reach around a box of its share);
+/// the walls, maps and the method's arrays stay whole. WCSPH's hydrostatic start builds and searches the
+/// whole fluid at the start (fluid_built_whole: whole fluid and lists). Frame files are the root's whole
+/// ones unless `budget.pieces`.
 MemoryEstimate estimate_process_memory(const Scene& scene, std::size_t max_particles, const MemoryBudget& budget);
 
 /// Reading a model file (parse_scene, before read_triangle_mesh): its bytes, assimp's peak and eddy's

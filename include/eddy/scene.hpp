@@ -217,14 +217,25 @@ std::filesystem::path resolve_scene(const std::string& name_or_file);
 struct SceneEntry { std::string name, description; std::filesystem::path file; };
 std::vector<SceneEntry> list_bundled_scenes();
 
+/// One process's part of what `parts` processes build or read together (issue 44): part in [0, parts).
+struct ProcessShare {
+    int part = 0;
+    int parts = 1;
+};
+
 /// The fluid particles of the scene: lattice of spacing 2r inside each fluid shape, particle centres at
 /// least r inside the shape and at least r inside a container (a block reaching past a wall is clipped),
 /// minus points inside solid obstacles. Throws InputError if a fluid lies entirely outside every
 /// container, or if the count exceeds max_particles.
 /// Mesh and polygon fluids: the lattice points of their box inside the model (winding number).
 /// exec: threads for the models' inside tests (nullptr: one).
+/// share: several processes each building their own part (issue 44): every process visits every point
+/// (the checks, counts and ids are the whole build's: a particle's id is its index in the whole set,
+/// next_id the whole set's size) and keeps the points of its contiguous run of the scene's points,
+/// counted in build order before any is dropped. The parts together are the whole set.
 template <int D>
-ParticleSet<D> build_fluid(const Scene& s, std::size_t max_particles, const ExecContext* exec = nullptr);
+ParticleSet<D> build_fluid(const Scene& s, std::size_t max_particles, const ExecContext* exec = nullptr,
+                           ProcessShare share = {});
 
 /// The boundary particles: `layers` layers of spacing 2r, at r, 3r, ... outside every container wall
 /// (inside every solid obstacle's surface), their motions set. psi is left for the solver. WCSPH uses

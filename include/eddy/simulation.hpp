@@ -85,8 +85,15 @@ using Simulation = std::variant<ParticleSimulation<2>, ParticleSimulation<3>>;
 /// Builds the particles, the boundary and the method of a validated scene. Throws InputError (bad
 /// method settings, too many particles, fluid outside every container, more memory than `budget`
 /// allows: estimate_memory() is checked before any particle is built; the default is no limit).
+/// share: under mpirun, this process's part (issue 44): its fluid is then only the particles build_fluid
+/// gives it with that share, unless the scene's start needs the whole fluid (fluid_built_whole); the
+/// walls are built whole.
 Simulation make_simulation(const Scene& scene, std::size_t max_particles, const ExecContext& exec,
-                           const MemoryBudget& budget = {});
+                           const MemoryBudget& budget = {}, ProcessShare share = {});
+
+/// Whether make_simulation builds every process's fluid whole whatever its share: WCSPH's hydrostatic
+/// start (its default) compresses each column of the fluid from the column's whole height.
+bool fluid_built_whole(const Scene& scene);
 
 /// Rebuilds the method of a running simulation from `scene`'s settings and gravity, keeping the
 /// particles, the boundary and the clock, and re-initialises it on them (e.g. after particles were
@@ -286,8 +293,9 @@ struct RunOptions {
     bool pieces = false;
     /// Particles over several processes (RunHooks); null: this process alone.
     RunHooks* hooks = nullptr;
-    /// Over several processes: each process's fluid is already its share of the whole (resumed from a
-    /// checkpoint in pieces: restore_simulation with a CheckpointShare), not the whole scene's.
+    /// Over several processes: each process's fluid is already its share of the whole (built as one,
+    /// make_simulation with a ProcessShare, or resumed from a checkpoint in pieces: restore_simulation with
+    /// one), not the whole scene's.
     bool fluid_is_share = false;
     /// Particles over several processes: steps between new cuts of the processes' boxes by particle counts.
     int rebalance_every = 50;
@@ -364,14 +372,6 @@ void write_checkpoint_index(const std::filesystem::path& file, const Simulation&
 /// A piece's file name: checkpoint_sSTEP_pRANK.eddy (the step in 12 digits, the rank in 4).
 std::string checkpoint_piece_name(std::uint64_t steps, int rank);
 
-/// Which particles of a checkpoint in pieces a process takes: the contiguous share
-/// [n * part / parts, n * (part + 1) / parts) of its n particles, the pieces in rank order; {0, 1}: all.
-/// A checkpoint not in pieces is read whole whatever the share.
-struct CheckpointShare {
-    int part = 0;
-    int parts = 1;
-};
-
 /// Rebuilds a simulation from a checkpoint, exactly as it was when written; `record` gets the run
 /// loop's record. InputError (one line naming the file) for a missing, foreign-version or corrupt one,
 /// or for a scene whose memory estimate exceeds `budget` (as make_simulation; default: no limit).
@@ -379,7 +379,10 @@ Simulation read_checkpoint(const std::filesystem::path& file, const ExecContext&
                            const MemoryBudget& budget = {});
 /// The same from a checkpoint already read (read_checkpoint_file), e.g. after looking at its kind.
 Simulation restore_simulation(const CheckpointFile& ck, const ExecContext& exec, nlohmann::json& record,
-                              const MemoryBudget& budget = {}, CheckpointShare share = {});
+                              const MemoryBudget& budget = {}, ProcessShare share = {});
+// share: which particles of a checkpoint in pieces a process takes: the contiguous share
+// [n * part / parts, n * (part + 1) / parts) of its n particles, the pieces in rank order; {0, 1}: all.
+// A checkpoint not in pieces is read whole whatever the share.
 
 /// A 64-bit hash (FNV-1a) of the particle state: positions, velocities, ids, bit for bit.
 std::uint64_t state_hash(const Simulation& sim);

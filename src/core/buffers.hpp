@@ -4,6 +4,10 @@
 #include <cstddef>
 #include <vector>
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 namespace eddy::detail {
 
 /// Resizes `v` to `n` elements whose old values nobody reads again (the caller overwrites every one).
@@ -18,6 +22,15 @@ void resize_for_overwrite(std::vector<T>& v, std::size_t n) {
         v.reserve(n + n / 8);
     }
     v.resize(n);
+}
+
+/// Hands the heap's free memory back to the system (glibc keeps what was freed for later allocations:
+/// after a start that built and dropped more than the run then holds, that memory would stay resident for
+/// the whole run; issue 44). Costs a walk of the free lists; call it once, after such a start.
+inline void give_back_free_memory() {
+#if defined(__GLIBC__)
+    malloc_trim(0);
+#endif
 }
 
 }  // namespace eddy::detail

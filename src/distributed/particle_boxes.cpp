@@ -25,9 +25,11 @@
 #include <optional>
 #include <stdexcept>
 #include <type_traits>
+#include <utility>
 
 #include <fmt/format.h>
 
+#include "core/buffers.hpp"
 #include "eddy/distributed.hpp"
 #include "eddy/halo.hpp"
 #include "eddy/neighbors.hpp"
@@ -129,7 +131,7 @@ template <int D>
 class ParticleBoxes final : public Halo<D>, public RunHooks {
 public:
     ParticleBoxes(Comm& comm, ParticleSimulation<D>& sim, int rebalance_every, bool share)
-        : m_comm(comm), m_every(std::max(1, rebalance_every)) {
+        : m_comm(comm), m_every(std::max(1, rebalance_every)), m_gravity(norm(from_array<3>(sim.scene.gravity))) {
         const std::size_t p = std::size_t(comm.size());
         m_send.resize(p);
         m_recv.assign(p, 0);
@@ -137,13 +139,13 @@ public:
         auto& f = sim.fluid;
         m_total = share ? comm.sum(std::uint64_t(f.size())) : f.size();
         m_wall_count = sim.boundary.size();
-        // Each keeps a contiguous share of the set (or has one already: resumed from pieces), then the
-        // boxes are cut from the counts and the particles migrate to them: the path every later rebalance takes.
+        // Each keeps a contiguous share of the set (or has one: built or resumed as one, its fastest start made
+        // the whole's), then the boxes are cut from the counts and the particles migrate, as at every rebalance.
         if (!share) keep_share(f, comm.rank(), p);
+        else sim.speed_bound.initial = static_cast<float>(comm.max(double(sim.speed_bound.initial)));
         rebalance(f);
         migrate(f, nullptr);
         std::visit([&](auto& m) { m.set_halo(this); }, sim.method);
-        m_gravity = norm(from_array<3>(sim.scene.gravity));
     }
 
     // ---- Halo (what the solvers see) ----
@@ -650,10 +652,7 @@ private:
         m_wall_band = band;
         const int p = m_comm.size(), me = m_comm.rank();
         if (p == 1) return;
-        if (m_wall_gid.empty() && !b.empty()) {  // the first time: every process holds the whole set
-            m_wall_gid.resize(b.size());
-            std::iota(m_wall_gid.begin(), m_wall_gid.end(), 0u);
-        }
+        number_walls(b);
         auto moving = [&](std::size_t k) { return b.object[k] < b.motions.size() && b.motions[b.object[k]].moving(); };
         std::vector<std::vector<std::uint32_t>> send(static_cast<std::size_t>(p));
         for (std::size_t k = 0; k < b.size(); ++k) {
@@ -730,6 +729,14 @@ private:
         }
         m_wall_count = b.size();
         m_walls_changed = true;
+        if (!std::exchange(m_walls_kept, true)) detail::give_back_free_memory();  // the whole walls, the start's scratch
+    }
+
+    // The first time the walls are distributed every process holds the whole set: its particles numbered.
+    void number_walls(const BoundarySet<D>& b) {
+        if (!m_wall_gid.empty() || b.empty()) return;
+        m_wall_gid.resize(b.size());
+        std::iota(m_wall_gid.begin(), m_wall_gid.end(), 0u);
     }
 
     // Copies of owned particles within `reach` of another box, appended there after its owned ones.
@@ -825,6 +832,7 @@ private:
     std::vector<std::uint32_t> m_wall_gid;  // each held wall particle's index in the whole set (not on the root)
     float m_wall_band = -1.0f;              // the walls held reach this far from the box (distribute_walls)
     bool m_walls_changed = false;
+    bool m_walls_kept = false;              // distribute_walls has run once (the start's memory given back)
     std::size_t m_wall_count = 0;
     std::uint64_t m_total = 0;  // particles over every process (conserved)
     std::size_t m_owned = 0, m_ghosts = 0;

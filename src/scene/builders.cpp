@@ -288,32 +288,161 @@ template std::string box_text<3>(const std::array<double, 3>&, const std::array<
 
 using detail::box_text;
 
+namespace {
+
+// Which process keeps which fluid particle when each builds only its own share (issue 44): the scene's
+// points counted in build order before any is dropped ("raw": every lattice point of every block, every
+// particle of a file) are cut in `parts` runs of equal length, and a kept point goes to the process of its
+// run. Every process visits every point, so that each kept point gets the whole build's id (the number of
+// points kept before it); each stores only its own.
+struct ShareCut {
+    using Wide = unsigned __int128;
+    ProcessShare share;
+    Wide raw_total = 1;
+    bool mine(std::uint64_t raw) const {
+        return share.parts <= 1 || Wide(raw) * Wide(share.parts) / raw_total == Wide(share.part);
+    }
+};
+
 template <int D>
-ParticleSet<D> build_fluid(const Scene& s, std::size_t max_particles, const ExecContext* exec) {
+ShareCut share_cut(const Scene& s, ProcessShare share) {
+    ShareCut c{share, 0};
+    double raw = 0.0;
+    for (const FluidSpec& f : s.fluids)
+        raw += f.shape == "file" ? double(f.file_particles->size() / (2 * D)) : fluid_lattice<D>(f, s.particle_radius).points;
+    // Beyond 2^62 a block is refused by its size before any point is visited.
+    c.raw_total = raw >= 1.0 && raw < 4.6e18 ? static_cast<std::uint64_t>(raw) : 1;
+    return c;
+}
+
+// Where the points of the blocks after `fi` lie (their lattices' boxes, widened by 2r): an earlier block's
+// kept point outside all of them cannot be a later point's duplicate, and is not kept for that check.
+template <int D>
+std::vector<Aabb<D>> later_blocks(const Scene& s, std::size_t fi) {
+    std::vector<Aabb<D>> boxes;
+    const double r = s.particle_radius;
+    for (std::size_t j = fi + 1; j < s.fluids.size(); ++j) {
+        if (s.fluids[j].shape == "file") continue;  // a file's particles are never dropped as duplicates
+        const Lattice l = fluid_lattice<D>(s.fluids[j], r);
+        Aabb<D> b;
+        for (int a = 0; a < D; ++a) {
+            b.lo[a] = static_cast<float>(l.origin[a] - 2.0 * r);
+            b.hi[a] = static_cast<float>(l.origin[a] + 2.0 * r * double(std::max(l.count[a], 1L)));
+        }
+        boxes.push_back(b);
+    }
+    return boxes;
+}
+
+template <int D>
+bool in_any(const std::vector<Aabb<D>>& boxes, const Vec<D>& p) {
+    for (const auto& b : boxes) {
+        bool in = true;
+        for (int a = 0; a < D; ++a) in = in && p[a] >= b.lo[a] && p[a] <= b.hi[a];
+        if (in) return true;
+    }
+    return false;
+}
+
+// Lattice points [o0, o0 + pts.size()) of a block (axis 0 fastest), and which of them stay
+// (in parallel: a model's inside test and the walls' signed distances are the costly part).
+// state: 0 dropped by the shape or a solid, 1 outside every container, 2 kept.
+template <int D>
+void lattice_chunk(const FluidSpec& f, const Lattice& lat, double r, std::uint64_t o0, std::vector<Vec<D>>& pts,
+                   std::vector<std::uint8_t>& state, const std::vector<const BoundarySpec*>& containers,
+                   const std::vector<const BoundarySpec*>& solids, const ExecContext& pool) {
+    const MeshShape<D>* model = model_shape<D>(f.model);
+    const bool round = f.shape == "circle" || f.shape == "sphere";
+    const float fr = static_cast<float>(r);
+    parallel_for_each_index(pool, pts.size(), [&](std::size_t i) {
+        std::uint64_t o = o0 + i;
+        Vec<D> p;
+        double d2 = 0.0;  // squared distance from a round block's centre, in double: no rounding loss
+        for (int a = 0; a < D; ++a) {
+            const double x = lat.origin[a] + 2.0 * r * static_cast<double>(o % std::uint64_t(lat.count[a]));
+            o /= std::uint64_t(lat.count[a]);
+            d2 += (x - f.center[a]) * (x - f.center[a]);
+            p[a] = static_cast<float>(x);
+        }
+        pts[i] = p;
+        state[i] = 0;
+        if (round && !(std::sqrt(d2) <= f.radius - r + 1e-6 * r)) return;
+        if (model && !model->inside(p)) return;  // a model's inside: the lattice points within it
+        if (!containers.empty()) {
+            // Centres at least r inside a container: a block reaching past a wall is clipped
+            // there (a box of water filling the lower half of a round tank).
+            bool in = false;
+            for (const auto* b : containers) in = in || inside_shape<D>(*b, p, -0.9999f * fr);
+            if (!in) {
+                state[i] = 1;
+                return;
+            }
+        }
+        // Points within r of a solid obstacle are dropped: that is how an obstacle is placed in
+        // a block of fluid. A point at r itself (a lattice that meets the obstacle's face, where
+        // fluid rests) stays, as containers keep theirs, within the float rounding of the lattice.
+        for (const auto* b : solids)
+            if (inside_shape<D>(*b, p, 0.9999f * fr)) return;
+        state[i] = 2;
+    }, 256);
+}
+
+// The build's running counts: points kept so far over every process (the next id), and the earlier
+// blocks' kept points a later block may meet.
+template <int D>
+struct FluidBuild {
+    ParticleSet<D> out;
+    std::uint64_t kept = 0, raw = 0;
+    std::vector<Vec<D>> nearby;
+    void keep(const ShareCut& cut, std::uint64_t raw_index, const Vec<D>& x, const Vec<D>& v,
+              const std::vector<Aabb<D>>& later) {
+        if (cut.mine(raw_index)) {
+            out.next_id = static_cast<std::uint32_t>(kept);  // the whole build's id
+            out.push_back(x, v);
+        }
+        if (in_any(later, x)) nearby.push_back(x);
+        ++kept;
+    }
+};
+
+// A frame of an earlier run: its particles as they were.
+template <int D>
+void take_file(FluidBuild<D>& b, const FluidSpec& f, const std::string& where, std::size_t max_particles,
+               const ShareCut& cut, const std::vector<Aabb<D>>& later) {
+    const auto& data = *f.file_particles;
+    const std::size_t count = data.size() / (2 * D);
+    if (b.kept + count > max_particles)
+        throw InputError(fmt::format("{} ({}) holds {} particles, more than --max-particles {}", where,
+                                     f.file.string(), count, max_particles));
+    for (std::size_t k = 0; k < count; ++k) {
+        Vec<D> x, v;
+        for (int a = 0; a < D; ++a) {
+            x[a] = static_cast<float>(data[k * 2 * D + a]);
+            v[a] = static_cast<float>(data[k * 2 * D + D + a]);
+        }
+        b.keep(cut, b.raw + k, x, v, later);
+    }
+    b.raw += count;
+}
+
+}  // namespace
+
+template <int D>
+ParticleSet<D> build_fluid(const Scene& s, std::size_t max_particles, const ExecContext* exec, ProcessShare share) {
     const ExecContext serial(1);
     const ExecContext& pool = exec ? *exec : serial;
     const double r = s.particle_radius;
-    ParticleSet<D> out;
+    const ShareCut cut = share_cut<D>(s, share);
+    FluidBuild<D> b;
     std::vector<const BoundarySpec*> containers, solids;
-    for (const auto& b : s.boundaries) (b.solid ? solids : containers).push_back(&b);
+    for (const auto& w : s.boundaries) (w.solid ? solids : containers).push_back(&w);
     const float fr = static_cast<float>(r);
     for (std::size_t fi = 0; fi < s.fluids.size(); ++fi) {
         const FluidSpec& f = s.fluids[fi];
         const std::string where = fmt::format("{}: fluids[{}]", s.where(), fi);
-        if (f.shape == "file") {  // a frame of an earlier run: its particles as they were
-            const auto& data = *f.file_particles;
-            const std::size_t count = data.size() / (2 * D);
-            if (out.size() + count > max_particles)
-                throw InputError(fmt::format("{} ({}) holds {} particles, more than --max-particles {}", where,
-                                             f.file.string(), count, max_particles));
-            for (std::size_t k = 0; k < count; ++k) {
-                Vec<D> x, v;
-                for (int a = 0; a < D; ++a) {
-                    x[a] = static_cast<float>(data[k * 2 * D + a]);
-                    v[a] = static_cast<float>(data[k * 2 * D + D + a]);
-                }
-                out.push_back(x, v);
-            }
+        const std::vector<Aabb<D>> later = later_blocks<D>(s, fi);
+        if (f.shape == "file") {
+            take_file(b, f, where, max_particles, cut, later);
             continue;
         }
         const Lattice lat = fluid_lattice<D>(f, r);
@@ -322,92 +451,51 @@ ParticleSet<D> build_fluid(const Scene& s, std::size_t max_particles, const Exec
             throw InputError(fmt::format("{} is smaller than one particle (2r = {:g} m)", where, 2.0 * r));
         // A block so large that even heavy clipping could not bring it under the limit: refuse before
         // visiting its lattice (a typo in particle_radius must not hang the loader).
-        if (double(out.size()) + lattice_points > 16.0 * double(max_particles) + 1e4) {
+        if (double(b.kept) + lattice_points > 16.0 * double(max_particles) + 1e4) {
             const double fraction = f.shape == "box" ? 1.0 : (D == 2 ? kPi / 4.0 : kPi / 6.0);
-            const double about = double(out.size()) + fraction * lattice_points;
+            const double about = double(b.kept) + fraction * lattice_points;
             throw InputError(fmt::format("{} would create about {} particles, more than --max-particles {}", where,
                                          about < 1e15 ? fmt::format("{:.0f}", about) : fmt::format("{:.3g}", about),
                                          max_particles));
         }
         // Points of earlier blocks: a later block puts no particle closer than r to one of them.
         NeighborGrid<D> earlier(fr);
-        const std::size_t before = out.size();
-        if (before) earlier.build(out.position, ExecContext(1));
+        const bool before = !b.nearby.empty();
+        if (before) earlier.build(b.nearby, ExecContext(1));
         const Vec<D> vel = from_array<D>(f.velocity);
-        const MeshShape<D>* model = model_shape<D>(f.model);
-        // The block's lattice points, then which of them stay (in parallel: a model's inside test
-        // and the walls' signed distances are the costly part), then the earlier blocks (serially).
+        // The lattice a chunk at a time (no process holds a whole block's points), then the earlier blocks
+        // (serially).
+        constexpr std::uint64_t kChunk = std::uint64_t(1) << 20;
+        const auto total = static_cast<std::uint64_t>(lattice_points);
         std::vector<Vec<D>> pts;
-        pts.reserve(static_cast<std::size_t>(lattice_points));
-        std::vector<std::uint8_t> round_ok;
-        long idx[3] = {0, 0, 0};
-        while (true) {
-            Vec<D> p;
-            double d2 = 0.0;  // squared distance from a round block's centre, in double: no rounding loss
-            for (int a = 0; a < D; ++a) {
-                const double x = lat.origin[a] + 2.0 * r * static_cast<double>(idx[a]);
-                d2 += (x - f.center[a]) * (x - f.center[a]);
-                p[a] = static_cast<float>(x);
-            }
-            const bool round = f.shape == "circle" || f.shape == "sphere";
-            if (!round || std::sqrt(d2) <= f.radius - r + 1e-6 * r) pts.push_back(p);
-            int a = 0;
-            while (a < D && ++idx[a] == lat.count[a]) idx[a++] = 0;
-            if (a == D) break;
-        }
-        // 0: dropped by the shape or a solid, 1: outside every container, 2: kept.
-        std::vector<std::uint8_t> state(pts.size(), 2);
-        parallel_for_each_index(pool, pts.size(), [&](std::size_t i) {
-            const Vec<D> p = pts[i];
-            if (model && !model->inside(p)) {  // a model's inside: the lattice points within it
-                state[i] = 0;
-                return;
-            }
-            if (!containers.empty()) {
-                // Centres at least r inside a container: a block reaching past a wall is clipped
-                // there (a box of water filling the lower half of a round tank).
-                bool in = false;
-                for (const auto* b : containers) in = in || inside_shape<D>(*b, p, -0.9999f * fr);
-                if (!in) {
-                    state[i] = 1;
-                    return;
-                }
-            }
-            // Points within r of a solid obstacle are dropped: that is how an obstacle is placed in
-            // a block of fluid. A point at r itself (a lattice that meets the obstacle's face, where
-            // fluid rests) stays, as containers keep theirs, within the float rounding of the lattice.
-            for (const auto* b : solids)
-                if (inside_shape<D>(*b, p, 0.9999f * fr)) {
-                    state[i] = 0;
-                    return;
-                }
-        }, 256);
+        std::vector<std::uint8_t> state;
         std::size_t made = 0, outside = 0, over = 0;
-        for (std::size_t i = 0; i < pts.size(); ++i) {
-            if (state[i] == 1) ++outside;
-            bool keep = state[i] == 2;
-            if (keep && before) {
-                bool dup = false;
-                earlier.for_each_neighbor(pts[i], fr, [&](std::uint32_t) { dup = true; });
-                keep = !dup;
-            }
-            if (keep) {
+        for (std::uint64_t o0 = 0; o0 < total; o0 += kChunk) {
+            pts.resize(std::size_t(std::min(kChunk, total - o0)));
+            state.resize(pts.size());
+            lattice_chunk<D>(f, lat, r, o0, pts, state, containers, solids, pool);
+            for (std::size_t i = 0; i < pts.size(); ++i) {
+                if (state[i] == 1) ++outside;
+                bool keep = state[i] == 2;
+                if (keep && before) earlier.for_each_neighbor(pts[i], fr, [&](std::uint32_t) { keep = false; });
+                if (!keep) continue;
                 ++made;
-                if (out.size() < max_particles) out.push_back(pts[i], vel);
+                if (b.kept < max_particles) b.keep(cut, b.raw + o0 + i, pts[i], vel, later);
                 else ++over;  // counted for the message, not stored
             }
         }
+        b.raw += total;
         if (over > 0)
             throw InputError(fmt::format("{} would create {} particles, more than --max-particles {}", where,
-                                         out.size() + over, max_particles));
+                                         b.kept + over, max_particles));
         if (made == 0 && outside > 0) {
             // Say where the fluid and the containers are: with models, a unit or an axis is easily wrong.
             std::string boxes;
             for (std::size_t bi = 0; bi < s.boundaries.size(); ++bi) {
-                const BoundarySpec& b = s.boundaries[bi];
-                if (b.solid || (b.shape != "mesh" && b.shape != "polygon")) continue;
+                const BoundarySpec& w = s.boundaries[bi];
+                if (w.solid || (w.shape != "mesh" && w.shape != "polygon")) continue;
                 boxes += fmt::format("; boundaries[{}] ({}) spans {} m", bi,
-                                     b.shape == "mesh" ? b.model.file.string() : "polygon", box_text<D>(b.min, b.max));
+                                     w.shape == "mesh" ? w.model.file.string() : "polygon", box_text<D>(w.min, w.max));
             }
             throw InputError(fmt::format("{} lies outside every container (the fluid spans {} m{})", where,
                                          box_text<D>(f.min, f.max), boxes));
@@ -417,7 +505,8 @@ ParticleSet<D> build_fluid(const Scene& s, std::size_t max_particles, const Exec
                                          "entirely inside solids or earlier fluids",
                                          where, 2.0 * r));
     }
-    return out;
+    b.out.next_id = static_cast<std::uint32_t>(b.kept);  // every process: the whole build's
+    return std::move(b.out);
 }
 
 template <int D>
@@ -456,8 +545,8 @@ BoundarySet<D> build_boundary(const Scene& s, int layers, const ExecContext* exe
     return out;
 }
 
-template ParticleSet<2> build_fluid<2>(const Scene&, std::size_t, const ExecContext*);
-template ParticleSet<3> build_fluid<3>(const Scene&, std::size_t, const ExecContext*);
+template ParticleSet<2> build_fluid<2>(const Scene&, std::size_t, const ExecContext*, ProcessShare);
+template ParticleSet<3> build_fluid<3>(const Scene&, std::size_t, const ExecContext*, ProcessShare);
 template BoundaryMotion<2> prescribed_motion<2>(const BoundarySpec&);
 template BoundaryMotion<3> prescribed_motion<3>(const BoundarySpec&);
 template BoundarySet<2> build_boundary<2>(const Scene&, int, const ExecContext*);

@@ -284,7 +284,7 @@ std::vector<std::uint64_t> piece_counts(const nlohmann::json& pieces, const Stat
 // that hold a part of it (each piece read whole, checked as a checkpoint's particles are, then its rows in
 // the share kept): the particles of `f`, which holds the index's (none, their fields' names).
 template <int D>
-void load_share(const CheckpointFile& index, ParticleSet<D>& f, std::uint64_t steps, CheckpointShare share) {
+void load_share(const CheckpointFile& index, ParticleSet<D>& f, std::uint64_t steps, ProcessShare share) {
     const StateReader at_index(index.state, index.file.string());
     if (share.parts < 1 || share.part < 0 || share.part >= share.parts)
         throw InputError(fmt::format("{}: share {} of {} of its particles: no such share", index.file.string(), share.part, share.parts));
@@ -325,7 +325,7 @@ void load_share(const CheckpointFile& index, ParticleSet<D>& f, std::uint64_t st
 }  // namespace
 
 Simulation restore_simulation(const CheckpointFile& ck, const ExecContext& exec, nlohmann::json& record,
-                              const MemoryBudget& budget, CheckpointShare share) {
+                              const MemoryBudget& budget, ProcessShare share) {
     const std::string where = ck.file.string();
     const auto& meta = ck.meta;
     try {

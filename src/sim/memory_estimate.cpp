@@ -36,6 +36,7 @@
 #include "eddy/pbf.hpp"
 #include "eddy/scene.hpp"
 #include "eddy/settings.hpp"
+#include "eddy/simulation.hpp"
 #include "eddy/smooth_walls.hpp"
 #include "eddy/wcsph.hpp"
 
@@ -581,14 +582,14 @@ MemoryEstimate estimate_process_memory(const Scene& scene, std::size_t max_parti
     const int p = budget.processes;
     const MemoryEstimate::Part* fluid = e.find("fluid");
     if (p <= 1 || !fluid) return e;
-    const bool whole_lists = scene.method == "wcsph" && scene.settings.value("hydrostatic_start", true);
+    const bool whole = fluid_built_whole(scene);  // then every process builds and starts the whole fluid
     // A box of a share of the fluid, n spacings a side; its ghosts a shell of the reach (2 spacings at the
     // default support, 2.5 counted) on each of its 2D faces: 2 D 2.5 / n ghosts per owned particle.
     const double n = std::pow(std::max(1.0, fluid->count / p), 1.0 / scene.dimension);
     const double share = 1.25 / p * (1.0 + std::min(1.0, 2.0 * scene.dimension * 2.5 / n));
     for (auto& part : e.parts) {
-        const bool lists = part.what.starts_with("neighbour lists") && !whole_lists;
-        if (!lists && !(part.what == "frame files" && budget.pieces)) continue;
+        const bool shared = (part.what.starts_with("neighbour lists") || part.what.starts_with("fluid ")) && !whole;
+        if (!shared && !(part.what == "frame files" && budget.pieces)) continue;
         part.bytes *= share;
         part.count *= share;
         part.what += fmt::format(" (a process's share of {}: {:.0f}%)", p, 100.0 * share);

@@ -236,15 +236,15 @@ namespace {
 
 template <int D>
 ParticleSimulation<D> make_particle_simulation(const Scene& scene, std::size_t max_particles, const ExecContext& exec,
-                                               const MemoryBudget& budget) {
+                                               const MemoryBudget& budget, ProcessShare share) {
     int layers = 2;
     // Settings first: a bad setting is reported before any particle is built.
     ParticleMethod<D> method = make_method<D>(scene, layers, exec);
     // Then what the particles will cost, counted from the scene: a wall kilometres long at 1 cm, or
     // springs between millions of particles, is refused here instead of swapping or hanging.
     check_memory(estimate_process_memory(scene, max_particles, budget), budget, scene.where());
-    ParticleSimulation<D> sim{scene, build_fluid<D>(scene, max_particles, &exec), build_boundary<D>(scene, layers, &exec),
-                              std::move(method), {}, 0.0, 0, {}, {}, {}};
+    ParticleSimulation<D> sim{scene, build_fluid<D>(scene, max_particles, &exec, fluid_built_whole(scene) ? ProcessShare{} : share),
+                              build_boundary<D>(scene, layers, &exec), std::move(method), {}, 0.0, 0, {}, {}, {}};
     sim.bodies = make_bodies<D>(scene, sim.boundary);
     std::visit([&](auto& m) { m.init(sim.fluid, sim.boundary, exec); }, sim.method);
     if (scene.boundaries.empty()) {
@@ -589,10 +589,16 @@ void check_particle_record(const Simulation& simulation, const nlohmann::json& r
 
 }  // namespace detail
 
+bool fluid_built_whole(const Scene& scene) {
+    if (scene.method != "wcsph") return false;
+    const auto it = scene.settings.find("hydrostatic_start");  // on unless set false or 0
+    return it == scene.settings.end() || !(it->is_boolean() ? !it->get<bool>() : it->is_number() && it->get<double>() == 0.0);
+}
+
 Simulation make_simulation(const Scene& scene, std::size_t max_particles, const ExecContext& exec,
-                           const MemoryBudget& budget) {
-    if (scene.dimension == 2) return make_particle_simulation<2>(scene, max_particles, exec, budget);
-    if (scene.dimension == 3) return make_particle_simulation<3>(scene, max_particles, exec, budget);
+                           const MemoryBudget& budget, ProcessShare share) {
+    if (scene.dimension == 2) return make_particle_simulation<2>(scene, max_particles, exec, budget, share);
+    if (scene.dimension == 3) return make_particle_simulation<3>(scene, max_particles, exec, budget, share);
     throw InputError(fmt::format("{}: key 'dimension' = {}: allowed: 2, 3", scene.where(), scene.dimension));
 }
 

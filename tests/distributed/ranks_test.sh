@@ -122,8 +122,8 @@ particles_pieces_resume)
     echo "a missing piece: $(echo "$out" | grep -m1 eddy:)"
     ;;
 particles_memory_budget)
-    # --max-memory is each process's (issue 44): every process builds the whole scene, then holds its share
-    # of the neighbour lists. A budget the one-process estimate exceeds is refused on one process (exit 2,
+    # --max-memory is each process's (issue 44): each process builds its share of the fluid and holds its
+    # share of the neighbour lists. A budget the one-process estimate exceeds is refused on one process (exit 2,
     # one line with the estimate) and runs on 4, whose estimate says each process's share.
     RUN=(run bench_dam_break_3d --set method=dfsph --steps 2 --max-memory 80M -j1 --quiet)
     set +e; out=$("$EDDY" "${RUN[@]}" --out n1 2>&1); rc=$?; set -e
