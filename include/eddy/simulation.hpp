@@ -378,11 +378,11 @@ std::string checkpoint_piece_name(std::uint64_t steps, int rank);
 Simulation read_checkpoint(const std::filesystem::path& file, const ExecContext& exec, nlohmann::json& record,
                            const MemoryBudget& budget = {});
 /// The same from a checkpoint already read (read_checkpoint_file), e.g. after looking at its kind.
+/// share: which particles of a checkpoint in pieces a process takes: the contiguous share
+/// [n * part / parts, n * (part + 1) / parts) of its n particles, the pieces in rank order; {0, 1}: all.
+/// A checkpoint not in pieces is read whole whatever the share.
 Simulation restore_simulation(const CheckpointFile& ck, const ExecContext& exec, nlohmann::json& record,
                               const MemoryBudget& budget = {}, ProcessShare share = {});
-// share: which particles of a checkpoint in pieces a process takes: the contiguous share
-// [n * part / parts, n * (part + 1) / parts) of its n particles, the pieces in rank order; {0, 1}: all.
-// A checkpoint not in pieces is read whole whatever the share.
 
 /// A 64-bit hash (FNV-1a) of the particle state: positions, velocities, ids, bit for bit.
 std::uint64_t state_hash(const Simulation& sim);
