@@ -334,16 +334,6 @@ std::vector<Aabb<D>> later_blocks(const Scene& s, std::size_t fi) {
     return boxes;
 }
 
-template <int D>
-bool in_any(const std::vector<Aabb<D>>& boxes, const Vec<D>& p) {
-    for (const auto& b : boxes) {
-        bool in = true;
-        for (int a = 0; a < D; ++a) in = in && p[a] >= b.lo[a] && p[a] <= b.hi[a];
-        if (in) return true;
-    }
-    return false;
-}
-
 // Lattice points [o0, o0 + pts.size()) of a block (axis 0 fastest), and which of them stay
 // (in parallel: a model's inside test and the walls' signed distances are the costly part).
 // state: 0 dropped by the shape or a solid, 1 outside every container, 2 kept.
@@ -400,7 +390,7 @@ struct FluidBuild {
             out.next_id = static_cast<std::uint32_t>(kept);  // the whole build's id
             out.push_back(x, v);
         }
-        if (in_any(later, x)) nearby.push_back(x);
+        if (std::any_of(later.begin(), later.end(), [&](const Aabb<D>& box) { return box.contains(x); })) nearby.push_back(x);
         ++kept;
     }
 };
