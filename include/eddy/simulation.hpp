@@ -232,6 +232,9 @@ public:
     virtual bool any(bool v) = 0;
     /// Adds the run's distribution to summary.json (processes, their particles, imbalance, communication).
     virtual void summarize(nlohmann::json& summary) = 0;
+    /// The writer needs the walls for the first frame only (frames in pieces, no pictures, no wall pressure,
+    /// no moving wall): after it, it may keep only those near its box, as the other processes do.
+    virtual void walls_written_once() {}
 };
 
 /// How a front end writes a run option in its messages, so that the one check of a run's options

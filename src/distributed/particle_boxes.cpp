@@ -138,7 +138,7 @@ public:
         m_recv_at.assign(p, 0);
         auto& f = sim.fluid;
         m_total = share ? comm.sum(std::uint64_t(f.size())) : f.size();
-        m_wall_count = sim.boundary.size();
+        m_wall_count = m_walls_whole = sim.boundary.size();
         // Each keeps a contiguous share of the set (or has one: built or resumed as one, its fastest start made
         // the whole's), then the boxes are cut from the counts and the particles migrate, as at every rebalance.
         if (!share) keep_share(f, comm.rank(), p);
@@ -147,6 +147,7 @@ public:
         migrate(f, nullptr);
         std::visit([&](auto& m) { m.set_halo(this); }, sim.method);
     }
+    void walls_written_once() override { m_root_keeps_walls = false; }
 
     // ---- Halo (what the solvers see) ----
     std::size_t ghosts() const override { return m_ghosts; }
@@ -252,9 +253,12 @@ public:
         p["counts_to_partners"] = m_counts_by_partners;
         p["counts_to_all"] = m_counts_by_all;
         p["partners_per_rank"] = m_comm.all_values(double(m_partners.send.size()));
-        // Wall particles held: the root all of them, the others those near their boxes.
+        // Wall particles held: the others those near their boxes, the root all of them (it writes them) unless
+        // its frames are in pieces and it writes them once (then as the others).
         p["walls_per_rank"] = m_comm.all_values(double(m_wall_count));
+        p["root_holds_walls"] = m_root_keeps_walls;
         j["processes"] = p;
+        j["boundary_particles"] = m_walls_whole;  // the whole scene's
     }
 
 private:
@@ -644,13 +648,13 @@ private:
                                                m_comm.sum(std::uint64_t(m_owned)), m_total));
     }
 
-    // The walls: the root keeps them all (it writes them, and checkpoints); another process keeps the
-    // particles of moving walls and those of fixed walls within `band` of its box, in the order of the
+    // The walls: the root keeps them all while it writes them (walls_written_once); another process keeps
+    // the particles of moving walls and those of fixed walls within `band` of its box, in the order of the
     // whole set (so that its neighbour lists sum them in one process's order). The owner of a fixed wall
     // particle (the process whose box, in `owners`, holds it: it has it) sends it where it is needed.
     void distribute_walls(BoundarySet<D>& b, const std::vector<Node>& owners, float band) {
         m_wall_band = band;
-        const int p = m_comm.size(), me = m_comm.rank();
+        const int p = m_comm.size(), me = m_comm.rank(), whole = m_root_keeps_walls ? 0 : -1;  // keeps them all
         if (p == 1) return;
         number_walls(b);
         auto moving = [&](std::size_t k) { return b.object[k] < b.motions.size() && b.motions[b.object[k]].moving(); };
@@ -658,7 +662,7 @@ private:
         for (std::size_t k = 0; k < b.size(); ++k) {
             if (moving(k) || owner(owners, b.position[k]) != me) continue;
             near(b.position[k], band, [&](int r) {
-                if (r != 0) send[std::size_t(r)].push_back(std::uint32_t(k));
+                if (r != whole) send[std::size_t(r)].push_back(std::uint32_t(k));
             });
         }
         constexpr std::size_t row = sizeof(std::uint32_t) + 3 * sizeof(Vec<D>) + sizeof(float) + sizeof(std::uint16_t);
@@ -684,7 +688,7 @@ private:
         for (int r = 0; r < p; ++r)
             if (r != me && incoming[std::size_t(r)]) in.push_back({r, std::vector<char>(incoming[std::size_t(r)] * row)});
         m_comm.exchange(out, in);
-        if (me != 0) {
+        if (me != whole) {
             // The new set: moving walls, the fixed ones this process owns and needs, those received; by id.
             struct Wall { std::uint32_t gid; Vec<D> x, rest, v; float psi; std::uint16_t object; };
             std::vector<Wall> keep;
@@ -829,11 +833,12 @@ private:
     int m_every = 1;
     float m_gravity = 0.0f;
     std::vector<Node> m_tree;  // the decomposition (rebalance())
-    std::vector<std::uint32_t> m_wall_gid;  // each held wall particle's index in the whole set (not on the root)
+    std::vector<std::uint32_t> m_wall_gid;  // each held wall particle's index in the whole set
     float m_wall_band = -1.0f;              // the walls held reach this far from the box (distribute_walls)
     bool m_walls_changed = false;
     bool m_walls_kept = false;              // distribute_walls has run once (the start's memory given back)
-    std::size_t m_wall_count = 0;
+    bool m_root_keeps_walls = true;         // the root holds every wall particle (it writes them)
+    std::size_t m_wall_count = 0, m_walls_whole = 0;  // wall particles held here; in the whole scene
     std::uint64_t m_total = 0;  // particles over every process (conserved)
     std::size_t m_owned = 0, m_ghosts = 0;
     std::vector<std::vector<std::uint32_t>> m_send;  // owned rows copied to each process this step

@@ -194,12 +194,17 @@ Mesh<D> models_but_bodies(const Scene& scene, const std::vector<std::pair<std::u
 
 // The walls beside the fluid: once when nothing moves (frames/walls.vtp, .obj), else every frame
 // (frames/walls_NNNNN, walls.pvd); every frame too with the fluid's pressure on them (--wall-pressure),
-// which changes as it flows.
+// which changes as it flows. Over several processes with frames in pieces and no pictures (of the walls
+// too), once is all the writer needs the whole walls for.
 template <int D>
 class WallFiles final : public ParticleOutput<D> {
 public:
-    WallFiles(const OutputPlace& place, const ParticleOutputPlan& plan, std::vector<std::pair<double, std::string>>& pvd)
-        : m_place(place), m_vtk(has(plan.formats, "vtk")), m_pressure(plan.wall_pressure && m_vtk), m_pvd(pvd) {}
+    WallFiles(const ParticleSimulation<D>& sim, const OutputPlace& place, const ParticleOutputPlan& plan,
+              std::vector<std::pair<double, std::string>>& pvd)
+        : m_place(place), m_vtk(has(plan.formats, "vtk")), m_pressure(plan.wall_pressure && m_vtk), m_pvd(pvd) {
+        if (place.hooks && plan.pieces && !plan.render && !m_pressure && !sim.boundary.any_moving())
+            place.hooks->walls_written_once();
+    }
 
     bool needs_whole(const ParticleFrame<D>& f) const override { return m_pressure && !f.sim.boundary.empty(); }
     void write(ParticleFrame<D>& f) override {
@@ -400,7 +405,7 @@ std::vector<std::unique_ptr<ParticleOutput<D>>> make_particle_outputs(const Part
     if (whitewater.on()) outputs.push_back(std::make_unique<WhitewaterFiles<D>>(whitewater));
     outputs.push_back(std::make_unique<ParticleFiles<D>>(place, plan.formats, plan.pieces, pvd.particles));
     if (plan.mesh) outputs.push_back(std::make_unique<SurfaceFiles<D>>(place, plan));
-    outputs.push_back(std::make_unique<WallFiles<D>>(place, plan, pvd.walls));
+    outputs.push_back(std::make_unique<WallFiles<D>>(sim, place, plan, pvd.walls));
     outputs.push_back(std::make_unique<BodyFiles<D>>(place, sim));
     outputs.push_back(std::make_unique<ForceFiles<D>>(place));
     if (!sim.scene.probes.empty()) outputs.push_back(std::make_unique<ProbeFiles<D>>(place, sim.scene));

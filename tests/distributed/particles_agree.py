@@ -3,8 +3,8 @@
 every frame holds each particle once (ids: none lost, none doubled at a subdomain face), with the same
 values as one process's, digit for digit (the CSV writes floats round-trip exact), and the same forces.csv
 (the walls' loads); the summaries agree on
-the run's statistics, and list N processes whose particles add up; the root holds every wall particle,
-the others those near their boxes.
+the run's statistics, and list N processes whose particles add up; the root holds every wall particle
+(unless it writes them once: frames in pieces), the others those near their boxes.
     particles_agree.py ONE_PROCESS_DIR N_PROCESSES_DIR N"""
 import csv, json, os, sys
 
@@ -60,10 +60,12 @@ counts = [int(c) for c in p["particles_per_rank"]]
 at_end = sa.get("particles_at_end", sa["particles"])
 if sum(counts) != at_end:
     sys.exit(f"FAIL: {many}/summary.json: per-rank particles {counts} do not add up to {at_end}")
-walls = [int(w) for w in p["walls_per_rank"]]
-if walls[0] != sa["boundary_particles"] or any(w > walls[0] for w in walls):
-    sys.exit(f"FAIL: {many}/summary.json: wall particles per rank {walls}: the root holds all {sa['boundary_particles']}, "
-             "the others at most as many")
+walls, whole = [int(w) for w in p["walls_per_rank"]], sa["boundary_particles"]
+if sb["boundary_particles"] != whole:
+    sys.exit(f"FAIL: {many}/summary.json: boundary_particles = {sb['boundary_particles']}, one process: {whole}")
+if p["root_holds_walls"] and walls[0] != whole or any(w > whole for w in walls) or sum(walls) < whole:
+    sys.exit(f"FAIL: {many}/summary.json: wall particles per rank {walls}: each at most all {whole}, together at "
+             f"least all (each in a box), the root all of them: {p['root_holds_walls']}")
 if p["steps"] > p["rebalance_every"] and p["rebalances"] < 1:
     sys.exit(f"FAIL: {many}/summary.json: {p['steps']} steps and no rebalance (every {p['rebalance_every']})")
 if p["halo_overruns"] != 0:

@@ -145,6 +145,15 @@ particles_pieces)
         python3 "$HERE/pvtp_equals_vtp.py" "$f" "p3/frames/$(basename "$f" .vtp).pvtp"
     done
     grep -q 'file="frames/particles_00001.pvtp"' p3/particles.pvd || fail "p3/particles.pvd does not list the .pvtp frames"
+    # The walls are written once, whole, by the root, which then keeps only those near its box (issue 44).
+    cmp whole/frames/walls.vtp p3/frames/walls.vtp || fail "p3/frames/walls.vtp differs from one process's"
+    python3 - p3/summary.json <<'PY' || fail "p3: the root kept every wall particle after writing them"
+import json, sys
+s = json.load(open(sys.argv[1]))
+w = s["processes"]["walls_per_rank"]
+sys.exit(0 if not s["processes"]["root_holds_walls"] and w[0] < s["boundary_particles"] else f"the root holds {w}")
+PY
+    echo "walls.vtp as one process's; wall particles per rank $(python3 -c "import json; print(json.load(open('p3/summary.json'))['processes']['walls_per_rank'])")"
     "$EDDY" mesh p3/frames/particles_00001.pvtp --out one.obj || fail "eddy mesh cannot read a .pvtp"
     "$EDDY" mesh p3/frames --out meshes || fail "eddy mesh cannot read a folder of .pvtp frames"
     # One OBJ per frame (and, for ParaView, a .vtp beside each and surface.pvd listing them).
