@@ -253,8 +253,7 @@ public:
         p["counts_to_partners"] = m_counts_by_partners;
         p["counts_to_all"] = m_counts_by_all;
         p["partners_per_rank"] = m_comm.all_values(double(m_partners.send.size()));
-        // Wall particles held: the others those near their boxes, the root all of them (it writes them) unless
-        // its frames are in pieces and it writes them once (then as the others).
+        // Wall particles held: those near each box; the root all of them while it writes them (walls_written_once).
         p["walls_per_rank"] = m_comm.all_values(double(m_wall_count));
         p["root_holds_walls"] = m_root_keeps_walls;
         j["processes"] = p;
