@@ -86,6 +86,10 @@ struct BoundarySet {
     /// analytic shapes; such walls get their own volume calibration (sampled_wall_correction).
     std::vector<std::uint8_t> sampled_layers;
     float particle_radius = 0.0f;            ///< r of the sampling (m)
+    int layers = 2;                          ///< Layers sampled (build_boundary: 2 for WCSPH and DFSPH, 1 for PBF)
+    /// Under mpirun, on every process but the first (issue 44): only the moving walls' particles are here yet;
+    /// the distributed run adds the fixed walls near this process's box once the boxes are cut.
+    bool moving_only = false;
     /// Per object: the fluid's force and torque on it over the last step (wall_loads.hpp), every process's
     /// fluid included; empty before the first step.
     std::vector<ObjectLoad> load;

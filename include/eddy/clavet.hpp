@@ -78,6 +78,8 @@ public:
                  std::vector<Wall<D>> walls = {}, const std::string& where = "settings");
 
     void init(ParticleSet<D>& fluid, BoundarySet<D>& boundary, const ExecContext& exec);
+    /// Clavet's walls are their shapes: no pseudo-masses.
+    void compute_wall_volumes(BoundarySet<D>&, const ExecContext&) const {}
     float suggest_dt(const ParticleSet<D>&) const { return m_dt; }
     float min_dt() const { return 0.0f; }
     StepStats step(ParticleSet<D>& fluid, BoundarySet<D>& boundary, double t, float dt, const ExecContext& exec);

@@ -141,6 +141,8 @@ public:
 
     /// Boundary pseudo-masses (Akinci, double layer), particle mass, first reorder, solver fields.
     void init(ParticleSet<D>& fluid, BoundarySet<D>& boundary, const ExecContext& exec);
+    /// The wall particles' pseudo-masses psi alone, as init() computes them (walls built after init: issue 44).
+    void compute_wall_volumes(BoundarySet<D>& boundary, const ExecContext& exec) const;
     /// The next time step (s): CFL on the largest speed and on the gravity waves, the gravity limit, clamped to
     /// [dt_min, dt_max].
     float suggest_dt(const ParticleSet<D>& fluid) const;

@@ -93,6 +93,8 @@ public:
 
     /// Boundary pseudo-masses (Akinci, single layer), particle mass, first reorder.
     void init(ParticleSet<D>& fluid, BoundarySet<D>& boundary, const ExecContext& exec);
+    /// The wall particles' pseudo-masses psi alone, as init() computes them (walls built after init: issue 44).
+    void compute_wall_volumes(BoundarySet<D>& boundary, const ExecContext& exec) const;
     /// The fixed time step (s).
     float suggest_dt(const ParticleSet<D>&) const { return m_dt; }
     /// PBF has no adaptive step to fall below.

@@ -241,8 +241,19 @@ ParticleSet<D> build_fluid(const Scene& s, std::size_t max_particles, const Exec
 /// (inside every solid obstacle's surface), their motions set. psi is left for the solver. WCSPH uses
 /// two layers (the kernel support never reaches past them), PBF Akinci's single layer.
 /// Meshes and polygons: sample_wall (geometry.hpp), the same layers on the wall's side.
+/// near: one process's walls under mpirun (issue 44): the particles of moving walls and bodies whole, those
+/// of fixed walls only within near->region (closed), each kept particle's index in the whole set in
+/// near->ids and the whole set's size in near->whole; every object is sampled, so the ids and the order
+/// are the whole build's.
 template <int D>
-BoundarySet<D> build_boundary(const Scene& s, int layers = 2, const ExecContext* exec = nullptr);
+struct WallsNear {
+    Aabb<D> region;
+    std::vector<std::uint32_t> ids;
+    std::uint64_t whole = 0;
+};
+template <int D>
+BoundarySet<D> build_boundary(const Scene& s, int layers = 2, const ExecContext* exec = nullptr,
+                              WallsNear<D>* near = nullptr);
 
 /// Box around everything the scene contains (containers, obstacles, fluids) (m).
 template <int D>

@@ -212,6 +212,8 @@ public:
 
     /// Prepares the boundary (pseudo-masses) and the fluid (mass, reorder); call once before stepping.
     void init(ParticleSet<D>& fluid, BoundarySet<D>& boundary, const ExecContext& exec);
+    /// The wall particles' pseudo-masses psi alone, as init() computes them (walls built after init: issue 44).
+    void compute_wall_volumes(BoundarySet<D>& boundary, const ExecContext& exec) const;
 
     /// The next time step (s) from the current state (CFL, acoustic and force limits).
     float suggest_dt(const ParticleSet<D>& fluid) const;

@@ -130,7 +130,7 @@ void keep_share(ParticleSet<D>& f, int rank, std::size_t p) {
 template <int D>
 class ParticleBoxes final : public Halo<D>, public RunHooks {
 public:
-    ParticleBoxes(Comm& comm, ParticleSimulation<D>& sim, int rebalance_every, bool share)
+    ParticleBoxes(Comm& comm, ParticleSimulation<D>& sim, int rebalance_every, bool share, const ExecContext& exec)
         : m_comm(comm), m_every(std::max(1, rebalance_every)), m_gravity(norm(from_array<3>(sim.scene.gravity))) {
         const std::size_t p = std::size_t(comm.size());
         m_send.resize(p);
@@ -138,12 +138,12 @@ public:
         m_recv_at.assign(p, 0);
         auto& f = sim.fluid;
         m_total = share ? comm.sum(std::uint64_t(f.size())) : f.size();
-        m_wall_count = m_walls_whole = sim.boundary.size();
         // Each keeps a contiguous share of the set (or has one: built or resumed as one, its fastest start made
         // the whole's), then the boxes are cut from the counts and the particles migrate, as at every rebalance.
         if (!share) keep_share(f, comm.rank(), p);
         else sim.speed_bound.initial = static_cast<float>(comm.max(double(sim.speed_bound.initial)));
         rebalance(f);
+        place_walls(sim, exec);
         migrate(f, nullptr);
         std::visit([&](auto& m) { m.set_halo(this); }, sim.method);
     }
@@ -253,14 +253,21 @@ public:
         p["counts_to_partners"] = m_counts_by_partners;
         p["counts_to_all"] = m_counts_by_all;
         p["partners_per_rank"] = m_comm.all_values(double(m_partners.send.size()));
-        // Wall particles held: those near each box; the root all of them while it writes them (walls_written_once).
-        p["walls_per_rank"] = m_comm.all_values(double(m_wall_count));
-        p["root_holds_walls"] = m_root_keeps_walls;
+        record_walls(p);
         j["processes"] = p;
         j["boundary_particles"] = m_walls_whole;  // the whole scene's
     }
 
 private:
+    // Wall particles held: at the start (each process but the first built those near its box: place_walls), and
+    // at the end, those near each box, the root all of them while it writes them (walls_written_once).
+    void record_walls(nlohmann::json& p) {
+        p["walls_built_near_boxes"] = m_walls_near;  // else whole on every process (WCSPH's hydrostatic start, a resume)
+        p["walls_built_per_rank"] = m_comm.all_values(double(m_walls_built));
+        p["walls_per_rank"] = m_comm.all_values(double(m_wall_count));
+        p["root_holds_walls"] = m_root_keeps_walls;
+    }
+
     // The decomposition: a binary tree over the ranks. A node holds ranks [r0, r1); an inner node cuts its
     // region at `cut` along `axis`, the first (r1 - r0) / 2 ranks below the cut, the others above.
     struct Node {
@@ -735,7 +742,50 @@ private:
         if (!std::exchange(m_walls_kept, true)) detail::give_back_free_memory();  // the whole walls, the start's scratch
     }
 
-    // The first time the walls are distributed every process holds the whole set: its particles numbered.
+    // Every process but the first built only the moving walls (make_simulation, issue 44). With the boxes cut,
+    // each builds the fixed walls within its box and the kernel's reach around it: every wall particle it owns
+    // has its whole neighbourhood there, so its psi has the whole set's bits (a subset in id order keeps each
+    // neighbour's order in the sum). The moving walls' neighbours may lie anywhere: their psi comes from the
+    // first process, which built every wall. The first distribution then sends each owner's walls as always.
+    void place_walls(ParticleSimulation<D>& sim, const ExecContext& exec) {
+        BoundarySet<D>& b = sim.boundary;
+        m_wall_count = m_walls_whole = m_walls_built = b.size();
+        if (!(m_walls_near = m_comm.any(b.moving_only))) return;  // every process built them all
+        auto moving = [&](std::uint16_t object) { return b.motions[object].moving(); };  // bodies: driven
+        if (b.moving_only) {
+            const float reach = std::visit([](const auto& m) { return m.neighbor_radius(); }, sim.method);
+            WallsNear<D> near;
+            box_of(m_tree, m_comm.rank(), near.region.lo, near.region.hi);
+            near.region.lo -= Vec<D>::filled(reach);
+            near.region.hi += Vec<D>::filled(reach);
+            BoundarySet<D> built = build_boundary<D>(sim.scene, b.layers, &exec, &near);
+            std::size_t j = 0;
+            for (std::size_t k = 0; k < built.size(); ++k)  // the moving walls as make_simulation left them
+                if (moving(built.object[k])) built.velocity[k] = b.velocity[j++];
+            if (j != b.size()) throw std::logic_error("distributed walls: the moving walls differ from make_simulation's");
+            b.position = std::move(built.position);
+            b.rest_position = std::move(built.rest_position);
+            b.velocity = std::move(built.velocity);
+            b.psi = std::move(built.psi);
+            b.object = std::move(built.object);
+            b.moving_only = false;
+            std::visit([&](const auto& m) { m.compute_wall_volumes(b, exec); }, sim.method);
+            m_wall_gid = std::move(near.ids);
+            m_walls_whole = near.whole;
+        }
+        std::string psi;  // the moving walls' psi, in id order, from the first process
+        for (std::size_t k = 0; k < b.size() && m_comm.root(); ++k)
+            if (moving(b.object[k])) psi.append(reinterpret_cast<const char*>(&b.psi[k]), sizeof(float));
+        m_comm.broadcast(psi);
+        if (psi.size() != sizeof(float) * std::size_t(std::count_if(b.object.begin(), b.object.end(), moving)))
+            throw std::logic_error("distributed walls: the moving walls differ from the root's");
+        for (std::size_t k = 0, j = 0; k < b.size() && !m_comm.root(); ++k)
+            if (moving(b.object[k])) std::memcpy(&b.psi[k], psi.data() + sizeof(float) * j++, sizeof(float));
+        m_wall_count = m_walls_built = b.size();
+    }
+
+    // The first time the walls are distributed every process but those that built only their box's (above)
+    // holds the whole set: its particles numbered.
     void number_walls(const BoundarySet<D>& b) {
         if (!m_wall_gid.empty() || b.empty()) return;
         m_wall_gid.resize(b.size());
@@ -838,6 +888,8 @@ private:
     bool m_walls_kept = false;              // distribute_walls has run once (the start's memory given back)
     bool m_root_keeps_walls = true;         // the root holds every wall particle (it writes them)
     std::size_t m_wall_count = 0, m_walls_whole = 0;  // wall particles held here; in the whole scene
+    std::size_t m_walls_built = 0;                    // wall particles this process built at the start
+    bool m_walls_near = false;                        // the processes but the root built the walls near their boxes
     std::uint64_t m_total = 0;  // particles over every process (conserved)
     std::size_t m_owned = 0, m_ghosts = 0;
     std::vector<std::vector<std::uint32_t>> m_send;  // owned rows copied to each process this step
@@ -876,7 +928,7 @@ RunResult run_particles(Simulation& simulation, RunOptions opts, const ExecConte
         [&](auto& sim) {
             constexpr int D = std::remove_reference_t<decltype(sim)>::kDimension;
             check_distributable(sim.scene, comm.size());
-            ParticleBoxes<D> boxes(comm, sim, opts.rebalance_every, opts.fluid_is_share);
+            ParticleBoxes<D> boxes(comm, sim, opts.rebalance_every, opts.fluid_is_share, exec);
             opts.hooks = &boxes;
             RunResult r = run(simulation, opts, exec);
             std::visit([](auto& m) { m.set_halo(nullptr); }, sim.method);

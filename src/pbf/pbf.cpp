@@ -79,11 +79,16 @@ PbfSolver<D>::PbfSolver(const PbfSettings& s, float particle_radius, const Vec<D
 }
 
 template <int D>
-void PbfSolver<D>::init(ParticleSet<D>& fluid, BoundarySet<D>& boundary, const ExecContext& exec) {
-    fluid.mass = m_mass;
+void PbfSolver<D>::compute_wall_volumes(BoundarySet<D>& boundary, const ExecContext& exec) const {
     // Akinci's single layer, its volumes calibrated so that fluid resting on a flat wall has rho0 (a lattice
     // at rest stays at rest: as published, the first row had 1.064 rho0 in 3D and the first step lifted it).
     compute_boundary_psi(boundary, m_kernel, m_s.rest_density, exec, 2.0f * m_r, 1);
+}
+
+template <int D>
+void PbfSolver<D>::init(ParticleSet<D>& fluid, BoundarySet<D>& boundary, const ExecContext& exec) {
+    fluid.mass = m_mass;
+    compute_wall_volumes(boundary, exec);
     // Smooth walls for the closed analytic containers (eddy/smooth_walls.hpp), as DFSPH's and WCSPH's; their
     // friction is the wall XSPH and the law of the wall; the edges' excess taken off (the constraint turns it
     // into velocity at once: a 3D tank's corners left at 5.5 g dt after the first step).

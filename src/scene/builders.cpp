@@ -512,11 +512,22 @@ BoundaryMotion<D> prescribed_motion(const BoundarySpec& b) {
     return m;
 }
 
+// Object i's sampled particles into `out`: all of them, or, for one process's walls (near), a moving wall's
+// or body's all (they go anywhere) and a fixed wall's within the region, with their indices in the whole set.
 template <int D>
-BoundarySet<D> build_boundary(const Scene& s, int layers, const ExecContext* exec) {
+void keep_walls(BoundarySet<D>& out, const std::vector<Vec<D>>& sampled, std::size_t i, bool moving, WallsNear<D>* near) {
+    for (std::size_t k = 0; k < sampled.size(); ++k) {
+        if (near && !moving && !near->region.contains(sampled[k])) continue;
+        out.push_back(sampled[k], static_cast<std::uint16_t>(i));
+        if (near) near->ids.push_back(static_cast<std::uint32_t>(near->whole + k));
+    }
+    if (near) near->whole += sampled.size();
+}
+
+template <int D>
+BoundarySet<D> build_boundary(const Scene& s, int layers, const ExecContext* exec, WallsNear<D>* near) {
     const ExecContext serial(1);
-    BoundarySet<D> out;
-    out.particle_radius = static_cast<float>(s.particle_radius);
+    BoundarySet<D> out{.particle_radius = static_cast<float>(s.particle_radius), .layers = layers, .moving_only = false, .load = {}};
     for (std::size_t i = 0; i < s.boundaries.size(); ++i) {
         const BoundarySpec& b = s.boundaries[i];
         std::vector<Vec<D>> sampled;
@@ -528,8 +539,8 @@ BoundarySet<D> build_boundary(const Scene& s, int layers, const ExecContext* exe
                                          "{:g} m; allowed: at most {:.0f} (a smaller shape or a larger particle_radius)",
                                          s.where(), boundary_key(s, i), key, b.shape, e.count, s.particle_radius, kMaxWallPoints));
         }
-        for (const auto& p : sampled) out.push_back(p, static_cast<std::uint16_t>(i));
         out.motions.push_back(prescribed_motion<D>(b));
+        keep_walls(out, sampled, i, b.body >= 0 || out.motions.back().moving(), near);
         out.sampled_layers.push_back(model_shape<D>(b.model) ? static_cast<std::uint8_t>(layers) : 0);
     }
     return out;
@@ -539,7 +550,7 @@ template ParticleSet<2> build_fluid<2>(const Scene&, std::size_t, const ExecCont
 template ParticleSet<3> build_fluid<3>(const Scene&, std::size_t, const ExecContext*, ProcessShare);
 template BoundaryMotion<2> prescribed_motion<2>(const BoundarySpec&);
 template BoundaryMotion<3> prescribed_motion<3>(const BoundarySpec&);
-template BoundarySet<2> build_boundary<2>(const Scene&, int, const ExecContext*);
-template BoundarySet<3> build_boundary<3>(const Scene&, int, const ExecContext*);
+template BoundarySet<2> build_boundary<2>(const Scene&, int, const ExecContext*, WallsNear<2>*);
+template BoundarySet<3> build_boundary<3>(const Scene&, int, const ExecContext*, WallsNear<3>*);
 
 }  // namespace eddy

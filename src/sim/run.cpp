@@ -234,6 +234,19 @@ template Flow<3> scene_flow<3>(const Scene&, const ParticleSimulation<3>&, const
 
 namespace {
 
+// The walls this process builds at the start. Under mpirun (issue 44), where the fluid is built in shares, the
+// first process builds them all (it writes the walls' files) and every other one only the moving walls and
+// bodies (they go anywhere): the fixed ones follow when its box is known (src/distributed/particle_boxes.cpp).
+template <int D>
+BoundarySet<D> walls_built_here(const Scene& scene, int layers, const ExecContext& exec, ProcessShare share) {
+    if (share.parts <= 1 || share.part == 0 || fluid_built_whole(scene)) return build_boundary<D>(scene, layers, &exec);
+    constexpr float inf = std::numeric_limits<float>::infinity();
+    WallsNear<D> none{{Vec<D>::filled(inf), Vec<D>::filled(-inf)}};  // an empty region: the moving walls only
+    BoundarySet<D> walls = build_boundary<D>(scene, layers, &exec, &none);
+    walls.moving_only = true;
+    return walls;
+}
+
 template <int D>
 ParticleSimulation<D> make_particle_simulation(const Scene& scene, std::size_t max_particles, const ExecContext& exec,
                                                const MemoryBudget& budget, ProcessShare share) {
@@ -244,7 +257,7 @@ ParticleSimulation<D> make_particle_simulation(const Scene& scene, std::size_t m
     // springs between millions of particles, is refused here instead of swapping or hanging.
     check_memory(estimate_process_memory(scene, max_particles, budget), budget, scene.where());
     ParticleSimulation<D> sim{scene, build_fluid<D>(scene, max_particles, &exec, fluid_built_whole(scene) ? ProcessShare{} : share),
-                              build_boundary<D>(scene, layers, &exec), std::move(method), {}, 0.0, 0, {}, {}, {}};
+                              walls_built_here<D>(scene, layers, exec, share), std::move(method), {}, 0.0, 0, {}, {}, {}};
     sim.bodies = make_bodies<D>(scene, sim.boundary);
     std::visit([&](auto& m) { m.init(sim.fluid, sim.boundary, exec); }, sim.method);
     if (scene.boundaries.empty()) {

@@ -159,8 +159,13 @@ DfsphSolver<D>::DfsphSolver(const DfsphSettings& s, float particle_radius, const
 }
 
 template <int D>
-void DfsphSolver<D>::init_walls(BoundarySet<D>& boundary, const ExecContext& exec) {
+void DfsphSolver<D>::compute_wall_volumes(BoundarySet<D>& boundary, const ExecContext& exec) const {
     compute_boundary_psi(boundary, m_kernel, m_s.rest_density, exec, 2.0f * m_r);
+}
+
+template <int D>
+void DfsphSolver<D>::init_walls(BoundarySet<D>& boundary, const ExecContext& exec) {
+    compute_wall_volumes(boundary, exec);
     // Smooth walls for the closed analytic containers (eddy/smooth_walls.hpp); the extrapolated wall pressure
     // is defined on wall particles and keeps them.
     m_smooth.init(m_s.boundary_model == "smooth" && !m_s.extrapolated_wall_pressure, m_walls, boundary.motions.size(),

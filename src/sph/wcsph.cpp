@@ -95,8 +95,13 @@ WcsphSolver<D>::WcsphSolver(const WcsphSettings& s, float particle_radius, const
 }
 
 template <int D>
-void WcsphSolver<D>::init_walls(BoundarySet<D>& boundary, const ExecContext& exec) {
+void WcsphSolver<D>::compute_wall_volumes(BoundarySet<D>& boundary, const ExecContext& exec) const {
     compute_boundary_psi(boundary, m_kernel, m_s.rest_density, exec, 2.0f * m_r);
+}
+
+template <int D>
+void WcsphSolver<D>::init_walls(BoundarySet<D>& boundary, const ExecContext& exec) {
+    compute_wall_volumes(boundary, exec);
     // Smooth walls for the closed analytic containers (eddy/smooth_walls.hpp), as DFSPH's.
     m_smooth.init(m_s.boundary_model == "smooth", m_walls, boundary.motions.size(), m_kernel, m_r, m_mass,
                   m_s.rest_density, m_s.wall_law_viscosity, &exec);

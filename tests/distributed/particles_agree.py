@@ -4,8 +4,9 @@ every frame holds each particle once (ids: none lost, none doubled at a subdomai
 values as one process's, digit for digit (the CSV writes floats round-trip exact), and the same forces.csv
 (the walls' loads); the summaries agree on
 the run's statistics, and list N processes whose particles add up; the root holds every wall particle
-(unless it writes them once: frames in pieces), the others those near their boxes.
-    particles_agree.py ONE_PROCESS_DIR N_PROCESSES_DIR N"""
+(unless it writes them once: frames in pieces), the others those near their boxes; on a new run ("new") the
+processes but the root built only the walls near their boxes where the fluid is built in shares.
+    particles_agree.py ONE_PROCESS_DIR N_PROCESSES_DIR N [new]"""
 import csv, json, os, sys
 
 one, many, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
@@ -66,6 +67,17 @@ if sb["boundary_particles"] != whole:
 if p["root_holds_walls"] and walls[0] != whole or any(w > whole for w in walls) or sum(walls) < whole:
     sys.exit(f"FAIL: {many}/summary.json: wall particles per rank {walls}: each at most all {whole}, together at "
              f"least all (each in a box), the root all of them: {p['root_holds_walls']}")
+# At the start (issue 44) the root builds every wall particle (it writes them) and, on a new run whose fluid is
+# built in shares (every method but WCSPH's hydrostatic start; "new" as the 4th argument), each other process only
+# the moving walls and the fixed walls near its box: fewer than all of them for some process in every such scene
+# of these tests that starts with fluid (each has a fixed tank; with none, the boxes are not cut yet). Otherwise
+# (a resume, WCSPH) every process builds them all.
+built, near = [int(w) for w in p["walls_built_per_rank"]], p["walls_built_near_boxes"]
+expect_near = len(sys.argv) > 4 and sys.argv[4] == "new" and sa["method"] != "wcsph" and n > 1
+if near != expect_near or built[0] != whole or any(w > whole for w in built) \
+        or (near and sa["particles"] > 0 and min(built[1:]) >= whole) or (not near and min(built) != whole):
+    sys.exit(f"FAIL: {many}/summary.json: wall particles built per rank {built} (near the boxes: {near}, expected "
+             f"{expect_near}): the root all {whole}, the others fewer near their boxes, else all")
 if p["steps"] > p["rebalance_every"] and p["rebalances"] < 1:
     sys.exit(f"FAIL: {many}/summary.json: {p['steps']} steps and no rebalance (every {p['rebalance_every']})")
 if p["halo_overruns"] != 0:
@@ -82,5 +94,5 @@ if any(k > n - 1 for k in p["partners_per_rank"]):
     sys.exit(f"FAIL: {many}/summary.json: partners per rank {p['partners_per_rank']} with {n} processes")
 print(f"{many}: {len(names)} frames (up to {max(len(frame(f'{one}/frames/{x}')[1]) for x in names)} particles) identical to one process's; per rank {counts}, "
       f"{p['decomposition']}, {p['rebalances']} rebalances, imbalance max {p['load_imbalance']:.3f}, "
-      f"ghosts/step {[round(g) for g in p['ghosts_per_step']]}, walls {walls}, counts to partners "
+      f"ghosts/step {[round(g) for g in p['ghosts_per_step']]}, walls built {built}, held {walls}, counts to partners "
       f"{p['counts_to_partners']} / to all {p['counts_to_all']}, partners {[int(k) for k in p['partners_per_rank']]}")

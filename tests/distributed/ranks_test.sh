@@ -87,7 +87,7 @@ particles)
     "$EDDY" run "$SCENE" --until "$UNTIL" --out n1 -j1 --quiet --format csv "$@"
     for n in 2 3 4; do
         mpi "$n" run "$SCENE" --until "$UNTIL" --out "n$n" -j1 --quiet --format csv "$@"
-        python3 "$HERE/particles_agree.py" n1 "n$n" "$n"
+        python3 "$HERE/particles_agree.py" n1 "n$n" "$n" new
     done
     ;;
 particles_resume)
