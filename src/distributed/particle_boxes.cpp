@@ -763,12 +763,8 @@ private:
             for (std::size_t k = 0; k < built.size(); ++k)  // the moving walls as make_simulation left them
                 if (moving(built.object[k])) built.velocity[k] = b.velocity[j++];
             if (j != b.size()) throw std::logic_error("distributed walls: the moving walls differ from make_simulation's");
-            b.position = std::move(built.position);
-            b.rest_position = std::move(built.rest_position);
-            b.velocity = std::move(built.velocity);
-            b.psi = std::move(built.psi);
-            b.object = std::move(built.object);
-            b.moving_only = false;
+            built.motions = std::move(b.motions);  // the bodies' driven motions (make_bodies)
+            b = std::move(built);
             std::visit([&](const auto& m) { m.compute_wall_volumes(b, exec); }, sim.method);
             m_wall_gid = std::move(near.ids);
             m_walls_whole = near.whole;
