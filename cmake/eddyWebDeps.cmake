@@ -6,6 +6,10 @@
 #   fmt                       Debian's headers, FMT_HEADER_ONLY
 #   muparser                  Debian's source package (scripts/debian-source.sh), compiled with emcc
 #   Box2D                     the same (2D bodies' contacts)
+#   Bullet                    the same, its three core libraries in double precision as Debian's -float64
+#                             (3D bodies' contacts; native Linux Bullet has no SIMD path in double, so both
+#                             builds run the same scalar code)
+#   meshoptimizer             the same (decimation of reconstructed surfaces)
 #   oneTBB                    none: EDDY_SERIAL, the fixed blocks run in order (eddy/exec.hpp)
 # Only these folders of /usr/include are made visible (symlinked into the build): the rest of it is the
 # host's C library, which must not shadow Emscripten's.
@@ -26,18 +30,22 @@ target_link_libraries(eddy_web_fmt INTERFACE eddy_web_headers)
 target_compile_definitions(eddy_web_fmt INTERFACE FMT_HEADER_ONLY)
 add_library(fmt::fmt ALIAS eddy_web_fmt)
 
-# A library from a Debian source package that make web fetched (scripts/debian-source.sh PACKAGE VERSION
-# build-web/deps/PACKAGE) into the folder the cache variable VAR names, compiled with emcc as the static
-# library eddy_web_PACKAGE: its .cpp files under src/ (all of them below it with RECURSE), its headers in
-# include/. `probe` is a file the source must hold.
-function(eddy_web_source_library package version var probe)
-  cmake_parse_arguments(ARG "RECURSE" "" "" ${ARGN})
+# The folder of a Debian source package that make web fetched (scripts/debian-source.sh PACKAGE VERSION
+# build-web/deps/PACKAGE), named by the cache variable VAR; `probe` is a file the source must hold.
+function(eddy_web_source package version var probe)
   set(${var} "" CACHE PATH "${package}'s source (Debian's, fetched by make web)")
-  set(dir "${${var}}")
-  if(NOT EXISTS "${dir}/${probe}")
-    message(FATAL_ERROR "eddy web: ${package}'s source not found at '${dir}' "
+  if(NOT EXISTS "${${var}}/${probe}")
+    message(FATAL_ERROR "eddy web: ${package}'s source not found at '${${var}}' "
                         "(make web fetches it with scripts/debian-source.sh ${package} ${version} build-web/deps/${package})")
   endif()
+endfunction()
+
+# Such a source compiled with emcc as the static library eddy_web_PACKAGE: its .cpp files under src/ (all of
+# them below it with RECURSE), its headers in include/.
+function(eddy_web_source_library package version var probe)
+  cmake_parse_arguments(ARG "RECURSE" "" "" ${ARGN})
+  eddy_web_source(${package} ${version} ${var} ${probe})
+  set(dir "${${var}}")
   if(ARG_RECURSE)
     file(GLOB_RECURSE sources ${dir}/src/*.cpp)
   else()
@@ -52,6 +60,29 @@ target_compile_definitions(eddy_web_muparser PUBLIC MUPARSER_STATIC)
 add_library(muparser::muparser ALIAS eddy_web_muparser)
 eddy_web_source_library(box2d 2.4.1 EDDY_WEB_BOX2D_SOURCE include/box2d/box2d.h RECURSE)
 add_library(box2d::box2d ALIAS eddy_web_box2d)
+
+# Bullet 3.24 (Debian's bullet source package): LinearMath, the collision library without GImpact (eddy's
+# mesh walls are triangle BVHs) and the dynamics' rigid bodies and constraint solver (no Featherstone,
+# vehicles or MLCP), as Debian's libBulletDynamics-float64 and its two companions: BT_USE_DOUBLE_PRECISION.
+eddy_web_source(bullet 3.24 EDDY_WEB_BULLET_SOURCE src/btBulletDynamicsCommon.h)
+file(GLOB_RECURSE bullet_sources ${EDDY_WEB_BULLET_SOURCE}/src/LinearMath/*.cpp
+     ${EDDY_WEB_BULLET_SOURCE}/src/BulletCollision/*.cpp)
+list(FILTER bullet_sources EXCLUDE REGEX "/Gimpact/")
+file(GLOB bullet_dynamics ${EDDY_WEB_BULLET_SOURCE}/src/BulletDynamics/Dynamics/*.cpp
+     ${EDDY_WEB_BULLET_SOURCE}/src/BulletDynamics/ConstraintSolver/*.cpp)
+add_library(eddy_web_bullet STATIC ${bullet_sources} ${bullet_dynamics})
+target_include_directories(eddy_web_bullet SYSTEM PUBLIC ${EDDY_WEB_BULLET_SOURCE}/src)
+target_compile_definitions(eddy_web_bullet PUBLIC BT_USE_DOUBLE_PRECISION)
+target_compile_options(eddy_web_bullet PRIVATE -w)  # its own warnings are not eddy's to mend
+add_library(eddy_deps::bullet ALIAS eddy_web_bullet)
+
+# meshoptimizer 0.18 (Debian's source package): its header sits beside its sources.
+eddy_web_source(meshoptimizer 0.18 EDDY_WEB_MESHOPTIMIZER_SOURCE src/meshoptimizer.h)
+file(GLOB meshoptimizer_sources ${EDDY_WEB_MESHOPTIMIZER_SOURCE}/src/*.cpp)
+add_library(eddy_web_meshoptimizer STATIC ${meshoptimizer_sources})
+target_include_directories(eddy_web_meshoptimizer SYSTEM PUBLIC ${EDDY_WEB_MESHOPTIMIZER_SOURCE}/src)
+add_library(meshoptimizer::meshoptimizer ALIAS eddy_web_meshoptimizer)
+set(EDDY_HAVE_MESHOPTIMIZER ON)
 
 # No threads: every parallel loop runs its fixed blocks in order (eddy/exec.hpp).
 add_compile_definitions(EDDY_SERIAL=1)

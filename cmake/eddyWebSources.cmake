@@ -3,9 +3,7 @@
 # refusals (InputError), so a scene that needs one says so on the page.
 #   src/geometry/read_mesh.cpp      assimp: users' models (scene shape "mesh")
 #   src/surface/openvdb_bridge.cpp  OpenVDB: .vdb files
-#   src/bodies/bullet_world.cpp     Bullet: contacts of 3D bodies (2D bodies' Box2D is compiled from source)
 list(REMOVE_ITEM EDDY_SOURCES
   ${PROJECT_SOURCE_DIR}/src/geometry/read_mesh.cpp
-  ${PROJECT_SOURCE_DIR}/src/surface/openvdb_bridge.cpp
-  ${PROJECT_SOURCE_DIR}/src/bodies/bullet_world.cpp)
+  ${PROJECT_SOURCE_DIR}/src/surface/openvdb_bridge.cpp)
 list(APPEND EDDY_SOURCES ${PROJECT_SOURCE_DIR}/web/unavailable.cpp)

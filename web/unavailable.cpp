@@ -3,7 +3,6 @@
 // scene that needs one fails to load with this one line, shown on the page like any other bad input.
 #include <string>
 
-#include "eddy/bodies.hpp"
 #include "eddy/error.hpp"
 #include "eddy/geometry.hpp"
 #include "eddy/surface.hpp"
@@ -23,10 +22,6 @@ Mesh<3> read_triangle_mesh(const std::filesystem::path& file, const Placement&, 
 
 Mesh<3> read_triangle_mesh_from_memory(std::string, const std::filesystem::path& name, const Placement&) {
     refuse(name.string() + ": models (OBJ, STL, PLY, glTF, ...)", "assimp");
-}
-
-std::unique_ptr<BodyEngine> make_bullet_engine(const RigidBodies<3>&) {
-    refuse("bodies (scene key \"bodies\") in 3D", "Bullet");
 }
 
 namespace vdb {

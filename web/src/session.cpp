@@ -86,8 +86,9 @@ nlohmann::json table_json(std::span<const Field<S>> table) {
     return out;
 }
 
-// A scene's bodies get their engine on the first step; made here, a scene whose engine the web build
-// lacks (Bullet: 3D bodies) is refused when it loads, with the reason, not when it first steps.
+// A scene's bodies get their engine on the first step; made here, a scene whose engine a build lacks
+// would be refused when it loads, with the reason, not when it first steps (both engines are compiled
+// in the web build now: Box2D and Bullet from Debian's sources).
 void check_body_engines(const Scene& sc) {
     if (sc.bodies.empty()) return;
     if (sc.dimension == 3) make_bullet_engine(RigidBodies<3>{});
