@@ -10,12 +10,15 @@
 #                             (3D bodies' contacts; native Linux Bullet has no SIMD path in double, so both
 #                             builds run the same scalar code)
 #   meshoptimizer             the same (decimation of reconstructed surfaces)
+#   assimp                    the same, with only the importers of OBJ, STL, PLY and glTF (1 and 2, text and
+#                             binary), no exporters; utfcpp, which Debian's assimp source leaves out, from
+#                             Debian's headers (libutfcpp-dev)
 #   oneTBB                    none: EDDY_SERIAL, the fixed blocks run in order (eddy/exec.hpp)
 # Only these folders of /usr/include are made visible (symlinked into the build): the rest of it is the
 # host's C library, which must not shadow Emscripten's.
 set(EDDY_WEB_HOST_INCLUDE ${PROJECT_BINARY_DIR}/host-include)
 file(MAKE_DIRECTORY ${EDDY_WEB_HOST_INCLUDE})
-foreach(dir nlohmann fmt stb)
+foreach(dir nlohmann fmt stb utf8cpp)
   if(NOT EXISTS /usr/include/${dir})
     message(FATAL_ERROR "eddy web: /usr/include/${dir} is missing: run scripts/install-deps.sh (make web does)")
   endif()
@@ -29,6 +32,19 @@ add_library(eddy_web_fmt INTERFACE)
 target_link_libraries(eddy_web_fmt INTERFACE eddy_web_headers)
 target_compile_definitions(eddy_web_fmt INTERFACE FMT_HEADER_ONLY)
 add_library(fmt::fmt ALIAS eddy_web_fmt)
+
+# These first, so that the dependencies compiled below get them too (a muparser error is thrown through
+# them; their vectorised loops round as scalar ones).
+# No threads: every parallel loop runs its fixed blocks in order (eddy/exec.hpp).
+add_compile_definitions(EDDY_SERIAL=1)
+# Exceptions: bad input is an InputError caught and shown on the page, so they must be caught. WebAssembly's
+# own exception handling (Chromium, Node 20), not Emscripten's JavaScript emulation (slower on every call).
+add_compile_options(-fwasm-exceptions)
+add_link_options(-fwasm-exceptions)
+# WebAssembly's 128-bit SIMD (every current browser): the compiler vectorises the same loops it does natively,
+# 4 floats wide (the shallow-water passes ran 25-30% faster; the particle methods the same). The same bits:
+# vectorised loops round as scalar ones without fast-math (tests/web, web.hash).
+add_compile_options(-msimd128)
 
 # The folder of a Debian source package that make web fetched (scripts/debian-source.sh PACKAGE VERSION
 # build-web/deps/PACKAGE), named by the cache variable VAR; `probe` is a file the source must hold.
@@ -84,13 +100,40 @@ target_include_directories(eddy_web_meshoptimizer SYSTEM PUBLIC ${EDDY_WEB_MESHO
 add_library(meshoptimizer::meshoptimizer ALIAS eddy_web_meshoptimizer)
 set(EDDY_HAVE_MESHOPTIMIZER ON)
 
-# No threads: every parallel loop runs its fixed blocks in order (eddy/exec.hpp).
-add_compile_definitions(EDDY_SERIAL=1)
-# Exceptions: bad input is an InputError caught and shown on the page, so they must be caught. WebAssembly's
-# own exception handling (Chromium, Node 20), not Emscripten's JavaScript emulation (slower on every call).
-add_compile_options(-fwasm-exceptions)
-add_link_options(-fwasm-exceptions)
-# WebAssembly's 128-bit SIMD (every current browser): the compiler vectorises the same loops it does natively,
-# 4 floats wide (the shallow-water passes ran 25-30% faster; the particle methods the same). The same bits:
-# vectorised loops round as scalar ones without fast-math (tests/web, web.hash).
-add_compile_options(-msimd128)
+# assimp 5.2.5 (Debian's assimp source package): the importer's core, its post-processing steps and the
+# importers of OBJ, STL, PLY and glTF 1 and 2; every other importer is left out by assimp's own switches
+# (ASSIMP_BUILD_NO_<FORMAT>_IMPORTER), the exporters by ASSIMP_BUILD_NO_EXPORT. None of these formats is
+# compressed: no zlib. Its two generated headers are made here as its CMakeLists.txt makes them.
+eddy_web_source(assimp 5.2.5 EDDY_WEB_ASSIMP_SOURCE code/Common/Importer.cpp)
+set(assimp_dir ${EDDY_WEB_ASSIMP_SOURCE})
+file(GLOB assimp_sources ${assimp_dir}/code/Common/*.cpp ${assimp_dir}/code/CApi/*.cpp
+     ${assimp_dir}/code/Material/*.cpp ${assimp_dir}/code/PostProcessing/*.cpp
+     ${assimp_dir}/code/AssetLib/Obj/*.cpp ${assimp_dir}/code/AssetLib/STL/*.cpp ${assimp_dir}/code/AssetLib/Ply/*.cpp
+     ${assimp_dir}/code/AssetLib/glTF/*.cpp ${assimp_dir}/code/AssetLib/glTF2/*.cpp)
+list(FILTER assimp_sources EXCLUDE REGEX "(Exporter|Compression|ZipArchiveIOSystem|AssimpCExport)\\.cpp$")
+set(assimp_gen ${PROJECT_BINARY_DIR}/assimp-gen)
+configure_file(${assimp_dir}/include/assimp/config.h.in ${assimp_gen}/include/assimp/config.h @ONLY)
+set(GIT_COMMIT_HASH 0)
+set(GIT_BRANCH debian)
+set(ASSIMP_VERSION_MAJOR 5)
+set(ASSIMP_VERSION_MINOR 2)
+set(ASSIMP_VERSION_PATCH 5)
+set(ASSIMP_PACKAGE_VERSION 0)
+set(LIBRARY_SUFFIX "")
+set(CMAKE_DEBUG_POSTFIX "")
+configure_file(${assimp_dir}/revision.h.in ${assimp_gen}/include/revision.h)
+# BaseImporter.cpp includes "../contrib/utf8cpp/source/utf8.h": found through code/ here.
+file(MAKE_DIRECTORY ${assimp_gen}/code ${assimp_gen}/contrib/utf8cpp)
+file(CREATE_LINK /usr/include/utf8cpp ${assimp_gen}/contrib/utf8cpp/source SYMBOLIC)
+add_library(eddy_web_assimp STATIC ${assimp_sources})
+target_include_directories(eddy_web_assimp SYSTEM PUBLIC ${assimp_gen}/include ${assimp_dir}/include
+  PRIVATE ${assimp_dir}/code ${assimp_dir} ${assimp_gen}/code ${assimp_dir}/contrib/rapidjson/include
+          ${assimp_dir}/contrib/pugixml/src ${assimp_dir}/contrib/openddlparser/include)
+set(assimp_left_out 3DS 3D 3MF AC AMF ASE ASSBIN B3D BLEND BVH C4D COB COLLADA CSM DXF FBX HMP IFC IQM IRRMESH IRR
+    LWO LWS M3D MD2 MD3 MD5 MDC MDL MMD MS3D NDO NFF OFF OGRE OPENGEX Q3BSP Q3D RAW SIB SMD STEP TERRAGEN X3D XGL X)
+list(TRANSFORM assimp_left_out REPLACE "(.+)" "ASSIMP_BUILD_NO_\\1_IMPORTER")
+target_compile_definitions(eddy_web_assimp PUBLIC ASSIMP_BUILD_NO_EXPORT
+  PRIVATE ${assimp_left_out} RAPIDJSON_HAS_STDSTRING=1 RAPIDJSON_NOMEMBERITERATORCLASS ASSIMP_BUILD_NO_OWN_ZLIB)
+target_compile_options(eddy_web_assimp PRIVATE -w)
+target_link_libraries(eddy_web_assimp PUBLIC eddy_web_headers)
+add_library(assimp::assimp ALIAS eddy_web_assimp)

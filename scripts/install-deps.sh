@@ -27,6 +27,7 @@ PKGS=(
   python3-vtk9          # tests: VTK's own readers open our .vtp files (walls with their pressure)
   python3-scipy         # tests: the linear-theory reference of the floating body's heave (tests/validation/data/ursell_heave.py)
   emscripten curl xz-utils  # make web: the library compiled to WebAssembly (muparser's source fetched from Debian's pool)
+  libutfcpp-dev         # make web: the UTF-8 headers assimp compiled to WebAssembly includes (Debian's assimp source leaves its copy out)
   chromium              # tests/web: the page in a real browser, headless (puppeteer-core from npm drives it)
   blender               # tests/blender: the add-on headless, and docs/blender.md's documented path rendered (about 200 MB)
 )

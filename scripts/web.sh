@@ -2,8 +2,9 @@
 # make web (issue 33; docs/web.md): the WebAssembly build of eddy and its page, into BUILD (build-web).
 #   1. Emscripten (Debian's emscripten package, installed by scripts/install-deps.sh); without it the web
 #      build is skipped with this script's message, and so are the browser tests (ctest label web).
-#   2. muparser's, Box2D's, Bullet's and meshoptimizer's sources from Debian (scripts/debian-source.sh): the
-#      shallow-water scenes' expressions, the 2D and 3D bodies' contacts, the surfaces' decimation.
+#   2. muparser's, Box2D's, Bullet's, meshoptimizer's and assimp's sources from Debian
+#      (scripts/debian-source.sh): the shallow-water scenes' expressions, the 2D and 3D bodies' contacts, the
+#      surfaces' decimation, users' models.
 #   3. emcmake cmake + the build: build-web/index.html, eddy.js, eddy.wasm, eddy.data (the bundled scenes).
 #   4. puppeteer-core from npm (tests/web/package.json, its lock) into build-web/npm/node_modules, for the
 #      tests (a folder of its own: a package.json beside eddy.js would change how Node.js loads it).
@@ -26,10 +27,11 @@ bash scripts/debian-source.sh muparser 2.3.3 "$BUILD/deps/muparser"
 bash scripts/debian-source.sh box2d 2.4.1 "$BUILD/deps/box2d"
 bash scripts/debian-source.sh bullet 3.24 "$BUILD/deps/bullet"
 bash scripts/debian-source.sh meshoptimizer 0.18 "$BUILD/deps/meshoptimizer"
-if [ ! -f "$BUILD/CMakeCache.txt" ] || ! grep -q EDDY_WEB_MESHOPTIMIZER_SOURCE:PATH=. "$BUILD/CMakeCache.txt"; then
+bash scripts/debian-source.sh assimp 5.2.5 "$BUILD/deps/assimp"
+if [ ! -f "$BUILD/CMakeCache.txt" ] || ! grep -q EDDY_WEB_ASSIMP_SOURCE:PATH=. "$BUILD/CMakeCache.txt"; then
   emcmake cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DEDDY_WEB_MUPARSER_SOURCE="$BUILD/deps/muparser" \
     -DEDDY_WEB_BOX2D_SOURCE="$BUILD/deps/box2d" -DEDDY_WEB_BULLET_SOURCE="$BUILD/deps/bullet" \
-    -DEDDY_WEB_MESHOPTIMIZER_SOURCE="$BUILD/deps/meshoptimizer" >/dev/null
+    -DEDDY_WEB_MESHOPTIMIZER_SOURCE="$BUILD/deps/meshoptimizer" -DEDDY_WEB_ASSIMP_SOURCE="$BUILD/deps/assimp" >/dev/null
 else
   emcmake cmake -S . -B "$BUILD" >/dev/null  # copies the page again
 fi

@@ -16,14 +16,6 @@ namespace {
 }
 }  // namespace
 
-Mesh<3> read_triangle_mesh(const std::filesystem::path& file, const Placement&, const ModelFileOptions&) {
-    refuse(file.string() + ": models (OBJ, STL, PLY, glTF, ...)", "assimp");
-}
-
-Mesh<3> read_triangle_mesh_from_memory(std::string, const std::filesystem::path& name, const Placement&) {
-    refuse(name.string() + ": models (OBJ, STL, PLY, glTF, ...)", "assimp");
-}
-
 namespace vdb {
 template <int D>
 void write_level_set(const std::filesystem::path& path, const SparseGrid<D>&, float, const SparseGrid<D>*) {

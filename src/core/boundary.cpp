@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "eddy/neighbors.hpp"
+#include "core/portable_math.hpp"
 
 namespace eddy {
 
@@ -293,7 +294,7 @@ bool in_solid(const Wall<D>& w, const Vec<D>& x, float m) {
         }
         case Wall<D>::Shape::cylinder: {  // a tube (inner_radius > 0) or a disc about y, 3D only
             if constexpr (D == 3) {
-                const float rho = std::hypot(x[0] - w.center[0], x[2] - w.center[2]);
+                const float rho = detail::portable_hypot(x[0] - w.center[0], x[2] - w.center[2]);
                 return x[1] >= w.center[1] - m && x[1] <= w.center[1] + w.height + m && rho <= w.radius + m &&
                        (w.inner_radius <= 0.0f || rho >= w.inner_radius - m);
             }
@@ -308,7 +309,7 @@ bool in_solid(const Wall<D>& w, const Vec<D>& x, float m) {
 template <int D>
 Vec<D> push_out_of_cylinder(const Wall<D>& w, Vec<D> x, float m) {
     if constexpr (D == 3) {
-        const float dx = x[0] - w.center[0], dz = x[2] - w.center[2], rho = std::hypot(dx, dz);
+        const float dx = x[0] - w.center[0], dz = x[2] - w.center[2], rho = detail::portable_hypot(dx, dz);
         const float ux = rho > 0.0f ? dx / rho : 1.0f, uz = rho > 0.0f ? dz / rho : 0.0f;
         const float bottom = w.center[1] - m, top = w.center[1] + w.height + m;
         const float outer = w.radius + m, inner = w.inner_radius - m;
@@ -575,7 +576,7 @@ float distance_to_wall(const Wall<D>& w, const Vec<D>& xw, Vec<D>& towards) {
     } else if (w.shape == Wall<D>::Shape::cylinder && w.solid) {  // tube or disc: distance outside it
         Vec<D> c = x;
         if constexpr (D == 3) {
-            const float dx = x[0] - w.center[0], dz = x[2] - w.center[2], rho = std::hypot(dx, dz);
+            const float dx = x[0] - w.center[0], dz = x[2] - w.center[2], rho = detail::portable_hypot(dx, dz);
             const float R = std::clamp(rho, w.inner_radius, w.radius);
             c[0] = w.center[0] + (rho > 0.0f ? dx / rho : 1.0f) * R;
             c[2] = w.center[2] + (rho > 0.0f ? dz / rho : 0.0f) * R;

@@ -9,6 +9,8 @@
 #include <cstdio>
 #include <numbers>
 
+#include "core/portable_math.hpp"
+
 namespace eddy {
 
 namespace {
@@ -56,7 +58,7 @@ bool inside_container(const Wall<D>& w, const Vec<D>& x, float margin) {
     }
     if constexpr (D == 3) {
         const float dx = x[0] - w.center[0], dz = x[2] - w.center[2];
-        return std::hypot(dx, dz) <= w.radius + margin && x[1] >= w.center[1] - margin &&
+        return detail::portable_hypot(dx, dz) <= w.radius + margin && x[1] >= w.center[1] - margin &&
                x[1] <= w.center[1] + w.height + margin;
     }
     return false;
@@ -111,7 +113,7 @@ void for_each_face(const Wall<D>& w, const Vec<D>& x, float reach, F&& f) {
         return;
     }
     if constexpr (D == 3) {  // a closed cylinder: side, floor, lid
-        const float dx = xb[0] - w.center[0], dz = xb[2] - w.center[2], rho = std::hypot(dx, dz);
+        const float dx = xb[0] - w.center[0], dz = xb[2] - w.center[2], rho = detail::portable_hypot(dx, dz);
         if (rho > 0.0f) face(w.radius - rho, Vec<D>{{-dx / rho, 0.0f, -dz / rho}});
         face(xb[1] - w.center[1], Vec<D>{{0.0f, 1.0f, 0.0f}});
         face(w.center[1] + w.height - xb[1], Vec<D>{{0.0f, -1.0f, 0.0f}});

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "eddy/smooth_walls.hpp"
+#include "core/portable_math.hpp"
 
 namespace eddy {
 
@@ -20,10 +21,10 @@ float signed_distance(const Wall<D>& w, const Vec<D>& x) {
         return w.solid ? phi : -phi;
     }
     if constexpr (D == 3) {  // a solid cylinder about y: a tube from inner_radius to radius, or a disc
-        const float rho = std::hypot(x[0] - w.center[0], x[2] - w.center[2]);
+        const float rho = detail::portable_hypot(x[0] - w.center[0], x[2] - w.center[2]);
         const float qr = w.inner_radius > 0.0f ? std::max(w.inner_radius - rho, rho - w.radius) : rho - w.radius;
         const float qy = std::max(w.center[1] - x[1], x[1] - w.center[1] - w.height);
-        const float out = std::hypot(std::max(qr, 0.0f), std::max(qy, 0.0f));
+        const float out = detail::portable_hypot(std::max(qr, 0.0f), std::max(qy, 0.0f));
         return out > 0.0f ? out : std::max(qr, qy);
     }
     return 0.0f;

@@ -38,6 +38,7 @@
 #include "eddy/error.hpp"
 #include "eddy/geometry.hpp"
 #include "eddy/input_file.hpp"
+#include "io/number_text.hpp"
 
 namespace eddy {
 
@@ -382,7 +383,7 @@ private:
                             corrupt(fmt::format("{} {} (body line {}): '{}' is not a whole number", e.name, i, line_no, excerpt(t)));
                         v = static_cast<double>(q);
                     } else {
-                        const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+                        const auto [end, ec] = io::from_chars_double(t.data(), t.data() + t.size(), v);
                         if ((ec != std::errc() && ec != std::errc::result_out_of_range) || end != t.data() + t.size())
                             corrupt(fmt::format("{} {} (body line {}): '{}' is not a number", e.name, i, line_no, excerpt(t)));
                     }

@@ -70,9 +70,16 @@ function statusText() {
 
 // ---- loading ------------------------------------------------------------------------------------------
 /// Loads a scene; "" or the one-line error (shown, and the page pauses; the old run is kept).
+// A bundled scene, a pasted or dropped one's text, or one dropped with its files (read beside them).
+function loadSource(src, method) {
+    if (src.kind === 'bundled') return session.loadBundled(src.name, method, '[]');
+    if (src.kind === 'dropped') return session.loadDropped(src.text, src.where, method, '[]');
+    return session.loadText(src.text, src.where, method, '[]');
+}
+
 function load(src) {
     const method = src.method || '';
-    const r = src.kind === 'bundled' ? session.loadBundled(src.name, method, '[]') : session.loadText(src.text, src.where, method, '[]');
+    const r = loadSource(src, method);
     if (r && r.startsWith('eddy: error')) {
         if (st.playing) st.resumeOnLoad = true;
         st.playing = false;
@@ -385,7 +392,7 @@ function wireControls() {
         else if (e.key === 's' || e.key === 'S') stepOnce();
         else if (e.key === 'r' || e.key === 'R') reset();
     });
-    // a .json file dropped anywhere on the page
+    // a .json file dropped anywhere on the page, alone or with the files it names (models, particle files)
     let depth = 0;
     document.addEventListener('dragenter', (e) => { e.preventDefault(); if (++depth === 1) document.body.classList.add('dragging'); });
     document.addEventListener('dragleave', () => { if (--depth <= 0) { depth = 0; document.body.classList.remove('dragging'); } });
@@ -394,12 +401,34 @@ function wireControls() {
         e.preventDefault();
         depth = 0;
         document.body.classList.remove('dragging');
-        const f = e.dataTransfer && e.dataTransfer.files && e.dataTransfer.files[0];
-        if (!f) return;
-        const text = await f.text();
-        $('scene-text').value = text;
-        load({ kind: 'text', text, where: f.name, method: '' });
+        const files = e.dataTransfer && e.dataTransfer.files ? [...e.dataTransfer.files] : [];
+        if (files.length) await loadDroppedFiles(files);
     });
+}
+
+// Files dropped on the page: a scene alone (its text), or a scene with the files it names (models, particle
+// files), written into the page's folder for them and the scene loaded from there as eddy run loads it.
+async function loadDroppedFiles(files) {
+    if (files.length === 1) {
+        const text = await files[0].text();
+        $('scene-text').value = text;
+        load({ kind: 'text', text, where: files[0].name, method: '' });
+        return;
+    }
+    const scenes = files.filter(f => /\.json$/i.test(f.name));
+    if (scenes.length !== 1) {
+        showError(`eddy: error: dropped ${files.map(f => f.name).join(', ')}: allowed: one scene (.json) with the files it names`);
+        return;
+    }
+    session.clearDropped();
+    for (const f of files) {
+        if (f === scenes[0]) continue;
+        const r = session.dropFile(f.name, new Uint8Array(await f.arrayBuffer()));
+        if (r) { showError(r); return; }
+    }
+    const text = await scenes[0].text();
+    $('scene-text').value = text;
+    load({ kind: 'dropped', text, where: scenes[0].name, method: '' });
 }
 
 // ---- the mouse ------------------------------------------------------------------------------------------

@@ -160,6 +160,61 @@ std::string Session::load_text(const std::string& text, const std::string& where
     }
 }
 
+namespace {
+const fs::path kDropped = "/dropped";  // the files dropped with a scene (Session::drop_file)
+
+// A dropped file's name: a plain name, written in /dropped and nowhere else.
+void check_dropped_name(const std::string& name) {
+    const fs::path p(name);
+    if (name.empty() || p.has_parent_path() || !p.has_filename() || name == "." || name == ".." ||
+        name.find('\0') != std::string::npos)
+        throw InputError(fmt::format("a dropped file named \"{}\": allowed: a plain file name", text_excerpt(name)));
+}
+
+// Loads from /dropped as eddy run from its folder, the page's folder (/scenes) again after.
+struct InDropped {
+    InDropped() { fs::current_path(kDropped); }
+    ~InDropped() {
+        std::error_code ec;
+        fs::current_path("/scenes", ec);
+    }
+};
+}  // namespace
+
+void Session::clear_dropped() {
+    std::error_code ec;
+    fs::remove_all(kDropped, ec);
+    fs::create_directories(kDropped, ec);
+}
+
+std::string Session::drop_file(const std::string& name, const std::string& bytes) {
+    try {
+        check_dropped_name(name);
+        fs::create_directories(kDropped);
+        io::write_atomic(kDropped / name, bytes);
+        return "";
+    } catch (const std::exception& e) {
+        return error_line(e.what());
+    }
+}
+
+std::string Session::load_dropped(const std::string& text, const std::string& name, const std::string& method,
+                                  const std::string& sets) {
+    try {
+        check_dropped_name(name);
+        fs::create_directories(kDropped);
+        io::write_atomic(kDropped / name, text);
+        Scene sc = [&] {
+            InDropped here;
+            return load_scene(name, overrides_of(method, sets), page_budget());
+        }();
+        load(std::move(sc));
+        return "";
+    } catch (const std::exception& e) {
+        return error_line(e.what());
+    }
+}
+
 std::string Session::step(int n, double ms) {
     if (m_diverged) return "the simulation diverged: load a scene again";
     try {

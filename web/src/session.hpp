@@ -31,6 +31,15 @@ public:
     /// A scene from its JSON text (pasted, dropped or from a link); `where` names it in messages.
     std::string load_text(const std::string& text, const std::string& where, const std::string& method,
                           const std::string& sets);
+    /// A scene dropped with its files (models, particle files; issue 43): clear_dropped() empties the page's
+    /// folder for them (/dropped), drop_file() writes one there ("" or why not: a name must be a plain file
+    /// name), then load_dropped() writes the scene beside them as `name` and loads it from there as `eddy run
+    /// name` does from that folder: the same checks, memory estimates and one-line errors, its relative
+    /// paths read from the folder (a missing model is named as the CLI names it).
+    void clear_dropped();
+    std::string drop_file(const std::string& name, const std::string& bytes);
+    std::string load_dropped(const std::string& text, const std::string& name, const std::string& method,
+                             const std::string& sets);
 
     // ---- stepping ----------------------------------------------------------------------------------------
     /// Up to n steps, or until `ms` milliseconds of wall time have passed (0: no limit). "" or why the run
