@@ -451,30 +451,8 @@ void SimWorker::apply_body_drag(float dt) {
 void SimWorker::drop_body(bool ball, std::array<double, 3> point) {
     post([this, ball, point] {
         if (!m_sim) return;
-        nlohmann::json body;
-        with_particles(*m_sim, [&](const auto& sim) {
-            constexpr int D = std::remove_reference_t<decltype(sim)>::kDimension;
-            const double half = 0.5 * kDropSizeRadii * sim.scene.particle_radius;
-            // Inside the scene's bounds, clear of their edges by the body and two particle radii.
-            const Aabb<D> b = scene_bounds<D>(sim.scene);
-            nlohmann::json c = nlohmann::json::array();
-            for (int a = 0; a < D; ++a) {
-                const double margin = half + 2.0 * sim.scene.particle_radius;
-                const double lo = b.lo[a] + margin, hi = b.hi[a] - margin;
-                c.push_back(lo < hi ? std::clamp(point[a], lo, hi) : 0.5 * (b.lo[a] + b.hi[a]));
-            }
-            if (ball) {
-                body = {{"shape", D == 2 ? "circle" : "sphere"}, {"center", c}, {"radius", half}};
-            } else {
-                nlohmann::json lo = nlohmann::json::array(), hi = nlohmann::json::array();
-                for (int a = 0; a < D; ++a) lo.push_back(c[a].get<double>() - half), hi.push_back(c[a].get<double>() + half);
-                body = {{"shape", "box"}, {"min", lo}, {"max", hi}};
-            }
-            body["density"] = kDropDensity;
-        });
-        if (body.empty()) return;
         try {
-            const std::size_t removed = add_body(*m_sim, body, m_exec);
+            const std::size_t removed = drop_body_at(*m_sim, ball, point, m_exec, kDropSizeRadii, kDropDensity);
             build_walls();
             std::size_t n = 0;
             double mass = 0.0;
@@ -494,27 +472,8 @@ void SimWorker::drop_body(bool ball, std::array<double, 3> point) {
 void SimWorker::add_emitter(std::array<double, 3> point, double speed, double size_radii) {
     post([this, point, speed, size_radii] {
         if (!m_sim) return;
-        nlohmann::json e;
-        with_particles(*m_sim, [&](const auto& sim) {
-            constexpr int D = std::remove_reference_t<decltype(sim)>::kDimension;
-            const double r = sim.scene.particle_radius, half = 0.5 * size_radii * r;
-            // Inside the scene's bounds, clear of their edges by the nozzle and two particle radii.
-            const Aabb<D> b = scene_bounds<D>(sim.scene);
-            nlohmann::json c = nlohmann::json::array(), d = nlohmann::json::array();
-            double g2 = 0.0;
-            for (int a = 0; a < D; ++a) g2 += sim.scene.gravity[a] * sim.scene.gravity[a];
-            for (int a = 0; a < D; ++a) {
-                const double margin = half + 2.0 * r;
-                const double lo = b.lo[a] + margin, hi = b.hi[a] - margin;
-                c.push_back(lo < hi ? std::clamp(point[a], lo, hi) : 0.5 * (b.lo[a] + b.hi[a]));
-                d.push_back(g2 > 0.0 ? sim.scene.gravity[a] / std::sqrt(g2) : (a == 1 ? -1.0 : 0.0));
-            }
-            e = {{"center", c}, {"direction", d}, {"speed", speed}};
-            e[D == 2 ? "width" : "radius"] = D == 2 ? 2.0 * half : half;
-        });
-        if (e.empty()) return;
         try {
-            const std::size_t k = eddy::add_emitter(*m_sim, e, m_exec);
+            const std::size_t k = tap_at(*m_sim, point, speed, size_radii, m_exec);
             with_particles(*m_sim, [&](const auto& sim) {
                 const auto& em = sim.flow.emitters[k];
                 m_status = fmt::format("emitter {}: {:.0f} particles/s at {:.3g} m/s (Shift+E stops the emitters)", k,

@@ -1,6 +1,7 @@
 // eddy: a user's hands in a running particle simulation, shared by the viewer (apps/view) and the web page
-// (web/): the mouse's brush and a block of fluid dropped in. Both act between steps, on the simulation
-// alone, so what they do does not depend on the thread count.
+// (web/): the mouse's brush, a block of fluid dropped in, a body dropped and a tap opened where the user
+// points. All act between steps, on the simulation alone, so what they do does not depend on the thread
+// count, and the page's tools do what the viewer's do.
 #pragma once
 #include <array>
 #include <cstddef>
@@ -37,6 +38,25 @@ void apply_mouse_force(Simulation& sim, const MouseForce& brush, float dt, const
 /// for a status line: "added N particles" or "no room for a block of particles here".
 std::string add_fluid_block(Simulation& sim, std::optional<std::array<double, 3>> center, std::size_t max_particles,
                             const ExecContext& exec);
+
+/// Where a tool acts: `point` (m; z ignored in 2D) moved inside the scene's bounds, clear of their edges by
+/// `margin` (m) per axis (the bounds' middle on an axis too narrow for that).
+template <int D>
+std::array<double, D> clamped_in_scene(const ParticleSimulation<D>& sim, const std::array<double, 3>& point, double margin);
+
+/// The viewer's and the page's dropped body: a ball (circle in 2D) or a box, `size_radii` particle radii
+/// across, of `density` (kg/m^3), centred at `point` clamped inside the scene clear of its edges by the body
+/// and two particle radii; added by add_body (a body overlapping a wall or another body is refused with an
+/// InputError). Returns the fluid particles removed.
+std::size_t drop_body_at(Simulation& sim, bool ball, const std::array<double, 3>& point, const ExecContext& exec,
+                         double size_radii = 8.0, double density = 500.0);
+
+/// The viewer's and the page's tap: an emitter at `point` (clamped as a dropped body's), pointing along
+/// gravity (down when there is none), at `speed` (m/s), `size_radii` particle radii across (2D width, 3D
+/// diameter), from now until stopped; added by add_emitter (a nozzle in a wall is refused with an
+/// InputError). Returns its index.
+std::size_t tap_at(Simulation& sim, const std::array<double, 3>& point, double speed, double size_radii,
+                   const ExecContext& exec);
 
 /// A shallow-water grid: a drop at (x, y) (m), a round bump of radius max(3 dx, 3% of the grid's extent)
 /// a third of the mean wet depth high; with `ink`, ink alone (no water).

@@ -108,6 +108,54 @@ std::string add_fluid_block(Simulation& simulation, std::optional<std::array<dou
     return status;
 }
 
+template <int D>
+std::array<double, D> clamped_in_scene(const ParticleSimulation<D>& sim, const std::array<double, 3>& point, double margin) {
+    const Aabb<D> b = scene_bounds<D>(sim.scene);
+    std::array<double, D> c{};
+    for (int a = 0; a < D; ++a) {
+        const double lo = b.lo[a] + margin, hi = b.hi[a] - margin;
+        c[a] = lo < hi ? std::clamp(point[a], lo, hi) : 0.5 * (b.lo[a] + b.hi[a]);
+    }
+    return c;
+}
+template std::array<double, 2> clamped_in_scene<2>(const ParticleSimulation<2>&, const std::array<double, 3>&, double);
+template std::array<double, 3> clamped_in_scene<3>(const ParticleSimulation<3>&, const std::array<double, 3>&, double);
+
+std::size_t drop_body_at(Simulation& simulation, bool ball, const std::array<double, 3>& point, const ExecContext& exec,
+                         double size_radii, double density) {
+    nlohmann::json body;
+    with_particles(simulation, [&](const auto& sim) {
+        constexpr int D = std::remove_cvref_t<decltype(sim)>::kDimension;
+        const double half = 0.5 * size_radii * sim.scene.particle_radius;
+        const auto c = clamped_in_scene(sim, point, half + 2.0 * sim.scene.particle_radius);
+        if (ball) {
+            body = {{"shape", D == 2 ? "circle" : "sphere"}, {"center", c}, {"radius", half}};
+        } else {
+            nlohmann::json lo = nlohmann::json::array(), hi = nlohmann::json::array();
+            for (int a = 0; a < D; ++a) lo.push_back(c[a] - half), hi.push_back(c[a] + half);
+            body = {{"shape", "box"}, {"min", lo}, {"max", hi}};
+        }
+        body["density"] = density;
+    });
+    return add_body(simulation, body, exec);
+}
+
+std::size_t tap_at(Simulation& simulation, const std::array<double, 3>& point, double speed, double size_radii,
+                   const ExecContext& exec) {
+    nlohmann::json e;
+    with_particles(simulation, [&](const auto& sim) {
+        constexpr int D = std::remove_cvref_t<decltype(sim)>::kDimension;
+        const double r = sim.scene.particle_radius, half = 0.5 * size_radii * r;
+        double g2 = 0.0;
+        for (int a = 0; a < D; ++a) g2 += sim.scene.gravity[a] * sim.scene.gravity[a];
+        nlohmann::json d = nlohmann::json::array();
+        for (int a = 0; a < D; ++a) d.push_back(g2 > 0.0 ? sim.scene.gravity[a] / std::sqrt(g2) : (a == 1 ? -1.0 : 0.0));
+        e = {{"center", clamped_in_scene(sim, point, half + 2.0 * r)}, {"direction", d}, {"speed", speed}};
+        e[D == 2 ? "width" : "radius"] = D == 2 ? 2.0 * half : half;
+    });
+    return add_emitter(simulation, e, exec);
+}
+
 void drop_water(ShallowWaterSimulation& water, double x, double y, bool ink) {
     std::visit([&](auto& s) {
         const auto& g = s.grid();

@@ -5,6 +5,7 @@
 //              the probes of a scene with probes (its probes.csv), and the panel lists them
 //   canvas     the canvas is not blank (pixel statistics of screenshots), for particles 2D/3D, a grid, a surface
 //   controls   play/pause/step/reset, scene, method, colour field, size, settings, add fluid, the mouse's push
+//   tools      a box, a ball and a tap dropped by clicks change the state as Python's add_body/add_emitter do
 //   errors     a bad scene (pasted or dropped) shows the CLI's own one-line error; a model scene is refused
 //   bundled    every bundled scene loads and steps 100 steps on the page (or says why the web build cannot)
 //   hostile    the link's numbers out of range, HTML and script in scenes and links, huge counts, deep nesting
@@ -281,6 +282,44 @@ const checks = {
     check(tris > 1000 && on.away > 0.02 && differ > 0.01, `the surface of dam_break_3d: ${tris} triangles, ${(100 * on.away).toFixed(1)}% drawn ` +
       `(particles alone ${(100 * off.away).toFixed(1)}%), ${(100 * differ).toFixed(1)}% of the pixels changed`);
     await page.close();
+  },
+
+  // The viewer's tools on the page (issue 43): a box, a ball and a tap placed by clicks on the canvas
+  // (eddy/interaction.hpp's drop_body_at and tap_at, which the viewer's keys call) change the state as
+  // Python's add_body and add_emitter of the same entries do (the scene's document lists what each tool
+  // added), to the bit, in 2D (Box2D) and 3D (Bullet).
+  async tools() {
+    for (const [scene, n] of [['dam_break_2d', 10], ['dam_break_3d', 3]]) {
+      const page = await openPage(`scene=${scene}&paused=1`);
+      const ops = [];
+      const box = await page.$eval('#view', c => { const r = c.getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; });
+      for (const [tool, fx, fy] of [['box', 0.3, 0.35], ['ball', 0.7, 0.35], ['tap', 0.5, 0.2]]) {
+        await page.evaluate(k => window.eddyPage.session.step(k, 0), n);
+        ops.push(['step', n]);
+        await page.select('#click-tool', tool);
+        await page.mouse.click(box[0] + fx * box[2], box[1] + fy * box[3]);
+        const doc = await page.evaluate(() => JSON.parse(window.eddyPage.session.sceneDocument()));
+        const list = tool === 'tap' ? doc.emitters : doc.bodies;
+        const e = await errorText(page);
+        check(e === '' && Array.isArray(list) && list.length > 0, `${scene}: a click drops ${tool === 'tap' ? 'a tap' : `a ${tool}`}` +
+          `${e ? `: "${e}"` : `: ${JSON.stringify(list && list.at(-1))}`}`);
+        if (!list || !list.length) break;
+        ops.push([tool === 'tap' ? 'emitter' : 'body', list.at(-1)]);
+      }
+      await page.evaluate(k => window.eddyPage.session.step(k, 0), n);
+      ops.push(['step', n]);
+      const got = await page.evaluate(() => window.eddyPage.hash());
+      const py = spawnSync('/usr/bin/python3', ['-c', [
+        'import eddy, json, sys',
+        'sim = eddy.Simulation(eddy.load_scene(sys.argv[2]), threads=1)',
+        'for op, arg in json.loads(sys.argv[1]):',
+        '    sim.step(arg) if op == "step" else sim.add_body(arg) if op == "body" else sim.add_emitter(arg)',
+        'print(f"{sim.state_hash():016x}")'].join('\n'), JSON.stringify(ops), scene],
+        { encoding: 'utf8', env: { ...process.env, PYTHONPATH: path.join(path.dirname(eddy), '..', 'python') } });
+      const want = py.status === 0 ? py.stdout.trim() : `python failed: ${py.stderr.trim().split('\n').pop()}`;
+      check(got === want, `${scene}: after the tools and ${ops.filter(o => o[0] === 'step').length * n} steps: page ${got}, Python ${want}`);
+      await page.close();
+    }
   },
 
   async controls() {

@@ -463,6 +463,15 @@ function mouseIdle(now) {  // a pointer held still stops pushing
 }
 function centre() { const b = boxArray(); return [0.5 * (b[0] + b[3]), 0.5 * (b[1] + b[4]), 0.5 * (b[2] + b[5])]; }
 
+// A click's tool where it points: a block of fluid, a dropped body or a tap (the viewer's, eddy/interaction.hpp).
+function placeAt(x, y, tool) {
+    const p = worldAt(x, y);
+    if (!p) return;
+    const r = tool === 'fluid' ? session.addBlock(p[0], p[1], p[2]) : session.useTool(tool, p[0], p[1], p[2], +$('tap-speed').value);
+    if (r.startsWith('eddy: error')) showError(r); else { showError(''); note(r); }
+    st.dirty = true; st.surfaceStale = true;
+}
+
 function wireMouse() {
     const c = $('view');
     c.addEventListener('contextmenu', (e) => e.preventDefault());
@@ -470,7 +479,7 @@ function wireMouse() {
         if (!st.loaded) return;
         try { c.setPointerCapture(e.pointerId); } catch (err) { /* a synthetic event's pointer */ }
         drag.x = drag.x0 = e.offsetX; drag.y = drag.y0 = e.offsetY; drag.moved = 0; drag.last = null;
-        const add = e.button === 0 && (e.shiftKey || $('add-mode').checked);
+        const add = e.button === 0 && (e.shiftKey || $('add-mode').checked), tool = e.button === 0 ? $('click-tool').value : '';
         if (st.kind === 'grid') {
             drag.mode = e.button === 0 ? 'click-or-orbit' : 'orbit';
             return;
@@ -479,13 +488,8 @@ function wireMouse() {
             drag.plane = centre();
             drag.normal = norm(sub(cam3.eye(), cam3.target));
         }
-        if (add) {
-            const p = worldAt(e.offsetX, e.offsetY);
-            if (p) {
-                const r = session.addBlock(p[0], p[1], p[2]);
-                note(r);
-                st.dirty = true; st.surfaceStale = true;
-            }
+        if (add || tool) {
+            placeAt(e.offsetX, e.offsetY, add ? 'fluid' : tool);
             drag.mode = null;
         } else if (is3d()) {
             drag.mode = e.button === 2 || (e.button === 0 && e.ctrlKey) ? 'push' : 'orbit';

@@ -66,6 +66,7 @@ EMSCRIPTEN_BINDINGS(eddy_web) {
         .function("sceneDocument", &Session::scene_document)
         .function("setMouse", &Session::set_mouse)
         .function("addBlock", &Session::add_block)
+        .function("useTool", &Session::use_tool)
         .function("drop", &Session::drop)
         .function("particlesFile", &Session::particles_file)
         // (page) particlesFile's bytes as a Uint8Array copy: the binary PLY is not UTF-8, a JS string would mangle it

@@ -537,6 +537,21 @@ std::string Session::add_block(double x, double y, double z) {
     }
 }
 
+std::string Session::use_tool(const std::string& tool, double x, double y, double z, double speed) {
+    if (!m_sim) return "bodies and taps are added to particle scenes";
+    try {
+        const std::array<double, 3> at{x, y, z};
+        if (tool == "box" || tool == "ball") {
+            const std::size_t removed = drop_body_at(*m_sim, tool == "ball", at, m_exec);
+            return fmt::format("dropped a {}; {} fluid particles inside it removed", tool, removed);
+        }
+        if (tool == "tap") return fmt::format("tap {} opened", tap_at(*m_sim, at, speed, 8.0, m_exec));
+        throw InputError(fmt::format("the tool \"{}\": allowed: box, ball, tap", text_excerpt(tool)));
+    } catch (const std::exception& e) {
+        return error_line(e.what());
+    }
+}
+
 std::string Session::drop(double x, double y) {
     if (!m_water) return "water is dropped on grids";
     drop_water(*m_water, x, y, false);

@@ -111,6 +111,10 @@ public:
     void set_mouse(bool active, double x, double y, double z, double vx, double vy, double vz, double radius);
     /// A block of fluid at (x, y, z); returns "added N particles" or why not.
     std::string add_block(double x, double y, double z);
+    /// The viewer's tools at (x, y, z) (eddy/interaction.hpp, issue 43): "box" or "ball" drops a body (8 particle
+    /// radii across, 500 kg/m^3; drop_body_at), "tap" opens an emitter along gravity at `speed` (m/s), 8
+    /// particle radii across (tap_at). Returns what happened for the status line, or the one-line error.
+    std::string use_tool(const std::string& tool, double x, double y, double z, double speed);
     /// A grid: water dropped at (x, y) (m).
     std::string drop(double x, double y);
 
