@@ -436,6 +436,9 @@ const checks = {
       ['bad_syntax.json', '{"name": "x", "dimension": 2,'],
       ['bad_radius.json', '{"name": "x", "dimension": 2, "particle_radius": -1}'],
       ['bad_key.json', '{"name": "x", "dimension": 2, "particle_radius": 0.01, "colour": 1}'],
+      // An error thrown inside a dependency compiled from source (muparser: a bad expression) reaches the page.
+      ['bad_expression.json', '{"name": "x", "method": "shallow_water", "dimension": 2, "grid": {"cells": [16, 16], "dx": 0.1}, ' +
+        '"terrain": "0", "water": {"surface": "x +* 2"}}'],
     ];
     for (const [name, text] of bad) {
       const want = nativeError(name, text);
