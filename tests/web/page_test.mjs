@@ -139,6 +139,31 @@ async function canvasShot(page) {
 }
 
 // ---- the checks -------------------------------------------------------------------------------------------
+// web.hash's scenes: [scene, method ('' for its own), steps].
+const HASH_CASES = [
+  ['clavet_dam_break_2d', '', 100], ['pbf_dam_break_2d', '', 100], ['dam_break_2d', '', 100],
+  ['dfsph_dam_break_2d', '', 60], ['dam_break_2d', 'dfsph', 40], ['dam_break_3d', '', 15], ['pbf_dam_break_3d', '', 15],
+  ['dfsph_dam_break_3d', '', 10], ['clavet_dam_break_3d', '', 10], ['shallow_valley', '', 100],
+  ['shallow_dam_break_wet', '', 200], ['floating_boxes_2d', '', 100],
+  // 3D bodies: Bullet compiled from Debian's source (issue 43) gives the native contacts' bits (crates
+  // landing on crates by step 30, the balls in the water by step 120; 300 steps of each agreed too).
+  ['dam_break_debris_3d', '', 60], ['ducks_3d', '', 120],
+  // Users' models: assimp compiled from Debian's source reads STL, OBJ and PLY as the native eddy does
+  // (a plate, a cup, a boat's hull on Bullet, a bowl, the mixer's turning paddle in a cylinder tank: the
+  // cylinder's distance once differed, std::hypot, docs/web.md "Same bits"; as DFSPH too).
+  ['mesh_dam_break_3d', '', 20], ['cup_pour_3d', '', 20], ['boat_in_waves_3d', '', 20], ['tap_into_bowl_3d', '', 20],
+  ['mixer_3d', '', 40], ['mixer_3d', 'dfsph', 20],
+];
+// web.errors' bad scenes: [file name, text]; the page must show eddy run's line for each.
+const BAD_SCENES = [
+  ['bad_syntax.json', '{"name": "x", "dimension": 2,'],
+  ['bad_radius.json', '{"name": "x", "dimension": 2, "particle_radius": -1}'],
+  ['bad_key.json', '{"name": "x", "dimension": 2, "particle_radius": 0.01, "colour": 1}'],
+  // An error thrown inside a dependency compiled from source (muparser: a bad expression) reaches the page.
+  ['bad_expression.json', '{"name": "x", "method": "shallow_water", "dimension": 2, "grid": {"cells": [16, 16], "dx": 0.1}, ' +
+    '"terrain": "0", "water": {"surface": "x +* 2"}}'],
+];
+
 // A scene dropped with its model files (issue 43): the page accepts or refuses it as `eddy run scene.json`
 // does in a folder holding the same files, with the same line; accepted, 5 steps give the same state hash.
 // The models: a cube as ASCII STL, OBJ, PLY and glTF 2, and hostile ones (empty, a binary STL whose header claims
@@ -210,21 +235,7 @@ const checks = {
   // Same scene, same inputs: the page's state after N steps is the native run's, bit for bit (both compile
   // without floating-point contraction, and the serial build runs the same fixed blocks: docs/web.md).
   async hash() {
-    const cases = [
-      ['clavet_dam_break_2d', '', 100], ['pbf_dam_break_2d', '', 100], ['dam_break_2d', '', 100],
-      ['dfsph_dam_break_2d', '', 60], ['dam_break_2d', 'dfsph', 40], ['dam_break_3d', '', 15], ['pbf_dam_break_3d', '', 15],
-      ['dfsph_dam_break_3d', '', 10], ['clavet_dam_break_3d', '', 10], ['shallow_valley', '', 100],
-      ['shallow_dam_break_wet', '', 200], ['floating_boxes_2d', '', 100],
-      // 3D bodies: Bullet compiled from Debian's source (issue 43) gives the native contacts' bits (crates
-      // landing on crates by step 30, the balls in the water by step 120; 300 steps of each agreed too).
-      ['dam_break_debris_3d', '', 60], ['ducks_3d', '', 120],
-      // Users' models: assimp compiled from Debian's source reads STL, OBJ and PLY as the native eddy does
-      // (a plate, a cup, a boat's hull on Bullet, a bowl, the mixer's turning paddle in a cylinder tank: the
-      // cylinder's distance once differed, std::hypot, docs/web.md "Same bits"; as DFSPH too).
-      ['mesh_dam_break_3d', '', 20], ['cup_pour_3d', '', 20], ['boat_in_waves_3d', '', 20], ['tap_into_bowl_3d', '', 20],
-      ['mixer_3d', '', 40], ['mixer_3d', 'dfsph', 20],
-    ];
-    for (const [scene, method, n] of cases) {
+    for (const [scene, method, n] of HASH_CASES) {
       const extra = ['--steps', String(n), ...(method ? ['--set', `method=${method}`] : [])];
       const summary = native(scene, extra, `${scene}_${method || 'own'}`), want = summary.state_hash;
       const page = await openPage(`scene=${scene}${method ? `&method=${method}` : ''}&steps=${n}`);
@@ -432,15 +443,7 @@ const checks = {
     // The paste box is open at first (issue 45: folded away, a new user did not find it).
     check(await page.$eval('#paste', d => d.open), 'the scene paste box is open when the page loads');
     await page.$eval('#paste', d => { d.open = true; });
-    const bad = [
-      ['bad_syntax.json', '{"name": "x", "dimension": 2,'],
-      ['bad_radius.json', '{"name": "x", "dimension": 2, "particle_radius": -1}'],
-      ['bad_key.json', '{"name": "x", "dimension": 2, "particle_radius": 0.01, "colour": 1}'],
-      // An error thrown inside a dependency compiled from source (muparser: a bad expression) reaches the page.
-      ['bad_expression.json', '{"name": "x", "method": "shallow_water", "dimension": 2, "grid": {"cells": [16, 16], "dx": 0.1}, ' +
-        '"terrain": "0", "water": {"surface": "x +* 2"}}'],
-    ];
-    for (const [name, text] of bad) {
+    for (const [name, text] of BAD_SCENES) {
       const want = nativeError(name, text);
       // Pasted: the message after the scene's name is the CLI's.
       await page.$eval('#scene-text', (e, t) => { e.value = t; e.dispatchEvent(new Event('input', { bubbles: true })); }, text);
