@@ -35,6 +35,10 @@ const cases = [
   ['pbf_dam_break_2d', '', 150],
   ['shallow_valley', '', 200],
   ['dam_break_3d', '', 20],
+  // Bullet's bodies and assimp's models on the page (issue 43)
+  ['dam_break_debris_3d', '', 40],
+  ['ducks_3d', '', 60],
+  ['mixer_3d', '', 100],
 ];
 const liveSeconds = 5;
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'eddy-web-bench-'));
