@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Fetches the upstream source of a Debian package (the .orig tarball in Debian's pool, its md5 checked
 # against the archive's Sources index) and unpacks it into DEST, once. Used to build a dependency in a
-# form Debian does not ship: oneTBB with -fsanitize=thread (scripts/tsan.sh); muparser, Box2D, Bullet and
-# meshoptimizer compiled to WebAssembly (make web, docs/web.md). Upstream versions as Debian spells them
+# form Debian does not ship: oneTBB with -fsanitize=thread (scripts/tsan.sh); muparser, Box2D, Bullet,
+# meshoptimizer and assimp compiled to WebAssembly (make web, docs/web.md). Upstream versions as Debian spells them
 # (the tarball may add +dfsg, ~ds0 or .dfsg).
 #
 #   scripts/debian-source.sh SOURCE_PACKAGE UPSTREAM_VERSION DEST

@@ -4,7 +4,6 @@
 #include <string>
 
 #include "eddy/error.hpp"
-#include "eddy/geometry.hpp"
 #include "eddy/surface.hpp"
 
 namespace eddy {

@@ -39,11 +39,6 @@ void apply_mouse_force(Simulation& sim, const MouseForce& brush, float dt, const
 std::string add_fluid_block(Simulation& sim, std::optional<std::array<double, 3>> center, std::size_t max_particles,
                             const ExecContext& exec);
 
-/// Where a tool acts: `point` (m; z ignored in 2D) moved inside the scene's bounds, clear of their edges by
-/// `margin` (m) per axis (the bounds' middle on an axis too narrow for that).
-template <int D>
-std::array<double, D> clamped_in_scene(const ParticleSimulation<D>& sim, const std::array<double, 3>& point, double margin);
-
 /// The viewer's and the page's dropped body: a ball (circle in 2D) or a box, `size_radii` particle radii
 /// across, of `density` (kg/m^3), centred at `point` clamped inside the scene clear of its edges by the body
 /// and two particle radii; added by add_body (a body overlapping a wall or another body is refused with an

@@ -108,6 +108,9 @@ std::string add_fluid_block(Simulation& simulation, std::optional<std::array<dou
     return status;
 }
 
+namespace {
+// Where a tool acts: `point` (z ignored in 2D) moved inside the scene's bounds, clear of their edges by
+// `margin` (m) per axis (the bounds' middle on an axis too narrow for that).
 template <int D>
 std::array<double, D> clamped_in_scene(const ParticleSimulation<D>& sim, const std::array<double, 3>& point, double margin) {
     const Aabb<D> b = scene_bounds<D>(sim.scene);
@@ -118,8 +121,7 @@ std::array<double, D> clamped_in_scene(const ParticleSimulation<D>& sim, const s
     }
     return c;
 }
-template std::array<double, 2> clamped_in_scene<2>(const ParticleSimulation<2>&, const std::array<double, 3>&, double);
-template std::array<double, 3> clamped_in_scene<3>(const ParticleSimulation<3>&, const std::array<double, 3>&, double);
+}  // namespace
 
 std::size_t drop_body_at(Simulation& simulation, bool ball, const std::array<double, 3>& point, const ExecContext& exec,
                          double size_radii, double density) {

@@ -86,15 +86,6 @@ nlohmann::json table_json(std::span<const Field<S>> table) {
     return out;
 }
 
-// A scene's bodies get their engine on the first step; made here, a scene whose engine a build lacks
-// would be refused when it loads, with the reason, not when it first steps (both engines are compiled
-// in the web build now: Box2D and Bullet from Debian's sources).
-void check_body_engines(const Scene& sc) {
-    if (sc.bodies.empty()) return;
-    if (sc.dimension == 3) make_bullet_engine(RigidBodies<3>{});
-    else make_box2d_engine(RigidBodies<2>{});
-}
-
 template <class F>
 auto with_grid(const ShallowWaterSimulation& w, F&& f) {
     return std::visit([&](const auto& s) { return f(s); }, w.solver);
@@ -113,7 +104,6 @@ Session::Session() {
 }
 
 std::string Session::load(Scene sc) {
-    check_body_engines(sc);
     if (sc.method == "shallow_water") {
         ShallowWaterSimulation w = make_shallow_water(sc, page_budget());
         m_sim.reset();
@@ -171,6 +161,13 @@ void check_dropped_name(const std::string& name) {
         throw InputError(fmt::format("a dropped file named \"{}\": allowed: a plain file name", text_excerpt(name)));
 }
 
+// Writes a dropped file (or the dropped scene) into /dropped.
+void write_dropped(const std::string& name, const std::string& bytes) {
+    check_dropped_name(name);
+    fs::create_directories(kDropped);
+    io::write_atomic(kDropped / name, bytes);
+}
+
 // Loads from /dropped as eddy run from its folder, the page's folder (/scenes) again after.
 struct InDropped {
     InDropped() { fs::current_path(kDropped); }
@@ -189,9 +186,7 @@ void Session::clear_dropped() {
 
 std::string Session::drop_file(const std::string& name, const std::string& bytes) {
     try {
-        check_dropped_name(name);
-        fs::create_directories(kDropped);
-        io::write_atomic(kDropped / name, bytes);
+        write_dropped(name, bytes);
         return "";
     } catch (const std::exception& e) {
         return error_line(e.what());
@@ -201,9 +196,7 @@ std::string Session::drop_file(const std::string& name, const std::string& bytes
 std::string Session::load_dropped(const std::string& text, const std::string& name, const std::string& method,
                                   const std::string& sets) {
     try {
-        check_dropped_name(name);
-        fs::create_directories(kDropped);
-        io::write_atomic(kDropped / name, text);
+        write_dropped(name, text);
         Scene sc = [&] {
             InDropped here;
             return load_scene(name, overrides_of(method, sets), page_budget());
@@ -497,8 +490,8 @@ std::string Session::scene_document() const {
 }
 
 std::string Session::bundled_scenes() {
-    // Every scene file of the bundled folder, in name order; one that needs what the web build leaves out
-    // (a model, a body) is listed with "unavailable": its one-line reason.
+    // Every scene file of the bundled folder, in name order; one that does not load in the web build is
+    // listed with "unavailable": its one-line reason (since issue 43, none).
     nlohmann::json out = nlohmann::json::array();
     std::vector<fs::path> files;
     std::error_code ec;
@@ -512,7 +505,7 @@ std::string Session::bundled_scenes() {
             e["description"] = doc.value("description", "");
             e["method"] = doc.value("method", "wcsph");
             e["dimension"] = doc.value("dimension", 2);
-            check_body_engines(load_scene(file));
+            (void)load_scene(file);
         } catch (const std::exception& x) {
             e["unavailable"] = error_line(x.what());
         }
