@@ -6,6 +6,7 @@
 //   canvas     the canvas is not blank (pixel statistics of screenshots), for particles 2D/3D, a grid, a surface
 //   controls   play/pause/step/reset, scene, method, colour field, size, settings, add fluid, the mouse's push
 //   tools      a box, a ball and a tap dropped by clicks change the state as Python's add_body/add_emitter do
+//   whitewater spray, foam and bubbles switched on are the native `eddy run --whitewater` run's after N steps
 //   errors     a bad scene (pasted or dropped) shows the CLI's own one-line error; a model scene is refused
 //   bundled    every bundled scene loads and steps 100 steps on the page (or says why the web build cannot)
 //   hostile    the link's numbers out of range, HTML and script in scenes and links, huge counts, deep nesting
@@ -70,6 +71,12 @@ function native(scene, extra, out) {
   const r = spawnSync(eddy, ['run', scene, '--threads', '1', '--out', dir, ...extra], { cwd: work, encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`eddy run ${scene} ${extra.join(' ')}: exit ${r.status}: ${r.stderr}`);
   return JSON.parse(fs.readFileSync(path.join(dir, 'summary.json'), 'utf8'));
+}
+// The run record of an eddy checkpoint (src/io/checkpoint_file.cpp): "EDDYCKPT", u32 format, u32 length and the
+// version's text, u64 length and the record's JSON, then the particles.
+function checkpointRecord(file) {
+  const b = fs.readFileSync(file), version = b.readUInt32LE(12), at = 16 + version;
+  return JSON.parse(b.subarray(at + 8, at + 8 + Number(b.readBigUInt64LE(at))).toString('utf8'));
 }
 // The CLI's one line for a bad scene file `name` holding `text`.
 function nativeError(name, text) {
@@ -154,6 +161,9 @@ const HASH_CASES = [
   ['mesh_dam_break_3d', '', 20], ['cup_pour_3d', '', 20], ['boat_in_waves_3d', '', 20], ['tap_into_bowl_3d', '', 20],
   ['mixer_3d', '', 40], ['mixer_3d', 'dfsph', 20],
 ];
+// web.whitewater's runs: [scene, its --set values, steps] (2D: water draining through an hourglass's neck; 3D: the dam
+// break's front at the far wall, 82 diffuse particles at step 260, as the viewer's test).
+const WHITEWATER_CASES = [['hourglass_2d', [], 600], ['dam_break_3d', ['particle_radius=0.01'], 260]];
 // web.errors' bad scenes: [file name, text]; the page must show eddy run's line for each.
 const BAD_SCENES = [
   ['bad_syntax.json', '{"name": "x", "dimension": 2,'],
@@ -331,6 +341,56 @@ const checks = {
       check(got === want, `${scene}: after the tools and ${ops.filter(o => o[0] === 'step').length * n} steps: page ${got}, Python ${want}`);
       await page.close();
     }
+  },
+
+  // Whitewater on the page (issue 43): the checkbox steps spray, foam and bubbles with the fluid as `eddy run
+  // --whitewater` does; after N steps the page's diffuse particles (clock, positions, velocities, lifetimes, types,
+  // ids, counts) are what the native run's checkpoint keeps, to the bit, in 2D and 3D. The page draws them by
+  // type (the canvas changes when they are switched off) and lists their counts; a grid refuses them.
+  async whitewater() {
+    for (const [scene, sets, n] of WHITEWATER_CASES) {
+      const summary = native(scene, ['--steps', String(n), '--whitewater', ...sets.flatMap(x => ['--set', x])], `ww_${scene}`);
+      const want = checkpointRecord(path.join(work, `ww_${scene}`, 'checkpoint.eddy')).run.whitewater;
+      const page = await openPage(`scene=${scene}&paused=1`);
+      await page.click('#whitewater');
+      const loaded = await page.evaluate((name, s) => window.eddyPage.session.loadBundled(name, '', JSON.stringify(s)), scene, sets);
+      const stepped = await page.evaluate(k => window.eddyPage.session.step(k, 0), n);
+      const got = JSON.parse(await page.evaluate(() => window.eddyPage.session.whitewaterRecord()));
+      const hash = await page.evaluate(() => window.eddyPage.hash());
+      delete want.rows; delete got.rows;  // the native run's files, one row a frame; the page writes none
+      const same = JSON.stringify(got) === JSON.stringify(want), c = want.counts || [];
+      check(loaded === '' && stepped === '' && hash === summary.state_hash && same && want.id.length > 0,
+        `${scene} ${sets.join(' ')} with whitewater after ${n} steps: ${want.id.length} diffuse particles (generated ${c[0]}), ` +
+        `the page's ${same ? 'the same to the bit' : `different: ${JSON.stringify(got).slice(0, 300)}`}; state ${hash}, native ${summary.state_hash}`);
+      // Drawn by type, counted in the panel.
+      await page.evaluate(() => { window.eddyPage.view.dirty = true; });
+      await nextFrames(page);
+      const shown = await page.evaluate(() => {
+        const s = window.eddyPage.session, n = [0, 1, 2].map(t => s.whitewaterCount(t));
+        return { n, points: s.whitewaterPoints().length / 3, counts: JSON.parse(s.whitewaterCounts()), text: document.querySelector('#ww-counts').value,
+          drawn: window.eddyPage.renderer.dcounts };
+      });
+      const total = shown.n[0] + shown.n[1] + shown.n[2];
+      check(total === want.id.length && shown.points === total && JSON.stringify(shown.drawn) === JSON.stringify(shown.n) &&
+        shown.counts.spray === shown.n[0] && shown.counts.foam === shown.n[1] && shown.counts.bubbles === shown.n[2] &&
+        shown.text === `spray ${shown.n[0]}, foam ${shown.n[1]}, bubbles ${shown.n[2]}`,
+        `${scene}: the panel reads "${shown.text}", ${shown.points} points drawn by type ${JSON.stringify(shown.drawn)}`);
+      const onShot = await canvasShot(page);
+      await page.click('#whitewater');
+      await nextFrames(page);
+      const differ = pixelsChanged(onShot, await canvasShot(page));
+      const off = await page.evaluate(() => [window.eddyPage.session.whitewater(), window.eddyPage.session.whitewaterPoints().length,
+        document.querySelector('#ww-row').hidden]);
+      check(differ > 0 && off[0] === false && off[1] === 0 && off[2], `${scene}: switched off, none are left and ` +
+        `${(100 * differ).toFixed(2)}% of the pixels changed`);
+      await page.close();
+    }
+    const page = await openPage('scene=shallow_valley&paused=1');
+    const r = await page.evaluate(() => window.eddyPage.session.setWhitewater(true));
+    const disabled = await page.$eval('#whitewater', e => e.disabled);
+    check(r === 'eddy: error: whitewater: shallow_valley is a grid; allowed with particle scenes' && disabled,
+      `a grid: the checkbox is ${disabled ? 'disabled' : 'enabled'}, the session says "${r}"`);
+    await page.close();
   },
 
   async controls() {

@@ -3,7 +3,7 @@
 // animation frame steps it for a time budget, refreshes the particle buffers and draws them
 // (render.js). The page's state is text in <output id="status"> and document.body.dataset.state, and
 // window.eddyPage exposes the session for scripts and tests (tests/web/).
-import { Renderer, Camera2D, OrbitCamera, intersectPlane, sub, norm, scale, mat4 } from './render.js';
+import { Renderer, Camera2D, OrbitCamera, intersectPlane, sub, norm, scale, mat4, DIFFUSE_RADII } from './render.js';
 import { $, fillScenes, setSceneOption, buildSettings, showLegend, download, toBase64Url, fromBase64Url, methodName } from './ui.js';
 
 const DEFAULT_SCENE = 'clavet_dam_break_2d';
@@ -135,6 +135,8 @@ function afterLoad() {
     else renderer.setWalls(new Float32Array(0));
     if (st.kind !== 'grid') renderer.clearGrid();
     renderer.clearSurface();
+    renderer.setDiffuse(null);
+    $('ww-row').hidden = true;
     st.terrainDirty = true;
     st.surfaceStale = true;
     st.surfaceAt = -1e9;
@@ -155,6 +157,7 @@ function afterLoad() {
     $('method').value = PARTICLE_METHODS.includes(st.source.method) ? st.source.method : '';
     $('field').disabled = st.kind === 'grid';
     for (const id of ['surface', 'anisotropic']) $(id).disabled = !(st.kind === 'particles' && st.dim === 3);
+    $('whitewater').disabled = st.kind !== 'particles';
     $('title').textContent = `${session.name()} — ${methodName(session.method())}${st.kind === 'grid' ? ', grid' : ', ' + st.dim + 'D'}`;
     rebuildSettings();
     setState();
@@ -214,6 +217,7 @@ function refresh() {
         return;
     }
     renderer.setParticles(session.positions(), session.scalars());
+    showWhitewater();
     if (st.dim === 2 && session.wallsMove()) renderer.setWalls(session.walls(), session.wallBodies());  // moving walls, bodies
     const lo = session.scalarMin(), hi = session.scalarMax();
     st.smin = lo; st.smax = hi;
@@ -223,6 +227,14 @@ function refresh() {
         const d = lo !== 0 ? 0.005 * Math.abs(lo) : 1;
         st.range = [lo - d, hi + d];
     } else st.range = [lo, hi];
+}
+
+// The whitewater's points by type (session.refresh() read them) and their counts under the checkbox.
+function showWhitewater() {
+    const on = session.whitewater(), n = on ? [0, 1, 2].map(t => session.whitewaterCount(t)) : null;
+    renderer.setDiffuse(on ? session.whitewaterPoints() : null, n);
+    $('ww-row').hidden = !on;
+    if (on) $('ww-counts').value = `spray ${n[0]}, foam ${n[1]}, bubbles ${n[2]}`;
 }
 
 function updateSurface(now) {
@@ -288,6 +300,7 @@ function frame(now) {
         cam: cam(), is3d: is3d(),
         radius: st.dim === 2 ? Math.max(drawn, 1.5 * pxWorld) : drawn,
         wallRadius: Math.max(st.radius, 1.5 * pxWorld),
+        diffuseRadius: Math.max(DIFFUSE_RADII * drawn, 1.5 * pxWorld),
         rim: st.dim === 2 && drawn > 4 * pxWorld ? 0.3 : 0,
         range: st.range, colormap: st.colormap,
         showParticles: $('particles').checked,
@@ -362,6 +375,11 @@ function wireControls() {
     $('size').addEventListener('input', () => { st.size = parseFloat($('size').value); $('size-value').textContent = st.size.toFixed(2); });
     $('surface').addEventListener('change', () => { st.surfaceStale = true; st.surfaceAt = -1e9; });
     $('anisotropic').addEventListener('change', () => { st.surfaceStale = true; st.surfaceAt = -1e9; });
+    $('whitewater').addEventListener('change', () => {
+        const r = session.setWhitewater($('whitewater').checked);
+        if (r) { $('whitewater').checked = false; showError(r); }
+        st.dirty = true;
+    });
     $('load-text').addEventListener('click', () => {
         const text = $('scene-text').value;
         load({ kind: 'text', text, where: 'the pasted scene', method: '' });

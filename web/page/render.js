@@ -54,6 +54,10 @@ export const BODY_COLORS = [[0.20, 0.80, 0.30], [0.62, 0.38, 0.92], [0.10, 0.72,
 /// those again. A body is sampled by layers of particles under its surface, its inside empty: the fan fills
 /// it, exactly for shapes every ray from the centroid leaves once (boxes, circles, convex polygons); the
 /// particles' discs drawn over it cover the rim's steps.
+/// Spray, foam and bubbles (whitewater types 0, 1, 2): the viewer's colours (apps/view/whitewater_view.hpp).
+export const DIFFUSE_RGB = [[1.0, 1.0, 1.0], [0.78, 0.84, 0.93], [0.66, 0.95, 1.0]];
+export const DIFFUSE_RADII = 0.4;  // drawn radius, in particle radii
+
 export function bodyFan(xyz, ks) {
     let cx = 0, cy = 0;
     for (const k of ks) { cx += xyz[3 * k]; cy += xyz[3 * k + 1]; }
@@ -373,6 +377,12 @@ export class Renderer {
         this.pscalar = vertexBuffer(gl, 2, 1);
         this.pcount = 0;
 
+        // whitewater: spray, foam and bubbles, grouped by type (dcounts), each drawn flat in its colour
+        this.dvao = gl.createVertexArray();
+        gl.bindVertexArray(this.dvao);
+        this.dxyz = vertexBuffer(gl, 1, 3);
+        this.dcounts = [0, 0, 0];
+
         // walls: their own centres, no scalar (a constant attribute); the walls' particles first, then
         // each body's (bodyGroups: first, count, colour and its fan's first vertex and count in fvao)
         this.wvao = gl.createVertexArray();
@@ -447,6 +457,15 @@ export class Renderer {
         gl.bindBuffer(gl.ARRAY_BUFFER, this.pscalar);
         gl.bufferData(gl.ARRAY_BUFFER, scalars, gl.STREAM_DRAW);
         this.pcount = Math.min(xyz.length / 3, scalars.length);
+    }
+    /// Whitewater points (x, y, z each): counts[0] spray first, then counts[1] foam, then counts[2] bubbles;
+    /// null clears them.
+    setDiffuse(xyz, counts) {
+        const gl = this.gl;
+        this.dcounts = xyz && counts ? counts.slice(0, 3) : [0, 0, 0];
+        if (!xyz) return;
+        gl.bindBuffer(gl.ARRAY_BUFFER, this.dxyz);
+        gl.bufferData(gl.ARRAY_BUFFER, xyz, gl.STREAM_DRAW);
     }
     /// Wall particles (x, y, z each). bodies (optional, one per particle): the body a particle belongs to
     /// (0, 1, ...), or -1 for a wall's; the bodies are drawn filled in their colours (2D).
@@ -637,7 +656,23 @@ export class Renderer {
         }
     }
 
-    /// One frame. o: {cam, is3d, radius, wallRadius, rim, range:[lo,hi], colormap, surfaceRgba,
+    /// The whitewater over the fluid with the particle program (bound by draw()): each type flat in its colour.
+    drawDiffuse(radius) {
+        const gl = this.gl, p = this.particle;
+        if (this.dcounts[0] + this.dcounts[1] + this.dcounts[2] === 0) return;
+        gl.uniform1f(p.u.u_radius, radius);
+        gl.uniform1i(p.u.u_flat, 1);
+        gl.uniform1f(p.u.u_rim, 0);
+        gl.bindVertexArray(this.dvao);
+        gl.vertexAttrib1f(2, 0);
+        for (let t = 0, first = 0; t < 3; first += this.dcounts[t], ++t) {
+            if (!this.dcounts[t]) continue;
+            gl.uniform3fv(p.u.u_flat_rgb, DIFFUSE_RGB[t]);
+            gl.drawArrays(gl.POINTS, first, this.dcounts[t]);
+        }
+    }
+
+    /// One frame. o: {cam, is3d, radius, wallRadius, diffuseRadius, rim, range:[lo,hi], colormap, surfaceRgba,
     /// showParticles}.
     draw(o) {
         const gl = this.gl, w = this.canvas.width, h = this.canvas.height, aspect = w / Math.max(h, 1);
@@ -708,6 +743,7 @@ export class Renderer {
             gl.bindVertexArray(this.pvao);
             gl.drawArrays(gl.POINTS, 0, this.pcount);
         }
+        this.drawDiffuse(o.diffuseRadius || o.radius);
         if (this.bodyGroups.length && !o.is3d) this.drawBodies(o.wallRadius, view, proj);
 
         if (this.sindices && o.is3d) {  // the reconstructed surface, translucent over the particles

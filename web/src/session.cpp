@@ -120,6 +120,7 @@ std::string Session::load(Scene sc) {
     m_mesh_xyz.clear();
     m_mesh_normals.clear();
     m_mesh_tris.clear();
+    m_whitewater.start(m_whitewater_wanted && m_sim ? &*m_sim : nullptr);  // afresh beside the new scene
     refresh_walls();
     std::string warnings;
     for (const auto& w : sc.warnings) warnings += (warnings.empty() ? "" : "; ") + w;
@@ -219,6 +220,7 @@ std::string Session::step(int n, double ms) {
                 *m_sim, m_exec, SliceLimits{.max_steps = n, .wall_ms = ms},
                 [&] { apply_mouse_force(*m_sim, m_mouse, m_last_dt, m_exec); },
                 [&](const StepStats& st) {
+                    if (m_whitewater.on()) m_whitewater.after_step(*m_sim, m_exec);
                     m_last_dt = st.dt;
                     m_passes.add_passes(st);
                     ++m_pass_steps;
@@ -336,6 +338,16 @@ void Session::refresh(const std::string& field) {
         m_smin = n && std::isfinite(lo) ? lo : 0.0;
         m_smax = n && std::isfinite(hi) ? hi : 0.0;
     }, *m_sim);
+    m_whitewater.points(m_ww_xyz, m_ww_types);
+}
+
+std::string Session::set_whitewater(bool on) {
+    if (on && m_water) return error_line(fmt::format("whitewater: {} is a grid; allowed with particle scenes", m_water->scene.name));
+    m_whitewater_wanted = on;
+    if (!on) m_whitewater.stop();
+    else if (m_sim && !m_whitewater.on()) m_whitewater.start(&*m_sim);  // from the simulation's time on
+    m_whitewater.points(m_ww_xyz, m_ww_types);
+    return "";
 }
 
 void Session::refresh_walls() {

@@ -17,6 +17,7 @@
 #include "eddy/interaction.hpp"
 #include "eddy/shallow_water.hpp"
 #include "eddy/simulation.hpp"
+#include "page_whitewater.hpp"
 
 namespace eddy::web {
 
@@ -88,6 +89,18 @@ public:
     const std::vector<float>& mesh_vertices() const { return m_mesh_xyz; }
     const std::vector<float>& mesh_normals() const { return m_mesh_normals; }
     const std::vector<std::uint32_t>& mesh_triangles() const { return m_mesh_tris; }
+    /// Whitewater (issue 43; page_whitewater.hpp): spray, foam and bubbles stepped with the fluid as `eddy run
+    /// --whitewater` steps them, from now on (and afresh with each scene loaded) until switched off; "" or
+    /// why not (a grid). refresh() updates whitewater_points(): x, y, z each, spray first, then foam, then
+    /// bubbles, whitewater_count(type) of each.
+    std::string set_whitewater(bool on);
+    bool whitewater() const { return m_whitewater.on(); }
+    const std::vector<float>& whitewater_points() const { return m_ww_xyz; }
+    double whitewater_count(int type) const { return type >= 0 && type < 3 ? double(m_ww_types[type]) : 0.0; }
+    /// {"spray", "foam", "bubbles", "generated", "expired", "escaped", "walled", "capped"} ({} when off).
+    std::string whitewater_counts() const { return m_whitewater.counts(); }
+    /// The whitewater as eddy run's checkpoint keeps it (the run record's "whitewater"), as JSON.
+    std::string whitewater_record() const { return m_whitewater.record(); }
     /// state_hash (eddy/simulation.hpp, eddy/shallow_water.hpp) as 16 hex digits.
     std::string state_hash() const;
     /// The scene's probes (scene key "probes") read now, as eddy run's probes.csv reads them every frame
@@ -134,6 +147,10 @@ private:
     std::uint64_t m_pass_steps = 0;
     std::vector<float> m_xyz, m_scalar, m_walls, m_terrain, m_depth, m_mesh_xyz, m_mesh_normals;
     std::vector<std::int32_t> m_wall_bodies;
+    bool m_whitewater_wanted = false;  // the page's switch: kept across loads
+    PageWhitewater m_whitewater;
+    std::vector<float> m_ww_xyz;
+    std::uint64_t m_ww_types[3] = {0, 0, 0};
     std::vector<std::uint32_t> m_mesh_tris;
     double m_smin = 0.0, m_smax = 0.0;
     void refresh_grid();
