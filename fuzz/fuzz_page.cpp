@@ -4,7 +4,8 @@
 // base64url is decoded in JavaScript, so the Session gets text the same way), what the page reads after a
 // load, a few steps under a time budget, the colour field refreshed, settings applied with the scene's
 // gravity (the settings table sends the running settings with a key changed; a script may send anything),
-// a step, the state hash, the share link's document, and that document loaded back as a link. The Session
+// a step, the state hash, the share link's document, and that document loaded back as a link; whitewater
+// on throughout, the loads panel and its arrow read with the rest. The Session
 // answers bad input with a line, never an exception: an exception escaping it, a crash, a hang or a
 // sanitizer report is a finding.
 //
@@ -143,6 +144,10 @@ void look(Session& s, const std::string& field) {
     (void)s.time();
     (void)s.steps();
     (void)s.count();
+    (void)s.loads();  // the loads panel and its arrow (issue 43)
+    (void)s.load_arrow(0, 0.1, 0.003);
+    (void)s.whitewater_counts();
+    (void)s.whitewater_record();
 }
 
 // The gravity the page sends with settings (app.js, afterLoad): the document's list (an entry that is not a
@@ -189,6 +194,7 @@ void drive(const std::string& text, const std::optional<std::string>& fragment, 
     Session s;
     if (!ec) std::filesystem::current_path(cwd, ec);
 
+    s.set_whitewater(true);  // the panel's checkbox: stepped beside every particle scene loaded (issue 43)
     s.load_text(text, "the pasted scene", method, "[]");
     look(s, "speed");
     if (s.kind().empty()) return;  // refused: the page shows the line

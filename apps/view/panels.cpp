@@ -11,9 +11,9 @@
 #include <fmt/format.h>
 
 #include "eddy/error.hpp"
+#include "eddy/load_display.hpp"
 #include "eddy/settings.hpp"
 #include "app.hpp"
-#include "load_arrow.hpp"
 #include "recording.hpp"
 #include "settings_ui.hpp"
 #include "status_text.hpp"

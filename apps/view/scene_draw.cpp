@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "app.hpp"
-#include "load_arrow.hpp"
+#include "eddy/load_display.hpp"
 #include "whitewater_view.hpp"
 
 namespace eddy::view {

@@ -864,15 +864,9 @@ void SimWorker::publish() {
                     }
                 // The walls' loads (copies: the window never reads the simulation) and where each object's
                 // pivot is now, as WallLoadGather::begin places it.
-                const std::size_t objects = wb.motions.size();
                 snap->loads = m_loads.mean();
-                if (snap->loads.size() != objects) snap->loads.clear();
-                snap->pivots.resize(objects);
-                for (std::size_t o = 0; o < objects; ++o) {
-                    const BoundaryMotion<D>& m = wb.motions[o];
-                    const Vec<D> c = m.moving() ? m.pose(sim.time).apply(m.pivot) : m.pivot;
-                    for (int a = 0; a < 3; ++a) snap->pivots[o][a] = a < D ? c[a] : 0.0f;
-                }
+                if (snap->loads.size() != wb.motions.size()) snap->loads.clear();
+                snap->pivots = load_pivots(wb, sim.time);
                 // The bodies at their state (the pose the fluid's walls have: sync_body_motions).
                 std::optional<std::size_t> dragged;
                 {
@@ -892,10 +886,7 @@ void SimWorker::publish() {
                     bv.dragged = dragged == k;
                     snap->bodies.push_back(std::move(bv));
                 }
-                double g2 = 0.0;
-                for (double g : sim.scene.gravity) g2 += g * g;
-                const double g = g2 > 0.0 ? std::sqrt(g2) : 9.81;
-                snap->fluid_weight = double(n) * double(f.mass) * g;
+                snap->fluid_weight = fluid_weight(sim);
                 snap->emitters = emitter_views(sim);  // the emitters, then the outflow's counts
                 snap->probes = probe_views(sim, m_exec);
                 publish_whitewater(*snap);

@@ -22,6 +22,7 @@
 
 #include "eddy/exec.hpp"
 #include "eddy/interaction.hpp"
+#include "eddy/load_display.hpp"
 #include "eddy/scene.hpp"
 #include "eddy/simulation.hpp"
 #include "eddy/wall_loads.hpp"
@@ -116,48 +117,6 @@ struct Snapshot {
     /// The simulation's state_hash (eddy/simulation.hpp, eddy/shallow_water.hpp: eddy run's summary.json)
     /// at this snapshot, when WorkerConfig::state_hashes; none for the synthetic demo.
     std::optional<std::uint64_t> state_hash;
-};
-
-/// The walls' loads of the last steps, for the snapshot's mean: the steps covering the last kWindow
-/// seconds of simulated time (at most kMaxSteps of them), weighted by dt as eddy run's forces.csv. A
-/// window of simulated steps, not "since the last snapshot": a single step's load is noisy (WCSPH's
-/// pressure waves swing a tank's floor load by several percent) and how many steps a snapshot covers
-/// depends on the machine's speed, so the shown value would too.
-class RecentLoads {
-public:
-    static constexpr double kWindow = 0.1;          ///< (s)
-    static constexpr std::size_t kMaxSteps = 4096;  ///< a cap on memory when dt is tiny
-    /// One step's loads (per object) and its length dt (s). A step with loads of another count of
-    /// objects than those kept starts afresh.
-    void add(const std::vector<ObjectLoad>& load, double dt) {
-        if (!m_steps.empty() && m_steps.back().load.size() != load.size()) clear();
-        m_steps.push_back({dt, load});
-        m_time += dt;
-        while (m_steps.size() > 1 && (m_time - m_steps.front().dt >= kWindow || m_steps.size() > kMaxSteps)) {
-            m_time -= m_steps.front().dt;
-            m_steps.pop_front();
-        }
-    }
-    /// The dt-weighted mean over the steps kept; empty when there are none.
-    std::vector<ObjectLoad> mean() const {
-        if (m_steps.empty()) return {};
-        LoadAverage avg;
-        for (const auto& s : m_steps) avg.add(s.load, s.dt);
-        return avg.mean(m_steps.back().load.size());
-    }
-    std::size_t steps() const { return m_steps.size(); }
-    void clear() {
-        m_steps.clear();
-        m_time = 0.0;
-    }
-
-private:
-    struct Step {
-        double dt;
-        std::vector<ObjectLoad> load;
-    };
-    std::deque<Step> m_steps;
-    double m_time = 0.0;  // sum of the kept steps' dt (s)
 };
 
 struct WorkerConfig {

@@ -12,16 +12,20 @@
 #include <gtest/gtest.h>
 
 #include "eddy/error.hpp"
+#include "eddy/load_display.hpp"
 #include "eddy/scene.hpp"
 #include "eddy/simulation.hpp"
 #include "eddy/wall_loads.hpp"
 #include "camera.hpp"
-#include "load_arrow.hpp"
 #include "mesh.hpp"
 #include "sim_worker.hpp"
 #include "worker_support.hpp"
 
 using namespace eddy::view;
+using eddy::kArrowMaxWeights;
+using eddy::load_arrow;
+using eddy::RecentLoads;
+using eddy::thick_lines_2d;
 using eddy::view::test::step_and_wait;
 using eddy::view::test::wait_until;
 

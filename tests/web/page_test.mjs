@@ -6,6 +6,7 @@
 //   canvas     the canvas is not blank (pixel statistics of screenshots), for particles 2D/3D, a grid, a surface
 //   controls   play/pause/step/reset, scene, method, colour field, size, settings, add fluid, the mouse's push
 //   tools      a box, a ball and a tap dropped by clicks change the state as Python's add_body/add_emitter do
+//   loads      the loads panel: the mean over the last 0.1 s as the viewer's, the arrow; a tank carries its water
 //   whitewater spray, foam and bubbles switched on are the native `eddy run --whitewater` run's after N steps
 //   errors     a bad scene (pasted or dropped) shows the CLI's own one-line error; a model scene is refused
 //   bundled    every bundled scene loads and steps 100 steps on the page (or says why the web build cannot)
@@ -164,6 +165,15 @@ const HASH_CASES = [
 // web.whitewater's runs: [scene, its --set values, steps] (2D: water draining through an hourglass's neck; 3D: the dam
 // break's front at the far wall, 82 diffuse particles at step 260, as the viewer's test).
 const WHITEWATER_CASES = [['hourglass_2d', [], 600], ['dam_break_3d', ['particle_radius=0.01'], 260]];
+// web.loads' runs: [scene, steps]: tanks of water at rest, one box each: 2D WCSPH (hydrostatic_2d at r = 5 mm),
+// 3D DFSPH (30 cm cube, 20 cm of water).
+const LOADS_CASES = [
+  [{ name: 'hydrostatic_2d', dimension: 2, method: 'wcsph', particle_radius: 0.005, gravity: [0, -9.81],
+    settings: { rest_density: 1000, artificial_viscosity: 0.1 },
+    boundaries: [{ shape: 'box', min: [0, 0], max: [0.5, 0.5] }], fluids: [{ shape: 'box', min: [0, 0], max: [0.5, 0.4] }] }, 300],
+  [{ name: 'tank_3d', dimension: 3, method: 'dfsph', particle_radius: 0.01, gravity: [0, -9.81, 0],
+    boundaries: [{ shape: 'box', min: [0, 0, 0], max: [0.3, 0.3, 0.3] }], fluids: [{ shape: 'box', min: [0, 0, 0], max: [0.3, 0.2, 0.3] }] }, 100],
+];
 // web.errors' bad scenes: [file name, text]; the page must show eddy run's line for each.
 const BAD_SCENES = [
   ['bad_syntax.json', '{"name": "x", "dimension": 2,'],
@@ -391,6 +401,72 @@ const checks = {
     check(r === 'eddy: error: whitewater: shallow_valley is a grid; allowed with particle scenes' && disabled,
       `a grid: the checkbox is ${disabled ? 'disabled' : 'enabled'}, the session says "${r}"`);
     await page.close();
+  },
+
+  // The loads panel (issue 43): the fluid's force and torque on each boundary, the mean over the last 0.1 s as the
+  // viewer's panel shows it (eddy/load_display.hpp's RecentLoads fed each step's loads and dt). After N steps the
+  // page's last-step loads are Python's sim.boundary_forces() and its mean is the same window over Python's steps, to the
+  // bit; a tank at rest carries its water's weight; the arrow is eddy::load_arrow's, drawn when ticked.
+  async loads() {
+    for (const [doc, n] of LOADS_CASES) {
+      const scene = doc.name, file = path.join(work, `${scene}.json`);
+      fs.writeFileSync(file, JSON.stringify(doc));
+      const page = await openPage('paused=1');
+      const loaded = await page.evaluate(t => window.eddyPage.loadText(t, 'tank.json'), JSON.stringify(doc));
+      const stepped = await page.evaluate(k => window.eddyPage.session.step(k, 0), n);
+      const got = await page.evaluate(() => JSON.parse(window.eddyPage.session.loads()));
+      const py = spawnSync('/usr/bin/python3', ['-c', [
+        'import eddy, json, math, sys',
+        'sim = eddy.Simulation(eddy.load_scene(sys.argv[1]), threads=1)',
+        'kept, time = [], 0.0  # RecentLoads (eddy/load_display.hpp): the steps of the last 0.1 s',
+        'for k in range(int(sys.argv[3])):',
+        '    dt = sim.step(1)["dt"]',
+        '    rows = sim.boundary_forces().tolist()',
+        '    if any(math.isnan(x) for r in rows for x in r): continue',
+        '    if kept and len(kept[-1][1]) != len(rows): kept, time = [], 0.0',
+        '    kept.append((dt, rows)); time += dt',
+        '    while len(kept) > 1 and (time - kept[0][0] >= 0.1 or len(kept) > 4096):',
+        '        time -= kept[0][0]; kept.pop(0)',
+        'imp, el = [[0.0] * 6 for _ in rows], 0.0',
+        'for dt, rs in kept:',
+        '    for o, r in enumerate(rs):',
+        '        for a in range(6): imp[o][a] += r[a] * dt',
+        '    el += dt',
+        'print(json.dumps({"last": rows, "mean": [[x / el for x in r] for r in imp], "steps": len(kept)}))'].join('\n'),
+        file, '', String(n)],
+        { encoding: 'utf8', env: { ...process.env, PYTHONPATH: path.join(path.dirname(eddy), '..', 'python') } });
+      if (py.status !== 0) { check(false, `${scene}: python failed: ${py.stderr.trim().split('\n').pop()}`); continue; }
+      const want = JSON.parse(py.stdout);
+      const mean = got.objects.map(o => [...o.force, ...o.torque]);
+      const same = JSON.stringify(got.last) === JSON.stringify(want.last) && JSON.stringify(mean) === JSON.stringify(want.mean) &&
+        got.steps === want.steps;
+      check(loaded === '' && stepped === '' && same && mean.length > 0, `${scene} after ${n} steps: ${mean.length} object(s), ` +
+        `the mean over ${got.steps} steps ${same ? 'equals' : `differs from`} Python's (${JSON.stringify(mean[0])} / ${JSON.stringify(want.mean[0])})`);
+      // The panel: a tank at rest carries its water (the container's |F| within 3% of the fluid's weight).
+      await page.evaluate(() => { window.eddyPage.view.loadCount++; });
+      const text = await eventually(page, () => /x the fluid's weight/.test(document.querySelector('#load-text').value) &&
+        !document.querySelector('#loads-section').hidden) ? await page.$eval('#load-text', e => e.value) : '';
+      const ratio = +(/= ([\d.]+) x the fluid's weight/.exec(text) || [0, NaN])[1];
+      const f = got.objects[0].force, w = got.fluid_weight, down = f[1] < 0 && Math.abs(f[0]) < 0.05 * w;
+      check(Math.abs(ratio - 1) <= 0.03 && down, `${scene}: the panel reads "${text.replace(/\n/g, '; ')}" (weight ${w.toPrecision(4)})`);
+      // The arrow: from the pivot along the force, a fluid weight a quarter of the scene long; drawn when ticked.
+      const before = await canvasShot(page);
+      await page.click('#load-arrow');
+      await nextFrames(page);
+      const differ = pixelsChanged(before, await canvasShot(page));
+      const arrow = await page.evaluate(() => {
+        const s = window.eddyPage.session, r = window.eddyPage.renderer;
+        return { drawn: r.acount, lines: Array.from(s.loadArrow(0, 1.0, 0)), pivot: JSON.parse(s.loads()).objects[0].pivot };
+      });
+      const d2 = doc.dimension === 2;
+      // 3D: segments, the shaft's tip at 3..5; 2D: its quad of width 0 as triangles (pivot, pivot, tip, ...)
+      const tip = arrow.lines.slice(d2 ? 6 : 3, d2 ? 9 : 6), len = Math.hypot(tip[0] - arrow.pivot[0], tip[1] - arrow.pivot[1], tip[2] - arrow.pivot[2]);
+      const wantLen = Math.min(Math.hypot(...f) / w, 4);
+      check(arrow.drawn === (d2 ? 18 : 6) && differ > 0 && Math.abs(len - wantLen) < 1e-4 && tip[1] < arrow.pivot[1],
+        `${scene}: the arrow: ${arrow.drawn} vertices drawn, ${(100 * differ).toFixed(2)}% of the pixels changed, ` +
+        `${len.toFixed(4)} m long for 1 m a weight (|F|/W ${wantLen.toFixed(4)}), pointing down`);
+      await page.close();
+    }
   },
 
   async controls() {

@@ -275,6 +275,42 @@ function showProbes(now) {
     }
 }
 
+// ---- loads ----------------------------------------------------------------------------------------------
+/// The fluid's loads on the walls (session.loads(): the viewer's RecentLoads mean over the last 0.1 s) in the
+/// panel's Loads section, read again when the simulation has stepped (at most four times a second), and the
+/// selected object's arrow (session.loadArrow: eddy::load_arrow, a fluid weight a quarter of the scene long).
+function showLoads(now) {
+    const n = session && st.loaded ? session.steps() : -1;
+    const fresh = n !== st.loadsSteps || st.loadsLoad !== st.loadCount;
+    if (fresh && (now - (st.loadsAt || 0) >= 250 || st.loadsLoad !== st.loadCount)) {
+        st.loadsSteps = n; st.loadsAt = now; st.loadsLoad = st.loadCount;
+        let loads = { objects: [] };
+        try { loads = st.kind === 'particles' ? JSON.parse(session.loads()) : loads; } catch (e) { loads = { objects: [] }; }
+        st.loads = loads;
+        $('loads-section').hidden = loads.objects.length === 0;
+        const sel = $('load-object');
+        if (sel.options.length !== loads.objects.length) {
+            const keep = sel.selectedIndex;
+            sel.textContent = '';
+            for (const o of loads.objects) sel.add(new Option(o.label));
+            sel.selectedIndex = Math.min(Math.max(keep, 0), loads.objects.length - 1);
+        }
+        $('load-text').value = loadText(loads, sel.selectedIndex);
+    }
+    const k = $('load-object').selectedIndex;
+    const arrow = $('load-arrow').checked && st.kind === 'particles' && k >= 0 ? session.loadArrow(k, 0.25 * extent(), 3 * cam2.pixel(renderer.canvas.width, renderer.canvas.height)) : null;
+    renderer.setArrow(arrow, st.dim === 2);
+}
+function loadText(loads, k) {
+    const o = loads.objects[k];
+    if (!o) return '';
+    const d2 = st.dim === 2, D = d2 ? 2 : 3, fmt = (v) => v.toPrecision(4);
+    const f = Math.hypot(...o.force), w = loads.fluid_weight;
+    return `force (${d2 ? 'N/m' : 'N'}): ${o.force.slice(0, D).map(fmt).join(', ')}\n` +
+        `torque (${d2 ? 'N m/m' : 'N m'}): ${(d2 ? [o.torque[2]] : o.torque).map(fmt).join(', ')}\n` +
+        `|F| ${fmt(f)} ${d2 ? 'N/m' : 'N'} = ${(w > 0 ? f / w : 0).toFixed(3)} x the fluid's weight`;
+}
+
 function frame(now) {
     requestAnimationFrame(frame);
     if (st.loaded && st.playing) {
@@ -312,6 +348,7 @@ function frame(now) {
     const s = statusText();
     if ($('status').value !== s) { $('status').value = s; }
     showProbes(now);
+    showLoads(now);
     if (!st.firstFrame) { st.firstFrame = true; st.firstFrameMs = performance.now(); readyResolve(window.eddyPage); }
 }
 
@@ -375,6 +412,7 @@ function wireControls() {
     $('size').addEventListener('input', () => { st.size = parseFloat($('size').value); $('size-value').textContent = st.size.toFixed(2); });
     $('surface').addEventListener('change', () => { st.surfaceStale = true; st.surfaceAt = -1e9; });
     $('anisotropic').addEventListener('change', () => { st.surfaceStale = true; st.surfaceAt = -1e9; });
+    $('load-object').addEventListener('change', () => { if (st.loads) $('load-text').value = loadText(st.loads, $('load-object').selectedIndex); });
     $('whitewater').addEventListener('change', () => {
         const r = session.setWhitewater($('whitewater').checked);
         if (r) { $('whitewater').checked = false; showError(r); }

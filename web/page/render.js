@@ -57,6 +57,7 @@ export const BODY_COLORS = [[0.20, 0.80, 0.30], [0.62, 0.38, 0.92], [0.10, 0.72,
 /// Spray, foam and bubbles (whitewater types 0, 1, 2): the viewer's colours (apps/view/whitewater_view.hpp).
 export const DIFFUSE_RGB = [[1.0, 1.0, 1.0], [0.78, 0.84, 0.93], [0.66, 0.95, 1.0]];
 export const DIFFUSE_RADII = 0.4;  // drawn radius, in particle radii
+export const ARROW_RGB = [1.0, 0.3, 0.85];  // the load arrow: the viewer's magenta, in no colour map
 
 export function bodyFan(xyz, ks) {
     let cx = 0, cy = 0;
@@ -394,6 +395,13 @@ export class Renderer {
         gl.bindVertexArray(this.fvao);
         this.fbuf = vertexBuffer(gl, 0, 3);
 
+        // the load arrow: line segments (3D) or triangles (2D), magenta (the viewer's)
+        this.avao = gl.createVertexArray();
+        gl.bindVertexArray(this.avao);
+        this.abuf = vertexBuffer(gl, 0, 3);
+        this.acount = 0;
+        this.atriangles = false;
+
         // lines
         this.lvao = gl.createVertexArray();
         gl.bindVertexArray(this.lvao);
@@ -465,6 +473,15 @@ export class Renderer {
         this.dcounts = xyz && counts ? counts.slice(0, 3) : [0, 0, 0];
         if (!xyz) return;
         gl.bindBuffer(gl.ARRAY_BUFFER, this.dxyz);
+        gl.bufferData(gl.ARRAY_BUFFER, xyz, gl.STREAM_DRAW);
+    }
+    /// The load arrow: x, y, z per vertex, triangles (2D) or line segments; null clears it.
+    setArrow(xyz, triangles) {
+        const gl = this.gl;
+        this.acount = xyz ? xyz.length / 3 : 0;
+        this.atriangles = !!triangles;
+        if (!this.acount) return;
+        gl.bindBuffer(gl.ARRAY_BUFFER, this.abuf);
         gl.bufferData(gl.ARRAY_BUFFER, xyz, gl.STREAM_DRAW);
     }
     /// Wall particles (x, y, z each). bodies (optional, one per particle): the body a particle belongs to
@@ -672,6 +689,20 @@ export class Renderer {
         }
     }
 
+    /// The load arrow over the particles and walls (not hidden by them), flat magenta.
+    drawArrow(view, proj) {
+        const gl = this.gl, l = this.line;
+        if (!this.acount) return;
+        gl.useProgram(l.p);
+        gl.uniformMatrix4fv(l.u.u_view, false, view);
+        gl.uniformMatrix4fv(l.u.u_proj, false, proj);
+        gl.uniform4f(l.u.u_rgba, ARROW_RGB[0], ARROW_RGB[1], ARROW_RGB[2], 1);
+        gl.bindVertexArray(this.avao);
+        gl.disable(gl.DEPTH_TEST);
+        gl.drawArrays(this.atriangles ? gl.TRIANGLES : gl.LINES, 0, this.acount);
+        gl.enable(gl.DEPTH_TEST);
+    }
+
     /// One frame. o: {cam, is3d, radius, wallRadius, diffuseRadius, rim, range:[lo,hi], colormap, surfaceRgba,
     /// showParticles}.
     draw(o) {
@@ -745,6 +776,7 @@ export class Renderer {
         }
         this.drawDiffuse(o.diffuseRadius || o.radius);
         if (this.bodyGroups.length && !o.is3d) this.drawBodies(o.wallRadius, view, proj);
+        this.drawArrow(view, proj);
 
         if (this.sindices && o.is3d) {  // the reconstructed surface, translucent over the particles
             const m = this.mesh;

@@ -65,6 +65,10 @@ EMSCRIPTEN_BINDINGS(eddy_web) {
         .function("whitewaterCount", &Session::whitewater_count)
         .function("whitewaterCounts", &Session::whitewater_counts)
         .function("whitewaterRecord", &Session::whitewater_record)
+        .function("loads", &Session::loads)
+        .function("loadArrow", emscripten::optional_override([](Session& s, int object, double reference, double width) {
+            return view(s.load_arrow(object, reference, width));
+        }))
         .function("stateHash", &Session::state_hash)
         .function("probes", &Session::probes)
         .function("settings", &Session::settings)

@@ -117,6 +117,7 @@ std::string Session::load(Scene sc) {
     m_passes = {};
     m_pass_steps = 0;
     m_mouse = {};
+    m_loads.clear();
     m_mesh_xyz.clear();
     m_mesh_normals.clear();
     m_mesh_tris.clear();
@@ -221,6 +222,7 @@ std::string Session::step(int n, double ms) {
                 [&] { apply_mouse_force(*m_sim, m_mouse, m_last_dt, m_exec); },
                 [&](const StepStats& st) {
                     if (m_whitewater.on()) m_whitewater.after_step(*m_sim, m_exec);
+                    std::visit([&](const auto& s) { if (!s.boundary.load.empty()) m_loads.add(s.boundary.load, st.dt); }, *m_sim);
                     m_last_dt = st.dt;
                     m_passes.add_passes(st);
                     ++m_pass_steps;
@@ -455,6 +457,40 @@ std::string Session::probes() const {
         },
         *m_sim);
     return out.dump();
+}
+
+std::string Session::loads() const {
+    nlohmann::json j = {{"objects", nlohmann::json::array()}, {"steps", m_loads.steps()}, {"fluid_weight", 0.0},
+                        {"last", nlohmann::json::array()}};
+    if (!m_sim) return j.dump();
+    std::visit([&](const auto& sim) {
+        const std::vector<ObjectLoad> mean = m_loads.mean();
+        const auto pivots = load_pivots(sim.boundary, sim.time);
+        j["fluid_weight"] = fluid_weight(sim);
+        for (std::size_t o = 0; o < mean.size() && o < pivots.size() && o < sim.scene.boundaries.size(); ++o) {
+            const auto& b = sim.scene.boundaries[o];
+            j["objects"].push_back({{"label", fmt::format("{}: {} {}", o, b.shape, b.solid ? "(obstacle)" : "(container)")},
+                                    {"pivot", pivots[o]}, {"force", mean[o].force}, {"torque", mean[o].torque}});
+        }
+        for (const ObjectLoad& l : sim.boundary.load)
+            j["last"].push_back({l.force[0], l.force[1], l.force[2], l.torque[0], l.torque[1], l.torque[2]});
+    }, *m_sim);
+    return j.dump();
+}
+
+const std::vector<float>& Session::load_arrow(int object, double reference, double width) {
+    m_arrow.clear();
+    if (!m_sim || object < 0) return m_arrow;
+    std::visit([&](const auto& sim) {
+        constexpr int D = std::remove_cvref_t<decltype(sim)>::kDimension;
+        const std::vector<ObjectLoad> mean = m_loads.mean();
+        const auto pivots = load_pivots(sim.boundary, sim.time);
+        if (std::size_t(object) >= mean.size() || std::size_t(object) >= pivots.size()) return;
+        const auto& p = pivots[std::size_t(object)];
+        m_arrow = eddy::load_arrow({p[0], p[1], p[2]}, mean[std::size_t(object)].force, fluid_weight(sim), reference, D);
+        if (D == 2) m_arrow = thick_lines_2d(m_arrow, static_cast<float>(width));
+    }, *m_sim);
+    return m_arrow;
 }
 
 std::string Session::settings() const {

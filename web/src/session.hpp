@@ -15,6 +15,7 @@
 
 #include "eddy/exec.hpp"
 #include "eddy/interaction.hpp"
+#include "eddy/load_display.hpp"
 #include "eddy/shallow_water.hpp"
 #include "eddy/simulation.hpp"
 #include "page_whitewater.hpp"
@@ -101,6 +102,16 @@ public:
     std::string whitewater_counts() const { return m_whitewater.counts(); }
     /// The whitewater as eddy run's checkpoint keeps it (the run record's "whitewater"), as JSON.
     std::string whitewater_record() const { return m_whitewater.record(); }
+    /// The fluid's loads on the scene's boundaries (issue 43; eddy/load_display.hpp, the viewer's loads panel):
+    /// {"objects": [{"label", "pivot": [x, y, z], "force": [..], "torque": [..]}] (the mean over the steps of
+    /// the last 0.1 s, RecentLoads; force N and torque N m, 2D per metre), "steps" (how many), "fluid_weight"
+    /// (N; 2D N/m), "last": [[fx, fy, fz, tx, ty, tz] per object] (the last step's, as Python's sim.boundary_forces())};
+    /// "objects" is empty before the first step or for a method that gathers no loads.
+    std::string loads() const;
+    /// The arrow of object `object`'s mean force (eddy::load_arrow: from its pivot, a fluid weight `reference`
+    /// metres long): 3D line segments (pairs of points, x, y, z each); 2D those segments as triangles `width`
+    /// metres wide (thick_lines_2d). Empty when there is no load.
+    const std::vector<float>& load_arrow(int object, double reference, double width);
     /// state_hash (eddy/simulation.hpp, eddy/shallow_water.hpp) as 16 hex digits.
     std::string state_hash() const;
     /// The scene's probes (scene key "probes") read now, as eddy run's probes.csv reads them every frame
@@ -147,6 +158,8 @@ private:
     std::uint64_t m_pass_steps = 0;
     std::vector<float> m_xyz, m_scalar, m_walls, m_terrain, m_depth, m_mesh_xyz, m_mesh_normals;
     std::vector<std::int32_t> m_wall_bodies;
+    RecentLoads m_loads;        // the walls' loads of the last steps (loads())
+    std::vector<float> m_arrow;  // load_arrow()'s segments or triangles
     bool m_whitewater_wanted = false;  // the page's switch: kept across loads
     PageWhitewater m_whitewater;
     std::vector<float> m_ww_xyz;

@@ -1,18 +1,90 @@
-// eddy-view: the arrow of the fluid's force on a boundary object (issue 28), as line segments the
-// window draws. Pure functions of the snapshot's numbers (no GL), so that tests can check them.
+// What a front end shows of the fluid's loads on the walls (issue 28; the viewer's loads panel and the
+// page's, issue 43): the mean over the last steps (RecentLoads), each object's pivot where it is now, the
+// fluid's weight that scales the arrow, and the arrow itself as line segments. Pure functions of the
+// simulation's numbers (no GL), shared by eddy-view and the page so that both show the same numbers.
 //
-// Scale: a force equal to the fluid's weight is drawn `reference` metres long (the window passes a
-// quarter of the scene's largest extent), so a tank carrying its water shows an arrow a quarter of the
-// scene long, pointing down. Forces beyond kMaxWeights weights (a splash hitting a wall, WCSPH's
+// The arrow's scale: a force equal to the fluid's weight is drawn `reference` metres long (the front ends pass
+// a quarter of the scene's largest extent), so a tank carrying its water shows an arrow a quarter of the
+// scene long, pointing down. Forces beyond kArrowMaxWeights weights (a splash hitting a wall, WCSPH's
 // pressure spikes) are drawn at that length, so the arrow never leaves the picture.
 #pragma once
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstddef>
+#include <deque>
 #include <numbers>
 #include <vector>
 
-namespace eddy::view {
+#include "eddy/simulation.hpp"
+#include "eddy/wall_loads.hpp"
+
+namespace eddy {
+
+/// The walls' loads of the last steps, for the snapshot's mean: the steps covering the last kWindow
+/// seconds of simulated time (at most kMaxSteps of them), weighted by dt as eddy run's forces.csv. A
+/// window of simulated steps, not "since the last snapshot": a single step's load is noisy (WCSPH's
+/// pressure waves swing a tank's floor load by several percent) and how many steps a snapshot covers
+/// depends on the machine's speed, so the shown value would too.
+class RecentLoads {
+public:
+    static constexpr double kWindow = 0.1;          ///< (s)
+    static constexpr std::size_t kMaxSteps = 4096;  ///< a cap on memory when dt is tiny
+    /// One step's loads (per object) and its length dt (s). A step with loads of another count of
+    /// objects than those kept starts afresh.
+    void add(const std::vector<ObjectLoad>& load, double dt) {
+        if (!m_steps.empty() && m_steps.back().load.size() != load.size()) clear();
+        m_steps.push_back({dt, load});
+        m_time += dt;
+        while (m_steps.size() > 1 && (m_time - m_steps.front().dt >= kWindow || m_steps.size() > kMaxSteps)) {
+            m_time -= m_steps.front().dt;
+            m_steps.pop_front();
+        }
+    }
+    /// The dt-weighted mean over the steps kept; empty when there are none.
+    std::vector<ObjectLoad> mean() const {
+        if (m_steps.empty()) return {};
+        LoadAverage avg;
+        for (const auto& s : m_steps) avg.add(s.load, s.dt);
+        return avg.mean(m_steps.back().load.size());
+    }
+    std::size_t steps() const { return m_steps.size(); }
+    void clear() {
+        m_steps.clear();
+        m_time = 0.0;
+    }
+
+private:
+    struct Step {
+        double dt;
+        std::vector<ObjectLoad> load;
+    };
+    std::deque<Step> m_steps;
+    double m_time = 0.0;  // sum of the kept steps' dt (s)
+};
+
+/// Where each boundary object's pivot is at time t (s), x, y, z (z = 0 in 2D), as WallLoadGather::begin
+/// places it: the torques are about these points.
+template <int D>
+std::vector<std::array<float, 3>> load_pivots(const BoundarySet<D>& b, double t) {
+    std::vector<std::array<float, 3>> out(b.motions.size());
+    for (std::size_t o = 0; o < b.motions.size(); ++o) {
+        const BoundaryMotion<D>& m = b.motions[o];
+        const Vec<D> c = m.moving() ? m.pose(t).apply(m.pivot) : m.pivot;
+        for (int a = 0; a < 3; ++a) out[o][a] = a < D ? c[a] : 0.0f;
+    }
+    return out;
+}
+
+/// The fluid's weight (N; N/m in 2D): its particles' mass times |g| (9.81 m/s^2 without gravity), the
+/// arrow's unit.
+template <int D>
+double fluid_weight(const ParticleSimulation<D>& sim) {
+    double g2 = 0.0;
+    for (double g : sim.scene.gravity) g2 += g * g;
+    const double g = g2 > 0.0 ? std::sqrt(g2) : 9.81;
+    return double(sim.fluid.size()) * double(sim.fluid.mass) * g;
+}
 
 /// Longest arrow, in fluid weights.
 inline constexpr double kArrowMaxWeights = 4.0;
@@ -83,4 +155,4 @@ inline std::vector<float> thick_lines_2d(const std::vector<float>& lines, float 
     return tris;
 }
 
-}  // namespace eddy::view
+}  // namespace eddy
