@@ -5,7 +5,8 @@
 //              the probes of a scene with probes (its probes.csv), and the panel lists them
 //   canvas     the canvas is not blank (pixel statistics of screenshots), for particles 2D/3D, a grid, a surface
 //   controls   play/pause/step/reset, scene, method, colour field, size, settings, add fluid, the mouse's push
-//   tools      a box, a ball and a tap dropped by clicks change the state as Python's add_body/add_emitter do
+//   tools      a box, a ball and a tap dropped by clicks change the state as Python's add_body/add_emitter do;
+//              3D bodies are drawn where they are
 //   loads      the loads panel: the mean over the last 0.1 s as the viewer's, the arrow; a tank carries its water
 //   whitewater spray, foam and bubbles switched on are the native `eddy run --whitewater` run's after N steps
 //   errors     a bad scene (pasted or dropped) shows the CLI's own one-line error; a model scene is refused
@@ -345,10 +346,38 @@ const checks = {
         'sim = eddy.Simulation(eddy.load_scene(sys.argv[2]), threads=1)',
         'for op, arg in json.loads(sys.argv[1]):',
         '    sim.step(arg) if op == "step" else sim.add_body(arg) if op == "body" else sim.add_emitter(arg)',
-        'print(f"{sim.state_hash():016x}")'].join('\n'), JSON.stringify(ops), scene],
+        'print(json.dumps({"hash": f"{sim.state_hash():016x}", "bodies": sim.bodies["position"].tolist()}))'].join('\n'), JSON.stringify(ops), scene],
         { encoding: 'utf8', env: { ...process.env, PYTHONPATH: path.join(path.dirname(eddy), '..', 'python') } });
-      const want = py.status === 0 ? py.stdout.trim() : `python failed: ${py.stderr.trim().split('\n').pop()}`;
+      const py_out = py.status === 0 ? JSON.parse(py.stdout) : { hash: `python failed: ${py.stderr.trim().split('\n').pop()}`, bodies: [] };
+      const want = py_out.hash;
       check(got === want, `${scene}: after the tools and ${ops.filter(o => o[0] === 'step').length * n} steps: page ${got}, Python ${want}`);
+      if (scene.endsWith('_3d')) {
+        // 3D bodies are drawn where they are (issue 43): each body's posed mesh (the viewer's geometry, page_solids)
+        // is centred on its centre of mass as Python reads it (a box's and a ball's meshes are symmetric about it).
+        await page.evaluate(() => { window.eddyPage.view.dirty = true; });
+        await nextFrames(page);
+        const drawn = await page.evaluate(() => {
+          const s = window.eddyPage.session, xyz = s.solidVertices(), tris = s.solidTriangles();
+          // the area-weighted mean of the triangles' centroids (a UV sphere's seam repeats vertices)
+          const at = (v, a) => xyz[3 * v + a];
+          return JSON.parse(s.solidParts()).filter(p => p.kind === 'body').map(p => {
+            const c = [0, 0, 0];
+            let area = 0;
+            for (let k = p.first; k < p.first + p.count; k += 3) {
+              const [i, j, l] = [tris[k], tris[k + 1], tris[k + 2]];
+              const e = [0, 1, 2].map(a => at(j, a) - at(i, a)), f = [0, 1, 2].map(a => at(l, a) - at(i, a));
+              const w = 0.5 * Math.hypot(e[1] * f[2] - e[2] * f[1], e[2] * f[0] - e[0] * f[2], e[0] * f[1] - e[1] * f[0]);
+              for (let a = 0; a < 3; ++a) c[a] += w * (at(i, a) + at(j, a) + at(l, a)) / 3;
+              area += w;
+            }
+            return { body: p.body, centre: c.map(x => x / area), triangles: p.count / 3 };
+          });
+        });
+        const off = drawn.map(d => Math.hypot(...d.centre.map((x, a) => x - (py_out.bodies[d.body] || [NaN, NaN, NaN])[a])));
+        check(drawn.length === py_out.bodies.length && drawn.length === 2 && off.every(e => e < 1e-5),
+          `${scene}: ${drawn.length} bodies drawn (${drawn.map(d => d.triangles).join(', ')} triangles), their meshes' centres ` +
+          `${off.map(e => e.toExponential(1)).join(', ')} m from Python's centres of mass`);
+      }
       await page.close();
     }
   },

@@ -136,6 +136,7 @@ function afterLoad() {
     if (st.kind !== 'grid') renderer.clearGrid();
     renderer.clearSurface();
     renderer.setDiffuse(null);
+    renderer.setSolids(null);
     $('ww-row').hidden = true;
     st.terrainDirty = true;
     st.surfaceStale = true;
@@ -217,6 +218,7 @@ function refresh() {
         return;
     }
     renderer.setParticles(session.positions(), session.scalars());
+    if (st.dim === 3) renderer.setSolids(session.solidVertices(), session.solidNormals(), session.solidColors(), session.solidTriangles(), session.solidOpaqueIndices());
     showWhitewater();
     if (st.dim === 2 && session.wallsMove()) renderer.setWalls(session.walls(), session.wallBodies());  // moving walls, bodies
     const lo = session.scalarMin(), hi = session.scalarMax();

@@ -395,6 +395,17 @@ export class Renderer {
         gl.bindVertexArray(this.fvao);
         this.fbuf = vertexBuffer(gl, 0, 3);
 
+        // 3D solids (bodies, models, obstacles): positions, normals, colours per vertex, triangles; the
+        // opaque ones first (oindices of them), then the translucent
+        this.ovao = gl.createVertexArray();
+        gl.bindVertexArray(this.ovao);
+        this.opos = vertexBuffer(gl, 0, 3);
+        this.onrm = vertexBuffer(gl, 1, 3);
+        this.orgba = vertexBuffer(gl, 2, 4);
+        this.oibo = gl.createBuffer();
+        gl.bindBuffer(gl.ELEMENT_ARRAY_BUFFER, this.oibo);
+        this.oindices = 0; this.oopaque = 0;
+
         // the load arrow: line segments (3D) or triangles (2D), magenta (the viewer's)
         this.avao = gl.createVertexArray();
         gl.bindVertexArray(this.avao);
@@ -474,6 +485,38 @@ export class Renderer {
         if (!xyz) return;
         gl.bindBuffer(gl.ARRAY_BUFFER, this.dxyz);
         gl.bufferData(gl.ARRAY_BUFFER, xyz, gl.STREAM_DRAW);
+    }
+    /// 3D solids as shaded meshes: vertices, normals, colours (rgba) per vertex, triangles (Uint32Array), the
+    /// first `opaque` indices opaque; null clears them.
+    setSolids(xyz, normals, rgba, triangles, opaque) {
+        const gl = this.gl;
+        this.oindices = xyz && triangles ? triangles.length : 0;
+        this.oopaque = Math.min(opaque || 0, this.oindices);
+        if (!this.oindices) return;
+        gl.bindVertexArray(this.ovao);
+        for (const [b, data] of [[this.opos, xyz], [this.onrm, normals], [this.orgba, rgba]]) {
+            gl.bindBuffer(gl.ARRAY_BUFFER, b);
+            gl.bufferData(gl.ARRAY_BUFFER, data, gl.STREAM_DRAW);
+        }
+        gl.bindBuffer(gl.ELEMENT_ARRAY_BUFFER, this.oibo);
+        gl.bufferData(gl.ELEMENT_ARRAY_BUFFER, triangles, gl.STREAM_DRAW);
+        gl.bindVertexArray(null);
+    }
+    /// The solids' opaque triangles (before the particles) or translucent ones (after them, blended, not
+    /// writing depth), with the mesh program.
+    drawSolids(view, proj, eye, translucent) {
+        const gl = this.gl, m = this.mesh;
+        const first = translucent ? this.oopaque : 0, count = translucent ? this.oindices - this.oopaque : this.oopaque;
+        if (count <= 0) return;
+        gl.useProgram(m.p);
+        gl.uniformMatrix4fv(m.u.u_view, false, view);
+        gl.uniformMatrix4fv(m.u.u_proj, false, proj);
+        gl.uniform3fv(m.u.u_eye, eye);
+        gl.uniform1f(m.u.u_shininess, 32);
+        gl.bindVertexArray(this.ovao);
+        if (translucent) { gl.enable(gl.BLEND); gl.blendFunc(gl.SRC_ALPHA, gl.ONE_MINUS_SRC_ALPHA); gl.depthMask(false); }
+        gl.drawElements(gl.TRIANGLES, count, gl.UNSIGNED_INT, 4 * first);
+        if (translucent) { gl.depthMask(true); gl.disable(gl.BLEND); }
     }
     /// The load arrow: x, y, z per vertex, triangles (2D) or line segments; null clears it.
     setArrow(xyz, triangles) {
@@ -750,6 +793,7 @@ export class Renderer {
             gl.drawArrays(gl.LINES, 0, this.lcount);
         }
 
+        if (o.is3d) this.drawSolids(view, proj, eye, false);
         const p = this.particle;
         gl.useProgram(p.p);
         gl.uniformMatrix4fv(p.u.u_view, false, view);
@@ -776,6 +820,7 @@ export class Renderer {
         }
         this.drawDiffuse(o.diffuseRadius || o.radius);
         if (this.bodyGroups.length && !o.is3d) this.drawBodies(o.wallRadius, view, proj);
+        if (o.is3d) this.drawSolids(view, proj, eye, true);
         this.drawArrow(view, proj);
 
         if (this.sindices && o.is3d) {  // the reconstructed surface, translucent over the particles

@@ -65,6 +65,12 @@ EMSCRIPTEN_BINDINGS(eddy_web) {
         .function("whitewaterCount", &Session::whitewater_count)
         .function("whitewaterCounts", &Session::whitewater_counts)
         .function("whitewaterRecord", &Session::whitewater_record)
+        .function("solidVertices", emscripten::optional_override([](const Session& s) { return view(s.solids().xyz()); }))
+        .function("solidNormals", emscripten::optional_override([](const Session& s) { return view(s.solids().normals()); }))
+        .function("solidColors", emscripten::optional_override([](const Session& s) { return view(s.solids().rgba()); }))
+        .function("solidTriangles", emscripten::optional_override([](const Session& s) { return view(s.solids().triangles()); }))
+        .function("solidOpaqueIndices", emscripten::optional_override([](const Session& s) { return double(s.solids().opaque_indices()); }))
+        .function("solidParts", emscripten::optional_override([](const Session& s) { return s.solids().parts(); }))
         .function("loads", &Session::loads)
         .function("loadArrow", emscripten::optional_override([](Session& s, int object, double reference, double width) {
             return view(s.load_arrow(object, reference, width));

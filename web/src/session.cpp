@@ -118,6 +118,7 @@ std::string Session::load(Scene sc) {
     m_pass_steps = 0;
     m_mouse = {};
     m_loads.clear();
+    m_solids.reset();
     m_mesh_xyz.clear();
     m_mesh_normals.clear();
     m_mesh_tris.clear();
@@ -341,6 +342,7 @@ void Session::refresh(const std::string& field) {
         m_smax = n && std::isfinite(hi) ? hi : 0.0;
     }, *m_sim);
     m_whitewater.points(m_ww_xyz, m_ww_types);
+    m_solids.refresh(*m_sim);
 }
 
 std::string Session::set_whitewater(bool on) {

@@ -18,6 +18,7 @@
 #include "eddy/load_display.hpp"
 #include "eddy/shallow_water.hpp"
 #include "eddy/simulation.hpp"
+#include "page_solids.hpp"
 #include "page_whitewater.hpp"
 
 namespace eddy::web {
@@ -90,6 +91,10 @@ public:
     const std::vector<float>& mesh_vertices() const { return m_mesh_xyz; }
     const std::vector<float>& mesh_normals() const { return m_mesh_normals; }
     const std::vector<std::uint32_t>& mesh_triangles() const { return m_mesh_tris; }
+    /// 3D: the bodies, models and obstacles as shaded meshes where they are now (issue 43; page_solids.hpp),
+    /// updated by refresh(): vertices, normals, colours (rgba), triangles (the opaque solid_opaque_indices()
+    /// first); solid_parts() says which is which (JSON, for tests).
+    const PageSolids& solids() const { return m_solids; }
     /// Whitewater (issue 43; page_whitewater.hpp): spray, foam and bubbles stepped with the fluid as `eddy run
     /// --whitewater` steps them, from now on (and afresh with each scene loaded) until switched off; "" or
     /// why not (a grid). refresh() updates whitewater_points(): x, y, z each, spray first, then foam, then
@@ -160,6 +165,7 @@ private:
     std::vector<std::int32_t> m_wall_bodies;
     RecentLoads m_loads;        // the walls' loads of the last steps (loads())
     std::vector<float> m_arrow;  // load_arrow()'s segments or triangles
+    PageSolids m_solids;
     bool m_whitewater_wanted = false;  // the page's switch: kept across loads
     PageWhitewater m_whitewater;
     std::vector<float> m_ww_xyz;
