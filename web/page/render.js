@@ -502,17 +502,22 @@ export class Renderer {
         gl.bufferData(gl.ELEMENT_ARRAY_BUFFER, triangles, gl.STREAM_DRAW);
         gl.bindVertexArray(null);
     }
-    /// The solids' opaque triangles (before the particles) or translucent ones (after them, blended, not
-    /// writing depth), with the mesh program.
-    drawSolids(view, proj, eye, translucent) {
+    /// The lit mesh program with the camera's matrices and eye, and a shininess (0: matte).
+    useMesh(view, proj, eye, shininess) {
         const gl = this.gl, m = this.mesh;
-        const first = translucent ? this.oopaque : 0, count = translucent ? this.oindices - this.oopaque : this.oopaque;
-        if (count <= 0) return;
         gl.useProgram(m.p);
         gl.uniformMatrix4fv(m.u.u_view, false, view);
         gl.uniformMatrix4fv(m.u.u_proj, false, proj);
         gl.uniform3fv(m.u.u_eye, eye);
-        gl.uniform1f(m.u.u_shininess, 32);
+        gl.uniform1f(m.u.u_shininess, shininess);
+    }
+    /// The solids' opaque triangles (before the particles) or translucent ones (after them, blended, not
+    /// writing depth), with the mesh program.
+    drawSolids(view, proj, eye, translucent) {
+        const gl = this.gl;
+        const first = translucent ? this.oopaque : 0, count = translucent ? this.oindices - this.oopaque : this.oopaque;
+        if (count <= 0) return;
+        this.useMesh(view, proj, eye, 32);
         gl.bindVertexArray(this.ovao);
         if (translucent) { gl.enable(gl.BLEND); gl.blendFunc(gl.SRC_ALPHA, gl.ONE_MINUS_SRC_ALPHA); gl.depthMask(false); }
         gl.drawElements(gl.TRIANGLES, count, gl.UNSIGNED_INT, 4 * first);
@@ -761,12 +766,8 @@ export class Renderer {
         // heightfield: the terrain opaque, then the water translucent
         if (this.hasGrid && this.hindices) {
             const m = this.mesh;
-            gl.useProgram(m.p);
-            gl.uniformMatrix4fv(m.u.u_view, false, view);
-            gl.uniformMatrix4fv(m.u.u_proj, false, proj);
-            gl.uniform3fv(m.u.u_eye, eye);
+            this.useMesh(view, proj, eye, 0);
             gl.bindVertexArray(this.tvao);
-            gl.uniform1f(m.u.u_shininess, 0);
             gl.drawElements(gl.TRIANGLES, this.hindices, gl.UNSIGNED_INT, 0);
             gl.bindVertexArray(this.stvao);
             for (const [first, count] of this.skirtSides) gl.drawArrays(gl.TRIANGLE_STRIP, first, count);
@@ -824,12 +825,7 @@ export class Renderer {
         this.drawArrow(view, proj);
 
         if (this.sindices && o.is3d) {  // the reconstructed surface, translucent over the particles
-            const m = this.mesh;
-            gl.useProgram(m.p);
-            gl.uniformMatrix4fv(m.u.u_view, false, view);
-            gl.uniformMatrix4fv(m.u.u_proj, false, proj);
-            gl.uniform3fv(m.u.u_eye, eye);
-            gl.uniform1f(m.u.u_shininess, 64);
+            this.useMesh(view, proj, eye, 64);
             gl.bindVertexArray(this.svao);
             const c = o.surfaceRgba || [0.20, 0.45, 0.90, 0.75];
             gl.vertexAttrib4f(2, c[0], c[1], c[2], c[3]);
