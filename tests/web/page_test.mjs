@@ -3,7 +3,8 @@
 // one aspect per run (ctest runs each check as its own test, label web):
 //   hash       each scene after N steps has the state hash of the native `eddy run --steps N --threads 1`; so do
 //              the probes of a scene with probes (its probes.csv), and the panel lists them
-//   canvas     the canvas is not blank (pixel statistics of screenshots), for particles 2D/3D, a grid, a surface
+//   canvas     the canvas is not blank (pixel statistics of screenshots), for particles 2D/3D, a grid, a surface;
+//              the surface comes from the worker, the same mesh as the page's own reconstruction
 //   controls   play/pause/step/reset, scene, method, colour field, size, settings, add fluid, the mouse's push
 //   tools      a box, a ball and a tap dropped by clicks change the state as Python's add_body/add_emitter do;
 //              3D bodies are drawn where they are
@@ -307,13 +308,32 @@ const checks = {
     await waitPaused(page, 10);
     const offShot = await canvasShot(page), off = pixelStats(offShot);
     await page.click('#surface');
-    await page.waitForFunction(() => window.eddyPage.session.meshTriangles().length > 0, { timeout: 120000 });
+    await page.waitForFunction(() => window.eddyPage.renderer.sindices > 0, { timeout: 120000 });
     await nextFrames(page);
     const onShot = await canvasShot(page), on = pixelStats(onShot), differ = pixelsChanged(offShot, onShot);
-    const tris = await page.evaluate(() => window.eddyPage.session.meshTriangles().length / 3);
+    const tris = await page.evaluate(() => window.eddyPage.renderer.sindices / 3);
     check(tris > 1000 && on.away > 0.02 && differ > 0.01, `the surface of dam_break_3d: ${tris} triangles, ${(100 * on.away).toFixed(1)}% drawn ` +
       `(particles alone ${(100 * off.away).toFixed(1)}%), ${(100 * differ).toFixed(1)}% of the pixels changed`);
+    // Rebuilt off the page's thread (issue 43): the surface worker made it, the page's thread never did, and
+    // its mesh is the one the page's own Session::reconstruct makes of the same particles, to the bit.
+    const worker = await page.evaluate(() => {
+      const w = window.eddyPage.surfaceWorker, s = window.eddyPage.session, last = w.last;
+      const sync = w.sync;
+      s.reconstruct(false);
+      const same = (a, b) => a && b && a.length === b.length && a.every((x, i) => Object.is(x, b[i]));
+      return { results: w.results, sync, same: same(last.vertices, s.meshVertices()) && same(last.normals, s.meshNormals()) &&
+        same(last.triangles, s.meshTriangles()), triangles: last.triangles.length / 3 };
+    });
+    check(worker.results >= 1 && worker.sync === 0 && worker.same, `the surface worker made ${worker.results} surface(s), the page's thread ` +
+      `${worker.sync}; its mesh (${worker.triangles} triangles) ${worker.same ? 'is' : 'is not'} Session::reconstruct's, to the bit`);
     await page.close();
+    // While playing, the page keeps stepping and drawing as the worker rebuilds (a surface every 0.5 s).
+    const play = await openPage('scene=dam_break_3d');
+    await play.click('#surface');
+    const kept = await eventually(play, () => window.eddyPage.surfaceWorker.results >= 2 && window.eddyPage.session.steps() > 20);
+    const seen = await play.evaluate(() => [window.eddyPage.surfaceWorker.results, window.eddyPage.surfaceWorker.sync, window.eddyPage.session.steps()]);
+    check(kept && seen[1] === 0, `playing with the surface on: ${seen[0]} surfaces from the worker, ${seen[1]} on the page's thread, ${seen[2]} steps`);
+    await play.close();
   },
 
   // The viewer's tools on the page (issue 43): a box, a ball and a tap placed by clicks on the canvas

@@ -239,10 +239,42 @@ function showWhitewater() {
     if (on) $('ww-counts').value = `spray ${n[0]}, foam ${n[1]}, bubbles ${n[2]}`;
 }
 
+// The surface worker (surface_worker.js): a second module instance that rebuilds the 3D surface off this
+// thread; ?surface=sync, or a browser without workers, rebuilds it here (Session::reconstruct, the same mesh).
+const surfaceWorker = { worker: null, busy: false, id: 0, results: 0, last: null, sync: 0 };
+function startSurfaceWorker() {
+    if (params.get('surface') === 'sync' || typeof Worker === 'undefined') return;
+    try {
+        const w = new Worker('surface_worker.js');
+        w.onmessage = (e) => surfaceArrived(e.data);
+        w.onerror = (e) => { console.warn('surface worker: ' + (e.message || e)); surfaceWorker.worker = null; surfaceWorker.busy = false; };
+        surfaceWorker.worker = w;
+    } catch (e) { surfaceWorker.worker = null; }
+}
+function surfaceArrived(m) {
+    surfaceWorker.busy = false;
+    if (m.load !== st.loadCount || !$('surface').checked) return;  // another scene since, or switched off
+    if (m.error) { note(m.error); renderer.clearSurface(); return; }
+    ++surfaceWorker.results;
+    surfaceWorker.last = m;
+    renderer.setSurface(m.vertices, m.normals, m.triangles);
+}
+
 function updateSurface(now) {
     const want = $('surface').checked && st.kind === 'particles' && st.dim === 3;
     if (!want) { renderer.clearSurface(); return; }
     if (!(st.surfaceStale && (!st.playing || now - st.surfaceAt >= SURFACE_EVERY_MS))) return;
+    const sw = surfaceWorker;
+    if (sw.worker) {
+        if (sw.busy) return;  // the next one when this one is back
+        const positions = new Float32Array(session.positions());
+        sw.busy = true;
+        sw.worker.postMessage({ id: ++sw.id, load: st.loadCount, positions, radius: st.radius, anisotropic: $('anisotropic').checked }, [positions.buffer]);
+        st.surfaceAt = performance.now();
+        st.surfaceStale = false;
+        return;
+    }
+    ++sw.sync;
     const r = session.reconstruct($('anisotropic').checked);
     if (r) { note(r); renderer.clearSurface(); }
     else renderer.setSurface(session.meshVertices(), session.meshNormals(), session.meshTriangles());
@@ -610,6 +642,7 @@ window.eddyPage = {
     get firstFrameMs() { return st.firstFrameMs; },  // ms from navigation to the first frame drawn
     get frames() { return st.frames; },
     get view() { return st; },
+    get surfaceWorker() { return surfaceWorker; },  // {worker, results, last: the last mesh, sync: rebuilt here}
 };
 
 async function main() {
@@ -640,6 +673,7 @@ async function main() {
     fillScenes($('scene'), scenes, name);
     wireControls();
     wireMouse();
+    startSurfaceWorker();
     if (!loadFromHash()) load({ kind: 'bundled', name, method: params.get('method') || '' });
     const n = LINK_STEPS;
     if (n !== null && st.loaded) {

@@ -16,9 +16,33 @@ val view(const std::vector<T>& v) {
     return val(emscripten::typed_memory_view(v.size(), v.data()));
 }
 
+// A copy of v as a new typed array of the JavaScript side (the memory view would die with v).
+template <class T>
+val copied(const std::vector<T>& v, const char* type) {
+    return val::global(type).new_(emscripten::typed_memory_view(v.size(), v.data()));
+}
+
+// The surface worker's call (web/page/surface_worker.js): reconstruct_page_surface of positions copied in,
+// {error: "" or the one line, vertices, normals, triangles} copied out (the worker transfers them to the page).
+val reconstruct_surface_js(const val& positions, double radius, bool anisotropic) {
+    val out = val::object();
+    try {
+        const auto mesh = eddy::web::reconstruct_page_surface(emscripten::convertJSArrayToNumberVector<float>(positions),
+                                                              radius, anisotropic);
+        out.set("error", std::string());
+        out.set("vertices", copied(mesh.xyz, "Float32Array"));
+        out.set("normals", copied(mesh.normals, "Float32Array"));
+        out.set("triangles", copied(mesh.triangles, "Uint32Array"));
+    } catch (const std::exception& e) {
+        out.set("error", std::string("eddy: error: ") + e.what());
+    }
+    return out;
+}
+
 }  // namespace
 
 EMSCRIPTEN_BINDINGS(eddy_web) {
+    emscripten::function("reconstructSurface", &reconstruct_surface_js);
     emscripten::class_<Session>("Session")
         .constructor<>()
         .function("loadBundled", &Session::load_bundled)

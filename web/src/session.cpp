@@ -119,9 +119,7 @@ std::string Session::load(Scene sc) {
     m_mouse = {};
     m_loads.clear();
     m_solids.reset();
-    m_mesh_xyz.clear();
-    m_mesh_normals.clear();
-    m_mesh_tris.clear();
+    m_mesh = {};
     m_whitewater.start(m_whitewater_wanted && m_sim ? &*m_sim : nullptr);  // afresh beside the new scene
     refresh_walls();
     std::string warnings;
@@ -402,20 +400,31 @@ double Session::grid_dx() const {
     return m_water ? with_grid(*m_water, [](const auto& s) { return double(s.grid().dx); }) : 0.0;
 }
 
+PageSurface reconstruct_page_surface(const std::vector<float>& xyz, double radius, bool anisotropic) {
+    if (xyz.size() % 3 != 0) throw InputError(fmt::format("the surface's positions: {} numbers; allowed: x, y, z each", xyz.size()));
+    std::vector<Vec3> points(xyz.size() / 3);
+    for (std::size_t i = 0; i < points.size(); ++i) points[i] = Vec3{{xyz[3 * i], xyz[3 * i + 1], xyz[3 * i + 2]}};
+    SurfaceSettings ss;
+    ss.particle_radius = static_cast<float>(radius);
+    ss.anisotropic = anisotropic;
+    const ExecContext exec(1);
+    const auto res = reconstruct_surface<3>(std::span<const Vec3>(points), ss, exec);
+    PageSurface out;
+    for (const auto& v : res.mesh.vertices) out.xyz.insert(out.xyz.end(), {v[0], v[1], v[2]});
+    for (const auto& nrm : res.mesh.normals) out.normals.insert(out.normals.end(), {nrm[0], nrm[1], nrm[2]});
+    for (const auto& c : res.mesh.cells) out.triangles.insert(out.triangles.end(), {c[0], c[1], c[2]});
+    return out;
+}
+
 std::string Session::reconstruct(bool anisotropic) {
-    m_mesh_xyz.clear();
-    m_mesh_normals.clear();
-    m_mesh_tris.clear();
+    m_mesh = {};
     auto* sim = m_sim ? std::get_if<ParticleSimulation<3>>(&*m_sim) : nullptr;
     if (!sim) return "the surface is reconstructed for 3D particle scenes";
     try {
-        SurfaceSettings ss;
-        ss.particle_radius = static_cast<float>(sim->scene.particle_radius);
-        ss.anisotropic = anisotropic;
-        const auto res = reconstruct_surface<3>(std::span<const Vec3>(sim->fluid.position), ss, m_exec);
-        for (const auto& v : res.mesh.vertices) m_mesh_xyz.insert(m_mesh_xyz.end(), {v[0], v[1], v[2]});
-        for (const auto& nrm : res.mesh.normals) m_mesh_normals.insert(m_mesh_normals.end(), {nrm[0], nrm[1], nrm[2]});
-        for (const auto& c : res.mesh.cells) m_mesh_tris.insert(m_mesh_tris.end(), {c[0], c[1], c[2]});
+        std::vector<float> xyz;
+        xyz.reserve(3 * sim->fluid.size());
+        for (const auto& x : sim->fluid.position) xyz.insert(xyz.end(), {x[0], x[1], x[2]});
+        m_mesh = reconstruct_page_surface(xyz, sim->scene.particle_radius, anisotropic);
         return "";
     } catch (const std::exception& e) {
         return error_line(e.what());

@@ -23,6 +23,18 @@
 
 namespace eddy::web {
 
+/// A fluid's surface as the page draws it: vertices (x, y, z), unit normals, triangles.
+struct PageSurface {
+    std::vector<float> xyz, normals;
+    std::vector<std::uint32_t> triangles;
+};
+
+/// The surface of 3D particles (x, y, z each) of radius `radius` (m) with the default surface settings
+/// (eddy::reconstruct_surface, seed 004), on the calling thread: Session::reconstruct and the page's surface
+/// worker (web/page/surface_worker.js, a second module instance off the page's thread) both call it, so both
+/// draw the same mesh. Throws InputError on a bad radius or count.
+PageSurface reconstruct_page_surface(const std::vector<float>& xyz, double radius, bool anisotropic);
+
 class Session {
 public:
     Session();
@@ -88,9 +100,9 @@ public:
     /// 3D particles: the fluid's surface (eddy::reconstruct_surface, seed 004); "" or why not. Then
     /// mesh_vertices (x, y, z), mesh_normals, mesh_triangles.
     std::string reconstruct(bool anisotropic);
-    const std::vector<float>& mesh_vertices() const { return m_mesh_xyz; }
-    const std::vector<float>& mesh_normals() const { return m_mesh_normals; }
-    const std::vector<std::uint32_t>& mesh_triangles() const { return m_mesh_tris; }
+    const std::vector<float>& mesh_vertices() const { return m_mesh.xyz; }
+    const std::vector<float>& mesh_normals() const { return m_mesh.normals; }
+    const std::vector<std::uint32_t>& mesh_triangles() const { return m_mesh.triangles; }
     /// 3D: the bodies, models and obstacles as shaded meshes where they are now (issue 43; page_solids.hpp),
     /// updated by refresh(): vertices, normals, colours (rgba), triangles (the opaque solid_opaque_indices()
     /// first); solid_parts() says which is which (JSON, for tests).
@@ -161,7 +173,7 @@ private:
     float m_last_dt = 1e-3f;  // the last step's (s): the brush acts over it
     PassTimes m_passes;        // the steps' named passes since the load (passes())
     std::uint64_t m_pass_steps = 0;
-    std::vector<float> m_xyz, m_scalar, m_walls, m_terrain, m_depth, m_mesh_xyz, m_mesh_normals;
+    std::vector<float> m_xyz, m_scalar, m_walls, m_terrain, m_depth;
     std::vector<std::int32_t> m_wall_bodies;
     RecentLoads m_loads;        // the walls' loads of the last steps (loads())
     std::vector<float> m_arrow;  // load_arrow()'s segments or triangles
@@ -170,7 +182,7 @@ private:
     PageWhitewater m_whitewater;
     std::vector<float> m_ww_xyz;
     std::uint64_t m_ww_types[3] = {0, 0, 0};
-    std::vector<std::uint32_t> m_mesh_tris;
+    PageSurface m_mesh;  // reconstruct()
     double m_smin = 0.0, m_smax = 0.0;
     void refresh_grid();
     void refresh_walls();
