@@ -157,7 +157,7 @@ function afterLoad() {
     $('method').disabled = st.kind === 'grid';
     $('method').value = PARTICLE_METHODS.includes(st.source.method) ? st.source.method : '';
     $('field').disabled = st.kind === 'grid';
-    for (const id of ['surface', 'anisotropic']) $(id).disabled = !(st.kind === 'particles' && st.dim === 3);
+    for (const id of ['surface', 'anisotropic', 'decimate']) $(id).disabled = !(st.kind === 'particles' && st.dim === 3);
     $('whitewater').disabled = st.kind !== 'particles';
     $('title').textContent = `${session.name()} — ${methodName(session.method())}${st.kind === 'grid' ? ', grid' : ', ' + st.dim + 'D'}`;
     rebuildSettings();
@@ -269,13 +269,14 @@ function updateSurface(now) {
         if (sw.busy) return;  // the next one when this one is back
         const positions = new Float32Array(session.positions());
         sw.busy = true;
-        sw.worker.postMessage({ id: ++sw.id, load: st.loadCount, positions, radius: st.radius, anisotropic: $('anisotropic').checked }, [positions.buffer]);
+        sw.worker.postMessage({ id: ++sw.id, load: st.loadCount, positions, radius: st.radius, anisotropic: $('anisotropic').checked,
+            decimate: +$('decimate').value }, [positions.buffer]);
         st.surfaceAt = performance.now();
         st.surfaceStale = false;
         return;
     }
     ++sw.sync;
-    const r = session.reconstruct($('anisotropic').checked);
+    const r = session.reconstruct($('anisotropic').checked, +$('decimate').value);
     if (r) { note(r); renderer.clearSurface(); }
     else renderer.setSurface(session.meshVertices(), session.meshNormals(), session.meshTriangles());
     st.surfaceAt = performance.now();
@@ -446,6 +447,7 @@ function wireControls() {
     $('size').addEventListener('input', () => { st.size = parseFloat($('size').value); $('size-value').textContent = st.size.toFixed(2); });
     $('surface').addEventListener('change', () => { st.surfaceStale = true; st.surfaceAt = -1e9; });
     $('anisotropic').addEventListener('change', () => { st.surfaceStale = true; st.surfaceAt = -1e9; });
+    $('decimate').addEventListener('change', () => { st.surfaceStale = true; st.surfaceAt = -1e9; });
     $('load-object').addEventListener('change', () => { if (st.loads) $('load-text').value = loadText(st.loads, $('load-object').selectedIndex); });
     $('whitewater').addEventListener('change', () => {
         const r = session.setWhitewater($('whitewater').checked);

@@ -5,7 +5,7 @@
 importScripts('eddy.js');
 const ready = createEddy({ print: () => {}, printErr: (t) => console.warn(t) });
 onmessage = async (e) => {
-    const { id, load, positions, radius, anisotropic } = e.data;
+    const { id, load, positions, radius, anisotropic, decimate } = e.data;
     let M;
     try {
         M = await ready;
@@ -13,7 +13,7 @@ onmessage = async (e) => {
         postMessage({ id, load, error: `eddy: error: the surface worker's module did not load: ${err && err.message ? err.message : err}` });
         return;
     }
-    const r = M.reconstructSurface(positions, radius, anisotropic);
+    const r = M.reconstructSurface(positions, radius, anisotropic, decimate);
     if (r.error) { postMessage({ id, load, error: r.error }); return; }
     postMessage({ id, load, error: '', vertices: r.vertices, normals: r.normals, triangles: r.triangles },
         [r.vertices.buffer, r.normals.buffer, r.triangles.buffer]);

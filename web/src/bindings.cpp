@@ -24,11 +24,11 @@ val copied(const std::vector<T>& v, const char* type) {
 
 // The surface worker's call (web/page/surface_worker.js): reconstruct_page_surface of positions copied in,
 // {error: "" or the one line, vertices, normals, triangles} copied out (the worker transfers them to the page).
-val reconstruct_surface_js(const val& positions, double radius, bool anisotropic) {
+val reconstruct_surface_js(const val& positions, double radius, bool anisotropic, double decimate_ratio) {
     val out = val::object();
     try {
         const auto mesh = eddy::web::reconstruct_page_surface(emscripten::convertJSArrayToNumberVector<float>(positions),
-                                                              radius, anisotropic);
+                                                              radius, anisotropic, decimate_ratio);
         out.set("error", std::string());
         out.set("vertices", copied(mesh.xyz, "Float32Array"));
         out.set("normals", copied(mesh.normals, "Float32Array"));

@@ -400,13 +400,15 @@ double Session::grid_dx() const {
     return m_water ? with_grid(*m_water, [](const auto& s) { return double(s.grid().dx); }) : 0.0;
 }
 
-PageSurface reconstruct_page_surface(const std::vector<float>& xyz, double radius, bool anisotropic) {
+PageSurface reconstruct_page_surface(const std::vector<float>& xyz, double radius, bool anisotropic, double decimate_ratio) {
     if (xyz.size() % 3 != 0) throw InputError(fmt::format("the surface's positions: {} numbers; allowed: x, y, z each", xyz.size()));
     std::vector<Vec3> points(xyz.size() / 3);
     for (std::size_t i = 0; i < points.size(); ++i) points[i] = Vec3{{xyz[3 * i], xyz[3 * i + 1], xyz[3 * i + 2]}};
     SurfaceSettings ss;
     ss.particle_radius = static_cast<float>(radius);
     ss.anisotropic = anisotropic;
+    ss.decimate_ratio = static_cast<float>(decimate_ratio);
+    validate(ss, "the page's surface");
     const ExecContext exec(1);
     const auto res = reconstruct_surface<3>(std::span<const Vec3>(points), ss, exec);
     PageSurface out;
@@ -416,7 +418,7 @@ PageSurface reconstruct_page_surface(const std::vector<float>& xyz, double radiu
     return out;
 }
 
-std::string Session::reconstruct(bool anisotropic) {
+std::string Session::reconstruct(bool anisotropic, double decimate_ratio) {
     m_mesh = {};
     auto* sim = m_sim ? std::get_if<ParticleSimulation<3>>(&*m_sim) : nullptr;
     if (!sim) return "the surface is reconstructed for 3D particle scenes";
@@ -424,7 +426,7 @@ std::string Session::reconstruct(bool anisotropic) {
         std::vector<float> xyz;
         xyz.reserve(3 * sim->fluid.size());
         for (const auto& x : sim->fluid.position) xyz.insert(xyz.end(), {x[0], x[1], x[2]});
-        m_mesh = reconstruct_page_surface(xyz, sim->scene.particle_radius, anisotropic);
+        m_mesh = reconstruct_page_surface(xyz, sim->scene.particle_radius, anisotropic, decimate_ratio);
         return "";
     } catch (const std::exception& e) {
         return error_line(e.what());

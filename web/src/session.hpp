@@ -30,10 +30,11 @@ struct PageSurface {
 };
 
 /// The surface of 3D particles (x, y, z each) of radius `radius` (m) with the default surface settings
-/// (eddy::reconstruct_surface, seed 004), on the calling thread: Session::reconstruct and the page's surface
+/// (eddy::reconstruct_surface, seed 004) but `anisotropic` and `decimate_ratio` (0: every triangle; else at most
+/// that fraction of them, meshoptimizer's edge collapse, docs/surface.md), on the calling thread: Session::reconstruct and the page's surface
 /// worker (web/page/surface_worker.js, a second module instance off the page's thread) both call it, so both
 /// draw the same mesh. Throws InputError on a bad radius or count.
-PageSurface reconstruct_page_surface(const std::vector<float>& xyz, double radius, bool anisotropic);
+PageSurface reconstruct_page_surface(const std::vector<float>& xyz, double radius, bool anisotropic, double decimate_ratio);
 
 class Session {
 public:
@@ -99,7 +100,7 @@ public:
     const std::vector<float>& depth() const { return m_depth; }
     /// 3D particles: the fluid's surface (eddy::reconstruct_surface, seed 004); "" or why not. Then
     /// mesh_vertices (x, y, z), mesh_normals, mesh_triangles.
-    std::string reconstruct(bool anisotropic);
+    std::string reconstruct(bool anisotropic, double decimate_ratio);
     const std::vector<float>& mesh_vertices() const { return m_mesh.xyz; }
     const std::vector<float>& mesh_normals() const { return m_mesh.normals; }
     const std::vector<std::uint32_t>& mesh_triangles() const { return m_mesh.triangles; }
