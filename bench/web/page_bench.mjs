@@ -9,9 +9,12 @@
 //   live      the page playing for a few seconds: frames drawn and steps taken per second of wall time,
 //             with the page's default 12 ms of steps a frame, and with one step a frame (&budget=1: seed
 //             000's demo, one simulation step per animation frame)
+//   surface   3D scenes playing with no surface, the surface rebuilt in the worker (issue 43) and on the page's
+//             thread (?surface=sync): frames and steps per second and the longest frame (ms)
 // and once: the first frame after load, and the .wasm's size gzipped.
 //
-//   NODE_PATH=build-web/npm/node_modules node bench/web/page_bench.mjs build-web build/bin/eddy /usr/bin/chromium
+//   NODE_PATH=build-web/npm/node_modules node bench/web/page_bench.mjs build-web build/bin/eddy /usr/bin/chromium [surface]
+// (a fourth argument "surface": that table only)
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -20,7 +23,7 @@ import zlib from 'node:zlib';
 
 import { launchChromium, openEddyPage, startServer } from '../../tests/web/browser.mjs';
 
-const [webDir, eddy, chromium] = process.argv.slice(2);
+const [webDir, eddy, chromium, only] = process.argv.slice(2);
 if (!webDir || !eddy || !chromium) {
   console.error('usage: page_bench.mjs WEB_BUILD EDDY CHROMIUM');
   process.exit(2);
@@ -70,17 +73,47 @@ async function open(scene, method, extra) {
   }
   return page;
 }
-// Frames drawn and steps taken per second of wall time while playing.
-async function live(scene, method, budget) {
-  const page = await open(scene, method, budget ? `&budget=${budget}` : '');
+// Frames drawn and steps taken per second of wall time while playing, and the longest frame (ms); `extra`
+// adds to the page's query, `surface` ticks the surface.
+async function live(scene, method, budget, extra = '', surface = false) {
+  const page = await open(scene, method, `${budget ? `&budget=${budget}` : ''}${extra}`);
+  if (surface) await page.click('#surface');
   await page.evaluate(() => window.eddyPage.play(true));
   await new Promise(res => setTimeout(res, 1000));
-  const a = await page.evaluate(() => ({ t: performance.now(), steps: window.eddyPage.session.steps(), frames: window.eddyPage.frames }));
+  const a = await page.evaluate(() => {
+    const g = window.benchGaps = { last: 0, max: 0 };
+    const tick = (t) => { if (g.last) g.max = Math.max(g.max, t - g.last); g.last = t; requestAnimationFrame(tick); };
+    requestAnimationFrame(tick);
+    return { t: performance.now(), steps: window.eddyPage.session.steps(), frames: window.eddyPage.frames };
+  });
   await new Promise(res => setTimeout(res, liveSeconds * 1000));
-  const b = await page.evaluate(() => ({ t: performance.now(), steps: window.eddyPage.session.steps(), frames: window.eddyPage.frames }));
+  const b = await page.evaluate(() => ({ t: performance.now(), steps: window.eddyPage.session.steps(), frames: window.eddyPage.frames,
+    gap: window.benchGaps.max }));
   await page.close();
   const wall = (b.t - a.t) / 1000;
-  return { fps: (b.frames - a.frames) / wall, steps: (b.steps - a.steps) / wall };
+  return { fps: (b.frames - a.frames) / wall, steps: (b.steps - a.steps) / wall, gap: b.gap };
+}
+// The 3D surface while playing: none, in the worker, on the page's thread.
+async function surfaceTable() {
+  console.log('\n| 3D scene | particles | no surface: fps, steps/s, longest frame | surface in the worker | surface on the page\'s thread (?surface=sync) |');
+  console.log('|---|---|---|---|---|');
+  for (const scene of ['clavet_dam_break_3d', 'pbf_drop_3d', 'dam_break_3d']) {
+    const cells = [];
+    for (const [extra, on] of [['', false], ['', true], ['&surface=sync', true]]) {
+      const r = await live(scene, '', 0, extra, on);
+      cells.push(`${r.fps.toFixed(0)}, ${r.steps.toFixed(0)}, ${Math.round(r.gap)} ms`);
+    }
+    const page = await open(scene, '', '');
+    const count = await page.evaluate(() => window.eddyPage.session.count());
+    await page.close();
+    console.log(`| ${scene} | ${count} | ${cells.join(' | ')} |`);
+  }
+}
+if (only === 'surface') {
+  await surfaceTable();
+  await browser.close();
+  server.close();
+  process.exit(0);
 }
 const passRows = [];
 for (const [scene, method, n] of cases) {
@@ -116,6 +149,7 @@ for (const [scene, method, n] of cases) {
   console.log(`| ${name}${method ? ` (${method})` : ''} | ${count} | ${ms.toFixed(2)} | ${nativeMs.toFixed(2)} | ${(ms / nativeMs).toFixed(2)}x | ` +
     `${busy.fps.toFixed(0)}, ${busy.steps.toFixed(0)} | ${paced.fps.toFixed(0)} |`);
 }
+await surfaceTable();
 console.log('\n| scene | each pass: page / native ms per step (ratio); the browser clock is coarse, read over the steps |');
 console.log('|---|---|');
 for (const row of passRows) console.log(row);
