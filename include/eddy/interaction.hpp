@@ -46,6 +46,15 @@ std::string add_fluid_block(Simulation& sim, std::optional<std::array<double, 3>
 std::size_t drop_body_at(Simulation& sim, bool ball, const std::array<double, 3>& point, const ExecContext& exec,
                          double size_radii = 8.0, double density = 500.0);
 
+/// A model file dropped as a rigid body (3D; the page's "click drops" a bundled model): `file` (OBJ, STL, PLY,
+/// glTF; relative to the running scene's folder, as a scene's "file") scaled so that its largest extent is
+/// `size_radii` particle radii, its bounding box centred at `point` clamped as a dropped body's, of `density`
+/// (kg/m^3): a "mesh" body added by add_body, which reads the file again with every check of a scene's model.
+/// InputError in 2D, for a file the model reader refuses, or where add_body refuses it. Returns the fluid
+/// particles removed.
+std::size_t drop_model_at(Simulation& sim, const std::string& file, const std::array<double, 3>& point,
+                          const ExecContext& exec, double size_radii = 16.0, double density = 500.0);
+
 /// The viewer's and the page's tap: an emitter at `point` (clamped as a dropped body's), pointing along
 /// gravity (down when there is none), at `speed` (m/s), `size_radii` particle radii across (2D width, 3D
 /// diameter), from now until stopped; added by add_emitter (a nozzle in a wall is refused with an

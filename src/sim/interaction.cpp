@@ -4,11 +4,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <filesystem>
+#include <limits>
 #include <unordered_set>
 
 #include <fmt/format.h>
 
 #include "eddy/error.hpp"
+#include "eddy/geometry.hpp"
 
 namespace eddy {
 
@@ -139,6 +142,30 @@ std::size_t drop_body_at(Simulation& simulation, bool ball, const std::array<dou
         }
         body["density"] = density;
     });
+    return add_body(simulation, body, exec);
+}
+
+std::size_t drop_model_at(Simulation& simulation, const std::string& file, const std::array<double, 3>& point,
+                          const ExecContext& exec, double size_radii, double density) {
+    auto* sim = std::get_if<ParticleSimulation<3>>(&simulation);
+    if (!sim) throw InputError(fmt::format("a dropped model ({}): allowed in 3D scenes", file));
+    // The file as the scene's own "file" keys find it: relative to the scene file's folder when there is one.
+    std::filesystem::path path(file);
+    std::error_code ec;
+    const std::filesystem::path scene_file(sim->scene.where());
+    if (path.is_relative() && std::filesystem::is_regular_file(scene_file, ec)) path = scene_file.parent_path() / path;
+    const Mesh<3> mesh = read_triangle_mesh(path);
+    std::array<double, 3> lo{}, hi{};
+    for (int a = 0; a < 3; ++a) lo[a] = std::numeric_limits<double>::infinity(), hi[a] = -lo[a];
+    for (const auto& v : mesh.vertices)
+        for (int a = 0; a < 3; ++a) lo[a] = std::min(lo[a], double(v[a])), hi[a] = std::max(hi[a], double(v[a]));
+    const double extent = std::max({hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2]});
+    if (!(extent > 0.0)) throw InputError(fmt::format("a dropped model ({}): flat (no extent); allowed: a solid", file));
+    const double size = size_radii * sim->scene.particle_radius, scale = size / extent;
+    const auto c = clamped_in_scene(*sim, point, 0.5 * size + 2.0 * sim->scene.particle_radius);
+    nlohmann::json t = nlohmann::json::array();
+    for (int a = 0; a < 3; ++a) t.push_back(c[a] - scale * 0.5 * (lo[a] + hi[a]));
+    const nlohmann::json body = {{"shape", "mesh"}, {"file", file}, {"scale", scale}, {"translate", t}, {"density", density}};
     return add_body(simulation, body, exec);
 }
 

@@ -16,6 +16,7 @@
 #include <algorithm>
 
 #include "eddy/error.hpp"
+#include "eddy/interaction.hpp"
 #include "eddy/scene.hpp"
 #include "eddy/simulation.hpp"
 
@@ -325,4 +326,43 @@ TEST(AddBody, ABodyAddedWhereAnotherStartedResumes) {
     both["bodies"].push_back({{"shape", "box"}, {"min", {0.1, 0.2}}, {"max", {0.2, 0.3}}, {"density", 500.0}});
     const std::string e = input_error([&] { make_simulation(parse_scene(both, "tank.json"), 10'000'000, exec); });
     EXPECT_NE(e.find("bodies[0]: overlaps bodies[1]"), std::string::npos) << e;
+}
+
+// A model dropped as a body where the user points (eddy/interaction.hpp drop_model_at; the page's "click drops"
+// a bundled model): its largest extent 16 particle radii, its bounding box centred at the point clamped inside
+// the scene, a "mesh" body of the file as the scene names it; refused in 2D and for a missing file, with one
+// line, the simulation unchanged.
+TEST(AddBody, AModelDroppedWhereTheUserPointsIsScaledAndCentred) {
+    const ExecContext exec(2);
+    const std::string models = std::string(EDDY_SOURCE_DIR) + "/scenes/models/";
+    const nlohmann::json doc = {{"name", "drop_model"},
+                                {"dimension", 3},
+                                {"method", "dfsph"},
+                                {"particle_radius", 0.01},
+                                {"boundaries", {{{"shape", "box"}, {"min", {0, 0, 0}}, {"max", {0.6, 0.6, 0.6}}}}},
+                                {"fluids", {{{"shape", "box"}, {"min", {0, 0, 0}}, {"max", {0.6, 0.15, 0.6}}}}}};
+    Simulation sim = make_simulation(parse_scene(doc, "drop_model.json"), 10'000'000, exec);
+    step_to(sim, exec, 0.02);
+    drop_model_at(sim, models + "cup.obj", {0.3, 0.4, 0.3}, exec);  // the cup is modelled in millimetres
+    auto& s = particles<3>(sim);
+    ASSERT_EQ(s.bodies.size(), 1u);
+    const BoundarySpec& b = s.scene.boundaries.back();
+    EXPECT_EQ(b.shape, "mesh");
+    double extent = 0.0;
+    for (int a = 0; a < 3; ++a) {
+        extent = std::max(extent, b.max[a] - b.min[a]);
+        EXPECT_NEAR(0.5 * (b.min[a] + b.max[a]), a == 1 ? 0.4 : 0.3, 1e-6) << "axis " << a;  // float vertices
+    }
+    EXPECT_NEAR(extent, 0.16, 1e-6);
+    // Pointed beyond the wall: clamped inside, clear of the walls by half its size and two radii.
+    drop_model_at(sim, models + "sphere.obj", {5.0, 0.45, 0.3}, exec);
+    const BoundarySpec& c = s.scene.boundaries.back();
+    EXPECT_NEAR(0.5 * (c.min[0] + c.max[0]), 0.6 - 0.08 - 0.02, 1e-6);
+    const std::string missing = input_error([&] { drop_model_at(sim, models + "no_such.obj", {0.3, 0.4, 0.3}, exec); });
+    EXPECT_NE(missing.find("no_such.obj"), std::string::npos) << missing;
+    EXPECT_EQ(missing.find('\n'), std::string::npos) << missing;
+    EXPECT_EQ(s.bodies.size(), 2u);
+    Simulation flat = make_simulation(parse_scene(tank_2d("dfsph"), "tank_2d.json"), 10'000'000, exec);
+    const std::string in_2d = input_error([&] { drop_model_at(flat, models + "cup.obj", {0.3, 0.4, 0}, exec); });
+    EXPECT_NE(in_2d.find("allowed in 3D scenes"), std::string::npos) << in_2d;
 }

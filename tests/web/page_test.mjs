@@ -371,7 +371,9 @@ const checks = {
       const page = await openPage(`scene=${scene}&paused=1`);
       const ops = [];
       const box = await page.$eval('#view', c => { const r = c.getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; });
-      for (const [tool, fx, fy] of [['box', 0.3, 0.35], ['ball', 0.7, 0.35], ['tap', 0.5, 0.2]]) {
+      // 3D also drops a bundled model as a body (drop_model_at: models/box.obj, symmetric about its centre of mass)
+      const tools = [['box', 0.3, 0.35], ['ball', 0.7, 0.35], ['tap', 0.5, 0.2], ...(scene.endsWith('_3d') ? [['model:models/box.obj', 0.15, 0.3]] : [])];
+      for (const [tool, fx, fy] of tools) {
         await page.evaluate(k => window.eddyPage.session.step(k, 0), n);
         ops.push(['step', n]);
         await page.select('#click-tool', tool);
@@ -379,7 +381,8 @@ const checks = {
         const doc = await page.evaluate(() => JSON.parse(window.eddyPage.session.sceneDocument()));
         const list = tool === 'tap' ? doc.emitters : doc.bodies;
         const e = await errorText(page);
-        check(e === '' && Array.isArray(list) && list.length > 0, `${scene}: a click drops ${tool === 'tap' ? 'a tap' : `a ${tool}`}` +
+        check(e === '' && Array.isArray(list) && list.length > 0 && (tool !== 'model:models/box.obj' || list.at(-1).shape === 'mesh'),
+          `${scene}: a click drops ${tool === 'tap' ? 'a tap' : `a ${tool}`}` +
           `${e ? `: "${e}"` : `: ${JSON.stringify(list && list.at(-1))}`}`);
         if (!list || !list.length) break;
         ops.push([tool === 'tap' ? 'emitter' : 'body', list.at(-1)]);
@@ -420,7 +423,7 @@ const checks = {
           });
         });
         const off = drawn.map(d => Math.hypot(...d.centre.map((x, a) => x - (py_out.bodies[d.body] || [NaN, NaN, NaN])[a])));
-        check(drawn.length === py_out.bodies.length && drawn.length === 2 && off.every(e => e < 1e-5),
+        check(drawn.length === py_out.bodies.length && drawn.length === 3 && off.every(e => e < 1e-5),
           `${scene}: ${drawn.length} bodies drawn (${drawn.map(d => d.triangles).join(', ')} triangles), their meshes' centres ` +
           `${off.map(e => e.toExponential(1)).join(', ')} m from Python's centres of mass`);
       }

@@ -673,6 +673,9 @@ async function main() {
     }
     const name = params.get('scene') || DEFAULT_SCENE;
     fillScenes($('scene'), scenes, name);
+    try {  // the bundled models a click can drop as a body (3D)
+        for (const m of JSON.parse(Module.Session.bundledModels())) $('click-models').appendChild(new Option(m.replace(/^models\//, ''), 'model:' + m));
+    } catch (e) { /* none */ }
     wireControls();
     wireMouse();
     startSurfaceWorker();

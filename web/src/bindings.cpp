@@ -115,5 +115,6 @@ EMSCRIPTEN_BINDINGS(eddy_web) {
             return val::global("Uint8Array").new_(emscripten::typed_memory_view(b.size(), reinterpret_cast<const unsigned char*>(b.data())));
         }))
         .class_function("settingsTables", &Session::settings_tables)
-        .class_function("bundledScenes", &Session::bundled_scenes);
+        .class_function("bundledScenes", &Session::bundled_scenes)
+        .class_function("bundledModels", &Session::bundled_models);
 }

@@ -600,10 +600,28 @@ std::string Session::use_tool(const std::string& tool, double x, double y, doubl
             return fmt::format("dropped a {}; {} fluid particles inside it removed", tool, removed);
         }
         if (tool == "tap") return fmt::format("tap {} opened", tap_at(*m_sim, at, speed, 8.0, m_exec));
-        throw InputError(fmt::format("the tool \"{}\": allowed: box, ball, tap", text_excerpt(tool)));
+        if (tool.rfind("model:", 0) == 0) {  // a model file (bundled_models(), or one dropped with the scene)
+            const std::size_t removed = drop_model_at(*m_sim, tool.substr(6), at, m_exec);
+            return fmt::format("dropped {}; {} fluid particles inside it removed", tool.substr(6), removed);
+        }
+        throw InputError(fmt::format("the tool \"{}\": allowed: box, ball, tap, model:FILE", text_excerpt(tool)));
     } catch (const std::exception& e) {
         return error_line(e.what());
     }
+}
+
+std::string Session::bundled_models() {
+    nlohmann::json out = nlohmann::json::array();
+    std::error_code ec;
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator("/scenes/models", ec)) {
+        const std::string ext = e.path().extension().string();
+        if (e.is_regular_file(ec) && (ext == ".obj" || ext == ".stl" || ext == ".ply" || ext == ".gltf" || ext == ".glb"))
+            names.push_back("models/" + e.path().filename().string());
+    }
+    std::sort(names.begin(), names.end());
+    for (const auto& n : names) out.push_back(n);
+    return out.dump();
 }
 
 std::string Session::drop(double x, double y) {

@@ -155,8 +155,13 @@ public:
     std::string add_block(double x, double y, double z);
     /// The viewer's tools at (x, y, z) (eddy/interaction.hpp, issue 43): "box" or "ball" drops a body (8 particle
     /// radii across, 500 kg/m^3; drop_body_at), "tap" opens an emitter along gravity at `speed` (m/s), 8
-    /// particle radii across (tap_at). Returns what happened for the status line, or the one-line error.
+    /// particle radii across (tap_at), "model:FILE" drops a model file (3D, 16 particle radii across, 500 kg/m^3;
+    /// drop_model_at: FILE relative to the scene's folder, e.g. "models/cup.obj" of bundled_models()). Returns what
+    /// happened for the status line, or the one-line error.
     std::string use_tool(const std::string& tool, double x, double y, double z, double speed);
+    /// The bundled models the page offers to drop (/scenes/models: OBJ, STL, PLY, glTF), as a JSON list of
+    /// "models/NAME" (the path a bundled scene's "file" names them by).
+    static std::string bundled_models();
     /// A grid: water dropped at (x, y) (m).
     std::string drop(double x, double y);
 
