@@ -600,7 +600,7 @@ std::string Session::use_tool(const std::string& tool, double x, double y, doubl
             return fmt::format("dropped a {}; {} fluid particles inside it removed", tool, removed);
         }
         if (tool == "tap") return fmt::format("tap {} opened", tap_at(*m_sim, at, speed, 8.0, m_exec));
-        if (tool.rfind("model:", 0) == 0) {  // a model file (bundled_models(), or one dropped with the scene)
+        if (tool.rfind("model:", 0) == 0) {  // a model file, as a scene's "file" names it (bundled_models())
             const std::size_t removed = drop_model_at(*m_sim, tool.substr(6), at, m_exec);
             return fmt::format("dropped {}; {} fluid particles inside it removed", tool.substr(6), removed);
         }

@@ -105,8 +105,8 @@ public:
     const std::vector<float>& mesh_normals() const { return m_mesh.normals; }
     const std::vector<std::uint32_t>& mesh_triangles() const { return m_mesh.triangles; }
     /// 3D: the bodies, models and obstacles as shaded meshes where they are now (issue 43; page_solids.hpp),
-    /// updated by refresh(): vertices, normals, colours (rgba), triangles (the opaque solid_opaque_indices()
-    /// first); solid_parts() says which is which (JSON, for tests).
+    /// updated by refresh(): vertices, normals, colours (rgba), triangles (the opaque_indices() first); parts()
+    /// says which is which (JSON, for tests).
     const PageSolids& solids() const { return m_solids; }
     /// Whitewater (issue 43; page_whitewater.hpp): spray, foam and bubbles stepped with the fluid as `eddy run
     /// --whitewater` steps them, from now on (and afresh with each scene loaded) until switched off; "" or
