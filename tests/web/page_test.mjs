@@ -522,8 +522,8 @@ const checks = {
         `the mean over ${got.steps} steps ${same ? 'equals' : `differs from`} Python's (${JSON.stringify(mean[0])} / ${JSON.stringify(want.mean[0])})`);
       // The panel: a tank at rest carries its water (the container's |F| within 3% of the fluid's weight).
       await page.evaluate(() => { window.eddyPage.view.loadCount++; });
-      const text = await eventually(page, () => /x the fluid's weight/.test(document.querySelector('#load-text').value) &&
-        !document.querySelector('#loads-section').hidden) ? await page.$eval('#load-text', e => e.value) : '';
+      const text = await eventually(page, () => /x the fluid's weight/.test(document.querySelector('#loads-text').value) &&
+        !document.querySelector('#loads-section').hidden) ? await page.$eval('#loads-text', e => e.value) : '';
       const ratio = +(/= ([\d.]+) x the fluid's weight/.exec(text) || [0, NaN])[1];
       const f = got.objects[0].force, w = got.fluid_weight, down = f[1] < 0 && Math.abs(f[0]) < 0.05 * w;
       check(Math.abs(ratio - 1) <= 0.03 && down, `${scene}: the panel reads "${text.replace(/\n/g, '; ')}" (weight ${w.toPrecision(4)})`);
@@ -549,6 +549,9 @@ const checks = {
 
   async controls() {
     const page = await openPage('scene=clavet_dam_break_2d&paused=1');
+    // Every element's id is its own (a second #load-text once hid the Load button from clicks).
+    const dupes = await page.evaluate(() => { const ids = [...document.querySelectorAll('[id]')].map(e => e.id); return ids.filter((x, i) => ids.indexOf(x) !== i); });
+    check(dupes.length === 0, `the page's element ids are unique${dupes.length ? `: repeated ${dupes.join(', ')}` : ''}`);
     check(await state(page) === 'paused', 'paused=1 opens paused');
     let st = await status(page);
     check(st.steps === 0 && st.count > 2000, `before any step: "${st.text}" (>= 2,000 particles, the seed's demo)`);

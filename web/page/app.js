@@ -330,7 +330,7 @@ function showLoads(now) {
             for (const o of loads.objects) sel.add(new Option(o.label));
             sel.selectedIndex = Math.min(Math.max(keep, 0), loads.objects.length - 1);
         }
-        $('load-text').value = loadText(loads, sel.selectedIndex);
+        $('loads-text').value = loadText(loads, sel.selectedIndex);
     }
     const k = $('load-object').selectedIndex;
     const arrow = $('load-arrow').checked && st.kind === 'particles' && k >= 0 ? session.loadArrow(k, 0.25 * extent(), 3 * cam2.pixel(renderer.canvas.width, renderer.canvas.height)) : null;
@@ -448,7 +448,7 @@ function wireControls() {
     $('surface').addEventListener('change', () => { st.surfaceStale = true; st.surfaceAt = -1e9; });
     $('anisotropic').addEventListener('change', () => { st.surfaceStale = true; st.surfaceAt = -1e9; });
     $('decimate').addEventListener('change', () => { st.surfaceStale = true; st.surfaceAt = -1e9; });
-    $('load-object').addEventListener('change', () => { if (st.loads) $('load-text').value = loadText(st.loads, $('load-object').selectedIndex); });
+    $('load-object').addEventListener('change', () => { if (st.loads) $('loads-text').value = loadText(st.loads, $('load-object').selectedIndex); });
     $('whitewater').addEventListener('change', () => {
         const r = session.setWhitewater($('whitewater').checked);
         if (r) { $('whitewater').checked = false; showError(r); }
