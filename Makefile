@@ -46,10 +46,10 @@ WEB_PORT ?= 8000
 web: deps
 	@bash scripts/web.sh $(WEB_BUILD) $(JOBS)
 
-# Serves the page on this machine only: open http://127.0.0.1:$(WEB_PORT)/ (Ctrl-C stops it).
+# Serves the page on this machine only, cross-origin isolated (the page then runs on threads, docs/web.md):
+# open http://127.0.0.1:$(WEB_PORT)/ (Ctrl-C stops it).
 serve-web: web
-	@echo "eddy's page: http://127.0.0.1:$(WEB_PORT)/index.html (Ctrl-C stops the server)"
-	@cd $(WEB_BUILD) && /usr/bin/python3 -m http.server $(WEB_PORT) --bind 127.0.0.1
+	@/usr/bin/python3 scripts/serve-web.py $(WEB_BUILD) $(WEB_PORT)
 
 bench: build
 	$(BUILD)/bin/eddy-bench --benchmark_counters_tabular=true

@@ -13,7 +13,8 @@
 #   assimp                    the same, with only the importers of OBJ, STL, PLY and glTF (1 and 2, text and
 #                             binary), no exporters; utfcpp, which Debian's assimp source leaves out, from
 #                             Debian's headers (libutfcpp-dev)
-#   oneTBB                    none: EDDY_SERIAL, the fixed blocks run in order (eddy/exec.hpp)
+#   oneTBB                    none: EDDY_SERIAL, the fixed blocks run in order, or EDDY_POOL (EDDY_WEB_THREADS),
+#                             on a pool of pthreads (eddy/exec.hpp)
 # Only these folders of /usr/include are made visible (symlinked into the build): the rest of it is the
 # host's C library, which must not shadow Emscripten's.
 set(EDDY_WEB_HOST_INCLUDE ${PROJECT_BINARY_DIR}/host-include)
@@ -35,8 +36,18 @@ add_library(fmt::fmt ALIAS eddy_web_fmt)
 
 # These first, so that the dependencies compiled below get them too (a muparser error is thrown through
 # them; their vectorised loops round as scalar ones).
-# No threads: every parallel loop runs its fixed blocks in order (eddy/exec.hpp).
-add_compile_definitions(EDDY_SERIAL=1)
+# Threads (docs/web.md, "Threads"): EDDY_WEB_THREADS builds eddy-mt.js, whose parallel loops take their fixed
+# blocks on a pool of pthreads (Web Workers sharing the module's memory; EDDY_POOL, eddy/exec.hpp); every object,
+# the dependencies' too, is compiled with -pthread (shared memory needs atomics and bulk memory in all of them).
+# Without it (eddy.js) every parallel loop runs its fixed blocks in order (EDDY_SERIAL). The same bits either way.
+option(EDDY_WEB_THREADS "The web build with pthreads: eddy-mt.js, for cross-origin isolated pages" OFF)
+if(EDDY_WEB_THREADS)
+  add_compile_options(-pthread)
+  add_link_options(-pthread)
+  add_compile_definitions(EDDY_POOL=1)
+else()
+  add_compile_definitions(EDDY_SERIAL=1)
+endif()
 # Exceptions: bad input is an InputError caught and shown on the page, so they must be caught. WebAssembly's
 # own exception handling (Chromium, Node 20), not Emscripten's JavaScript emulation (slower on every call).
 add_compile_options(-fwasm-exceptions)

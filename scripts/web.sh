@@ -5,7 +5,8 @@
 #   2. muparser's, Box2D's, Bullet's, meshoptimizer's and assimp's sources from Debian
 #      (scripts/debian-source.sh): the shallow-water scenes' expressions, the 2D and 3D bodies' contacts, the
 #      surfaces' decimation, users' models.
-#   3. emcmake cmake + the build: build-web/index.html, eddy.js, eddy.wasm, eddy.data (the bundled scenes).
+#   3. emcmake cmake + the build: build-web/index.html, eddy.js, eddy.wasm, eddy.data (the bundled scenes), and
+#      again with threads in build-web/mt: build-web/eddy-mt.js and its files (the page loads it when isolated).
 #   4. puppeteer-core from npm (tests/web/package.json, its lock) into build-web/npm/node_modules, for the
 #      tests (a folder of its own: a package.json beside eddy.js would change how Node.js loads it).
 #
@@ -36,6 +37,15 @@ else
   emcmake cmake -S . -B "$BUILD" >/dev/null  # copies the page again
 fi
 cmake --build "$BUILD" -j "$JOBS"
+# 3b. The same with threads (docs/web.md, "Threads"): eddy-mt.js, .wasm, .data and .worker.js beside eddy.js, the
+#     module a cross-origin isolated page loads. Every object again with -pthread, in a build folder of its own.
+if [ ! -f "$BUILD/mt/CMakeCache.txt" ]; then
+  emcmake cmake -S . -B "$BUILD/mt" -G Ninja -DCMAKE_BUILD_TYPE=Release -DEDDY_WEB_THREADS=ON -DEDDY_WEB_OUTPUT_DIR="$BUILD" \
+    -DEDDY_WEB_MUPARSER_SOURCE="$BUILD/deps/muparser" -DEDDY_WEB_BOX2D_SOURCE="$BUILD/deps/box2d" \
+    -DEDDY_WEB_BULLET_SOURCE="$BUILD/deps/bullet" -DEDDY_WEB_MESHOPTIMIZER_SOURCE="$BUILD/deps/meshoptimizer" \
+    -DEDDY_WEB_ASSIMP_SOURCE="$BUILD/deps/assimp" >/dev/null
+fi
+cmake --build "$BUILD/mt" -j "$JOBS"
 if command -v npm >/dev/null 2>&1; then
   if [ ! -f "$BUILD/npm/node_modules/puppeteer-core/package.json" ] || ! cmp -s tests/web/package-lock.json "$BUILD/npm/package-lock.json"; then
     mkdir -p "$BUILD/npm"
@@ -46,4 +56,6 @@ else
   echo "make web: npm not found: the browser tests (ctest -L web) need puppeteer-core from npm and are skipped"
 fi
 gz=$(gzip -9 -c "$BUILD/eddy.wasm" | wc -c)
-echo "make web: $BUILD/index.html ($(( $(stat -c %s "$BUILD/eddy.wasm") / 1024 )) KiB of wasm, $(( gz / 1024 )) KiB gzipped); make serve-web serves it"
+gz_mt=$(gzip -9 -c "$BUILD/eddy-mt.wasm" | wc -c)
+echo "make web: $BUILD/index.html ($(( $(stat -c %s "$BUILD/eddy.wasm") / 1024 )) KiB of wasm, $(( gz / 1024 )) KiB gzipped;" \
+  "with threads $(( $(stat -c %s "$BUILD/eddy-mt.wasm") / 1024 )) KiB, $(( gz_mt / 1024 )) KiB gzipped); make serve-web serves it"

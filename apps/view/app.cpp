@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "eddy/error.hpp"
+#include "eddy/load_display.hpp"
 #include "eddy/memory_budget.hpp"
 #include "eddy/settings.hpp"
 
@@ -153,10 +154,7 @@ void setup_app(App& app, const Options& opt) {
 }
 
 std::string object_label(const App& app, std::size_t k) {
-    if (app.snap && app.snap->scene && k < app.snap->scene->boundaries.size()) {
-        const auto& b = app.snap->scene->boundaries[k];
-        return fmt::format("{}: {} {}", k, b.shape, b.solid ? "(obstacle)" : "(container)");
-    }
+    if (app.snap && app.snap->scene && k < app.snap->scene->boundaries.size()) return load_object_label(k, app.snap->scene->boundaries[k]);
     return std::to_string(k);
 }
 

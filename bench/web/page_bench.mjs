@@ -11,10 +11,12 @@
 //             000's demo, one simulation step per animation frame)
 //   surface   3D scenes playing with no surface, the surface rebuilt in the worker (issue 43) and on the page's
 //             thread (?surface=sync): frames and steps per second and the longest frame (ms)
+//   threads   eddy-mt.js on a cross-origin isolated page (issue 43) at 1 and 2 threads: ms per step (as compute)
+//             against the native build's at 1 and 2 threads, and fps playing, 3D with the surface too
 // and once: the first frame after load, and the .wasm's size gzipped.
 //
-//   NODE_PATH=build-web/npm/node_modules node bench/web/page_bench.mjs build-web build/bin/eddy /usr/bin/chromium [surface]
-// (a fourth argument "surface": that table only)
+//   NODE_PATH=build-web/npm/node_modules node bench/web/page_bench.mjs build-web build/bin/eddy /usr/bin/chromium [surface|threads]
+// (a fourth argument "surface" or "threads": that table only)
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -60,13 +62,11 @@ for (let k = 0; k < 3; k++) {
 }
 console.log(`first frame after navigation (clavet_dam_break_2d): ${first.map(x => `${Math.round(x)} ms`).join(', ')}`);
 
-console.log('\n| scene | particles/cells | page ms/step | native ms/step (1 thread) | page/native | live: fps, steps/s (12 ms of steps a frame) | live: fps (one step a frame) |');
-console.log('|---|---|---|---|---|---|---|');
 // Opens the scene on the page (paused; `extra` adds to the query): a bundled one by name, a file by its text.
-async function open(scene, method, extra) {
+async function open(scene, method, extra, at = base) {
   const file = scene.endsWith('.json');
   const q = `scene=${file ? 'clavet_dam_break_2d' : scene}${method ? `&method=${method}` : ''}&paused=1${extra}`;
-  const page = await openEddyPage(browser, `${base}?${q}`);
+  const page = await openEddyPage(browser, `${at}?${q}`);
   if (file) {
     const err = await page.evaluate((t, n) => window.eddyPage.loadText(t, n), fs.readFileSync(scene, 'utf8'), path.basename(scene));
     if (err) throw new Error(err);
@@ -75,8 +75,8 @@ async function open(scene, method, extra) {
 }
 // Frames drawn and steps taken per second of wall time while playing, and the longest frame (ms); `extra`
 // adds to the page's query, `surface` ticks the surface.
-async function live(scene, method, budget, extra = '', surface = false) {
-  const page = await open(scene, method, `${budget ? `&budget=${budget}` : ''}${extra}`);
+async function live(scene, method, budget, extra = '', surface = false, at = base) {
+  const page = await open(scene, method, `${budget ? `&budget=${budget}` : ''}${extra}`, at);
   if (surface) await page.click('#surface');
   await page.evaluate(() => window.eddyPage.play(true));
   await new Promise(res => setTimeout(res, 1000));
@@ -109,12 +109,66 @@ async function surfaceTable() {
     console.log(`| ${scene} | ${count} | ${cells.join(' | ')} |`);
   }
 }
+// ms per step of `eddy run SCENE --steps N --threads T` (summary.json's mean_ms_per_step).
+function nativeMsPerStep(scene, method, n, threads) {
+  const out = path.join(work, `${path.basename(scene, '.json')}_t${threads}`);
+  const r = spawnSync(eddy, ['run', scene, '--steps', String(n), '--threads', String(threads), '--format', 'csv', '--out', out,
+    ...(method ? ['--set', `method=${method}`] : [])], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`eddy run ${scene}: ${r.stderr}`);
+  return JSON.parse(fs.readFileSync(path.join(out, 'summary.json'), 'utf8')).mean_ms_per_step;
+}
+// ms per step on the page (the second of two runs of N steps, as the compute table), and the particles.
+async function pageMsPerStep(scene, method, n, extra, at) {
+  const page = await open(scene, method, extra, at);
+  const r = await page.evaluate((k, bundled, method) => {
+    const s = window.eddyPage.session;
+    s.step(k, 0);
+    const err = s.loadBundled(bundled, method, '');
+    if (err) throw new Error(err);
+    const t0 = performance.now();
+    s.step(k, 0);
+    return { ms: (performance.now() - t0) / k, count: s.count(), threads: s.threads() };
+  }, n, scene, method);
+  await page.close();
+  return r;
+}
+// eddy-mt.js at 1 and 2 threads (a cross-origin isolated server) against the native build at 1 and 2 threads.
+async function threadsTable() {
+  const isolated = await startServer(webDir, { isolated: true });
+  console.log('\n| scene | particles/cells | page ms/step, 1 / 2 threads (speed-up) | native ms/step, 1 / 2 threads (speed-up) | ' +
+    'live fps, 1 / 2 threads | with the surface (worker): fps, 1 / 2 threads |');
+  console.log('|---|---|---|---|---|---|');
+  for (const [scene, method, n] of [['clavet_dam_break_2d', '', 300], ['dam_break_2d', '', 300], ['dfsph_dam_break_2d', '', 150],
+    ['shallow_valley', '', 200], ['dam_break_3d', '', 20], ['pbf_drop_3d', '', 20], ['dam_break_debris_3d', '', 40]]) {
+    const p1 = await pageMsPerStep(scene, method, n, '&threads=1', isolated.base);
+    const p2 = await pageMsPerStep(scene, method, n, '&threads=2', isolated.base);
+    if (p1.threads !== 1 || p2.threads !== 2) throw new Error(`${scene}: the page ran on ${p1.threads} and ${p2.threads} threads`);
+    const n1 = nativeMsPerStep(scene, method, n, 1), n2 = nativeMsPerStep(scene, method, n, 2);
+    const f1 = await live(scene, method, 0, '&threads=1', false, isolated.base), f2 = await live(scene, method, 0, '&threads=2', false, isolated.base);
+    let surf = '-';
+    if (scene.endsWith('_3d')) {
+      const s1 = await live(scene, method, 0, '&threads=1', true, isolated.base), s2 = await live(scene, method, 0, '&threads=2', true, isolated.base);
+      surf = `${s1.fps.toFixed(0)} / ${s2.fps.toFixed(0)}`;
+    }
+    console.log(`| ${scene} | ${p1.count} | ${p1.ms.toFixed(2)} / ${p2.ms.toFixed(2)} (${(p1.ms / p2.ms).toFixed(2)}x) | ` +
+      `${n1.toFixed(2)} / ${n2.toFixed(2)} (${(n1 / n2).toFixed(2)}x) | ${f1.fps.toFixed(0)} / ${f2.fps.toFixed(0)} | ${surf} |`);
+  }
+  isolated.server.close();
+}
+if (only === 'threads') {
+  await threadsTable();
+  await browser.close();
+  server.close();
+  process.exit(0);
+}
 if (only === 'surface') {
   await surfaceTable();
   await browser.close();
   server.close();
   process.exit(0);
 }
+console.log('\n| scene | particles/cells | page ms/step | native ms/step (1 thread) | page/native | live: fps, steps/s (12 ms of steps a frame) | live: fps (one step a frame) |');
+console.log('|---|---|---|---|---|---|---|');
 const passRows = [];
 for (const [scene, method, n] of cases) {
   const name = path.basename(scene, '.json');

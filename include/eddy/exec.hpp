@@ -9,15 +9,27 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
-// EDDY_SERIAL (the WebAssembly build, web/; docs/web.md): no oneTBB, every loop below runs its fixed blocks
-// in order on the calling thread. The blocks and the order reductions combine them in are the same, so a
-// serial build computes what a threaded one does.
-#if !defined(EDDY_SERIAL) && defined(__EMSCRIPTEN__)
+// Without oneTBB (the WebAssembly builds, web/; docs/web.md) EDDY_NO_TBB is set and the fixed blocks below run
+// either in order on the calling thread (EDDY_SERIAL, eddy.js) or on a pool of pthreads that takes them from
+// an atomic counter (EDDY_POOL, eddy-mt.js: Emscripten with -pthread). The blocks and the order reductions
+// combine them in are the same, so every build and thread count computes what a threaded native one does.
+#if defined(__EMSCRIPTEN__) && !defined(EDDY_SERIAL) && !defined(EDDY_POOL)
+#ifdef __EMSCRIPTEN_PTHREADS__
+#define EDDY_POOL 1
+#else
 #define EDDY_SERIAL 1
 #endif
-#ifndef EDDY_SERIAL
+#endif
+#if defined(EDDY_SERIAL) || defined(EDDY_POOL)
+#define EDDY_NO_TBB 1
+#endif
+#ifdef EDDY_POOL
+#include "eddy/detail/block_pool.hpp"
+#endif
+#ifndef EDDY_NO_TBB
 #include <tbb/blocked_range.h>
 #include <tbb/info.h>
 #include <tbb/parallel_for.h>
@@ -60,6 +72,23 @@ public:
 private:
     int m_threads;
 };
+#elif defined(EDDY_POOL)
+/// The pthreads context (the page's eddy-mt.js): threads - 1 workers beside the calling thread; 0 means the
+/// hardware's threads.
+class ExecContext {
+public:
+    explicit ExecContext(int threads = 0)
+        : m_threads(checked_threads(threads) > 0 ? threads : std::max(1, int(std::thread::hardware_concurrency()))),
+          m_pool(std::make_unique<detail::BlockPool>(m_threads - 1)) {}
+    int threads() const { return m_threads; }
+    template <class F>
+    decltype(auto) run(F&& f) const { return std::forward<F>(f)(); }
+    detail::BlockPool& pool() const { return *m_pool; }
+
+private:
+    int m_threads;
+    std::unique_ptr<detail::BlockPool> m_pool;
+};
 #else
 class ExecContext {
 public:
@@ -95,9 +124,19 @@ void parallel_blocks(const ExecContext& exec, std::size_t n, F&& f, std::size_t 
     const std::size_t blocks = (n + block - 1) / block;
     // Always through the same TBB body, even on one thread: a separate serial loop would be a second
     // inlined copy of f, which the compiler may vectorise differently (and round differently).
-#ifdef EDDY_SERIAL
+#if defined(EDDY_SERIAL)
     (void)exec;
     for (std::size_t b = 0; b != blocks; ++b) f(b * block, std::min(n, (b + 1) * block));
+#elif defined(EDDY_POOL)
+    struct Call {
+        std::remove_reference_t<F>* f;
+        std::size_t n, block;
+        static void one(void* self, std::size_t b) {
+            const Call& c = *static_cast<const Call*>(self);
+            (*c.f)(b * c.block, std::min(c.n, (b + 1) * c.block));
+        }
+    } call{&f, n, block};
+    exec.pool().run(blocks, &Call::one, &call);
 #else
     exec.run([&] {
         tbb::parallel_for(
@@ -114,7 +153,7 @@ void parallel_blocks(const ExecContext& exec, std::size_t n, F&& f, std::size_t 
 /// identical): then every thread count, and the serial build, give the same sequence.
 template <class It>
 void parallel_sort(const ExecContext& exec, It first, It last) {
-#ifdef EDDY_SERIAL
+#ifdef EDDY_NO_TBB
     (void)exec;
     std::sort(first, last);
 #else

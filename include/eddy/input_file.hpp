@@ -60,4 +60,9 @@ std::uint64_t check_regular_file(const std::filesystem::path& path);
 std::filesystem::path referenced_path(const std::filesystem::path& referencing_file, std::string_view reference,
                                       bool allow_outside = false);
 
+/// A file a scene names (a model, a particle file, a model dropped into a running scene): a relative path is
+/// relative to the scene file's folder when scene_file is a regular file (a scene built in code, or pasted:
+/// the working directory); normalised. Scenes may name files anywhere (unlike referenced_path).
+std::filesystem::path scene_relative_path(const std::filesystem::path& file, const std::filesystem::path& scene_file);
+
 }  // namespace eddy::io

@@ -166,4 +166,10 @@ fs::path referenced_path(const fs::path& referencing_file, std::string_view refe
     return joined;
 }
 
+std::filesystem::path scene_relative_path(const std::filesystem::path& file, const std::filesystem::path& scene_file) {
+    std::error_code ec;
+    if (file.is_relative() && std::filesystem::is_regular_file(scene_file, ec)) return (scene_file.parent_path() / file).lexically_normal();
+    return file.lexically_normal();
+}
+
 }  // namespace eddy::io

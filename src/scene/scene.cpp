@@ -185,7 +185,6 @@ void check_model_memory(const Ctx& c, const std::string& key, const std::filesys
 
 void parse_model(const Ctx& c, const nlohmann::json& o, const std::string& p, const std::string& shape, int dim,
                  ModelSpec& m, std::vector<std::string>& warnings) {
-    namespace fs = std::filesystem;
     MeshReport report;
     std::string name;
     if (shape == "mesh") {
@@ -194,14 +193,7 @@ void parse_model(const Ctx& c, const nlohmann::json& o, const std::string& p, co
         // JSON strings may hold \u0000: the name would be cut there by every system call.
         if (file.find('\0') != std::string::npos)
             c.fail(sub(p, "file"), fmt::format("\"{}\" holds a NUL byte (\\u0000); allowed: a plain path", text_excerpt(file)));
-        fs::path f(file);
-        if (f.is_relative()) {
-            // Relative to the scene file's folder (scenes built in code: the working directory).
-            std::error_code ec;
-            const fs::path scene_file(c.file);
-            if (fs::is_regular_file(scene_file, ec)) f = scene_file.parent_path() / f;
-        }
-        m.file = f.lexically_normal();
+        m.file = io::scene_relative_path(file, c.file);
         if (o.contains("scale") && o["scale"].is_number()) {
             // Negative mirrors, as in the 3-number form (clean_mesh turns the mirrored, inside-out
             // winding outwards again).
@@ -1069,11 +1061,7 @@ std::filesystem::path parse_particle_file_path(const Ctx& c, const nlohmann::jso
     if (file.empty()) c.fail(sub(p, "file"), "must name a particle file (.vtp, .csv, .ply)");
     if (file.find('\0') != std::string::npos)
         c.fail(sub(p, "file"), fmt::format("\"{}\" holds a NUL byte (\\u0000); allowed: a plain path", text_excerpt(file)));
-    std::filesystem::path path(file);
-    std::error_code ec;
-    if (path.is_relative() && std::filesystem::is_regular_file(std::filesystem::path(c.file), ec))
-        path = std::filesystem::path(c.file).parent_path() / path;
-    return path.lexically_normal();
+    return io::scene_relative_path(file, c.file);
 }
 
 // A resumed run: a file fluid's particles (x.., v.. per particle) and box from the checkpoint's next particles.

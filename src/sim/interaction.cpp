@@ -12,6 +12,7 @@
 
 #include "eddy/error.hpp"
 #include "eddy/geometry.hpp"
+#include "eddy/input_file.hpp"
 
 namespace eddy {
 
@@ -150,11 +151,7 @@ std::size_t drop_model_at(Simulation& simulation, const std::string& file, const
     auto* sim = std::get_if<ParticleSimulation<3>>(&simulation);
     if (!sim) throw InputError(fmt::format("a dropped model ({}): allowed in 3D scenes", file));
     // The file as the scene's own "file" keys find it: relative to the scene file's folder when there is one.
-    std::filesystem::path path(file);
-    std::error_code ec;
-    const std::filesystem::path scene_file(sim->scene.where());
-    if (path.is_relative() && std::filesystem::is_regular_file(scene_file, ec)) path = scene_file.parent_path() / path;
-    const Mesh<3> mesh = read_triangle_mesh(path);
+    const Mesh<3> mesh = read_triangle_mesh(io::scene_relative_path(file, sim->scene.where()));
     std::array<double, 3> lo{}, hi{};
     for (int a = 0; a < 3; ++a) lo[a] = std::numeric_limits<double>::infinity(), hi[a] = -lo[a];
     for (const auto& v : mesh.vertices)

@@ -23,13 +23,14 @@
 #include <memory>
 #include <numeric>
 
-#ifndef EDDY_SERIAL
+#include "eddy/exec.hpp"  // first: EDDY_NO_TBB
+#include "eddy/surface.hpp"
+#include "surface/block_access.hpp"
+
+#ifndef EDDY_NO_TBB
 #include <tbb/enumerable_thread_specific.h>
 #include <tbb/parallel_for_each.h>
 #endif
-
-#include "eddy/surface.hpp"
-#include "surface/block_access.hpp"
 
 namespace eddy {
 
@@ -172,8 +173,8 @@ void sweep_serial(SparseGrid<D>& phi, const std::vector<std::uint8_t>& pinned, i
 
 template <int D>
 void sweep_wavefront(SparseGrid<D>& phi, const std::vector<std::uint8_t>& pinned, const ExecContext& exec, int rounds) {
-#ifdef EDDY_SERIAL
-    // No threads (the web build): the serial reference, which gives the same result (tested natively).
+#ifdef EDDY_NO_TBB
+    // No oneTBB (the web builds): the serial reference, which gives the same result (tested natively).
     (void)exec;
     sweep_serial<D>(phi, pinned, rounds);
 #else

@@ -12,8 +12,13 @@ const puppeteer = require('puppeteer-core');
 const types = { '.html': 'text/html', '.js': 'text/javascript', '.mjs': 'text/javascript', '.wasm': 'application/wasm',
   '.data': 'application/octet-stream', '.json': 'application/json', '.png': 'image/png', '.css': 'text/css' };
 
-/// Serves `dir` on 127.0.0.1 (a free port); returns { server, base: the page's address }.
-export async function startServer(dir) {
+/// The headers that make a page cross-origin isolated, which a module with threads needs (SharedArrayBuffer):
+/// scripts/serve-web.py sends the same (docs/web.md, "Threads").
+export const ISOLATION_HEADERS = { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' };
+
+/// Serves `dir` on 127.0.0.1 (a free port), cross-origin isolated when `isolated` (the page then loads eddy-mt.js);
+/// returns { server, base: the page's address }.
+export async function startServer(dir, { isolated = false } = {}) {
   const root = path.resolve(dir);
   const server = http.createServer((req, res) => {
     const url = new URL(req.url, 'http://localhost');
@@ -22,7 +27,7 @@ export async function startServer(dir) {
       res.writeHead(404).end();
       return;
     }
-    res.writeHead(200, { 'Content-Type': types[path.extname(file)] || 'application/octet-stream' });
+    res.writeHead(200, { 'Content-Type': types[path.extname(file)] || 'application/octet-stream', ...(isolated ? ISOLATION_HEADERS : {}) });
     fs.createReadStream(file).pipe(res);
   });
   await new Promise(r => server.listen(0, '127.0.0.1', r));

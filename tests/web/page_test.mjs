@@ -10,6 +10,8 @@
 //              3D bodies are drawn where they are
 //   loads      the loads panel: the mean over the last 0.1 s as the viewer's, the arrow; a tank carries its water
 //   whitewater spray, foam and bubbles switched on are the native `eddy run --whitewater` run's after N steps
+//   threads    on a cross-origin isolated page eddy-mt.js gives the native hashes on 1 and 2 threads (whitewater
+//              too); a plain page runs eddy.js on one thread and says why
 //   errors     a bad scene (pasted or dropped) shows the CLI's own one-line error; a model scene is refused
 //   bundled    every bundled scene loads and steps 100 steps on the page (or says why the web build cannot)
 //   hostile    the link's numbers out of range, HTML and script in scenes and links, huge counts, deep nesting
@@ -253,20 +255,66 @@ async function droppedModels(page) {
   }
 }
 
+// The native `eddy run SCENE --steps N [--set method=M] --threads 1`'s summary (run once per case).
+const nativeSummaries = new Map();
+function nativeHash(scene, method, n) {
+  const key = `${scene}_${method || 'own'}_${n}`;
+  if (!nativeSummaries.has(key))
+    nativeSummaries.set(key, native(scene, ['--steps', String(n), ...(method ? ['--set', `method=${method}`] : [])], key));
+  return nativeSummaries.get(key);
+}
+// Opens the scene on a page (open(query)) for n steps and checks its state hash and status line against the
+// native run's; returns the page, paused.
+async function hashCase(open, scene, method, n, query = '', label = '') {
+  const want = nativeHash(scene, method, n).state_hash;
+  const page = await open(`scene=${scene}${method ? `&method=${method}` : ''}&steps=${n}${query}`);
+  await waitPaused(page, n);
+  const got = await page.evaluate(() => window.eddyPage.hash());
+  const st = await status(page);
+  check(got === want, `${scene}${method ? ` (${method})` : ''}${label} after ${n} steps: page ${got}, native ${want}`);
+  check(st.steps === n, `${scene}: the status reads "${st.text}"`);
+  return page;
+}
+// A whitewater run on the page (open(query)): the state hash and the run record's "whitewater" of the native
+// `eddy run --whitewater --steps N`'s checkpoint, to the bit; returns the page, paused, and the native record.
+async function whitewaterCase(open, scene, sets, n, query = '', label = '') {
+  const out = `ww_${scene}`;
+  if (!fs.existsSync(path.join(work, out, 'checkpoint.eddy')))
+    native(scene, ['--steps', String(n), '--whitewater', ...sets.flatMap(x => ['--set', x])], out);
+  const summary = JSON.parse(fs.readFileSync(path.join(work, out, 'summary.json'), 'utf8'));
+  const want = checkpointRecord(path.join(work, out, 'checkpoint.eddy')).run.whitewater;
+  const page = await open(`scene=${scene}&paused=1${query}`);
+  await page.click('#whitewater');
+  const loaded = await page.evaluate((name, s) => window.eddyPage.session.loadBundled(name, '', JSON.stringify(s)), scene, sets);
+  const stepped = await page.evaluate(k => window.eddyPage.session.step(k, 0), n);
+  const got = JSON.parse(await page.evaluate(() => window.eddyPage.session.whitewaterRecord()));
+  const hash = await page.evaluate(() => window.eddyPage.hash());
+  delete want.rows; delete got.rows;  // the native run's files, one row a frame; the page writes none
+  const same = JSON.stringify(got) === JSON.stringify(want), c = want.counts || [];
+  check(loaded === '' && stepped === '' && hash === summary.state_hash && same && want.id.length > 0,
+    `${scene} ${sets.join(' ')}${label} with whitewater after ${n} steps: ${want.id.length} diffuse particles (generated ${c[0]}), ` +
+    `the page's ${same ? 'the same to the bit' : `different: ${JSON.stringify(got).slice(0, 300)}`}; state ${hash}, native ${summary.state_hash}`);
+  return { page, want };
+}
+
+// web.threads' scenes (issue 43): eddy-mt.js on a cross-origin isolated page gives the native hashes at 2 threads
+// for a method each in 2D and 3D, Bullet's bodies, a model scene, a turning model, a grid, and whitewater; at 1
+// thread (the same code as eddy.js's, which web.hash checks) for Bullet's bodies, a model scene and whitewater.
+const THREAD_CASES_1 = ['dam_break_debris_3d', 'mesh_dam_break_3d'];
+const THREAD_CASES = [
+  ['dam_break_2d', '', 100], ['dam_break_3d', '', 15], ['dfsph_dam_break_3d', '', 10], ['pbf_dam_break_3d', '', 15],
+  ['clavet_dam_break_3d', '', 10], ['dam_break_debris_3d', '', 60], ['mesh_dam_break_3d', '', 20], ['mixer_3d', '', 40],
+  ['shallow_valley', '', 100],
+];
+
 const checks = {
   // Same scene, same inputs: the page's state after N steps is the native run's, bit for bit (both compile
   // without floating-point contraction, and the serial build runs the same fixed blocks: docs/web.md).
   async hash() {
     for (const [scene, method, n] of HASH_CASES) {
-      const extra = ['--steps', String(n), ...(method ? ['--set', `method=${method}`] : [])];
-      const summary = native(scene, extra, `${scene}_${method || 'own'}`), want = summary.state_hash;
-      const page = await openPage(`scene=${scene}${method ? `&method=${method}` : ''}&steps=${n}`);
-      await waitPaused(page, n);
-      const got = await page.evaluate(() => window.eddyPage.hash());
-      const st = await status(page);
-      check(got === want, `${scene}${method ? ` (${method})` : ''} after ${n} steps: page ${got}, native ${want}`);
-      check(st.steps === n, `${scene}: the status reads "${st.text}"`);
+      const page = await hashCase(openPage, scene, method, n);
       // The page times the same named passes as eddy run (issue 42: the page's profile, pass by pass).
+      const summary = nativeHash(scene, method, n);
       const passes = await page.evaluate(() => JSON.parse(window.eddyPage.session.passes()));
       const names = passes.passes.map(p => p.name).join(','), nativeNames = summary.passes.map(p => p.name).join(',');
       check(passes.steps === n && names === nativeNames, `${scene}: the page's passes over ${passes.steps} steps [${names}], eddy run's [${nativeNames}]`);
@@ -291,6 +339,38 @@ const checks = {
     const shown = await eventually(page, () => !document.querySelector('#probes-section').hidden &&
       document.querySelectorAll('#probes tr').length === 3 && /floor/.test(document.querySelector('#probes').textContent));
     check(shown, 'the panel lists the three probes');
+    await page.close();
+  },
+
+  // Threads (issue 43): the module with threads on a cross-origin isolated page; the plain page on one thread.
+  async threads() {
+    const isolated = await startServer(webDir, { isolated: true });
+    const openIsolated = query => openEddyPage(browser, `${isolated.base}?${query}`);
+    try {
+      for (const threads of [1, 2]) {
+        for (const [scene, method, n] of THREAD_CASES.filter(c => threads > 1 || THREAD_CASES_1.includes(c[0]))) {
+          const page = await hashCase(openIsolated, scene, method, n, `&threads=${threads}`, ` on ${threads} thread(s)`);
+          const shown = await page.evaluate(() => [self.crossOriginIsolated, window.eddyPage.session.threads(),
+            document.querySelector('#threads').value, [...document.scripts].map(e => e.src.replace(/.*\//, '')).join(',')]);
+          check(shown[0] === true && shown[1] === threads && shown[2] === `${threads} thread${threads > 1 ? 's' : ''}` &&
+            shown[3].split(',').includes('eddy-mt.js'), `${scene}: isolated ${shown[0]}, the session's threads ${shown[1]}, ` +
+            `the panel reads "${shown[2]}", scripts ${shown[3]}`);
+          await page.close();
+        }
+        const [scene, sets, n] = WHITEWATER_CASES[1];
+        const { page } = await whitewaterCase(openIsolated, scene, sets, n, `&threads=${threads}`, ` on ${threads} thread(s)`);
+        await page.close();
+      }
+    } finally {
+      isolated.server.close();
+    }
+    // Not isolated: eddy.js on one thread, and the panel says why when more were asked for.
+    const page = await openPage('scene=dam_break_2d&paused=1&threads=2');
+    const shown = await page.evaluate(() => [self.crossOriginIsolated, window.eddyPage.session.threads(), document.querySelector('#threads').value,
+      [...document.scripts].map(e => e.src.replace(/.*\//, '')).join(',')]);
+    check(shown[0] === false && shown[1] === 1 && /^1 thread \(threads need a cross-origin isolated page/.test(shown[2]) &&
+      shown[3].split(',').includes('eddy.js') && !shown[3].includes('eddy-mt.js'),
+      `not isolated: the session's threads ${shown[1]}, the panel reads "${shown[2]}", scripts ${shown[3]}`);
     await page.close();
   },
 
@@ -437,19 +517,7 @@ const checks = {
   // type (the canvas changes when they are switched off) and lists their counts; a grid refuses them.
   async whitewater() {
     for (const [scene, sets, n] of WHITEWATER_CASES) {
-      const summary = native(scene, ['--steps', String(n), '--whitewater', ...sets.flatMap(x => ['--set', x])], `ww_${scene}`);
-      const want = checkpointRecord(path.join(work, `ww_${scene}`, 'checkpoint.eddy')).run.whitewater;
-      const page = await openPage(`scene=${scene}&paused=1`);
-      await page.click('#whitewater');
-      const loaded = await page.evaluate((name, s) => window.eddyPage.session.loadBundled(name, '', JSON.stringify(s)), scene, sets);
-      const stepped = await page.evaluate(k => window.eddyPage.session.step(k, 0), n);
-      const got = JSON.parse(await page.evaluate(() => window.eddyPage.session.whitewaterRecord()));
-      const hash = await page.evaluate(() => window.eddyPage.hash());
-      delete want.rows; delete got.rows;  // the native run's files, one row a frame; the page writes none
-      const same = JSON.stringify(got) === JSON.stringify(want), c = want.counts || [];
-      check(loaded === '' && stepped === '' && hash === summary.state_hash && same && want.id.length > 0,
-        `${scene} ${sets.join(' ')} with whitewater after ${n} steps: ${want.id.length} diffuse particles (generated ${c[0]}), ` +
-        `the page's ${same ? 'the same to the bit' : `different: ${JSON.stringify(got).slice(0, 300)}`}; state ${hash}, native ${summary.state_hash}`);
+      const { page, want } = await whitewaterCase(openPage, scene, sets, n);
       // Drawn by type, counted in the panel.
       await page.evaluate(() => { window.eddyPage.view.dirty = true; });
       await nextFrames(page);

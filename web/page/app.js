@@ -23,6 +23,13 @@ function linkNumber(key, lo, hi, fallback, whole, what) {
 // wall time for the simulation each frame (?budget=MS): the page stays responsive
 const BUDGET_MS = linkNumber('budget', 1, 100, 12, false, 'milliseconds per frame');
 const LINK_STEPS = linkNumber('steps', 0, 1e9, null, true, 'a whole number of steps');
+// Threads (docs/web.md, "Threads"): a cross-origin isolated page (make serve-web sends the headers) loads
+// eddy-mt.js, whose steps run on THREADS threads (?threads=N asks for N; the default is the machine's, at most
+// MAX_THREADS); elsewhere it loads eddy.js, on one thread. Same bits either way.
+const MAX_THREADS = 8;
+const LINK_THREADS = linkNumber('threads', 1, MAX_THREADS, null, true, 'a whole number of threads');
+const ISOLATED = self.crossOriginIsolated === true;
+const THREADS = ISOLATED ? (LINK_THREADS || Math.max(1, Math.min(MAX_THREADS, navigator.hardwareConcurrency || 1))) : 1;
 const SURFACE_EVERY_MS = 500;  // the reconstructed surface, at most this often while playing
 const PARTICLE_METHODS = ['wcsph', 'dfsph', 'pbf', 'clavet'];
 
@@ -332,9 +339,13 @@ function showLoads(now) {
         }
         $('loads-text').value = loadText(loads, sel.selectedIndex);
     }
-    const k = $('load-object').selectedIndex;
-    const arrow = $('load-arrow').checked && st.kind === 'particles' && k >= 0 ? session.loadArrow(k, 0.25 * extent(), 3 * cam2.pixel(renderer.canvas.width, renderer.canvas.height)) : null;
-    renderer.setArrow(arrow, st.dim === 2);
+    // The arrow again only when the loads were read again, or the object, the tick or the 2D zoom changed.
+    const k = $('load-object').selectedIndex, on = $('load-arrow').checked && st.kind === 'particles' && k >= 0;
+    const width = 3 * cam2.pixel(renderer.canvas.width, renderer.canvas.height);
+    const key = on ? `${st.loadsAt},${st.loadsLoad},${k},${width},${extent()}` : '';
+    if (key === st.arrowKey) return;
+    st.arrowKey = key;
+    renderer.setArrow(on ? session.loadArrow(k, 0.25 * extent(), width) : null, st.dim === 2);
 }
 function loadText(loads, k) {
     const o = loads.objects[k];
@@ -647,17 +658,44 @@ window.eddyPage = {
     get surfaceWorker() { return surfaceWorker; },  // {worker, results, last: the last mesh, sync: rebuilt here}
 };
 
+// Loads the module's script (it defines createEddy).
+function loadScript(src) {
+    return new Promise((resolve, reject) => {
+        const s = document.createElement('script');
+        s.src = src;
+        s.onload = resolve;
+        s.onerror = () => reject(new Error(`${src} did not load`));
+        document.head.appendChild(s);
+    });
+}
+
+function showThreads(why) {
+    $('threads').value = `${session.threads()} thread${session.threads() > 1 ? 's' : ''}${why}`;
+}
+
 async function main() {
     document.body.dataset.state = 'loading';
+    let threads = THREADS;
+    let why = !ISOLATED && LINK_THREADS > 1 ? ' (threads need a cross-origin isolated page: make serve-web)' : '';
     try {
-        Module = await createEddy({ print: (t) => console.log(t), printErr: (t) => console.warn(t) });
+        try {
+            await loadScript(ISOLATED ? 'eddy-mt.js' : 'eddy.js');
+        } catch (e) {  // a build without eddy-mt.js: one thread
+            if (!ISOLATED) throw e;
+            threads = 1;
+            why = ' (eddy-mt.js did not load)';
+            await loadScript('eddy.js');
+        }
+        // eddy-mt.js makes its pool's workers while it loads: one fewer than the threads (the page's is the last).
+        Module = await createEddy({ print: (t) => console.log(t), printErr: (t) => console.warn(t), eddyWorkers: threads - 1 });
     } catch (e) {
         document.body.dataset.state = 'error';
         showError('eddy: error: the WebAssembly module did not load: ' + (e && e.message ? e.message : e));
         readyResolve(window.eddyPage);
         return;
     }
-    session = new Module.Session();
+    session = new Module.Session(threads);
+    showThreads(why);
     try { tables = JSON.parse(Module.Session.settingsTables()); } catch (e) { tables = {}; }
     try {
         const s = JSON.parse(Module.Session.bundledScenes());

@@ -45,6 +45,8 @@ EMSCRIPTEN_BINDINGS(eddy_web) {
     emscripten::function("reconstructSurface", &reconstruct_surface_js);
     emscripten::class_<Session>("Session")
         .constructor<>()
+        .constructor<int>()
+        .function("threads", &Session::threads)
         .function("loadBundled", &Session::load_bundled)
         .function("loadText", &Session::load_text)
         .function("clearDropped", &Session::clear_dropped)

@@ -91,9 +91,19 @@ auto with_grid(const ShallowWaterSimulation& w, F&& f) {
     return std::visit([&](const auto& s) { return f(s); }, w.solver);
 }
 
+// The steps' threads: as asked (1 to kMaxThreads) in the module with threads (eddy-mt.js), else 1.
+int page_threads(int threads) {
+    if (threads < 1) throw InputError(fmt::format("the page's threads = {}: allowed: 1 to {}", threads, kMaxThreads));
+#ifdef EDDY_POOL
+    return checked_threads(threads, "the page's threads");
+#else
+    return 1;
+#endif
+}
+
 }  // namespace
 
-Session::Session() {
+Session::Session(int threads) : m_exec(page_threads(threads)) {
     // The bundled scenes and the files they name (heightmaps, models) are packed at /scenes; a pasted
     // scene's relative paths are read from there too.
     std::error_code ec;
@@ -481,8 +491,7 @@ std::string Session::loads() const {
         const auto pivots = load_pivots(sim.boundary, sim.time);
         j["fluid_weight"] = fluid_weight(sim);
         for (std::size_t o = 0; o < mean.size() && o < pivots.size() && o < sim.scene.boundaries.size(); ++o) {
-            const auto& b = sim.scene.boundaries[o];
-            j["objects"].push_back({{"label", fmt::format("{}: {} {}", o, b.shape, b.solid ? "(obstacle)" : "(container)")},
+            j["objects"].push_back({{"label", load_object_label(o, sim.scene.boundaries[o])},
                                     {"pivot", pivots[o]}, {"force", mean[o].force}, {"torque", mean[o].torque}});
         }
         for (const ObjectLoad& l : sim.boundary.load)

@@ -38,7 +38,11 @@ PageSurface reconstruct_page_surface(const std::vector<float>& xyz, double radiu
 
 class Session {
 public:
-    Session();
+    /// `threads`: the steps' threads (1 to kMaxThreads): more than one only in eddy-mt.js (EDDY_POOL), which
+    /// the page loads when it is cross-origin isolated; eddy.js runs every loop on the calling thread.
+    explicit Session(int threads = 1);
+    /// The threads the steps run on.
+    int threads() const { return m_exec.threads(); }
 
     // ---- loading: "" or the one-line error (the simulation is then left as it was) ---------------------
     /// A bundled scene by name (scenes/ is in the page's file system at /scenes), with another `method`
@@ -171,7 +175,7 @@ public:
 
 private:
     std::string load(Scene scene);
-    ExecContext m_exec{1};
+    ExecContext m_exec;
     std::optional<Simulation> m_sim;
     std::optional<ShallowWaterSimulation> m_water;
     bool m_diverged = false;
