@@ -51,7 +51,7 @@ public:
         {
             std::lock_guard lock(m_mutex);
             m_job = &job;
-            ++m_generation;
+            m_generation.fetch_add(1, std::memory_order_release);
         }
         m_wake.notify_all();
         take(job);
@@ -98,12 +98,16 @@ private:
     void work() {
         std::uint64_t seen = 0;
         for (;;) {
+            // A step's loops follow each other within microseconds: look for the next one a while before
+            // sleeping (waking a sleeping Web Worker costs more than a small loop does).
+            for (int i = 0; i < kSpins && m_generation.load(std::memory_order_acquire) == seen; ++i) {
+            }
             Job* job = nullptr;
             {
                 std::unique_lock lock(m_mutex);
-                m_wake.wait(lock, [&] { return m_stop || m_generation != seen; });
+                m_wake.wait(lock, [&] { return m_stop || m_generation.load(std::memory_order_relaxed) != seen; });
                 if (m_stop) return;
-                seen = m_generation;
+                seen = m_generation.load(std::memory_order_relaxed);
                 if (m_job == nullptr) continue;
                 job = m_job;
                 m_joined.fetch_add(1, std::memory_order_relaxed);
@@ -113,13 +117,14 @@ private:
         }
     }
 
+    static constexpr int kSpins = 1 << 14;
     static inline thread_local bool t_inside = false;
     std::vector<std::thread> m_threads;
     std::mutex m_run;  // one loop at a time uses the workers
     std::mutex m_mutex;
     std::condition_variable m_wake;
     Job* m_job = nullptr;
-    std::uint64_t m_generation = 0;
+    std::atomic<std::uint64_t> m_generation{0};  // written under m_mutex
     std::atomic<int> m_joined{0};
     bool m_stop = false;
 };
