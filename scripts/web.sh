@@ -29,10 +29,13 @@ bash scripts/debian-source.sh box2d 2.4.1 "$BUILD/deps/box2d"
 bash scripts/debian-source.sh bullet 3.24 "$BUILD/deps/bullet"
 bash scripts/debian-source.sh meshoptimizer 0.18 "$BUILD/deps/meshoptimizer"
 bash scripts/debian-source.sh assimp 5.2.5 "$BUILD/deps/assimp"
+# The configuration both builds share: Release, Ninja, the dependencies' sources.
+configure=(-G Ninja -DCMAKE_BUILD_TYPE=Release)
+for dep in muparser box2d bullet meshoptimizer assimp; do
+  configure+=("-DEDDY_WEB_${dep^^}_SOURCE=$BUILD/deps/$dep")
+done
 if [ ! -f "$BUILD/CMakeCache.txt" ] || ! grep -q EDDY_WEB_ASSIMP_SOURCE:PATH=. "$BUILD/CMakeCache.txt"; then
-  emcmake cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DEDDY_WEB_MUPARSER_SOURCE="$BUILD/deps/muparser" \
-    -DEDDY_WEB_BOX2D_SOURCE="$BUILD/deps/box2d" -DEDDY_WEB_BULLET_SOURCE="$BUILD/deps/bullet" \
-    -DEDDY_WEB_MESHOPTIMIZER_SOURCE="$BUILD/deps/meshoptimizer" -DEDDY_WEB_ASSIMP_SOURCE="$BUILD/deps/assimp" >/dev/null
+  emcmake cmake -S . -B "$BUILD" "${configure[@]}" >/dev/null
 else
   emcmake cmake -S . -B "$BUILD" >/dev/null  # copies the page again
 fi
@@ -40,10 +43,7 @@ cmake --build "$BUILD" -j "$JOBS"
 # 3b. The same with threads (docs/web.md, "Threads"): eddy-mt.js, .wasm, .data and .worker.js beside eddy.js, the
 #     module a cross-origin isolated page loads. Every object again with -pthread, in a build folder of its own.
 if [ ! -f "$BUILD/mt/CMakeCache.txt" ]; then
-  emcmake cmake -S . -B "$BUILD/mt" -G Ninja -DCMAKE_BUILD_TYPE=Release -DEDDY_WEB_THREADS=ON -DEDDY_WEB_OUTPUT_DIR="$BUILD" \
-    -DEDDY_WEB_MUPARSER_SOURCE="$BUILD/deps/muparser" -DEDDY_WEB_BOX2D_SOURCE="$BUILD/deps/box2d" \
-    -DEDDY_WEB_BULLET_SOURCE="$BUILD/deps/bullet" -DEDDY_WEB_MESHOPTIMIZER_SOURCE="$BUILD/deps/meshoptimizer" \
-    -DEDDY_WEB_ASSIMP_SOURCE="$BUILD/deps/assimp" >/dev/null
+  emcmake cmake -S . -B "$BUILD/mt" "${configure[@]}" -DEDDY_WEB_THREADS=ON -DEDDY_WEB_OUTPUT_DIR="$BUILD" >/dev/null
 fi
 cmake --build "$BUILD/mt" -j "$JOBS"
 if command -v npm >/dev/null 2>&1; then

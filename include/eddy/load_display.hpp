@@ -64,13 +64,13 @@ private:
     double m_time = 0.0;  // sum of the kept steps' dt (s)
 };
 
-/// Where each boundary object's pivot is at time t (s), x, y, z (z = 0 in 2D), as WallLoadGather::begin
-/// places it: the torques are about these points.
 /// The loads panel's name of boundary object k: "k: SHAPE (container)" or "k: SHAPE (obstacle)".
 inline std::string load_object_label(std::size_t k, const BoundarySpec& b) {
     return std::to_string(k) + ": " + b.shape + (b.solid ? " (obstacle)" : " (container)");
 }
 
+/// Where each boundary object's pivot is at time t (s), x, y, z (z = 0 in 2D), as WallLoadGather::begin
+/// places it: the torques are about these points.
 template <int D>
 std::vector<std::array<float, 3>> load_pivots(const BoundarySet<D>& b, double t) {
     std::vector<std::array<float, 3>> out(b.motions.size());
