@@ -125,7 +125,7 @@ void BM_SurfaceMesh(benchmark::State& state) {
 void BM_SurfacePipeline(benchmark::State& state) {
     const auto& p = input(state.range(0));
     ExecContext exec(static_cast<int>(state.range(1)));
-    double t = 0, stage[5] = {}, blocks = 0, band = 0;
+    double t = 0, stage[5] = {}, blocks = 0;
     std::size_t tris = 0;
     for (auto _ : state) {
         const auto t0 = Clock::now();
@@ -133,18 +133,14 @@ void BM_SurfacePipeline(benchmark::State& state) {
         t += since(t0);
         tris = r.mesh.cells.size();
         blocks = double(r.blocks);
-        band = double(r.band_blocks);
         for (int k = 0; k < 5; ++k) stage[k] += r.seconds[k];
     }
     counters(state, p.size(), t);
     state.counters["triangles"] = double(tris);
     const double it = double(state.iterations());
     state.counters["splat_ms"] = 1e3 * stage[0] / it;
-    state.counters["pin_ms"] = 1e3 * stage[1] / it;
-    state.counters["sweep_ms"] = 1e3 * stage[2] / it;
     state.counters["mesh_ms"] = 1e3 * stage[3] / it;
     state.counters["blocks"] = blocks;
-    state.counters["band_blocks"] = band;
 }
 
 // The pipeline with Yu & Turk's anisotropic kernels (issue 32: at most 2x the isotropic time); the

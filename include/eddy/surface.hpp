@@ -1,9 +1,10 @@
 // eddy: fluid surface reconstruction (issue 5, seed 004 "Fluid Simulation for Video Games", part 17).
 //
-// Particles -> sparse block density grid (SPH kernel splatting) -> iso crossings and pinned signed
-// distances -> Eikonal fast sweeping (Zhao 2005) over the rest -> marching cubes (marching squares
-// in 2D) -> optional Taubin smoothing and removal of small blobs. Each stage is a free function
-// usable on its own; reconstruct_surface() runs them all.
+// Particles -> sparse block density grid (SPH kernel splatting) -> marching cubes (marching squares
+// in 2D) at the density's iso level -> optional Taubin smoothing and removal of small blobs; and, when
+// the signed distance is wanted (keep_grids: `eddy mesh --sdf`), iso crossings and pinned signed
+// distances -> Eikonal fast sweeping (Zhao 2005) over the rest. Each stage is a free function usable on
+// its own; reconstruct_surface() runs them all.
 //
 // Conventions:
 // - Grid nodes sit at x = i * voxel_size for integer i (the world origin is a node), so grids of two
@@ -75,9 +76,10 @@ struct SurfaceSettings {
     int anisotropy_neighbors = 0;
     /// lambda: centres move to (1 - lambda) x + lambda x_w, x_w the neighbours' weighted mean (0: none).
     float anisotropy_smoothing = 0.9f;
-    /// Use the parallel wavefront sweep (true) or the serial reference (false); same result.
+    /// Use the parallel wavefront sweep (true) or the serial reference (false); same result. Only with
+    /// keep_grids (the mesh needs no distance).
     bool wavefront = true;
-    /// Keep the density and signed-distance grids in the result.
+    /// Keep the density and signed-distance grids in the result (the distance is computed only then).
     bool keep_grids = false;
     /// Decimation after smoothing and cleaning (decimate()): the largest distance the surface may move,
     /// in voxels (two-sided Hausdorff); 0: no bound. 3D only.
@@ -158,9 +160,8 @@ struct SurfaceResult {
     SparseGrid<D> density;          ///< Only with keep_grids
     SparseGrid<D> signed_distance;  ///< Only with keep_grids
     std::size_t blocks = 0;         ///< Blocks of the sparse grid
-    std::size_t band_blocks = 0;    ///< Blocks swept: all with keep_grids, else the narrow band's
     std::size_t grid_bytes = 0;     ///< Memory of one grid (values + layout)
-    double seconds[5] = {};         ///< Wall time of splat, pin, sweep, mesh, smooth+clean (s)
+    double seconds[5] = {};         ///< Wall time of splat, pin, sweep (0 without keep_grids), mesh, smooth+clean (s)
 };
 
 // ---- the stages -----------------------------------------------------------------------------------
@@ -233,16 +234,6 @@ void sweep_serial(SparseGrid<D>& phi, const std::vector<std::uint8_t>& pinned, i
 template <int D>
 void sweep_wavefront(SparseGrid<D>& phi, const std::vector<std::uint8_t>& pinned, const ExecContext& exec,
                      int rounds = 1);
-
-/// Stage 3 for meshes alone (what reconstruct_surface does without keep_grids): the sweep over the
-/// narrow band only: the mixed blocks and the uniform blocks next to a block of another side (at least
-/// block_size - 1 voxels beyond every crossed edge; OpenVDB's particlesToSdf keeps 3), with sweep_wavefront or
-/// sweep_serial. The other nodes keep +-FLT_MAX. extract_mesh reads phi only inside the band, so the
-/// mesh's vertices are those of the full sweep (pinned values) and its normals come from the same
-/// Godunov updates of the band's nodes. Returns the band's block count.
-template <int D>
-std::size_t sweep_narrow_band(SparseGrid<D>& phi, const std::vector<std::uint8_t>& pinned, const ExecContext& exec,
-                              bool wavefront = true);
 
 /// Stage 4. Marching cubes (Lorensen & Cline 1987) / marching squares at level `iso` of phi. Each
 /// cube's polygons are traced face by face; an ambiguous face is resolved by the asymptotic decider
@@ -334,7 +325,11 @@ void interpolate_attributes(Mesh<D>& mesh, std::span<const Vec<D>> positions, st
 template <int D>
 std::vector<ParticleField> particle_fields(const ParticleSet<D>& particles, std::span<const std::string> names);
 
-/// The whole pipeline. Throws InputError on bad settings, no particles or non-finite positions.
+/// The whole pipeline: splat_density, then the mesh at the density's iso level (extract_mesh at -iso of
+/// -rho: a vertex at the density's linear crossing of its edge, where pin_distances puts the crossing too,
+/// its normal -grad rho), smoothing, cleaning and decimation; the signed distance (pin_distances and a
+/// sweep) only with keep_grids, which leaves the mesh as it is. Throws InputError on bad settings, no
+/// particles or non-finite positions.
 template <int D>
 SurfaceResult<D> reconstruct_surface(std::span<const Vec<D>> positions, const SurfaceSettings& s,
                                      const ExecContext& exec);

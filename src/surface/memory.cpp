@@ -8,8 +8,9 @@
 // vectors of block keys, never a grid; past 2^23 blocks (far more than any machine could hold as
 // grids) it falls back to the bound min(home blocks x (2R + 1)^D, the grown box).
 //
-// Bytes per voxel of the active blocks: density and distance grids (4 + 4), the pinned flags (1),
-// all alive while the mesh is traced; the marching tables (4 D per voxel) of the blocks the surface
+// Bytes per voxel of the active blocks: the density grid (4) for a mesh alone; with the grids kept (an SDF
+// output) also the distance grid (4), the pinned flags (1) and the mesh's negated copy of the density (4),
+// 13 in all, alive while the mesh is traced; the marching tables (4 D per voxel) of the blocks the surface
 // crosses, counted as two per home block on the rim of the home set. A .vti output adds
 // a dense float grid over the blocks' box and its file image (8 per node); a .vdb output an OpenVDB
 // copy of the active voxels (4 per voxel).
@@ -130,7 +131,7 @@ MemoryEstimate estimate_surface_memory(std::span<const Vec<D>> positions, const 
     // The particles (as read, as positions, binned, with their splat boxes) and the active key list.
     e.add(fmt::format("{} particles", format_count(n)), n * (48.0 + 16.0 * D + 16.0 + 12.0 * D) + home * around * 8.0, n);
     e.add(fmt::format("grids of {} blocks of {}^{} voxels", format_count(active), B, D),
-          active * (V * 9.0 + 12.0 * D + 48.0), active);
+          active * (V * (s.keep_grids || dense_sdf || vdb_sdf ? 13.0 : 4.0) + 12.0 * D + 48.0), active);
     e.add("marching tables", crossed * V * 4.0 * D);
     // Anisotropic kernels: each particle's centre, h G, det, extent (twice: computed in the cells' order,
     // then put back), its cell-sorted copy and sort keys, and the smoothed centres' second pass.

@@ -1,4 +1,5 @@
-// reconstruct_surface: the four stages in a row (splat, pin, sweep, mesh), then smoothing and cleaning.
+// reconstruct_surface: the stages in a row (splat, then pin and sweep when the distance is kept, mesh),
+// then smoothing and cleaning.
 #include <chrono>
 
 #include <fmt/format.h>
@@ -7,6 +8,25 @@
 #include "eddy/surface.hpp"
 
 namespace eddy {
+
+namespace {
+
+// Stage 4 on the density itself: marching cubes at the iso level of rho, inside where rho >= iso, as
+// extract_mesh at -iso of -rho (negation is exact). A vertex lies on its crossed edge at the density's
+// linear crossing, t = (rho_0 - iso) / (rho_0 - rho_1), where pin_distances puts the crossing too, and its
+// normal is -grad rho (central differences), the direction in which the density falls across the surface.
+template <int D>
+Mesh<D> density_mesh(SparseGrid<D> rho, float iso, const ExecContext& exec, float margin) {
+    const int nv = rho.layout.voxels_per_block();
+    parallel_for_each_index(exec, rho.layout.size(), [&](std::size_t b) {
+        float* v = rho.values.data() + b * std::size_t(nv);
+        for (int l = 0; l < nv; ++l) v[l] = -v[l];
+    });
+    rho.background = -rho.background;
+    return extract_mesh<D>(rho, -iso, exec, margin);
+}
+
+}  // namespace
 
 template <int D>
 SurfaceResult<D> reconstruct_surface(std::span<const Vec<D>> positions, const SurfaceSettings& s, const ExecContext& exec) {
@@ -26,16 +46,19 @@ SurfaceResult<D> reconstruct_surface(std::span<const Vec<D>> positions, const Su
     SurfaceResult<D> r;
     SparseGrid<D> density = splat_density<D>(positions, s, exec);
     lap(r.seconds[0]);
-    std::vector<std::uint8_t> pinned;
-    SparseGrid<D> phi = pin_distances<D>(density, s.iso, pinned, exec);
-    lap(r.seconds[1]);
-    // The grids are kept (written as .vti/.vdb): the distance everywhere; a mesh alone: the narrow band.
-    if (!s.keep_grids) r.band_blocks = sweep_narrow_band<D>(phi, pinned, exec, s.wavefront);
-    else if (s.wavefront) sweep_wavefront<D>(phi, pinned, exec);
-    else sweep_serial<D>(phi, pinned);
-    if (s.keep_grids) r.band_blocks = phi.layout.size();
-    lap(r.seconds[2]);
-    r.mesh = extract_mesh<D>(phi, 0.0f, exec, s.vertex_margin);
+    // The signed distance only when it is kept (written as .vti/.vdb): the mesh needs no distance.
+    SparseGrid<D> phi;
+    if (s.keep_grids) {
+        std::vector<std::uint8_t> pinned;
+        phi = pin_distances<D>(density, s.iso, pinned, exec);
+        lap(r.seconds[1]);
+        if (s.wavefront) sweep_wavefront<D>(phi, pinned, exec);
+        else sweep_serial<D>(phi, pinned);
+        lap(r.seconds[2]);
+    }
+    r.blocks = density.layout.size();
+    r.grid_bytes = density.memory_bytes();
+    r.mesh = density_mesh<D>(s.keep_grids ? density : std::move(density), s.iso, exec, s.vertex_margin);
     lap(r.seconds[3]);
     taubin_smooth<D>(r.mesh, s.smooth_iterations, exec);
     remove_small_components<D>(r.mesh, s.min_volume);
@@ -43,8 +66,6 @@ SurfaceResult<D> reconstruct_surface(std::span<const Vec<D>> positions, const Su
     if constexpr (D == 3)
         if (decimating) decimate(r.mesh, DecimateSettings{s.decimate_error * s.voxel(), s.decimate_ratio}, exec);
     lap(r.seconds[4]);
-    r.blocks = phi.layout.size();
-    r.grid_bytes = phi.memory_bytes();
     if (s.keep_grids) {
         r.density = std::move(density);
         r.signed_distance = std::move(phi);
