@@ -153,14 +153,6 @@ bool with_particles(Sim& s, F&& f) {
     return false;
 }
 
-// The dimension of a Whitewater<D>.
-template <class T>
-struct WhitewaterDim;
-template <int D>
-struct WhitewaterDim<Whitewater<D>> {
-    static constexpr int value = D;
-};
-
 template <class M>
 float support_radius(const M& m, float r) {
     if constexpr (requires { m.settings().support_ratio; }) return m.settings().support_ratio * r;
@@ -315,7 +307,7 @@ void SimWorker::publish_whitewater(Snapshot& snap) {
     std::visit(
         [&](const auto& w) {
             if constexpr (!std::is_same_v<std::decay_t<decltype(w)>, std::monostate>) {
-                constexpr int D = WhitewaterDim<std::decay_t<decltype(w)>>::value;
+                constexpr int D = std::decay_t<decltype(w)>::kDimension;
                 snap.diffuse.resize(4 * w.size());
                 for (std::size_t i = 0; i < w.size(); ++i) {
                     float* o = &snap.diffuse[4 * i];

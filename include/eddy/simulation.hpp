@@ -311,8 +311,9 @@ struct RunOptions {
     std::function<void(const std::string&)> on_warning;
     /// Whitewater (issue 32; eddy/whitewater.hpp): spray, foam and bubbles stepped along with the fluid,
     /// every 1/(fps whitewater_substeps) s of simulated time (0 substeps: after every fluid step), written
-    /// every frame (frames/whitewater_NNNNN.vtp/.ply, whitewater.pvd, whitewater.csv). Not in checkpoints:
-    /// a resumed run has none; refused over several processes.
+    /// every frame (frames/whitewater_NNNNN.vtp/.ply, whitewater.pvd, whitewater.csv). In checkpoints: a
+    /// resumed run carries on bit for bit (src/sim/whitewater_output.hpp); over several processes the fluid is
+    /// gathered on the first at every whitewater step and the whitewater stepped there (docs/whitewater.md).
     bool whitewater = false;
     WhitewaterSettings whitewater_settings;
     int whitewater_substeps = 10;

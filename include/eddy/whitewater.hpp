@@ -120,6 +120,7 @@ struct WhitewaterTimes {
 /// The diffuse particles (structure of arrays, all the same length).
 template <int D>
 struct Whitewater {
+    static constexpr int kDimension = D;
     std::vector<Vec<D>> position;        ///< m
     std::vector<Vec<D>> velocity;        ///< m/s
     std::vector<std::uint8_t> type;      ///< Diffuse: 0 spray, 1 foam, 2 bubble

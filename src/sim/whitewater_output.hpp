@@ -19,6 +19,7 @@ class RecordReader;
 template <int D>
 class LiveWhitewater {
 public:
+    static constexpr int kDimension = D;
     /// Off unless opts.whitewater or, resuming (`rec`: the checkpoint's run record), unless the record has
     /// "whitewater": then the checkpointed run's settings, clock, particles and files' rows carry on (every
     /// value checked as RecordReader checks). Throws InputError for bad settings. `time0`: the simulation's

@@ -5,15 +5,6 @@
 
 namespace eddy::web {
 
-namespace {
-template <class>
-struct DimOf;
-template <int D>
-struct DimOf<detail::LiveWhitewater<D>> {
-    static constexpr int value = D;
-};
-}  // namespace
-
 void PageWhitewater::start(Simulation* sim) {
     m_w = std::monostate{};
     if (!sim) return;
@@ -38,7 +29,7 @@ void PageWhitewater::points(std::vector<float>& xyz, std::uint64_t by_type[3]) c
     by_type[0] = by_type[1] = by_type[2] = 0;
     std::visit([&](const auto& live) {
         if constexpr (!std::is_same_v<std::decay_t<decltype(live)>, std::monostate>) {
-            constexpr int D = DimOf<std::decay_t<decltype(live)>>::value;
+            constexpr int D = std::decay_t<decltype(live)>::kDimension;
             const auto& w = live.state();
             xyz.reserve(3 * w.size());
             for (std::uint8_t t = 0; t < 3; ++t)
