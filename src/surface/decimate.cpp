@@ -299,22 +299,16 @@ void distance_failures(const std::vector<Vec3>& xyz, const std::vector<Tri>& a, 
 // Vertices where a triangle set is not closed, manifold and consistently oriented: those of degenerate
 // triangles, of directed edges a -> b that occur twice or lack their twin b -> a, and vertices whose
 // triangles do not form one single fan (a disc). `nv`: size of the index space. Sorted, unique.
+//
+// The edges need no check of their own: the fan test finds both ends of such an edge. Around v, its
+// triangles (v, b, c) give the pairs (b, c): b an edge v -> b leaving v, c one c -> v arriving. One cycle
+// through all pairs (b -> the pair whose first is c) makes c -> first a permutation: the firsts distinct
+// (no edge v -> b twice) and the arriving ends the leaving ones (every v -> b has its twin b -> v, every
+// c -> v its twin v -> c). So an edge a -> b twice or without its twin fails the fans of a and of b.
 std::vector<std::uint32_t> defect_vertices(const std::vector<Tri>& tris, std::size_t nv) {
     std::vector<std::uint32_t> bad;
-    std::vector<std::uint64_t> directed;
-    directed.reserve(tris.size() * 3);
-    for (const auto& t : tris) {
+    for (const auto& t : tris)
         if (t[0] == t[1] || t[1] == t[2] || t[0] == t[2]) bad.insert(bad.end(), t.begin(), t.end());
-        for (int k = 0; k < 3; ++k) directed.push_back(std::uint64_t(t[k]) << 32 | t[(k + 1) % 3]);
-    }
-    std::sort(directed.begin(), directed.end());
-    for (std::size_t i = 0; i < directed.size(); ++i) {
-        const std::uint64_t e = directed[i], twin = (e & 0xffffffffu) << 32 | (e >> 32);
-        if ((i + 1 < directed.size() && directed[i + 1] == e) || !std::binary_search(directed.begin(), directed.end(), twin)) {
-            bad.push_back(std::uint32_t(e >> 32));
-            bad.push_back(std::uint32_t(e & 0xffffffffu));
-        }
-    }
     // Around v, the opposite edges b -> c of its triangles (v, b, c) must form one cycle.
     std::vector<std::uint32_t> start(nv + 1, 0);
     for (const auto& t : tris)
@@ -387,7 +381,10 @@ std::vector<std::uint32_t> changed_pieces(const std::vector<Tri>& a, const std::
 }
 
 // Marks every triangle with a vertex within a sphere (centre, radius) of `spheres`, through a hash of
-// the spheres by cells of the largest radius.
+// the spheres by cells of the largest radius. Only the triangles' own vertices are tested (a part's mesh
+// carries the whole input's vertices), and each one first against the cells next to a sphere's: one probe
+// instead of 27 for a vertex near none (the same marks: a vertex is near a sphere only if its cell is
+// within one of the sphere's).
 void mark_near(const Mesh<3>& m, const std::vector<std::pair<Vec3, float>>& spheres, std::vector<std::uint8_t>& mark) {
     if (spheres.empty()) return;
     float cell = 0.0f;
@@ -400,25 +397,39 @@ void mark_near(const Mesh<3>& m, const std::vector<std::pair<Vec3, float>>& sphe
         return k;
     };
     std::vector<std::pair<std::uint64_t, std::uint32_t>> index;
-    for (std::size_t i = 0; i < spheres.size(); ++i) index.emplace_back(key(spheres[i].first, 0, 0, 0), std::uint32_t(i));
+    std::vector<std::uint64_t> reach;  // the cells within one of a sphere's, sorted and unique
+    for (std::size_t i = 0; i < spheres.size(); ++i) {
+        index.emplace_back(key(spheres[i].first, 0, 0, 0), std::uint32_t(i));
+        for (int dz = -1; dz <= 1; ++dz)
+            for (int dy = -1; dy <= 1; ++dy)
+                for (int dx = -1; dx <= 1; ++dx) reach.push_back(key(spheres[i].first, dx, dy, dz));
+    }
     std::sort(index.begin(), index.end());
-    std::vector<std::uint8_t> near(m.vertices.size(), 0);
-    for (std::size_t v = 0; v < m.vertices.size(); ++v)
-        for (int dz = -1; dz <= 1 && !near[v]; ++dz)
-            for (int dy = -1; dy <= 1 && !near[v]; ++dy)
-                for (int dx = -1; dx <= 1 && !near[v]; ++dx) {
-                    const std::uint64_t k = key(m.vertices[v], dx, dy, dz);
+    std::sort(reach.begin(), reach.end());
+    reach.erase(std::unique(reach.begin(), reach.end()), reach.end());
+    auto is_near = [&](const Vec3& x) {
+        if (!std::binary_search(reach.begin(), reach.end(), key(x, 0, 0, 0))) return false;
+        for (int dz = -1; dz <= 1; ++dz)
+            for (int dy = -1; dy <= 1; ++dy)
+                for (int dx = -1; dx <= 1; ++dx) {
+                    const std::uint64_t k = key(x, dx, dy, dz);
                     for (auto it = std::lower_bound(index.begin(), index.end(), std::make_pair(k, 0u));
                          it != index.end() && it->first == k; ++it) {
                         const auto& sp = spheres[it->second];
-                        if (norm(m.vertices[v] - sp.first) <= sp.second) {
-                            near[v] = 1;
-                            break;
-                        }
+                        if (norm(x - sp.first) <= sp.second) return true;
                     }
                 }
-    for (std::size_t c = 0; c < m.cells.size(); ++c)
-        if (near[m.cells[c][0]] || near[m.cells[c][1]] || near[m.cells[c][2]]) mark[c] = 1;
+        return false;
+    };
+    std::vector<std::uint8_t> near(m.vertices.size(), 0);  // 0: not yet tested, 1: near, 2: not
+    for (std::size_t c = 0; c < m.cells.size(); ++c) {
+        bool any = false;
+        for (auto v : m.cells[c]) {
+            if (!near[v]) near[v] = is_near(m.vertices[v]) ? 1 : 2;
+            any |= near[v] == 1;
+        }
+        if (any) mark[c] = 1;
+    }
 }
 
 // Connected pieces of the triangles (union-find over their vertices): a piece index per vertex.
