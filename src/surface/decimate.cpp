@@ -380,45 +380,43 @@ std::vector<std::uint32_t> changed_pieces(const std::vector<Tri>& a, const std::
     return changed;
 }
 
-// Marks every triangle with a vertex within a sphere (centre, radius) of `spheres`, through a hash of
-// the spheres by cells of the largest radius. Only the triangles' own vertices are tested (a part's mesh
-// carries the whole input's vertices), and each one first against the cells next to a sphere's: one probe
-// instead of 27 for a vertex near none (the same marks: a vertex is near a sphere only if its cell is
-// within one of the sphere's).
+// Marks every triangle with a vertex within a sphere (centre, radius) of `spheres`. The spheres are hashed
+// into every cell (of about their mean radius, at least a sixteenth of the largest) their bounding box
+// overlaps, so that a vertex reads its own cell only: a few large spheres (a decimated part's triangles'
+// reach) neither make every cell large nor every vertex test them all. Only the triangles' own vertices are
+// tested: a part's mesh carries the whole input's vertices.
 void mark_near(const Mesh<3>& m, const std::vector<std::pair<Vec3, float>>& spheres, std::vector<std::uint8_t>& mark) {
     if (spheres.empty()) return;
-    float cell = 0.0f;
-    for (const auto& sp : spheres) cell = std::max(cell, sp.second);
-    cell = std::max(cell, 1e-30f);
-    auto key = [&](const Vec3& x, int dx, int dy, int dz) {
+    double mean = 0.0;
+    float largest = 0.0f;
+    for (const auto& sp : spheres) {
+        mean += sp.second;
+        largest = std::max(largest, sp.second);
+    }
+    const float cell = std::max({float(mean / double(spheres.size())), largest / 16.0f, 1e-30f});
+    auto coord = [&](float x) { return int(std::floor(x / cell)); };
+    auto key = [](int x, int y, int z) {
+        const int c[3] = {x, y, z};
         std::uint64_t k = 0;
-        const int c[3] = {int(std::floor(x[0] / cell)) + dx, int(std::floor(x[1] / cell)) + dy, int(std::floor(x[2] / cell)) + dz};
         for (int a = 0; a < 3; ++a) k |= (std::uint64_t(std::uint32_t(c[a] + (1 << 20))) & 0x1fffff) << (21 * a);
         return k;
     };
     std::vector<std::pair<std::uint64_t, std::uint32_t>> index;
-    std::vector<std::uint64_t> reach;  // the cells within one of a sphere's, sorted and unique
     for (std::size_t i = 0; i < spheres.size(); ++i) {
-        index.emplace_back(key(spheres[i].first, 0, 0, 0), std::uint32_t(i));
-        for (int dz = -1; dz <= 1; ++dz)
-            for (int dy = -1; dy <= 1; ++dy)
-                for (int dx = -1; dx <= 1; ++dx) reach.push_back(key(spheres[i].first, dx, dy, dz));
+        const Vec3& c = spheres[i].first;
+        const float r = spheres[i].second;
+        for (int z = coord(c[2] - r); z <= coord(c[2] + r); ++z)
+            for (int y = coord(c[1] - r); y <= coord(c[1] + r); ++y)
+                for (int x = coord(c[0] - r); x <= coord(c[0] + r); ++x) index.emplace_back(key(x, y, z), std::uint32_t(i));
     }
     std::sort(index.begin(), index.end());
-    std::sort(reach.begin(), reach.end());
-    reach.erase(std::unique(reach.begin(), reach.end()), reach.end());
     auto is_near = [&](const Vec3& x) {
-        if (!std::binary_search(reach.begin(), reach.end(), key(x, 0, 0, 0))) return false;
-        for (int dz = -1; dz <= 1; ++dz)
-            for (int dy = -1; dy <= 1; ++dy)
-                for (int dx = -1; dx <= 1; ++dx) {
-                    const std::uint64_t k = key(x, dx, dy, dz);
-                    for (auto it = std::lower_bound(index.begin(), index.end(), std::make_pair(k, 0u));
-                         it != index.end() && it->first == k; ++it) {
-                        const auto& sp = spheres[it->second];
-                        if (norm(x - sp.first) <= sp.second) return true;
-                    }
-                }
+        const std::uint64_t k = key(coord(x[0]), coord(x[1]), coord(x[2]));
+        for (auto it = std::lower_bound(index.begin(), index.end(), std::make_pair(k, 0u)); it != index.end() && it->first == k;
+             ++it) {
+            const auto& sp = spheres[it->second];
+            if (norm(x - sp.first) <= sp.second) return true;
+        }
         return false;
     };
     std::vector<std::uint8_t> near(m.vertices.size(), 0);  // 0: not yet tested, 1: near, 2: not
@@ -648,14 +646,21 @@ Patches cut_patches(const Mesh<3>& m, float side, const ExecContext& exec) {
 
 // The triangles `cells` of m on their own vertices: `verts` (increasing) holds each one's index in m.
 Mesh<3> part_of(const Mesh<3>& m, const std::vector<std::uint32_t>& cells, std::vector<std::uint32_t>& verts) {
+    constexpr std::uint32_t kUnused = ~std::uint32_t{0};
+    std::vector<std::uint32_t> place(m.vertices.size(), kUnused);  // m's vertex -> its index in the part
+    for (auto c : cells)
+        for (auto v : m.cells[c]) place[v] = 0;
     verts.clear();
-    for (auto c : cells) verts.insert(verts.end(), m.cells[c].begin(), m.cells[c].end());
-    std::sort(verts.begin(), verts.end());
-    verts.erase(std::unique(verts.begin(), verts.end()), verts.end());
+    for (std::size_t v = 0; v < place.size(); ++v)
+        if (place[v] != kUnused) {
+            place[v] = std::uint32_t(verts.size());
+            verts.push_back(std::uint32_t(v));
+        }
     Mesh<3> part;
+    part.vertices.reserve(verts.size());
     for (auto v : verts) part.vertices.push_back(m.vertices[v]);
-    auto local = [&](std::uint32_t v) { return std::uint32_t(std::lower_bound(verts.begin(), verts.end(), v) - verts.begin()); };
-    for (auto c : cells) part.cells.push_back({local(m.cells[c][0]), local(m.cells[c][1]), local(m.cells[c][2])});
+    part.cells.reserve(cells.size());
+    for (auto c : cells) part.cells.push_back({place[m.cells[c][0]], place[m.cells[c][1]], place[m.cells[c][2]]});
     return part;
 }
 
