@@ -345,21 +345,32 @@ std::vector<std::uint32_t> defect_vertices(const std::vector<Tri>& tris, std::si
 // piece); `nv`: size of the set's index space.
 void add_euler(const std::vector<Tri>& tris, std::size_t nv, const std::vector<std::uint32_t>& global,
                const std::vector<std::uint32_t>& piece, std::vector<long>& chi) {
-    std::vector<std::uint8_t> used(nv, 0);
-    std::vector<std::uint64_t> e;
-    e.reserve(3 * tris.size());
+    // Each edge {a, b} counted once, at its smaller end a: the larger ends bucketed by a (counted, filled),
+    // each bucket's distinct ones counted (small sorts instead of one over all edges).
+    std::vector<std::uint32_t> start(nv + 1, 0);
     for (const auto& t : tris) {
         chi[piece[global[t[0]]]] += 1;
-        for (int k = 0; k < 3; ++k) {
-            used[t[k]] = 1;
-            const std::uint32_t a = t[k], b = t[(k + 1) % 3];
-            e.push_back(std::uint64_t(std::min(a, b)) << 32 | std::max(a, b));
-        }
+        for (int k = 0; k < 3; ++k) ++start[std::min(t[k], t[(k + 1) % 3]) + 1];
     }
-    for (std::size_t v = 0; v < nv; ++v) chi[piece[global[v]]] += used[v];
-    std::sort(e.begin(), e.end());
-    for (std::size_t i = 0; i < e.size(); ++i)
-        if (i == 0 || e[i] != e[i - 1]) chi[piece[global[std::uint32_t(e[i] >> 32)]]] -= 1;
+    std::vector<std::uint8_t> used(nv, 0);
+    for (const auto& t : tris)
+        for (auto v : t) used[v] = 1;
+    for (std::size_t v = 0; v < nv; ++v) {
+        chi[piece[global[v]]] += used[v];
+        start[v + 1] += start[v];
+    }
+    std::vector<std::uint32_t> far(start[nv]), fill(start.begin(), start.end() - 1);
+    for (const auto& t : tris)
+        for (int k = 0; k < 3; ++k) {
+            const std::uint32_t a = t[k], b = t[(k + 1) % 3];
+            far[fill[std::min(a, b)]++] = std::max(a, b);
+        }
+    for (std::size_t v = 0; v < nv; ++v) {
+        const auto b = far.begin() + start[v], e = far.begin() + start[v + 1];
+        if (b == e) continue;
+        std::sort(b, e);
+        chi[piece[global[v]]] -= long(std::unique(b, e) - b);
+    }
 }
 
 // The pieces (sorted) whose Euler characteristic differs between the triangle sets `a` (before) and `b`
