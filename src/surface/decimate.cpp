@@ -348,25 +348,26 @@ void add_euler(const std::vector<Tri>& tris, std::size_t nv, const std::vector<s
     // Each edge {a, b} counted once, at its smaller end a: the larger ends bucketed by a (counted, filled),
     // each bucket's distinct ones counted (small sorts instead of one over all edges).
     std::vector<std::uint32_t> start(nv + 1, 0);
+    std::vector<std::uint8_t> used(nv, 0);
     for (const auto& t : tris) {
         chi[piece[global[t[0]]]] += 1;
-        for (int k = 0; k < 3; ++k) ++start[std::min(t[k], t[(k + 1) % 3]) + 1];
+        for (int k = 0; k < 3; ++k) {
+            used[t[k]] = 1;
+            ++start[std::min(t[k], t[(k + 1) % 3]) + 1];
+        }
     }
-    std::vector<std::uint8_t> used(nv, 0);
-    for (const auto& t : tris)
-        for (auto v : t) used[v] = 1;
     for (std::size_t v = 0; v < nv; ++v) {
         chi[piece[global[v]]] += used[v];
         start[v + 1] += start[v];
     }
-    std::vector<std::uint32_t> far(start[nv]), fill(start.begin(), start.end() - 1);
+    std::vector<std::uint32_t> larger(start[nv]), fill(start.begin(), start.end() - 1);
     for (const auto& t : tris)
         for (int k = 0; k < 3; ++k) {
             const std::uint32_t a = t[k], b = t[(k + 1) % 3];
-            far[fill[std::min(a, b)]++] = std::max(a, b);
+            larger[fill[std::min(a, b)]++] = std::max(a, b);
         }
     for (std::size_t v = 0; v < nv; ++v) {
-        const auto b = far.begin() + start[v], e = far.begin() + start[v + 1];
+        const auto b = larger.begin() + start[v], e = larger.begin() + start[v + 1];
         if (b == e) continue;
         std::sort(b, e);
         chi[piece[global[v]]] -= long(std::unique(b, e) - b);
@@ -458,30 +459,39 @@ std::vector<std::uint32_t> pieces_of(const Mesh<3>& m) {
     return parent;
 }
 
+// The triangles `cells` of m on their own vertices: `verts` (increasing) holds each one's index in m.
+Mesh<3> part_of(const Mesh<3>& m, const std::vector<std::uint32_t>& cells, std::vector<std::uint32_t>& verts) {
+    constexpr std::uint32_t kUnused = ~std::uint32_t{0};
+    std::vector<std::uint32_t> place(m.vertices.size(), kUnused);  // m's vertex -> its index in the part
+    for (auto c : cells)
+        for (auto v : m.cells[c]) place[v] = 0;
+    verts.clear();
+    for (std::size_t v = 0; v < place.size(); ++v)
+        if (place[v] != kUnused) {
+            place[v] = std::uint32_t(verts.size());
+            verts.push_back(std::uint32_t(v));
+        }
+    Mesh<3> part;
+    part.vertices.reserve(verts.size());
+    for (auto v : verts) part.vertices.push_back(m.vertices[v]);
+    part.cells.reserve(cells.size());
+    for (auto c : cells) part.cells.push_back({place[m.cells[c][0]], place[m.cells[c][1]], place[m.cells[c][2]]});
+    return part;
+}
+
 // One meshopt_simplify pass over the triangles not frozen, on their own vertices (meshoptimizer's
 // relative error is relative to their extent), with their border locked: the border of the holes the
 // frozen triangles leave, and an open mesh's own. Returns the triangles (the input's vertex indices).
 std::vector<Tri> simplify_unfrozen(const Mesh<3>& m, const std::vector<std::uint8_t>& frozen, const DecimateSettings& s,
                                    std::size_t whole_count, float share, std::vector<std::uint32_t>& global,
                                    std::vector<Vec3>& xyz, std::vector<Tri>& in_tris) {
-    // The unfrozen triangles' vertices in increasing order (`global`), and each one's place among them.
-    constexpr std::uint32_t kUnused = ~std::uint32_t{0};
-    std::vector<std::uint32_t> place(m.vertices.size(), kUnused);
+    // The unfrozen triangles on their own vertices (`global`: their indices in m, increasing).
+    std::vector<std::uint32_t> unfrozen;
     for (std::size_t c = 0; c < m.cells.size(); ++c)
-        if (!frozen[c])
-            for (auto v : m.cells[c]) place[v] = 0;
-    global.clear();
-    for (std::size_t v = 0; v < place.size(); ++v)
-        if (place[v] != kUnused) {
-            place[v] = std::uint32_t(global.size());
-            global.push_back(std::uint32_t(v));
-        }
-    xyz.resize(global.size());
-    for (std::size_t i = 0; i < global.size(); ++i) xyz[i] = m.vertices[global[i]];
-    auto local = [&](std::uint32_t v) { return place[v]; };
-    in_tris.clear();
-    for (std::size_t c = 0; c < m.cells.size(); ++c)
-        if (!frozen[c]) in_tris.push_back({local(m.cells[c][0]), local(m.cells[c][1]), local(m.cells[c][2])});
+        if (!frozen[c]) unfrozen.push_back(std::uint32_t(c));
+    Mesh<3> part = part_of(m, unfrozen, global);
+    xyz = std::move(part.vertices);
+    in_tris = std::move(part.cells);
     if (in_tris.empty()) return {};
     std::vector<unsigned int> in(in_tris.size() * 3), out(in.size());
     for (std::size_t t = 0; t < in_tris.size(); ++t)
@@ -653,26 +663,6 @@ Patches cut_patches(const Mesh<3>& m, float side, const ExecContext& exec) {
     P.band.resize(m.cells.size());
     for (std::size_t c = 0; c < m.cells.size(); ++c) P.band[c] = seam[m.cells[c][0]] | seam[m.cells[c][1]] | seam[m.cells[c][2]];
     return P;
-}
-
-// The triangles `cells` of m on their own vertices: `verts` (increasing) holds each one's index in m.
-Mesh<3> part_of(const Mesh<3>& m, const std::vector<std::uint32_t>& cells, std::vector<std::uint32_t>& verts) {
-    constexpr std::uint32_t kUnused = ~std::uint32_t{0};
-    std::vector<std::uint32_t> place(m.vertices.size(), kUnused);  // m's vertex -> its index in the part
-    for (auto c : cells)
-        for (auto v : m.cells[c]) place[v] = 0;
-    verts.clear();
-    for (std::size_t v = 0; v < place.size(); ++v)
-        if (place[v] != kUnused) {
-            place[v] = std::uint32_t(verts.size());
-            verts.push_back(std::uint32_t(v));
-        }
-    Mesh<3> part;
-    part.vertices.reserve(verts.size());
-    for (auto v : verts) part.vertices.push_back(m.vertices[v]);
-    part.cells.reserve(cells.size());
-    for (auto c : cells) part.cells.push_back({place[m.cells[c][0]], place[m.cells[c][1]], place[m.cells[c][2]]});
-    return part;
 }
 
 // Patch p of m on its own vertices (increasing), decimated with its band fixed; the result on m's vertices.
