@@ -13,6 +13,7 @@
 #include "eddy/kernels.hpp"
 #include "eddy/mass_properties.hpp"
 #include "eddy/surface.hpp"
+#include "core/branchless.hpp"
 
 namespace eddy {
 
@@ -185,7 +186,7 @@ inline void centre_sums(const CellRuns<D>& cr, const std::array<std::vector<floa
                     d2 += d * d;
                 }
                 const float q = std::sqrt(d2) * inv_rc;
-                const float w = (d2 < rc2 && std::uint32_t(l) < len) ? 1.0f - q * q * q : 0.0f;
+                const float w = pick((d2 < rc2) & (std::uint32_t(l) < len), 1.0f - q * q * q, 0.0f);
                 acc[0][l] += w;
                 for (int a = 0; a < D; ++a) acc[1 + a][l] += w * (cx[a][j] - ci[a]);
             }

@@ -15,6 +15,7 @@
 #include "eddy/kernels.hpp"
 #include "eddy/surface.hpp"
 #include "surface/block_access.hpp"
+#include "core/branchless.hpp"
 
 namespace eddy {
 
@@ -64,10 +65,10 @@ void splat_ellipsoid(float* out, const Vec<D>& c, const float* M, float scale, f
             for (int k = 0; k < B; ++k) {
                 const float dx = float(lo[0] + k) * voxel - x0;
                 const float u0 = a[0] + mx[0] * dx, u1 = a[1] + mx[1] * dx, u2 = D == 3 ? a[2] + mx[2] * dx : 0.0f;
-                const float q = std::min(std::sqrt(u0 * u0 + u1 * u1 + u2 * u2), 1.0f);
+                const float q = min_of(std::sqrt(u0 * u0 + u1 * u1 + u2 * u2), 1.0f);
                 const float tq = 1.0f - q;
                 const float inner = 6.0f * (q * q * q - q * q) + 1.0f, outer = 2.0f * tq * tq * tq;
-                dst[k] += scale * (q <= 0.5f ? inner : outer);
+                dst[k] += scale * pick(q <= 0.5f, inner, outer);
             }
         }
     }
@@ -247,10 +248,10 @@ void splat_sphere(float* out, const Vec<D> x, float kscale, float kinv_h, float 
             for (int k = 0; k < B; ++k) {
                 const float dx = float(lo[0] + k) * kv - x0;
                 const float r2 = dx * dx + dyz;
-                const float q = std::min(std::sqrt(r2) * kinv_h, 1.0f);
+                const float q = min_of(std::sqrt(r2) * kinv_h, 1.0f);
                 const float tq = 1.0f - q;
                 const float inner = 6.0f * (q * q * q - q * q) + 1.0f, outer = 2.0f * tq * tq * tq;
-                const float f = q <= 0.5f ? inner : outer;
+                const float f = pick(q <= 0.5f, inner, outer);
                 dst[k] += kscale * f;
             }
         }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/branchless.hpp"
 #include "eddy/kernels.hpp"
 #include "whitewater/internal.hpp"
 
@@ -27,8 +28,8 @@ void weighted_velocity(const float* __restrict V, const std::uint32_t* __restric
     auto add = [&](int l, std::uint32_t at) {
         const std::size_t j = L[at];
         const float q = std::sqrt(Q[at]) * inv_h;
-        const float t = std::max(1.0f - q, 0.0f);
-        const float w = sigma * (q <= 0.5f ? 6.0f * (q * q * q - q * q) + 1.0f : 2.0f * t * t * t);
+        const float t = max_of(1.0f - q, 0.0f);
+        const float w = sigma * pick(q <= 0.5f, 6.0f * (q * q * q - q * q) + 1.0f, 2.0f * t * t * t);
         sw[l] += w;
         s0[l] += w * V[D * j];
         s1[l] += w * V[D * j + 1];

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/branchless.hpp"
 #include "eddy/kernels.hpp"
 #include "eddy/neighbors.hpp"
 #include "eddy/whitewater.hpp"
@@ -45,11 +46,11 @@ void list_sums(const float* __restrict P, const float* __restrict V, std::size_t
             const float d2 = dx * dx + dy * dy + dz * dz;
             // In the list, not on i (the full pass skipped d = 0): two tests and a factor (three tests in
             // one condition keep the loop from vectorising).
-            const float in = (std::uint32_t(l) < n ? 1.0f : 0.0f) * (d2 > 0.0f ? 1.0f : 0.0f);
+            const float in = pick(std::uint32_t(l) < n, 1.0f, 0.0f) * pick(d2 > 0.0f, 1.0f, 0.0f);
             const float d = std::sqrt(d2);
-            const float inv_d = in / std::max(d, 1e-30f);
-            const float q = std::min(d * inv_h, 1.0f), t = 1.0f - q;
-            const float inner = q <= 0.5f ? 1.0f : 0.0f;  // dW/dr / (6 sigma / h) of the cubic spline
+            const float inv_d = in / max_of(d, 1e-30f);
+            const float q = min_of(d * inv_h, 1.0f), t = 1.0f - q;
+            const float inner = pick(q <= 0.5f, 1.0f, 0.0f);  // dW/dr / (6 sigma / h) of the cubic spline
             const float dw = inner * (3.0f * q * q - 2.0f * q) - (1.0f - inner) * t * t;
             const float f = dw * dw_scale * inv_d;
             gx[l] += f * dx;
