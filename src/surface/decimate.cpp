@@ -129,6 +129,13 @@ public:
                         for (std::size_t i = find(cell); i < entries_.size() && std::uint32_t(entries_[i] >> 32) == cell; ++i) {
                             const std::uint32_t ti = std::uint32_t(entries_[i]);
                             const Tri& t = tris_[ti];
+                            // The triangle's box first: beyond the limit by a margin, the triangle is too (the
+                            // answer is the exact test's); its gap, a lower bound, still ends the rings early.
+                            const float gap = box_gap(p, xyz_[t[0]], xyz_[t[1]], xyz_[t[2]]);
+                            if (gap > 1.01f * limit) {
+                                best = std::min(best, gap);
+                                continue;
+                            }
                             best = std::min(best, point_triangle(p, xyz_[t[0]], xyz_[t[1]], xyz_[t[2]]));
                             if (best <= limit) {
                                 if (hint) *hint = ti;
@@ -172,6 +179,16 @@ private:
             h[a] = std::clamp(int(std::floor((mx - lo_[a]) / cell_)), 0, dims_[a] - 1);
         }
         return {l, h};
+    }
+    // Distance from p to the box around a, b, c: at most the distance to the triangle.
+    static float box_gap(const Vec3& p, const Vec3& a, const Vec3& b, const Vec3& c) {
+        float g2 = 0.0f;
+        for (int k = 0; k < 3; ++k) {
+            const float lo = std::min(a[k], std::min(b[k], c[k])), hi = std::max(a[k], std::max(b[k], c[k]));
+            const float d = std::max(lo - p[k], std::max(p[k] - hi, 0.0f));
+            g2 += d * d;
+        }
+        return std::sqrt(g2);
     }
     // Closest point on a triangle (Ericson, Real-Time Collision Detection, 5.1.5), its distance.
     static float point_triangle(const Vec3& p, const Vec3& a, const Vec3& b, const Vec3& c) {
