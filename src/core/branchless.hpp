@@ -4,9 +4,9 @@
 // GCC 12 turns `c ? a : b`, std::min and std::max into masked vector code with AVX-512, but with AVX2 alone
 // (Zen 3 and most desktops) it left a branch per element and the loop scalar: the splat ran 2.5x slower there
 // (docs/performance.md, "AVX2 hosts"). These give the same bits as the plain forms, with no branch.
+// __builtin_bit_cast (GCC 11, Clang 9): std::bit_cast is absent from libc++ 14, the web build's library.
 #pragma once
 
-#include <bit>
 #include <cstdint>
 
 namespace eddy {
@@ -14,7 +14,8 @@ namespace eddy {
 /// c ? a : b.
 inline float pick(bool c, float a, float b) {
     const std::uint32_t m = 0u - std::uint32_t(c);
-    return std::bit_cast<float>((std::bit_cast<std::uint32_t>(a) & m) | (std::bit_cast<std::uint32_t>(b) & ~m));
+    const std::uint32_t bits = (__builtin_bit_cast(std::uint32_t, a) & m) | (__builtin_bit_cast(std::uint32_t, b) & ~m);
+    return __builtin_bit_cast(float, bits);
 }
 
 /// std::min(a, b): (b < a) ? b : a.
