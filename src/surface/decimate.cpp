@@ -18,6 +18,7 @@
 #include <functional>
 #include <iterator>
 #include <numeric>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -229,6 +230,31 @@ float mean_edge(const std::vector<Vec3>& xyz, const std::vector<Tri>& tris) {
     return tris.empty() ? 0.0f : float(sum / double(3 * tris.size()));
 }
 
+// A triangle by its three vertices (their indices in the whole mesh), as a key.
+struct TriHash {
+    std::size_t operator()(const Tri& t) const {
+        std::uint64_t h = t[0];
+        h = h * 0x9E3779B97F4A7C15ull ^ t[1];
+        h = h * 0x9E3779B97F4A7C15ull ^ t[2];
+        return std::size_t(h ^ (h >> 29));
+    }
+};
+using TriSet = std::unordered_set<Tri, TriHash>;
+
+// What the earlier rounds of one part's distance check found (issue 42). A round decimates the whole part
+// again to mend a few places, and about half of its triangles come out as they were (the same three
+// vertices): a result triangle whose inner points all lay near the input lies near it again (the input is the
+// same in every round, the samples and their exact distances too), so it is not sampled again. Every answer,
+// and so the failing samples and their order, is the full check's. (The samples of the triangles before,
+// against the result, were remembered too, by the result triangle each lay near: as many hits, but the
+// lookups cost what the distances they saved did.)
+struct CheckMemo {
+    TriSet passed;  // result triangles (the whole mesh's indices) whose inner points all passed
+};
+
+// Triangle t (on local vertices) in the whole mesh's indices (`g`: local -> whole; nullptr: the same).
+Tri whole_tri(const Tri& t, const std::uint32_t* g) { return g ? Tri{g[t[0]], g[t[1]], g[t[2]]} : t; }
+
 // Samples 0..n-1 in parallel on fixed blocks, one(i, out, hint) appending the failing ones; each block's
 // failures gathered in block order.
 template <class One>
@@ -268,10 +294,15 @@ void points_far(const std::vector<Vec3>& xyz, const std::vector<std::uint32_t>& 
 
 // The points (i, j, k) / n, i + j + k = n, of triangles `b` (n such that they lie no farther apart than
 // `edge_to`, the other set's mean edge; at most 16) farther than `limit` from the set behind `to`.
+// With a memo (`g`: b's local vertices -> the whole mesh's; the set behind `to` the same in every round), the
+// triangles whose inner points all passed before are not sampled again, and those that pass are remembered.
 void inner_points_far(const std::vector<Vec3>& xyz, const std::vector<Tri>& b, const TriangleGrid& to, float edge_to,
-                      float limit, std::vector<std::pair<Vec3, float>>& fails, const ExecContext& exec) {
+                      float limit, std::vector<std::pair<Vec3, float>>& fails, const ExecContext& exec,
+                      CheckMemo* memo = nullptr, const std::uint32_t* g = nullptr) {
+    std::vector<std::uint8_t> ok(memo ? b.size() : 0, 0);
     far_samples(b.size(), exec, fails, [&](std::size_t ti, std::vector<Vec3>& out, std::uint32_t& near) {
         const Tri& t = b[ti];
+        if (memo && memo->passed.count(whole_tri(t, g))) return;
         float longest = 0.0f;
         for (int k = 0; k < 3; ++k) longest = std::max(longest, norm(xyz[t[k]] - xyz[t[(k + 1) % 3]]));
         const int n = std::clamp(int(std::ceil(longest / std::max(edge_to, 1e-30f))), 2, 16);
@@ -285,7 +316,11 @@ void inner_points_far(const std::vector<Vec3>& xyz, const std::vector<Tri>& b, c
                     return;  // one per triangle is enough
                 }
             }
+        if (memo) ok[ti] = 1;
     });
+    if (!memo) return;
+    for (std::size_t ti = 0; ti < b.size(); ++ti)
+        if (ok[ti]) memo->passed.insert(whole_tri(b[ti], g));
 }
 
 // Where a part of a mesh before (`a`) and after (`b`, on the same vertices xyz) is farther than `limit` from
@@ -293,9 +328,10 @@ void inner_points_far(const std::vector<Vec3>& xyz, const std::vector<Tri>& b, c
 // dropped and the centroids and edge midpoints of a's triangles, against `b`; the inner points of b's
 // triangles against the whole mesh before (`input`, its grid built once; `edge`: its mean edge). Appends each
 // failing sample (one per triangle at most; the radius is the caller's to set).
+// `memo` (with `g`, xyz's indices in the whole mesh): what earlier rounds of the same part found (CheckMemo).
 void distance_failures(const std::vector<Vec3>& xyz, const std::vector<Tri>& a, const std::vector<Tri>& b,
                        const TriangleGrid& input, float edge, float limit, std::vector<std::pair<Vec3, float>>& fails,
-                       const ExecContext& exec) {
+                       const ExecContext& exec, CheckMemo& memo, const std::vector<std::uint32_t>& g) {
     {
         const TriangleGrid to_b(xyz, b, std::max(limit, mean_edge(xyz, b)), exec);
         std::vector<std::uint8_t> seen(xyz.size(), 0);
@@ -310,7 +346,7 @@ void distance_failures(const std::vector<Vec3>& xyz, const std::vector<Tri>& a, 
                 }
         points_far(xyz, dropped, a, to_b, limit, fails, exec);
     }
-    inner_points_far(xyz, b, input, edge, limit, fails, exec);
+    inner_points_far(xyz, b, input, edge, limit, fails, exec, &memo, g.data());
 }
 
 // Vertices where a triangle set is not closed, manifold and consistently oriented: those of degenerate
@@ -531,9 +567,11 @@ std::vector<Tri> simplify_unfrozen(const Mesh<3>& m, const std::vector<std::uint
     return tris;  // local indices
 }
 // A round's distance check: the part's own vertices and triangles before (in_tris) and after (tris), and
-// the whole result on the mesh's vertices (all: the decimated ones first); appends the failing samples.
+// the whole result on the mesh's vertices (all: the decimated ones first), the part's vertices' indices in the
+// mesh (global); appends the failing samples.
 using DistanceCheck = std::function<void(const std::vector<Vec3>&, const std::vector<Tri>&, const std::vector<Tri>&,
-                                         const std::vector<Tri>&, std::vector<std::pair<Vec3, float>>&)>;
+                                         const std::vector<Tri>&, const std::vector<std::uint32_t>&,
+                                         std::vector<std::pair<Vec3, float>>&)>;
 
 // Rounds of simplify_unfrozen over `m` with `frozen` (updated): check the whole result; freeze the
 // input's triangles around every sample farther than max_error (within 3 mean input edges; when they
@@ -564,7 +602,7 @@ std::vector<Tri> freeze_rounds(const Mesh<3>& m, std::vector<std::uint8_t>& froz
         for (std::size_t c = 0; c < m.cells.size(); ++c)
             if (frozen[c]) all.push_back(m.cells[c]);
         std::vector<std::pair<Vec3, float>> spheres;
-        if (s.max_error > 0.0f) check(xyz, in_tris, tris, all, spheres);
+        if (s.max_error > 0.0f) check(xyz, in_tris, tris, all, global, spheres);
         const std::vector<std::uint32_t> defects = defect_vertices(all, m.vertices.size());
         std::vector<std::uint32_t> fresh;
         std::set_difference(defects.begin(), defects.end(), before.begin(), before.end(), std::back_inserter(fresh));
@@ -695,9 +733,11 @@ std::vector<Tri> decimate_patch(const Mesh<3>& m, const Patches& P, std::size_t 
     const std::size_t whole = sub.cells.size() - band + (s.target_ratio > 0.0f ? std::size_t(double(band) / double(s.target_ratio)) : 0);
     const float limit = kSampleMargin * s.max_error, edge = mean_edge(sub.vertices, sub.cells);
     const TriangleGrid input(sub.vertices, sub.cells, std::max(limit, edge), exec);
+    CheckMemo memo;  // the rounds' (both stages')
     const DistanceCheck own = [&](const std::vector<Vec3>& xyz, const std::vector<Tri>& in, const std::vector<Tri>& tris,
-                                  const std::vector<Tri>&, std::vector<std::pair<Vec3, float>>& fails) {
-        distance_failures(xyz, in, tris, input, edge, limit, fails, exec);
+                                  const std::vector<Tri>&, const std::vector<std::uint32_t>& global,
+                                  std::vector<std::pair<Vec3, float>>& fails) {
+        distance_failures(xyz, in, tris, input, edge, limit, fails, exec, memo, global);
     };
     std::vector<Tri> out = decimate_part(sub, fixed, s, whole, rep, own);
     for (auto& t : out)
@@ -741,13 +781,15 @@ SeamInput seam_input(const Mesh<3>& m, const std::vector<Tri>& region, float mar
 // The seams' check: against the original input, not the part's own triangles (part of which an earlier
 // pass made). The part's new triangles against the input under the region (its grid built once); the
 // input's triangles under the part against the whole result.
+// `memo`: what the earlier rounds found (the triangles here are on the mesh's own vertices).
 DistanceCheck input_check(const std::vector<Vec3>& vertices, const SeamInput& in, const TriangleGrid& grid, float edge,
-                          float limit, const ExecContext& exec) {
-    return [&vertices, &in, &grid, edge, limit, &exec](const std::vector<Vec3>& xyz, const std::vector<Tri>& part,
-                                                       const std::vector<Tri>& tris, const std::vector<Tri>& all,
-                                                       std::vector<std::pair<Vec3, float>>& fails) {
+                          float limit, const ExecContext& exec, CheckMemo& memo) {
+    return [&vertices, &in, &grid, edge, limit, &exec, &memo](const std::vector<Vec3>& xyz, const std::vector<Tri>& part,
+                                                              const std::vector<Tri>& tris, const std::vector<Tri>& all,
+                                                              const std::vector<std::uint32_t>&,
+                                                              std::vector<std::pair<Vec3, float>>& fails) {
         const std::vector<Tri> made(all.begin(), all.begin() + std::ptrdiff_t(tris.size()));
-        inner_points_far(vertices, made, grid, edge, limit, fails, exec);
+        inner_points_far(vertices, made, grid, edge, limit, fails, exec, &memo);
         const std::vector<std::uint8_t> flags = under(in.local, xyz, part, edge + limit);
         std::vector<Tri> a;
         for (std::size_t c = 0; c < in.tris.size(); ++c)
@@ -819,7 +861,8 @@ std::vector<Tri> decimate_patches(const Mesh<3>& m, const DecimateSettings& s, D
         if (!fixed[c]) region.push_back(joined.cells[c]);
     const SeamInput in = seam_input(m, region, edge + limit);
     const TriangleGrid grid(m.vertices, in.tris, std::max(limit, edge), exec);
-    return decimate_part(joined, fixed, s, m.cells.size(), rep, input_check(m.vertices, in, grid, edge, limit, exec));
+    CheckMemo memo;
+    return decimate_part(joined, fixed, s, m.cells.size(), rep, input_check(m.vertices, in, grid, edge, limit, exec, memo));
 }
 #endif
 
