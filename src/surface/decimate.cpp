@@ -150,6 +150,8 @@ public:
         }
         return best <= limit;
     }
+    /// Triangle i of the set the grid was built on (within's hint indexes these).
+    const Tri& triangle(std::uint32_t i) const { return tris_[i]; }
 
 private:
     struct Slot {
@@ -241,15 +243,23 @@ struct TriHash {
 };
 using TriSet = std::unordered_set<Tri, TriHash>;
 
+// A triangle before whose four samples (centroid, edge midpoints) each lay within the limit of these
+// result triangles (the whole mesh's indices), in an earlier round of the same part.
+struct Cover {
+    std::array<Tri, 4> near;
+    bool known = false;
+};
+
 // What the earlier rounds of one part's distance check found (issue 42). A round decimates the whole part
 // again to mend a few places, and about half of its triangles come out as they were (the same three
-// vertices): a result triangle whose inner points all lay near the input lies near it again (the input is the
-// same in every round, the samples and their exact distances too), so it is not sampled again. Every answer,
-// and so the failing samples and their order, is the full check's. (The samples of the triangles before,
-// against the result, were remembered too, by the result triangle each lay near: as many hits, but the
-// lookups cost what the distances they saved did.)
+// vertices). A result triangle whose inner points all lay near the input lies near it again (the input is the
+// same in every round, the samples and their exact distances too), so it is not sampled again; a triangle
+// before whose samples each lay within the limit of a result triangle still in the new result lies within it
+// again, so it is not measured again (Cover). Every answer, and so the failing samples and their order, is
+// the full check's.
 struct CheckMemo {
-    TriSet passed;  // result triangles (the whole mesh's indices) whose inner points all passed
+    TriSet passed;              // result triangles (the whole mesh's indices) whose inner points all passed
+    std::vector<Cover> covers;  // the seams' check: its input's triangles' (a part's own: in its rounds, CheckRound)
 };
 
 // Triangle t (on local vertices) in the whole mesh's indices (`g`: local -> whole; nullptr: the same).
@@ -269,25 +279,56 @@ void far_samples(std::size_t n, const ExecContext& exec, std::vector<std::pair<V
         for (const auto& x : o) fails.emplace_back(x, 0.0f);
 }
 
+// An earlier round's covers of a triangle before, all still in the result `now` (sorted)?
+bool still_covered(const Cover& c, const std::vector<Tri>& now) {
+    if (!c.known) return false;
+    for (int k = 0; k < 4; ++k)
+        if ((k == 0 || c.near[k] != c.near[k - 1]) && !std::binary_search(now.begin(), now.end(), c.near[k])) return false;
+    return true;
+}
+
+// What a check remembers of the triangles before (CheckMemo): their covers, by index in the mesh (`cells`:
+// a's triangles' indices there), the result's triangles in the mesh's indices (`now`, sorted) and the part's
+// vertices' (`g`).
+struct CoverMemo {
+    std::vector<Cover>& covers;
+    const std::vector<std::uint32_t>& cells;
+    std::vector<Tri> now;
+    const std::uint32_t* g;
+};
+
 // The vertices `dropped` and the centroids and edge midpoints of triangles `a` farther than `limit` from
-// the set behind `to` (one failing sample per triangle at most).
+// the set behind `to` (one failing sample per triangle at most). With a memo, a's triangles whose samples lay
+// near result triangles still in the result are not measured again, and the covers of those measured are kept.
 void points_far(const std::vector<Vec3>& xyz, const std::vector<std::uint32_t>& dropped, const std::vector<Tri>& a,
-                const TriangleGrid& to, float limit, std::vector<std::pair<Vec3, float>>& fails, const ExecContext& exec) {
+                const TriangleGrid& to, float limit, std::vector<std::pair<Vec3, float>>& fails, const ExecContext& exec,
+                CoverMemo* memo = nullptr) {
     far_samples(dropped.size(), exec, fails, [&](std::size_t i, std::vector<Vec3>& out, std::uint32_t& near) {
         if (!to.within(xyz[dropped[i]], limit, &near)) out.push_back(xyz[dropped[i]]);
     });
     far_samples(a.size(), exec, fails, [&](std::size_t i, std::vector<Vec3>& out, std::uint32_t& near) {
+        Cover* cover = memo ? &memo->covers[memo->cells[i]] : nullptr;  // a's triangle i's alone: no race
+        if (cover && still_covered(*cover, memo->now)) return;
+        Cover found;
         const Vec3 c = (xyz[a[i][0]] + xyz[a[i][1]] + xyz[a[i][2]]) * (1.0f / 3.0f);
         if (!to.within(c, limit, &near)) {
             out.push_back(c);
+            if (cover) cover->known = false;
             return;
         }
+        if (cover) found.near[0] = whole_tri(to.triangle(near), memo->g);
         for (int k = 0; k < 3; ++k) {
             const Vec3 e = (xyz[a[i][k]] + xyz[a[i][(k + 1) % 3]]) * 0.5f;
             if (!to.within(e, limit, &near)) {
                 out.push_back(e);
+                if (cover) cover->known = false;
                 return;
             }
+            if (cover) found.near[1 + k] = whole_tri(to.triangle(near), memo->g);
+        }
+        if (cover) {
+            found.known = true;
+            *cover = found;
         }
     });
 }
@@ -328,10 +369,12 @@ void inner_points_far(const std::vector<Vec3>& xyz, const std::vector<Tri>& b, c
 // dropped and the centroids and edge midpoints of a's triangles, against `b`; the inner points of b's
 // triangles against the whole mesh before (`input`, its grid built once; `edge`: its mean edge). Appends each
 // failing sample (one per triangle at most; the radius is the caller's to set).
-// `memo` (with `g`, xyz's indices in the whole mesh): what earlier rounds of the same part found (CheckMemo).
+// `memo`, `covers` (a's triangles' by `cells`, their indices in the mesh) and `g` (xyz's indices in the mesh):
+// what earlier rounds of the same part found (CheckMemo).
 void distance_failures(const std::vector<Vec3>& xyz, const std::vector<Tri>& a, const std::vector<Tri>& b,
                        const TriangleGrid& input, float edge, float limit, std::vector<std::pair<Vec3, float>>& fails,
-                       const ExecContext& exec, CheckMemo& memo, const std::vector<std::uint32_t>& g) {
+                       const ExecContext& exec, CheckMemo& memo, std::vector<Cover>& covers,
+                       const std::vector<std::uint32_t>& cells, const std::vector<std::uint32_t>& g) {
     {
         const TriangleGrid to_b(xyz, b, std::max(limit, mean_edge(xyz, b)), exec);
         std::vector<std::uint8_t> seen(xyz.size(), 0);
@@ -344,7 +387,11 @@ void distance_failures(const std::vector<Vec3>& xyz, const std::vector<Tri>& a, 
                     seen[v] = 1;
                     dropped.push_back(v);
                 }
-        points_far(xyz, dropped, a, to_b, limit, fails, exec);
+        CoverMemo cm{covers, cells, {}, g.data()};
+        cm.now.reserve(b.size());
+        for (const auto& t : b) cm.now.push_back(whole_tri(t, g.data()));
+        std::sort(cm.now.begin(), cm.now.end());
+        points_far(xyz, dropped, a, to_b, limit, fails, exec, &cm);
     }
     inner_points_far(xyz, b, input, edge, limit, fails, exec, &memo, g.data());
 }
@@ -537,9 +584,9 @@ Mesh<3> part_of(const Mesh<3>& m, const std::vector<std::uint32_t>& cells, std::
 // frozen triangles leave, and an open mesh's own. Returns the triangles (the input's vertex indices).
 std::vector<Tri> simplify_unfrozen(const Mesh<3>& m, const std::vector<std::uint8_t>& frozen, const DecimateSettings& s,
                                    std::size_t whole_count, float share, std::vector<std::uint32_t>& global,
-                                   std::vector<Vec3>& xyz, std::vector<Tri>& in_tris) {
-    // The unfrozen triangles on their own vertices (`global`: their indices in m, increasing).
-    std::vector<std::uint32_t> unfrozen;
+                                   std::vector<Vec3>& xyz, std::vector<Tri>& in_tris, std::vector<std::uint32_t>& unfrozen) {
+    // The unfrozen triangles (their indices in m) on their own vertices (`global`: their indices in m, increasing).
+    unfrozen.clear();
     for (std::size_t c = 0; c < m.cells.size(); ++c)
         if (!frozen[c]) unfrozen.push_back(std::uint32_t(c));
     Mesh<3> part = part_of(m, unfrozen, global);
@@ -566,12 +613,21 @@ std::vector<Tri> simplify_unfrozen(const Mesh<3>& m, const std::vector<std::uint
     for (std::size_t t = 0; t < tris.size(); ++t) tris[t] = {out[3 * t], out[3 * t + 1], out[3 * t + 2]};
     return tris;  // local indices
 }
-// A round's distance check: the part's own vertices and triangles before (in_tris) and after (tris), and
-// the whole result on the mesh's vertices (all: the decimated ones first), the part's vertices' indices in the
-// mesh (global); appends the failing samples.
-using DistanceCheck = std::function<void(const std::vector<Vec3>&, const std::vector<Tri>&, const std::vector<Tri>&,
-                                         const std::vector<Tri>&, const std::vector<std::uint32_t>&,
-                                         std::vector<std::pair<Vec3, float>>&)>;
+// One round as its distance check sees it: the part's own vertices (`global`: their indices in the mesh) and
+// triangles before (`before`, the mesh's triangles `cells`) and after (`after`), the whole result on the mesh's
+// vertices (`all`: the decimated ones first), and the covers of the mesh's triangles from the earlier rounds
+// (Cover, by index in the mesh).
+struct CheckRound {
+    const std::vector<Vec3>& xyz;
+    const std::vector<Tri>& before;
+    const std::vector<Tri>& after;
+    const std::vector<Tri>& all;
+    const std::vector<std::uint32_t>& global;
+    const std::vector<std::uint32_t>& cells;
+    std::vector<Cover>& covers;
+};
+// A round's distance check: appends the failing samples.
+using DistanceCheck = std::function<void(const CheckRound&, std::vector<std::pair<Vec3, float>>&)>;
 
 // Rounds of simplify_unfrozen over `m` with `frozen` (updated): check the whole result; freeze the
 // input's triangles around every sample farther than max_error (within 3 mean input edges; when they
@@ -590,10 +646,12 @@ std::vector<Tri> freeze_rounds(const Mesh<3>& m, std::vector<std::uint8_t>& froz
     std::vector<std::uint32_t> global;
     std::vector<Vec3> xyz;
     std::vector<Tri> in_tris;
+    std::vector<std::uint32_t> unfrozen;
+    std::vector<Cover> covers(m.cells.size());
     float share = kErrorShare;
     int halvings = 0;
     for (int round = 1;; ++round) {
-        std::vector<Tri> tris = simplify_unfrozen(m, frozen, s, whole_count, share, global, xyz, in_tris);
+        std::vector<Tri> tris = simplify_unfrozen(m, frozen, s, whole_count, share, global, xyz, in_tris, unfrozen);
         ++rep.passes;
         rep.rounds = std::max(rep.rounds, std::size_t(round));
         std::vector<std::uint32_t> changed = changed_pieces(in_tris, tris, xyz.size(), global, piece);
@@ -602,7 +660,7 @@ std::vector<Tri> freeze_rounds(const Mesh<3>& m, std::vector<std::uint8_t>& froz
         for (std::size_t c = 0; c < m.cells.size(); ++c)
             if (frozen[c]) all.push_back(m.cells[c]);
         std::vector<std::pair<Vec3, float>> spheres;
-        if (s.max_error > 0.0f) check(xyz, in_tris, tris, all, global, spheres);
+        if (s.max_error > 0.0f) check(CheckRound{xyz, in_tris, tris, all, global, unfrozen, covers}, spheres);
         const std::vector<std::uint32_t> defects = defect_vertices(all, m.vertices.size());
         std::vector<std::uint32_t> fresh;
         std::set_difference(defects.begin(), defects.end(), before.begin(), before.end(), std::back_inserter(fresh));
@@ -734,10 +792,8 @@ std::vector<Tri> decimate_patch(const Mesh<3>& m, const Patches& P, std::size_t 
     const float limit = kSampleMargin * s.max_error, edge = mean_edge(sub.vertices, sub.cells);
     const TriangleGrid input(sub.vertices, sub.cells, std::max(limit, edge), exec);
     CheckMemo memo;  // the rounds' (both stages')
-    const DistanceCheck own = [&](const std::vector<Vec3>& xyz, const std::vector<Tri>& in, const std::vector<Tri>& tris,
-                                  const std::vector<Tri>&, const std::vector<std::uint32_t>& global,
-                                  std::vector<std::pair<Vec3, float>>& fails) {
-        distance_failures(xyz, in, tris, input, edge, limit, fails, exec, memo, global);
+    const DistanceCheck own = [&](const CheckRound& r, std::vector<std::pair<Vec3, float>>& fails) {
+        distance_failures(r.xyz, r.before, r.after, input, edge, limit, fails, exec, memo, r.covers, r.cells, r.global);
     };
     std::vector<Tri> out = decimate_part(sub, fixed, s, whole, rep, own);
     for (auto& t : out)
@@ -784,16 +840,18 @@ SeamInput seam_input(const Mesh<3>& m, const std::vector<Tri>& region, float mar
 // `memo`: what the earlier rounds found (the triangles here are on the mesh's own vertices).
 DistanceCheck input_check(const std::vector<Vec3>& vertices, const SeamInput& in, const TriangleGrid& grid, float edge,
                           float limit, const ExecContext& exec, CheckMemo& memo) {
-    return [&vertices, &in, &grid, edge, limit, &exec, &memo](const std::vector<Vec3>& xyz, const std::vector<Tri>& part,
-                                                              const std::vector<Tri>& tris, const std::vector<Tri>& all,
-                                                              const std::vector<std::uint32_t>&,
-                                                              std::vector<std::pair<Vec3, float>>& fails) {
+    return [&vertices, &in, &grid, edge, limit, &exec, &memo](const CheckRound& r, std::vector<std::pair<Vec3, float>>& fails) {
+        const std::vector<Vec3>& xyz = r.xyz;
+        const std::vector<Tri>& part = r.before;
+        const std::vector<Tri>& tris = r.after;
+        const std::vector<Tri>& all = r.all;
         const std::vector<Tri> made(all.begin(), all.begin() + std::ptrdiff_t(tris.size()));
         inner_points_far(vertices, made, grid, edge, limit, fails, exec, &memo);
         const std::vector<std::uint8_t> flags = under(in.local, xyz, part, edge + limit);
         std::vector<Tri> a;
+        std::vector<std::uint32_t> cells;  // a's triangles' indices in in.tris: the memo's covers
         for (std::size_t c = 0; c < in.tris.size(); ++c)
-            if (flags[c]) a.push_back(in.tris[c]);
+            if (flags[c]) a.push_back(in.tris[c]), cells.push_back(std::uint32_t(c));
         std::vector<std::uint8_t> seen(vertices.size(), 0);
         for (const auto& t : all)
             for (auto v : t) seen[v] = 1;
@@ -802,7 +860,10 @@ DistanceCheck input_check(const std::vector<Vec3>& vertices, const SeamInput& in
             for (auto v : t)
                 if (!seen[v]) seen[v] = 1, dropped.push_back(v);
         const TriangleGrid to_all(vertices, all, std::max(limit, mean_edge(vertices, all)), exec);
-        points_far(vertices, dropped, a, to_all, limit, fails, exec);
+        memo.covers.resize(in.tris.size());
+        CoverMemo cm{memo.covers, cells, all, nullptr};
+        std::sort(cm.now.begin(), cm.now.end());
+        points_far(vertices, dropped, a, to_all, limit, fails, exec, &cm);
     };
 }
 
