@@ -259,7 +259,7 @@ struct Cover {
 // the full check's.
 struct CheckMemo {
     TriSet passed;              // result triangles (the whole mesh's indices) whose inner points all passed
-    std::vector<Cover> covers;  // the seams' check: its input's triangles' (a part's own: in its rounds, CheckRound)
+    std::vector<Cover> covers;  // the seams' check: its input's triangles' (a part's own: in its rounds, RoundPart)
 };
 
 // Triangle t (on local vertices) in the whole mesh's indices (`g`: local -> whole; nullptr: the same).
@@ -287,113 +287,125 @@ bool still_covered(const Cover& c, const std::vector<Tri>& now) {
     return true;
 }
 
-// What a check remembers of the triangles before (CheckMemo): their covers, by index in the mesh (`cells`:
-// a's triangles' indices there), the result's triangles in the mesh's indices (`now`, sorted) and the part's
-// vertices' (`g`).
+// What a check remembers of the triangles before (CheckMemo): their covers (none: nothing remembered) by a's
+// triangles' indices there (`cells`), the result's triangles in the whole mesh's indices (`now`, sorted) and
+// the part's vertices' (`g`).
 struct CoverMemo {
-    std::vector<Cover>& covers;
-    const std::vector<std::uint32_t>& cells;
+    std::vector<Cover>* covers = nullptr;
+    const std::uint32_t* cells = nullptr;
     std::vector<Tri> now;
-    const std::uint32_t* g;
+    const std::uint32_t* g = nullptr;
 };
+
+// The memo of a check whose result is `result` (on local vertices, `g`: local -> whole).
+CoverMemo cover_memo(std::vector<Cover>& covers, const std::vector<std::uint32_t>& cells, const std::vector<Tri>& result,
+                     const std::uint32_t* g) {
+    CoverMemo m{&covers, cells.data(), {}, g};
+    m.now.reserve(result.size());
+    for (const auto& t : result) m.now.push_back(whole_tri(t, g));
+    std::sort(m.now.begin(), m.now.end());
+    return m;
+}
+
+// The centroid and the edge midpoints of triangle (p0, p1, p2), in that order, against `to`: the first one
+// farther than `limit` into `out` (false), or, all within, the result triangles they lay near into `found`.
+bool samples_near(const Vec3& p0, const Vec3& p1, const Vec3& p2, const TriangleGrid& to, float limit,
+                  std::uint32_t& near, std::vector<Vec3>& out, std::array<Tri, 4>& found, const std::uint32_t* g) {
+    const Vec3 p[3] = {p0, p1, p2};
+    for (int k = -1; k < 3; ++k) {
+        const Vec3 x = k < 0 ? (p0 + p1 + p2) * (1.0f / 3.0f) : (p[k] + p[(k + 1) % 3]) * 0.5f;
+        if (!to.within(x, limit, &near)) return out.push_back(x), false;
+        found[k + 1] = whole_tri(to.triangle(near), g);
+    }
+    return true;
+}
 
 // The vertices `dropped` and the centroids and edge midpoints of triangles `a` farther than `limit` from
 // the set behind `to` (one failing sample per triangle at most). With a memo, a's triangles whose samples lay
 // near result triangles still in the result are not measured again, and the covers of those measured are kept.
 void points_far(const std::vector<Vec3>& xyz, const std::vector<std::uint32_t>& dropped, const std::vector<Tri>& a,
                 const TriangleGrid& to, float limit, std::vector<std::pair<Vec3, float>>& fails, const ExecContext& exec,
-                CoverMemo* memo = nullptr) {
+                const CoverMemo& memo = {}) {
     far_samples(dropped.size(), exec, fails, [&](std::size_t i, std::vector<Vec3>& out, std::uint32_t& near) {
         if (!to.within(xyz[dropped[i]], limit, &near)) out.push_back(xyz[dropped[i]]);
     });
     far_samples(a.size(), exec, fails, [&](std::size_t i, std::vector<Vec3>& out, std::uint32_t& near) {
-        Cover* cover = memo ? &memo->covers[memo->cells[i]] : nullptr;  // a's triangle i's alone: no race
-        if (cover && still_covered(*cover, memo->now)) return;
+        Cover* cover = memo.covers ? &(*memo.covers)[memo.cells[i]] : nullptr;  // a's triangle i's alone: no race
+        if (cover && still_covered(*cover, memo.now)) return;
         Cover found;
-        const Vec3 c = (xyz[a[i][0]] + xyz[a[i][1]] + xyz[a[i][2]]) * (1.0f / 3.0f);
-        if (!to.within(c, limit, &near)) {
-            out.push_back(c);
-            if (cover) cover->known = false;
-            return;
-        }
-        if (cover) found.near[0] = whole_tri(to.triangle(near), memo->g);
-        for (int k = 0; k < 3; ++k) {
-            const Vec3 e = (xyz[a[i][k]] + xyz[a[i][(k + 1) % 3]]) * 0.5f;
-            if (!to.within(e, limit, &near)) {
-                out.push_back(e);
-                if (cover) cover->known = false;
-                return;
-            }
-            if (cover) found.near[1 + k] = whole_tri(to.triangle(near), memo->g);
-        }
-        if (cover) {
-            found.known = true;
-            *cover = found;
-        }
+        found.known = samples_near(xyz[a[i][0]], xyz[a[i][1]], xyz[a[i][2]], to, limit, near, out, found.near, memo.g);
+        if (cover) *cover = found;
     });
 }
 
-// The points (i, j, k) / n, i + j + k = n, of triangles `b` (n such that they lie no farther apart than
-// `edge_to`, the other set's mean edge; at most 16) farther than `limit` from the set behind `to`.
-// With a memo (`g`: b's local vertices -> the whole mesh's; the set behind `to` the same in every round), the
-// triangles whose inner points all passed before are not sampled again, and those that pass are remembered.
+// Whether the points (i, j, k) / n, i + j + k = n, of triangle t (n such that they lie no farther apart than
+// `edge_to`, the other set's mean edge; at most 16) all lie within `limit` of the set behind `to`; the first
+// one that does not into `out`.
+bool inner_points_near(const std::vector<Vec3>& xyz, const Tri& t, const TriangleGrid& to, float edge_to, float limit,
+                       std::uint32_t& near, std::vector<Vec3>& out) {
+    float longest = 0.0f;
+    for (int k = 0; k < 3; ++k) longest = std::max(longest, norm(xyz[t[k]] - xyz[t[(k + 1) % 3]]));
+    const int n = std::clamp(int(std::ceil(longest / std::max(edge_to, 1e-30f))), 2, 16);
+    for (int i = 0; i <= n; ++i)
+        for (int j = 0; i + j <= n; ++j) {
+            const int k = n - i - j;
+            if (i == n || j == n || k == n) continue;  // a corner: a vertex of the other set
+            const Vec3 p = (xyz[t[0]] * float(i) + xyz[t[1]] * float(j) + xyz[t[2]] * float(k)) * (1.0f / float(n));
+            if (!to.within(p, limit, &near)) return out.push_back(p), false;  // one per triangle is enough
+        }
+    return true;
+}
+
+// The inner points of triangles `b` farther than `limit` from the set behind `to` (inner_points_near), one per
+// triangle at most. With a memo (`g`: b's local vertices -> the whole mesh's; the set behind `to` the same in
+// every round), the triangles whose inner points all passed before are not sampled again, and those that pass
+// are remembered.
 void inner_points_far(const std::vector<Vec3>& xyz, const std::vector<Tri>& b, const TriangleGrid& to, float edge_to,
                       float limit, std::vector<std::pair<Vec3, float>>& fails, const ExecContext& exec,
                       CheckMemo* memo = nullptr, const std::uint32_t* g = nullptr) {
-    std::vector<std::uint8_t> ok(memo ? b.size() : 0, 0);
+    std::vector<std::uint8_t> ok(b.size(), 0);
     far_samples(b.size(), exec, fails, [&](std::size_t ti, std::vector<Vec3>& out, std::uint32_t& near) {
-        const Tri& t = b[ti];
-        if (memo && memo->passed.count(whole_tri(t, g))) return;
-        float longest = 0.0f;
-        for (int k = 0; k < 3; ++k) longest = std::max(longest, norm(xyz[t[k]] - xyz[t[(k + 1) % 3]]));
-        const int n = std::clamp(int(std::ceil(longest / std::max(edge_to, 1e-30f))), 2, 16);
-        for (int i = 0; i <= n; ++i)
-            for (int j = 0; i + j <= n; ++j) {
-                const int k = n - i - j;
-                if (i == n || j == n || k == n) continue;  // a corner: a vertex of the other set
-                const Vec3 p = (xyz[t[0]] * float(i) + xyz[t[1]] * float(j) + xyz[t[2]] * float(k)) * (1.0f / float(n));
-                if (!to.within(p, limit, &near)) {
-                    out.push_back(p);
-                    return;  // one per triangle is enough
-                }
-            }
-        if (memo) ok[ti] = 1;
+        if (memo && memo->passed.count(whole_tri(b[ti], g))) return;
+        ok[ti] = inner_points_near(xyz, b[ti], to, edge_to, limit, near, out);
     });
-    if (!memo) return;
-    for (std::size_t ti = 0; ti < b.size(); ++ti)
+    for (std::size_t ti = 0; memo && ti < b.size(); ++ti)
         if (ok[ti]) memo->passed.insert(whole_tri(b[ti], g));
 }
 
-// Where a part of a mesh before (`a`) and after (`b`, on the same vertices xyz) is farther than `limit` from
-// the other, sampled (each sample's distance to the other set is exact): the vertices of `a` that `b`
-// dropped and the centroids and edge midpoints of a's triangles, against `b`; the inner points of b's
+// One round's part, as simplify_unfrozen makes it and its distance check reads it: its own vertices (xyz;
+// `global`: their indices in the mesh) and triangles before (`before`: the mesh's triangles `cells`), and the
+// covers of the mesh's triangles from the part's earlier rounds (Cover, by index in the mesh).
+struct RoundPart {
+    explicit RoundPart(std::size_t cells_in_mesh) : covers(cells_in_mesh) {}
+    std::vector<std::uint32_t> global, cells;
+    std::vector<Vec3> xyz;
+    std::vector<Tri> before;
+    std::vector<Cover> covers;
+};
+
+// Where a part of a mesh before (r.before) and after (`b`, on the same vertices r.xyz) is farther than `limit`
+// from the other, sampled (each sample's distance to the other set is exact): the vertices before that `b`
+// dropped and the centroids and edge midpoints of the triangles before, against `b`; the inner points of b's
 // triangles against the whole mesh before (`input`, its grid built once; `edge`: its mean edge). Appends each
-// failing sample (one per triangle at most; the radius is the caller's to set).
-// `memo`, `covers` (a's triangles' by `cells`, their indices in the mesh) and `g` (xyz's indices in the mesh):
-// what earlier rounds of the same part found (CheckMemo).
-void distance_failures(const std::vector<Vec3>& xyz, const std::vector<Tri>& a, const std::vector<Tri>& b,
-                       const TriangleGrid& input, float edge, float limit, std::vector<std::pair<Vec3, float>>& fails,
-                       const ExecContext& exec, CheckMemo& memo, std::vector<Cover>& covers,
-                       const std::vector<std::uint32_t>& cells, const std::vector<std::uint32_t>& g) {
+// failing sample (one per triangle at most; the radius is the caller's to set). `memo` and r's covers: what
+// the earlier rounds of the same part found (CheckMemo).
+void distance_failures(RoundPart& r, const std::vector<Tri>& b, const TriangleGrid& input, float edge, float limit,
+                       CheckMemo& memo, std::vector<std::pair<Vec3, float>>& fails, const ExecContext& exec) {
     {
-        const TriangleGrid to_b(xyz, b, std::max(limit, mean_edge(xyz, b)), exec);
-        std::vector<std::uint8_t> seen(xyz.size(), 0);
+        const TriangleGrid to_b(r.xyz, b, std::max(limit, mean_edge(r.xyz, b)), exec);
+        std::vector<std::uint8_t> seen(r.xyz.size(), 0);
         for (const auto& t : b)
             for (auto v : t) seen[v] = 1;  // b's vertices are a's: distance 0
         std::vector<std::uint32_t> dropped;
-        for (const auto& t : a)
+        for (const auto& t : r.before)
             for (auto v : t)
                 if (!seen[v]) {
                     seen[v] = 1;
                     dropped.push_back(v);
                 }
-        CoverMemo cm{covers, cells, {}, g.data()};
-        cm.now.reserve(b.size());
-        for (const auto& t : b) cm.now.push_back(whole_tri(t, g.data()));
-        std::sort(cm.now.begin(), cm.now.end());
-        points_far(xyz, dropped, a, to_b, limit, fails, exec, &cm);
+        points_far(r.xyz, dropped, r.before, to_b, limit, fails, exec, cover_memo(r.covers, r.cells, b, r.global.data()));
     }
-    inner_points_far(xyz, b, input, edge, limit, fails, exec, &memo, g.data());
+    inner_points_far(r.xyz, b, input, edge, limit, fails, exec, &memo, r.global.data());
 }
 
 // Vertices where a triangle set is not closed, manifold and consistently oriented: those of degenerate
@@ -583,53 +595,41 @@ Mesh<3> part_of(const Mesh<3>& m, const std::vector<std::uint32_t>& cells, std::
 
 // One meshopt_simplify pass over the triangles not frozen, on their own vertices (meshoptimizer's
 // relative error is relative to their extent), with their border locked: the border of the holes the
-// frozen triangles leave, and an open mesh's own. Returns the triangles (the input's vertex indices).
+// frozen triangles leave, and an open mesh's own. Returns the triangles (on the part's own vertices, p.xyz).
 std::vector<Tri> simplify_unfrozen(const Mesh<3>& m, const std::vector<std::uint8_t>& frozen, const DecimateSettings& s,
-                                   std::size_t whole_count, float share, std::vector<std::uint32_t>& global,
-                                   std::vector<Vec3>& xyz, std::vector<Tri>& in_tris, std::vector<std::uint32_t>& unfrozen) {
-    // The unfrozen triangles (their indices in m) on their own vertices (`global`: their indices in m, increasing).
-    unfrozen.clear();
+                                   std::size_t whole_count, float share, RoundPart& p) {
+    // The unfrozen triangles (p.cells: their indices in m) on their own vertices (p.global: their indices in m).
+    p.cells.clear();
     for (std::size_t c = 0; c < m.cells.size(); ++c)
-        if (!frozen[c]) unfrozen.push_back(std::uint32_t(c));
-    Mesh<3> part = part_of(m, unfrozen, global);
-    xyz = std::move(part.vertices);
-    in_tris = std::move(part.cells);
-    if (in_tris.empty()) return {};
-    std::vector<unsigned int> in(in_tris.size() * 3), out(in.size());
-    for (std::size_t t = 0; t < in_tris.size(); ++t)
-        for (int k = 0; k < 3; ++k) in[3 * t + k] = in_tris[t][k];
+        if (!frozen[c]) p.cells.push_back(std::uint32_t(c));
+    Mesh<3> part = part_of(m, p.cells, p.global);
+    p.xyz = std::move(part.vertices);
+    p.before = std::move(part.cells);
+    if (p.before.empty()) return {};
+    std::vector<unsigned int> in(p.before.size() * 3), out(in.size());
+    for (std::size_t t = 0; t < p.before.size(); ++t)
+        for (int k = 0; k < 3; ++k) in[3 * t + k] = p.before[t][k];
     static_assert(sizeof(Vec3) == 3 * sizeof(float));
-    const float* flat = &xyz[0][0];
-    const float scale = meshopt_simplifyScale(flat, xyz.size(), sizeof(Vec3));  // absolute error / scale = relative
+    const float* flat = &p.xyz[0][0];
+    const float scale = meshopt_simplifyScale(flat, p.xyz.size(), sizeof(Vec3));  // absolute error / scale = relative
     // The count target of the whole mesh, less the frozen triangles, and never below the ratio of the
     // unfrozen ones: frozen patches that ate the budget left a target of 0, meshoptimizer's "as few as
     // you can", which closed the rest's handles and froze it whole (a dam break frame at ratio 0.1 came
     // back undecimated).
-    const std::size_t whole = std::size_t(double(s.target_ratio) * double(whole_count)), kept = m.cells.size() - in_tris.size();
-    const std::size_t own = std::size_t(double(s.target_ratio) * double(in_tris.size()));
-    const std::size_t target = s.target_ratio > 0.0f ? std::min(std::max(whole > kept ? whole - kept : 0, own), in_tris.size()) * 3 : 0;
+    const std::size_t whole = std::size_t(double(s.target_ratio) * double(whole_count)), kept = m.cells.size() - p.before.size();
+    const std::size_t own = std::size_t(double(s.target_ratio) * double(p.before.size()));
+    const std::size_t target = s.target_ratio > 0.0f ? std::min(std::max(whole > kept ? whole - kept : 0, own), p.before.size()) * 3 : 0;
     const float error = s.max_error > 0.0f && scale > 0.0f ? share * s.max_error / scale : FLT_MAX;
-    const std::size_t got = meshopt_simplify(out.data(), in.data(), in.size(), flat, xyz.size(), sizeof(Vec3), target,
+    const std::size_t got = meshopt_simplify(out.data(), in.data(), in.size(), flat, p.xyz.size(), sizeof(Vec3), target,
                                              error, meshopt_SimplifyLockBorder, nullptr);
     std::vector<Tri> tris(got / 3);
     for (std::size_t t = 0; t < tris.size(); ++t) tris[t] = {out[3 * t], out[3 * t + 1], out[3 * t + 2]};
     return tris;  // local indices
 }
-// One round as its distance check sees it: the part's own vertices (`global`: their indices in the mesh) and
-// triangles before (`before`, the mesh's triangles `cells`) and after (`after`), the whole result on the mesh's
-// vertices (`all`: the decimated ones first), and the covers of the mesh's triangles from the earlier rounds
-// (Cover, by index in the mesh).
-struct CheckRound {
-    const std::vector<Vec3>& xyz;
-    const std::vector<Tri>& before;
-    const std::vector<Tri>& after;
-    const std::vector<Tri>& all;
-    const std::vector<std::uint32_t>& global;
-    const std::vector<std::uint32_t>& cells;
-    std::vector<Cover>& covers;
-};
-// A round's distance check: appends the failing samples.
-using DistanceCheck = std::function<void(const CheckRound&, std::vector<std::pair<Vec3, float>>&)>;
+// A round's distance check: the round's part (RoundPart) and its triangles after (on the part's vertices), and
+// the whole result on the mesh's vertices (all: the decimated ones first); appends the failing samples.
+using DistanceCheck = std::function<void(RoundPart&, const std::vector<Tri>&, const std::vector<Tri>&,
+                                         std::vector<std::pair<Vec3, float>>&)>;
 
 // Rounds of simplify_unfrozen over `m` with `frozen` (updated): check the whole result; freeze the
 // input's triangles around every sample farther than max_error (within 3 mean input edges; when they
@@ -637,7 +637,7 @@ using DistanceCheck = std::function<void(const CheckRound&, std::vector<std::pai
 // edges, doubling by round), and every piece whose Euler characteristic changed without a
 // defect (one that vanished whole); again until nothing is found. Returns the result's triangles (the
 // decimated ones, then the frozen ones as they were). `whole_count`: the triangles the ratio is of.
-// `check` (xyz, in_tris, tris, all, fails): the distance check of a round (distance_failures by default).
+// `check` (part, tris, all, fails): the distance check of a round (distance_failures by default).
 std::vector<Tri> freeze_rounds(const Mesh<3>& m, std::vector<std::uint8_t>& frozen, const DecimateSettings& s,
                                std::size_t whole_count, DecimateReport& rep, const DistanceCheck& check) {
     // Defects the input has already are not the decimation's (an open mesh's border, say): not counted.
@@ -645,24 +645,20 @@ std::vector<Tri> freeze_rounds(const Mesh<3>& m, std::vector<std::uint8_t>& froz
     const std::vector<std::uint32_t> piece = pieces_of(m);
     const float input_edge = mean_edge(m.vertices, m.cells);
     std::vector<Tri> all;
-    std::vector<std::uint32_t> global;
-    std::vector<Vec3> xyz;
-    std::vector<Tri> in_tris;
-    std::vector<std::uint32_t> unfrozen;
-    std::vector<Cover> covers(m.cells.size());
+    RoundPart part(m.cells.size());
     float share = kErrorShare;
     int halvings = 0;
     for (int round = 1;; ++round) {
-        std::vector<Tri> tris = simplify_unfrozen(m, frozen, s, whole_count, share, global, xyz, in_tris, unfrozen);
+        std::vector<Tri> tris = simplify_unfrozen(m, frozen, s, whole_count, share, part);
         ++rep.passes;
         rep.rounds = std::max(rep.rounds, std::size_t(round));
-        std::vector<std::uint32_t> changed = changed_pieces(in_tris, tris, xyz.size(), global, piece);
+        std::vector<std::uint32_t> changed = changed_pieces(part.before, tris, part.xyz.size(), part.global, piece);
         all.clear();
-        for (const auto& t : tris) all.push_back({global[t[0]], global[t[1]], global[t[2]]});
+        for (const auto& t : tris) all.push_back(whole_tri(t, part.global.data()));
         for (std::size_t c = 0; c < m.cells.size(); ++c)
             if (frozen[c]) all.push_back(m.cells[c]);
         std::vector<std::pair<Vec3, float>> spheres;
-        if (s.max_error > 0.0f) check(CheckRound{xyz, in_tris, tris, all, global, unfrozen, covers}, spheres);
+        if (s.max_error > 0.0f) check(part, tris, all, spheres);
         const std::vector<std::uint32_t> defects = defect_vertices(all, m.vertices.size());
         std::vector<std::uint32_t> fresh;
         std::set_difference(defects.begin(), defects.end(), before.begin(), before.end(), std::back_inserter(fresh));
@@ -793,9 +789,9 @@ std::vector<Tri> decimate_patch(const Mesh<3>& m, const Patches& P, std::size_t 
     const std::size_t whole = sub.cells.size() - band + (s.target_ratio > 0.0f ? std::size_t(double(band) / double(s.target_ratio)) : 0);
     const float limit = kSampleMargin * s.max_error, edge = mean_edge(sub.vertices, sub.cells);
     const TriangleGrid input(sub.vertices, sub.cells, std::max(limit, edge), exec);
-    CheckMemo memo;  // the rounds' (both stages')
-    const DistanceCheck own = [&](const CheckRound& r, std::vector<std::pair<Vec3, float>>& fails) {
-        distance_failures(r.xyz, r.before, r.after, input, edge, limit, fails, exec, memo, r.covers, r.cells, r.global);
+    const DistanceCheck own = [&, memo = CheckMemo{}](RoundPart& r, const std::vector<Tri>& tris, const std::vector<Tri>&,
+                                                      std::vector<std::pair<Vec3, float>>& fails) mutable {
+        distance_failures(r, tris, input, edge, limit, memo, fails, exec);  // memo: the rounds' (both stages')
     };
     std::vector<Tri> out = decimate_part(sub, fixed, s, whole, rep, own);
     for (auto& t : out)
@@ -836,24 +832,28 @@ SeamInput seam_input(const Mesh<3>& m, const std::vector<Tri>& region, float mar
     return in;
 }
 
+// The seams' input under `part` (on xyz; under()): its triangles in `a` and their indices in in.tris in `cells`.
+void input_under(const SeamInput& in, const std::vector<Vec3>& xyz, const std::vector<Tri>& part, float margin,
+                 std::vector<Tri>& a, std::vector<std::uint32_t>& cells) {
+    const std::vector<std::uint8_t> flags = under(in.local, xyz, part, margin);
+    for (std::size_t c = 0; c < in.tris.size(); ++c)
+        if (flags[c]) a.push_back(in.tris[c]), cells.push_back(std::uint32_t(c));
+}
+
 // The seams' check: against the original input, not the part's own triangles (part of which an earlier
 // pass made). The part's new triangles against the input under the region (its grid built once); the
 // input's triangles under the part against the whole result.
-// `memo`: what the earlier rounds found (the triangles here are on the mesh's own vertices).
+// It remembers what its earlier rounds found (CheckMemo; the triangles here are on the mesh's own vertices).
 DistanceCheck input_check(const std::vector<Vec3>& vertices, const SeamInput& in, const TriangleGrid& grid, float edge,
-                          float limit, const ExecContext& exec, CheckMemo& memo) {
-    return [&vertices, &in, &grid, edge, limit, &exec, &memo](const CheckRound& r, std::vector<std::pair<Vec3, float>>& fails) {
-        const std::vector<Vec3>& xyz = r.xyz;
-        const std::vector<Tri>& part = r.before;
-        const std::vector<Tri>& tris = r.after;
-        const std::vector<Tri>& all = r.all;
+                          float limit, const ExecContext& exec) {
+    return [&vertices, &in, &grid, edge, limit, &exec, memo = CheckMemo{{}, std::vector<Cover>(in.tris.size())}](
+               RoundPart& r, const std::vector<Tri>& tris, const std::vector<Tri>& all,
+               std::vector<std::pair<Vec3, float>>& fails) mutable {
         const std::vector<Tri> made(all.begin(), all.begin() + std::ptrdiff_t(tris.size()));
         inner_points_far(vertices, made, grid, edge, limit, fails, exec, &memo);
-        const std::vector<std::uint8_t> flags = under(in.local, xyz, part, edge + limit);
         std::vector<Tri> a;
-        std::vector<std::uint32_t> cells;  // a's triangles' indices in in.tris: the memo's covers
-        for (std::size_t c = 0; c < in.tris.size(); ++c)
-            if (flags[c]) a.push_back(in.tris[c]), cells.push_back(std::uint32_t(c));
+        std::vector<std::uint32_t> cells;  // a's triangles' indices in in.tris (the memo's covers')
+        input_under(in, r.xyz, r.before, edge + limit, a, cells);
         std::vector<std::uint8_t> seen(vertices.size(), 0);
         for (const auto& t : all)
             for (auto v : t) seen[v] = 1;
@@ -862,10 +862,7 @@ DistanceCheck input_check(const std::vector<Vec3>& vertices, const SeamInput& in
             for (auto v : t)
                 if (!seen[v]) seen[v] = 1, dropped.push_back(v);
         const TriangleGrid to_all(vertices, all, std::max(limit, mean_edge(vertices, all)), exec);
-        memo.covers.resize(in.tris.size());
-        CoverMemo cm{memo.covers, cells, all, nullptr};
-        std::sort(cm.now.begin(), cm.now.end());
-        points_far(vertices, dropped, a, to_all, limit, fails, exec, &cm);
+        points_far(vertices, dropped, a, to_all, limit, fails, exec, cover_memo(memo.covers, cells, all, nullptr));
     };
 }
 
@@ -924,8 +921,7 @@ std::vector<Tri> decimate_patches(const Mesh<3>& m, const DecimateSettings& s, D
         if (!fixed[c]) region.push_back(joined.cells[c]);
     const SeamInput in = seam_input(m, region, edge + limit);
     const TriangleGrid grid(m.vertices, in.tris, std::max(limit, edge), exec);
-    CheckMemo memo;
-    return decimate_part(joined, fixed, s, m.cells.size(), rep, input_check(m.vertices, in, grid, edge, limit, exec, memo));
+    return decimate_part(joined, fixed, s, m.cells.size(), rep, input_check(m.vertices, in, grid, edge, limit, exec));
 }
 #endif
 
