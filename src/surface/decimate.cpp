@@ -297,9 +297,11 @@ struct CoverMemo {
     const std::uint32_t* g = nullptr;
 };
 
-// The memo of a check whose result is `result` (on local vertices, `g`: local -> whole).
+// The memo of a check whose result is `result` (on local vertices, `g`: local -> whole); `covers` grows to
+// the largest of `cells` (increasing).
 CoverMemo cover_memo(std::vector<Cover>& covers, const std::vector<std::uint32_t>& cells, const std::vector<Tri>& result,
                      const std::uint32_t* g) {
+    if (!cells.empty() && covers.size() <= cells.back()) covers.resize(std::size_t(cells.back()) + 1);
     CoverMemo m{&covers, cells.data(), {}, g};
     m.now.reserve(result.size());
     for (const auto& t : result) m.now.push_back(whole_tri(t, g));
@@ -376,7 +378,6 @@ void inner_points_far(const std::vector<Vec3>& xyz, const std::vector<Tri>& b, c
 // `global`: their indices in the mesh) and triangles before (`before`: the mesh's triangles `cells`), and the
 // covers of the mesh's triangles from the part's earlier rounds (Cover, by index in the mesh).
 struct RoundPart {
-    explicit RoundPart(std::size_t cells_in_mesh) : covers(cells_in_mesh) {}
     std::vector<std::uint32_t> global, cells;
     std::vector<Vec3> xyz;
     std::vector<Tri> before;
@@ -645,7 +646,7 @@ std::vector<Tri> freeze_rounds(const Mesh<3>& m, std::vector<std::uint8_t>& froz
     const std::vector<std::uint32_t> piece = pieces_of(m);
     const float input_edge = mean_edge(m.vertices, m.cells);
     std::vector<Tri> all;
-    RoundPart part(m.cells.size());
+    RoundPart part;
     float share = kErrorShare;
     int halvings = 0;
     for (int round = 1;; ++round) {
@@ -846,7 +847,7 @@ void input_under(const SeamInput& in, const std::vector<Vec3>& xyz, const std::v
 // It remembers what its earlier rounds found (CheckMemo; the triangles here are on the mesh's own vertices).
 DistanceCheck input_check(const std::vector<Vec3>& vertices, const SeamInput& in, const TriangleGrid& grid, float edge,
                           float limit, const ExecContext& exec) {
-    return [&vertices, &in, &grid, edge, limit, &exec, memo = CheckMemo{{}, std::vector<Cover>(in.tris.size())}](
+    return [&vertices, &in, &grid, edge, limit, &exec, memo = CheckMemo{}](
                RoundPart& r, const std::vector<Tri>& tris, const std::vector<Tri>& all,
                std::vector<std::pair<Vec3, float>>& fails) mutable {
         const std::vector<Tri> made(all.begin(), all.begin() + std::ptrdiff_t(tris.size()));
