@@ -43,6 +43,24 @@ constexpr float kErrorShare = 0.5f;
 // (a denser independent sampling found up to 10% more on a dam break frame at 0.1 voxel).
 constexpr float kSampleMargin = 0.85f;
 
+// Keys (high word, low word) already in ascending order of their low words, sorted by their high words:
+// least significant 11 bits first, each pass stable, so ties keep their low words' order and the result is
+// the keys' full 64-bit order (what std::sort gives) in O(n), passes only over the bits the high words use.
+void sort_by_high_word(std::vector<std::uint64_t>& keys) {
+    constexpr int kBits = 11;
+    constexpr std::uint64_t kMask = (std::uint64_t(1) << kBits) - 1;
+    std::uint64_t used = 0;
+    for (const std::uint64_t k : keys) used |= k >> 32;
+    std::vector<std::uint64_t> out(used != 0 ? keys.size() : 0);
+    for (int shift = 32; (used >> (shift - 32)) != 0; shift += kBits) {
+        std::vector<std::size_t> start((std::size_t(1) << kBits) + 1, 0);
+        for (const std::uint64_t k : keys) ++start[((k >> shift) & kMask) + 1];
+        std::partial_sum(start.begin(), start.end(), start.begin());
+        for (const std::uint64_t k : keys) out[start[(k >> shift) & kMask]++] = k;
+        keys.swap(out);
+    }
+}
+
 // Triangles by the cells of side `cell` their bounding boxes overlap (a uniform grid over their bounding box):
 // one sorted array of (cell, triangle) and an open-addressing table from a cell to its run, so a query
 // reads each cell with one probe or two. Built in parallel (counted, filled and sorted on fixed blocks:
@@ -90,7 +108,7 @@ public:
                         for (int x = l[0]; x <= h[0]; ++x) *e++ = (std::uint64_t(index(x, y, z)) << 32) | std::uint64_t(t);
             }
         });
-        parallel_sort(exec, entries_.begin(), entries_.end());
+        sort_by_high_word(entries_);  // written in triangle order
         // The table: each occupied cell's first entry, by linear probing from a hash of the cell.
         std::size_t runs = 0;
         for (std::size_t i = 0; i < entries_.size(); ++i) runs += (i == 0 || (entries_[i] >> 32) != (entries_[i - 1] >> 32));
@@ -756,7 +774,7 @@ Patches cut_patches(const Mesh<3>& m, float side, const ExecContext& exec) {
             key[c] = k << 32 | std::uint64_t(c);
         }
     });
-    parallel_sort(exec, key.begin(), key.end());
+    sort_by_high_word(key);  // written in triangle order
     Patches P;
     std::vector<std::uint32_t> patch(m.cells.size());
     for (std::size_t i = 0; i < key.size(); ++i) {
