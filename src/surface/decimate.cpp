@@ -63,8 +63,8 @@ void sort_by_high_word(std::vector<std::uint64_t>& keys) {
 
 // Triangles by the cells of side `cell` their bounding boxes overlap (a uniform grid over their bounding box):
 // one sorted array of (cell, triangle) and an open-addressing table from a cell to its run, so a query
-// reads each cell with one probe or two. Built in parallel (counted, filled and sorted on fixed blocks:
-// the same arrays on any thread count). Exact distances: the answers do not depend on the cells.
+// reads each cell with one probe or two. Counted and filled in parallel on fixed blocks, sorted by radix
+// (sort_by_high_word): the same arrays on any thread count. Exact distances: the answers do not depend on the cells.
 class TriangleGrid {
 public:
     TriangleGrid(const std::vector<Vec3>& xyz, const std::vector<Tri>& tris, float cell, const ExecContext& exec)
