@@ -52,8 +52,9 @@ void sort_by_high_word(std::vector<std::uint64_t>& keys) {
     std::uint64_t used = 0;
     for (const std::uint64_t k : keys) used |= k >> 32;
     std::vector<std::uint64_t> out(used != 0 ? keys.size() : 0);
+    std::vector<std::size_t> start;
     for (int shift = 32; (used >> (shift - 32)) != 0; shift += kBits) {
-        std::vector<std::size_t> start((std::size_t(1) << kBits) + 1, 0);
+        start.assign((std::size_t(1) << kBits) + 1, 0);
         for (const std::uint64_t k : keys) ++start[((k >> shift) & kMask) + 1];
         std::partial_sum(start.begin(), start.end(), start.begin());
         for (const std::uint64_t k : keys) out[start[(k >> shift) & kMask]++] = k;
