@@ -158,6 +158,7 @@ public:
     /// Mean compression the last density solve predicted when it stopped (fraction).
     float last_predicted_error() const { return m_last_predicted; }
     std::size_t memory_bytes() const;
+    const SmoothWalls<D>& smooth_walls() const { return m_smooth; }
     /// The state a step hands to the next beyond the particles (checkpoint and resume).
     void save_state(StateWriter& w) const;
     void load_state(StateReader& r);

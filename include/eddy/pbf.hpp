@@ -109,6 +109,7 @@ public:
     /// Constraint iterations taken by the last substep.
     int last_iterations() const { return m_last_iterations; }
     std::size_t memory_bytes() const;
+    const SmoothWalls<D>& smooth_walls() const { return m_smooth; }
     /// The state a step hands to the next beyond the particles (checkpoint and resume).
     void save_state(StateWriter& w) const;
     void load_state(StateReader& r);

@@ -358,11 +358,16 @@ public:
     std::size_t memory_bytes() const;
     /// The walls whose volume map was refused at init (one line each: the wall and why); they keep their particles.
     const std::vector<std::string>& refused_maps() const { return m_volumes.refused; }
+    /// The volume maps (their nodes filled so far: those the fluid came near, issue 44).
+    const VolumeMaps<D>& volume_maps() const { return m_volumes; }
 
 private:
     // The ball and volume maps of the walls drawn smooth; a wall whose map is refused, and every wall of its
     // object, is drawn from its particles instead (m_walls, m_objects); off when none is left.
     void make_maps(const std::vector<Wall<D>>& walls, const ExecContext& exec);
+    // update's first part: m_moving, and the volume maps' blocks the fluid at x[0, n) may read (fill_volume_map).
+    void prepare(const std::vector<Wall<D>>& walls, const std::vector<BoundaryMotion<D>>& motions, const Vec<D>* x,
+                 std::size_t n, const ExecContext& exec);
     // ghost_share's pairs of particle i in order: f(j, whether k's object moves, the offset along the face
     // rt, W'(len), len) for every (face slot k of i, neighbour j, slot l of j on the same face) within reach.
     template <class F>

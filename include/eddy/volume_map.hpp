@@ -34,7 +34,11 @@
 // 27 a node in 3D), and its nodes' sums read them (the same values on any thread count).
 // Only the blocks of 8^D nodes that reach the band (-r to the reach) are held. A thin wall (thinner than r
 // under more than 5% of its surface: the fluid on its far side within the kernel's reach; a sharp edge's
-// few nodes are not) is refused: it keeps its boundary particles.
+// few nodes are not) is refused: it keeps its boundary particles. That is decided from distances alone, over
+// every held node; the sums, the cost, can then wait until fluid comes near a block (MapFill::on_demand,
+// fill_volume_map): a process of a distributed run fills only the blocks around its box (issue 44), one process
+// only those the fluid reaches. A node's values depend on its position alone, so when it is filled does not
+// change a bit.
 #pragma once
 #include <array>
 #include <cstddef>
@@ -61,10 +65,12 @@ struct VolumeMap {
     float cell = 0.0f;                ///< Node spacing (m)
     std::array<int, D> nodes{};       ///< Nodes per axis (whole blocks)
     std::array<int, D> blocks{};      ///< Blocks per axis
+    static constexpr std::int64_t kNotFilled = -2;  ///< block[]: held, its nodes not computed yet (fill_volume_map)
     std::vector<std::int64_t> block;  ///< Per block (x fastest): its first node in share and push; -1: not held
     std::vector<float> share;         ///< Per held node (x fastest within its block): K(p) / S(s); 0 beyond the band
     std::vector<Vec<D>> push;         ///< Per held node: -grad K(p) / |dS/ds|(s); zero beyond the band
     /// share and push at x (the wall's frame), multilinear in the nodes (a node not held: 0); false outside the grid.
+    /// A node of a block not filled yet throws std::logic_error (fill_volume_map first).
     bool sample(const Vec<D>& x, float& share_out, Vec<D>& push_out) const;
     std::size_t memory_bytes() const {
         return block.capacity() * 8 + share.capacity() * 4 + push.capacity() * sizeof(Vec<D>);
@@ -87,14 +93,23 @@ bool open_shell(const Wall<D>& w) {
     return w.shape == Wall<D>::Shape::sdf && w.sdf && w.sdf->shell;
 }
 
+/// When a map's held blocks are computed: all at once, or none until fill_volume_map asks for them.
+enum class MapFill { whole, on_demand };
+
 /// The volume map of wall w (volume_mapped) for the profile's kernel, calibration and reach; node cell r/2
 /// (3D; r/4 in 2D), grown (and the sums' spacing with it) when the held nodes would exceed max_nodes. Returns
 /// false, with `why` (one line), when the wall is thin (thinner than r under more than 5% of its surface) or
-/// its grid shows no inside.
+/// its grid shows no inside. With MapFill::on_demand its held blocks are left kNotFilled.
 template <int D>
 bool make_volume_map(const Wall<D>& w, const SmoothWallProfile<D>& profile, const CubicSpline<D>& kernel,
                      const ExecContext& exec, VolumeMap<D>& out, std::string& why,
-                     std::size_t max_nodes = std::size_t{1} << 24);
+                     std::size_t max_nodes = std::size_t{1} << 24, MapFill fill = MapFill::whole);
+
+/// Computes the held blocks of `map` (wall w's) not filled yet that sample() may read at a point of the box
+/// [lo, hi] (the wall's frame); returns how many. Their nodes are appended to share and push.
+template <int D>
+std::size_t fill_volume_map(const Wall<D>& w, const SmoothWallProfile<D>& profile, const CubicSpline<D>& kernel,
+                            const Vec<D>& lo, const Vec<D>& hi, const ExecContext& exec, VolumeMap<D>& map);
 
 /// The volume maps of a list of walls, and the one table every term solves its virtual particle from.
 template <int D>
@@ -111,6 +126,9 @@ struct VolumeMaps {
     /// psi W'(delta) = -grad. False when it holds nothing.
     bool virtual_particle(const CubicSpline<D>& kernel, float rho, float grad, float& delta, float& psi) const;
     std::size_t memory_bytes() const;
+    /// Nodes computed so far (MapFill::on_demand: those the fluid came near), and all the maps' held nodes.
+    std::size_t nodes_filled() const;
+    std::size_t nodes_held() const;
 };
 
 /// The maps of the walls with mask[w] set that are volume_mapped, one per wall, each computed in parallel
@@ -118,6 +136,6 @@ struct VolumeMaps {
 template <int D>
 VolumeMaps<D> make_volume_maps(const std::vector<Wall<D>>& walls, const std::vector<std::uint8_t>& mask,
                                const SmoothWallProfile<D>& profile, const CubicSpline<D>& kernel,
-                               const ExecContext& exec);
+                               const ExecContext& exec, MapFill fill = MapFill::whole);
 
 }  // namespace eddy

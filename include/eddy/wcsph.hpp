@@ -232,6 +232,7 @@ public:
     float speed_of_sound() const { return m_c0; }
     float stiffness() const { return m_B; }
     std::size_t memory_bytes() const;
+    const SmoothWalls<D>& smooth_walls() const { return m_smooth; }
     /// The state a step hands to the next beyond the particles (checkpoint and resume).
     void save_state(StateWriter& w) const;
     void load_state(StateReader& r);

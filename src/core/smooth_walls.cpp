@@ -4,9 +4,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <numbers>
 
 #include "core/portable_math.hpp"
@@ -822,11 +824,11 @@ template <int D>
 void SmoothWalls<D>::make_maps(const std::vector<Wall<D>>& walls, const ExecContext& exec) {
     const auto start = std::chrono::steady_clock::now();
     m_balls = make_ball_maps(walls, m_walls, m_profile, m_kernel, exec);
-    m_volumes = make_volume_maps(walls, m_walls, m_profile, m_kernel, exec);
+    m_volumes = make_volume_maps(walls, m_walls, m_profile, m_kernel, exec, MapFill::on_demand);
     const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (!m_volumes.maps.empty() && took >= 1.0 && isatty(fileno(stderr)))  // a wait at the start, said on a terminal
-        std::fprintf(stderr, "eddy: smooth walls: %zu volume maps (%.1f MB) in %.1f s\n", m_volumes.maps.size(),
-                     m_volumes.memory_bytes() / 1e6, took);
+        std::fprintf(stderr, "eddy: smooth walls: %zu volume maps planned in %.1f s (filled where the fluid comes)\n",
+                     m_volumes.maps.size(), took);
     for (std::size_t w = 0; w < walls.size(); ++w) {
         if (!m_walls[w] || m_volumes.find(w) || !volume_mapped<D>(walls[w].shape, walls[w].solid, open_shell(walls[w])))
             continue;
@@ -844,10 +846,50 @@ void SmoothWalls<D>::update(const std::vector<Wall<D>>& walls, const std::vector
                             const Vec<D>& g, const Vec<D>* x, std::size_t n, const NeighborLists& particle_lists,
                             const BoundarySet<D>& particles, const ExecContext& exec) {
     if (!m_on) return;
-    m_moving.assign(motions.size(), 0);
-    for (std::size_t o = 0; o < motions.size(); ++o) m_moving[o] = motions[o].moving() ? 1 : 0;
+    prepare(walls, motions, x, n, exec);
     build_virtual_walls(walls, m_walls, motions, t, m_profile, g, x, n, m_virtual, exec, &particle_lists, &particles,
                         &m_objects, &m_kernel, &m_balls, &m_volumes);
+}
+
+// Which objects move this step, and the volume maps' blocks the fluid at x[0, n) may read (MapFill::on_demand):
+// those within the fluid's box grown by the reach (the margin lets the fluid move a while before the next
+// fill). A process of a distributed run holds its box and halo, so it fills only the blocks around them (issue 44).
+template <int D>
+void SmoothWalls<D>::prepare(const std::vector<Wall<D>>& walls, const std::vector<BoundaryMotion<D>>& motions,
+                             const Vec<D>* x, std::size_t n, const ExecContext& exec) {
+    m_moving.assign(motions.size(), 0);
+    for (std::size_t o = 0; o < motions.size(); ++o) m_moving[o] = motions[o].moving() ? 1 : 0;
+    if (m_volumes.maps.empty() || n == 0) return;
+    using Box = std::array<Vec<D>, 2>;
+    const float inf = std::numeric_limits<float>::infinity();
+    const Box empty{Vec<D>::filled(inf), Vec<D>::filled(-inf)};
+    Box box = parallel_reduce_blocks(exec, n, empty, [&](std::size_t b, std::size_t e) {
+        Box k = empty;
+        for (std::size_t i = b; i < e; ++i)
+            for (int a = 0; a < D; ++a) k[0][a] = std::min(k[0][a], x[i][a]), k[1][a] = std::max(k[1][a], x[i][a]);
+        return k;
+    }, [](const Box& p, const Box& q) {
+        Box k;
+        for (int a = 0; a < D; ++a) k[0][a] = std::min(p[0][a], q[0][a]), k[1][a] = std::max(p[1][a], q[1][a]);
+        return k;
+    });
+    box[0] -= Vec<D>::filled(m_profile.reach);
+    box[1] += Vec<D>::filled(m_profile.reach);
+    for (std::size_t w = 0; w < walls.size(); ++w) {
+        const int m = w < m_volumes.of_wall.size() ? m_volumes.of_wall[w] : -1;
+        if (m < 0) continue;
+        Box in = box;  // the box in the wall's frame: a moving wall's, around its corners taken there
+        if (walls[w].moving) {
+            in = empty;
+            for (int c = 0; c < (1 << D); ++c) {
+                Vec<D> corner;
+                for (int a = 0; a < D; ++a) corner[a] = box[(c >> a) & 1][a];
+                const Vec<D> l = walls[w].pose.inverse(corner);
+                for (int a = 0; a < D; ++a) in[0][a] = std::min(in[0][a], l[a]), in[1][a] = std::max(in[1][a], l[a]);
+            }
+        }
+        fill_volume_map(walls[w], m_profile, m_kernel, in[0], in[1], exec, m_volumes.maps[static_cast<std::size_t>(m)]);
+    }
 }
 
 // Each block of particles writes its own pairs, in the order ghost_share visits them: the same list on any

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <stdexcept>
 
 #include "eddy/smooth_walls.hpp"
 #include "core/portable_math.hpp"
@@ -95,6 +96,22 @@ Lattice<D> lattice(const CubicSpline<D>& W, float cell) {
 constexpr float kRamp = 1.5f;
 inline float indicator(float phi, float inv_spacing) { return std::clamp(0.5f - phi * inv_spacing, 0.0f, 1.0f); }
 
+// The unit normal at node y: the signed distance's central differences over a quarter cell; false where they
+// vanish.
+template <int D>
+bool surface_normal(const Wall<D>& w, const Vec<D>& y, float cell, Vec<D>& n) {
+    const float e = 0.25f * cell;
+    for (int a = 0; a < D; ++a) {
+        Vec<D> step = Vec<D>::zero();
+        step[a] = e;
+        n[a] = signed_distance(w, y + step) - signed_distance(w, y - step);
+    }
+    const float len = norm(n);
+    if (!(len > 0.0f)) return false;
+    n = n * (1.0f / len);
+    return true;
+}
+
 // share and push at node y (header) from `phi`, the signed distances of y's window (y at index c); for a node
 // at most r outside the wall (a surface node: 1) whether the wall is thinner than r below its surface point
 // (2: the fluid's side again along -n). A node inside the wall takes its surface point's values (the profile's
@@ -105,22 +122,14 @@ inline float indicator(float phi, float inv_spacing) { return std::clamp(0.5f - 
 // kLanes partial sums (point k in lane k mod kLanes), added in one order: the same bits on any thread count.
 template <int D>
 void map_node(const Wall<D>& w, const SmoothWallProfile<D>& profile, const Lattice<D>& q, float cell, const Vec<D>& y,
-              const float* phi, std::int32_t c, float& share, Vec<D>& push, std::uint8_t& surface) {
+              const float* phi, std::int32_t c, float& share, Vec<D>& push) {
     share = 0.0f;
     push = Vec<D>::zero();
     const float r = profile.radius, d = phi[c];
     // Beyond the band no cell holding a point at -r..reach reaches.
     if (d > profile.reach + std::sqrt(float(D)) * cell || d < -r - std::sqrt(float(D)) * cell) return;
     Vec<D> n;
-    const float e = 0.25f * cell;
-    for (int a = 0; a < D; ++a) {
-        Vec<D> step = Vec<D>::zero();
-        step[a] = e;
-        n[a] = signed_distance(w, y + step) - signed_distance(w, y - step);
-    }
-    const float len = norm(n);
-    if (!(len > 0.0f)) return;
-    n = n * (1.0f / len);
+    if (!surface_normal(w, y, cell, n)) return;
     // The wall grown by `grown` (at the node's own distance: the surface point's d = 0 inside the wall).
     const float dq = std::max(d, 0.0f), s = profile.mapped(dq), grown = dq - s + std::min(d, 0.0f);
     const float width = kRamp * cell, inv = 1.0f / width, hs = 0.5f * width;
@@ -161,10 +170,18 @@ void map_node(const Wall<D>& w, const SmoothWallProfile<D>& profile, const Latti
         const double kd = k21 * sum(Kd);
         for (int a = 0; a < D; ++a) push[a] = static_cast<float>((sum(G[a]) + kd * n[a]) / pushf);
     }
-    if (!(d >= 0.0f && d <= r)) return;
-    surface = 1;
+}
+
+// Node y at signed distance d: 0, or for a node at most r outside the wall (a surface node) 1, and 2 when the
+// wall is thinner than r below its surface point (the fluid's side again along -n; n as map_node's).
+template <int D>
+std::uint8_t surface_flag(const Wall<D>& w, const SmoothWallProfile<D>& profile, float cell, const Vec<D>& y, float d) {
+    const float r = profile.radius;
+    Vec<D> n;
+    if (!(d >= 0.0f && d <= r) || !surface_normal(w, y, cell, n)) return 0;
     for (int k = 1; k <= 4; ++k)
-        if (signed_distance(w, y - n * (d + 0.25f * r * static_cast<float>(k))) > 0.0f) surface = 2;
+        if (signed_distance(w, y - n * (d + 0.25f * r * static_cast<float>(k))) > 0.0f) return 2;
+    return 1;
 }
 }  // namespace
 
@@ -193,7 +210,10 @@ bool VolumeMap<D>::sample(const Vec<D>& x, float& share_out, Vec<D>& push_out) c
             bs *= static_cast<std::size_t>(blocks[a]);
             ls *= kBlock;
         }
-        if (block[b] < 0) continue;  // beyond the band: 0
+        if (block[b] < 0) {  // beyond the band: 0
+            if (block[b] == kNotFilled) throw std::logic_error("volume map: read in a block that was not filled");
+            continue;
+        }
         const std::size_t k = static_cast<std::size_t>(block[b]) + local;
         share_out += wgt * share[k];
         push_out += push[k] * wgt;
@@ -243,12 +263,10 @@ std::size_t hold_blocks(const Wall<D>& w, const SmoothWallProfile<D>& profile, V
     return held * VolumeMap<D>::kBlockNodes;
 }
 
-// The position of held node k (the wall's frame); `ids`: the held blocks in order.
+// The position of node `local` of block b (the wall's frame).
 template <int D>
-Vec<D> held_node(const VolumeMap<D>& m, const std::vector<std::uint32_t>& ids, std::size_t k) {
+Vec<D> block_node(const VolumeMap<D>& m, std::size_t b, std::size_t local) {
     constexpr int B = VolumeMap<D>::kBlock;
-    const std::size_t per = VolumeMap<D>::kBlockNodes;
-    std::size_t b = ids[k / per], local = k % per;
     Vec<D> y;
     for (int a = 0; a < D; ++a) {
         const std::size_t n = (b % static_cast<std::size_t>(m.blocks[a])) * B + local % B;
@@ -258,32 +276,22 @@ Vec<D> held_node(const VolumeMap<D>& m, const std::vector<std::uint32_t>& ids, s
     }
     return y;
 }
-}  // namespace
 
+// Fills blocks `ids` (held, not filled; ascending), their nodes appended to share and push in that order. Block
+// by block: the signed distances of the block's window (its nodes and m more on each side) once, then every
+// node's sums from them. A node's values depend on its position alone: the same bits whichever blocks are
+// filled when, and on any thread count.
 template <int D>
-bool make_volume_map(const Wall<D>& w, const SmoothWallProfile<D>& profile, const CubicSpline<D>& kernel,
-                     const ExecContext& exec, VolumeMap<D>& out, std::string& why, std::size_t max_nodes) {
-    const float r = profile.radius;
-    Vec<D> lo, hi;
-    wall_box(w, lo, hi);
-    const float grow = w.solid ? profile.reach + 2.0f * r : 0.0f;  // a container holds its fluid inside its box
-    out.origin = lo - Vec<D>::filled(grow);
-    out.cell = D == 3 ? 0.5f * r : 0.25f * r;
-    std::size_t total = hold_blocks(w, profile, out, hi + Vec<D>::filled(grow), exec);
-    while (total > max_nodes) {  // a coarser grid rather than more memory than asked for
-        out.cell *= 1.25f;
-        total = hold_blocks(w, profile, out, hi + Vec<D>::filled(grow), exec);
-    }
-    std::vector<std::uint32_t> ids;
-    for (std::size_t b = 0; b < out.block.size(); ++b)
-        if (out.block[b] >= 0) ids.push_back(static_cast<std::uint32_t>(b));
-    out.share.assign(total, 0.0f);
-    out.push.assign(total, Vec<D>::zero());
-    std::vector<std::uint8_t> surface(total, 0);
-    // Block by block: the signed distances of the block's window (its nodes and m more on each side) once,
-    // then every node's sums from them.
-    const Lattice<D> q = lattice(kernel, out.cell);
+void fill_blocks(const Wall<D>& w, const SmoothWallProfile<D>& profile, const CubicSpline<D>& kernel,
+                 const std::vector<std::size_t>& ids, const ExecContext& exec, VolumeMap<D>& out) {
+    if (ids.empty()) return;
     constexpr int B = VolumeMap<D>::kBlock;
+    constexpr std::size_t per = VolumeMap<D>::kBlockNodes;
+    const std::size_t first_node = out.share.size();
+    out.share.resize(first_node + ids.size() * per, 0.0f);
+    out.push.resize(first_node + ids.size() * per, Vec<D>::zero());
+    for (std::size_t k = 0; k < ids.size(); ++k) out.block[ids[k]] = static_cast<std::int64_t>(first_node + k * per);
+    const Lattice<D> q = lattice(kernel, out.cell);
     parallel_for_each_index(exec, ids.size(), [&](std::size_t ib) {
         std::size_t window = 1;
         for (int a = 0; a < D; ++a) window *= static_cast<std::size_t>(q.side);
@@ -299,24 +307,100 @@ bool make_volume_map(const Wall<D>& w, const SmoothWallProfile<D>& profile, cons
                 z[a] = out.origin[a] + out.cell * static_cast<float>(first[a] + rest % q.side);
             phi[k] = signed_distance(w, z);
         }
-        for (std::size_t local = 0; local < VolumeMap<D>::kBlockNodes; ++local) {
-            const std::size_t k = ib * VolumeMap<D>::kBlockNodes + local;
+        const std::size_t at = first_node + ib * per;
+        for (std::size_t local = 0; local < per; ++local) {
             std::int32_t c = 0, stride = 1;
             for (int a = 0, rest = static_cast<int>(local); a < D; ++a, rest /= B, stride *= q.side) c += (rest % B + q.m) * stride;
-            map_node(w, profile, q, out.cell, held_node(out, ids, k), phi.data(), c, out.share[k], out.push[k], surface[k]);
+            map_node(w, profile, q, out.cell, block_node(out, ids[ib], local), phi.data(), c, out.share[at + local],
+                     out.push[at + local]);
         }
     }, 1);
-    // Thin: more than 5% of the surface nodes (a plate's faces; a sharp edge's few nodes are not), or none.
-    const auto thin = std::count(surface.begin(), surface.end(), 2), all = thin + std::count(surface.begin(), surface.end(), 1);
-    if (all > 0 && thin * 20 <= all) return true;
-    const auto at = all > 0 ? std::find(surface.begin(), surface.end(), 2) : surface.begin();
+}
+}  // namespace
+
+template <int D>
+bool make_volume_map(const Wall<D>& w, const SmoothWallProfile<D>& profile, const CubicSpline<D>& kernel,
+                     const ExecContext& exec, VolumeMap<D>& out, std::string& why, std::size_t max_nodes, MapFill fill) {
+    const float r = profile.radius;
+    Vec<D> lo, hi;
+    wall_box(w, lo, hi);
+    const float grow = w.solid ? profile.reach + 2.0f * r : 0.0f;  // a container holds its fluid inside its box
+    out.origin = lo - Vec<D>::filled(grow);
+    out.cell = D == 3 ? 0.5f * r : 0.25f * r;
+    std::size_t total = hold_blocks(w, profile, out, hi + Vec<D>::filled(grow), exec);
+    while (total > max_nodes) {  // a coarser grid rather than more memory than asked for
+        out.cell *= 1.25f;
+        total = hold_blocks(w, profile, out, hi + Vec<D>::filled(grow), exec);
+    }
+    std::vector<std::size_t> ids;
+    for (std::size_t b = 0; b < out.block.size(); ++b)
+        if (out.block[b] >= 0) {
+            ids.push_back(b);
+            out.block[b] = VolumeMap<D>::kNotFilled;
+        }
+    // Thin: more than 5% of the surface nodes (a plate's faces; a sharp edge's few nodes are not), or none. Decided
+    // over every held node before any is filled (the flags need distances only): the same answer whichever part
+    // of the map a process fills.
+    constexpr std::size_t per = VolumeMap<D>::kBlockNodes;
+    std::vector<std::array<std::size_t, 3>> counts(ids.size());  // per block: thin, surface, first thin node
+    parallel_for_each_index(exec, ids.size(), [&](std::size_t ib) {
+        counts[ib] = {0, 0, per};
+        for (std::size_t local = 0; local < per; ++local) {
+            const Vec<D> y = block_node(out, ids[ib], local);
+            const std::uint8_t f = surface_flag(w, profile, out.cell, y, signed_distance(w, y));
+            counts[ib][0] += f == 2;
+            counts[ib][1] += f != 0;
+            if (f == 2 && counts[ib][2] == per) counts[ib][2] = local;
+        }
+    }, 16);
+    std::size_t thin = 0, all = 0;
+    Vec<D> at = lo;
+    for (std::size_t ib = 0; ib < ids.size(); ++ib) {
+        if (thin == 0 && counts[ib][0] > 0) at = block_node(out, ids[ib], counts[ib][2]);
+        thin += counts[ib][0];
+        all += counts[ib][1];
+    }
+    if (all > 0 && thin * 20 <= all) {
+        if (fill == MapFill::whole) fill_blocks(w, profile, kernel, ids, exec, out);
+        return true;
+    }
+    if (all == 0 && !ids.empty()) at = block_node(out, ids[0], 0);
     why = all > 0 ? "thinner than a particle radius under " + std::to_string(100 * thin / all) + "% of its surface, near ("
                   : "no inside on its distance grid (thinner than its voxel), near (";
-    const Vec<D> y = total > 0 ? held_node(out, ids, static_cast<std::size_t>(at - surface.begin())) : lo;
-    for (int a = 0; a < D; ++a) why += (a ? ", " : "") + std::to_string(y[a]);
+    for (int a = 0; a < D; ++a) why += (a ? ", " : "") + std::to_string(at[a]);
     why += ")";
     out = VolumeMap<D>{};
     return false;
+}
+
+template <int D>
+std::size_t fill_volume_map(const Wall<D>& w, const SmoothWallProfile<D>& profile, const CubicSpline<D>& kernel,
+                            const Vec<D>& lo, const Vec<D>& hi, const ExecContext& exec, VolumeMap<D>& map) {
+    if (map.block.empty()) return 0;
+    constexpr int B = VolumeMap<D>::kBlock;
+    std::array<int, D> b0, b1;  // the blocks holding a node of the cells [lo, hi] touches
+    for (int a = 0; a < D; ++a) {
+        const float u0 = (lo[a] - map.origin[a]) / map.cell, u1 = (hi[a] - map.origin[a]) / map.cell;
+        if (!(u1 >= 0.0f) || !(u0 <= static_cast<float>(map.nodes[a] - 1))) return 0;  // outside the grid (or NaN)
+        b0[a] = std::clamp(static_cast<int>(std::floor(u0)), 0, map.nodes[a] - 1) / B;
+        b1[a] = std::clamp(static_cast<int>(std::floor(u1)) + 1, 0, map.nodes[a] - 1) / B;
+    }
+    std::vector<std::size_t> ids;
+    std::array<int, D> c = b0;
+    for (;;) {
+        std::size_t b = 0, stride = 1;
+        for (int a = 0; a < D; ++a) {
+            b += static_cast<std::size_t>(c[a]) * stride;
+            stride *= static_cast<std::size_t>(map.blocks[a]);
+        }
+        if (map.block[b] == VolumeMap<D>::kNotFilled) ids.push_back(b);
+        int a = 0;
+        while (a < D && ++c[a] > b1[a]) c[a] = b0[a], ++a;
+        if (a == D) break;
+    }
+    std::sort(ids.begin(), ids.end());
+    fill_blocks(w, profile, kernel, ids, exec, map);
+    return ids.size();
 }
 
 template <int D>
@@ -343,9 +427,25 @@ std::size_t VolumeMaps<D>::memory_bytes() const {
 }
 
 template <int D>
+std::size_t VolumeMaps<D>::nodes_filled() const {
+    std::size_t n = 0;
+    for (const VolumeMap<D>& m : maps) n += m.share.size();
+    return n;
+}
+
+template <int D>
+std::size_t VolumeMaps<D>::nodes_held() const {
+    std::size_t n = 0;
+    for (const VolumeMap<D>& m : maps)
+        n += VolumeMap<D>::kBlockNodes * static_cast<std::size_t>(std::count_if(m.block.begin(), m.block.end(),
+                                                                                 [](std::int64_t b) { return b != -1; }));
+    return n;
+}
+
+template <int D>
 VolumeMaps<D> make_volume_maps(const std::vector<Wall<D>>& walls, const std::vector<std::uint8_t>& mask,
                                const SmoothWallProfile<D>& profile, const CubicSpline<D>& kernel,
-                               const ExecContext& exec) {
+                               const ExecContext& exec, MapFill fill) {
     VolumeMaps<D> out;
     out.of_wall.assign(walls.size(), -1);
     out.h = kernel.h;
@@ -360,7 +460,7 @@ VolumeMaps<D> make_volume_maps(const std::vector<Wall<D>>& walls, const std::vec
         if (w >= mask.size() || !mask[w] || !volume_mapped<D>(wall.shape, wall.solid, open_shell(wall))) continue;
         VolumeMap<D> map;
         std::string why;
-        if (!make_volume_map(wall, profile, kernel, exec, map, why)) {
+        if (!make_volume_map(wall, profile, kernel, exec, map, why, std::size_t{1} << 24, fill)) {
             out.refused.push_back("wall " + std::to_string(w) + ": " + why);
             continue;
         }
@@ -375,12 +475,16 @@ template struct VolumeMap<3>;
 template struct VolumeMaps<2>;
 template struct VolumeMaps<3>;
 template bool make_volume_map<2>(const Wall<2>&, const SmoothWallProfile<2>&, const CubicSpline<2>&, const ExecContext&,
-                                 VolumeMap<2>&, std::string&, std::size_t);
+                                 VolumeMap<2>&, std::string&, std::size_t, MapFill);
+template std::size_t fill_volume_map<2>(const Wall<2>&, const SmoothWallProfile<2>&, const CubicSpline<2>&, const Vec<2>&,
+                                        const Vec<2>&, const ExecContext&, VolumeMap<2>&);
 template bool make_volume_map<3>(const Wall<3>&, const SmoothWallProfile<3>&, const CubicSpline<3>&, const ExecContext&,
-                                 VolumeMap<3>&, std::string&, std::size_t);
+                                 VolumeMap<3>&, std::string&, std::size_t, MapFill);
+template std::size_t fill_volume_map<3>(const Wall<3>&, const SmoothWallProfile<3>&, const CubicSpline<3>&, const Vec<3>&,
+                                        const Vec<3>&, const ExecContext&, VolumeMap<3>&);
 template VolumeMaps<2> make_volume_maps<2>(const std::vector<Wall<2>>&, const std::vector<std::uint8_t>&,
-                                           const SmoothWallProfile<2>&, const CubicSpline<2>&, const ExecContext&);
+                                           const SmoothWallProfile<2>&, const CubicSpline<2>&, const ExecContext&, MapFill);
 template VolumeMaps<3> make_volume_maps<3>(const std::vector<Wall<3>>&, const std::vector<std::uint8_t>&,
-                                           const SmoothWallProfile<3>&, const CubicSpline<3>&, const ExecContext&);
+                                           const SmoothWallProfile<3>&, const CubicSpline<3>&, const ExecContext&, MapFill);
 
 }  // namespace eddy

@@ -799,6 +799,8 @@ private:
     detail::ParticleOutputPlan output_plan() const;
     nlohmann::json record() const;
     nlohmann::json summary(const std::string& picture) const;
+    // summary.json's processes (several) or state hash (one), and the volume maps' nodes (collective).
+    void record_processes(nlohmann::json& j) const;
 
     Simulation& m_simulation;
     ParticleSimulation<D>& m_sim;
@@ -1106,9 +1108,24 @@ nlohmann::json ParticleRun<D>::summary(const std::string& picture) const {
     if (!m_sim.scene.probes.empty()) j["probes_file"] = "probes.csv";
     j["passes"] = detail::passes_json(m_carry.passes, m_sim.steps - m_steps_at_start);  // this process's
     // The final state's hash (state_hash; one process only: over several, each holds a part).
+    record_processes(j);
+    return j;
+}
+
+template <int D>
+void ParticleRun<D>::record_processes(nlohmann::json& j) const {
     if (m_hooks) m_hooks->summarize(j);
     else j["state_hash"] = fmt::format("{:016x}", state_hash(m_simulation));
-    return j;
+    // The smooth walls' volume maps: their nodes, and those filled (where the fluid came; each process's own).
+    const auto maps = std::visit([](const auto& m) -> std::array<std::uint64_t, 2> {
+        if constexpr (requires { m.smooth_walls(); })
+            return {m.smooth_walls().volume_maps().nodes_held(), m.smooth_walls().volume_maps().nodes_filled()};
+        else return {0, 0};
+    }, m_sim.method);
+    if (maps[0] == 0) return;
+    j["volume_map_nodes"] = {{"held", maps[0]}};
+    if (m_hooks) j["processes"]["volume_map_nodes_filled_per_rank"] = m_hooks->all_values(maps[1]);
+    else j["volume_map_nodes"]["filled"] = maps[1];
 }
 
 template <int D>

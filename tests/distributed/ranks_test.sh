@@ -7,7 +7,8 @@
 #   resume SCENE T1 T2             N = 2 runs to T1, N = 3 resumes to T2: the frames of one run to T2
 #   tiny                           a 3 x 1 grid on 4 processes: one process has no cell and idles
 #   particles SCENE UNTIL [--set ...]  a particle scene: every frame the same particles (by id) with the same
-#                                  values for N = 1..4, none lost or doubled; summaries agree (particles_agree.py)
+#                                  values for N = 1..4, none lost or doubled; summaries agree (particles_agree.py);
+#                                  volume maps: no process filled a node one process did not, one fewer
 #   particles_resume SCENE T1 T2   N = 2 runs to T1 (checkpoint), N = 3 resumes to T2: one process's frames
 #   particles_idle                 3 particles on 4 processes: empty subdomains run along
 #   particles_probes               a tank with probes: probes.csv byte-identical for N = 1..4, and after N = 2
@@ -88,6 +89,16 @@ particles)
     for n in 2 3 4; do
         mpi "$n" run "$SCENE" --until "$UNTIL" --out "n$n" -j1 --quiet --format csv "$@"
         python3 "$HERE/particles_agree.py" n1 "n$n" "$n" new
+        # Walls drawn from volume maps (issue 44): each process fills only the blocks its box and halo read, so
+        # none filled a node one process did not (its particles are some of the whole fluid's), one fewer.
+        python3 - "n$n" <<'PY' || fail "n$n: volume map nodes"
+import json, sys
+one = json.load(open("n1/summary.json")).get("volume_map_nodes")
+if one is None or one["filled"] == 0: sys.exit(0)
+ranks = json.load(open(sys.argv[1] + "/summary.json"))["processes"]["volume_map_nodes_filled_per_rank"]
+print(f"{sys.argv[1]}: volume map nodes filled per rank {ranks}; one process {one['filled']} of {one['held']}")
+sys.exit(0 if max(ranks) <= one["filled"] and min(ranks) < one["filled"] else 1)
+PY
     done
     ;;
 particles_resume)

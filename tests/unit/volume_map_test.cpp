@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <numbers>
+#include <stdexcept>
 #include <vector>
 
 #include "eddy/smooth_walls.hpp"
@@ -194,4 +195,59 @@ TEST(VolumeMaps, SameBitsOnAnyThreadCountAndThinWallsRefused2D) {
     EXPECT_NE(t.refused[0].find("thinner than"), std::string::npos) << t.refused[0];
     const std::vector<Wall<2>> thick{polygon_wall({{0.1, 0.1}, {0.3, 0.1}, {0.3, 0.1 + 3 * r}, {0.1, 0.1 + 3 * r}}, r, true)};
     EXPECT_EQ(make_volume_maps(thick, {1}, profile, W, ExecContext(1)).maps.size(), 1u);
+}
+
+// A map filled on demand (issue 44: a process fills the blocks around its box) reads, wherever it is filled,
+// exactly what the whole map reads; a read in a block not filled yet throws rather than read 0; filled
+// everywhere it holds the whole map's nodes.
+TEST(VolumeMaps, FilledOnDemandReadsTheWholeMapsBits2D) {
+    const float r = 0.004f;
+    const CubicSpline<2> W(4.0f * r);
+    const SmoothWallProfile<2> profile = water_profile(W, r);
+    const std::vector<Wall<2>> star{polygon_wall({{0.2, 0.1}, {0.24, 0.1}, {0.24, 0.2}, {0.34, 0.2}, {0.34, 0.24}, {0.24, 0.24},
+                                                  {0.22, 0.3}, {0.2, 0.24}, {0.1, 0.24}, {0.1, 0.2}, {0.2, 0.2}}, r, true)};
+    const ExecContext exec(2);
+    const VolumeMaps<2> whole = make_volume_maps(star, {1}, profile, W, exec);
+    VolumeMaps<2> lazy = make_volume_maps(star, {1}, profile, W, exec, MapFill::on_demand);
+    ASSERT_EQ(whole.maps.size(), 1u);
+    ASSERT_EQ(lazy.maps.size(), 1u);
+    VolumeMap<2>& m = lazy.maps[0];
+    EXPECT_TRUE(m.share.empty());
+    auto same_at = [&](const Vec2& x) {
+        float s0 = 0, s1 = 0;
+        Vec2 p0 = Vec2::zero(), p1 = Vec2::zero();
+        const bool in0 = whole.maps[0].sample(x, s0, p0), in1 = m.sample(x, s1, p1);
+        return in0 == in1 && std::memcmp(&s0, &s1, 4) == 0 && std::memcmp(&p0, &p1, sizeof(Vec2)) == 0;
+    };
+    // The left part (x < 0.2) filled: every point there reads the whole map's bits, and some point on the
+    // right, near the surface, throws.
+    const Vec2 lo{{0.0f, 0.0f}}, hi{{0.2f, 0.4f}};
+    const std::size_t filled = fill_volume_map(star[0], profile, W, lo, hi, exec, m);
+    EXPECT_GT(filled, 0u);
+    EXPECT_LT(m.share.size(), whole.maps[0].share.size());
+    EXPECT_EQ(fill_volume_map(star[0], profile, W, lo, hi, exec, m), 0u);  // nothing left to fill there
+    int checked = 0, thrown = 0;
+    for (int i = 0; i <= 200; ++i)
+        for (int j = 0; j <= 200; ++j) {
+            const Vec2 x{{0.05f + 0.0015f * float(i), 0.05f + 0.0015f * float(j)}};
+            if (x[0] <= 0.2f) {
+                EXPECT_TRUE(same_at(x)) << x[0] << ", " << x[1];
+                ++checked;
+                continue;
+            }
+            float s;
+            Vec2 p;
+            try {
+                m.sample(x, s, p);
+            } catch (const std::logic_error&) {
+                ++thrown;
+            }
+        }
+    EXPECT_GT(checked, 10000);
+    EXPECT_GT(thrown, 100);
+    // Filled everywhere: the whole map's node count, and every point reads its bits.
+    fill_volume_map(star[0], profile, W, Vec2{{-1.0f, -1.0f}}, Vec2{{1.0f, 1.0f}}, exec, m);
+    EXPECT_EQ(m.share.size(), whole.maps[0].share.size());
+    for (int i = 0; i <= 200; ++i)
+        for (int j = 0; j <= 200; ++j) EXPECT_TRUE(same_at(Vec2{{0.05f + 0.0015f * float(i), 0.05f + 0.0015f * float(j)}}));
 }
