@@ -112,10 +112,9 @@ bool surface_normal(const Wall<D>& w, const Vec<D>& y, float cell, Vec<D>& n) {
     return true;
 }
 
-// share and push at node y (header) from `phi`, the signed distances of y's window (y at index c); for a node
-// at most r outside the wall (a surface node: 1) whether the wall is thinner than r below its surface point
-// (2: the fluid's side again along -n). A node inside the wall takes its surface point's values (the profile's
-// d < 0 takes d = 0): the wall's sum shifted by d, exact for a flat wall.
+// share and push at node y (header) from `phi`, the signed distances of y's window (y at index c). A node
+// inside the wall takes its surface point's values (the profile's d < 0 takes d = 0): the wall's sum shifted
+// by d, exact for a flat wall.
 //
 // Both the wall's sums and the flat face's (the plane at the mapped distance s along y's normal) run over the
 // same lattice points, so a flat face reads share 1 and push n in any orientation. Each sum is kept in
@@ -382,8 +381,9 @@ std::size_t fill_volume_map(const Wall<D>& w, const SmoothWallProfile<D>& profil
     for (int a = 0; a < D; ++a) {
         const float u0 = (lo[a] - map.origin[a]) / map.cell, u1 = (hi[a] - map.origin[a]) / map.cell;
         if (!(u1 >= 0.0f) || !(u0 <= static_cast<float>(map.nodes[a] - 1))) return 0;  // outside the grid (or NaN)
-        b0[a] = std::clamp(static_cast<int>(std::floor(u0)), 0, map.nodes[a] - 1) / B;
-        b1[a] = std::clamp(static_cast<int>(std::floor(u1)) + 1, 0, map.nodes[a] - 1) / B;
+        const float top = static_cast<float>(map.nodes[a] - 1);  // clamped as floats: a far point casts safely
+        b0[a] = static_cast<int>(std::floor(std::clamp(u0, 0.0f, top))) / B;
+        b1[a] = std::min(static_cast<int>(std::floor(std::clamp(u1, 0.0f, top))) + 1, map.nodes[a] - 1) / B;
     }
     std::vector<std::size_t> ids;
     std::array<int, D> c = b0;
