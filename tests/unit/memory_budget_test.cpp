@@ -23,11 +23,21 @@ using namespace eddy;
 namespace {
 
 // The memory a running simulation holds, as its parts report it (vector capacities, Clavet's springs).
+// What the simulation holds between steps, its volume maps' blocks not filled yet counted as filled: the
+// estimate is the run's, and a map fills as the fluid comes near (issue 44).
 std::size_t actual_bytes(const Simulation& sim) {
     return std::visit(
         [](const auto& s) {
             return s.fluid.memory_bytes() + s.boundary.memory_bytes() +
-                   std::visit([](const auto& m) { return m.memory_bytes(); }, s.method);
+                   std::visit([](const auto& m) -> std::size_t {
+                       std::size_t unfilled = 0;
+                       if constexpr (requires { m.smooth_walls(); }) {
+                           const auto& v = m.smooth_walls().volume_maps();
+                           using Push = typename decltype(v.maps.front().push)::value_type;
+                           unfilled = (v.nodes_held() - v.nodes_filled()) * (sizeof(float) + sizeof(Push));
+                       }
+                       return m.memory_bytes() + unfilled;
+                   }, s.method);
         },
         sim);
 }
