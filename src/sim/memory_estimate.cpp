@@ -168,7 +168,8 @@ bool open_model(const BoundarySpec& b) {
 
 // A boundary's volume maps (eddy/volume_map.hpp): share and push per node held, the blocks of 8^D nodes (cell
 // r/2 in 3D, r/4 in 2D) near its surface: its area (length) times about 10 r (6 r in 2D), at most its box
-// grown by 10 r on each side (small models: every block); an open-top cylinder's floor and side both.
+// grown by 10 r on each side (small models: every block); an open-top cylinder's floor and side both. Whole: a
+// map fills as the fluid comes near (fill_volume_map), and a run's fluid may come near every block.
 template <int D>
 double volume_map_bytes(const BoundarySpec& b, double r) {
     if (!volume_mapped<D>(wall_shape<D>(b), b.solid || b.open_top, open_model<D>(b))) return 0.0;
