@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -860,35 +859,35 @@ void SmoothWalls<D>::prepare(const std::vector<Wall<D>>& walls, const std::vecto
     m_moving.assign(motions.size(), 0);
     for (std::size_t o = 0; o < motions.size(); ++o) m_moving[o] = motions[o].moving() ? 1 : 0;
     if (m_volumes.maps.empty() || n == 0) return;
-    using Box = std::array<Vec<D>, 2>;
     const float inf = std::numeric_limits<float>::infinity();
-    const Box empty{Vec<D>::filled(inf), Vec<D>::filled(-inf)};
-    Box box = parallel_reduce_blocks(exec, n, empty, [&](std::size_t b, std::size_t e) {
-        Box k = empty;
-        for (std::size_t i = b; i < e; ++i)
-            for (int a = 0; a < D; ++a) k[0][a] = std::min(k[0][a], x[i][a]), k[1][a] = std::max(k[1][a], x[i][a]);
+    const Aabb<D> empty{Vec<D>::filled(inf), Vec<D>::filled(-inf)};
+    auto grow = [](Aabb<D>& box, const Vec<D>& lo, const Vec<D>& hi) {
+        for (int a = 0; a < D; ++a) box.lo[a] = std::min(box.lo[a], lo[a]), box.hi[a] = std::max(box.hi[a], hi[a]);
+    };
+    Aabb<D> box = parallel_reduce_blocks(exec, n, empty, [&](std::size_t b, std::size_t e) {
+        Aabb<D> k = empty;
+        for (std::size_t i = b; i < e; ++i) grow(k, x[i], x[i]);
         return k;
-    }, [](const Box& p, const Box& q) {
-        Box k;
-        for (int a = 0; a < D; ++a) k[0][a] = std::min(p[0][a], q[0][a]), k[1][a] = std::max(p[1][a], q[1][a]);
-        return k;
+    }, [&](Aabb<D> p, const Aabb<D>& q) {
+        grow(p, q.lo, q.hi);
+        return p;
     });
-    box[0] -= Vec<D>::filled(m_profile.reach);
-    box[1] += Vec<D>::filled(m_profile.reach);
+    box.lo -= Vec<D>::filled(m_profile.reach);
+    box.hi += Vec<D>::filled(m_profile.reach);
     for (std::size_t w = 0; w < walls.size(); ++w) {
         const int m = w < m_volumes.of_wall.size() ? m_volumes.of_wall[w] : -1;
         if (m < 0) continue;
-        Box in = box;  // the box in the wall's frame: a moving wall's, around its corners taken there
+        Aabb<D> in = box;  // the box in the wall's frame: a moving wall's, around its corners taken there
         if (walls[w].moving) {
             in = empty;
             for (int c = 0; c < (1 << D); ++c) {
                 Vec<D> corner;
-                for (int a = 0; a < D; ++a) corner[a] = box[(c >> a) & 1][a];
+                for (int a = 0; a < D; ++a) corner[a] = ((c >> a) & 1 ? box.hi : box.lo)[a];
                 const Vec<D> l = walls[w].pose.inverse(corner);
-                for (int a = 0; a < D; ++a) in[0][a] = std::min(in[0][a], l[a]), in[1][a] = std::max(in[1][a], l[a]);
+                grow(in, l, l);
             }
         }
-        fill_volume_map(walls[w], m_profile, m_kernel, in[0], in[1], exec, m_volumes.maps[static_cast<std::size_t>(m)]);
+        fill_volume_map(walls[w], m_profile, m_kernel, in.lo, in.hi, exec, m_volumes.maps[static_cast<std::size_t>(m)]);
     }
 }
 
