@@ -35,4 +35,8 @@ for r, k in enumerate(peaks):
     print(f"rank {r} of {n}: {k / 1024:.0f} MB = {k / one:.3f} x one process ({p['particles_per_rank'][r]:.0f} particles, "
           f"{p['ghosts_per_step'][r]:.0f} ghosts, {p['walls_per_rank'][r]:.0f} wall particles)")
 print(f"largest: {max(peaks) / one:.3f} x one process")
+if "volume_map_nodes_peak_per_rank" in p:  # walls drawn from volume maps: the nodes each process keeps
+    m = json.load(open(f"{out}/one/summary.json"))["volume_map_nodes"]
+    print(f"volume map nodes of {m['held']} held: one process {m['filled']} at the end, {m['peak']} at most; "
+          f"per rank {p['volume_map_nodes_filled_per_rank']} at the end, {p['volume_map_nodes_peak_per_rank']} at most")
 PY

@@ -69,11 +69,15 @@ struct VolumeMap {
     std::vector<std::int64_t> block;  ///< Per block (x fastest): its first node in share and push; -1: not held
     std::vector<float> share;         ///< Per held node (x fastest within its block): K(p) / S(s); 0 beyond the band
     std::vector<Vec<D>> push;         ///< Per held node: -grad K(p) / |dS/ds|(s); zero beyond the band
+    std::vector<std::int64_t> spare;  ///< First nodes of released blocks' slots in share and push, reused first
+    std::size_t peak_filled = 0;      ///< The most nodes filled at once so far
+    /// Nodes filled now (share's slots less the spare ones).
+    std::size_t filled() const { return share.size() - spare.size() * kBlockNodes; }
     /// share and push at x (the wall's frame), multilinear in the nodes (a node not held: 0); false outside the grid.
     /// A node of a block not filled yet throws std::logic_error (fill_volume_map first).
     bool sample(const Vec<D>& x, float& share_out, Vec<D>& push_out) const;
     std::size_t memory_bytes() const {
-        return block.capacity() * 8 + share.capacity() * 4 + push.capacity() * sizeof(Vec<D>);
+        return block.capacity() * 8 + spare.capacity() * 8 + share.capacity() * 4 + push.capacity() * sizeof(Vec<D>);
     }
 };
 
@@ -106,10 +110,18 @@ bool make_volume_map(const Wall<D>& w, const SmoothWallProfile<D>& profile, cons
                      std::size_t max_nodes = std::size_t{1} << 24, MapFill fill = MapFill::whole);
 
 /// Computes the held blocks of `map` (wall w's) not filled yet that sample() may read at a point of the box
-/// [lo, hi] (the wall's frame); returns how many. Their nodes are appended to share and push.
+/// [lo, hi] (the wall's frame); returns how many. Their nodes take spare slots first, then are appended to share
+/// and push.
 template <int D>
 std::size_t fill_volume_map(const Wall<D>& w, const SmoothWallProfile<D>& profile, const CubicSpline<D>& kernel,
                             const Vec<D>& lo, const Vec<D>& hi, const ExecContext& exec, VolumeMap<D>& map);
+
+/// Releases the filled blocks of `map` that sample() cannot read at any point of the box [lo, hi] (the wall's
+/// frame): they become kNotFilled again and their slots spare (fill_volume_map refills them, with the same bits:
+/// a node's values depend on its position alone). When more than half the slots are spare, share and push are
+/// rebuilt without them and their memory returned. Returns the blocks released.
+template <int D>
+std::size_t release_volume_map(const Vec<D>& lo, const Vec<D>& hi, VolumeMap<D>& map);
 
 /// The volume maps of a list of walls, and the one table every term solves its virtual particle from.
 template <int D>
@@ -126,8 +138,10 @@ struct VolumeMaps {
     /// psi W'(delta) = -grad. False when it holds nothing.
     bool virtual_particle(const CubicSpline<D>& kernel, float rho, float grad, float& delta, float& psi) const;
     std::size_t memory_bytes() const;
-    /// Nodes computed so far (MapFill::on_demand: those the fluid came near), and all the maps' held nodes.
+    /// Nodes computed and kept now (MapFill::on_demand: those near the fluid), the most kept at once per map
+    /// summed, and all the maps' held nodes.
     std::size_t nodes_filled() const;
+    std::size_t nodes_peak() const;
     std::size_t nodes_held() const;
 };
 

@@ -850,44 +850,61 @@ void SmoothWalls<D>::update(const std::vector<Wall<D>>& walls, const std::vector
                         &m_objects, &m_kernel, &m_balls, &m_volumes);
 }
 
+namespace {
+template <int D>
+void grow(Aabb<D>& box, const Vec<D>& lo, const Vec<D>& hi) {
+    for (int a = 0; a < D; ++a) box.lo[a] = std::min(box.lo[a], lo[a]), box.hi[a] = std::max(box.hi[a], hi[a]);
+}
+
+template <int D>
+Aabb<D> empty_box() {
+    const float inf = std::numeric_limits<float>::infinity();
+    return {Vec<D>::filled(inf), Vec<D>::filled(-inf)};
+}
+
+// The world box in wall w's frame: a moving wall's, around the box's corners taken there.
+template <int D>
+Aabb<D> in_frame(const Wall<D>& w, const Aabb<D>& box) {
+    if (!w.moving) return box;
+    Aabb<D> in = empty_box<D>();
+    for (int c = 0; c < (1 << D); ++c) {
+        Vec<D> corner;
+        for (int a = 0; a < D; ++a) corner[a] = ((c >> a) & 1 ? box.hi : box.lo)[a];
+        const Vec<D> l = w.pose.inverse(corner);
+        grow(in, l, l);
+    }
+    return in;
+}
+}  // namespace
+
 // Which objects move this step, and the volume maps' blocks the fluid at x[0, n) may read (MapFill::on_demand):
 // those within the fluid's box grown by the reach (the margin lets the fluid move a while before the next
 // fill). A process of a distributed run holds its box and halo, so it fills only the blocks around them (issue 44).
+// Blocks beyond twice the reach of the box are released (a process's box moves when the boxes are cut again,
+// the fluid leaves a region): a map holds the blocks around the fluid now, not every block it ever came near.
 template <int D>
 void SmoothWalls<D>::prepare(const std::vector<Wall<D>>& walls, const std::vector<BoundaryMotion<D>>& motions,
                              const Vec<D>* x, std::size_t n, const ExecContext& exec) {
     m_moving.assign(motions.size(), 0);
     for (std::size_t o = 0; o < motions.size(); ++o) m_moving[o] = motions[o].moving() ? 1 : 0;
-    if (m_volumes.maps.empty() || n == 0) return;
-    const float inf = std::numeric_limits<float>::infinity();
-    const Aabb<D> empty{Vec<D>::filled(inf), Vec<D>::filled(-inf)};
-    auto grow = [](Aabb<D>& box, const Vec<D>& lo, const Vec<D>& hi) {
-        for (int a = 0; a < D; ++a) box.lo[a] = std::min(box.lo[a], lo[a]), box.hi[a] = std::max(box.hi[a], hi[a]);
-    };
-    Aabb<D> box = parallel_reduce_blocks(exec, n, empty, [&](std::size_t b, std::size_t e) {
-        Aabb<D> k = empty;
+    if (m_volumes.maps.empty()) return;  // no fluid (n = 0): an empty box, every block released
+    const Aabb<D> box = parallel_reduce_blocks(exec, n, empty_box<D>(), [&](std::size_t b, std::size_t e) {
+        Aabb<D> k = empty_box<D>();
         for (std::size_t i = b; i < e; ++i) grow(k, x[i], x[i]);
         return k;
     }, [&](Aabb<D> p, const Aabb<D>& q) {
         grow(p, q.lo, q.hi);
         return p;
     });
-    box.lo -= Vec<D>::filled(m_profile.reach);
-    box.hi += Vec<D>::filled(m_profile.reach);
+    const Vec<D> reach = Vec<D>::filled(m_profile.reach);
     for (std::size_t w = 0; w < walls.size(); ++w) {
         const int m = w < m_volumes.of_wall.size() ? m_volumes.of_wall[w] : -1;
         if (m < 0) continue;
-        Aabb<D> in = box;  // the box in the wall's frame: a moving wall's, around its corners taken there
-        if (walls[w].moving) {
-            in = empty;
-            for (int c = 0; c < (1 << D); ++c) {
-                Vec<D> corner;
-                for (int a = 0; a < D; ++a) corner[a] = ((c >> a) & 1 ? box.hi : box.lo)[a];
-                const Vec<D> l = walls[w].pose.inverse(corner);
-                grow(in, l, l);
-            }
-        }
-        fill_volume_map(walls[w], m_profile, m_kernel, in.lo, in.hi, exec, m_volumes.maps[static_cast<std::size_t>(m)]);
+        VolumeMap<D>& map = m_volumes.maps[static_cast<std::size_t>(m)];
+        const Aabb<D> keep = in_frame(walls[w], Aabb<D>{box.lo - reach * 2.0f, box.hi + reach * 2.0f});
+        release_volume_map(keep.lo, keep.hi, map);
+        const Aabb<D> in = in_frame(walls[w], Aabb<D>{box.lo - reach, box.hi + reach});
+        fill_volume_map(walls[w], m_profile, m_kernel, in.lo, in.hi, exec, map);
     }
 }
 

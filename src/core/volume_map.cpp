@@ -286,10 +286,15 @@ void fill_blocks(const Wall<D>& w, const SmoothWallProfile<D>& profile, const Cu
     if (ids.empty()) return;
     constexpr int B = VolumeMap<D>::kBlock;
     constexpr std::size_t per = VolumeMap<D>::kBlockNodes;
-    const std::size_t first_node = out.share.size();
-    out.share.resize(first_node + ids.size() * per, 0.0f);
-    out.push.resize(first_node + ids.size() * per, Vec<D>::zero());
-    for (std::size_t k = 0; k < ids.size(); ++k) out.block[ids[k]] = static_cast<std::int64_t>(first_node + k * per);
+    const std::size_t reused = std::min(ids.size(), out.spare.size()), first_node = out.share.size();
+    out.share.resize(first_node + (ids.size() - reused) * per, 0.0f);
+    out.push.resize(first_node + (ids.size() - reused) * per, Vec<D>::zero());
+    for (std::size_t k = 0; k < ids.size(); ++k) {  // spare slots first (the last released first), then new ones
+        out.block[ids[k]] = k < reused ? out.spare[out.spare.size() - 1 - k]
+                                       : static_cast<std::int64_t>(first_node + (k - reused) * per);
+    }
+    out.spare.resize(out.spare.size() - reused);
+    out.peak_filled = std::max(out.peak_filled, out.filled());
     const Lattice<D> q = lattice(kernel, out.cell);
     parallel_for_each_index(exec, ids.size(), [&](std::size_t ib) {
         std::size_t window = 1;
@@ -306,7 +311,7 @@ void fill_blocks(const Wall<D>& w, const SmoothWallProfile<D>& profile, const Cu
                 z[a] = out.origin[a] + out.cell * static_cast<float>(first[a] + rest % q.side);
             phi[k] = signed_distance(w, z);
         }
-        const std::size_t at = first_node + ib * per;
+        const auto at = static_cast<std::size_t>(out.block[ids[ib]]);
         for (std::size_t local = 0; local < per; ++local) {
             std::int32_t c = 0, stride = 1;
             for (int a = 0, rest = static_cast<int>(local); a < D; ++a, rest /= B, stride *= q.side) c += (rest % B + q.m) * stride;
@@ -372,19 +377,71 @@ bool make_volume_map(const Wall<D>& w, const SmoothWallProfile<D>& profile, cons
     return false;
 }
 
+namespace {
+// The blocks [b0, b1] per axis holding a node of the cells the box [lo, hi] touches (those sample() may read
+// there); false when the box misses the grid (or is NaN).
 template <int D>
-std::size_t fill_volume_map(const Wall<D>& w, const SmoothWallProfile<D>& profile, const CubicSpline<D>& kernel,
-                            const Vec<D>& lo, const Vec<D>& hi, const ExecContext& exec, VolumeMap<D>& map) {
-    if (map.block.empty()) return 0;
+bool blocks_under(const VolumeMap<D>& map, const Vec<D>& lo, const Vec<D>& hi, std::array<int, D>& b0,
+                  std::array<int, D>& b1) {
     constexpr int B = VolumeMap<D>::kBlock;
-    std::array<int, D> b0, b1;  // the blocks holding a node of the cells [lo, hi] touches
     for (int a = 0; a < D; ++a) {
         const float u0 = (lo[a] - map.origin[a]) / map.cell, u1 = (hi[a] - map.origin[a]) / map.cell;
-        if (!(u1 >= 0.0f) || !(u0 <= static_cast<float>(map.nodes[a] - 1))) return 0;  // outside the grid (or NaN)
+        if (!(u1 >= 0.0f) || !(u0 <= static_cast<float>(map.nodes[a] - 1))) return false;
         const float top = static_cast<float>(map.nodes[a] - 1);  // clamped as floats: a far point casts safely
         b0[a] = static_cast<int>(std::floor(std::clamp(u0, 0.0f, top))) / B;
         b1[a] = std::min(static_cast<int>(std::floor(std::clamp(u1, 0.0f, top))) + 1, map.nodes[a] - 1) / B;
     }
+    return true;
+}
+
+// share and push rebuilt with the filled blocks only, in block order (their values move with them), and their
+// spare capacity returned.
+template <int D>
+void compact(VolumeMap<D>& map) {
+    constexpr std::size_t per = VolumeMap<D>::kBlockNodes;
+    std::vector<float> share;
+    std::vector<Vec<D>> push;
+    share.reserve(map.filled());
+    push.reserve(map.filled());
+    for (std::int64_t& at : map.block) {
+        if (at < 0) continue;
+        const auto from = static_cast<std::ptrdiff_t>(at);
+        at = static_cast<std::int64_t>(share.size());
+        share.insert(share.end(), map.share.begin() + from, map.share.begin() + from + per);
+        push.insert(push.end(), map.push.begin() + from, map.push.begin() + from + per);
+    }
+    map.share = std::move(share);
+    map.push = std::move(push);
+    map.spare = {};
+}
+}  // namespace
+
+template <int D>
+std::size_t release_volume_map(const Vec<D>& lo, const Vec<D>& hi, VolumeMap<D>& map) {
+    std::array<int, D> b0{}, b1{};
+    const bool any = blocks_under<D>(map, lo, hi, b0, b1);
+    std::size_t released = 0;
+    for (std::size_t b = 0; b < map.block.size(); ++b) {
+        if (map.block[b] < 0) continue;
+        bool near = any;
+        for (int a = 0, rest = static_cast<int>(b); a < D; rest /= map.blocks[a], ++a) {
+            const int at = rest % map.blocks[a];
+            near = near && at >= b0[a] && at <= b1[a];
+        }
+        if (near) continue;
+        map.spare.push_back(map.block[b]);
+        map.block[b] = VolumeMap<D>::kNotFilled;
+        ++released;
+    }
+    if (map.spare.size() * VolumeMap<D>::kBlockNodes * 2 > map.share.size()) compact(map);
+    return released;
+}
+
+template <int D>
+std::size_t fill_volume_map(const Wall<D>& w, const SmoothWallProfile<D>& profile, const CubicSpline<D>& kernel,
+                            const Vec<D>& lo, const Vec<D>& hi, const ExecContext& exec, VolumeMap<D>& map) {
+    std::array<int, D> b0, b1;
+    if (map.block.empty() || !blocks_under<D>(map, lo, hi, b0, b1)) return 0;
     std::vector<std::size_t> ids;
     std::array<int, D> c = b0;
     for (;;) {
@@ -429,7 +486,14 @@ std::size_t VolumeMaps<D>::memory_bytes() const {
 template <int D>
 std::size_t VolumeMaps<D>::nodes_filled() const {
     std::size_t n = 0;
-    for (const VolumeMap<D>& m : maps) n += m.share.size();
+    for (const VolumeMap<D>& m : maps) n += m.filled();
+    return n;
+}
+
+template <int D>
+std::size_t VolumeMaps<D>::nodes_peak() const {
+    std::size_t n = 0;
+    for (const VolumeMap<D>& m : maps) n += m.peak_filled;
     return n;
 }
 
@@ -482,6 +546,8 @@ template bool make_volume_map<3>(const Wall<3>&, const SmoothWallProfile<3>&, co
                                  VolumeMap<3>&, std::string&, std::size_t, MapFill);
 template std::size_t fill_volume_map<3>(const Wall<3>&, const SmoothWallProfile<3>&, const CubicSpline<3>&, const Vec<3>&,
                                         const Vec<3>&, const ExecContext&, VolumeMap<3>&);
+template std::size_t release_volume_map<2>(const Vec<2>&, const Vec<2>&, VolumeMap<2>&);
+template std::size_t release_volume_map<3>(const Vec<3>&, const Vec<3>&, VolumeMap<3>&);
 template VolumeMaps<2> make_volume_maps<2>(const std::vector<Wall<2>>&, const std::vector<std::uint8_t>&,
                                            const SmoothWallProfile<2>&, const CubicSpline<2>&, const ExecContext&, MapFill);
 template VolumeMaps<3> make_volume_maps<3>(const std::vector<Wall<3>>&, const std::vector<std::uint8_t>&,

@@ -577,6 +577,15 @@ nlohmann::json run_summary(const ParticleSimulation<D>& sim, const ParticleRunCo
     if (!picture.empty()) j["picture"] = picture;
     return j;
 }
+
+// A method's smooth walls' volume map nodes: held, filled now, the most filled at once (zeros without maps).
+template <class M>
+std::array<std::uint64_t, 3> volume_map_nodes(const M& m) {
+    if constexpr (requires { m.smooth_walls(); }) {
+        const auto& maps = m.smooth_walls().volume_maps();
+        return {maps.nodes_held(), maps.nodes_filled(), maps.nodes_peak()};
+    } else return {0, 0, 0};
+}
 }  // namespace
 
 namespace detail {
@@ -1116,16 +1125,15 @@ template <int D>
 void ParticleRun<D>::record_processes(nlohmann::json& j) const {
     if (m_hooks) m_hooks->summarize(j);
     else j["state_hash"] = fmt::format("{:016x}", state_hash(m_simulation));
-    // The smooth walls' volume maps: their nodes, and those filled (where the fluid came; each process's own).
-    const auto maps = std::visit([](const auto& m) -> std::array<std::uint64_t, 2> {
-        if constexpr (requires { m.smooth_walls(); })
-            return {m.smooth_walls().volume_maps().nodes_held(), m.smooth_walls().volume_maps().nodes_filled()};
-        else return {0, 0};
-    }, m_sim.method);
+    // The smooth walls' volume maps: their nodes, those filled now (near the fluid; each process's own) and the
+    // most filled at once.
+    const auto maps = std::visit([](const auto& m) { return volume_map_nodes(m); }, m_sim.method);
     if (maps[0] == 0) return;
     j["volume_map_nodes"] = {{"held", maps[0]}};
-    if (m_hooks) j["processes"]["volume_map_nodes_filled_per_rank"] = m_hooks->all_values(maps[1]);
-    else j["volume_map_nodes"]["filled"] = maps[1];
+    if (m_hooks) {
+        j["processes"]["volume_map_nodes_filled_per_rank"] = m_hooks->all_values(maps[1]);
+        j["processes"]["volume_map_nodes_peak_per_rank"] = m_hooks->all_values(maps[2]);
+    } else j["volume_map_nodes"]["filled"] = maps[1], j["volume_map_nodes"]["peak"] = maps[2];
 }
 
 template <int D>

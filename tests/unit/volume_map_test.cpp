@@ -55,6 +55,11 @@ std::vector<std::array<double, 2>> circle_points(double cx, double cy, double R,
     return p;
 }
 
+// A solid star-shaped polygon (convex and concave corners, arms a few r wide).
+Wall<2> star_wall(float r) {
+    return polygon_wall({{0.2, 0.1}, {0.24, 0.1}, {0.24, 0.2}, {0.34, 0.2}, {0.34, 0.24}, {0.24, 0.24}, {0.22, 0.3},
+                         {0.2, 0.24}, {0.1, 0.24}, {0.1, 0.2}, {0.2, 0.2}}, r, true);
+}
 }  // namespace
 
 // A circle given as a 256-gon model reads as the circle grown by d - s (the radial BallMap, an independent
@@ -179,8 +184,7 @@ TEST(VolumeMaps, SameBitsOnAnyThreadCountAndThinWallsRefused2D) {
     const CubicSpline<2> W(4.0f * r);
     const SmoothWallProfile<2> profile = water_profile(W, r);
     // A cross: convex and concave corners, and a 60 degree tip.
-    const std::vector<Wall<2>> star{polygon_wall({{0.2, 0.1}, {0.24, 0.1}, {0.24, 0.2}, {0.34, 0.2}, {0.34, 0.24}, {0.24, 0.24},
-                                                  {0.22, 0.3}, {0.2, 0.24}, {0.1, 0.24}, {0.1, 0.2}, {0.2, 0.2}}, r, true)};
+    const std::vector<Wall<2>> star{star_wall(r)};
     const VolumeMaps<2> a = make_volume_maps(star, {1}, profile, W, ExecContext(1));
     const VolumeMaps<2> b = make_volume_maps(star, {1}, profile, W, ExecContext(2));
     ASSERT_EQ(a.maps.size(), 1u);
@@ -204,8 +208,7 @@ TEST(VolumeMaps, FilledOnDemandReadsTheWholeMapsBits2D) {
     const float r = 0.004f;
     const CubicSpline<2> W(4.0f * r);
     const SmoothWallProfile<2> profile = water_profile(W, r);
-    const std::vector<Wall<2>> star{polygon_wall({{0.2, 0.1}, {0.24, 0.1}, {0.24, 0.2}, {0.34, 0.2}, {0.34, 0.24}, {0.24, 0.24},
-                                                  {0.22, 0.3}, {0.2, 0.24}, {0.1, 0.24}, {0.1, 0.2}, {0.2, 0.2}}, r, true)};
+    const std::vector<Wall<2>> star{star_wall(r)};
     const ExecContext exec(2);
     const VolumeMaps<2> whole = make_volume_maps(star, {1}, profile, W, exec);
     VolumeMaps<2> lazy = make_volume_maps(star, {1}, profile, W, exec, MapFill::on_demand);
@@ -250,4 +253,72 @@ TEST(VolumeMaps, FilledOnDemandReadsTheWholeMapsBits2D) {
     EXPECT_EQ(m.share.size(), whole.maps[0].share.size());
     for (int i = 0; i <= 200; ++i)
         for (int j = 0; j <= 200; ++j) EXPECT_TRUE(same_at(Vec2{{0.05f + 0.0015f * float(i), 0.05f + 0.0015f * float(j)}}));
+}
+
+// Blocks released when the fluid's box leaves them (issue 44: a process's box moves) become not filled again,
+// reading them throws, and refilled they read the whole map's bits; few released leave their slots spare for
+// the next fill (share does not grow), many released give their memory back.
+TEST(VolumeMaps, ReleasedBlocksRefillWithTheWholeMapsBits2D) {
+    const float r = 0.004f;
+    const CubicSpline<2> W(4.0f * r);
+    const SmoothWallProfile<2> profile = water_profile(W, r);
+    const std::vector<Wall<2>> star{star_wall(r)};
+    const ExecContext exec(2);
+    const VolumeMaps<2> whole = make_volume_maps(star, {1}, profile, W, exec);
+    VolumeMaps<2> lazy = make_volume_maps(star, {1}, profile, W, exec, MapFill::on_demand);
+    ASSERT_EQ(lazy.maps.size(), 1u);
+    VolumeMap<2>& m = lazy.maps[0];
+    const std::size_t all = whole.maps[0].share.size();
+    auto same_everywhere = [&](float x_max) {
+        int checked = 0, thrown = 0, wrong = 0;
+        for (int i = 0; i <= 200; ++i)
+            for (int j = 0; j <= 200; ++j) {
+                const Vec2 x{{0.05f + 0.0015f * float(i), 0.05f + 0.0015f * float(j)}};
+                float s0 = 0, s1 = 0;
+                Vec2 p0 = Vec2::zero(), p1 = Vec2::zero();
+                bool in1 = false;
+                try {
+                    in1 = m.sample(x, s1, p1);
+                } catch (const std::logic_error&) {
+                    ++thrown;
+                    continue;
+                }
+                const bool in0 = whole.maps[0].sample(x, s0, p0);
+                wrong += !(in0 == in1 && std::memcmp(&s0, &s1, 4) == 0 && std::memcmp(&p0, &p1, sizeof(Vec2)) == 0);
+                checked += x[0] <= x_max;
+            }
+        EXPECT_EQ(wrong, 0);
+        return std::array<int, 2>{checked, thrown};
+    };
+    fill_volume_map(star[0], profile, W, Vec2{{-1.0f, -1.0f}}, Vec2{{1.0f, 1.0f}}, exec, m);
+    EXPECT_EQ(m.filled(), all);
+    EXPECT_EQ(release_volume_map(Vec2{{-1.0f, -1.0f}}, Vec2{{1.0f, 1.0f}}, m), 0u);  // every block near the box: kept
+    // A box on the left (x < 0.2) keeps the blocks there; the rest, most of the map, released and their memory
+    // returned; the left still reads the whole map's bits, the right throws.
+    const std::size_t bytes = m.memory_bytes();
+    const std::size_t released = release_volume_map(Vec2{{0.0f, 0.0f}}, Vec2{{0.2f, 0.4f}}, m);
+    EXPECT_GT(released, 0u);
+    EXPECT_EQ(m.filled() + released * VolumeMap<2>::kBlockNodes, all);
+    EXPECT_TRUE(m.spare.empty());
+    EXPECT_EQ(m.share.size(), m.filled());
+    EXPECT_LT(m.memory_bytes(), bytes);
+    auto [left, thrown] = same_everywhere(0.2f);
+    EXPECT_GT(left, 10000);
+    EXPECT_GT(thrown, 100);
+    // Refilled: the whole map again, bit for bit.
+    fill_volume_map(star[0], profile, W, Vec2{{-1.0f, -1.0f}}, Vec2{{1.0f, 1.0f}}, exec, m);
+    EXPECT_EQ(m.filled(), all);
+    EXPECT_EQ(same_everywhere(1.0f)[1], 0);
+    // A few blocks released (a box missing only the star's right arm): their slots wait, spare, and the next
+    // fill takes them instead of growing share.
+    const std::size_t few = release_volume_map(Vec2{{-1.0f, -1.0f}}, Vec2{{0.3f, 1.0f}}, m);
+    EXPECT_GT(few, 0u);
+    EXPECT_EQ(m.spare.size(), few);
+    EXPECT_EQ(m.share.size(), all);
+    EXPECT_EQ(fill_volume_map(star[0], profile, W, Vec2{{-1.0f, -1.0f}}, Vec2{{1.0f, 1.0f}}, exec, m), few);
+    EXPECT_TRUE(m.spare.empty());
+    EXPECT_EQ(m.share.size(), all);
+    EXPECT_EQ(same_everywhere(1.0f)[1], 0);
+    EXPECT_EQ(m.peak_filled, all);
+    EXPECT_EQ(lazy.nodes_peak(), all);
 }
