@@ -276,7 +276,23 @@ Vec<D> block_node(const VolumeMap<D>& m, std::size_t b, std::size_t local) {
     return y;
 }
 
-// Fills blocks `ids` (held, not filled; ascending), their nodes appended to share and push in that order. Block
+// Blocks ids of `out` given their slots in share and push: spare ones first (the last released first), then new
+// ones at the end.
+template <int D>
+void give_slots(const std::vector<std::size_t>& ids, VolumeMap<D>& out) {
+    constexpr std::size_t per = VolumeMap<D>::kBlockNodes;
+    const std::size_t reused = std::min(ids.size(), out.spare.size()), first_node = out.share.size();
+    out.share.resize(first_node + (ids.size() - reused) * per, 0.0f);
+    out.push.resize(first_node + (ids.size() - reused) * per, Vec<D>::zero());
+    for (std::size_t k = 0; k < ids.size(); ++k) {
+        const std::size_t fresh = first_node + (k - std::min(k, reused)) * per;
+        out.block[ids[k]] = k < reused ? out.spare[out.spare.size() - 1 - k] : static_cast<std::int64_t>(fresh);
+    }
+    out.spare.resize(out.spare.size() - reused);
+    out.peak_filled = std::max(out.peak_filled, out.filled());
+}
+
+// Fills blocks `ids` (held, not filled; ascending), their nodes in the slots give_slots gives them. Block
 // by block: the signed distances of the block's window (its nodes and m more on each side) once, then every
 // node's sums from them. A node's values depend on its position alone: the same bits whichever blocks are
 // filled when, and on any thread count.
@@ -286,15 +302,7 @@ void fill_blocks(const Wall<D>& w, const SmoothWallProfile<D>& profile, const Cu
     if (ids.empty()) return;
     constexpr int B = VolumeMap<D>::kBlock;
     constexpr std::size_t per = VolumeMap<D>::kBlockNodes;
-    const std::size_t reused = std::min(ids.size(), out.spare.size()), first_node = out.share.size();
-    out.share.resize(first_node + (ids.size() - reused) * per, 0.0f);
-    out.push.resize(first_node + (ids.size() - reused) * per, Vec<D>::zero());
-    for (std::size_t k = 0; k < ids.size(); ++k) {  // spare slots first (the last released first), then new ones
-        out.block[ids[k]] = k < reused ? out.spare[out.spare.size() - 1 - k]
-                                       : static_cast<std::int64_t>(first_node + (k - reused) * per);
-    }
-    out.spare.resize(out.spare.size() - reused);
-    out.peak_filled = std::max(out.peak_filled, out.filled());
+    give_slots(ids, out);
     const Lattice<D> q = lattice(kernel, out.cell);
     parallel_for_each_index(exec, ids.size(), [&](std::size_t ib) {
         std::size_t window = 1;
