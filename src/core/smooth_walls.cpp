@@ -10,6 +10,7 @@
 #include <limits>
 #include <numbers>
 
+#include "core/bounds.hpp"
 #include "core/portable_math.hpp"
 
 namespace eddy {
@@ -851,27 +852,16 @@ void SmoothWalls<D>::update(const std::vector<Wall<D>>& walls, const std::vector
 }
 
 namespace {
-template <int D>
-void grow(Aabb<D>& box, const Vec<D>& lo, const Vec<D>& hi) {
-    for (int a = 0; a < D; ++a) box.lo[a] = std::min(box.lo[a], lo[a]), box.hi[a] = std::max(box.hi[a], hi[a]);
-}
-
-template <int D>
-Aabb<D> empty_box() {
-    const float inf = std::numeric_limits<float>::infinity();
-    return {Vec<D>::filled(inf), Vec<D>::filled(-inf)};
-}
-
 // The world box in wall w's frame: a moving wall's, around the box's corners taken there.
 template <int D>
 Aabb<D> in_frame(const Wall<D>& w, const Aabb<D>& box) {
     if (!w.moving) return box;
-    Aabb<D> in = empty_box<D>();
+    Aabb<D> in = detail::empty_box<D>();
     for (int c = 0; c < (1 << D); ++c) {
         Vec<D> corner;
         for (int a = 0; a < D; ++a) corner[a] = ((c >> a) & 1 ? box.hi : box.lo)[a];
         const Vec<D> l = w.pose.inverse(corner);
-        grow(in, l, l);
+        detail::grow_box(in, l, l);
     }
     return in;
 }
@@ -888,14 +878,7 @@ void SmoothWalls<D>::prepare(const std::vector<Wall<D>>& walls, const std::vecto
     m_moving.assign(motions.size(), 0);
     for (std::size_t o = 0; o < motions.size(); ++o) m_moving[o] = motions[o].moving() ? 1 : 0;
     if (m_volumes.maps.empty()) return;  // no fluid (n = 0): an empty box, every block released
-    const Aabb<D> box = parallel_reduce_blocks(exec, n, empty_box<D>(), [&](std::size_t b, std::size_t e) {
-        Aabb<D> k = empty_box<D>();
-        for (std::size_t i = b; i < e; ++i) grow(k, x[i], x[i]);
-        return k;
-    }, [&](Aabb<D> p, const Aabb<D>& q) {
-        grow(p, q.lo, q.hi);
-        return p;
-    });
+    const Aabb<D> box = detail::bounding_box(x, n, exec);
     const Vec<D> reach = Vec<D>::filled(m_profile.reach);
     for (std::size_t w = 0; w < walls.size(); ++w) {
         const int m = w < m_volumes.of_wall.size() ? m_volumes.of_wall[w] : -1;

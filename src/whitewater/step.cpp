@@ -8,14 +8,11 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/bounds.hpp"
 #include "eddy/error.hpp"
 #include "whitewater/internal.hpp"
 
 namespace eddy {
-
-namespace {
-constexpr float kInfF = std::numeric_limits<float>::infinity();
-}  // namespace
 
 std::span<const Field<WhitewaterSettings>> whitewater_fields() {
     using S = WhitewaterSettings;
@@ -94,24 +91,7 @@ namespace {
 // fluid is held in) plus the margin.
 template <int D>
 Aabb<D> keep_region(std::span<const Vec<D>> fluid_pos, float margin, const ExecContext& exec) {
-    Aabb<D> keep = parallel_reduce_blocks(
-        exec, fluid_pos.size(), Aabb<D>{Vec<D>::filled(kInfF), Vec<D>::filled(-kInfF)},
-        [&](std::size_t b, std::size_t e) {
-            Aabb<D> a{Vec<D>::filled(kInfF), Vec<D>::filled(-kInfF)};
-            for (std::size_t i = b; i < e; ++i)
-                for (int k = 0; k < D; ++k) {
-                    a.lo[k] = std::min(a.lo[k], fluid_pos[i][k]);
-                    a.hi[k] = std::max(a.hi[k], fluid_pos[i][k]);
-                }
-            return a;
-        },
-        [](Aabb<D> a, const Aabb<D>& b) {
-            for (int k = 0; k < D; ++k) {
-                a.lo[k] = std::min(a.lo[k], b.lo[k]);
-                a.hi[k] = std::max(a.hi[k], b.hi[k]);
-            }
-            return a;
-        });
+    Aabb<D> keep = detail::bounding_box(fluid_pos.data(), fluid_pos.size(), exec);
     for (int k = 0; k < D; ++k) {
         keep.lo[k] -= margin;
         keep.hi[k] += margin;
