@@ -50,6 +50,28 @@ void symmetric_eigen(const double (&c)[D][D], double (&sigma)[D], double (&R)[D]
     }
 }
 
+constexpr int kLanes = 16;  // sums in 16 lanes: one AVX-512 register (two AVX2) per term
+
+// A coordinate array in the cells' order with kLanes copies of its last value after it: a lane loop may
+// then read a whole run of kLanes from any start (the lanes past a run's end are masked: their weight is
+// 0, and adding w x = +-0 to a sum that started at +0 leaves its bits), in contiguous vector loads.
+inline void pad_lanes(std::vector<float>& v) {
+    const float last = v.empty() ? 0.0f : v.back();
+    v.insert(v.end(), kLanes, last);
+}
+
+// The points' coordinates as D arrays, each padded by pad_lanes.
+template <int D>
+std::array<std::vector<float>, D> lane_columns(const std::vector<Vec<D>>& points) {
+    std::array<std::vector<float>, D> c;
+    for (int a = 0; a < D; ++a) {
+        c[a].resize(points.size());
+        for (std::size_t i = 0; i < points.size(); ++i) c[a][i] = points[i][a];
+        pad_lanes(c[a]);
+    }
+    return c;
+}
+
 // The particles binned in cells of side r_c, sorted by cell key (z, y, x lexicographic; ties by
 // index), as a structure of arrays; for each cell the 3^(D-1) runs of the sorted arrays that hold its
 // 3^D neighbour cells (the three cells along x of a row are adjacent in key order). A particle's
@@ -58,7 +80,7 @@ template <int D>
 struct CellRuns {
     static constexpr int kRows = D == 3 ? 9 : 3;
     std::vector<std::uint32_t> order;                  // sorted position -> input index
-    std::array<std::vector<float>, D> x;               // coordinates in sorted order
+    std::array<std::vector<float>, D> x;               // coordinates in sorted order (pad_lanes)
     std::vector<std::uint32_t> cell_begin;             // per cell, first sorted position (+ end)
     std::vector<std::array<std::uint32_t, 2 * kRows>> runs;  // per cell: [begin, end) per row
 
@@ -83,6 +105,7 @@ struct CellRuns {
             order[k] = keyed[k].second;
             for (int a = 0; a < D; ++a) x[a][k] = p[keyed[k].second][a];
         });
+        for (int a = 0; a < D; ++a) pad_lanes(x[a]);
         std::vector<std::uint64_t> keys;
         for (std::size_t k = 0; k < n; ++k)
             if (k == 0 || keyed[k].first != keyed[k - 1].first) {
@@ -113,7 +136,49 @@ struct CellRuns {
     std::size_t cells() const { return runs.size(); }
 };
 
-constexpr int kLanes = 16;  // sums in 16 lanes: one AVX-512 register (two AVX2) per term
+// One chunk of kLanes particles of a run, from sorted position j0 (len of them before the run's end):
+// d = x_j - x_i and the weight w = 1 - (|d| / r_c)^3 (eq. 11), in = 1 within r_c; lanes past the
+// run's end read pad_lanes' copies and get w = in = 0. Read through pointers from j0: (j0 + l) in 32
+// bits might wrap, and then the compiler would not load the lanes contiguously.
+template <int D>
+struct Chunk {
+    float dx[kLanes], dy[kLanes], dz[kLanes], w[kLanes], in[kLanes];
+};
+
+template <int D>
+inline void chunk_weights(const CellRuns<D>& cr, std::uint32_t j0, std::uint32_t len, const float* xi, float rc,
+                          Chunk<D>& k) {
+    const float rc2 = rc * rc, inv_rc = 1.0f / rc;
+    const float *px = cr.x[0].data() + j0, *py = cr.x[1].data() + j0, *pz = cr.x[D - 1].data() + j0;
+    for (int l = 0; l < kLanes; ++l) {
+        k.dx[l] = px[l] - xi[0];
+        k.dy[l] = py[l] - xi[1];
+        k.dz[l] = D == 3 ? pz[l] - xi[D - 1] : 0.0f;
+        const float d2 = k.dx[l] * k.dx[l] + k.dy[l] * k.dy[l] + k.dz[l] * k.dz[l];
+        const float q = std::sqrt(d2) * inv_rc;
+        k.in[l] = (d2 < rc2 && std::uint32_t(l) < len) ? 1.0f : 0.0f;
+        k.w[l] = k.in[l] * (1.0f - q * q * q);
+    }
+}
+
+// f(j0, len) for every chunk of the runs around cell c, in order.
+template <int D, class F>
+inline void for_each_chunk(const CellRuns<D>& cr, std::size_t c, F&& f) {
+    for (int row = 0; row < CellRuns<D>::kRows; ++row) {
+        const std::uint32_t b = cr.runs[c][2 * row], e = cr.runs[c][2 * row + 1];
+        for (std::uint32_t j0 = b; j0 < e; j0 += kLanes) f(j0, std::min<std::uint32_t>(kLanes, e - j0));
+    }
+}
+
+// out[k] = the sum of acc[k]'s lanes, in order: the same bits on any thread count.
+template <int S>
+inline void add_lanes(const float (&acc)[S][kLanes], double* out) {
+    for (int k = 0; k < S; ++k) {
+        float t = 0.0f;
+        for (int l = 0; l < kLanes; ++l) t += acc[k][l];
+        out[k] = t;
+    }
+}
 
 // The first pass's sums for particle xi over the runs around cell c, lane by lane: sum w, count,
 // sum w d (D), sum w d d^T (upper triangle); written out explicitly (one array per sum) so that the
@@ -122,81 +187,51 @@ template <int D>
 inline void covariance_sums(const CellRuns<D>& cr, std::size_t c, const float* xi, float rc, double* out) {
     constexpr int kC = D * (D + 1) / 2, kS = 2 + D + kC;
     alignas(64) float acc[kS][kLanes] = {};
-    const float rc2 = rc * rc, inv_rc = 1.0f / rc;
-    const float* xs[3] = {cr.x[0].data(), cr.x[1].data(), D == 3 ? cr.x[D - 1].data() : cr.x[0].data()};
-    for (int row = 0; row < CellRuns<D>::kRows; ++row) {
-        const std::uint32_t b = cr.runs[c][2 * row], e = cr.runs[c][2 * row + 1];
-        for (std::uint32_t j0 = b; j0 < e; j0 += kLanes) {
-            const std::uint32_t len = std::min<std::uint32_t>(kLanes, e - j0);
-            float dx[kLanes], dy[kLanes], dz[kLanes], w[kLanes], in[kLanes];
-            for (int l = 0; l < kLanes; ++l) {
-                const std::uint32_t j = j0 + (std::uint32_t(l) < len ? l : 0);  // a valid index; masked below
-                dx[l] = xs[0][j] - xi[0];
-                dy[l] = xs[1][j] - xi[1];
-                dz[l] = D == 3 ? xs[2][j] - xi[D - 1] : 0.0f;
-                const float d2 = dx[l] * dx[l] + dy[l] * dy[l] + dz[l] * dz[l];
-                const float q = std::sqrt(d2) * inv_rc;
-                in[l] = (d2 < rc2 && std::uint32_t(l) < len) ? 1.0f : 0.0f;
-                w[l] = in[l] * (1.0f - q * q * q);  // eq. 11
-            }
-            for (int l = 0; l < kLanes; ++l) {
-                acc[0][l] += w[l];
-                acc[1][l] += in[l];
-                acc[2][l] += w[l] * dx[l];
-                acc[3][l] += w[l] * dy[l];
-                if constexpr (D == 3) {
-                    acc[4][l] += w[l] * dz[l];
-                    acc[5][l] += w[l] * dx[l] * dx[l];
-                    acc[6][l] += w[l] * dx[l] * dy[l];
-                    acc[7][l] += w[l] * dx[l] * dz[l];
-                    acc[8][l] += w[l] * dy[l] * dy[l];
-                    acc[9][l] += w[l] * dy[l] * dz[l];
-                    acc[10][l] += w[l] * dz[l] * dz[l];
-                } else {
-                    acc[4][l] += w[l] * dx[l] * dx[l];
-                    acc[5][l] += w[l] * dx[l] * dy[l];
-                    acc[6][l] += w[l] * dy[l] * dy[l];
-                }
+    Chunk<D> k;
+    for_each_chunk<D>(cr, c, [&](std::uint32_t j0, std::uint32_t len) {
+        chunk_weights<D>(cr, j0, len, xi, rc, k);
+        const float *w = k.w, *dx = k.dx, *dy = k.dy, *dz = k.dz;
+        for (int l = 0; l < kLanes; ++l) {
+            acc[0][l] += w[l];
+            acc[1][l] += k.in[l];
+            acc[2][l] += w[l] * dx[l];
+            acc[3][l] += w[l] * dy[l];
+            if constexpr (D == 3) {
+                acc[4][l] += w[l] * dz[l];
+                acc[5][l] += w[l] * dx[l] * dx[l];
+                acc[6][l] += w[l] * dx[l] * dy[l];
+                acc[7][l] += w[l] * dx[l] * dz[l];
+                acc[8][l] += w[l] * dy[l] * dy[l];
+                acc[9][l] += w[l] * dy[l] * dz[l];
+                acc[10][l] += w[l] * dz[l] * dz[l];
+            } else {
+                acc[4][l] += w[l] * dx[l] * dx[l];
+                acc[5][l] += w[l] * dx[l] * dy[l];
+                acc[6][l] += w[l] * dy[l] * dy[l];
             }
         }
-    }
-    for (int k = 0; k < kS; ++k) {  // lanes in order: the same bits on any thread count
-        float t = 0.0f;
-        for (int l = 0; l < kLanes; ++l) t += acc[k][l];
-        out[k] = t;
-    }
+    });
+    add_lanes<kS>(acc, out);
 }
 
 // The second pass's sums for particle xi (centre ci) over the runs around cell c: sum w and
-// sum w (c_j - c_i), lane by lane as covariance_sums. out: [sw, m_0..m_D-1].
+// sum w (c_j - c_i), with the first pass's weights. out: [sw, m_0..m_D-1].
 template <int D>
 inline void centre_sums(const CellRuns<D>& cr, const std::array<std::vector<float>, D>& cx, std::size_t c,
                         const float* xi, const float* ci, float rc, double* out) {
     alignas(64) float acc[1 + D][kLanes] = {};
-    const float rc2 = rc * rc, inv_rc = 1.0f / rc;
-    for (int row = 0; row < CellRuns<D>::kRows; ++row) {
-        const std::uint32_t b = cr.runs[c][2 * row], e = cr.runs[c][2 * row + 1];
-        for (std::uint32_t j0 = b; j0 < e; j0 += kLanes) {
-            const std::uint32_t len = std::min<std::uint32_t>(kLanes, e - j0);
-            for (int l = 0; l < kLanes; ++l) {
-                const std::uint32_t j = j0 + (std::uint32_t(l) < len ? l : 0);
-                float d2 = 0.0f;
-                for (int a = 0; a < D; ++a) {
-                    const float d = cr.x[a][j] - xi[a];
-                    d2 += d * d;
-                }
-                const float q = std::sqrt(d2) * inv_rc;
-                const float w = pick((d2 < rc2) & (std::uint32_t(l) < len), 1.0f - q * q * q, 0.0f);
-                acc[0][l] += w;
-                for (int a = 0; a < D; ++a) acc[1 + a][l] += w * (cx[a][j] - ci[a]);
-            }
+    Chunk<D> k;
+    for_each_chunk<D>(cr, c, [&](std::uint32_t j0, std::uint32_t len) {
+        chunk_weights<D>(cr, j0, len, xi, rc, k);
+        const float *qx = cx[0].data() + j0, *qy = cx[1].data() + j0, *qz = cx[D - 1].data() + j0;
+        for (int l = 0; l < kLanes; ++l) {
+            acc[0][l] += k.w[l];
+            acc[1][l] += k.w[l] * (qx[l] - ci[0]);
+            acc[2][l] += k.w[l] * (qy[l] - ci[1]);
+            if constexpr (D == 3) acc[3][l] += k.w[l] * (qz[l] - ci[D - 1]);
         }
-    }
-    for (int k = 0; k < 1 + D; ++k) {
-        float t = 0.0f;
-        for (int l = 0; l < kLanes; ++l) t += acc[k][l];
-        out[k] = t;
-    }
+    });
+    add_lanes<1 + D>(acc, out);
 }
 
 // The constants every particle's kernel uses.
@@ -371,11 +406,7 @@ std::vector<Vec<D>> step_back_centres(const CellRuns<D>& cr, const std::vector<V
                                       const ExecContext& exec) {
     const std::size_t n = centers.size();
     const double mu = 1.0 / (0.1 - 1.0 / lambda);
-    std::array<std::vector<float>, D> cx;  // the centres in the cells' order, as arrays
-    for (int a = 0; a < D; ++a) {
-        cx[a].resize(n);
-        for (std::size_t i = 0; i < n; ++i) cx[a][i] = centers[i][a];
-    }
+    const std::array<std::vector<float>, D> cx = lane_columns<D>(centers);  // the centres in the cells' order
     std::vector<Vec<D>> back(n);
     parallel_for_each_index(exec, cr.cells(), [&](std::size_t cell) {
         for (std::size_t i = cr.cell_begin[cell]; i < cr.cell_begin[cell + 1]; ++i) {
