@@ -140,14 +140,13 @@ struct CellRuns {
 // d = x_j - x_i and the weight w = 1 - (|d| / r_c)^3 (eq. 11), in = 1 within r_c; lanes past the
 // run's end read pad_lanes' copies and get w = in = 0. Read through pointers from j0: (j0 + l) in 32
 // bits might wrap, and then the compiler would not load the lanes contiguously.
-template <int D>
 struct Chunk {
     float dx[kLanes], dy[kLanes], dz[kLanes], w[kLanes], in[kLanes];
 };
 
 template <int D>
 inline void chunk_weights(const CellRuns<D>& cr, std::uint32_t j0, std::uint32_t len, const float* xi, float rc,
-                          Chunk<D>& k) {
+                          Chunk& k) {
     const float rc2 = rc * rc, inv_rc = 1.0f / rc;
     const float *px = cr.x[0].data() + j0, *py = cr.x[1].data() + j0, *pz = cr.x[D - 1].data() + j0;
     for (int l = 0; l < kLanes; ++l) {
@@ -187,7 +186,7 @@ template <int D>
 inline void covariance_sums(const CellRuns<D>& cr, std::size_t c, const float* xi, float rc, double* out) {
     constexpr int kC = D * (D + 1) / 2, kS = 2 + D + kC;
     alignas(64) float acc[kS][kLanes] = {};
-    Chunk<D> k;
+    Chunk k;
     for_each_chunk<D>(cr, c, [&](std::uint32_t j0, std::uint32_t len) {
         chunk_weights<D>(cr, j0, len, xi, rc, k);
         const float *w = k.w, *dx = k.dx, *dy = k.dy, *dz = k.dz;
@@ -220,7 +219,7 @@ template <int D>
 inline void centre_sums(const CellRuns<D>& cr, const std::array<std::vector<float>, D>& cx, std::size_t c,
                         const float* xi, const float* ci, float rc, double* out) {
     alignas(64) float acc[1 + D][kLanes] = {};
-    Chunk<D> k;
+    Chunk k;
     for_each_chunk<D>(cr, c, [&](std::uint32_t j0, std::uint32_t len) {
         chunk_weights<D>(cr, j0, len, xi, rc, k);
         const float *qx = cx[0].data() + j0, *qy = cx[1].data() + j0, *qz = cx[D - 1].data() + j0;
