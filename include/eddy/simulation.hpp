@@ -87,7 +87,8 @@ using Simulation = std::variant<ParticleSimulation<2>, ParticleSimulation<3>>;
 /// allows: estimate_memory() is checked before any particle is built; the default is no limit).
 /// share: under mpirun, this process's part (issue 44): its fluid is then only the particles build_fluid
 /// gives it with that share, unless the scene's start needs the whole fluid (fluid_built_whole); the
-/// walls are built whole.
+/// first process builds every wall, the others only the moving walls and bodies (the fixed ones near their
+/// boxes follow in the distributed layer), unless share.walls_whole.
 Simulation make_simulation(const Scene& scene, std::size_t max_particles, const ExecContext& exec,
                            const MemoryBudget& budget = {}, ProcessShare share = {});
 

@@ -322,6 +322,20 @@ void load_share(const CheckpointFile& index, ParticleSet<D>& f, std::uint64_t st
     check_ids(at_index, f);  // across the pieces read
 }
 
+// The emitters' and the outflow's counts (issue 31), checked against the scene and the clock.
+template <int D>
+void load_flow_counts(StateReader& r, Flow<D>& flow, double time) {
+    FlowCounts& fc = flow.counts;
+    r.get_vector(fc.due, flow.emitters.size());
+    r.get_vector(fc.emitted, flow.emitters.size());
+    fc.removed_outflow = r.get<std::uint64_t>();
+    fc.removed_escaped = r.get<std::uint64_t>();
+    if (!r.done()) r.get_vector(fc.drained, flow.sinks.size());
+    for (std::size_t k = 0; k < fc.due.size(); ++k)
+        if (fc.emitted[k] > fc.due[k] || fc.due[k] > flow.emitters[k].due_by(time) + 1)
+            r.fail("an emitter's counts do not match its scene and the clock");
+}
+
 }  // namespace
 
 Simulation restore_simulation(const CheckpointFile& ck, const ExecContext& exec, nlohmann::json& record,
@@ -356,7 +370,10 @@ Simulation restore_simulation(const CheckpointFile& ck, const ExecContext& exec,
             if (used.meshes.size() != inputs.meshes.size() || used.particle_files.size() != inputs.particle_files.size())
                 r.fail("the models or particle files it carries are not its scene's");
         }
-        Simulation simulation = make_simulation(scene, std::numeric_limits<std::size_t>::max(), exec, budget);
+        // In pieces, this process's share of the fluid is built (as at a start) and the checkpoint's replaces it;
+        // the walls whole (its moving walls' state is the checkpoint's, so not the start's walls near a box).
+        const ProcessShare build = in_pieces ? ProcessShare{share.part, share.parts, true} : ProcessShare{};
+        Simulation simulation = make_simulation(scene, std::numeric_limits<std::size_t>::max(), exec, budget, build);
         std::visit(
             [&](auto& sim) {
                 sim.time = time;
@@ -367,17 +384,7 @@ Simulation restore_simulation(const CheckpointFile& ck, const ExecContext& exec,
                 r.get_vector(sim.bodies.state, sim.bodies.size());
                 check_bodies(r, sim.bodies.state);
                 sync_body_motions(sim.bodies, sim.boundary, time);
-                if (!r.done()) {  // issue 31: the emitters' and the outflow's counts
-                    FlowCounts& fc = sim.flow.counts;
-                    r.get_vector(fc.due, sim.flow.emitters.size());
-                    r.get_vector(fc.emitted, sim.flow.emitters.size());
-                    fc.removed_outflow = r.get<std::uint64_t>();
-                    fc.removed_escaped = r.get<std::uint64_t>();
-                    if (!r.done()) r.get_vector(fc.drained, sim.flow.sinks.size());
-                    for (std::size_t k = 0; k < fc.due.size(); ++k)
-                        if (fc.emitted[k] > fc.due[k] || fc.due[k] > sim.flow.emitters[k].due_by(time) + 1)
-                            r.fail("an emitter's counts do not match its scene and the clock");
-                }
+                if (!r.done()) load_flow_counts(r, sim.flow, time);  // issue 31
             },
             simulation);
         if (!r.done()) r.fail("unexpected bytes after the method's state");

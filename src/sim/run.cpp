@@ -234,14 +234,16 @@ template Flow<3> scene_flow<3>(const Scene&, const ParticleSimulation<3>&, const
 
 namespace {
 
+constexpr float kInfinity = std::numeric_limits<float>::infinity();
+
 // The walls this process builds at the start. Under mpirun (issue 44), where the fluid is built in shares, the
 // first process builds them all (it writes the walls' files) and every other one only the moving walls and
 // bodies (they go anywhere): the fixed ones follow when its box is known (src/distributed/particle_boxes.cpp).
 template <int D>
 BoundarySet<D> walls_built_here(const Scene& scene, int layers, const ExecContext& exec, ProcessShare share) {
-    if (share.parts <= 1 || share.part == 0 || fluid_built_whole(scene)) return build_boundary<D>(scene, layers, &exec);
-    constexpr float inf = std::numeric_limits<float>::infinity();
-    WallsNear<D> none{{Vec<D>::filled(inf), Vec<D>::filled(-inf)}};  // an empty region: the moving walls only
+    if (share.parts <= 1 || share.part == 0 || share.walls_whole || fluid_built_whole(scene))
+        return build_boundary<D>(scene, layers, &exec);
+    WallsNear<D> none{{Vec<D>::filled(kInfinity), Vec<D>::filled(-kInfinity)}};  // an empty region: the moving walls only
     BoundarySet<D> walls = build_boundary<D>(scene, layers, &exec, &none);
     walls.moving_only = true;
     return walls;
