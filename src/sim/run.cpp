@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "core/bounds.hpp"
 #include "eddy/checkpoint.hpp"
 #include "eddy/error.hpp"
 #include "eddy/io.hpp"
@@ -234,8 +235,6 @@ template Flow<3> scene_flow<3>(const Scene&, const ParticleSimulation<3>&, const
 
 namespace {
 
-constexpr float kInfinity = std::numeric_limits<float>::infinity();
-
 // The walls this process builds at the start. Under mpirun (issue 44), where the fluid is built in shares, the
 // first process builds them all (it writes the walls' files) and every other one only the moving walls and
 // bodies (they go anywhere): the fixed ones follow when its box is known (src/distributed/particle_boxes.cpp).
@@ -243,7 +242,7 @@ template <int D>
 BoundarySet<D> walls_built_here(const Scene& scene, int layers, const ExecContext& exec, ProcessShare share) {
     if (share.parts <= 1 || share.part == 0 || share.walls_whole || fluid_built_whole(scene))
         return build_boundary<D>(scene, layers, &exec);
-    WallsNear<D> none{{Vec<D>::filled(kInfinity), Vec<D>::filled(-kInfinity)}};  // an empty region: the moving walls only
+    WallsNear<D> none{detail::empty_box<D>()};  // an empty region: the moving walls only
     BoundarySet<D> walls = build_boundary<D>(scene, layers, &exec, &none);
     walls.moving_only = true;
     return walls;
