@@ -221,7 +221,6 @@ std::vector<SceneEntry> list_bundled_scenes();
 struct ProcessShare {
     int part = 0;
     int parts = 1;
-    bool walls_whole = false;  ///< make_simulation: the walls built whole whatever the share (a resume's)
 };
 
 /// The fluid particles of the scene: lattice of spacing 2r inside each fluid shape, particle centres at

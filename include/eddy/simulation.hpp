@@ -88,7 +88,7 @@ using Simulation = std::variant<ParticleSimulation<2>, ParticleSimulation<3>>;
 /// share: under mpirun, this process's part (issue 44): its fluid is then only the particles build_fluid
 /// gives it with that share, unless the scene's start needs the whole fluid (fluid_built_whole); the
 /// first process builds every wall, the others only the moving walls and bodies (the fixed ones near their
-/// boxes follow in the distributed layer), unless share.walls_whole.
+/// boxes follow in the distributed layer; a resume in pieces builds them so too).
 Simulation make_simulation(const Scene& scene, std::size_t max_particles, const ExecContext& exec,
                            const MemoryBudget& budget = {}, ProcessShare share = {});
 

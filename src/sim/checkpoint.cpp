@@ -370,9 +370,10 @@ Simulation restore_simulation(const CheckpointFile& ck, const ExecContext& exec,
             if (used.meshes.size() != inputs.meshes.size() || used.particle_files.size() != inputs.particle_files.size())
                 r.fail("the models or particle files it carries are not its scene's");
         }
-        // In pieces, this process's share of the fluid is built (as at a start) and the checkpoint's replaces it;
-        // the walls whole (its moving walls' state is the checkpoint's, so not the start's walls near a box).
-        const ProcessShare build = in_pieces ? ProcessShare{share.part, share.parts, true} : ProcessShare{};
+        // In pieces, this process's share of the fluid is built (as at a start) and the checkpoint's replaces it, and
+        // its walls as at a start: the moving walls and bodies whole (their motions set from the checkpoint below),
+        // the fixed ones near its box once the boxes are cut (the distributed layer's place_walls).
+        const ProcessShare build = in_pieces ? ProcessShare{share.part, share.parts} : ProcessShare{};
         Simulation simulation = make_simulation(scene, std::numeric_limits<std::size_t>::max(), exec, budget, build);
         std::visit(
             [&](auto& sim) {

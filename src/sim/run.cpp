@@ -240,7 +240,7 @@ namespace {
 // bodies (they go anywhere): the fixed ones follow when its box is known (src/distributed/particle_boxes.cpp).
 template <int D>
 BoundarySet<D> walls_built_here(const Scene& scene, int layers, const ExecContext& exec, ProcessShare share) {
-    if (share.parts <= 1 || share.part == 0 || share.walls_whole || fluid_built_whole(scene))
+    if (share.parts <= 1 || share.part == 0 || fluid_built_whole(scene))
         return build_boundary<D>(scene, layers, &exec);
     WallsNear<D> none{detail::empty_box<D>()};  // an empty region: the moving walls only
     BoundarySet<D> walls = build_boundary<D>(scene, layers, &exec, &none);

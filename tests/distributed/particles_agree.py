@@ -70,10 +70,11 @@ if p["root_holds_walls"] and walls[0] != whole or any(w > whole for w in walls) 
 # At the start (issue 44) the root builds every wall particle (it writes them) and, on a new run whose fluid is
 # built in shares (every method but WCSPH's hydrostatic start; "new" as the 4th argument), each other process only
 # the moving walls and the fixed walls near its box: fewer than all of them for some process in every such scene
-# of these tests that starts with fluid (each has a fixed tank; with none, the boxes are not cut yet). Otherwise
-# (a resume, WCSPH) every process builds them all.
+# of these tests that starts with fluid (each has a fixed tank; with none, the boxes are not cut yet); a resume in
+# pieces ("pieces" as the 4th argument) builds its share as a start does. Otherwise (a resume of a whole
+# checkpoint, WCSPH) every process builds them all.
 built, near = [int(w) for w in p["walls_built_per_rank"]], p["walls_built_near_boxes"]
-expect_near = len(sys.argv) > 4 and sys.argv[4] == "new" and sa["method"] != "wcsph" and n > 1
+expect_near = len(sys.argv) > 4 and sys.argv[4] in ("new", "pieces") and sa["method"] != "wcsph" and n > 1
 if near != expect_near or built[0] != whole or any(w > whole for w in built) \
         or (near and sa["particles"] > 0 and min(built[1:]) >= whole) or (not near and min(built) != whole):
     sys.exit(f"FAIL: {many}/summary.json: wall particles built per rank {built} (near the boxes: {near}, expected "

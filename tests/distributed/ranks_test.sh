@@ -16,8 +16,10 @@
 #   particles_whitewater           a dam break with --whitewater: the whitewater files (frames, .pvd, .csv)
 #                                  byte-identical for N = 1..4, and after N = 2 to T1 resumed on N = 3;
 #                                  `eddy whitewater` on 3 processes' frames writes one process's files
-#   particles_pieces_resume SCENE T1 T2  --pieces: checkpoints in pieces (no process holds the whole fluid);
-#                                  3 processes to T1, resumed on 1, 2, 4 and 3 to T2: one process's frames
+#   particles_pieces_resume SCENE T1 T2 [--set ...]  --pieces: checkpoints in pieces (no process holds the whole
+#                                  fluid); 3 processes to T1, resumed on 1, 2, 4 and 3 to T2: one process's frames;
+#                                  each resumed process built its share of the fluid and (but WCSPH's) the walls
+#                                  near its box
 #   particles_memory_budget        --max-memory per process: refused on 1 process, runs on 4 (issue 44)
 #   particles_pieces SCENE UNTIL   --pieces on 3 processes: each .pvtp's pieces are the one-process .vtp
 #                                  (pvtp_equals_vtp.py; VTK's reader too with python3-vtk9); eddy mesh reads them
@@ -115,16 +117,16 @@ particles_resume)
 particles_pieces_resume)
     # Checkpoints in pieces (issue 44): each process writes its own particles and the root an index; no
     # process holds the whole fluid. 3 processes to T1, resumed on 1, 2, 4 and 3: one process's frames.
-    SCENE=$1; T1=$2; T2=$3
+    SCENE=$1; T1=$2; T2=$3; shift 3  # then the scene's --set options, if any
     HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
-    "$EDDY" run "$SCENE" --until "$T2" --out straight -j1 --quiet --format csv
-    mpi 3 run "$SCENE" --until "$T1" --out p3 -j1 --quiet --format csv --pieces --checkpoint-every "$(python3 -c "print($T1 / 2)")"
+    "$EDDY" run "$SCENE" --until "$T2" --out straight -j1 --quiet --format csv "$@"
+    mpi 3 run "$SCENE" --until "$T1" --out p3 -j1 --quiet --format csv --pieces --checkpoint-every "$(python3 -c "print($T1 / 2)")" "$@"
     [ "$(ls p3/checkpoint_s*_p*.eddy | wc -l)" = 3 ] || fail "p3: $(ls p3/checkpoint_s*_p*.eddy | wc -l) checkpoint pieces, expected 3 (older ones removed)"
     [ ! -e p3/last_frame.png ] || fail "p3: a last_frame.png drawn from a gathered fluid"
     for n in 1 2 4 3; do
         cp -r p3 "r$n"
         if [ "$n" = 1 ]; then "$EDDY" run --resume r1 --until "$T2" -j1 --quiet; else mpi "$n" run --resume "r$n" --until "$T2" -j1 --quiet; fi
-        python3 "$HERE/particles_agree.py" straight "r$n" "$n"
+        python3 "$HERE/particles_agree.py" straight "r$n" "$n" pieces
         # as many pieces as processes (one process writes a whole checkpoint and removes the pieces)
         pieces=$(ls "r$n" | grep -c '^checkpoint_s.*_p[0-9]*\.eddy$' || true)
         [ "$pieces" = "$([ "$n" = 1 ] && echo 0 || echo "$n")" ] || fail "r$n: $pieces checkpoint pieces after a resume on $n processes"
