@@ -108,7 +108,39 @@ struct HomeBins {
     std::vector<std::size_t> begin;      // per home block, its first splat (+ the end)
     std::vector<Splat<D>> sorted;        // the particles in bin order
     std::unordered_map<std::uint64_t, std::uint32_t> index;  // key -> home block
+    std::vector<std::array<int, D>> lo, hi;  // per home block, the union of its particles' node boxes
 };
+
+// The node box [i0, i1] of a particle within the nodes [lo, hi]: false when they do not meet.
+template <int D>
+bool clip_box(const std::array<int, D>& plo, const std::array<int, D>& phi, const std::array<int, D>& lo,
+              const std::array<int, D>& hi, std::array<int, D>& i0, std::array<int, D>& i1) {
+    bool empty = false;
+    for (int a = 0; a < D; ++a) {
+        i0[a] = std::max(lo[a], plo[a]);
+        i1[a] = std::min(hi[a], phi[a]);
+        empty |= i0[a] > i1[a];
+    }
+    return !empty;
+}
+
+// The bins' index by key and each bin's union of node boxes (a block skips the bins that cannot reach it:
+// anisotropic kernels reach 2 h, 5^3 home blocks around a block, and most of their particles only h).
+template <int D>
+void index_bins(HomeBins<D>& hb, const ExecContext& exec) {
+    hb.index.reserve(hb.keys.size() * 2);
+    for (std::size_t k = 0; k < hb.keys.size(); ++k) hb.index.emplace(hb.keys[k], std::uint32_t(k));
+    hb.lo.resize(hb.keys.size());
+    hb.hi.resize(hb.keys.size());
+    parallel_for_each_index(exec, hb.keys.size(), [&](std::size_t k) {
+        hb.lo[k] = hb.sorted[hb.begin[k]].i0, hb.hi[k] = hb.sorted[hb.begin[k]].i1;
+        for (std::size_t q = hb.begin[k]; q < hb.begin[k + 1]; ++q)
+            for (int a = 0; a < D; ++a) {
+                hb.lo[k][a] = std::min(hb.lo[k][a], hb.sorted[q].i0[a]);
+                hb.hi[k][a] = std::max(hb.hi[k][a], hb.sorted[q].i1[a]);
+            }
+    }, 64);
+}
 
 // Bin particles by home block: sort (key, index) pairs. aniso: the kernels (null: isotropic, reach h).
 template <int D>
@@ -144,8 +176,7 @@ HomeBins<D> bin_particles(std::span<const Vec<D>> positions, const AnisotropicKe
             sp.i1[a] = static_cast<int>(std::floor((sp.x[a] + e) * inv_voxel));
         }
     });
-    hb.index.reserve(hb.keys.size() * 2);
-    for (std::size_t k = 0; k < hb.keys.size(); ++k) hb.index.emplace(hb.keys[k], std::uint32_t(k));
+    index_bins(hb, exec);
     return hb;
 }
 
@@ -178,18 +209,11 @@ std::vector<std::uint64_t> active_blocks(const HomeBins<D>& hb, int R, int aroun
             blo[a] = c[a] - R;
             bhi[a] = c[a] + R;
         }
-        if (clip) {
-            Coord nlo = hb.sorted[hb.begin[k]].i0, nhi = hb.sorted[hb.begin[k]].i1;
-            for (std::size_t q = hb.begin[k]; q < hb.begin[k + 1]; ++q)
-                for (int a = 0; a < D; ++a) {
-                    nlo[a] = std::min(nlo[a], hb.sorted[q].i0[a]);
-                    nhi[a] = std::max(nhi[a], hb.sorted[q].i1[a]);
-                }
+        if (clip)
             for (int a = 0; a < D; ++a) {
-                blo[a] = std::max(blo[a], floor_div(nlo[a], B));
-                bhi[a] = std::min(bhi[a], floor_div(nhi[a], B));
+                blo[a] = std::max(blo[a], floor_div(hb.lo[k][a], B));
+                bhi[a] = std::min(bhi[a], floor_div(hb.hi[k][a], B));
             }
-        }
         for (int o = 0; o < around; ++o) {
             const Coord d = block_around<D>(c, o, R);
             bool inside = true;
@@ -284,17 +308,11 @@ void splat_block(const SplatInputs<D>& in, const std::array<int, D> c0, float* o
     }
     for (int o = 0; o < in.around; ++o) {
         const auto it = hb.index.find(BlockLayout<D>::key(block_around<D>(c0, o, in.R)));
-        if (it == hb.index.end()) continue;
+        Coord i0, i1;
+        if (it == hb.index.end() || !clip_box<D>(hb.lo[it->second], hb.hi[it->second], lo, hi, i0, i1)) continue;
         for (std::size_t k = hb.begin[it->second]; k < hb.begin[it->second + 1]; ++k) {
             const Splat<D>& sp = hb.sorted[k];
-            Coord i0, i1;
-            bool empty = false;
-            for (int a = 0; a < D; ++a) {
-                i0[a] = std::max(lo[a], sp.i0[a]);
-                i1[a] = std::min(hi[a], sp.i1[a]);
-                empty |= i0[a] > i1[a];
-            }
-            if (empty) continue;
+            if (!clip_box<D>(sp.i0, sp.i1, lo, hi, i0, i1)) continue;
             if (aniso && !aniso->round[sp.id])
                 splat_ellipsoid<D>(out, sp.x, aniso->g[sp.id].data(), kscale * aniso->det[sp.id], kinv_h, kv, i0, i1,
                                    lo, B);
