@@ -259,10 +259,11 @@ public:
     }
 
 private:
-    // Wall particles held: at the start (each process but the first built those near its box: place_walls), and
-    // at the end, those near each box, the root all of them while it writes them (walls_written_once).
+    // Wall particles held: at the start (each process but the first built those near its box: place_walls; else
+    // whole on every process: WCSPH's hydrostatic start, a resume of a whole checkpoint), and at the end, those
+    // near each box, the root all of them while it writes them (walls_written_once).
     void record_walls(nlohmann::json& p) {
-        p["walls_built_near_boxes"] = m_walls_near;  // else whole on every process (WCSPH's hydrostatic start, a resume of a whole checkpoint)
+        p["walls_built_near_boxes"] = m_walls_near;
         p["walls_built_per_rank"] = m_comm.all_values(double(m_walls_built));
         p["walls_per_rank"] = m_comm.all_values(double(m_wall_count));
         p["root_holds_walls"] = m_root_keeps_walls;
