@@ -238,11 +238,11 @@ int resume_run(const RunCommand& c, std::string& doing) {
                                                "--resume: --until, --steps, --threads, --checkpoint-every, --rebalance-every, --max-memory, --quiet",
                                                c.resume_dir, std::string(flag) == "scene" ? "a scene" : flag));
     doing = fmt::format("resuming {}", c.resume_dir);
-    const eddy::MemoryBudget budget = memory_budget(c.max_memory);
+    eddy::MemoryBudget budget = memory_budget(c.max_memory);
+    budget.resumed = true;  // no start runs on a resume: WCSPH's hydrostatic start builds no whole fluid (issue 44)
     eddy::ExecContext exec(threads_here(c.threads));
     nlohmann::json record;
-    const eddy::CheckpointFile ck =
-        eddy::read_checkpoint_file(std::filesystem::path(c.resume_dir) / eddy::kCheckpointFile);
+    const eddy::CheckpointFile ck = eddy::read_checkpoint_file(std::filesystem::path(c.resume_dir) / eddy::kCheckpointFile);
     const RunArgs args{c.resume_dir, c.until, 0.0, c.steps, {}, false, c.quiet, c.checkpoint_every, "y", false, c.rebalance_every};
     ProgressPrinter printer;
     if (ck.meta.value("kind", "") == "grid_pieces") return resume_grid_pieces(ck, c, budget, args, exec);
@@ -255,8 +255,8 @@ int resume_run(const RunCommand& c, std::string& doing) {
                          std::visit([](const auto& s) { return s.time(); }, grid.solver), c.resume_dir.c_str());
         return report(run_grid_here(grid, opts, exec), grid.scene, args);
     }
-    // Particles in pieces over several processes (issue 44): each process reads its share of them only.
-    const bool share = ck.meta.contains("pieces") && g_procs.size > 1;
+    // Over several processes (issue 44) each builds and keeps its share of the particles (of pieces, reads only it).
+    const bool share = g_procs.size > 1;
     eddy::Simulation sim = eddy::restore_simulation(ck, exec, record, budget, {share ? g_procs.rank : 0, share ? g_procs.size : 1});
     const eddy::Scene scene = std::visit([](const auto& s) { return s.scene; }, sim);
     eddy::RunOptions opts = run_options(args, exec, printer);
@@ -270,7 +270,7 @@ int resume_run(const RunCommand& c, std::string& doing) {
 void resume_banner(const eddy::Simulation& sim, const RunCommand& c, const eddy::ExecContext& exec, bool share) {
     std::visit(
         [&](const auto& s) {
-            const std::string count = share ? "a share of the pieces' particles" : fmt::format("{} particles", s.fluid.size());
+            const std::string count = share ? "a share of the checkpoint's particles" : fmt::format("{} particles", s.fluid.size());
             std::fprintf(stderr, "eddy: resuming %s (%s, %dD) at t = %.6g s, step %llu, %s, %d threads -> %s\n",
                          s.scene.name.c_str(), s.scene.method.c_str(), s.scene.dimension, s.time,
                          static_cast<unsigned long long>(s.steps), count.c_str(), exec.threads(), c.resume_dir.c_str());

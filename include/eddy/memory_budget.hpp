@@ -33,6 +33,8 @@ struct MemoryBudget {
     /// holds its share of what the run spreads (estimate_process_memory); `pieces`: its frames too.
     int processes = 1;
     bool pieces = false;
+    /// A resumed run: no start runs, so none builds the whole fluid (WCSPH's hydrostatic start neither).
+    bool resumed = false;
     bool unlimited() const { return limit_bytes == std::numeric_limits<std::size_t>::max(); }
 };
 
@@ -95,8 +97,8 @@ MemoryEstimate estimate_memory(const Scene& scene, std::size_t max_particles);
 /// ProcessShare) and holds its share of the neighbour lists: 1 / processes, a quarter more for the
 /// imbalance a rebalance allows, and its ghosts (a shell of the neighbour reach around a box of its share);
 /// the walls, maps and the method's arrays stay whole. WCSPH's hydrostatic start builds and searches the
-/// whole fluid at the start (fluid_built_whole: whole fluid and lists). Frame files are the root's whole
-/// ones unless `budget.pieces`.
+/// whole fluid at the start of a new run (fluid_built_whole: whole fluid and lists; not `budget.resumed`).
+/// Frame files are the root's whole ones unless `budget.pieces`.
 MemoryEstimate estimate_process_memory(const Scene& scene, std::size_t max_particles, const MemoryBudget& budget);
 
 /// Reading a model file (parse_scene, before read_triangle_mesh): its bytes, assimp's peak and eddy's

@@ -221,6 +221,9 @@ std::vector<SceneEntry> list_bundled_scenes();
 struct ProcessShare {
     int part = 0;
     int parts = 1;
+    /// A resumed run: a checkpoint's particles replace the built ones, so no start needs the whole fluid
+    /// (fluid_built_whole does not apply) and none runs (WCSPH's hydrostatic start).
+    bool replaced = false;
 };
 
 /// The fluid particles of the scene: lattice of spacing 2r inside each fluid shape, particle centres at

@@ -298,8 +298,8 @@ struct RunOptions {
     /// Particles over several processes (RunHooks); null: this process alone.
     RunHooks* hooks = nullptr;
     /// Over several processes: each process's fluid is already its share of the whole (built as one,
-    /// make_simulation with a ProcessShare, or resumed from a checkpoint in pieces: restore_simulation with
-    /// one), not the whole scene's.
+    /// make_simulation with a ProcessShare, or resumed from a checkpoint: restore_simulation with one), not
+    /// the whole scene's.
     bool fluid_is_share = false;
     /// Particles over several processes: steps between new cuts of the processes' boxes by particle counts.
     int rebalance_every = 50;
@@ -383,9 +383,10 @@ std::string checkpoint_piece_name(std::uint64_t steps, int rank);
 Simulation read_checkpoint(const std::filesystem::path& file, const ExecContext& exec, nlohmann::json& record,
                            const MemoryBudget& budget = {});
 /// The same from a checkpoint already read (read_checkpoint_file), e.g. after looking at its kind.
-/// share: which particles of a checkpoint in pieces a process takes: the contiguous share
-/// [n * part / parts, n * (part + 1) / parts) of its n particles, the pieces in rank order; {0, 1}: all.
-/// A checkpoint not in pieces is read whole whatever the share.
+/// share: which particles a process takes: the contiguous share [n * part / parts, n * (part + 1) / parts)
+/// of its n particles (the pieces in rank order; a checkpoint not in pieces is read whole, then cut); {0, 1}:
+/// all. With parts > 1 the walls are built as at a start on shares (make_simulation). No start runs on a
+/// resume (WCSPH's hydrostatic start neither): the checkpoint's particles replace the built ones.
 Simulation restore_simulation(const CheckpointFile& ck, const ExecContext& exec, nlohmann::json& record,
                               const MemoryBudget& budget = {}, ProcessShare share = {});
 

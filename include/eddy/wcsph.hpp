@@ -211,7 +211,8 @@ public:
     float particle_mass() const { return m_mass; }
 
     /// Prepares the boundary (pseudo-masses) and the fluid (mass, reorder); call once before stepping.
-    void init(ParticleSet<D>& fluid, BoundarySet<D>& boundary, const ExecContext& exec);
+    /// start = false: no hydrostatic start (a resumed run, whose particles a checkpoint replaces).
+    void init(ParticleSet<D>& fluid, BoundarySet<D>& boundary, const ExecContext& exec, bool start = true);
     /// The wall particles' pseudo-masses psi alone, as init() computes them (walls built after init: issue 44).
     void compute_wall_volumes(BoundarySet<D>& boundary, const ExecContext& exec) const;
 

@@ -260,7 +260,7 @@ public:
 
 private:
     // Wall particles held: at the start (each process but the first built those near its box: place_walls; else
-    // whole on every process: WCSPH's hydrostatic start, a resume of a whole checkpoint), and at the end, those
+    // whole on every process: a new run's WCSPH hydrostatic start), and at the end, those
     // near each box, the root all of them while it writes them (walls_written_once).
     void record_walls(nlohmann::json& p) {
         p["walls_built_near_boxes"] = m_walls_near;

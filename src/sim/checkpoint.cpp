@@ -266,6 +266,17 @@ void append_rows(ParticleSet<D>& to, const ParticleSet<D>& from, std::size_t b, 
     for (std::size_t k = 0; k < to.vectors.size(); ++k) add(to.vectors[k].data, from.vectors[k].data);
 }
 
+// A whole checkpoint resumed on several processes (issue 44): this process keeps its run of the particles, cut as a
+// checkpoint in pieces is (load_share); the boxes are then cut from the runs' counts, as at a start.
+template <int D>
+void keep_run(ParticleSet<D>& f, ProcessShare share) {
+    const auto n = static_cast<unsigned __int128>(f.size());
+    const ParticleSet<D> whole = std::move(f);
+    f = no_rows(whole);
+    append_rows(f, whole, std::size_t(n * unsigned(share.part) / unsigned(share.parts)),
+                std::size_t(n * unsigned(share.part + 1) / unsigned(share.parts)));
+}
+
 // The counts of a checkpoint's pieces (meta "pieces"), checked: one per process that wrote it.
 std::vector<std::uint64_t> piece_counts(const nlohmann::json& pieces, const StateReader& r) {
     const nlohmann::json* c = pieces.is_object() && pieces.contains("counts") ? &pieces["counts"] : nullptr;
@@ -363,17 +374,16 @@ Simulation restore_simulation(const CheckpointFile& ck, const ExecContext& exec,
         }
         const Scene& scene = *parsed;
         if (scene.dimension != meta["dimension"].get<int>() || scene.method != meta["method"].get<std::string>())
-            throw InputError(fmt::format("{}: corrupt checkpoint: meta keys 'dimension' and 'method' do not match its scene",
-                                         where));
+            throw InputError(fmt::format("{}: corrupt checkpoint: meta keys 'dimension' and 'method' do not match its scene", where));
         {
             const SceneInputs used = scene_inputs(scene);
             if (used.meshes.size() != inputs.meshes.size() || used.particle_files.size() != inputs.particle_files.size())
                 r.fail("the models or particle files it carries are not its scene's");
         }
-        // In pieces, this process's share of the fluid is built (as at a start) and the checkpoint's replaces it, and
-        // its walls as at a start: the moving walls and bodies whole (their motions set from the checkpoint below),
-        // the fixed ones near its box once the boxes are cut (the distributed layer's place_walls).
-        const ProcessShare build = in_pieces ? ProcessShare{share.part, share.parts} : ProcessShare{};
+        // This process's share of the fluid is built without a start (WCSPH's hydrostatic one) and the checkpoint's
+        // replaces it, in pieces or whole; its walls as at a start: moving walls and bodies whole (their motions set
+        // from the checkpoint below), the fixed ones near its box once the boxes are cut (place_walls).
+        const ProcessShare build{share.parts > 1 ? share.part : 0, std::max(1, share.parts), true};
         Simulation simulation = make_simulation(scene, std::numeric_limits<std::size_t>::max(), exec, budget, build);
         std::visit(
             [&](auto& sim) {
@@ -381,6 +391,7 @@ Simulation restore_simulation(const CheckpointFile& ck, const ExecContext& exec,
                 sim.steps = steps;
                 load_particles(r, sim.fluid, in_pieces);
                 if (in_pieces) load_share(ck, sim.fluid, steps, share);
+                else if (build.parts > 1) keep_run(sim.fluid, build);
                 std::visit([&](auto& m) { m.load_state(r); }, sim.method);
                 r.get_vector(sim.bodies.state, sim.bodies.size());
                 check_bodies(r, sim.bodies.state);

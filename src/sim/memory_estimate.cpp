@@ -583,7 +583,7 @@ MemoryEstimate estimate_process_memory(const Scene& scene, std::size_t max_parti
     const int p = budget.processes;
     const MemoryEstimate::Part* fluid = e.find("fluid");
     if (p <= 1 || !fluid) return e;
-    const bool whole = fluid_built_whole(scene);  // then every process builds and starts the whole fluid
+    const bool whole = fluid_built_whole(scene) && !budget.resumed;  // every process builds and starts the whole fluid
     // A box of a share of the fluid, n spacings a side; its ghosts a shell of the reach (2 spacings at the
     // default support, 2.5 counted) on each of its 2D faces: 2 D 2.5 / n ghosts per owned particle.
     const double n = std::pow(std::max(1.0, fluid->count / p), 1.0 / scene.dimension);

@@ -235,17 +235,29 @@ template Flow<3> scene_flow<3>(const Scene&, const ParticleSimulation<3>&, const
 
 namespace {
 
-// The walls this process builds at the start. Under mpirun (issue 44), where the fluid is built in shares, the
-// first process builds them all (it writes the walls' files) and every other one only the moving walls and
-// bodies (they go anywhere): the fixed ones follow when its box is known (src/distributed/particle_boxes.cpp).
+// The walls this process builds at the start. Under mpirun (issue 44), where the fluid is built in shares (`whole`
+// false), the first process builds them all (it writes the walls' files) and every other one only the moving walls
+// and bodies (they go anywhere): the fixed ones follow when its box is known (src/distributed/particle_boxes.cpp).
 template <int D>
-BoundarySet<D> walls_built_here(const Scene& scene, int layers, const ExecContext& exec, ProcessShare share) {
-    if (share.parts <= 1 || share.part == 0 || fluid_built_whole(scene))
+BoundarySet<D> walls_built_here(const Scene& scene, int layers, const ExecContext& exec, ProcessShare share, bool whole) {
+    if (share.parts <= 1 || share.part == 0 || whole)
         return build_boundary<D>(scene, layers, &exec);
     WallsNear<D> none{detail::empty_box<D>()};  // an empty region: the moving walls only
     BoundarySet<D> walls = build_boundary<D>(scene, layers, &exec, &none);
     walls.moving_only = true;
     return walls;
+}
+
+// The method's init; without `start` (a resumed run) WCSPH's hydrostatic start is skipped: the checkpoint's
+// particles replace the ones it would compress.
+template <int D>
+void init_method(ParticleSimulation<D>& sim, const ExecContext& exec, bool start) {
+    std::visit(
+        [&](auto& m) {
+            if constexpr (std::is_same_v<std::decay_t<decltype(m)>, WcsphSolver<D>>) m.init(sim.fluid, sim.boundary, exec, start);
+            else m.init(sim.fluid, sim.boundary, exec);
+        },
+        sim.method);
 }
 
 template <int D>
@@ -257,12 +269,12 @@ ParticleSimulation<D> make_particle_simulation(const Scene& scene, std::size_t m
     // Then what the particles will cost, counted from the scene: a wall kilometres long at 1 cm, or
     // springs between millions of particles, is refused here instead of swapping or hanging.
     check_memory(estimate_process_memory(scene, max_particles, budget), budget, scene.where());
-    ParticleSimulation<D> sim{scene, build_fluid<D>(scene, max_particles, &exec, fluid_built_whole(scene) ? ProcessShare{} : share),
-                              walls_built_here<D>(scene, layers, exec, share), std::move(method), {}, 0.0, 0, {}, {}, {}};
+    const bool whole = fluid_built_whole(scene) && !share.replaced;  // a resume's start needs no whole fluid
+    ParticleSimulation<D> sim{scene, build_fluid<D>(scene, max_particles, &exec, whole ? ProcessShare{} : share),
+                              walls_built_here<D>(scene, layers, exec, share, whole), std::move(method), {}, 0.0, 0, {}, {}, {}};
     sim.bodies = make_bodies<D>(scene, sim.boundary);
-    std::visit([&](auto& m) { m.init(sim.fluid, sim.boundary, exec); }, sim.method);
-    if (scene.boundaries.empty()) {
-        // Nothing holds the fluid: no particle can leave "every boundary".
+    init_method(sim, exec, !share.replaced);
+    if (scene.boundaries.empty()) {  // nothing holds the fluid: no particle can leave "every boundary"
         sim.bounds.lo = Vec<D>::filled(-std::numeric_limits<float>::infinity());
         sim.bounds.hi = Vec<D>::filled(std::numeric_limits<float>::infinity());
     } else {

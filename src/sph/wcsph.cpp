@@ -108,11 +108,11 @@ void WcsphSolver<D>::init_walls(BoundarySet<D>& boundary, const ExecContext& exe
 }
 
 template <int D>
-void WcsphSolver<D>::init(ParticleSet<D>& fluid, BoundarySet<D>& boundary, const ExecContext& exec) {
+void WcsphSolver<D>::init(ParticleSet<D>& fluid, BoundarySet<D>& boundary, const ExecContext& exec, bool start) {
     fluid.mass = m_mass;
     init_walls(boundary, exec);
     m_neighbors.init(fluid, boundary, exec);
-    if (m_s.hydrostatic_start && norm(m_g) > 0.0f && start_hydrostatic(fluid, boundary, exec) > 0) {
+    if (start && m_s.hydrostatic_start && norm(m_g) > 0.0f && start_hydrostatic(fluid, boundary, exec) > 0) {
         // The first frame shows the hydrostatic density and pressure (the faces' velocities do not enter it).
         update_neighbors(fluid, boundary, false, 0.0, exec);
         update_density(fluid, boundary, exec);

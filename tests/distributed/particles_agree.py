@@ -4,9 +4,10 @@ every frame holds each particle once (ids: none lost, none doubled at a subdomai
 values as one process's, digit for digit (the CSV writes floats round-trip exact), and the same forces.csv
 (the walls' loads); the summaries agree on
 the run's statistics, and list N processes whose particles add up; the root holds every wall particle
-(unless it writes them once: frames in pieces), the others those near their boxes; on a new run ("new") the
-processes but the root built only the walls near their boxes where the fluid is built in shares.
-    particles_agree.py ONE_PROCESS_DIR N_PROCESSES_DIR N [new]"""
+(unless it writes them once: frames in pieces), the others those near their boxes; the processes but the root
+built only the walls near their boxes where the fluid is built in shares: a new run ("new") whose start allows
+it, or any resumed run ("pieces", "resume").
+    particles_agree.py ONE_PROCESS_DIR N_PROCESSES_DIR N [new|pieces|resume]"""
 import csv, json, os, sys
 
 one, many, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
@@ -70,11 +71,13 @@ if p["root_holds_walls"] and walls[0] != whole or any(w > whole for w in walls) 
 # At the start (issue 44) the root builds every wall particle (it writes them) and, on a new run whose fluid is
 # built in shares (every method but WCSPH's hydrostatic start; "new" as the 4th argument), each other process only
 # the moving walls and the fixed walls near its box: fewer than all of them for some process in every such scene
-# of these tests that starts with fluid (each has a fixed tank; with none, the boxes are not cut yet); a resume in
-# pieces ("pieces" as the 4th argument) builds its share as a start does. Otherwise (a resume of a whole
-# checkpoint, WCSPH) every process builds them all.
+# of these tests that starts with fluid (each has a fixed tank; with none, the boxes are not cut yet); a resume,
+# in pieces ("pieces" as the 4th argument) or of a whole checkpoint ("resume"), builds its share as a start on
+# shares does, for every method (no start runs on a resume: WCSPH's hydrostatic one neither). Otherwise (a new
+# WCSPH run) every process builds them all.
 built, near = [int(w) for w in p["walls_built_per_rank"]], p["walls_built_near_boxes"]
-expect_near = len(sys.argv) > 4 and sys.argv[4] in ("new", "pieces") and sa["method"] != "wcsph" and n > 1
+how = sys.argv[4] if len(sys.argv) > 4 else ""
+expect_near = n > 1 and (how in ("pieces", "resume") or how == "new" and sa["method"] != "wcsph")
 if near != expect_near or built[0] != whole or any(w > whole for w in built) \
         or (near and sa["particles"] > 0 and min(built[1:]) >= whole) or (not near and min(built) != whole):
     sys.exit(f"FAIL: {many}/summary.json: wall particles built per rank {built} (near the boxes: {near}, expected "

@@ -112,7 +112,7 @@ particles_resume)
     "$EDDY" run "$SCENE" --until "$T2" --out straight -j1 --quiet --format csv
     mpi 2 run "$SCENE" --until "$T1" --out split -j1 --quiet --format csv --checkpoint-every "$T1"
     mpi 3 run --resume split --until "$T2" -j1 --quiet
-    python3 "$HERE/particles_agree.py" straight split 3
+    python3 "$HERE/particles_agree.py" straight split 3 resume
     ;;
 particles_pieces_resume)
     # Checkpoints in pieces (issue 44): each process writes its own particles and the root an index; no

@@ -168,8 +168,9 @@ TEST(MemoryEstimate, ClavetSpringsAreCounted) {
     EXPECT_LT(held, actual_bytes(sim) * 1.5);
 }
 
-// Under mpirun (issue 44) each process builds the whole scene, then holds its share of the neighbour lists:
-// 1.25 / N with its ghosts; the frame files too with pieces; WCSPH's hydrostatic start keeps the lists whole.
+// Under mpirun (issue 44) each process builds its share of the fluid and holds its share of the neighbour lists:
+// 1.25 / N with its ghosts; the frame files too with pieces; WCSPH's hydrostatic start keeps the lists whole
+// (not on a resume, which starts nothing).
 TEST(MemoryEstimate, EachProcessHoldsItsShareOfTheNeighbourLists) {
     const Scene dfsph = load_scene(resolve_scene("bench_dam_break_3d"), {"method=dfsph"});
     const MemoryEstimate whole = estimate_memory(dfsph, 5'000'000);
@@ -195,6 +196,12 @@ TEST(MemoryEstimate, EachProcessHoldsItsShareOfTheNeighbourLists) {
     const Scene cold = load_scene(resolve_scene("bench_dam_break_3d"), {"settings.hydrostatic_start=false"});
     EXPECT_LT(estimate_process_memory(cold, 5'000'000, budget).find("neighbour lists")->bytes,
               0.6 * estimate_memory(cold, 5'000'000).find("neighbour lists")->bytes);
+    // A resumed run starts nothing: WCSPH's scene is built in shares, as the cold one (restore_simulation).
+    budget.resumed = true;
+    EXPECT_EQ(estimate_process_memory(wcsph, 5'000'000, budget).find("fluid")->bytes,
+              estimate_process_memory(cold, 5'000'000, budget).find("fluid")->bytes);
+    EXPECT_LT(estimate_process_memory(wcsph, 5'000'000, budget).find("neighbour lists")->bytes,
+              0.6 * estimate_memory(wcsph, 5'000'000).find("neighbour lists")->bytes);
 }
 
 // A wall 10 km long (2D) or a tank 10 km wide (3D) is counted, not visited: the estimate is instant,
