@@ -74,7 +74,7 @@ if p["root_holds_walls"] and walls[0] != whole or any(w > whole for w in walls) 
 # of these tests that starts with fluid (each has a fixed tank; with none, the boxes are not cut yet); a resume,
 # in pieces ("pieces" as the 4th argument) or of a whole checkpoint ("resume"), builds its share as a start on
 # shares does, for every method (no start runs on a resume: WCSPH's hydrostatic one neither). Otherwise (a new
-# WCSPH run) every process builds them all.
+# WCSPH run, or no 4th argument) every process builds them all.
 built, near = [int(w) for w in p["walls_built_per_rank"]], p["walls_built_near_boxes"]
 how = sys.argv[4] if len(sys.argv) > 4 else ""
 expect_near = n > 1 and (how in ("pieces", "resume") or how == "new" and sa["method"] != "wcsph")
