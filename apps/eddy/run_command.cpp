@@ -239,7 +239,7 @@ int resume_run(const RunCommand& c, std::string& doing) {
                                                c.resume_dir, std::string(flag) == "scene" ? "a scene" : flag));
     doing = fmt::format("resuming {}", c.resume_dir);
     eddy::MemoryBudget budget = memory_budget(c.max_memory);
-    budget.resumed = true;  // no start runs on a resume: WCSPH's hydrostatic start builds no whole fluid (issue 44)
+    budget.resumed = true;  // the running guard's estimate too: no start, no whole WCSPH fluid (restore_simulation)
     eddy::ExecContext exec(threads_here(c.threads));
     nlohmann::json record;
     const eddy::CheckpointFile ck = eddy::read_checkpoint_file(std::filesystem::path(c.resume_dir) / eddy::kCheckpointFile);

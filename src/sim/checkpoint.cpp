@@ -266,15 +266,26 @@ void append_rows(ParticleSet<D>& to, const ParticleSet<D>& from, std::size_t b, 
     for (std::size_t k = 0; k < to.vectors.size(); ++k) add(to.vectors[k].data, from.vectors[k].data);
 }
 
+// The rows [b, e) of `total` a process's share of a checkpoint's particles takes: n part / parts to n (part + 1) / parts.
+std::pair<std::uint64_t, std::uint64_t> share_rows(unsigned __int128 total, ProcessShare share) {
+    return {std::uint64_t(total * unsigned(share.part) / unsigned(share.parts)),
+            std::uint64_t(total * unsigned(share.part + 1) / unsigned(share.parts))};
+}
+
 // A whole checkpoint resumed on several processes (issue 44): this process keeps its run of the particles, cut as a
 // checkpoint in pieces is (load_share); the boxes are then cut from the runs' counts, as at a start.
 template <int D>
 void keep_run(ParticleSet<D>& f, ProcessShare share) {
-    const auto n = static_cast<unsigned __int128>(f.size());
+    const auto [b, e] = share_rows(f.size(), share);
     const ParticleSet<D> whole = std::move(f);
     f = no_rows(whole);
-    append_rows(f, whole, std::size_t(n * unsigned(share.part) / unsigned(share.parts)),
-                std::size_t(n * unsigned(share.part + 1) / unsigned(share.parts)));
+    append_rows(f, whole, std::size_t(b), std::size_t(e));
+}
+
+// A resumed run's budget: no start runs, so the estimate counts WCSPH's fluid in shares too (estimate_process_memory).
+MemoryBudget resumed(MemoryBudget b) {
+    b.resumed = true;
+    return b;
 }
 
 // The counts of a checkpoint's pieces (meta "pieces"), checked: one per process that wrote it.
@@ -304,8 +315,7 @@ void load_share(const CheckpointFile& index, ParticleSet<D>& f, std::uint64_t st
     for (auto c : counts) total += c;
     if (total == 0) at_index.fail("it holds no particle");
     if (!f.empty()) at_index.fail("it lists pieces, yet holds particles itself");
-    const auto b = std::uint64_t(total * unsigned(share.part) / unsigned(share.parts)),
-               e = std::uint64_t(total * unsigned(share.part + 1) / unsigned(share.parts));
+    const auto [b, e] = share_rows(total, share);
     std::uint64_t first = 0;  // the first row of piece k in the whole
     for (std::size_t k = 0; k < counts.size(); first += counts[k++]) {
         const std::uint64_t lo = std::max(b, first), hi = std::min(e, first + counts[k]);
@@ -384,7 +394,7 @@ Simulation restore_simulation(const CheckpointFile& ck, const ExecContext& exec,
         // replaces it, in pieces or whole; its walls as at a start: moving walls and bodies whole (their motions set
         // from the checkpoint below), the fixed ones near its box once the boxes are cut (place_walls).
         const ProcessShare build{share.parts > 1 ? share.part : 0, std::max(1, share.parts), true};
-        Simulation simulation = make_simulation(scene, std::numeric_limits<std::size_t>::max(), exec, budget, build);
+        Simulation simulation = make_simulation(scene, std::numeric_limits<std::size_t>::max(), exec, resumed(budget), build);
         std::visit(
             [&](auto& sim) {
                 sim.time = time;
