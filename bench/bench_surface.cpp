@@ -164,6 +164,21 @@ void BM_SurfacePipelineAnisotropic(benchmark::State& state) {
     state.counters["splat_ms"] = 1e3 * splat / double(state.iterations());
 }
 
+// Yu & Turk's kernels alone (the anisotropic pipeline's two neighbour passes and eigen-decompositions).
+void BM_SurfaceAnisotropicKernels(benchmark::State& state) {
+    const auto& p = input(state.range(0));
+    ExecContext exec(static_cast<int>(state.range(1)));
+    SurfaceSettings s = settings();
+    s.anisotropic = true;
+    double t = 0;
+    for (auto _ : state) {
+        const auto t0 = Clock::now();
+        benchmark::DoNotOptimize(anisotropic_kernels<3>(p, s, exec));
+        t += since(t0);
+    }
+    counters(state, p.size(), t);
+}
+
 // OpenVDB 10: tools::ParticlesToLevelSet (spheres of radius 2r, the lattice spacing, so that they
 // overlap into one body; narrow band 3 voxels) + tools::volumeToMesh, same particles, voxel r.
 void BM_SurfaceOpenVdbPeer(benchmark::State& state) {
@@ -193,4 +208,5 @@ BENCHMARK(BM_SurfaceSweep)->Args({100'000, 1, 0})->Args({100'000, 1, 1})->Args({
 BENCHMARK(BM_SurfaceMesh)->ArgsProduct({{100'000, 1'000'000}, {1, 2}})->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_SurfacePipeline)->ArgsProduct({{100'000, 1'000'000}, {1, 2}})->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_SurfacePipelineAnisotropic)->ArgsProduct({{100'000, 1'000'000}, {1, 2}})->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_SurfaceAnisotropicKernels)->ArgsProduct({{100'000, 1'000'000}, {1, 2}})->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_SurfaceOpenVdbPeer)->ArgsProduct({{100'000, 1'000'000}, {1, 2}})->Unit(benchmark::kMillisecond)->UseRealTime();

@@ -4,6 +4,7 @@
 // Each particle gathers its neighbours within r_c in the neighbour grid's fixed order and writes only
 // its own kernel: the same bits on any number of threads.
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 
@@ -51,6 +52,7 @@ void symmetric_eigen(const double (&c)[D][D], double (&sigma)[D], double (&R)[D]
 }
 
 constexpr int kLanes = 16;  // sums in 16 lanes: one AVX-512 register (two AVX2) per term
+constexpr std::uint32_t kLanes_u = kLanes;
 
 // A coordinate array in the cells' order with kLanes copies of its last value after it: a lane loop may
 // then read a whole run of kLanes from any start (the lanes past a run's end are masked: their weight is
@@ -72,38 +74,46 @@ std::array<std::vector<float>, D> lane_columns(const std::vector<Vec<D>>& points
     return c;
 }
 
-// The particles binned in cells of side r_c, sorted by cell key (z, y, x lexicographic; ties by
-// index), as a structure of arrays; for each cell the 3^(D-1) runs of the sorted arrays that hold its
-// 3^D neighbour cells (the three cells along x of a row are adjacent in key order). A particle's
-// neighbour sums then read contiguous memory, eight lanes at a time.
+// A cell's particles sort by x, ties by index: x's bits made to order as unsigned integers, then i.
+inline std::uint64_t x_then_index(float x, std::size_t i) {
+    std::uint32_t b = std::bit_cast<std::uint32_t>(x);
+    b = (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+    return (std::uint64_t(b) << 32) | std::uint32_t(i);
+}
+
+// The particles binned in cells of side r_c, sorted by cell key (z, y, x lexicographic), within a
+// cell by x (ties by index), as a structure of arrays; for each cell the 3^(D-1) runs of the sorted
+// arrays that hold its 3^D neighbour cells (the three cells along x of a row are adjacent in key
+// order, so a run is sorted by x). A particle's neighbour sums then read contiguous memory, sixteen
+// lanes at a time, over each run trimmed to its reach (row_range).
 template <int D>
 struct CellRuns {
     static constexpr int kRows = D == 3 ? 9 : 3;
+    float side, inv;                                   // the cells' side r_c and 1 / r_c
     std::vector<std::uint32_t> order;                  // sorted position -> input index
     std::array<std::vector<float>, D> x;               // coordinates in sorted order (pad_lanes)
     std::vector<std::uint32_t> cell_begin;             // per cell, first sorted position (+ end)
     std::vector<std::array<std::uint32_t, 2 * kRows>> runs;  // per cell: [begin, end) per row
 
-    CellRuns(std::span<const Vec<D>> p, float cell, const ExecContext& exec) {
+    CellRuns(std::span<const Vec<D>> p, float cell, const ExecContext& exec) : side(cell), inv(1.0f / cell) {
         const std::size_t n = p.size();
-        const float inv = 1.0f / cell;
         auto key_of = [](const std::array<std::int64_t, D>& c) {
             std::uint64_t k = 0;
             for (int a = D - 1; a >= 0; --a) k = (k << 21) | std::uint64_t((c[a] + (1 << 20)) & 0x1fffff);
             return k;
         };
-        std::vector<std::pair<std::uint64_t, std::uint32_t>> keyed(n);
+        std::vector<std::pair<std::uint64_t, std::uint64_t>> keyed(n);  // (cell, x then index)
         parallel_for_each_index(exec, n, [&](std::size_t i) {
             std::array<std::int64_t, D> c;
             for (int a = 0; a < D; ++a) c[a] = std::int64_t(std::floor(p[i][a] * inv));
-            keyed[i] = {key_of(c), std::uint32_t(i)};
+            keyed[i] = {key_of(c), x_then_index(p[i][0], i)};
         });
         parallel_sort(exec, keyed.begin(), keyed.end());
         order.resize(n);
         for (int a = 0; a < D; ++a) x[a].resize(n);
         parallel_for_each_index(exec, n, [&](std::size_t k) {
-            order[k] = keyed[k].second;
-            for (int a = 0; a < D; ++a) x[a][k] = p[keyed[k].second][a];
+            order[k] = std::uint32_t(keyed[k].second);
+            for (int a = 0; a < D; ++a) x[a][k] = p[order[k]][a];
         });
         for (int a = 0; a < D; ++a) pad_lanes(x[a]);
         std::vector<std::uint64_t> keys;
@@ -160,12 +170,42 @@ inline void chunk_weights(const CellRuns<D>& cr, std::uint32_t j0, std::uint32_t
     }
 }
 
-// f(j0, len) for every chunk of the runs around cell c, in order.
+// The part of row `row` around cell c that can hold a neighbour of xi (in cell c): the row's cells lie at
+// distance d from xi across x, and eq. 11's weight is 0 beyond r_c, so only the row's particles within
+// sqrt(r_c^2 - d^2) of xi along x count, none when d >= r_c. The run is sorted by x: the chunks of kLanes
+// wholly below that reach are stepped over here (from b), and the first chunk that starts above hi ends
+// the row (for_each_chunk). The slack widens the reach against the rounding of the cells' faces and of
+// the coordinates (what it lets in is masked, as every lane, by its distance).
+struct RowWindow {
+    std::uint32_t b, e;  // sorted positions: the first chunk's start and the run's end
+    float hi;            // the largest x within reach
+};
+
+template <int D>
+inline RowWindow row_window(const CellRuns<D>& cr, std::size_t c, int row, const float* xi, float rc) {
+    double slack = 1e-3 * rc, d2 = 0.0;
+    for (int a = 0; a < D; ++a) slack += 1e-6 * std::abs(xi[a]);
+    for (int a = 1; a < D; ++a) {
+        const int off = (a == 1 ? row % 3 : row / 3) - 1;
+        const double face = double(std::floor(xi[a] * cr.inv)) * cr.side;  // the lower face of xi's cell
+        const double d = off < 0 ? xi[a] - face : off > 0 ? face + cr.side - xi[a] : 0.0;
+        d2 += std::max(0.0, d - slack) * std::max(0.0, d - slack);
+    }
+    const double rc2 = double(rc) * rc;
+    RowWindow w{cr.runs[c][2 * row], cr.runs[c][2 * row + 1], 0.0f};
+    if (d2 >= rc2) return {w.b, w.b, 0.0f};
+    const float reach = float(std::sqrt(rc2 - d2) + slack), lo = xi[0] - reach;
+    w.hi = xi[0] + reach;
+    while (w.b + kLanes <= w.e && cr.x[0][w.b + kLanes - 1] < lo) w.b += kLanes;
+    return w;
+}
+
+// f(j0, len) for every chunk of the runs around cell c within reach of xi (row_window), in order.
 template <int D, class F>
-inline void for_each_chunk(const CellRuns<D>& cr, std::size_t c, F&& f) {
+inline void for_each_chunk(const CellRuns<D>& cr, std::size_t c, const float* xi, float rc, F&& f) {
     for (int row = 0; row < CellRuns<D>::kRows; ++row) {
-        const std::uint32_t b = cr.runs[c][2 * row], e = cr.runs[c][2 * row + 1];
-        for (std::uint32_t j0 = b; j0 < e; j0 += kLanes) f(j0, std::min<std::uint32_t>(kLanes, e - j0));
+        const RowWindow w = row_window<D>(cr, c, row, xi, rc);
+        for (std::uint32_t j0 = w.b; j0 < w.e && cr.x[0][j0] <= w.hi; j0 += kLanes) f(j0, std::min(kLanes_u, w.e - j0));
     }
 }
 
@@ -187,7 +227,7 @@ inline void covariance_sums(const CellRuns<D>& cr, std::size_t c, const float* x
     constexpr int kC = D * (D + 1) / 2, kS = 2 + D + kC;
     alignas(64) float acc[kS][kLanes] = {};
     Chunk k;
-    for_each_chunk<D>(cr, c, [&](std::uint32_t j0, std::uint32_t len) {
+    for_each_chunk<D>(cr, c, xi, rc, [&](std::uint32_t j0, std::uint32_t len) {
         chunk_weights<D>(cr, j0, len, xi, rc, k);
         const float *w = k.w, *dx = k.dx, *dy = k.dy, *dz = k.dz;
         for (int l = 0; l < kLanes; ++l) {
@@ -220,7 +260,7 @@ inline void centre_sums(const CellRuns<D>& cr, const std::array<std::vector<floa
                         const float* xi, const float* ci, float rc, double* out) {
     alignas(64) float acc[1 + D][kLanes] = {};
     Chunk k;
-    for_each_chunk<D>(cr, c, [&](std::uint32_t j0, std::uint32_t len) {
+    for_each_chunk<D>(cr, c, xi, rc, [&](std::uint32_t j0, std::uint32_t len) {
         chunk_weights<D>(cr, j0, len, xi, rc, k);
         const float *qx = cx[0].data() + j0, *qy = cx[1].data() + j0, *qz = cx[D - 1].data() + j0;
         for (int l = 0; l < kLanes; ++l) {
@@ -259,8 +299,7 @@ double lattice_variance(float particle_radius, float rc, int& full) {
 }
 
 template <int D>
-void resize_kernels(AnisotropicKernels<D>& k, std::size_t n) {
-    k.centers.resize(n);
+void resize_kernels(AnisotropicKernels<D>& k, std::size_t n) {  // all but the centres (made whole at the end)
     k.g.resize(n);
     k.det.resize(n);
     k.extent.resize(n);
@@ -361,14 +400,16 @@ void store_kernel(const double (&gm)[D][D], float h, std::size_t i, AnisotropicK
     }
 }
 
-// The kernel of the particle at sorted position i (in cell `cell`): its smoothed centre and h G.
+// The kernel of the particle at sorted position i (in cell `cell`): its smoothed centre (eq. 6) into
+// centre, h G at its input index in k (written there at once: no second copy of the kernels to reorder).
 template <int D>
 void particle_kernel(const CellRuns<D>& cr, std::size_t cell, std::size_t i, const KernelParams& p,
-                     AnisotropicKernels<D>& k, std::uint8_t& isolated) {
+                     AnisotropicKernels<D>& k, Vec<D>& centre, std::uint8_t& isolated) {
+    const std::size_t j = cr.order[i];
     float xi[D];
     for (int a = 0; a < D; ++a) xi[a] = cr.x[a][i];
     // One pass in coordinates relative to x_i: sum w, sum w d, sum w d d^T (d = x_j - x_i), in
-    // eight lanes. Float sums of at most a few hundred terms with |d| < r_c: the covariance's
+    // sixteen lanes. Float sums of at most a few hundred terms with |d| < r_c: the covariance's
     // relative error stays near 1e-6, far below the clamp's factor k_r.
     double sums[2 + D + D * (D + 1) / 2];
     covariance_sums<D>(cr, cell, xi, p.rc, sums);
@@ -376,30 +417,29 @@ void particle_kernel(const CellRuns<D>& cr, std::size_t cell, std::size_t i, con
     const int count = int(sums[1]);
     double m[D], c[D][D] = {};
     weighted_covariance<D>(sums, sw, m, c);
-    Vec<D> center;
-    for (int a = 0; a < D; ++a) center[a] = xi[a] + float(p.lambda * m[a]);  // eq. 6
-    k.centers[i] = center;
+    for (int a = 0; a < D; ++a) centre[a] = xi[a] + float(p.lambda * m[a]);  // eq. 6
     double gm[D][D] = {};
     double lo, hi;
     gershgorin_interval<D>(c, lo, hi);
-    k.round[i] = 0;
+    k.round[j] = 0;
     if (count < p.n_eps) {  // isolated: a round kernel of radius k_n h
         isolated = 1;
         for (int a = 0; a < D; ++a) gm[a][a] = 1.0 / kIsolatedScale;
     } else if (lo > 0.0 && std::min(lo, p.sigma0) >= kRoundEnough * hi) {
         // Every scale k_s / sigma~ below would lie in [kRoundEnough, 1]: the isotropic kernel.
-        k.round[i] = 1;
+        k.round[j] = 1;
         for (int a = 0; a < D; ++a) gm[a][a] = 1.0;
     } else {
         stretched_kernel<D>(c, p, gm);
     }
-    store_kernel<D>(gm, p.h, i, k);
+    store_kernel<D>(gm, p.h, j, k);
 }
 
 // Taubin's (1995) step back: xbar_i += mu (sum_j w_ij xbar_j / sum_j w_ij - xbar_i), the same weights,
 // mu = 1 / (k_pb - 1 / lambda) with k_pb = 0.1. Eq. 6 alone pulls the layer under a flat free surface
 // down by 0.9 of its half-neighbourhood's offset (the tank at rest's surface sank by 1.5 r); the pair
-// keeps the damping of the particles' noise and cancels that shrinkage to first order.
+// keeps the damping of the particles' noise and cancels that shrinkage to first order. centers in the
+// cells' order; the result in the input's (cr.order).
 template <int D>
 std::vector<Vec<D>> step_back_centres(const CellRuns<D>& cr, const std::vector<Vec<D>>& centers, float lambda, float rc,
                                       const ExecContext& exec) {
@@ -418,30 +458,22 @@ std::vector<Vec<D>> step_back_centres(const CellRuns<D>& cr, const std::vector<V
             centre_sums<D>(cr, cx, cell, xi, ci, rc, sums);
             Vec<D> c;
             for (int a = 0; a < D; ++a) c[a] = ci[a] + float(mu * sums[1 + a] / sums[0]);
-            back[i] = c;
+            back[cr.order[i]] = c;
         }
     }, 4);
     return back;
 }
 
-// The kernels moved from the cells' order (sorted position i) back to the input's (cr.order[i]).
+// The centres moved from the cells' order (sorted position i) to the input's (cr.order[i]).
 template <int D>
-AnisotropicKernels<D> in_input_order(const CellRuns<D>& cr, const AnisotropicKernels<D>& k, const ExecContext& exec) {
-    const std::size_t n = k.centers.size();
-    AnisotropicKernels<D> out;
-    resize_kernels(out, n);
-    parallel_for_each_index(exec, n, [&](std::size_t i) {
-        const std::uint32_t j = cr.order[i];
-        out.centers[j] = k.centers[i];
-        out.g[j] = k.g[i];
-        out.det[j] = k.det[i];
-        out.extent[j] = k.extent[i];
-        out.round[j] = k.round[i];
-    });
+std::vector<Vec<D>> in_input_order(const CellRuns<D>& cr, const std::vector<Vec<D>>& centres, const ExecContext& exec) {
+    std::vector<Vec<D>> out(centres.size());
+    parallel_for_each_index(exec, centres.size(), [&](std::size_t i) { out[cr.order[i]] = centres[i]; });
     return out;
 }
 
-// The counts of isolated and round kernels, and the largest extent.
+// The counts of isolated and round kernels, and the largest extent (isolated in the cells' order, the
+// kernels in the input's: sums and a maximum, the same in any order).
 template <int D>
 void count_kernels(const std::vector<std::uint8_t>& isolated, AnisotropicKernels<D>& k) {
     for (std::size_t i = 0; i < isolated.size(); ++i) {
@@ -469,15 +501,15 @@ AnisotropicKernels<D> anisotropic_kernels(std::span<const Vec<D>> input, const S
     const int n_eps = s.anisotropy_neighbors > 0 ? s.anisotropy_neighbors : std::max(1, int(std::lround(0.1 * full)));
     const KernelParams p{rc, h, lambda, kr, sigma0, n_eps};
 
-    // Computed in the cells' order (sorted position i, input index cr.order[i]), put back at the end.
+    // Computed in the cells' order (sorted position i, input index cr.order[i]), stored in the input's.
     const CellRuns<D> cr(input, rc, exec);
     std::vector<std::uint8_t> isolated(n, 0);
+    std::vector<Vec<D>> centres(n);  // eq. 6's, in the cells' order
     parallel_for_each_index(exec, cr.cells(), [&](std::size_t cell) {
         for (std::size_t i = cr.cell_begin[cell]; i < cr.cell_begin[cell + 1]; ++i)
-            particle_kernel<D>(cr, cell, i, p, k, isolated[i]);
+            particle_kernel<D>(cr, cell, i, p, k, centres[i], isolated[i]);
     }, 4);
-    if (lambda > 0.0f) k.centers = step_back_centres<D>(cr, k.centers, lambda, rc, exec);
-    k = in_input_order<D>(cr, k, exec);
+    k.centers = lambda > 0.0f ? step_back_centres<D>(cr, centres, lambda, rc, exec) : in_input_order<D>(cr, centres, exec);
     count_kernels<D>(isolated, k);
     return k;
 }
