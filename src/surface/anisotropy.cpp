@@ -15,6 +15,7 @@
 #include "eddy/mass_properties.hpp"
 #include "eddy/surface.hpp"
 #include "core/branchless.hpp"
+#include "core/buffers.hpp"
 
 namespace eddy {
 
@@ -300,7 +301,7 @@ double lattice_variance(float particle_radius, float rc, int& full) {
 
 template <int D>
 void resize_kernels(AnisotropicKernels<D>& k, std::size_t n) {  // all but the centres (made whole at the end)
-    k.g.resize(n);
+    detail::resize_huge(k.g, n);
     k.det.resize(n);
     k.extent.resize(n);
     k.round.resize(n);

@@ -16,6 +16,7 @@
 #include "eddy/surface.hpp"
 #include "surface/block_access.hpp"
 #include "core/branchless.hpp"
+#include "core/buffers.hpp"
 
 namespace eddy {
 
@@ -165,7 +166,7 @@ HomeBins<D> bin_particles(std::span<const Vec<D>> positions, const AnisotropicKe
             hb.begin.push_back(i);
         }
     hb.begin.push_back(n);
-    hb.sorted.resize(n);
+    detail::resize_huge(hb.sorted, n);
     parallel_for_each_index(exec, n, [&](std::size_t k) {
         Splat<D>& sp = hb.sorted[k];
         sp.id = bins[k].second;
@@ -358,7 +359,7 @@ SparseGrid<D> splat_density(std::span<const Vec<D>> input, const SurfaceSettings
     const float inv_h = 1.0f / h, h2 = h * h;
     const SplatInputs<D> in{&bins, kernels, R, around, B, voxel, inv_h, scale, h2};
     const int nv = g.layout.voxels_per_block();
-    g.values.assign(g.layout.size() * std::size_t(nv), 0.0f);
+    detail::assign_huge(g.values, g.layout.size() * std::size_t(nv), 0.0f);
     parallel_for_each_index(exec, g.layout.size(), [&](std::size_t b) {
         splat_block<D>(in, g.layout.coords[b], g.values.data() + b * nv);
     }, 1);

@@ -24,6 +24,7 @@
 #include "eddy/error.hpp"
 #include "eddy/surface.hpp"
 #include "surface/block_access.hpp"
+#include "core/buffers.hpp"
 
 namespace eddy {
 
@@ -397,9 +398,9 @@ void stitch_cells(const std::vector<BlockCells<D>>& blocks, const ExecContext& e
         cbase[b + 1] = cbase[b] + blocks[b].cells.size();
         xbase[b + 1] = xbase[b] + static_cast<std::uint32_t>(blocks[b].extra_pos.size());
     }
-    mesh.cells.resize(cbase[nb]);
-    mesh.vertices.resize(xbase[nb]);
-    mesh.normals.resize(xbase[nb]);
+    detail::resize_huge(mesh.cells, cbase[nb]);
+    detail::resize_huge(mesh.vertices, xbase[nb]);
+    detail::resize_huge(mesh.normals, xbase[nb]);
     parallel_for_each_index(exec, nb, [&](std::size_t b) {
         const BlockCells<D>& in = blocks[b];
         std::copy(in.extra_pos.begin(), in.extra_pos.end(), mesh.vertices.begin() + xbase[b]);

@@ -15,6 +15,7 @@
 
 #include "eddy/surface.hpp"
 #include "surface/block_access.hpp"
+#include "core/buffers.hpp"
 
 namespace eddy {
 
@@ -27,8 +28,8 @@ SparseGrid<D> pin_distances(const SparseGrid<D>& density, float iso, std::vector
     phi.layout = density.layout;
     phi.background = FLT_MAX;
     const int B = density.layout.block, nv = density.layout.voxels_per_block();
-    phi.values.resize(density.values.size());
-    pinned.assign(density.values.size(), 0);
+    detail::resize_huge(phi.values, density.values.size());
+    detail::assign_huge(pinned, density.values.size(), std::uint8_t(0));
     const float h = density.layout.voxel;
     const std::vector<std::int8_t> side = block_sides(density, iso, exec);
     parallel_for_each_index(exec, density.layout.size(), [&](std::size_t b) {
