@@ -4,8 +4,8 @@
 // Each particle gathers its neighbours within r_c in the neighbour grid's fixed order and writes only
 // its own kernel: the same bits on any number of threads.
 #include <algorithm>
-#include <bit>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include <fmt/format.h>
@@ -77,7 +77,8 @@ std::array<std::vector<float>, D> lane_columns(const std::vector<Vec<D>>& points
 
 // A cell's particles sort by x, ties by index: x's bits made to order as unsigned integers, then i.
 inline std::uint64_t x_then_index(float x, std::size_t i) {
-    std::uint32_t b = std::bit_cast<std::uint32_t>(x);
+    std::uint32_t b;
+    std::memcpy(&b, &x, sizeof b);  // std::bit_cast, which the page's libc++ lacks
     b = (b & 0x80000000u) ? ~b : (b | 0x80000000u);
     return (std::uint64_t(b) << 32) | std::uint32_t(i);
 }
