@@ -87,7 +87,7 @@ inline std::uint64_t x_then_index(float x, std::size_t i) {
 // cell by x (ties by index), as a structure of arrays; for each cell the 3^(D-1) runs of the sorted
 // arrays that hold its 3^D neighbour cells (the three cells along x of a row are adjacent in key
 // order, so a run is sorted by x). A particle's neighbour sums then read contiguous memory, sixteen
-// lanes at a time, over each run trimmed to its reach (row_range).
+// lanes at a time, over each run trimmed to its reach (row_window).
 template <int D>
 struct CellRuns {
     static constexpr int kRows = D == 3 ? 9 : 3;
