@@ -172,31 +172,51 @@ inline void chunk_weights(const CellRuns<D>& cr, std::uint32_t j0, std::uint32_t
     }
 }
 
+// How far xi lies above its cell's lower faces and below its upper ones across x, less a slack against
+// the rounding of the faces and of the coordinates (what the slack lets in is masked, as every lane, by
+// its distance): once a particle, read by each of its rows (row_window).
+template <int D>
+struct FaceGaps {
+    double below[D], above[D];
+    double slack;
+};
+
+template <int D>
+inline FaceGaps<D> face_gaps(const CellRuns<D>& cr, const float* xi, float rc) {
+    FaceGaps<D> g{};
+    g.slack = 1e-3 * rc;
+    for (int a = 0; a < D; ++a) g.slack += 1e-6 * std::abs(xi[a]);
+    for (int a = 1; a < D; ++a) {
+        const double face = double(std::floor(xi[a] * cr.inv)) * cr.side;  // the lower face of xi's cell
+        g.below[a] = std::max(0.0, xi[a] - face - g.slack);
+        g.above[a] = std::max(0.0, face + cr.side - xi[a] - g.slack);
+    }
+    return g;
+}
+
 // The part of row `row` around cell c that can hold a neighbour of xi (in cell c): the row's cells lie at
 // distance d from xi across x, and eq. 11's weight is 0 beyond r_c, so only the row's particles within
 // sqrt(r_c^2 - d^2) of xi along x count, none when d >= r_c. The run is sorted by x: the chunks of kLanes
 // wholly below that reach are stepped over here (from b), and the first chunk that starts above hi ends
-// the row (for_each_chunk). The slack widens the reach against the rounding of the cells' faces and of
-// the coordinates (what it lets in is masked, as every lane, by its distance).
+// the row (for_each_chunk).
 struct RowWindow {
     std::uint32_t b, e;  // sorted positions: the first chunk's start and the run's end
     float hi;            // the largest x within reach
 };
 
 template <int D>
-inline RowWindow row_window(const CellRuns<D>& cr, std::size_t c, int row, const float* xi, float rc) {
-    double slack = 1e-3 * rc, d2 = 0.0;
-    for (int a = 0; a < D; ++a) slack += 1e-6 * std::abs(xi[a]);
+inline RowWindow row_window(const CellRuns<D>& cr, std::size_t c, int row, const FaceGaps<D>& g, const float* xi,
+                            float rc) {
+    double d2 = 0.0;
     for (int a = 1; a < D; ++a) {
         const int off = (a == 1 ? row % 3 : row / 3) - 1;
-        const double face = double(std::floor(xi[a] * cr.inv)) * cr.side;  // the lower face of xi's cell
-        const double d = off < 0 ? xi[a] - face : off > 0 ? face + cr.side - xi[a] : 0.0;
-        d2 += std::max(0.0, d - slack) * std::max(0.0, d - slack);
+        const double d = off < 0 ? g.below[a] : off > 0 ? g.above[a] : 0.0;
+        d2 += d * d;
     }
     const double rc2 = double(rc) * rc;
     RowWindow w{cr.runs[c][2 * row], cr.runs[c][2 * row + 1], 0.0f};
     if (d2 >= rc2) return {w.b, w.b, 0.0f};
-    const float reach = float(std::sqrt(rc2 - d2) + slack), lo = xi[0] - reach;
+    const float reach = float(std::sqrt(rc2 - d2) + g.slack), lo = xi[0] - reach;
     w.hi = xi[0] + reach;
     while (w.b + kLanes <= w.e && cr.x[0][w.b + kLanes - 1] < lo) w.b += kLanes;
     return w;
@@ -205,10 +225,10 @@ inline RowWindow row_window(const CellRuns<D>& cr, std::size_t c, int row, const
 // f(j0, len) for every chunk of the runs around cell c within reach of xi (row_window), in order.
 template <int D, class F>
 inline void for_each_chunk(const CellRuns<D>& cr, std::size_t c, const float* xi, float rc, F&& f) {
-    for (int row = 0; row < CellRuns<D>::kRows; ++row) {
-        const RowWindow w = row_window<D>(cr, c, row, xi, rc);
-        for (std::uint32_t j0 = w.b; j0 < w.e && cr.x[0][j0] <= w.hi; j0 += kLanes) f(j0, std::min(kLanes_u, w.e - j0));
-    }
+    const FaceGaps<D> g = face_gaps<D>(cr, xi, rc);
+    for (int row = 0; row < CellRuns<D>::kRows; ++row)
+        for (RowWindow w = row_window<D>(cr, c, row, g, xi, rc); w.b < w.e && cr.x[0][w.b] <= w.hi; w.b += kLanes)
+            f(w.b, std::min(kLanes_u, w.e - w.b));
 }
 
 // out[k] = the sum of acc[k]'s lanes, in order: the same bits on any thread count.
