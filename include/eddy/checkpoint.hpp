@@ -97,6 +97,13 @@ public:
         m_pos += n;
         return s;
     }
+    /// The next `n` bytes, unread, and the reader moved past them (a process keeping some rows of an array).
+    std::string_view take(std::uint64_t n) {
+        need(n);
+        const std::string_view s = m_bytes.substr(m_pos, n);
+        m_pos += n;
+        return s;
+    }
     bool done() const { return m_pos == m_bytes.size(); }
     std::size_t remaining() const { return m_bytes.size() - m_pos; }
     std::size_t position() const { return m_pos; }

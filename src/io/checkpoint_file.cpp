@@ -96,9 +96,9 @@ bool plausible_version(std::string_view v) {
     return true;
 }
 
-}  // namespace
-
-CheckpointFile read_checkpoint_bytes(std::string_view bytes, const std::filesystem::path& file) {
+// A checkpoint's bytes checked (header, version, checksum, layout) and its meta data parsed into `out`: returns
+// where its state lies in `bytes`.
+std::string_view check_checkpoint(std::string_view bytes, const std::filesystem::path& file, CheckpointFile& out) {
     const std::string where = file.string();
     if (bytes.size() < sizeof kMagic || bytes.compare(0, sizeof kMagic, std::string_view(kMagic, sizeof kMagic)) != 0)
         throw InputError(fmt::format("{}: not an eddy checkpoint (no EDDYCKPT header); allowed: a {} written by eddy run",
@@ -123,13 +123,20 @@ CheckpointFile read_checkpoint_bytes(std::string_view bytes, const std::filesyst
                                      "resume it with that version, or start the run again",
                                      where, plausible_version(version) ? version : "of an unknown version", format,
                                      eddy_version(), kCheckpointFormat));
-    CheckpointFile out;
     out.file = file;
     const std::string meta = r.get_string();
-    out.state = r.get_string();
+    const std::string_view state = r.take(r.get<std::uint64_t>());
     if (r.position() != bytes.size() - sizeof stored) r.fail("unexpected bytes after the state");
     out.meta = parse_json_text(meta, where + " (meta data)");  // depth-bounded, like every JSON eddy reads
     if (!out.meta.is_object()) r.fail("its meta data is not a JSON object");
+    return state;
+}
+
+}  // namespace
+
+CheckpointFile read_checkpoint_bytes(std::string_view bytes, const std::filesystem::path& file) {
+    CheckpointFile out;
+    out.state = std::string(check_checkpoint(bytes, file, out));
     return out;
 }
 
@@ -140,8 +147,15 @@ CheckpointFile read_checkpoint_file(const std::filesystem::path& file) {
                                      file.string(), kCheckpointFile));
     // Opened without blocking and checked to be a regular file before a byte is read (a FIFO planted
     // as checkpoint.eddy must not hang eddy).
-    const std::string bytes = io::read_regular_file(file, io::kNoSizeLimit, "the checkpoint");
-    return read_checkpoint_bytes(bytes, file);
+    std::string bytes = io::read_regular_file(file, io::kNoSizeLimit, "the checkpoint");
+    CheckpointFile out;
+    const std::string_view state = check_checkpoint(bytes, file, out);
+    // The state kept in the file's own buffer (issue 44): a checkpoint of hundreds of MB is held once, not twice.
+    const std::size_t at = std::size_t(state.data() - bytes.data()), size = state.size();
+    bytes.erase(0, at);
+    bytes.resize(size);
+    out.state = std::move(bytes);
+    return out;
 }
 
 }  // namespace eddy

@@ -117,13 +117,13 @@ std::string InputFile::read_all(std::uint64_t max_bytes, std::string_view what) 
     std::size_t have = 0;
     for (;;) {
         if (have == bytes.size()) {
-            if (bytes.size() >= max_bytes) {
-                // The size said this much; make sure nothing was appended since.
-                char probe;
-                if (read(&probe, 1) == 0) break;
-                too_large(bytes.size() + 1);
-            }
+            // The size said this much: a byte more (appended since) is probed for before the buffer grows, so
+            // a file is held in a buffer of its size, not of twice it (the doubling's zeros are written).
+            char probe;
+            if (read(&probe, 1) == 0) break;
+            if (bytes.size() >= max_bytes) too_large(bytes.size() + 1);
             bytes.resize(std::min<std::uint64_t>(max_bytes, std::max<std::uint64_t>(4096, bytes.size() * 2)));
+            bytes[have++] = probe;
         }
         const std::size_t got = read(bytes.data() + have, bytes.size() - have);
         if (got == 0) break;

@@ -4,8 +4,11 @@
 // scene (walls, settings, derived constants) and then puts the saved state in place.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <optional>
+#include <string_view>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -41,53 +44,84 @@ void save_particles(StateWriter& w, const ParticleSet<D>& f) {
     }
 }
 
-// Ids below next_id, each once.
-template <int D>
-void check_ids(const StateReader& r, const ParticleSet<D>& f) {
-    for (std::uint32_t id : f.id)
-        if (id >= f.next_id) r.fail("a particle id is not below next_id");
-    std::vector<std::uint32_t> ids = f.id;
+// Ids below next_id, each once: every particle's, the rows a process keeps or not.
+void check_ids(const StateReader& r, std::vector<std::uint32_t> ids, std::uint32_t next_id) {
+    for (std::uint32_t id : ids)
+        if (id >= next_id) r.fail("a particle id is not below next_id");
     std::sort(ids.begin(), ids.end());
     if (std::adjacent_find(ids.begin(), ids.end()) != ids.end()) r.fail("two particles have the same id");
 }
 
+// An array of a checkpoint as it lies in the state's bytes (issue 44: a process keeps some of its rows and
+// checks them all, so that every process finds the same fault): its length checked as get_vector checks it.
+template <class T>
+struct ArrayBytes {
+    std::string_view bytes;
+    std::size_t size() const { return bytes.size() / sizeof(T); }
+};
+
+template <class T>
+ArrayBytes<T> get_array(StateReader& r, std::size_t expect, std::size_t max = SIZE_MAX) {
+    const auto n = r.get<std::uint64_t>();
+    if (expect != SIZE_MAX && n != expect) r.fail("an array has the wrong length");
+    if (n > max) r.fail("an array is longer than allowed");
+    if (n > r.remaining() / sizeof(T)) r.fail("an array runs past the end");
+    return {r.take(n * sizeof(T))};
+}
+
+// Every float of the array finite (positions, velocities and the extra vectors are floats too).
+template <class T>
+bool all_finite(ArrayBytes<T> a) {
+    static_assert(sizeof(T) % sizeof(float) == 0);
+    for (std::size_t k = 0; k < a.bytes.size(); k += sizeof(float)) {
+        float x;
+        std::memcpy(&x, a.bytes.data() + k, sizeof x);
+        if (!std::isfinite(x)) return false;
+    }
+    return true;
+}
+
+// Rows [b, e) of the array into v.
+template <class T>
+void keep_rows(std::vector<T>& v, ArrayBytes<T> a, std::pair<std::size_t, std::size_t> rows) {
+    v.resize(rows.second - rows.first);
+    if (!v.empty()) std::memcpy(v.data(), a.bytes.data() + rows.first * sizeof(T), v.size() * sizeof(T));
+}
+
+struct AllRows {
+    std::pair<std::size_t, std::size_t> operator()(std::size_t n) const { return {0, n}; }
+};
+
 // The particles of a checkpoint into `f`, which the scene has just built (and the method initialised):
 // every array its length, every number finite, ids distinct and below next_id, the extra fields with
-// plain names (they end up in files), at least one particle.
+// plain names (they end up in files), at least one particle; of n particles the rows rows(n) are kept (a
+// process's run of a whole checkpoint, issue 44: never all of them held as well). Returns n.
 // A checkpoint in pieces may hold none (the index, a process's empty box): `may_be_empty`.
-template <int D>
-void load_particles(StateReader& r, ParticleSet<D>& f, bool may_be_empty = false) {
-    const std::size_t max = r.remaining() / (2 * sizeof(Vec<D>));  // positions and velocities at least
-    r.get_vector(f.position, SIZE_MAX, max);
-    const std::size_t n = f.position.size();
+template <int D, class Rows = AllRows>
+std::size_t load_particles(StateReader& r, ParticleSet<D>& f, bool may_be_empty = false, Rows rows = {}) {
+    const auto position = get_array<Vec<D>>(r, SIZE_MAX, r.remaining() / (2 * sizeof(Vec<D>)));  // and velocities
+    const std::size_t n = position.size();
     if (n == 0 && !may_be_empty) r.fail("it holds no particle");
-    r.get_vector(f.velocity, n);
-    r.get_vector(f.acceleration, n);
-    r.get_vector(f.density, n);
-    r.get_vector(f.pressure, n);
-    r.get_vector(f.id, n);
+    const auto velocity = get_array<Vec<D>>(r, n), acceleration = get_array<Vec<D>>(r, n);
+    const auto density = get_array<float>(r, n), pressure = get_array<float>(r, n);
+    const auto id = get_array<std::uint32_t>(r, n);
     f.mass = r.get<float>();
     f.next_id = r.get<std::uint32_t>();
     if (!(std::isfinite(f.mass) && f.mass >= 0.0f)) r.fail("the particle mass is not a number >= 0");
-    auto finite = [](const auto& v) {
-        for (const auto& x : v) {
-            if constexpr (std::is_arithmetic_v<std::decay_t<decltype(x)>>) {
-                if (!std::isfinite(x)) return false;
-            } else {
-                for (int a = 0; a < D; ++a)
-                    if (!std::isfinite(x[a])) return false;
-            }
-        }
-        return true;
-    };
-    if (!finite(f.position)) r.fail("a particle position is not finite (NaN or infinite)");
-    if (!finite(f.velocity)) r.fail("a particle velocity is not finite (NaN or infinite)");
-    if (!finite(f.acceleration) || !finite(f.density) || !finite(f.pressure))
+    if (!all_finite(position)) r.fail("a particle position is not finite (NaN or infinite)");
+    if (!all_finite(velocity)) r.fail("a particle velocity is not finite (NaN or infinite)");
+    if (!all_finite(acceleration) || !all_finite(density) || !all_finite(pressure))
         r.fail("a particle's acceleration, density or pressure is not finite");
-    check_ids(r, f);
+    std::vector<std::uint32_t> ids;
+    keep_rows(ids, id, {0, n});
+    check_ids(r, std::move(ids), f.next_id);
+    const auto [b, e] = rows(n);
+    const std::pair kept{std::min(b, n), std::min(e, n)};  // a piece shorter than its index lists keeps what it has
+    keep_rows(f.position, position, kept), keep_rows(f.velocity, velocity, kept), keep_rows(f.acceleration, acceleration, kept);
+    keep_rows(f.density, density, kept), keep_rows(f.pressure, pressure, kept), keep_rows(f.id, id, kept);
     // Extra fields (methods add some as they run: DFSPH's viscosity warm start): their names end up in
     // the frames' files, so only plain names, each once.
-    auto fields = [&](auto& list, const char* what) {
+    auto fields = [&]<class T>(auto& list, const char* what, T) {
         const auto count = r.get<std::uint64_t>();
         if (count > 64) r.fail(fmt::format("it has {} extra {} fields; allowed: at most 64", count, what));
         list.resize(count);
@@ -102,12 +136,14 @@ void load_particles(StateReader& r, ParticleSet<D>& f, bool may_be_empty = false
                                            text_excerpt(field.name, 40)));
             for (std::size_t i = 0; i < k; ++i)
                 if (list[i].name == field.name) r.fail(fmt::format("two extra fields are named {}", field.name));
-            r.get_vector(field.data, n);
-            if (!finite(field.data)) r.fail(fmt::format("the field {} is not finite", field.name));
+            const auto data = get_array<T>(r, n);
+            if (!all_finite(data)) r.fail(fmt::format("the field {} is not finite", field.name));
+            keep_rows(field.data, data, kept);
         }
     };
-    fields(f.scalars, "scalar");
-    fields(f.vectors, "vector");
+    fields(f.scalars, "scalar", float{});
+    fields(f.vectors, "vector", Vec<D>{});
+    return n;
 }
 
 // The scene's models (as read and placed) and file fluids' particles: a resumed run rebuilds its scene
@@ -272,15 +308,15 @@ std::pair<std::uint64_t, std::uint64_t> share_rows(unsigned __int128 total, Proc
             std::uint64_t(total * unsigned(share.part + 1) / unsigned(share.parts))};
 }
 
-// A whole checkpoint resumed on several processes (issue 44): this process keeps its run of the particles, cut as a
-// checkpoint in pieces is (load_share); the boxes are then cut from the runs' counts, as at a start.
-template <int D>
-void keep_run(ParticleSet<D>& f, ProcessShare share) {
-    const auto [b, e] = share_rows(f.size(), share);
-    const ParticleSet<D> whole = std::move(f);
-    f = no_rows(whole);
-    append_rows(f, whole, std::size_t(b), std::size_t(e));
-}
+// A whole checkpoint resumed on several processes (issue 44): the rows of this process's run of its particles, cut
+// as a checkpoint in pieces is (load_share); the boxes are then cut from the runs' counts, as at a start.
+struct RunOf {
+    ProcessShare share;
+    std::pair<std::size_t, std::size_t> operator()(std::size_t n) const {
+        const auto [b, e] = share_rows(n, share);
+        return {std::size_t(b), std::size_t(e)};
+    }
+};
 
 // A resumed run's budget: no start runs, so the estimate counts WCSPH's fluid in shares too (estimate_process_memory).
 MemoryBudget resumed(MemoryBudget b) {
@@ -329,18 +365,18 @@ void load_share(const CheckpointFile& index, ParticleSet<D>& f, std::uint64_t st
         const nlohmann::json& m = piece.meta;
         if (m.value("kind", "") != "particle_piece" || m.value("rank", -1) != int(k) || m.value("steps", ~std::uint64_t(0)) != steps)
             r.fail(fmt::format("it is not piece {} of the checkpoint at step {} (meta keys kind, rank, steps)", k, steps));
-        ParticleSet<D> got;
-        load_particles(r, got, true);
+        ParticleSet<D> got;  // only the rows in the share
+        const std::size_t n = load_particles(r, got, true, [&](std::size_t) { return std::pair{std::size_t(lo - first), std::size_t(hi - first)}; });
         if (!r.done()) r.fail("unexpected bytes after its particles");
-        if (got.size() != counts[k] || got.mass != f.mass || got.next_id != f.next_id)
+        if (n != counts[k] || got.mass != f.mass || got.next_id != f.next_id)
             r.fail(fmt::format("its particles (count, mass or next_id) are not those {} lists", index.file.string()));
         bool same_fields = got.scalars.size() == f.scalars.size() && got.vectors.size() == f.vectors.size();
         for (std::size_t i = 0; same_fields && i < f.scalars.size(); ++i) same_fields = got.scalars[i].name == f.scalars[i].name;
         for (std::size_t i = 0; same_fields && i < f.vectors.size(); ++i) same_fields = got.vectors[i].name == f.vectors[i].name;
         if (!same_fields) r.fail(fmt::format("its extra fields are not those {} lists", index.file.string()));
-        append_rows(f, got, std::size_t(lo - first), std::size_t(hi - first));
+        append_rows(f, got, 0, got.size());
     }
-    check_ids(at_index, f);  // across the pieces read
+    check_ids(at_index, f.id, f.next_id);  // across the pieces read
 }
 
 // The emitters' and the outflow's counts (issue 31), checked against the scene and the clock.
@@ -399,9 +435,8 @@ Simulation restore_simulation(const CheckpointFile& ck, const ExecContext& exec,
             [&](auto& sim) {
                 sim.time = time;
                 sim.steps = steps;
-                load_particles(r, sim.fluid, in_pieces);
+                load_particles(r, sim.fluid, in_pieces, RunOf{build});  // all of them on one process, none in pieces
                 if (in_pieces) load_share(ck, sim.fluid, steps, share);
-                else if (build.parts > 1) keep_run(sim.fluid, build);
                 std::visit([&](auto& m) { m.load_state(r); }, sim.method);
                 r.get_vector(sim.bodies.state, sim.bodies.size());
                 check_bodies(r, sim.bodies.state);

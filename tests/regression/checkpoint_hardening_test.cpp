@@ -483,6 +483,31 @@ void expect_resume_without_the_files(const std::string& scene, const std::vector
     EXPECT_TRUE(fs::is_empty(dir.path() / "elsewhere"));
 }
 
+// A 2D DFSPH dam break two steps in: its warm starts are particle fields by now.
+Simulation stepped_dam_break_2d(const ExecContext& exec) {
+    Simulation sim = make_simulation(load_scene(scene_path("dfsph_dam_break_2d")), 5'000'000, exec);
+    step(sim, exec);
+    step(sim, exec);
+    return sim;
+}
+
+// Issue 44: the pieces of a checkpoint of `sim` as two processes write them, rank 0 the rows [0, cut), rank 1 the
+// rows from cut + skip (skip > 0: a piece shorter than its index, which lists cut and n - cut), and the index.
+void write_two_pieces(Simulation& sim, const fs::path& file, std::size_t cut, std::size_t skip = 0) {
+    auto& ps = std::get<ParticleSimulation<2>>(sim);
+    const ParticleSet<2> whole = ps.fluid;
+    const std::size_t n = whole.size();
+    for (int rank : {0, 1}) {
+        std::vector<std::uint8_t> mine(n);
+        for (std::size_t i = 0; i < n; ++i) mine[i] = rank == 0 ? i < cut : i >= cut + skip;
+        ps.fluid = whole;
+        ps.fluid.keep(mine);
+        write_checkpoint_piece(file, sim, rank);
+    }
+    ps.fluid = whole;
+    write_checkpoint_index(file, sim, nlohmann::json::object(), {cut, n - cut});
+}
+
 }  // namespace
 
 TEST(Checkpoint, ResumeNeedsNoModelFile) {
@@ -499,23 +524,13 @@ TEST(Checkpoint, ResumeNeedsNoHeightmap) {
 TEST(CheckpointPieces, SharesPutTogetherAreTheWholeAndForeignPiecesAreRefused) {
     TempDir dir("pieces");
     ExecContext exec(1);
-    Simulation sim = make_simulation(load_scene(scene_path("dfsph_dam_break_2d")), 5'000'000, exec);
-    step(sim, exec);
-    step(sim, exec);  // DFSPH's warm starts are particle fields by now
+    Simulation sim = stepped_dam_break_2d(exec);
     auto& ps = std::get<ParticleSimulation<2>>(sim);
     const ParticleSet<2> whole = ps.fluid;
     const std::size_t n = whole.size(), cut = n / 3;
     ASSERT_FALSE(whole.scalars.empty());
     const fs::path file = dir.path() / kCheckpointFile;
-    for (int rank : {0, 1}) {
-        std::vector<std::uint8_t> mine(n);
-        for (std::size_t i = 0; i < n; ++i) mine[i] = (i < cut) == (rank == 0);
-        ps.fluid = whole;
-        ps.fluid.keep(mine);
-        write_checkpoint_piece(file, sim, rank);
-    }
-    ps.fluid = whole;
-    write_checkpoint_index(file, sim, nlohmann::json::object(), {cut, n - cut});
+    write_two_pieces(sim, file, cut);
     const CheckpointFile index = read_checkpoint_file(file);
     EXPECT_TRUE(index.meta.contains("pieces"));
     nlohmann::json record;
@@ -545,4 +560,48 @@ TEST(CheckpointPieces, SharesPutTogetherAreTheWholeAndForeignPiecesAreRefused) {
     refused("it is not piece 1");
     fs::remove(p1);
     refused("is missing");
+}
+
+// Issue 44: a whole checkpoint resumed on three processes: each keeps its run of the rows (n part / 3 to
+// n (part + 1) / 3), every field of it as the checkpoint holds it, without holding the others; and a piece
+// holding fewer particles than its index lists is refused in one line (its rows are never read past).
+TEST(CheckpointPieces, AWholeCheckpointInSharesKeepsEachProcessItsRunAndShortPiecesAreRefused) {
+    TempDir dir("whole_shares");
+    ExecContext exec(1);
+    Simulation sim = stepped_dam_break_2d(exec);
+    auto& ps = std::get<ParticleSimulation<2>>(sim);
+    const ParticleSet<2> whole = ps.fluid;
+    const std::size_t n = whole.size();
+    ASSERT_FALSE(whole.scalars.empty());
+    const fs::path file = dir.path() / kCheckpointFile;
+    write_checkpoint(file, sim, nlohmann::json::object());
+    nlohmann::json record;
+    for (int part : {0, 1, 2}) {
+        const Simulation s = restore_simulation(read_checkpoint_file(file), exec, record, {}, {part, 3});
+        const auto& f = std::get<ParticleSimulation<2>>(s).fluid;
+        const std::size_t b = n * part / 3, e = n * (part + 1) / 3;
+        ASSERT_EQ(f.size(), e - b);
+        auto rows = [&](const auto& v) { return std::vector(v.begin() + std::ptrdiff_t(b), v.begin() + std::ptrdiff_t(e)); };
+        EXPECT_EQ(f.position, rows(whole.position));
+        EXPECT_EQ(f.velocity, rows(whole.velocity));
+        EXPECT_EQ(f.acceleration, rows(whole.acceleration));
+        EXPECT_EQ(f.density, rows(whole.density));
+        EXPECT_EQ(f.pressure, rows(whole.pressure));
+        EXPECT_EQ(f.id, rows(whole.id));
+        ASSERT_EQ(f.scalars.size(), whole.scalars.size());
+        for (std::size_t k = 0; k < f.scalars.size(); ++k) EXPECT_EQ(f.scalars[k].data, rows(whole.scalars[k].data));
+        for (std::size_t k = 0; k < f.vectors.size(); ++k) EXPECT_EQ(f.vectors[k].data, rows(whole.vectors[k].data));
+        EXPECT_EQ(f.mass, whole.mass);
+        EXPECT_EQ(f.next_id, whole.next_id);
+    }
+    write_two_pieces(sim, file, n / 3, 5);  // rank 1's piece holds the last n - n/3 - 5 rows, its index lists n - n/3
+    for (int parts : {1, 2}) {
+        try {
+            restore_simulation(read_checkpoint_file(file), exec, record, {}, {parts - 1, parts});
+            ADD_FAILURE() << "a short piece was not refused";
+        } catch (const InputError& e) {
+            EXPECT_NE(std::string(e.what()).find("are not those"), std::string::npos) << e.what();
+            EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << e.what();
+        }
+    }
 }
