@@ -16,7 +16,8 @@
 #   eddy-nu   the same with the peer's viscosity, nu = 0.01 m^2/s (eddy's implicit solver, Weiler 2018)
 # The peer's steps are its SimStep time sum over its average (its log prints both), its particle count
 # from its log; eddy's from summary.json. process_s includes set-up (the peer builds its walls' volume
-# map, about 3 s, in every run: its cache sits beside the scene file, here a fresh directory); loop_s is
+# map, about 3-4 s, in its first round only: its cache sits beside the scene file, in this script's temporary
+# directory, which the later rounds reuse); loop_s is
 # the time stepping alone (eddy's summary wall_time, the peer's SimStep sum); ns/p/step is loop_s per
 # particle and step.
 set -euo pipefail
