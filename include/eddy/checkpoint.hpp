@@ -77,27 +77,27 @@ public:
         m_pos += sizeof(T);
         return v;
     }
-    /// Reads an array; its length must be `expect` unless expect is SIZE_MAX, and at most `max`.
+    /// An array's bytes, unread, and the reader moved past them (a process keeping some of its rows); its
+    /// length must be `expect` unless expect is SIZE_MAX, and at most `max`.
     template <class T>
-    void get_vector(std::vector<T>& v, std::size_t expect = SIZE_MAX, std::size_t max = SIZE_MAX) {
+    std::string_view get_array_bytes(std::size_t expect = SIZE_MAX, std::size_t max = SIZE_MAX) {
         static_assert(std::is_trivially_copyable_v<T>);
         const auto n = get<std::uint64_t>();
         if (expect != SIZE_MAX && n != expect) fail("an array has the wrong length");
         if (n > max) fail("an array is longer than allowed");
         if (n > (m_bytes.size() - m_pos) / sizeof(T)) fail("an array runs past the end");
-        v.resize(n);
-        if (n == 0) return;  // an empty vector's data() may be null, which memcpy must not get (UBSan)
-        std::memcpy(v.data(), m_bytes.data() + m_pos, n * sizeof(T));
-        m_pos += n * sizeof(T);
+        return take(n * sizeof(T));
     }
-    std::string get_string() {
-        const auto n = get<std::uint64_t>();
-        need(n);
-        std::string s(m_bytes.substr(m_pos, n));
-        m_pos += n;
-        return s;
+    /// Reads an array, checked as get_array_bytes checks it.
+    template <class T>
+    void get_vector(std::vector<T>& v, std::size_t expect = SIZE_MAX, std::size_t max = SIZE_MAX) {
+        const std::string_view bytes = get_array_bytes<T>(expect, max);
+        v.resize(bytes.size() / sizeof(T));
+        if (v.empty()) return;  // an empty vector's data() may be null, which memcpy must not get (UBSan)
+        std::memcpy(v.data(), bytes.data(), bytes.size());
     }
-    /// The next `n` bytes, unread, and the reader moved past them (a process keeping some rows of an array).
+    std::string get_string() { return std::string(take(get<std::uint64_t>())); }
+    /// The next `n` bytes, unread, and the reader moved past them.
     std::string_view take(std::uint64_t n) {
         need(n);
         const std::string_view s = m_bytes.substr(m_pos, n);

@@ -53,7 +53,8 @@ void check_ids(const StateReader& r, std::vector<std::uint32_t> ids, std::uint32
 }
 
 // An array of a checkpoint as it lies in the state's bytes (issue 44: a process keeps some of its rows and
-// checks them all, so that every process finds the same fault): its length checked as get_vector checks it.
+// checks them all, so that every process finds the same fault): its length checked as get_vector checks it
+// (StateReader::get_array_bytes).
 template <class T>
 struct ArrayBytes {
     std::string_view bytes;
@@ -62,11 +63,7 @@ struct ArrayBytes {
 
 template <class T>
 ArrayBytes<T> get_array(StateReader& r, std::size_t expect, std::size_t max = SIZE_MAX) {
-    const auto n = r.get<std::uint64_t>();
-    if (expect != SIZE_MAX && n != expect) r.fail("an array has the wrong length");
-    if (n > max) r.fail("an array is longer than allowed");
-    if (n > r.remaining() / sizeof(T)) r.fail("an array runs past the end");
-    return {r.take(n * sizeof(T))};
+    return {r.get_array_bytes<T>(expect, max)};
 }
 
 // Every float of the array finite (positions, velocities and the extra vectors are floats too).
