@@ -10,6 +10,8 @@
 #              small icospheres of a fraction of the particle radius, one material per type ("eddy spray",
 #              "eddy foam": flattened, "eddy bubbles": slightly transparent), Geometry Nodes;
 #   walls      the scene's wall models (walls.obj, or walls_NNNNN.obj when they move), neutral material;
+#   walls_still  with --pieces and moving walls, the models that do not move (walls.obj beside the moving
+#              ones' walls_NNNNN.obj), neutral material;
 #   tank       the scene's box, sphere and cylinder boundaries (summary.json's scene_document) as
 #              meshes: containers face inwards and drop their near walls ("eddy tank"), moving ones are
 #              keyed from their wall particles (walls_NNNNN.vtp);
@@ -417,7 +419,9 @@ class Run:
 
     def file(self, kind, k):
         """The file of `kind` showing eddy frame k: the last one at or before k (walls that stop moving)."""
-        files = self.frames[kind]
+        files = self.frames.get(kind)
+        if kind == "walls_still":  # --pieces: walls.obj holds the models that do not move, walls_NNNNN.obj the others
+            return self.static_walls if self.frames["walls"] else None
         if not files:
             return self.static_walls if kind == "walls" else None
         earlier = [i for i in files if i <= k]
@@ -965,7 +969,7 @@ def load(folder, particles=True, surface=True, walls=True, scene=None, bodies=Tr
     coll = bpy.data.collections.new(f"eddy {name}")
     scene.collection.children.link(coll)
     objects = {}
-    wanted = {"particles": particles, "surface": surface, "walls": walls, "whitewater": whitewater}
+    wanted = {"particles": particles, "surface": surface, "walls": walls, "walls_still": walls, "whitewater": whitewater}
     for kind, want in wanted.items():
         if not want or run.file(kind, 0) is None:
             continue
@@ -1086,7 +1090,7 @@ def bake(scene=None, directory=None):
             rel = directory or f"//{bpy.path.clean_name(name)}_bake"
             bpy.data.objects.remove(obj)  # its name goes to the particle system's object
             baked["particles"] = _bake_particles(run, name, coll, start, rel)
-        elif kind == "surface" or run.frames[kind]:
+        elif kind == "surface" or run.frames.get(kind):
             frames = bpy.data.collections.new(f"{name} {kind} frames")
             coll.children.link(frames)
             objs, files = [], sorted(run.frames[kind].items())

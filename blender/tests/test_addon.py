@@ -163,6 +163,7 @@ def main():
     baked = check_bake(tmp)
     check_emitted(tmp)
     check_moving_tank(tmp)
+    check_still_and_moving_models(tmp)
     check_messages(tmp)
     whitewater = check_whitewater(tmp)
     bpy.ops.wm.read_factory_settings(use_empty=True)
@@ -492,6 +493,45 @@ def check_moving_tank(tmp):
     where = tuple(paddle.location)
     assert abs(where[0] - 0.016) < 5e-4 and np.abs(np.array(where)[1:]).max() < 1e-6, where
     assert abs(paddle.rotation_quaternion[0]) > 1 - 1e-6
+    # --pieces: walls_NNNNN.vtp holds the moving walls alone (walls.vtp the others, once); the paddle is keyed alike.
+    pieces = os.path.join(tmp, "wave_pieces")
+    eddy("run", "wave_maker_3d", "--until", "0.1", "--fps", "50", "-q", "--threads", "2", "--out", pieces, "--pieces")
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    bpy.context.scene.frame_start = 1
+    objs = eddy_blender.load(pieces, particles=False)
+    other = [o for o in objs["tank"] if o.name.endswith("wall 1 (box)")][0]
+    bpy.context.scene.frame_set(6)
+    assert np.abs(np.array(other.location) - np.array(where)).max() < 1e-6, (tuple(other.location), where)
+
+
+@timed
+def check_still_and_moving_models(tmp):
+    """mixer_3d with a second, still paddle above the water, run with --pieces: the still model comes from
+    walls.obj (objs["walls_still"]), the turning one from walls_NNNNN.obj (objs["walls"]), and together they
+    are the models a run without --pieces writes every frame."""
+    scene_file = os.path.join(tmp, "two_paddles.json")
+    paddle = os.path.join(HERE, "..", "..", "scenes", "models", "paddle.ply")
+    doc = json.load(open(os.path.join(HERE, "..", "..", "scenes", "mixer_3d.json")))
+    doc["boundaries"][1]["file"] = paddle
+    doc["boundaries"].append({"shape": "mesh", "file": paddle, "scale": 0.5, "translate": [0, 0.09, 0], "solid": True})
+    json.dump(doc, open(scene_file, "w"))
+    runs = {}
+    for label, extra in (("pieces", ["--pieces"]), ("whole", [])):
+        runs[label] = os.path.join(tmp, f"paddles_{label}")
+        eddy("run", scene_file, "--until", "0.1", "--fps", "30", "-q", "--threads", "2", "--out", runs[label], *extra)
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    scene = bpy.context.scene
+    scene.frame_start = 1
+    a = eddy_blender.load(runs["pieces"], particles=False, tank=False)
+    b = eddy_blender.load(runs["whole"], particles=False, tank=False)
+    assert "walls_still" not in b and a["walls_still"]["eddy_file"].endswith("walls.obj"), a["walls_still"]["eddy_file"]
+    still, turning, both = (verts(o) for o in (a["walls_still"], a["walls"], b["walls"]))
+    assert len(still) == len(turning) and len(still) + len(turning) == len(both), (len(still), len(turning), len(both))
+    assert still[:, 2].min() > 0.095, still[:, 2].min()  # above the water (Blender's z up), where it was put
+    first = turning.copy()
+    scene.frame_set(4)
+    assert a["walls"]["eddy_file"].endswith("walls_00003.obj") and np.abs(verts(a["walls"]) - first).max() > 1e-3
+    assert np.abs(verts(a["walls_still"]) - still).max() == 0
 
 
 @timed

@@ -192,48 +192,85 @@ Mesh<D> models_but_bodies(const Scene& scene, const std::vector<std::pair<std::u
     return all;
 }
 
+// The wall particles of the objects that move (moving = true) or of those that do not, in the set's order
+// (so an object's rigid fit in walls.vtp sums them as the whole set does); `models` likewise.
+template <int D>
+BoundarySet<D> walls_that_move(const BoundarySet<D>& b, bool moving) {
+    BoundarySet<D> out;
+    out.motions = b.motions, out.sampled_layers = b.sampled_layers;
+    out.particle_radius = b.particle_radius, out.layers = b.layers;
+    for (std::size_t k = 0; k < b.size(); ++k) {
+        if ((b.object[k] < b.motions.size() && b.motions[b.object[k]].moving()) != moving) continue;
+        out.position.push_back(b.position[k]);
+        out.rest_position.push_back(b.rest_position[k]);
+        out.velocity.push_back(b.velocity[k]);
+        out.psi.push_back(b.psi[k]);
+        out.object.push_back(b.object[k]);
+    }
+    return out;
+}
+
+template <int D>
+std::vector<std::pair<std::uint16_t, Mesh<D>>> models_that_move(std::vector<std::pair<std::uint16_t, Mesh<D>>> models,
+                                                                const BoundarySet<D>& b, bool moving) {
+    std::erase_if(models, [&](const auto& om) { return (om.first < b.motions.size() && b.motions[om.first].moving()) != moving; });
+    return models;
+}
+
 // The walls beside the fluid: once when nothing moves (frames/walls.vtp, .obj), else every frame
 // (frames/walls_NNNNN, walls.pvd); every frame too with the fluid's pressure on them (--wall-pressure),
-// which changes as it flows. Over several processes with frames in pieces and no pictures (of the walls
-// too), once is all the writer needs the whole walls for.
+// which changes as it flows. Frames in pieces (--pieces) without the pressure split them: the walls that
+// do not move once (frames/walls.vtp, .obj), those that move every frame (frames/walls_NNNNN, walls.pvd),
+// so that over several processes, without pictures (of the walls too), once is all the writer needs the
+// whole walls for; it then keeps, as the others do, the moving walls and the fixed ones near its box.
 template <int D>
 class WallFiles final : public ParticleOutput<D> {
 public:
-    WallFiles(const ParticleSimulation<D>& sim, const OutputPlace& place, const ParticleOutputPlan& plan,
-              std::vector<std::pair<double, std::string>>& pvd)
-        : m_place(place), m_vtk(has(plan.formats, "vtk")), m_pressure(plan.wall_pressure && m_vtk), m_pvd(pvd) {
-        if (place.hooks && plan.pieces && !plan.render && !m_pressure && !sim.boundary.any_moving())
-            place.hooks->walls_written_once();
+    WallFiles(const OutputPlace& place, const ParticleOutputPlan& plan, std::vector<std::pair<double, std::string>>& pvd)
+        : m_place(place), m_vtk(has(plan.formats, "vtk")), m_pressure(plan.wall_pressure && m_vtk),
+          m_split(plan.pieces && !m_pressure), m_pvd(pvd) {
+        if (place.hooks && m_split && !plan.render) place.hooks->walls_written_once();
     }
 
     bool needs_whole(const ParticleFrame<D>& f) const override { return m_pressure && !f.sim.boundary.empty(); }
     void write(ParticleFrame<D>& f) override {
         const ParticleSimulation<D>& sim = f.sim;
-        const bool pressure = m_pressure && !sim.boundary.empty();
-        if (sim.boundary.empty() || !(f.record.index == 0 || sim.boundary.any_moving() || pressure)) return;
-        const bool moving = sim.boundary.any_moving() || pressure;
-        const std::string stem = moving ? fmt::format("frames/walls_{:05d}", f.record.index) : "frames/walls";
+        const bool moving = sim.boundary.any_moving() || (m_pressure && !sim.boundary.empty());
+        if (sim.boundary.empty() || !(f.record.index == 0 || moving)) return;
+        const std::string each = fmt::format("frames/walls_{:05d}", f.record.index);
         auto models = posed_models(sim, sim.time);
+        if (!m_split || !moving) return write_walls(f, moving ? each : "frames/walls", sim.boundary, models, moving);
+        if (f.record.index == 0)
+            write_walls(f, "frames/walls", walls_that_move(sim.boundary, false), models_that_move(models, sim.boundary, false), false);
+        write_walls(f, each, walls_that_move(sim.boundary, true), models_that_move(std::move(models), sim.boundary, true), true);
+    }
+
+private:
+    // One walls file (stem.vtp, and stem.obj of the models but the bodies'); `listed` in walls.pvd.
+    void write_walls(ParticleFrame<D>& f, const std::string& stem, const BoundarySet<D>& walls,
+                     std::vector<std::pair<std::uint16_t, Mesh<D>>> models, bool listed) {
+        const ParticleSimulation<D>& sim = f.sim;
+        if (walls.empty() && models.empty()) return;  // pieces: no wall that does not move
         // The fluid's pressure on the walls, in the world's axes (gravity's), before the files' turn; the
         // whole fluid, so that every process count gives the same bits.
         std::vector<float> on_walls, on_models;
-        if (pressure) {
+        if (m_pressure && !walls.empty()) {
             const float h = std::visit([](const auto& m) { return m.neighbor_radius(); }, sim.method);
-            on_walls = wall_pressure<D>(sim.boundary, *f.all, from_array<D>(sim.scene.gravity), h, *m_place.exec);
+            on_walls = wall_pressure<D>(walls, *f.all, from_array<D>(sim.scene.gravity), h, *m_place.exec);
             std::vector<Vec<D>> verts;
             for (const auto& [obj, m] : models) verts.insert(verts.end(), m.vertices.begin(), m.vertices.end());
-            on_models = wall_pressure_at<D>(verts, sim.boundary, on_walls, h, *m_place.exec);
+            on_models = wall_pressure_at<D>(verts, walls, on_walls, h, *m_place.exec);
         }
         std::optional<BoundarySet<D>> turned;
         if constexpr (D == 3)
             if (m_place.up != UpAxis::y) {
-                turned = io::in_file_axes(sim.boundary, m_place.up);
+                turned = io::in_file_axes(walls, m_place.up);
                 for (auto& [obj, m] : models) to_file_axes(m, UpAxis::y, m_place.up);
             }
         if (m_vtk) {
-            io::write_walls_vtp(m_place.out / (stem + ".vtp"), turned ? *turned : sim.boundary, models, on_walls, on_models);
+            io::write_walls_vtp(m_place.out / (stem + ".vtp"), turned ? *turned : walls, models, on_walls, on_models);
             f.record.files.push_back(stem + ".vtp");
-            if (moving) {
+            if (listed) {
                 m_pvd.emplace_back(sim.time, stem + ".vtp");
                 io::write_pvd(m_place.out / "walls.pvd", m_pvd);
             }
@@ -245,9 +282,8 @@ public:
         }
     }
 
-private:
     OutputPlace m_place;
-    bool m_vtk, m_pressure;
+    bool m_vtk, m_pressure, m_split;
     std::vector<std::pair<double, std::string>>& m_pvd;
 };
 
@@ -405,7 +441,7 @@ std::vector<std::unique_ptr<ParticleOutput<D>>> make_particle_outputs(const Part
     if (whitewater.on()) outputs.push_back(std::make_unique<WhitewaterFiles<D>>(whitewater));
     outputs.push_back(std::make_unique<ParticleFiles<D>>(place, plan.formats, plan.pieces, pvd.particles));
     if (plan.mesh) outputs.push_back(std::make_unique<SurfaceFiles<D>>(place, plan));
-    outputs.push_back(std::make_unique<WallFiles<D>>(sim, place, plan, pvd.walls));
+    outputs.push_back(std::make_unique<WallFiles<D>>(place, plan, pvd.walls));
     outputs.push_back(std::make_unique<BodyFiles<D>>(place, sim));
     outputs.push_back(std::make_unique<ForceFiles<D>>(place));
     if (!sim.scene.probes.empty()) outputs.push_back(std::make_unique<ProbeFiles<D>>(place, sim.scene));

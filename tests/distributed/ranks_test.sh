@@ -23,6 +23,9 @@
 #   particles_memory_budget        --max-memory per process: refused on 1 process, runs on 4 (issue 44)
 #   particles_pieces SCENE UNTIL   --pieces on 3 processes: each .pvtp's pieces are the one-process .vtp
 #                                  (pvtp_equals_vtp.py; VTK's reader too with python3-vtk9); eddy mesh reads them
+#   particles_walls_pieces SCENE UNTIL  --pieces on 3 processes with moving walls: walls.vtp (the walls that do
+#                                  not move, once) and walls_NNNNN.vtp (those that move) are together each of one
+#                                  process's frames (walls_split_equal.py); the root kept only the walls near its box
 #   errors                         a bad scene, a refused particle mode, a grid's and a particle divergence:
 #                                  one line, the exit code
 #   pieces_resume SCENE T1 T2      --pieces with .vti only (no whole grid anywhere: checkpoints in pieces):
@@ -37,6 +40,18 @@ WORK=$(mktemp -d); trap 'rm -rf "$WORK"' EXIT
 cd "$WORK"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 mpi() { local n=$1; shift; mpirun --oversubscribe -np "$n" "$EDDY" "$@"; }
+# A run in pieces (issue 44): after writing the walls that do not move, the root keeps, as the others do, only
+# those near its box (summary.json: root_holds_walls false, fewer wall particles on rank 0 than the whole).
+root_keeps_its_walls() {
+    python3 - "$1/summary.json" <<'PY' || fail "$1: the root kept every wall particle after writing them"
+import json, sys
+s = json.load(open(sys.argv[1]))
+w = s["processes"]["walls_per_rank"]
+if s["processes"]["root_holds_walls"] or w[0] >= s["boundary_particles"]:
+    sys.exit(f"the root holds {w} of {s['boundary_particles']}")
+print(f"{sys.argv[1]}: wall particles per rank {w} of {s['boundary_particles']}")
+PY
+}
 
 # frames of $1 and $2 equal byte for byte (and as many)
 same_frames() {
@@ -152,6 +167,16 @@ particles_memory_budget)
     echo "$out" | grep -q "neighbour lists (a process's share of 4: 50%)" || fail "4 processes: the estimate does not say the share: $out"
     echo "4 processes: each within 80 MB; $(echo "$out" | grep -m1 'eddy: error')"
     ;;
+particles_walls_pieces)
+    # Moving walls in pieces (issue 44): the walls that do not move are written once, those that move every
+    # frame, so the root need not keep every wall particle after the first frame.
+    SCENE=$1; UNTIL=$2
+    HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
+    "$EDDY" run "$SCENE" --until "$UNTIL" --out whole -j1 --quiet --format vtk
+    mpi 3 run "$SCENE" --until "$UNTIL" --out p3 -j1 --quiet --format vtk --pieces
+    python3 "$HERE/walls_split_equal.py" whole p3
+    root_keeps_its_walls p3
+    ;;
 particles_pieces)
     SCENE=$1; UNTIL=$2
     HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
@@ -163,14 +188,7 @@ particles_pieces)
     grep -q 'file="frames/particles_00001.pvtp"' p3/particles.pvd || fail "p3/particles.pvd does not list the .pvtp frames"
     # The walls are written once, whole, by the root, which then keeps only those near its box (issue 44).
     cmp whole/frames/walls.vtp p3/frames/walls.vtp || fail "p3/frames/walls.vtp differs from one process's"
-    python3 - p3/summary.json <<'PY' || fail "p3: the root kept every wall particle after writing them"
-import json, sys
-s = json.load(open(sys.argv[1]))
-w = s["processes"]["walls_per_rank"]
-if s["processes"]["root_holds_walls"] or w[0] >= s["boundary_particles"]:
-    sys.exit(f"the root holds {w}")
-print(f"walls.vtp as one process's; wall particles per rank {w}")
-PY
+    root_keeps_its_walls p3
     "$EDDY" mesh p3/frames/particles_00001.pvtp --out one.obj || fail "eddy mesh cannot read a .pvtp"
     "$EDDY" mesh p3/frames --out meshes || fail "eddy mesh cannot read a folder of .pvtp frames"
     # One OBJ per frame (and, for ParaView, a .vtp beside each and surface.pvd listing them).
