@@ -156,6 +156,12 @@ private:
     bool m_vtp_too;
 };
 
+// Whether boundary object `obj` (a scene "boundaries" entry) moves.
+template <int D>
+bool object_moves(const BoundarySet<D>& b, std::size_t obj) {
+    return obj < b.motions.size() && b.motions[obj].moving();
+}
+
 // The scene's models (meshes, polygons) at their pose at time t, with their boundary object index.
 template <int D>
 std::vector<std::pair<std::uint16_t, Mesh<D>>> posed_models(const ParticleSimulation<D>& sim, double t) {
@@ -166,7 +172,7 @@ std::vector<std::pair<std::uint16_t, Mesh<D>>> posed_models(const ParticleSimula
         Mesh<D> mesh;
         mesh.cells = m->mesh().cells;
         mesh.vertices = m->mesh().vertices;
-        if (i < sim.boundary.motions.size() && sim.boundary.motions[i].moving()) {
+        if (object_moves(sim.boundary, i)) {
             const RigidPose<D> pose = sim.boundary.motions[i].pose(t);
             for (auto& v : mesh.vertices) v = pose.apply(v);
         }
@@ -200,7 +206,7 @@ BoundarySet<D> walls_that_move(const BoundarySet<D>& b, bool moving) {
     out.motions = b.motions, out.sampled_layers = b.sampled_layers;
     out.particle_radius = b.particle_radius, out.layers = b.layers;
     for (std::size_t k = 0; k < b.size(); ++k) {
-        if ((b.object[k] < b.motions.size() && b.motions[b.object[k]].moving()) != moving) continue;
+        if (object_moves(b, b.object[k]) != moving) continue;
         out.position.push_back(b.position[k]);
         out.rest_position.push_back(b.rest_position[k]);
         out.velocity.push_back(b.velocity[k]);
@@ -213,7 +219,7 @@ BoundarySet<D> walls_that_move(const BoundarySet<D>& b, bool moving) {
 template <int D>
 std::vector<std::pair<std::uint16_t, Mesh<D>>> models_that_move(std::vector<std::pair<std::uint16_t, Mesh<D>>> models,
                                                                 const BoundarySet<D>& b, bool moving) {
-    std::erase_if(models, [&](const auto& om) { return (om.first < b.motions.size() && b.motions[om.first].moving()) != moving; });
+    std::erase_if(models, [&](const auto& om) { return object_moves(b, om.first) != moving; });
     return models;
 }
 
