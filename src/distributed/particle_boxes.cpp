@@ -216,7 +216,6 @@ public:
         const auto halo_seconds = m_comm.all_values(halo.seconds);
         const auto halo_bytes = m_comm.all_values(m_steps ? double(halo.bytes_sent) / double(m_steps) : 0.0);
         const auto reduce_seconds = m_comm.all_values(reduce.seconds);
-        const auto gather_seconds = m_comm.all_values(gather.seconds);
         const auto step_seconds = m_comm.all_values(m_step_seconds);
         nlohmann::json p;
         p["ranks"] = m_comm.size();
@@ -243,7 +242,8 @@ public:
         p["halo_exchange_seconds"] = halo_seconds;  // ghosts, their refreshes between passes, migration
         p["halo_bytes_sent_per_step"] = halo_bytes;
         p["reduction_seconds"] = reduce_seconds;
-        p["gather_seconds"] = gather_seconds;
+        p["gather_seconds"] = m_comm.all_values(gather.seconds);
+        p["gather_bytes_sent"] = m_comm.all_values(double(gather.bytes_sent));  // frames, probes, whitewater on the root
         // Steps in which a particle moved further than the halo's margin allowed (PBF, Clavet): 0 means
         // every step had all its neighbours.
         p["halo_overruns"] = m_overruns;

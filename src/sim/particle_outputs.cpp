@@ -11,6 +11,7 @@
 
 #include "eddy/bodies_io.hpp"
 #include "eddy/io.hpp"
+#include "eddy/neighbors.hpp"
 #include "eddy/render.hpp"
 #include "eddy/surface.hpp"
 #include "eddy/wall_pressure.hpp"
@@ -335,18 +336,51 @@ private:
     OutputPlace m_place;
 };
 
+// The particles of `p` within `reach` (m) of one of `points`, every field, in p's order.
+template <int D>
+ParticleSet<D> near_points(const ParticleSet<D>& p, std::span<const Vec<D>> points, float reach, const ExecContext& exec) {
+    NeighborGrid<D> grid(reach);
+    grid.build(points, exec);
+    std::vector<std::uint32_t> rows;
+    for (std::size_t i = 0; i < p.size(); ++i) {
+        bool near = false;
+        grid.for_each_neighbor(p.position[i], reach, [&](std::uint32_t) { near = true; });
+        if (near) rows.push_back(static_cast<std::uint32_t>(i));
+    }
+    ParticleSet<D> out;  // the extra fields registered while it is empty, then every field filled alike
+    for (const auto& f : p.scalars) out.add_scalar(f.name);
+    for (const auto& f : p.vectors) out.add_vector(f.name);
+    auto pick = [&](auto& to, const auto& from) {
+        if (from.size() != p.size()) return;  // a field not sized like the set holds nothing per particle
+        for (std::uint32_t i : rows) to.push_back(from[i]);
+    };
+    pick(out.position, p.position), pick(out.velocity, p.velocity), pick(out.acceleration, p.acceleration);
+    pick(out.density, p.density), pick(out.pressure, p.pressure), pick(out.id, p.id);
+    for (std::size_t k = 0; k < p.scalars.size(); ++k) pick(out.scalars[k].data, p.scalars[k].data);
+    for (std::size_t k = 0; k < p.vectors.size(); ++k) pick(out.vectors[k].data, p.vectors[k].data);
+    out.mass = p.mass, out.next_id = p.next_id;
+    return out;
+}
+
 // The fluid at the scene's probes every frame (read_probes): probes.csv, "time,probe,name,x,y,z,pressure,vx,vy,vz",
 // one row per frame and probe, rewritten atomically at every frame; the readings of every frame in the run
-// record (a resumed run's file is the same bits as an uninterrupted one's).
+// record (a resumed run's file is the same bits as an uninterrupted one's). Over several processes the writer
+// gathers only the fluid within the probes' reach, not the whole: a probe sums the particles within the
+// kernel's support in the neighbour grid's order (world cells, then the set's order, here the ids'), which
+// such a part keeps, so the same bits.
 template <int D>
 class ProbeFiles final : public ParticleOutput<D> {
 public:
     ProbeFiles(const OutputPlace& place, const Scene& scene) : m_place(place), m_points(probe_points<D>(scene)) {
         for (const auto& p : scene.probes) m_names.push_back(p.name);
     }
-    bool needs_whole(const ParticleFrame<D>&) const override { return true; }
+    void each_process(ParticleFrame<D>& f) override {
+        if (!m_place.hooks) return;
+        const float h = std::visit([](const auto& m) { return m.neighbor_radius(); }, f.sim.method);
+        m_place.hooks->gather(near_points<D>(f.sim.fluid, m_points, 1.01f * h, *m_place.exec), m_near);
+    }
     void write(ParticleFrame<D>& f) override {
-        m_rows.push_back(read_probes<D>(f.sim, *f.all, m_points, *m_place.exec));
+        m_rows.push_back(read_probes<D>(f.sim, m_place.hooks ? m_near : *f.all, m_points, *m_place.exec));
     }
     void after(const std::vector<FrameRecord>& frames) override {
         std::string text = "time,probe,name,x,y,z,pressure,vx,vy,vz\n";
@@ -393,6 +427,7 @@ private:
     OutputPlace m_place;
     std::vector<Vec<D>> m_points;
     std::vector<std::string> m_names;
+    ParticleSet<D> m_near;  // over several processes: the fluid near the probes, gathered on the writer
     std::vector<std::vector<ProbeReading>> m_rows;  // per frame, per probe
 };
 

@@ -12,7 +12,8 @@
 #   particles_resume SCENE T1 T2   N = 2 runs to T1 (checkpoint), N = 3 resumes to T2: one process's frames
 #   particles_idle                 3 particles on 4 processes: empty subdomains run along
 #   particles_probes               a tank with probes: probes.csv byte-identical for N = 1..4, and after N = 2
-#                                  to T1 resumed on N = 3 (the probes' rows travel in the checkpoint)
+#                                  to T1 resumed on N = 3 (the probes' rows travel in the checkpoint), and in
+#                                  pieces on 3, whose root gathered only the fluid near the probes
 #   particles_whitewater           a dam break with --whitewater: the whitewater files (frames, .pvd, .csv)
 #                                  byte-identical for N = 1..4, and after N = 2 to T1 resumed on N = 3;
 #                                  `eddy whitewater` on 3 processes' frames writes one process's files
@@ -222,7 +223,17 @@ JSON
     mpi 2 run probes.json --until 0.1 --out split -j1 --quiet
     mpi 3 run --resume split --until 0.3 -j1 --quiet
     cmp -s n1/probes.csv split/probes.csv || fail "split/probes.csv (2 processes, resumed on 3) differs from one process's"
-    echo "probes.csv: the same bytes on 1-4 processes and resumed from 2 on 3 ($(wc -l < n1/probes.csv) lines)"
+    # In pieces (.vtp pieces, nothing else gathered) the root gathers only the fluid near the probes.
+    mpi 3 run probes.json --out pieces --pieces --format vtk -j1 --quiet
+    cmp -s n1/probes.csv pieces/probes.csv || fail "pieces/probes.csv (3 processes, --pieces) differs from one process's"
+    python3 - n3/summary.json pieces/summary.json <<'PY' || fail "the probes gathered the whole fluid"
+import json, sys
+whole, near = (sum(json.load(open(f))["processes"]["gather_bytes_sent"]) for f in sys.argv[1:])
+print(f"bytes gathered on the root: {whole:.0f} with csv frames, {near:.0f} in pieces with the probes alone")
+if not 0 < 5 * near < whole:
+    sys.exit(f"{near} bytes gathered for the probes against {whole} for whole frames")
+PY
+    echo "probes.csv: the same bytes on 1-4 processes, resumed from 2 on 3 and in pieces ($(wc -l < n1/probes.csv) lines)"
     ;;
 particles_whitewater)
     # dam_break_3d coarsened to r = 1 cm (3,375 particles): foam and bubbles from about 0.1 s
