@@ -199,6 +199,32 @@ Mesh<D> models_but_bodies(const Scene& scene, const std::vector<std::pair<std::u
     return all;
 }
 
+// The particles of `p` within `reach` (m) of one of `points`, every field, in p's order.
+template <int D>
+ParticleSet<D> near_points(const ParticleSet<D>& p, std::span<const Vec<D>> points, float reach, const ExecContext& exec) {
+    NeighborGrid<D> grid(reach);
+    grid.build(points, exec);
+    std::vector<std::uint32_t> rows;
+    for (std::size_t i = 0; i < p.size(); ++i) {
+        bool near = false;
+        grid.for_each_neighbor(p.position[i], reach, [&](std::uint32_t) { near = true; });
+        if (near) rows.push_back(static_cast<std::uint32_t>(i));
+    }
+    ParticleSet<D> out;  // the extra fields registered while it is empty, then every field filled alike
+    for (const auto& f : p.scalars) out.add_scalar(f.name);
+    for (const auto& f : p.vectors) out.add_vector(f.name);
+    auto pick = [&](auto& to, const auto& from) {
+        if (from.size() != p.size()) return;  // a field not sized like the set holds nothing per particle
+        for (std::uint32_t i : rows) to.push_back(from[i]);
+    };
+    pick(out.position, p.position), pick(out.velocity, p.velocity), pick(out.acceleration, p.acceleration);
+    pick(out.density, p.density), pick(out.pressure, p.pressure), pick(out.id, p.id);
+    for (std::size_t k = 0; k < p.scalars.size(); ++k) pick(out.scalars[k].data, p.scalars[k].data);
+    for (std::size_t k = 0; k < p.vectors.size(); ++k) pick(out.vectors[k].data, p.vectors[k].data);
+    out.mass = p.mass, out.next_id = p.next_id;
+    return out;
+}
+
 // The wall particles of the objects that move (moving = true) or of those that do not, in the set's order
 // (so an object's rigid fit in walls.vtp sums them as the whole set does); `models` likewise.
 template <int D>
@@ -239,7 +265,13 @@ public:
         if (place.hooks && m_split && !plan.render) place.hooks->walls_written_once();
     }
 
-    bool needs_whole(const ParticleFrame<D>& f) const override { return m_pressure && !f.sim.boundary.empty(); }
+    // The pressure over several processes: the writer gathers only the fluid within the kernel's support of a
+    // wall particle, not the whole (each sums its fluid neighbours in (cell, id) order: the same bits).
+    void each_process(ParticleFrame<D>& f) override {
+        if (!m_place.hooks || !m_pressure || f.sim.boundary.empty()) return;
+        const float h = std::visit([](const auto& m) { return m.neighbor_radius(); }, f.sim.method);
+        m_place.hooks->gather(near_points<D>(f.sim.fluid, f.sim.boundary.position, 1.01f * h, *m_place.exec), m_near);
+    }
     void write(ParticleFrame<D>& f) override {
         const ParticleSimulation<D>& sim = f.sim;
         const bool moving = sim.boundary.any_moving() || (m_pressure && !sim.boundary.empty());
@@ -258,12 +290,12 @@ private:
                      std::vector<std::pair<std::uint16_t, Mesh<D>>> models, bool listed) {
         const ParticleSimulation<D>& sim = f.sim;
         if (walls.empty() && models.empty()) return;  // pieces: no wall that does not move
-        // The fluid's pressure on the walls, in the world's axes (gravity's), before the files' turn; the
-        // whole fluid, so that every process count gives the same bits.
+        // The fluid's pressure on the walls, in the world's axes (gravity's), before the files' turn (each_process).
         std::vector<float> on_walls, on_models;
         if (m_pressure && !walls.empty()) {
             const float h = std::visit([](const auto& m) { return m.neighbor_radius(); }, sim.method);
-            on_walls = wall_pressure<D>(walls, *f.all, from_array<D>(sim.scene.gravity), h, *m_place.exec);
+            const ParticleSet<D>& fluid = m_place.hooks ? m_near : *f.all;  // the whole, or all that is near the walls
+            on_walls = wall_pressure<D>(walls, fluid, from_array<D>(sim.scene.gravity), h, *m_place.exec);
             std::vector<Vec<D>> verts;
             for (const auto& [obj, m] : models) verts.insert(verts.end(), m.vertices.begin(), m.vertices.end());
             on_models = wall_pressure_at<D>(verts, walls, on_walls, h, *m_place.exec);
@@ -291,6 +323,7 @@ private:
 
     OutputPlace m_place;
     bool m_vtk, m_pressure, m_split;
+    ParticleSet<D> m_near;  // over several processes, with the pressure: the fluid near the walls, on the writer
     std::vector<std::pair<double, std::string>>& m_pvd;
 };
 
@@ -335,32 +368,6 @@ public:
 private:
     OutputPlace m_place;
 };
-
-// The particles of `p` within `reach` (m) of one of `points`, every field, in p's order.
-template <int D>
-ParticleSet<D> near_points(const ParticleSet<D>& p, std::span<const Vec<D>> points, float reach, const ExecContext& exec) {
-    NeighborGrid<D> grid(reach);
-    grid.build(points, exec);
-    std::vector<std::uint32_t> rows;
-    for (std::size_t i = 0; i < p.size(); ++i) {
-        bool near = false;
-        grid.for_each_neighbor(p.position[i], reach, [&](std::uint32_t) { near = true; });
-        if (near) rows.push_back(static_cast<std::uint32_t>(i));
-    }
-    ParticleSet<D> out;  // the extra fields registered while it is empty, then every field filled alike
-    for (const auto& f : p.scalars) out.add_scalar(f.name);
-    for (const auto& f : p.vectors) out.add_vector(f.name);
-    auto pick = [&](auto& to, const auto& from) {
-        if (from.size() != p.size()) return;  // a field not sized like the set holds nothing per particle
-        for (std::uint32_t i : rows) to.push_back(from[i]);
-    };
-    pick(out.position, p.position), pick(out.velocity, p.velocity), pick(out.acceleration, p.acceleration);
-    pick(out.density, p.density), pick(out.pressure, p.pressure), pick(out.id, p.id);
-    for (std::size_t k = 0; k < p.scalars.size(); ++k) pick(out.scalars[k].data, p.scalars[k].data);
-    for (std::size_t k = 0; k < p.vectors.size(); ++k) pick(out.vectors[k].data, p.vectors[k].data);
-    out.mass = p.mass, out.next_id = p.next_id;
-    return out;
-}
 
 // The fluid at the scene's probes every frame (read_probes): probes.csv, "time,probe,name,x,y,z,pressure,vx,vy,vz",
 // one row per frame and probe, rewritten atomically at every frame; the readings of every frame in the run

@@ -14,6 +14,8 @@
 #   particles_probes               a tank with probes: probes.csv byte-identical for N = 1..4, and after N = 2
 #                                  to T1 resumed on N = 3 (the probes' rows travel in the checkpoint), and in
 #                                  pieces on 3, whose root gathered only the fluid near the probes
+#   particles_wall_pressure_pieces SCENE UNTIL  --wall-pressure on 3 processes in pieces: each walls_NNNNN.vtp
+#                                  one process's bytes; the root gathered only the fluid near the walls
 #   particles_whitewater           a dam break with --whitewater: the whitewater files (frames, .pvd, .csv)
 #                                  byte-identical for N = 1..4, and after N = 2 to T1 resumed on N = 3;
 #                                  `eddy whitewater` on 3 processes' frames writes one process's files
@@ -51,6 +53,18 @@ w = s["processes"]["walls_per_rank"]
 if s["processes"]["root_holds_walls"] or w[0] >= s["boundary_particles"]:
     sys.exit(f"the root holds {w} of {s['boundary_particles']}")
 print(f"{sys.argv[1]}: wall particles per rank {w} of {s['boundary_particles']}")
+PY
+}
+
+# The run in $2 (pieces) sent the root, over all processes, fewer than 1/$3 of the bytes the run in $1 (whole
+# frames) did, and some: what $4 needs of the fluid, not the whole (summary.json: processes.gather_bytes_sent).
+root_gathered_less() {
+    python3 - "$1/summary.json" "$2/summary.json" "$3" "$4" <<'PY' || fail "$4 gathered the whole fluid"
+import json, sys
+whole, near = (sum(json.load(open(f))["processes"]["gather_bytes_sent"]) for f in sys.argv[1:3])
+print(f"bytes gathered on the root: {whole:.0f} with whole frames, {near:.0f} in pieces for {sys.argv[4]}")
+if not 0 < int(sys.argv[3]) * near < whole:
+    sys.exit(f"{near} bytes gathered for {sys.argv[4]} against {whole} for whole frames")
 PY
 }
 
@@ -226,14 +240,24 @@ JSON
     # In pieces (.vtp pieces, nothing else gathered) the root gathers only the fluid near the probes.
     mpi 3 run probes.json --out pieces --pieces --format vtk -j1 --quiet
     cmp -s n1/probes.csv pieces/probes.csv || fail "pieces/probes.csv (3 processes, --pieces) differs from one process's"
-    python3 - n3/summary.json pieces/summary.json <<'PY' || fail "the probes gathered the whole fluid"
-import json, sys
-whole, near = (sum(json.load(open(f))["processes"]["gather_bytes_sent"]) for f in sys.argv[1:])
-print(f"bytes gathered on the root: {whole:.0f} with csv frames, {near:.0f} in pieces with the probes alone")
-if not 0 < 5 * near < whole:
-    sys.exit(f"{near} bytes gathered for the probes against {whole} for whole frames")
-PY
+    root_gathered_less n3 pieces 5 "the probes"
     echo "probes.csv: the same bytes on 1-4 processes, resumed from 2 on 3 and in pieces ($(wc -l < n1/probes.csv) lines)"
+    ;;
+particles_wall_pressure_pieces)
+    # The fluid's pressure on the walls (--wall-pressure) over 3 processes in pieces: each walls_NNNNN.vtp one
+    # process's bytes, from the fluid near the walls alone gathered on the root (fewer bytes than whole frames).
+    SCENE=$1; UNTIL=$2
+    "$EDDY" run "$SCENE" --until "$UNTIL" --out n1 --wall-pressure -j1 --quiet
+    mpi 3 run "$SCENE" --until "$UNTIL" --out pieces --pieces --format vtk --wall-pressure -j1 --quiet
+    mpi 3 run "$SCENE" --until "$UNTIL" --out whole --format csv -j1 --quiet
+    k=0
+    for f in n1/frames/walls_*.vtp; do
+        cmp -s "$f" "pieces/frames/$(basename "$f")" || fail "pieces/frames/$(basename "$f") differs from one process's"
+        k=$((k + 1))
+    done
+    [ "$k" -gt 1 ] || fail "n1: $k walls_NNNNN.vtp files"
+    root_gathered_less whole pieces 2 "the wall pressure"
+    echo "walls with their pressure: $k files the same bytes on 1 process and on 3 in pieces"
     ;;
 particles_whitewater)
     # dam_break_3d coarsened to r = 1 cm (3,375 particles): foam and bubbles from about 0.1 s
