@@ -204,12 +204,13 @@ template <int D>
 ParticleSet<D> near_points(const ParticleSet<D>& p, std::span<const Vec<D>> points, float reach, const ExecContext& exec) {
     NeighborGrid<D> grid(reach);
     grid.build(points, exec);
+    std::vector<std::uint8_t> near(p.size(), 0);
+    parallel_for_each_index(exec, p.size(), [&](std::size_t i) {
+        grid.for_each_neighbor(p.position[i], reach, [&](std::uint32_t) { near[i] = 1; });
+    });
     std::vector<std::uint32_t> rows;
-    for (std::size_t i = 0; i < p.size(); ++i) {
-        bool near = false;
-        grid.for_each_neighbor(p.position[i], reach, [&](std::uint32_t) { near = true; });
-        if (near) rows.push_back(static_cast<std::uint32_t>(i));
-    }
+    for (std::size_t i = 0; i < p.size(); ++i)
+        if (near[i]) rows.push_back(static_cast<std::uint32_t>(i));
     ParticleSet<D> out;  // the extra fields registered while it is empty, then every field filled alike
     for (const auto& f : p.scalars) out.add_scalar(f.name);
     for (const auto& f : p.vectors) out.add_vector(f.name);
@@ -223,6 +224,15 @@ ParticleSet<D> near_points(const ParticleSet<D>& p, std::span<const Vec<D>> poin
     for (std::size_t k = 0; k < p.vectors.size(); ++k) pick(out.vectors[k].data, p.vectors[k].data);
     out.mass = p.mass, out.next_id = p.next_id;
     return out;
+}
+
+// Over several processes: the fluid within the method's kernel support of `points` (1% beyond it), every
+// process's part gathered on the writer into `out` in id order (collective; the others get nothing).
+template <int D>
+void gather_near(const OutputPlace& place, const ParticleSimulation<D>& sim, std::span<const Vec<D>> points,
+                 ParticleSet<D>& out) {
+    const float h = std::visit([](const auto& m) { return m.neighbor_radius(); }, sim.method);
+    place.hooks->gather(near_points<D>(sim.fluid, points, 1.01f * h, *place.exec), out);
 }
 
 // The wall particles of the objects that move (moving = true) or of those that do not, in the set's order
@@ -268,9 +278,8 @@ public:
     // The pressure over several processes: the writer gathers only the fluid within the kernel's support of a
     // wall particle, not the whole (each sums its fluid neighbours in (cell, id) order: the same bits).
     void each_process(ParticleFrame<D>& f) override {
-        if (!m_place.hooks || !m_pressure || f.sim.boundary.empty()) return;
-        const float h = std::visit([](const auto& m) { return m.neighbor_radius(); }, f.sim.method);
-        m_place.hooks->gather(near_points<D>(f.sim.fluid, f.sim.boundary.position, 1.01f * h, *m_place.exec), m_near);
+        if (m_place.hooks && m_pressure && !f.sim.boundary.empty())
+            gather_near<D>(m_place, f.sim, f.sim.boundary.position, m_near);
     }
     void write(ParticleFrame<D>& f) override {
         const ParticleSimulation<D>& sim = f.sim;
@@ -382,9 +391,7 @@ public:
         for (const auto& p : scene.probes) m_names.push_back(p.name);
     }
     void each_process(ParticleFrame<D>& f) override {
-        if (!m_place.hooks) return;
-        const float h = std::visit([](const auto& m) { return m.neighbor_radius(); }, f.sim.method);
-        m_place.hooks->gather(near_points<D>(f.sim.fluid, m_points, 1.01f * h, *m_place.exec), m_near);
+        if (m_place.hooks) gather_near<D>(m_place, f.sim, m_points, m_near);
     }
     void write(ParticleFrame<D>& f) override {
         m_rows.push_back(read_probes<D>(f.sim, m_place.hooks ? m_near : *f.all, m_points, *m_place.exec));
